@@ -1,0 +1,66 @@
+// Launch/collect core shared by the CLI and the workbench: starts mpirun with N
+// ranklab-worker ranks, collects their telemetry, stores it, reports it live.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/job/job_spec.h"
+#include "storage/records.h"
+
+namespace ranklab {
+
+// Receives a run's progress on the thread that called JobRunner::run().
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void onStarted(int64_t /*run_id*/, const std::vector<std::string>& /*command*/) {}
+  virtual void onRank(const RankRow&) {}
+  virtual void onStep(const StepRow&) {}
+  virtual void onEval(const EvalRow&) {}
+  virtual void onEvent(const EventRow&) {}
+  // One line a rank (or mpirun itself, rank -1) printed.
+  virtual void onOutput(int /*rank*/, bool /*is_stderr*/, const std::string& /*line*/) {}
+  virtual void onFinished(const RunSummary&) {}
+};
+
+struct LaunchOptions {
+  std::string db_path;      // run store file
+  std::string worker_path;  // ranklab-worker; "" = next to the running executable
+  std::string mpirun = "mpirun";
+  int stop_grace_ms = 5000;  // after requestStop(): SIGTERM, then SIGKILL after this
+};
+
+struct RunOutcome {
+  int64_t run_id = 0;
+  std::string status;  // done | failed | stopped
+  int exit_code = 0;   // mpirun's
+  std::string error;   // why it failed, "" when done
+};
+
+class JobRunner {
+ public:
+  explicit JobRunner(LaunchOptions options);
+
+  // Blocks until the run ends. Every step received is in the store when this returns.
+  RunOutcome run(const JobSpec& job, const std::string& job_path, RunObserver& observer);
+
+  // Safe from any thread: asks the running job to stop (clean, then forced).
+  void requestStop() { stop_requested_ = true; }
+
+  // The exact command run() will start (for display), given the files it will use.
+  std::vector<std::string> command(const JobSpec& job, const std::string& resolved_job_path,
+                                   const std::string& run_id,
+                                   const std::string& endpoint) const;
+
+ private:
+  LaunchOptions options_;
+  std::atomic<bool> stop_requested_{false};
+};
+
+// Folder of the running executable (to find ranklab-worker beside it).
+std::string executableDir();
+
+}  // namespace ranklab

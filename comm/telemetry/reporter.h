@@ -1,0 +1,60 @@
+// Rank side of telemetry: ZeroMQ PUSH that never blocks training.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "comm/telemetry/telemetry.pb.h"
+
+namespace ranklab {
+
+struct ReporterOptions {
+  std::string endpoint;      // e.g. tcp://127.0.0.1:5555; "" disables telemetry
+  std::string run_id;
+  int rank = 0;
+  size_t spool_limit = 4096;  // messages kept while the collector is unreachable
+  int close_timeout_ms = 3000;  // how long close() may wait to drain the spool
+};
+
+// Sends Envelopes with per-rank sequence numbers. send() never blocks: a message the
+// socket will not take at once waits in a bounded spool; when the spool is full the
+// oldest is dropped (the collector sees the hole in `seq`).
+class Reporter {
+ public:
+  explicit Reporter(ReporterOptions options);
+  ~Reporter();  // close() with the configured timeout; never throws
+  Reporter(const Reporter&) = delete;
+  Reporter& operator=(const Reporter&) = delete;
+
+  void hello(int world, const std::string& host, int64_t pid);
+  void step(const telemetry::Step& step);
+  void eval(const telemetry::Eval& eval);
+  void event(const std::string& kind, const std::string& text, int64_t step);
+  void span(const telemetry::Span& span);
+  void heartbeat();
+  void bye(int exit_status, int64_t train_ns, const std::string& reason);
+
+  // Drains the spool, waiting at most close_timeout_ms. Returns messages still undelivered.
+  size_t close();
+
+  uint64_t sent() const { return sent_; }
+  uint64_t dropped() const { return dropped_; }
+  size_t spooled() const { return spool_.size(); }
+
+ private:
+  void send(telemetry::Envelope& envelope);
+  void drainSpool();
+
+  struct Socket;
+  ReporterOptions options_;
+  std::unique_ptr<Socket> socket_;
+  std::deque<std::string> spool_;
+  uint64_t next_seq_ = 0;
+  uint64_t sent_ = 0;
+  uint64_t dropped_ = 0;
+  int64_t start_ns_ = 0;
+};
+
+}  // namespace ranklab

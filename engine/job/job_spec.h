@@ -1,0 +1,105 @@
+// The job file (TOML): what to train, on what, across how many ranks, and how.
+// Every key has a default; docs/job-file.md lists them with their allowed values.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ranklab {
+
+struct DataSpec {
+  std::string dataset = "fashion-mnist";                 // fashion-mnist
+  std::string path = "/usr/share/datasets/fashion-mnist";  // folder with the IDX .gz files
+  int64_t train_limit = 0;  // use the first N training samples; 0 = all
+  int64_t test_limit = 0;   // use the first N test samples; 0 = all
+};
+
+struct ModelSpec {
+  std::string kind = "mlp";             // mlp
+  std::vector<int> layers = {256, 128};  // hidden widths; input and output come from the data
+};
+
+struct TrainSpec {
+  int epochs = 2;
+  int batch_size = 64;  // per rank
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  uint64_t seed = 1;
+  int64_t max_steps = 0;  // stop after this many steps in all; 0 = run every epoch fully
+};
+
+struct ParallelSpec {
+  int ranks = 2;
+  std::string strategy = "allreduce";  // allreduce
+  std::string algorithm = "ring";      // ring | mpi
+  int threads = 0;                     // BLAS threads per rank; 0 = cores / ranks
+};
+
+struct CompressionSpec {
+  std::string codec = "none";  // none
+};
+
+struct AmpSpec {
+  std::string dtype = "fp32";  // fp32
+};
+
+struct FaultSpec {
+  int straggler_rank = -1;     // -1 = none
+  int straggler_delay_ms = 0;  // extra sleep per step on straggler_rank
+};
+
+struct TelemetrySpec {
+  int heartbeat_ms = 1000;
+  int spool = 4096;  // messages a rank keeps while the collector is unreachable
+};
+
+struct JobSpec {
+  std::string name = "job";
+  DataSpec data;
+  ModelSpec model;
+  TrainSpec train;
+  ParallelSpec parallel;
+  CompressionSpec compression;
+  AmpSpec amp;
+  FaultSpec fault;
+  TelemetrySpec telemetry;
+};
+
+// One problem in a job file: where it is and what is allowed.
+struct JobIssue {
+  std::string file;
+  int line = 0;  // 0 when the problem has no place in the file (e.g. from --set)
+  int column = 0;
+  std::string key;      // section.key
+  std::string message;  // what is wrong and what is allowed
+  std::string str() const;  // "file:line:col: key: message"
+};
+
+class JobError : public std::runtime_error {
+ public:
+  explicit JobError(std::vector<JobIssue> issues);
+  const std::vector<JobIssue>& issues() const { return issues_; }
+
+ private:
+  std::vector<JobIssue> issues_;
+};
+
+// "section.key=value" overrides from the command line, applied before validation.
+using JobOverrides = std::vector<std::string>;
+
+// Parses and validates; throws JobError listing every problem found (not just the first).
+JobSpec parseJob(const std::string& toml_text, const std::string& file_name,
+                 const JobOverrides& overrides = {});
+JobSpec loadJob(const std::string& path, const JobOverrides& overrides = {});
+
+// Same checks, returning the problems instead of throwing (for validate-as-you-type).
+std::vector<JobIssue> checkJob(const std::string& toml_text, const std::string& file_name,
+                               const JobOverrides& overrides = {});
+
+// The resolved job as TOML, every key written out; parseJob(toTomlText(j)) == j.
+std::string toTomlText(const JobSpec& job);
+
+}  // namespace ranklab

@@ -1,0 +1,137 @@
+// Plain rows of the run store: what a run, a rank, a step, an eval and an event are.
+// Times are nanoseconds; *_s fields are seconds. No SQLite or Qt here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ranklab {
+
+// What the launcher knows about a run before any rank starts.
+struct NewRun {
+  std::string name;
+  std::string job_path;  // file the job came from ("" when built in memory)
+  std::string job_toml;  // the resolved job, exactly as the ranks received it
+  int world = 1;
+  std::string strategy;
+  std::string algorithm;
+  std::string codec;
+  std::string amp;
+  int epochs = 0;
+};
+
+// One row of `runs`.
+struct RunRow {
+  int64_t id = 0;
+  std::string name;
+  std::string created;   // ISO-8601 UTC
+  std::string finished;  // ISO-8601 UTC, "" while running
+  std::string status;    // running | done | failed | stopped
+  std::string job_path;
+  std::string job_toml;
+  int world = 1;
+  std::string strategy;
+  std::string algorithm;
+  std::string codec;
+  std::string amp;
+  int epochs = 0;
+  double wall_s = 0;   // whole run, launch to last rank's exit
+  double train_s = 0;  // training loop only (slowest rank; launch and evaluation excluded)
+};
+
+// One row of `ranks`: filled by Hello, updated by Bye.
+struct RankRow {
+  int64_t run_id = 0;
+  int rank = 0;
+  std::string host;
+  int64_t pid = 0;
+  std::string status;  // running | done | failed
+  int exit_status = 0;
+  int64_t train_ns = 0;     // this rank's training-loop time, evaluation excluded
+  int64_t seq_gaps = 0;     // telemetry messages lost in transit (sequence holes)
+  int64_t last_seq = -1;    // highest sequence number seen
+};
+
+// One row of `steps`: one rank, one optimizer step.
+struct StepRow {
+  int64_t run_id = 0;
+  int rank = 0;
+  int64_t step = 0;
+  int epoch = 0;
+  int64_t samples = 0;  // samples this rank processed in this step
+  int64_t data_ns = 0;
+  int64_t forward_ns = 0;
+  int64_t backward_ns = 0;
+  int64_t compress_ns = 0;
+  int64_t comm_ns = 0;  // moving bytes
+  int64_t wait_ns = 0;  // blocked on a slower peer
+  int64_t update_ns = 0;
+  double loss = 0;
+  int64_t bytes_tx = 0;
+  int64_t bytes_rx = 0;
+  int64_t bytes_raw = 0;  // before compression
+  double lr = 0;
+  double loss_scale = 1;
+  bool overflow = false;
+  int staleness = 0;
+  int64_t time_ns = 0;  // when the step ended, ns since the rank's start (steady clock)
+};
+
+struct EvalRow {
+  int64_t run_id = 0;
+  int rank = 0;
+  int64_t step = 0;
+  int epoch = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+  int64_t time_ns = 0;
+};
+
+struct EventRow {
+  int64_t run_id = 0;
+  int rank = 0;   // -1: the launcher itself
+  int64_t step = 0;
+  std::string kind;  // checkpoint | fault | overflow | straggler | log | error
+  std::string text;
+  int64_t time_ns = 0;
+};
+
+// Everything received since the last flush; written in one transaction.
+struct RecordBatch {
+  std::vector<RankRow> ranks;  // upserted by (run_id, rank)
+  std::vector<StepRow> steps;
+  std::vector<EvalRow> evals;
+  std::vector<EventRow> events;
+  bool empty() const { return ranks.empty() && steps.empty() && evals.empty() && events.empty(); }
+  void clear() {
+    ranks.clear();
+    steps.clear();
+    evals.clear();
+    events.clear();
+  }
+};
+
+struct RankSummary {
+  int rank = 0;
+  int64_t steps = 0;
+  double compute_s = 0;  // data + forward + backward + compress + update
+  double comm_s = 0;
+  double wait_s = 0;
+  int64_t bytes_tx = 0;
+};
+
+// What `ranklab runs show` prints.
+struct RunSummary {
+  RunRow run;
+  int64_t steps = 0;    // optimizer steps (the most any rank took)
+  int64_t samples = 0;  // training samples over all ranks
+  double samples_per_s = 0;  // samples / run.train_s
+  std::optional<double> test_accuracy;  // last evaluation
+  std::optional<double> test_loss;
+  int64_t bytes_tx = 0;
+  std::vector<RankSummary> ranks;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,58 @@
+// The SQLite run store: one file holds every run. Schema in docs/schema.md.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "storage/records.h"
+
+struct sqlite3;
+
+namespace ranklab {
+
+// Any failure of the store: message names the file, the operation and SQLite's cause.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class RunStore {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens (creating folders and file as needed) and migrates forward to kSchemaVersion.
+  // A file with a newer schema, or that is not SQLite, is a StoreError.
+  explicit RunStore(const std::string& path);
+  ~RunStore();
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  // $XDG_DATA_HOME/ranklab/runs.db, else ~/.local/share/ranklab/runs.db.
+  static std::string defaultPath();
+
+  const std::string& path() const { return path_; }
+
+  int64_t createRun(const NewRun& run);
+  void write(const RecordBatch& batch);  // one transaction
+  void finishRun(int64_t run_id, const std::string& status, double wall_s, double train_s);
+  void renameRun(int64_t run_id, const std::string& name);
+  void deleteRun(int64_t run_id);  // the run and all its rows
+
+  std::vector<RunRow> listRuns();  // newest first
+  std::optional<RunRow> run(int64_t run_id);
+  std::optional<RunSummary> summary(int64_t run_id);
+  std::vector<RankRow> ranks(int64_t run_id);
+  std::vector<StepRow> steps(int64_t run_id);  // ordered by rank, step
+  std::vector<EvalRow> evals(int64_t run_id);  // ordered by step, rank
+  std::vector<EventRow> events(int64_t run_id);
+
+ private:
+  struct Statements;
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<Statements> stmts_;
+};
+
+}  // namespace ranklab
