@@ -1,0 +1,89 @@
+// Ring all-reduce with ranks as threads over the in-memory transport: closed-form sums
+// for worlds 1..16 and sizes 0, 1, odd and large.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "comm/collectives/allreduce.h"
+#include "comm/collectives/ring_allreduce.h"
+#include "comm/memory/thread_communicator.h"
+
+namespace ranklab {
+namespace {
+
+// Rank r fills element i with r + i % 7; the sum is n(n-1)/2 + n * (i % 7).
+float expected(int world, size_t i) {
+  return static_cast<float>(world * (world - 1) / 2 + world * static_cast<int>(i % 7));
+}
+
+void runWorld(int world, size_t count, size_t segment, const std::string& algorithm) {
+  ThreadRendezvous rendezvous(world);
+  std::vector<std::vector<float>> buffers(world);
+  std::vector<int64_t> sent(world);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      ThreadCommunicator comm(rendezvous, r);
+      auto& data = buffers[r];
+      data.resize(count);
+      for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>(r + i % 7);
+      if (algorithm == "ring-segmented") {
+        RingAllreduce ring(comm, segment);
+        ring.run(data.data(), count);
+        sent[r] = ring.bytesSent();
+      } else {
+        auto reduce = makeAllreduce(algorithm, comm);
+        reduce->run(data.data(), count);
+        sent[r] = reduce->bytesSent();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < world; ++r) {
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(buffers[r][i], expected(world, i))
+          << "world " << world << " count " << count << " rank " << r << " index " << i;
+    }
+  }
+  if (world > 1 && count >= static_cast<size_t>(world)) {
+    // Every rank sends about 2(n-1)/n of the buffer.
+    const double ideal = 2.0 * (world - 1) / world * count * sizeof(float);
+    EXPECT_NEAR(static_cast<double>(sent[0]), ideal, 2.0 * world * sizeof(float));
+  }
+}
+
+class RingThreads : public ::testing::TestWithParam<int> {};
+
+TEST_P(RingThreads, SumsEverySize) {
+  for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}, size_t{100003}}) {
+    runWorld(GetParam(), count, 1 << 18, "ring");
+  }
+}
+
+TEST_P(RingThreads, SegmentedChunksStillPairUp) {
+  // Segments smaller than a chunk and not dividing it: sends and receives must stay paired.
+  for (size_t count : {size_t{5}, size_t{97}, size_t{1031}}) {
+    runWorld(GetParam(), count, 3, "ring-segmented");
+  }
+}
+
+TEST_P(RingThreads, NativeAlgorithmAgrees) {
+  runWorld(GetParam(), 1001, 0, "mpi");
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, RingThreads, ::testing::Range(1, 17));
+
+TEST(Allreduce, UnknownAlgorithmNamesTheAllowedOnes) {
+  ThreadRendezvous rendezvous(1);
+  ThreadCommunicator comm(rendezvous, 0);
+  try {
+    makeAllreduce("tree", comm);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ring, mpi"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ranklab
