@@ -1,0 +1,17 @@
+# GUI tests: item models alone, then the main window on a temporary run store. Offscreen.
+function(ranklab_gui_test name)
+  add_executable(${name} ${ARGN})
+  set_target_properties(${name} PROPERTIES AUTOMOC ON)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" LABELS gui
+                                          TIMEOUT 120)
+endfunction()
+
+ranklab_gui_test(test_runs_table_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_runs_table_model.cpp)
+target_link_libraries(test_runs_table_model PRIVATE ranklab_view_models Qt6::Test)
+
+ranklab_gui_test(test_live_run_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_live_run_model.cpp)
+target_link_libraries(test_live_run_model PRIVATE ranklab_view_models Qt6::Test)
+
+ranklab_gui_test(test_main_window ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_main_window.cpp)
+target_link_libraries(test_main_window PRIVATE ranklab_views Qt6::Test)

@@ -1,0 +1,160 @@
+// The main window on a temporary run store: stored runs are listed, and selecting one
+// draws its loss per rank and its time breakdown from the stored rows.
+#include <QBarSet>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "storage/run_store.h"
+#include "views/live_page.h"
+#include "views/loss_chart.h"
+#include "views/main_window.h"
+#include "views/models/runs_table_model.h"
+#include "views/time_breakdown_chart.h"
+
+using namespace ranklab;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+// A finished run of `world` ranks and `steps` steps, written the way the collector does.
+int64_t storeRun(RunStore& store, const std::string& name, int world, int steps) {
+  NewRun run;
+  run.name = name;
+  run.world = world;
+  run.strategy = "allreduce";
+  run.algorithm = "ring";
+  run.epochs = 1;
+  const int64_t id = store.createRun(run);
+
+  RecordBatch batch;
+  for (int rank = 0; rank < world; ++rank) {
+    RankRow r;
+    r.run_id = id;
+    r.rank = rank;
+    r.host = "localhost";
+    r.status = "done";
+    batch.ranks.push_back(r);
+    for (int step = 0; step < steps; ++step) {
+      StepRow s;
+      s.run_id = id;
+      s.rank = rank;
+      s.step = step;
+      s.samples = 32;
+      s.forward_ns = 4 * kMs;
+      s.backward_ns = 6 * kMs;
+      s.comm_ns = 2 * kMs * (rank + 1);
+      s.wait_ns = 1 * kMs;
+      s.loss = 2.0 / (step + 1) + 0.1 * rank;
+      s.time_ns = (step + 1) * 20 * kMs;
+      batch.steps.push_back(s);
+    }
+  }
+  EvalRow eval;
+  eval.run_id = id;
+  eval.step = steps - 1;
+  eval.test_accuracy = 0.75;
+  eval.test_loss = 0.6;
+  batch.evals.push_back(eval);
+  store.write(batch);
+  store.finishRun(id, "done", 1.5, 1.2);
+  return id;
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void selectingAStoredRunDrawsIt() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString db = dir.filePath(QStringLiteral("runs.db"));
+    int64_t older = 0;
+    int64_t newer = 0;
+    {
+      RunStore store(db.toStdString());
+      older = storeRun(store, "two ranks", 2, 6);
+      newer = storeRun(store, "three ranks", 3, 4);
+    }
+
+    WorkbenchOptions options;
+    options.db_path = db;
+    MainWindow window(options);
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    window.show();
+
+    // The list arrives off the UI thread; the newest run opens by itself.
+    QTRY_COMPARE_WITH_TIMEOUT(window.runsModel()->rowCount(), 2, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
+    QCOMPARE(shown.last().at(0).toLongLong(), newer);
+    QCOMPARE(window.livePage()->lossChart()->seriesCount(), 3);
+
+    // Select the older run the way a person does: click its row.
+    QTableView* view = window.runsView();
+    int view_row = -1;
+    for (int r = 0; r < view->model()->rowCount(); ++r)
+      if (view->model()->index(r, 0).data(RunsTableModel::RunIdRole).toLongLong() == older)
+        view_row = r;
+    QVERIFY(view_row >= 0);
+    const QRect cell = view->visualRect(view->model()->index(view_row, 1));
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, cell.center());
+    QTRY_VERIFY_WITH_TIMEOUT(shown.last().at(0).toLongLong() == older, 10000);
+
+    LossChart* loss = window.livePage()->lossChart();
+    QCOMPARE(loss->seriesCount(), 2);
+    for (int rank = 0; rank < 2; ++rank) {
+      QLineSeries* series = loss->seriesForRank(rank);
+      QVERIFY(series);
+      QCOMPARE(series->name(), QStringLiteral("rank %1").arg(rank));
+      const QList<QPointF> points = series->points();
+      QCOMPARE(points.size(), 6);
+      for (int step = 0; step < 6; ++step) {
+        QCOMPARE(points[step].x(), double(step));
+        QVERIFY(std::abs(points[step].y() - (2.0 / (step + 1) + 0.1 * rank)) < 1e-12);
+      }
+    }
+
+    TimeBreakdownChart* time = window.livePage()->timeChart();
+    QCOMPARE(time->barCount(), 2);
+    QVERIFY(std::abs(time->computeSet()->at(0) - 6 * 0.010) < 1e-9);
+    QVERIFY(std::abs(time->commSet()->at(1) - 6 * 0.004) < 1e-9);
+    QVERIFY(std::abs(time->waitSet()->at(1) - 6 * 0.001) < 1e-9);
+
+    const QString status = window.livePage()->statusText();
+    QVERIFY2(status.contains(QStringLiteral("run %1").arg(older)), qPrintable(status));
+    QVERIFY2(status.contains(QStringLiteral("step 5")), qPrintable(status));
+    QVERIFY2(status.contains(QStringLiteral("test accuracy 75.0 %")), qPrintable(status));
+  }
+
+  void badJobFileIsReportedNotFatal() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString job = dir.filePath(QStringLiteral("bad.toml"));
+    QFile file(job);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("[train]\nepochs = \"many\"\nno_such_key = 1\n");
+    file.close();
+
+    WorkbenchOptions options;
+    options.db_path = dir.filePath(QStringLiteral("runs.db"));
+    options.job_path = job;
+    MainWindow window(options);
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    window.show();
+    window.launch();
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 20000);
+    const auto outcome = ended.first().at(0).value<RunOutcome>();
+    QCOMPARE(outcome.status, std::string("failed"));
+    QVERIFY2(QString::fromStdString(outcome.error).contains(QStringLiteral("bad.toml")),
+             outcome.error.c_str());
+    QVERIFY(!window.isRunning());
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "test_main_window.moc"

@@ -1,0 +1,63 @@
+#include "views/chart_style.h"
+
+#include <QAbstractAxis>
+#include <QChart>
+#include <QLegend>
+#include <array>
+
+namespace ranklab {
+
+QColor rankColour(int rank) {
+  // Tableau 10: distinguishable on white, and in most colour-vision deficiencies.
+  static const std::array<QColor, 10> palette = {
+      QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+      QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+      QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
+      QColor(0x17, 0xbe, 0xcf)};
+  return palette[size_t(rank < 0 ? 0 : rank) % palette.size()];
+}
+
+static QFont sized(int points, bool bold) {
+  QFont f;
+  f.setPointSize(points);
+  f.setBold(bold);
+  return f;
+}
+
+QFont chartTitleFont() {
+  return sized(11, true);
+}
+QFont axisTitleFont() {
+  return sized(10, true);
+}
+QFont axisLabelFont() {
+  return sized(9, false);
+}
+QFont legendFont() {
+  return sized(10, false);
+}
+
+void styleChart(QChart* chart, const QString& title) {
+  chart->setTheme(QChart::ChartThemeLight);
+  chart->setBackgroundBrush(Qt::white);
+  chart->setTitle(title);
+  chart->setTitleFont(chartTitleFont());
+  chart->setTitleBrush(QColor(0x20, 0x20, 0x20));
+  chart->setMargins(QMargins(6, 4, 6, 4));
+  chart->setAnimationOptions(QChart::NoAnimation);  // live data: animations only lag
+  chart->legend()->setVisible(true);
+  chart->legend()->setAlignment(Qt::AlignTop);
+  chart->legend()->setFont(legendFont());
+  chart->legend()->setLabelColor(QColor(0x20, 0x20, 0x20));
+}
+
+void styleAxis(QAbstractAxis* axis, const QString& title) {
+  axis->setTitleText(title);
+  axis->setTitleFont(axisTitleFont());
+  axis->setTitleBrush(QColor(0x20, 0x20, 0x20));
+  axis->setLabelsFont(axisLabelFont());
+  axis->setLabelsColor(QColor(0x30, 0x30, 0x30));
+  axis->setGridLineColor(QColor(0xe0, 0xe0, 0xe0));
+}
+
+}  // namespace ranklab

@@ -1,0 +1,14 @@
+#include "views/models/record_metatypes.h"
+
+namespace ranklab {
+
+void registerRecordMetaTypes() {
+  qRegisterMetaType<RankRow>();
+  qRegisterMetaType<StepRow>();
+  qRegisterMetaType<EvalRow>();
+  qRegisterMetaType<EventRow>();
+  qRegisterMetaType<RunRow>();
+  qRegisterMetaType<RunSummary>();
+}
+
+}  // namespace ranklab

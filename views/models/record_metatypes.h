@@ -1,0 +1,20 @@
+// Lets run-store rows travel through queued signals between the run thread and the UI.
+#pragma once
+
+#include <QMetaType>
+
+#include "storage/records.h"
+
+Q_DECLARE_METATYPE(ranklab::RankRow)
+Q_DECLARE_METATYPE(ranklab::StepRow)
+Q_DECLARE_METATYPE(ranklab::EvalRow)
+Q_DECLARE_METATYPE(ranklab::EventRow)
+Q_DECLARE_METATYPE(ranklab::RunRow)
+Q_DECLARE_METATYPE(ranklab::RunSummary)
+
+namespace ranklab {
+
+// Call once before the first queued connection; safe to call again.
+void registerRecordMetaTypes();
+
+}  // namespace ranklab

@@ -1,0 +1,95 @@
+#include "views/run_session.h"
+
+#include <QThread>
+#include <exception>
+
+#include "engine/job/job_spec.h"
+
+namespace ranklab {
+
+RunWorker::RunWorker(JobRunner* runner, QString job_path, QStringList overrides)
+    : runner_(runner), job_path_(std::move(job_path)), overrides_(std::move(overrides)) {}
+
+void RunWorker::run() {
+  RunOutcome outcome;
+  try {
+    JobOverrides overrides;
+    for (const QString& o : overrides_) overrides.push_back(o.toStdString());
+    const JobSpec job = loadJob(job_path_.toStdString(), overrides);
+    outcome = runner_->run(job, job_path_.toStdString(), *this);
+  } catch (const JobError& e) {
+    outcome.status = "failed";
+    std::string text;
+    for (const JobIssue& issue : e.issues()) text += (text.empty() ? "" : "\n") + issue.str();
+    outcome.error = text.empty() ? e.what() : text;
+  } catch (const std::exception& e) {
+    outcome.status = "failed";
+    outcome.error = e.what();
+  }
+  emit ended(outcome);
+}
+
+void RunWorker::onStarted(int64_t run_id, const std::vector<std::string>& command) {
+  QStringList words;
+  for (const std::string& w : command) words << QString::fromStdString(w);
+  emit started(run_id, words);
+}
+
+void RunWorker::onOutput(int rank, bool is_stderr, const std::string& line) {
+  emit outputLine(rank, is_stderr, QString::fromStdString(line));
+}
+
+RunSession::RunSession(LaunchOptions options, QObject* parent)
+    : QObject(parent), options_(std::move(options)) {
+  registerRecordMetaTypes();
+  qRegisterMetaType<RunOutcome>();
+}
+
+RunSession::~RunSession() {
+  if (runner_) runner_->requestStop();
+  joinThread();
+}
+
+bool RunSession::start(const QString& job_path, const QStringList& overrides) {
+  if (isRunning()) return false;
+  runner_ = std::make_unique<JobRunner>(options_);
+  thread_ = new QThread(this);
+  thread_->setObjectName(QStringLiteral("ranklab-run"));
+  worker_ = new RunWorker(runner_.get(), job_path, overrides);
+  worker_->moveToThread(thread_);
+
+  // The worker lives on thread_, this on the UI thread: these connections are queued.
+  connect(worker_, &RunWorker::started, this, &RunSession::started);
+  connect(worker_, &RunWorker::rankChanged, this, &RunSession::rankChanged);
+  connect(worker_, &RunWorker::stepReceived, this, &RunSession::stepReceived);
+  connect(worker_, &RunWorker::evalReceived, this, &RunSession::evalReceived);
+  connect(worker_, &RunWorker::eventReceived, this, &RunSession::eventReceived);
+  connect(worker_, &RunWorker::outputLine, this, &RunSession::outputLine);
+  connect(worker_, &RunWorker::summaryReady, this, &RunSession::summaryReady);
+  connect(worker_, &RunWorker::ended, this, &RunSession::onWorkerEnded);
+  connect(thread_, &QThread::started, worker_, &RunWorker::run);
+  thread_->start();
+  return true;
+}
+
+void RunSession::stop() {
+  if (runner_) runner_->requestStop();
+}
+
+void RunSession::onWorkerEnded(const RunOutcome& outcome) {
+  joinThread();  // run() has returned; the thread only has to leave its event loop
+  emit ended(outcome);
+}
+
+void RunSession::joinThread() {
+  if (!thread_) return;
+  thread_->quit();
+  thread_->wait();
+  delete worker_;
+  delete thread_;
+  worker_ = nullptr;
+  thread_ = nullptr;
+  runner_.reset();
+}
+
+}  // namespace ranklab

@@ -1,0 +1,95 @@
+#include "views/run_store_reader.h"
+
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+#include <exception>
+
+#include "storage/run_store.h"
+
+namespace ranklab {
+
+namespace {
+
+template <typename T>
+struct Answer {
+  T value;
+  QString error;  // empty on success
+};
+
+Answer<RunList> readRunList(const std::string& path) {
+  Answer<RunList> answer;
+  try {
+    RunStore store(path);
+    answer.value.runs = store.listRuns();
+    for (const RunRow& run : answer.value.runs)
+      if (auto s = store.summary(run.id)) answer.value.summaries.push_back(std::move(*s));
+  } catch (const std::exception& e) {
+    answer.error = QString::fromStdString(e.what());
+  }
+  return answer;
+}
+
+Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
+  Answer<StoredRun> answer;
+  try {
+    RunStore store(path);
+    auto summary = store.summary(run_id);
+    if (!summary) {
+      answer.error =
+          QStringLiteral("%1: run %2 not found").arg(QString::fromStdString(path)).arg(run_id);
+      return answer;
+    }
+    answer.value.summary = std::move(*summary);
+    answer.value.steps = store.steps(run_id);
+    answer.value.evals = store.evals(run_id);
+    answer.value.events = store.events(run_id);
+  } catch (const std::exception& e) {
+    answer.error = QString::fromStdString(e.what());
+  }
+  return answer;
+}
+
+// Runs read() on the pool; hands its answer to deliver() on this object's thread.
+template <typename T, typename Read, typename Deliver>
+void readAsync(QObject* owner, Read read, Deliver deliver) {
+  auto* watcher = new QFutureWatcher<Answer<T>>(owner);
+  QObject::connect(watcher, &QFutureWatcher<Answer<T>>::finished, owner, [watcher, deliver] {
+    deliver(watcher->result());
+    watcher->deleteLater();
+  });
+  watcher->setFuture(QtConcurrent::run(std::move(read)));
+}
+
+}  // namespace
+
+RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
+    : QObject(parent), db_path_(std::move(db_path)) {
+  qRegisterMetaType<RunList>();
+  qRegisterMetaType<StoredRun>();
+}
+
+void RunStoreReader::listRuns() {
+  readAsync<RunList>(
+      this, [path = db_path_.toStdString()] { return readRunList(path); },
+      [this](const Answer<RunList>& a) {
+        if (a.error.isEmpty())
+          emit runsListed(a.value);
+        else
+          emit failed(a.error);
+      });
+}
+
+void RunStoreReader::loadRun(int64_t run_id) {
+  const quint64 generation = ++load_generation_;
+  readAsync<StoredRun>(
+      this, [path = db_path_.toStdString(), run_id] { return readRun(path, run_id); },
+      [this, generation](const Answer<StoredRun>& a) {
+        if (generation != load_generation_) return;  // a newer request superseded this one
+        if (a.error.isEmpty())
+          emit runLoaded(a.value);
+        else
+          emit failed(a.error);
+      });
+}
+
+}  // namespace ranklab

@@ -1,0 +1,49 @@
+// Reads the run store off the UI thread: each request opens its own connection on a pool
+// thread and answers with a typed signal. Widgets never touch SQLite.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <vector>
+
+#include "storage/records.h"
+
+namespace ranklab {
+
+struct RunList {
+  std::vector<RunRow> runs;  // newest first
+  std::vector<RunSummary> summaries;
+};
+
+struct StoredRun {
+  RunSummary summary;
+  std::vector<StepRow> steps;
+  std::vector<EvalRow> evals;
+  std::vector<EventRow> events;
+};
+
+class RunStoreReader : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit RunStoreReader(QString db_path, QObject* parent = nullptr);
+
+  const QString& dbPath() const { return db_path_; }
+
+  void listRuns();               // -> runsListed or failed
+  void loadRun(int64_t run_id);  // -> runLoaded or failed; only the latest request answers
+
+ signals:
+  void runsListed(const ranklab::RunList& list);
+  void runLoaded(const ranklab::StoredRun& run);
+  void failed(const QString& message);
+
+ private:
+  QString db_path_;
+  quint64 load_generation_ = 0;
+};
+
+}  // namespace ranklab
+
+Q_DECLARE_METATYPE(ranklab::RunList)
+Q_DECLARE_METATYPE(ranklab::StoredRun)
