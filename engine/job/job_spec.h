@@ -10,15 +10,19 @@
 namespace ranklab {
 
 struct DataSpec {
-  std::string dataset = "fashion-mnist";                 // fashion-mnist
+  std::string dataset = "fashion-mnist";                   // fashion-mnist
   std::string path = "/usr/share/datasets/fashion-mnist";  // folder with the IDX .gz files
   int64_t train_limit = 0;  // use the first N training samples; 0 = all
   int64_t test_limit = 0;   // use the first N test samples; 0 = all
+
+  bool operator==(const DataSpec&) const = default;
 };
 
 struct ModelSpec {
-  std::string kind = "mlp";             // mlp
+  std::string kind = "mlp";              // mlp
   std::vector<int> layers = {256, 128};  // hidden widths; input and output come from the data
+
+  bool operator==(const ModelSpec&) const = default;
 };
 
 struct TrainSpec {
@@ -29,6 +33,8 @@ struct TrainSpec {
   double weight_decay = 0.0;
   uint64_t seed = 1;
   int64_t max_steps = 0;  // stop after this many steps in all; 0 = run every epoch fully
+
+  bool operator==(const TrainSpec&) const = default;
 };
 
 struct ParallelSpec {
@@ -36,24 +42,34 @@ struct ParallelSpec {
   std::string strategy = "allreduce";  // allreduce
   std::string algorithm = "ring";      // ring | mpi
   int threads = 0;                     // BLAS threads per rank; 0 = cores / ranks
+
+  bool operator==(const ParallelSpec&) const = default;
 };
 
 struct CompressionSpec {
   std::string codec = "none";  // none
+
+  bool operator==(const CompressionSpec&) const = default;
 };
 
 struct AmpSpec {
   std::string dtype = "fp32";  // fp32
+
+  bool operator==(const AmpSpec&) const = default;
 };
 
 struct FaultSpec {
   int straggler_rank = -1;     // -1 = none
   int straggler_delay_ms = 0;  // extra sleep per step on straggler_rank
+
+  bool operator==(const FaultSpec&) const = default;
 };
 
 struct TelemetrySpec {
   int heartbeat_ms = 1000;
   int spool = 4096;  // messages a rank keeps while the collector is unreachable
+
+  bool operator==(const TelemetrySpec&) const = default;
 };
 
 struct JobSpec {
@@ -66,6 +82,8 @@ struct JobSpec {
   AmpSpec amp;
   FaultSpec fault;
   TelemetrySpec telemetry;
+
+  bool operator==(const JobSpec&) const = default;
 };
 
 // One problem in a job file: where it is and what is allowed.
@@ -73,8 +91,8 @@ struct JobIssue {
   std::string file;
   int line = 0;  // 0 when the problem has no place in the file (e.g. from --set)
   int column = 0;
-  std::string key;      // section.key
-  std::string message;  // what is wrong and what is allowed
+  std::string key;          // section.key
+  std::string message;      // what is wrong and what is allowed
   std::string str() const;  // "file:line:col: key: message"
 };
 
