@@ -1,1 +1,383 @@
-// placeholder: being written
+#include "storage/run_store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "storage/schema.h"
+#include "storage/statement.h"
+
+namespace ranklab {
+namespace {
+
+using sqlite::Query;
+using sqlite::Statement;
+
+// Shared by every query that returns RunRow; readRun() reads them in this order.
+#define RANKLAB_RUN_COLUMNS                                                                  \
+  "id, name, created, COALESCE(finished, ''), status, job_path, job_toml, world, strategy, " \
+  "algorithm, codec, amp, epochs, wall_s, train_s"
+
+constexpr const char* kInsertRun = R"sql(
+INSERT INTO runs (name, created, status, job_path, job_toml, world, strategy, algorithm, codec,
+                  amp, epochs)
+VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), 'running', ?, ?, ?, ?, ?, ?, ?, ?))sql";
+
+constexpr const char* kFinishRun = R"sql(
+UPDATE runs SET status = ?, wall_s = ?, train_s = ?,
+                finished = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+WHERE id = ?)sql";
+
+constexpr const char* kUpsertRank = R"sql(
+INSERT INTO ranks (run_id, rank, host, pid, status, exit_status, train_ns, seq_gaps, last_seq)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, rank) DO UPDATE SET
+  host = excluded.host, pid = excluded.pid, status = excluded.status,
+  exit_status = excluded.exit_status, train_ns = excluded.train_ns,
+  seq_gaps = excluded.seq_gaps, last_seq = excluded.last_seq)sql";
+
+constexpr const char* kReplaceStep = R"sql(
+INSERT OR REPLACE INTO steps (run_id, rank, step, epoch, samples, data_ns, forward_ns,
+  backward_ns, compress_ns, comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr,
+  loss_scale, overflow, staleness, time_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
+
+constexpr const char* kReplaceEval = R"sql(
+INSERT OR REPLACE INTO evals (run_id, rank, step, epoch, test_loss, test_accuracy, time_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?))sql";
+
+constexpr const char* kInsertEvent = R"sql(
+INSERT INTO events (run_id, rank, step, kind, text, time_ns) VALUES (?, ?, ?, ?, ?, ?))sql";
+
+constexpr const char* kSelectSteps = R"sql(
+SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
+       comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
+       overflow, staleness, time_ns
+FROM steps WHERE run_id = ? ORDER BY rank, step)sql";
+
+// Per-rank totals in one pass over the run's steps; ranks that said hello but never
+// finished a step are listed with zeros.
+constexpr const char* kRankTotals = R"sql(
+WITH totals AS (
+  SELECT rank, COUNT(*) AS n_steps, SUM(samples) AS samples,
+         SUM(data_ns + forward_ns + backward_ns + compress_ns + update_ns) AS compute_ns,
+         SUM(comm_ns) AS comm_ns, SUM(wait_ns) AS wait_ns, SUM(bytes_tx) AS bytes_tx
+  FROM steps WHERE run_id = ?1 GROUP BY rank),
+known AS (SELECT rank FROM ranks WHERE run_id = ?1 UNION SELECT rank FROM totals)
+SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_ns, 0),
+       COALESCE(comm_ns, 0), COALESCE(wait_ns, 0), COALESCE(bytes_tx, 0)
+FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
+
+// The last evaluation, averaged over the ranks that reported at that step; NULLs if none.
+constexpr const char* kLatestEval = R"sql(
+SELECT AVG(test_accuracy), AVG(test_loss) FROM evals
+WHERE run_id = ?1 AND step = (SELECT MAX(step) FROM evals WHERE run_id = ?1))sql";
+
+RunRow readRun(Query& q) {
+  RunRow r;
+  r.id = q.int64();
+  r.name = q.text();
+  r.created = q.text();
+  r.finished = q.text();
+  r.status = q.text();
+  r.job_path = q.text();
+  r.job_toml = q.text();
+  r.world = q.integer();
+  r.strategy = q.text();
+  r.algorithm = q.text();
+  r.codec = q.text();
+  r.amp = q.text();
+  r.epochs = q.integer();
+  r.wall_s = q.real();
+  r.train_s = q.real();
+  return r;
+}
+
+RankRow readRank(Query& q) {
+  RankRow r;
+  r.run_id = q.int64();
+  r.rank = q.integer();
+  r.host = q.text();
+  r.pid = q.int64();
+  r.status = q.text();
+  r.exit_status = q.integer();
+  r.train_ns = q.int64();
+  r.seq_gaps = q.int64();
+  r.last_seq = q.int64();
+  return r;
+}
+
+StepRow readStep(Query& q) {
+  StepRow s;
+  s.run_id = q.int64();
+  s.rank = q.integer();
+  s.step = q.int64();
+  s.epoch = q.integer();
+  s.samples = q.int64();
+  s.data_ns = q.int64();
+  s.forward_ns = q.int64();
+  s.backward_ns = q.int64();
+  s.compress_ns = q.int64();
+  s.comm_ns = q.int64();
+  s.wait_ns = q.int64();
+  s.update_ns = q.int64();
+  s.loss = q.real();
+  s.bytes_tx = q.int64();
+  s.bytes_rx = q.int64();
+  s.bytes_raw = q.int64();
+  s.lr = q.real();
+  s.loss_scale = q.real();
+  s.overflow = q.boolean();
+  s.staleness = q.integer();
+  s.time_ns = q.int64();
+  return s;
+}
+
+EvalRow readEval(Query& q) {
+  EvalRow e;
+  e.run_id = q.int64();
+  e.rank = q.integer();
+  e.step = q.int64();
+  e.epoch = q.integer();
+  e.test_loss = q.real();
+  e.test_accuracy = q.real();
+  e.time_ns = q.int64();
+  return e;
+}
+
+EventRow readEvent(Query& q) {
+  EventRow e;
+  e.run_id = q.int64();
+  e.rank = q.integer();
+  e.step = q.int64();
+  e.kind = q.text();
+  e.text = q.text();
+  e.time_ns = q.int64();
+  return e;
+}
+
+// Runs `statement` for one run id and reads every row with `read`.
+template <typename Row>
+std::vector<Row> readAll(Statement& statement, int64_t run_id, Row (*read)(Query&)) {
+  std::vector<Row> rows;
+  Query q(statement);
+  q.bind(run_id);
+  while (q.next()) rows.push_back(read(q));
+  return rows;
+}
+
+void writeRank(Statement& statement, const RankRow& r) {
+  Query q(statement);
+  q.bind(r.run_id, r.rank, r.host, r.pid, r.status, r.exit_status, r.train_ns, r.seq_gaps,
+         r.last_seq)
+      .run();
+}
+
+void writeStep(Statement& statement, const StepRow& s) {
+  Query q(statement);
+  q.bind(s.run_id, s.rank, s.step, s.epoch, s.samples, s.data_ns, s.forward_ns, s.backward_ns,
+         s.compress_ns, s.comm_ns, s.wait_ns, s.update_ns, s.loss, s.bytes_tx, s.bytes_rx,
+         s.bytes_raw, s.lr, s.loss_scale, s.overflow, s.staleness, s.time_ns)
+      .run();
+}
+
+void writeEval(Statement& statement, const EvalRow& e) {
+  Query q(statement);
+  q.bind(e.run_id, e.rank, e.step, e.epoch, e.test_loss, e.test_accuracy, e.time_ns).run();
+}
+
+void writeEvent(Statement& statement, const EventRow& e) {
+  Query q(statement);
+  q.bind(e.run_id, e.rank, e.step, e.kind, e.text, e.time_ns).run();
+}
+
+void addRankTotals(Statement& statement, RunSummary& s) {
+  Query q(statement);
+  q.bind(s.run.id);
+  while (q.next()) {
+    RankSummary r;
+    r.rank = q.integer();
+    r.steps = q.int64();
+    const int64_t samples = q.int64();
+    r.compute_s = static_cast<double>(q.int64()) / 1e9;
+    r.comm_s = static_cast<double>(q.int64()) / 1e9;
+    r.wait_s = static_cast<double>(q.int64()) / 1e9;
+    r.bytes_tx = q.int64();
+    s.steps = std::max(s.steps, r.steps);
+    s.samples += samples;
+    s.bytes_tx += r.bytes_tx;
+    s.ranks.push_back(r);
+  }
+}
+
+void addLatestEval(Statement& statement, RunSummary& s) {
+  Query q(statement);
+  q.bind(s.run.id);
+  if (!q.next() || q.nextIsNull()) return;  // no evaluation yet
+  s.test_accuracy = q.real();
+  s.test_loss = q.real();
+}
+
+void createParentFolders(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) throw sqlite::error(path, "create folder " + parent.string(), ec.message());
+}
+
+}  // namespace
+
+// Every statement the store runs, prepared once when the file is opened.
+struct RunStore::Statements {
+  Statements(sqlite3* db, const std::string& file)
+      : insertRun(db, file, "insert run", kInsertRun),
+        finishRun(db, file, "finish run", kFinishRun),
+        renameRun(db, file, "rename run", "UPDATE runs SET name = ? WHERE id = ?"),
+        deleteRun(db, file, "delete run", "DELETE FROM runs WHERE id = ?"),
+        listRuns(db, file, "list runs",
+                 "SELECT " RANKLAB_RUN_COLUMNS " FROM runs ORDER BY id DESC"),
+        selectRun(db, file, "read run", "SELECT " RANKLAB_RUN_COLUMNS " FROM runs WHERE id = ?"),
+        upsertRank(db, file, "upsert rank", kUpsertRank),
+        replaceStep(db, file, "insert step", kReplaceStep),
+        replaceEval(db, file, "insert eval", kReplaceEval),
+        insertEvent(db, file, "insert event", kInsertEvent),
+        selectRanks(db, file, "read ranks",
+                    "SELECT run_id, rank, host, pid, status, exit_status, train_ns, seq_gaps, "
+                    "last_seq FROM ranks WHERE run_id = ? ORDER BY rank"),
+        selectSteps(db, file, "read steps", kSelectSteps),
+        selectEvals(db, file, "read evals",
+                    "SELECT run_id, rank, step, epoch, test_loss, test_accuracy, time_ns "
+                    "FROM evals WHERE run_id = ? ORDER BY step, rank"),
+        selectEvents(db, file, "read events",
+                     "SELECT run_id, rank, step, kind, text, time_ns "
+                     "FROM events WHERE run_id = ? ORDER BY id"),
+        rankTotals(db, file, "sum steps per rank", kRankTotals),
+        latestEval(db, file, "read latest eval", kLatestEval) {}
+
+  Statement insertRun, finishRun, renameRun, deleteRun, listRuns, selectRun;
+  Statement upsertRank, replaceStep, replaceEval, insertEvent;
+  Statement selectRanks, selectSteps, selectEvals, selectEvents;
+  Statement rankTotals, latestEval;
+};
+
+#undef RANKLAB_RUN_COLUMNS
+
+RunStore::RunStore(const std::string& path) : path_(path) {
+  createParentFolders(path_);
+  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    StoreError failure = sqlite::error(db_, path_, "open");
+    sqlite3_close_v2(db_);  // a handle is returned even on failure
+    throw failure;
+  }
+  try {
+    schema::prepare(db_, path_, kSchemaVersion);
+    stmts_ = std::make_unique<Statements>(db_, path_);
+  } catch (...) {
+    stmts_.reset();
+    sqlite3_close_v2(db_);
+    throw;
+  }
+}
+
+RunStore::~RunStore() {
+  stmts_.reset();  // finalize before close
+  sqlite3_close_v2(db_);
+}
+
+std::string RunStore::defaultPath() {
+  const char* data_home = std::getenv("XDG_DATA_HOME");
+  if (data_home && *data_home) return std::string(data_home) + "/ranklab/runs.db";
+  const char* home = std::getenv("HOME");
+  if (!home || !*home)
+    throw StoreError(
+        "run store: cannot find a default file: neither XDG_DATA_HOME nor HOME is set");
+  return std::string(home) + "/.local/share/ranklab/runs.db";
+}
+
+int64_t RunStore::createRun(const NewRun& run) {
+  Query q(stmts_->insertRun);
+  q.bind(run.name, run.job_path, run.job_toml, run.world, run.strategy, run.algorithm, run.codec,
+         run.amp, run.epochs)
+      .run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void RunStore::write(const RecordBatch& batch) {
+  if (batch.empty()) return;
+  sqlite::Transaction transaction(db_, path_, "write batch");
+  for (const RankRow& r : batch.ranks) writeRank(stmts_->upsertRank, r);
+  for (const StepRow& s : batch.steps) writeStep(stmts_->replaceStep, s);
+  for (const EvalRow& e : batch.evals) writeEval(stmts_->replaceEval, e);
+  for (const EventRow& e : batch.events) writeEvent(stmts_->insertEvent, e);
+  transaction.commit();
+}
+
+void RunStore::finishRun(int64_t run_id, const std::string& status, double wall_s, double train_s) {
+  Query q(stmts_->finishRun);
+  q.bind(status, wall_s, train_s, run_id).run();
+  if (q.changes() == 0)
+    throw sqlite::error(path_, "finish run", "no run with id " + std::to_string(run_id));
+}
+
+void RunStore::renameRun(int64_t run_id, const std::string& name) {
+  Query q(stmts_->renameRun);
+  q.bind(name, run_id).run();
+  if (q.changes() == 0)
+    throw sqlite::error(path_, "rename run", "no run with id " + std::to_string(run_id));
+}
+
+void RunStore::deleteRun(int64_t run_id) {
+  Query q(stmts_->deleteRun);
+  q.bind(run_id).run();  // foreign keys cascade to every table of the run
+  if (q.changes() == 0)
+    throw sqlite::error(path_, "delete run", "no run with id " + std::to_string(run_id));
+}
+
+std::vector<RunRow> RunStore::listRuns() {
+  std::vector<RunRow> rows;
+  Query q(stmts_->listRuns);
+  while (q.next()) rows.push_back(readRun(q));
+  return rows;
+}
+
+std::optional<RunRow> RunStore::run(int64_t run_id) {
+  Query q(stmts_->selectRun);
+  q.bind(run_id);
+  if (!q.next()) return std::nullopt;
+  return readRun(q);
+}
+
+std::optional<RunSummary> RunStore::summary(int64_t run_id) {
+  std::optional<RunRow> row = run(run_id);
+  if (!row) return std::nullopt;
+  RunSummary s;
+  s.run = std::move(*row);
+
+  addRankTotals(stmts_->rankTotals, s);
+  addLatestEval(stmts_->latestEval, s);
+  if (s.run.train_s > 0) s.samples_per_s = static_cast<double>(s.samples) / s.run.train_s;
+  return s;
+}
+
+std::vector<RankRow> RunStore::ranks(int64_t run_id) {
+  return readAll(stmts_->selectRanks, run_id, &readRank);
+}
+
+std::vector<StepRow> RunStore::steps(int64_t run_id) {
+  return readAll(stmts_->selectSteps, run_id, &readStep);
+}
+
+std::vector<EvalRow> RunStore::evals(int64_t run_id) {
+  return readAll(stmts_->selectEvals, run_id, &readEval);
+}
+
+std::vector<EventRow> RunStore::events(int64_t run_id) {
+  return readAll(stmts_->selectEvents, run_id, &readEvent);
+}
+
+}  // namespace ranklab

@@ -1,0 +1,166 @@
+#include "storage/schema.h"
+
+#include <sqlite3.h>
+
+#include <iterator>
+
+#include "storage/statement.h"
+
+namespace ranklab::schema {
+namespace {
+
+// One step forward: the SQL that takes a file from version - 1 to version, ending by
+// setting user_version. Never edit a shipped step; add the next one.
+struct Migration {
+  int version;
+  const char* sql;
+};
+
+// Times are ns (integers), *_s are seconds (reals), created/finished are ISO-8601 UTC.
+constexpr const char* kVersion1 = R"sql(
+CREATE TABLE runs (
+  id        INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after a delete
+  name      TEXT    NOT NULL DEFAULT '',
+  created   TEXT    NOT NULL,
+  finished  TEXT,                               -- NULL while running
+  status    TEXT    NOT NULL DEFAULT 'running',
+  job_path  TEXT    NOT NULL DEFAULT '',
+  job_toml  TEXT    NOT NULL DEFAULT '',
+  world     INTEGER NOT NULL DEFAULT 1,
+  strategy  TEXT    NOT NULL DEFAULT '',
+  algorithm TEXT    NOT NULL DEFAULT '',
+  codec     TEXT    NOT NULL DEFAULT '',
+  amp       TEXT    NOT NULL DEFAULT '',
+  epochs    INTEGER NOT NULL DEFAULT 0,
+  wall_s    REAL    NOT NULL DEFAULT 0,
+  train_s   REAL    NOT NULL DEFAULT 0
+);
+
+CREATE TABLE ranks (
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank        INTEGER NOT NULL,
+  host        TEXT    NOT NULL DEFAULT '',
+  pid         INTEGER NOT NULL DEFAULT 0,
+  status      TEXT    NOT NULL DEFAULT 'running',
+  exit_status INTEGER NOT NULL DEFAULT 0,
+  train_ns    INTEGER NOT NULL DEFAULT 0,
+  seq_gaps    INTEGER NOT NULL DEFAULT 0,
+  last_seq    INTEGER NOT NULL DEFAULT -1,
+  PRIMARY KEY (run_id, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE steps (
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank        INTEGER NOT NULL,
+  step        INTEGER NOT NULL,
+  epoch       INTEGER NOT NULL DEFAULT 0,
+  samples     INTEGER NOT NULL DEFAULT 0,
+  data_ns     INTEGER NOT NULL DEFAULT 0,
+  forward_ns  INTEGER NOT NULL DEFAULT 0,
+  backward_ns INTEGER NOT NULL DEFAULT 0,
+  compress_ns INTEGER NOT NULL DEFAULT 0,
+  comm_ns     INTEGER NOT NULL DEFAULT 0,
+  wait_ns     INTEGER NOT NULL DEFAULT 0,
+  update_ns   INTEGER NOT NULL DEFAULT 0,
+  loss        REAL    NOT NULL DEFAULT 0,
+  bytes_tx    INTEGER NOT NULL DEFAULT 0,
+  bytes_rx    INTEGER NOT NULL DEFAULT 0,
+  bytes_raw   INTEGER NOT NULL DEFAULT 0,
+  lr          REAL    NOT NULL DEFAULT 0,
+  loss_scale  REAL    NOT NULL DEFAULT 1,
+  overflow    INTEGER NOT NULL DEFAULT 0,
+  staleness   INTEGER NOT NULL DEFAULT 0,
+  time_ns     INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (run_id, rank, step)
+) WITHOUT ROWID;
+
+CREATE TABLE evals (
+  run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank          INTEGER NOT NULL,
+  step          INTEGER NOT NULL,
+  epoch         INTEGER NOT NULL DEFAULT 0,
+  test_loss     REAL    NOT NULL DEFAULT 0,
+  test_accuracy REAL    NOT NULL DEFAULT 0,
+  time_ns       INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (run_id, step, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE events (
+  id      INTEGER PRIMARY KEY AUTOINCREMENT,  -- arrival order
+  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank    INTEGER NOT NULL,                   -- -1: the launcher
+  step    INTEGER NOT NULL DEFAULT 0,
+  kind    TEXT    NOT NULL,
+  text    TEXT    NOT NULL DEFAULT '',
+  time_ns INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX events_by_run ON events(run_id);
+
+CREATE TABLE spans (
+  run_id   INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank     INTEGER NOT NULL,
+  step     INTEGER NOT NULL,
+  phase    TEXT    NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns   INTEGER NOT NULL
+);
+CREATE INDEX spans_by_run_rank ON spans(run_id, rank, start_ns);
+
+PRAGMA user_version = 1;
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, kVersion1},
+};
+
+int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {
+  sqlite::Statement statement(db, file, op, sql);
+  sqlite::Query query(statement);
+  if (!query.next()) throw sqlite::error(file, op, "no result");
+  return query.integer();
+}
+
+void configure(sqlite3* db, const std::string& file) {
+  if (sqlite3_busy_timeout(db, 5000) != SQLITE_OK)
+    throw sqlite::error(db, file, "set busy_timeout");
+  sqlite::execScript(db, file, "enable foreign_keys", "PRAGMA foreign_keys = ON");
+  // A build without foreign keys would silently skip every cascade.
+  if (readPragmaInt(db, file, "check foreign_keys", "PRAGMA foreign_keys") != 1)
+    throw sqlite::error(file, "enable foreign_keys", "this SQLite has no foreign key support");
+  sqlite::execScript(db, file, "set journal_mode=WAL", "PRAGMA journal_mode = WAL");
+  sqlite::execScript(db, file, "set synchronous=NORMAL", "PRAGMA synchronous = NORMAL");
+}
+
+void migrate(sqlite3* db, const std::string& file, int target) {
+  sqlite::Transaction transaction(db, file, "migrate schema");
+  // Re-read under the write lock: another process may have migrated since we looked.
+  const int current = version(db, file);
+  for (const Migration& migration : kMigrations) {
+    if (migration.version <= current || migration.version > target) continue;
+    sqlite::execScript(db, file, "migrate schema to version " + std::to_string(migration.version),
+                       migration.sql);
+  }
+  transaction.commit();
+}
+
+}  // namespace
+
+int version(sqlite3* db, const std::string& file) {
+  return readPragmaInt(db, file, "read schema version", "PRAGMA user_version");
+}
+
+void prepare(sqlite3* db, const std::string& file, int target) {
+  if (target > static_cast<int>(std::size(kMigrations)))
+    throw sqlite::error(file, "open", "no migration to schema version " + std::to_string(target));
+  // Read first: this is where a file that is not SQLite shows itself, before anything is set.
+  const int found = version(db, file);
+  if (found > target)
+    throw sqlite::error(file, "open",
+                        "schema version " + std::to_string(found) +
+                            " was written by a newer ranklab (this one reads up to version " +
+                            std::to_string(target) + ")");
+  configure(db, file);
+  if (found < target) migrate(db, file, target);
+}
+
+}  // namespace ranklab::schema
