@@ -1,1 +1,129 @@
-// placeholder: being written
+// Launcher side of telemetry: PULL on loopback, decode, validate, count sequence holes.
+#include "comm/telemetry/collector.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <stdexcept>
+#include <utility>
+
+#include <zmq.hpp>
+
+namespace ranklab {
+namespace {
+
+// Queue deep enough that four ranks at full speed rarely push back into their spools.
+constexpr int kReceiveHighWaterMark = 100000;
+// A real envelope is well under a kilobyte; anything this big is not telemetry.
+constexpr int64_t kMaxMessageBytes = 1 << 20;
+
+std::runtime_error zmqFailure(const std::string& operation, const std::string& endpoint,
+                              const zmq::error_t& e) {
+  return std::runtime_error("telemetry collector: " + operation + " " + endpoint + ": " + e.what());
+}
+
+// True when a message is waiting; false on timeout or when a signal interrupted the wait.
+bool waitReadable(zmq::socket_t& socket, int timeout_ms, const std::string& endpoint) {
+  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  try {
+    return zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) > 0;
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return false;  // e.g. SIGCHLD from mpirun: the caller polls again
+    throw zmqFailure("poll", endpoint, e);
+  }
+}
+
+// Takes one queued message without waiting; false when none is queued.
+bool tryReceive(zmq::socket_t& socket, zmq::message_t& message, const std::string& endpoint) {
+  try {
+    return socket.recv(message, zmq::recv_flags::dontwait).has_value();
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return false;
+    throw zmqFailure("receive", endpoint, e);
+  }
+}
+
+// Why a decoded envelope cannot be accepted, or "" when it can.
+std::string whyInvalid(const telemetry::Envelope& envelope, const std::string& run_id, int world) {
+  if (envelope.version() != kWireVersion)
+    return "version " + std::to_string(envelope.version()) + ", expected " +
+           std::to_string(kWireVersion);
+  if (envelope.run_id() != run_id)
+    return "run id '" + envelope.run_id() + "', expected '" + run_id + "'";
+  if (envelope.rank() < 0 || envelope.rank() >= world)
+    return "rank " + std::to_string(envelope.rank()) + " outside world " + std::to_string(world);
+  if (envelope.body_case() == telemetry::Envelope::BODY_NOT_SET)
+    return "no body (seq " + std::to_string(envelope.seq()) + ")";
+  return "";
+}
+
+// Adds a hole to `gaps` when seq jumps past the expected one; older seqs are kept as is.
+void trackSequence(uint64_t seq, int64_t& next_seq, int64_t& gaps) {
+  const int64_t expected = std::max<int64_t>(next_seq, 0);  // -1: nothing seen, expect 0
+  const auto got = static_cast<int64_t>(seq);
+  if (got < expected) return;  // duplicate or reordered: accepted, expectation unchanged
+  gaps += got - expected;
+  next_seq = got + 1;
+}
+
+}  // namespace
+
+struct Collector::Socket {
+  zmq::context_t context{1};
+  zmq::socket_t pull{context, zmq::socket_type::pull};
+};
+
+Collector::Collector(std::string run_id, int world, const std::string& bind)
+    : run_id_(std::move(run_id)),
+      world_(world),
+      socket_(std::make_unique<Socket>()),
+      next_seq_(std::max(world, 0), -1),
+      gaps_(std::max(world, 0), 0) {
+  if (world_ < 1)
+    throw std::runtime_error("telemetry collector: world " + std::to_string(world_) +
+                             " must be at least 1");
+  try {
+    socket_->pull.set(zmq::sockopt::linger, 0);  // unread telemetry is worthless once we stop
+    socket_->pull.set(zmq::sockopt::rcvhwm, kReceiveHighWaterMark);
+    socket_->pull.set(zmq::sockopt::maxmsgsize, kMaxMessageBytes);
+    socket_->pull.bind(bind);
+    endpoint_ = socket_->pull.get(zmq::sockopt::last_endpoint);  // resolves a wildcard port
+  } catch (const zmq::error_t& e) {
+    throw zmqFailure("bind", bind, e);
+  }
+}
+
+Collector::~Collector() = default;
+
+std::vector<telemetry::Envelope> Collector::receive(int timeout_ms, size_t max_messages) {
+  std::vector<telemetry::Envelope> valid;
+  if (max_messages == 0 || !waitReadable(socket_->pull, timeout_ms, endpoint_)) return valid;
+  zmq::message_t message;
+  // Bounded by max_messages in total, so a flood of bad messages cannot pin the caller.
+  for (size_t taken = 0; taken < max_messages; ++taken) {
+    if (!tryReceive(socket_->pull, message, endpoint_)) break;
+    telemetry::Envelope envelope;
+    if (!envelope.ParseFromArray(message.data(), static_cast<int>(message.size()))) {
+      rejected_.push_back({-1, "undecodable " + std::to_string(message.size()) + " bytes"});
+      continue;
+    }
+    if (std::string reason = whyInvalid(envelope, run_id_, world_); !reason.empty()) {
+      rejected_.push_back({envelope.rank(), std::move(reason)});
+      continue;
+    }
+    trackSequence(envelope.seq(), next_seq_[envelope.rank()], gaps_[envelope.rank()]);
+    valid.push_back(std::move(envelope));
+  }
+  return valid;
+}
+
+std::vector<RejectedMessage> Collector::takeRejected() {
+  return std::exchange(rejected_, {});
+}
+
+int64_t Collector::gaps(int rank) const {
+  if (rank < 0 || rank >= world_) return 0;
+  return gaps_[rank];
+}
+
+}  // namespace ranklab

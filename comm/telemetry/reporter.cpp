@@ -1,1 +1,176 @@
-// placeholder: being written
+// Rank side of telemetry: serialize, try a non-blocking send, spool what the socket refuses.
+#include "comm/telemetry/reporter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include <zmq.hpp>
+
+#include "comm/telemetry/collector.h"  // kWireVersion
+
+namespace ranklab {
+namespace {
+
+// Messages zmq may hold per connected peer before send() reports EAGAIN.
+constexpr int kSendHighWaterMark = 1000;
+// Pause between drain attempts in close(): short, so close() ends soon after delivery.
+constexpr auto kDrainRetry = std::chrono::milliseconds(2);
+
+int64_t steadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// True when zmq took the message; false when it would block or failed (caller keeps it).
+bool trySend(zmq::socket_t& socket, const std::string& bytes) {
+  try {
+    return socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
+  } catch (const zmq::error_t&) {
+    return false;  // EINTR or a transient error: the spool retries, its bound counts losses
+  }
+}
+
+}  // namespace
+
+struct Reporter::Socket {
+  zmq::context_t context{1};
+  zmq::socket_t push{context, zmq::socket_type::push};
+};
+
+Reporter::Reporter(ReporterOptions options) : options_(std::move(options)), start_ns_(steadyNs()) {
+  if (options_.endpoint.empty()) return;  // telemetry disabled: every call is a no-op
+  socket_ = std::make_unique<Socket>();
+  try {
+    socket_->push.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
+    // Refuse messages while no collector is connected, so they wait in our bounded spool.
+    socket_->push.set(zmq::sockopt::immediate, true);
+    // Never hang in an unexpected teardown; close() raises it to its remaining budget.
+    socket_->push.set(zmq::sockopt::linger, 0);
+    socket_->push.connect(options_.endpoint);
+  } catch (const zmq::error_t& e) {
+    throw std::runtime_error("telemetry reporter: connect " + options_.endpoint + ": " + e.what());
+  }
+}
+
+Reporter::~Reporter() {
+  try {
+    close();
+  } catch (...) {
+    // A destructor must not throw; undelivered telemetry is already lost.
+  }
+}
+
+void Reporter::hello(int world, const std::string& host, int64_t pid) {
+  if (!socket_) return;
+  telemetry::Envelope envelope;
+  auto* body = envelope.mutable_hello();
+  body->set_run_id(options_.run_id);
+  body->set_world(world);
+  body->set_host(host);
+  body->set_pid(pid);
+  send(envelope);
+}
+
+void Reporter::step(const telemetry::Step& step) {
+  if (!socket_) return;
+  telemetry::Envelope envelope;
+  *envelope.mutable_step() = step;
+  send(envelope);
+}
+
+void Reporter::eval(const telemetry::Eval& eval) {
+  if (!socket_) return;
+  telemetry::Envelope envelope;
+  *envelope.mutable_eval() = eval;
+  send(envelope);
+}
+
+void Reporter::event(const std::string& kind, const std::string& text, int64_t step) {
+  if (!socket_) return;
+  telemetry::Envelope envelope;
+  auto* body = envelope.mutable_event();
+  body->set_kind(kind);
+  body->set_text(text);
+  body->set_step(step);
+  send(envelope);
+}
+
+void Reporter::span(const telemetry::Span& span) {
+  if (!socket_) return;
+  telemetry::Envelope envelope;
+  *envelope.mutable_span() = span;
+  send(envelope);
+}
+
+void Reporter::heartbeat() {
+  if (!socket_) return;
+  telemetry::Envelope envelope;
+  envelope.mutable_heartbeat();
+  send(envelope);
+}
+
+void Reporter::bye(int exit_status, int64_t train_ns, const std::string& reason) {
+  if (!socket_) return;
+  telemetry::Envelope envelope;
+  auto* body = envelope.mutable_bye();
+  body->set_exit_status(exit_status);
+  body->set_train_ns(train_ns);
+  body->set_reason(reason);
+  send(envelope);
+}
+
+void Reporter::send(telemetry::Envelope& envelope) {
+  if (!socket_) return;
+  envelope.set_version(kWireVersion);
+  envelope.set_run_id(options_.run_id);
+  envelope.set_rank(options_.rank);
+  envelope.set_seq(next_seq_++);  // taken even if dropped later, so the collector sees the hole
+  envelope.set_time_ns(steadyNs() - start_ns_);
+  std::string bytes = envelope.SerializeAsString();
+  drainSpool();
+  // Only send directly behind an empty spool, so messages keep their order.
+  if (spool_.empty() && trySend(socket_->push, bytes)) {
+    ++sent_;
+    return;
+  }
+  if (options_.spool_limit == 0) {
+    ++dropped_;
+    return;
+  }
+  if (spool_.size() >= options_.spool_limit) {
+    spool_.pop_front();  // the oldest goes first: recent state matters most to a live view
+    ++dropped_;
+  }
+  spool_.push_back(std::move(bytes));
+}
+
+void Reporter::drainSpool() {
+  while (!spool_.empty() && trySend(socket_->push, spool_.front())) {
+    spool_.pop_front();
+    ++sent_;
+  }
+}
+
+size_t Reporter::close() {
+  if (!socket_) return spool_.size();
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(std::max(0, options_.close_timeout_ms));
+  drainSpool();
+  while (!spool_.empty() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(kDrainRetry);
+    drainSpool();
+  }
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  // zmq still holds what it accepted; let it reach the wire within the rest of the budget.
+  socket_->push.set(zmq::sockopt::linger, static_cast<int>(std::max<int64_t>(0, left)));
+  socket_.reset();  // terminating the context waits at most that linger
+  return spool_.size();
+}
+
+}  // namespace ranklab
