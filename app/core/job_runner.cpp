@@ -1,1 +1,200 @@
-// placeholder: being written
+#include "app/core/job_runner.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+
+#include "app/core/child_process.h"
+#include "app/core/run_recorder.h"
+#include "comm/telemetry/collector.h"
+#include "storage/run_store.h"
+
+namespace ranklab {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// What Open MPI needs here: root allowed, more ranks than cores, and no ptrace-based
+// single-copy (refused in containers); oversubscribed ranks yield instead of spinning.
+std::vector<std::string> mpiEnvironment() {
+  return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+          "OMPI_MCA_rmaps_base_oversubscribe=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+          "OMPI_MCA_mpi_yield_when_idle=1"};
+}
+
+std::string randomTag() {
+  std::random_device device;
+  char text[17];
+  std::snprintf(text, sizeof text, "%08x%08x", device(), device());
+  return text;
+}
+
+// The resolved job the ranks read; removed when the run ends.
+class ResolvedJobFile {
+ public:
+  ResolvedJobFile(const JobSpec& job, int64_t run_id) {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("ranklab-job-" + std::to_string(getpid()) + "-" + std::to_string(run_id) + ".toml"))
+                .string();
+    std::ofstream out(path_);
+    out << toTomlText(job);
+    if (!out.flush()) throw std::runtime_error(path_ + ": cannot write the resolved job file");
+  }
+  ~ResolvedJobFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// "[1,3]<stderr>:text" (mpirun --tag-output) -> rank 3, "text".
+void splitTaggedLine(const std::string& line, int& rank, std::string& text) {
+  static const std::regex tag(R"(^\[\d+,(\d+)\]<std(?:out|err)>:(.*)$)");
+  std::smatch match;
+  if (std::regex_match(line, match, tag)) {
+    rank = std::stoi(match[1]);
+    text = match[2];
+  } else {
+    rank = -1;
+    text = line;
+  }
+}
+
+NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
+  NewRun run;
+  run.name = job.name;
+  run.job_path = job_path;
+  run.job_toml = toTomlText(job);
+  run.world = job.parallel.ranks;
+  run.strategy = job.parallel.strategy;
+  run.algorithm = job.parallel.algorithm;
+  run.codec = job.compression.codec;
+  run.amp = job.amp.dtype;
+  run.epochs = job.train.epochs;
+  return run;
+}
+
+}  // namespace
+
+std::string executableDir() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string(".") : self.parent_path().string();
+}
+
+JobRunner::JobRunner(LaunchOptions options) : options_(std::move(options)) {
+  if (options_.worker_path.empty()) options_.worker_path = executableDir() + "/ranklab-worker";
+}
+
+std::vector<std::string> JobRunner::command(const JobSpec& job,
+                                            const std::string& resolved_job_path,
+                                            const std::string& run_id,
+                                            const std::string& endpoint) const {
+  return {options_.mpirun,
+          "--oversubscribe",
+          "--bind-to",
+          "none",
+          "--tag-output",
+          "-np",
+          std::to_string(job.parallel.ranks),
+          options_.worker_path,
+          "--job",
+          resolved_job_path,
+          "--run-id",
+          run_id,
+          "--telemetry",
+          endpoint};
+}
+
+RunOutcome JobRunner::run(const JobSpec& job, const std::string& job_path, RunObserver& observer) {
+  if (!std::filesystem::exists(options_.worker_path)) {
+    throw std::runtime_error(options_.worker_path +
+                             ": ranklab-worker not found (build it, or pass its path)");
+  }
+  const auto started = Clock::now();
+  stop_requested_ = false;
+  RunStore store(options_.db_path);
+  RunOutcome outcome;
+  outcome.run_id = store.createRun(newRunFor(job, job_path));
+  const int world = job.parallel.ranks;
+  const std::string wire_id = std::to_string(outcome.run_id) + "-" + randomTag();
+  Collector collector(wire_id, world);
+  RunRecorder recorder(store, outcome.run_id, world, observer);
+  ResolvedJobFile resolved(job, outcome.run_id);
+  const auto argv = command(job, resolved.path(), wire_id, collector.endpoint());
+
+  std::deque<std::string> last_errors;  // the tail of stderr, for the failure message
+  auto on_line = [&](bool is_stderr, const std::string& line) {
+    int rank = -1;
+    std::string text;
+    splitTaggedLine(line, rank, text);
+    if (is_stderr) {
+      last_errors.push_back(rank >= 0 ? "rank " + std::to_string(rank) + ": " + text : text);
+      if (last_errors.size() > 8) last_errors.pop_front();
+    }
+    observer.onOutput(rank, is_stderr, text);
+  };
+  auto collect = [&](int timeout_ms) {
+    for (const auto& envelope : collector.receive(timeout_ms)) recorder.ingest(envelope);
+    for (const auto& rejected : collector.takeRejected()) {
+      recorder.launcherEvent("error", "rejected telemetry: " + rejected.reason);
+    }
+    for (int r = 0; r < world; ++r) recorder.setGaps(r, collector.gaps(r));
+    recorder.flushIfDue();
+  };
+
+  ChildProcess child(argv, mpiEnvironment());
+  observer.onStarted(outcome.run_id, argv);
+  std::optional<Clock::time_point> stop_sent;
+  while (child.running()) {
+    child.pump(0, on_line);
+    collect(50);
+    if (stop_requested_ && !stop_sent) {
+      recorder.launcherEvent("log", "stop requested: SIGTERM to mpirun");
+      child.terminate();
+      stop_sent = Clock::now();
+    } else if (stop_sent &&
+               Clock::now() - *stop_sent > std::chrono::milliseconds(options_.stop_grace_ms)) {
+      recorder.launcherEvent("log", "ranks still running after the grace period: SIGKILL");
+      child.kill();
+    }
+  }
+  // Late output and telemetry: the ranks' last messages may still be in flight.
+  const auto drain_start = Clock::now();
+  while (secondsSince(drain_start) < 3.0 && !recorder.allRanksSaidBye()) collect(50);
+  for (int i = 0; i < 20; ++i) child.pump(10, on_line);
+  collect(0);
+
+  outcome.exit_code = child.exitCode();
+  if (stop_sent) {
+    outcome.status = "stopped";
+  } else if (outcome.exit_code == 0 && recorder.allRanksSaidBye() && !recorder.anyRankFailed()) {
+    outcome.status = "done";
+  } else {
+    outcome.status = "failed";
+    outcome.error = "mpirun exited with status " + std::to_string(outcome.exit_code);
+    if (!recorder.allRanksSaidBye()) outcome.error += "; not every rank finished";
+    for (const auto& line : last_errors) outcome.error += "\n  " + line;
+    recorder.launcherEvent("error", outcome.error);
+  }
+  recorder.flush();
+  store.finishRun(outcome.run_id, outcome.status, secondsSince(started),
+                  recorder.slowestTrainNs() / 1e9);
+  if (auto summary = store.summary(outcome.run_id)) observer.onFinished(*summary);
+  return outcome;
+}
+
+}  // namespace ranklab

@@ -52,8 +52,7 @@ class JobRunner {
 
   // The exact command run() will start (for display), given the files it will use.
   std::vector<std::string> command(const JobSpec& job, const std::string& resolved_job_path,
-                                   const std::string& run_id,
-                                   const std::string& endpoint) const;
+                                   const std::string& run_id, const std::string& endpoint) const;
 
  private:
   LaunchOptions options_;

@@ -1,1 +1,149 @@
-// placeholder: being written
+#include "app/core/run_recorder.h"
+
+#include <algorithm>
+
+namespace ranklab {
+
+namespace {
+constexpr size_t kMaxBatchRows = 4096;
+constexpr auto kMaxBatchAge = std::chrono::milliseconds(250);
+}  // namespace
+
+RunRecorder::RunRecorder(RunStore& store, int64_t run_id, int world, RunObserver& observer)
+    : store_(store),
+      run_id_(run_id),
+      observer_(observer),
+      ranks_(world),
+      rank_dirty_(world, false),
+      said_bye_(world, false) {
+  for (int r = 0; r < world; ++r) {
+    ranks_[r].run_id = run_id;
+    ranks_[r].rank = r;
+    ranks_[r].status = "starting";
+  }
+}
+
+void RunRecorder::touchRank(int rank) {
+  rank_dirty_[rank] = true;
+}
+
+void RunRecorder::onStep(int rank, int64_t time_ns, const telemetry::Step& s) {
+  StepRow row;
+  row.run_id = run_id_;
+  row.rank = rank;
+  row.step = s.step();
+  row.epoch = s.epoch();
+  row.samples = s.samples();
+  row.data_ns = s.phases().data_ns();
+  row.forward_ns = s.phases().forward_ns();
+  row.backward_ns = s.phases().backward_ns();
+  row.compress_ns = s.phases().compress_ns();
+  row.comm_ns = s.phases().comm_ns();
+  row.wait_ns = s.phases().wait_ns();
+  row.update_ns = s.phases().update_ns();
+  row.loss = s.loss();
+  row.bytes_tx = s.bytes_tx();
+  row.bytes_rx = s.bytes_rx();
+  row.bytes_raw = s.bytes_raw();
+  row.lr = s.lr();
+  row.loss_scale = s.loss_scale();
+  row.overflow = s.overflow();
+  row.staleness = s.staleness();
+  row.time_ns = time_ns;
+  ++steps_received_;
+  observer_.onStep(row);
+  batch_.steps.push_back(std::move(row));
+}
+
+void RunRecorder::ingest(const telemetry::Envelope& e) {
+  const int rank = e.rank();
+  RankRow& r = rankRow(rank);
+  r.last_seq = std::max<int64_t>(r.last_seq, static_cast<int64_t>(e.seq()));
+  if (r.status == "starting") r.status = "running";
+  touchRank(rank);
+  switch (e.body_case()) {
+    case telemetry::Envelope::kHello:
+      r.host = e.hello().host();
+      r.pid = e.hello().pid();
+      observer_.onRank(r);
+      break;
+    case telemetry::Envelope::kStep:
+      onStep(rank, e.time_ns(), e.step());
+      break;
+    case telemetry::Envelope::kEval: {
+      const EvalRow row{run_id_,
+                        rank,
+                        e.eval().step(),
+                        e.eval().epoch(),
+                        e.eval().test_loss(),
+                        e.eval().test_accuracy(),
+                        e.time_ns()};
+      observer_.onEval(row);
+      batch_.evals.push_back(row);
+      break;
+    }
+    case telemetry::Envelope::kEvent: {
+      const EventRow row{run_id_,          rank,       e.event().step(), e.event().kind(),
+                         e.event().text(), e.time_ns()};
+      observer_.onEvent(row);
+      batch_.events.push_back(row);
+      break;
+    }
+    case telemetry::Envelope::kBye:
+      said_bye_[rank] = true;
+      r.exit_status = e.bye().exit_status();
+      r.train_ns = e.bye().train_ns();
+      r.status = r.exit_status == 0 ? "done" : "failed";
+      observer_.onRank(r);
+      break;
+    default:  // heartbeats and spans only refresh the rank's sequence number here
+      break;
+  }
+  flushIfDue();
+}
+
+void RunRecorder::launcherEvent(const std::string& kind, const std::string& text) {
+  const EventRow row{run_id_, -1, 0, kind, text, 0};
+  observer_.onEvent(row);
+  batch_.events.push_back(row);
+}
+
+void RunRecorder::setGaps(int rank, int64_t gaps) {
+  if (rankRow(rank).seq_gaps == gaps) return;
+  rankRow(rank).seq_gaps = gaps;
+  touchRank(rank);
+}
+
+void RunRecorder::flushIfDue() {
+  const size_t rows = batch_.steps.size() + batch_.evals.size() + batch_.events.size();
+  if (rows >= kMaxBatchRows || std::chrono::steady_clock::now() - last_flush_ >= kMaxBatchAge) {
+    flush();
+  }
+}
+
+void RunRecorder::flush() {
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    if (rank_dirty_[r]) batch_.ranks.push_back(ranks_[r]);
+    rank_dirty_[r] = false;
+  }
+  if (!batch_.empty()) store_.write(batch_);
+  batch_.clear();
+  last_flush_ = std::chrono::steady_clock::now();
+}
+
+bool RunRecorder::allRanksSaidBye() const {
+  return std::all_of(said_bye_.begin(), said_bye_.end(), [](bool b) { return b; });
+}
+
+bool RunRecorder::anyRankFailed() const {
+  return std::any_of(ranks_.begin(), ranks_.end(),
+                     [](const RankRow& r) { return r.status == "failed"; });
+}
+
+int64_t RunRecorder::slowestTrainNs() const {
+  int64_t slowest = 0;
+  for (const auto& r : ranks_) slowest = std::max(slowest, r.train_ns);
+  return slowest;
+}
+
+}  // namespace ranklab

@@ -1,1 +1,159 @@
-int main() { return 0; }
+// ranklab-worker: one MPI rank of a training job, started by `mpirun` from the launcher.
+// Usage: ranklab-worker --job RESOLVED.toml --run-id ID [--telemetry tcp://host:port]
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "comm/mpi/mpi_communicator.h"
+#include "comm/telemetry/reporter.h"
+#include "engine/data/idx_dataset.h"
+#include "engine/job/job_spec.h"
+#include "engine/train/trainer.h"
+#include "kernels/cpu/gemm.h"
+
+namespace ranklab {
+namespace {
+
+struct WorkerArgs {
+  std::string job_path;
+  std::string run_id = "manual";
+  std::string endpoint;
+};
+
+WorkerArgs parseArgs(int argc, char** argv) {
+  WorkerArgs args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument("ranklab-worker: " + flag + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--job")
+      args.job_path = value;
+    else if (flag == "--run-id")
+      args.run_id = value;
+    else if (flag == "--telemetry")
+      args.endpoint = value;
+    else
+      throw std::invalid_argument("ranklab-worker: unknown option " + flag +
+                                  " (allowed: --job, --run-id, --telemetry)");
+  }
+  if (args.job_path.empty()) throw std::invalid_argument("ranklab-worker: --job FILE is required");
+  return args;
+}
+
+// Forwards the trainer's progress to telemetry, with a heartbeat when steps are slow.
+class TelemetryBridge : public TrainObserver {
+ public:
+  TelemetryBridge(Reporter& reporter, int rank, int heartbeat_ms)
+      : reporter_(reporter), rank_(rank), heartbeat_(std::chrono::milliseconds(heartbeat_ms)) {}
+
+  void onStep(const StepStats& s) override {
+    telemetry::Step step;
+    step.set_step(s.step);
+    step.set_epoch(s.epoch);
+    step.set_samples(s.samples);
+    auto* p = step.mutable_phases();
+    p->set_data_ns(s.data_ns);
+    p->set_forward_ns(s.forward_ns);
+    p->set_backward_ns(s.backward_ns);
+    p->set_compress_ns(s.compress_ns);
+    p->set_comm_ns(s.comm_ns);
+    p->set_wait_ns(s.wait_ns);
+    p->set_update_ns(s.update_ns);
+    step.set_loss(s.loss);
+    step.set_bytes_tx(s.bytes_tx);
+    step.set_bytes_rx(s.bytes_rx);
+    step.set_bytes_raw(s.bytes_raw);
+    step.set_lr(s.lr);
+    step.set_loss_scale(1.0);
+    reporter_.step(step);
+    beatIfDue();
+  }
+
+  void onEval(const EvalStats& e) override {
+    if (rank_ != 0) return;  // the evaluation is global: every rank holds the same figures
+    telemetry::Eval eval;
+    eval.set_step(e.step);
+    eval.set_epoch(e.epoch);
+    eval.set_test_loss(e.test_loss);
+    eval.set_test_accuracy(e.test_accuracy);
+    reporter_.eval(eval);
+  }
+
+  void onEvent(const std::string& kind, const std::string& text, int64_t step) override {
+    reporter_.event(kind, text, step);
+  }
+
+ private:
+  void beatIfDue() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_beat_ < heartbeat_) return;
+    reporter_.heartbeat();
+    last_beat_ = now;
+  }
+
+  Reporter& reporter_;
+  int rank_;
+  std::chrono::milliseconds heartbeat_;
+  std::chrono::steady_clock::time_point last_beat_ = std::chrono::steady_clock::now();
+};
+
+std::string hostName() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// cores / ranks BLAS threads unless the job says otherwise.
+int blasThreadsFor(const JobSpec& job) {
+  if (job.parallel.threads > 0) return job.parallel.threads;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, job.parallel.ranks));
+}
+
+int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
+  const JobSpec job = loadJob(args.job_path);
+  ReporterOptions options;
+  options.endpoint = args.endpoint;
+  options.run_id = args.run_id;
+  options.rank = comm.rank();
+  options.spool_limit = static_cast<size_t>(job.telemetry.spool);
+  Reporter reporter(options);
+  reporter.hello(comm.size(), hostName(), static_cast<int64_t>(getpid()));
+  try {
+    kernels::setBlasThreads(blasThreadsFor(job));
+    const Dataset train_set = loadFashionMnist(job.data.path, "train", job.data.train_limit);
+    const Dataset test_set = loadFashionMnist(job.data.path, "t10k", job.data.test_limit);
+    TelemetryBridge bridge(reporter, comm.rank(), job.telemetry.heartbeat_ms);
+    const TrainResult result = train(job, comm, train_set, test_set, bridge);
+    reporter.bye(0, result.train_ns, "");
+    return 0;
+  } catch (const std::exception& e) {
+    reporter.event("error", e.what(), 0);
+    reporter.bye(1, 0, e.what());
+    throw;
+  }
+}
+
+}  // namespace
+}  // namespace ranklab
+
+int main(int argc, char** argv) {
+  ranklab::MpiSession mpi(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    ranklab::MpiCommunicator comm;
+    const auto args = ranklab::parseArgs(argc, argv);
+    return ranklab::runRank(args, comm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ranklab-worker rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    // One failed rank would leave the others blocked in a collective: end them all.
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    return 2;
+  }
+}

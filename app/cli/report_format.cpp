@@ -1,0 +1,105 @@
+#include "app/cli/report_format.h"
+
+#include <cstdio>
+#include <string>
+
+namespace ranklab {
+
+namespace {
+
+std::string format(const char* pattern, auto... values) {
+  char text[512];
+  std::snprintf(text, sizeof text, pattern, values...);
+  return text;
+}
+
+std::string megabytes(int64_t bytes) {
+  return format("%.1f MB", bytes / 1e6);
+}
+
+}  // namespace
+
+nlohmann::json summaryJson(const RunSummary& s) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& r : s.ranks) {
+    ranks.push_back({{"rank", r.rank},
+                     {"steps", r.steps},
+                     {"compute_s", r.compute_s},
+                     {"comm_s", r.comm_s},
+                     {"wait_s", r.wait_s},
+                     {"bytes_tx", r.bytes_tx}});
+  }
+  auto optional = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  return {{"id", s.run.id},
+          {"name", s.run.name},
+          {"status", s.run.status},
+          {"created", s.run.created},
+          {"finished", s.run.finished},
+          {"world", s.run.world},
+          {"strategy", s.run.strategy},
+          {"algorithm", s.run.algorithm},
+          {"codec", s.run.codec},
+          {"amp", s.run.amp},
+          {"epochs", s.run.epochs},
+          {"steps", s.steps},
+          {"samples", s.samples},
+          {"wall_s", s.run.wall_s},
+          {"train_s", s.run.train_s},
+          {"samples_per_s", s.samples_per_s},
+          {"test_accuracy", optional(s.test_accuracy)},
+          {"test_loss", optional(s.test_loss)},
+          {"bytes_tx", s.bytes_tx},
+          {"ranks", ranks}};
+}
+
+nlohmann::json runRowJson(const RunRow& r) {
+  return {{"id", r.id},
+          {"name", r.name},
+          {"created", r.created},
+          {"finished", r.finished},
+          {"status", r.status},
+          {"world", r.world},
+          {"strategy", r.strategy},
+          {"algorithm", r.algorithm},
+          {"codec", r.codec},
+          {"amp", r.amp},
+          {"epochs", r.epochs},
+          {"wall_s", r.wall_s},
+          {"train_s", r.train_s}};
+}
+
+void printSummary(std::ostream& out, const RunSummary& s) {
+  const auto accuracy = s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
+  const auto loss = s.test_loss ? format("%.4f", *s.test_loss) : std::string("-");
+  out << format("run %lld  %s  [%s]\n", static_cast<long long>(s.run.id), s.run.name.c_str(),
+                s.run.status.c_str())
+      << format("  %d ranks, %s/%s, codec %s, %s, %d epochs\n", s.run.world, s.run.strategy.c_str(),
+                s.run.algorithm.c_str(), s.run.codec.c_str(), s.run.amp.c_str(), s.run.epochs)
+      << format("  steps %lld   samples %lld   wall %.2f s   training %.2f s   %.0f samples/s\n",
+                static_cast<long long>(s.steps), static_cast<long long>(s.samples), s.run.wall_s,
+                s.run.train_s, s.samples_per_s)
+      << "  test accuracy " << accuracy << "   test loss " << loss << "   sent "
+      << megabytes(s.bytes_tx) << "\n"
+      << "  rank   steps   compute s   comm s   wait s       sent\n";
+  for (const auto& r : s.ranks) {
+    out << format("  %4d  %6lld  %10.2f  %7.2f  %7.2f  %9s\n", r.rank,
+                  static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.wait_s,
+                  megabytes(r.bytes_tx).c_str());
+  }
+}
+
+void printRunList(std::ostream& out, const std::vector<RunRow>& runs) {
+  out << format("%5s  %-20s  %-20s  %-8s  %5s  %-16s  %8s\n", "id", "name", "created", "status",
+                "ranks", "strategy", "wall s");
+  for (const auto& r : runs) {
+    const std::string strategy = r.strategy + "/" + r.algorithm;
+    out << format("%5lld  %-20.20s  %-20s  %-8s  %5d  %-16.16s  %8.1f\n",
+                  static_cast<long long>(r.id), r.name.c_str(), r.created.c_str(), r.status.c_str(),
+                  r.world, strategy.c_str(), r.wall_s);
+  }
+  if (runs.empty()) out << "(no runs yet: try `ranklab run resources/jobs/quickstart.toml`)\n";
+}
+
+}  // namespace ranklab

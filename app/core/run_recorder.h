@@ -1,0 +1,49 @@
+// Turns telemetry envelopes into store rows: forwards each to the observer at once and
+// writes them to the run store in batches (one transaction per flush).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "app/core/job_runner.h"
+#include "comm/telemetry/telemetry.pb.h"
+#include "storage/run_store.h"
+
+namespace ranklab {
+
+class RunRecorder {
+ public:
+  RunRecorder(RunStore& store, int64_t run_id, int world, RunObserver& observer);
+
+  void ingest(const telemetry::Envelope& envelope);
+  // Records a launcher-side event (rank -1), e.g. a rejected message or mpirun's failure.
+  void launcherEvent(const std::string& kind, const std::string& text);
+  // Writes when the batch is big or old enough; flush() writes now.
+  void flushIfDue();
+  void flush();
+  // Updates a rank's count of telemetry messages lost in transit.
+  void setGaps(int rank, int64_t gaps);
+
+  bool allRanksSaidBye() const;
+  bool anyRankFailed() const;
+  int64_t slowestTrainNs() const;  // max over ranks of the training-loop time
+  int64_t stepsReceived() const { return steps_received_; }
+
+ private:
+  RankRow& rankRow(int rank) { return ranks_.at(static_cast<size_t>(rank)); }
+  void touchRank(int rank);
+  void onStep(int rank, int64_t time_ns, const telemetry::Step& step);
+
+  RunStore& store_;
+  int64_t run_id_;
+  RunObserver& observer_;
+  std::vector<RankRow> ranks_;
+  std::vector<bool> rank_dirty_;
+  std::vector<bool> said_bye_;
+  RecordBatch batch_;
+  std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
+  int64_t steps_received_ = 0;
+};
+
+}  // namespace ranklab

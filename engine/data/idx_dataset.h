@@ -1,0 +1,34 @@
+// Fashion-MNIST (IDX, gzip) loaded and validated; pixels scaled and normalized to floats.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ranklab {
+
+class DataError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Images (N, features) row-major floats, labels (N) in [0, classes).
+struct Dataset {
+  int64_t count = 0;
+  int features = 0;
+  int classes = 0;
+  std::vector<float> images;
+  std::vector<uint8_t> labels;
+  const float* image(int64_t i) const { return images.data() + i * features; }
+};
+
+// Reads `<folder>/<prefix>-images-idx3-ubyte.gz` and `-labels-idx1-ubyte.gz`
+// (prefix "train" or "t10k"). Validates magic numbers, dimensions and counts; a missing,
+// truncated or foreign file is a DataError naming the file. limit > 0 keeps the first N.
+Dataset loadFashionMnist(const std::string& folder, const std::string& prefix, int64_t limit);
+
+// Raw IDX reading, exposed for tests: the gunzipped bytes of `path`.
+std::vector<uint8_t> readGzipFile(const std::string& path);
+
+}  // namespace ranklab
