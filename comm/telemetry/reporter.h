@@ -11,10 +11,10 @@
 namespace ranklab {
 
 struct ReporterOptions {
-  std::string endpoint;      // e.g. tcp://127.0.0.1:5555; "" disables telemetry
+  std::string endpoint;  // e.g. tcp://127.0.0.1:5555; "" disables telemetry
   std::string run_id;
   int rank = 0;
-  size_t spool_limit = 4096;  // messages kept while the collector is unreachable
+  size_t spool_limit = 4096;    // messages kept while the collector is unreachable
   int close_timeout_ms = 3000;  // how long close() may wait to drain the spool
 };
 
