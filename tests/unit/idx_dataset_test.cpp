@@ -1,0 +1,125 @@
+// The IDX loader on the real Fashion-MNIST files and on broken files it must refuse.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/data/idx_dataset.h"
+
+namespace ranklab {
+namespace {
+
+const std::string kFashion = "/usr/share/datasets/fashion-mnist";
+
+class TempFolder {
+ public:
+  TempFolder() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("ranklab-idx-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+             "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(path_);
+  }
+  ~TempFolder() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void writeGzip(const std::string& path, const std::vector<uint8_t>& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+std::vector<uint8_t> header(uint32_t magic, std::vector<uint32_t> dims) {
+  std::vector<uint8_t> out;
+  auto put = [&](uint32_t v) {
+    for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<uint8_t>(v >> s));
+  };
+  put(magic);
+  for (auto d : dims) put(d);
+  return out;
+}
+
+// Two 28x28 images and labels, optionally corrupted.
+void writeTinySet(const TempFolder& dir, uint32_t image_magic, size_t pixel_bytes, uint8_t label) {
+  auto images = header(image_magic, {2, 28, 28});
+  images.resize(images.size() + pixel_bytes, 128);
+  writeGzip(dir.file("train-images-idx3-ubyte.gz"), images);
+  auto labels = header(0x801, {2});
+  labels.push_back(3);
+  labels.push_back(label);
+  writeGzip(dir.file("train-labels-idx1-ubyte.gz"), labels);
+}
+
+std::string loadError(const TempFolder& dir) {
+  try {
+    loadFashionMnist(dir.file(""), "train", 0);
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(IdxDataset, LoadsTheRealTrainingSet) {
+  const Dataset train = loadFashionMnist(kFashion, "train", 0);
+  EXPECT_EQ(train.count, 60000);
+  EXPECT_EQ(train.features, 784);
+  EXPECT_EQ(train.classes, 10);
+  std::vector<int> per_class(10);
+  for (auto l : train.labels) ++per_class[l];
+  for (int c = 0; c < 10; ++c) EXPECT_EQ(per_class[c], 6000) << "class " << c;
+  double mean = 0;
+  for (float v : train.images) mean += v;
+  EXPECT_NEAR(mean / train.images.size(), 0.0, 0.01);  // normalized with the dataset's mean
+}
+
+TEST(IdxDataset, LimitKeepsTheFirstSamples) {
+  const Dataset test = loadFashionMnist(kFashion, "t10k", 100);
+  EXPECT_EQ(test.count, 100);
+  EXPECT_EQ(test.labels.size(), 100u);
+}
+
+TEST(IdxDataset, MissingFileNamesThePathAndThePackage) {
+  TempFolder dir;
+  const std::string error = loadError(dir);
+  EXPECT_NE(error.find("train-images-idx3-ubyte.gz"), std::string::npos) << error;
+  EXPECT_NE(error.find("dataset-fashion-mnist"), std::string::npos) << error;
+}
+
+TEST(IdxDataset, WrongMagicIsRefused) {
+  TempFolder dir;
+  writeTinySet(dir, 0x802, 2 * 784, 1);
+  const std::string error = loadError(dir);
+  EXPECT_NE(error.find("wrong magic"), std::string::npos) << error;
+  EXPECT_NE(error.find("train-images"), std::string::npos) << error;
+}
+
+TEST(IdxDataset, TruncatedImagesAreRefused) {
+  TempFolder dir;
+  writeTinySet(dir, 0x803, 784 + 10, 1);
+  const std::string error = loadError(dir);
+  EXPECT_NE(error.find("header promises 1568"), std::string::npos) << error;
+}
+
+TEST(IdxDataset, LabelOutOfRangeIsRefused) {
+  TempFolder dir;
+  writeTinySet(dir, 0x803, 2 * 784, 12);
+  const std::string error = loadError(dir);
+  EXPECT_NE(error.find("label 12 at index 1"), std::string::npos) << error;
+}
+
+TEST(IdxDataset, ValidTinySetLoads) {
+  TempFolder dir;
+  writeTinySet(dir, 0x803, 2 * 784, 9);
+  const Dataset d = loadFashionMnist(dir.file(""), "train", 0);
+  EXPECT_EQ(d.count, 2);
+  EXPECT_EQ(d.labels[1], 9);
+}
+
+}  // namespace
+}  // namespace ranklab
