@@ -1,0 +1,147 @@
+// The `ranklab` CLI end to end: real mpirun, real ranks, a real run store file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr, interleaved
+};
+
+Result run(const std::string& args) {
+  const std::string command = std::string(RANKLAB_CLI) + " " + args + " 2>&1";
+  Result result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// The JSON document at the end of the output (progress lines come before it).
+nlohmann::json lastJson(const std::string& out) {
+  const size_t start = out.find("\n{");
+  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1));
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() /
+              ("ranklab-cli-" +
+               std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+  std::string db() const { return (folder_ / "runs.db").string(); }
+  std::string file(const std::string& name, const std::string& text) const {
+    const auto path = folder_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  std::string quickstart() const {
+    return std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
+  }
+  fs::path folder_;
+};
+
+// The acceptance run: 4 ranks, 2 epochs, >= 0.85 test accuracy, steps from every rank.
+TEST_F(Cli, QuickstartOnFourRanksReachesTheTargetAccuracy) {
+  const auto r = run("run " + quickstart() + " --ranks 4 --quiet --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto shown = run("runs show 1 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto s = nlohmann::json::parse(shown.out);
+  std::printf("quickstart 4 ranks: test accuracy %.4f, %.0f samples/s, wall %.1f s\n",
+              s["test_accuracy"].get<double>(), s["samples_per_s"].get<double>(),
+              s["wall_s"].get<double>());
+  EXPECT_EQ(s["status"], "done");
+  EXPECT_EQ(s["world"], 4);
+  EXPECT_EQ(s["strategy"], "allreduce");
+  EXPECT_EQ(s["algorithm"], "ring");
+  EXPECT_EQ(s["codec"], "none");
+  EXPECT_EQ(s["amp"], "fp32");
+  EXPECT_EQ(s["epochs"], 2);
+  EXPECT_GE(s["test_accuracy"].get<double>(), 0.85);
+  EXPECT_GT(s["samples_per_s"].get<double>(), 0);
+  EXPECT_GT(s["wall_s"].get<double>(), s["train_s"].get<double>());
+  ASSERT_EQ(s["ranks"].size(), 4u);
+  for (const auto& rank : s["ranks"]) {
+    EXPECT_EQ(rank["steps"], s["steps"]) << rank.dump();
+    EXPECT_GT(rank["bytes_tx"].get<int64_t>(), 0);
+    EXPECT_GT(rank["comm_s"].get<double>(), 0);
+    EXPECT_GT(rank["compute_s"].get<double>(), 0);
+  }
+  EXPECT_EQ(s["steps"].get<int64_t>(), 2 * (60000 / 4 / 64));
+  EXPECT_EQ(s["samples"].get<int64_t>(), 4 * s["steps"].get<int64_t>() * 64);
+}
+
+TEST_F(Cli, MpiAlgorithmWithOverridesAndJsonOutput) {
+  const auto r = run("run " + quickstart() +
+                     " --ranks 2 --set parallel.algorithm=mpi --set data.train_limit=6400"
+                     " --set data.test_limit=1000 --set train.epochs=1 --quiet --json --db " +
+                     db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto s = lastJson(r.out);
+  EXPECT_EQ(s["algorithm"], "mpi");
+  EXPECT_EQ(s["world"], 2);
+  EXPECT_EQ(s["steps"], 6400 / 2 / 64);
+  const auto list = run("runs list --json --db " + db());
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  EXPECT_EQ(nlohmann::json::parse(list.out).size(), 1u);
+}
+
+TEST_F(Cli, ValidateNamesLineKeyAndAllowedValues) {
+  const auto job =
+      file("bad.toml", "[train]\nepochs = 2\nbatchsize = 64\n\n[parallel]\nalgorithm = \"tree\"\n");
+  const auto r = run("validate " + job + " --db " + db());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.toml:3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("train.batchsize"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batch_size"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bad.toml:6"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ring, mpi"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(db())) << "validate must not create a run";
+}
+
+TEST_F(Cli, ValidAJobPassesValidate) {
+  const auto r = run("validate " + quickstart());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("valid"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, MissingDatasetFailsClearlyAndTheRunIsKept) {
+  const auto r = run("run " + quickstart() +
+                     " --ranks 2 --set data.path=/nonexistent/fmnist --quiet --db " + db());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("/nonexistent/fmnist/train-images-idx3-ubyte.gz"), std::string::npos)
+      << r.out;
+  const auto shown = run("runs show 1 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_EQ(nlohmann::json::parse(shown.out)["status"], "failed");
+}
+
+TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
+  run("runs list --db " + db());
+  const auto missing = run("runs show 42 --db " + db());
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.out.find("no run with id 42"), std::string::npos) << missing.out;
+  const auto unknown = run("frobnicate");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.out.find("allowed: run, validate, runs"), std::string::npos) << unknown.out;
+}
+
+}  // namespace

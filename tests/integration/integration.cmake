@@ -1,0 +1,13 @@
+# Real sockets, real SQLite files, real mpirun: the parts working together.
+add_executable(telemetry_store_test integration/telemetry_store_test.cpp)
+target_link_libraries(telemetry_store_test PRIVATE ranklab_core GTest::gtest_main Threads::Threads)
+gtest_discover_tests(telemetry_store_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 120)
+
+add_executable(cli_test integration/cli_test.cpp)
+target_link_libraries(cli_test PRIVATE GTest::gtest_main)
+target_compile_definitions(cli_test PRIVATE
+  RANKLAB_CLI="$<TARGET_FILE:ranklab>"
+  RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(cli_test ranklab ranklab-worker)
+# Each case launches mpirun with up to 4 ranks on 2 cores: run them one at a time.
+gtest_discover_tests(cli_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
