@@ -3,7 +3,10 @@
 #include <QAbstractAxis>
 #include <QChart>
 #include <QLegend>
+#include <QValueAxis>
+#include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace ranklab {
 
@@ -58,6 +61,24 @@ void styleAxis(QAbstractAxis* axis, const QString& title) {
   axis->setLabelsFont(axisLabelFont());
   axis->setLabelsColor(QColor(0x30, 0x30, 0x30));
   axis->setGridLineColor(QColor(0xe0, 0xe0, 0xe0));
+}
+
+void fitAxis(QValueAxis* axis, double low, double high, int ticks, bool whole) {
+  if (!(high > low)) high = low + 1;
+  const double raw = (high - low) / std::max(1, ticks - 1);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    step = m * magnitude;
+    if (step >= raw) break;
+  }
+  if (whole) step = std::max(1.0, std::round(step));
+  axis->setTickType(QValueAxis::TicksDynamic);
+  axis->setTickAnchor(0);
+  axis->setTickInterval(step);
+  axis->setRange(std::floor(low / step) * step, std::ceil(high / step) * step);
+  const int decimals = whole ? 0 : std::max(0, int(-std::floor(std::log10(step) + 1e-9)));
+  axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
 }
 
 }  // namespace ranklab

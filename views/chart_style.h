@@ -6,6 +6,7 @@
 
 class QChart;
 class QAbstractAxis;
+class QValueAxis;
 
 namespace ranklab {
 
@@ -18,5 +19,8 @@ QFont legendFont();
 // White background, titled, legend at the top, tight margins.
 void styleChart(QChart* chart, const QString& title);
 void styleAxis(QAbstractAxis* axis, const QString& title);
+// Range [low, high] widened to whole ticks of 1, 2 or 5 × 10^k, about `ticks` of them,
+// labelled with as many decimals as the tick size needs (none when `whole`).
+void fitAxis(QValueAxis* axis, double low, double high, int ticks = 6, bool whole = false);
 
 }  // namespace ranklab

@@ -18,6 +18,8 @@ LivePage::LivePage(QWidget* parent)
   status_->setObjectName(QStringLiteral("runStatus"));
   status_->setTextFormat(Qt::RichText);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  status_->setWordWrap(true);  // a long line must wrap, not widen the window
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   QFont font = status_->font();
   font.setPointSize(11);
   status_->setFont(font);
@@ -77,12 +79,11 @@ void LivePage::refreshNow() {
 }
 
 QString LivePage::statusText() const {
-  return status_->text();
+  return status_plain_;
 }
 
 void LivePage::updateStatus() {
-  QStringList parts;
-  if (!headline_.isEmpty()) parts << QStringLiteral("<b>%1</b>").arg(headline_.toHtmlEscaped());
+  QStringList parts;  // plain text, one fact each
   if (model_ && model_->latestStep() >= 0) {
     parts << tr("epoch %1").arg(model_->latestEpoch());
     parts << tr("step %1").arg(model_->latestStep());
@@ -91,8 +92,18 @@ void LivePage::updateStatus() {
   }
   if (model_ && model_->latestEval())
     parts << tr("test accuracy %1 %").arg(model_->latestEval()->test_accuracy * 100.0, 0, 'f', 1);
-  if (parts.isEmpty()) parts << tr("No run selected. Launch a job or pick a run on the left.");
-  status_->setText(parts.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+  if (headline_.isEmpty() && parts.isEmpty())
+    parts << tr("No run selected. Launch a job or pick a run on the left.");
+
+  QStringList html;
+  if (!headline_.isEmpty()) html << QStringLiteral("<b>%1</b>").arg(headline_.toHtmlEscaped());
+  // Wrap between the facts, never inside one ("loss" apart from its value).
+  for (const QString& part : parts)
+    html << part.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;"));
+  status_->setText(html.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+
+  if (!headline_.isEmpty()) parts.prepend(headline_);
+  status_plain_ = parts.join(QStringLiteral(" · "));
 }
 
 }  // namespace ranklab

@@ -6,11 +6,12 @@
 #include <QTimer>
 #include <QWidget>
 
+#include "views/models/live_run_model.h"
+
 class QLabel;
 
 namespace ranklab {
 
-class LiveRunModel;
 class LossChart;
 class TimeBreakdownChart;
 
@@ -32,7 +33,7 @@ class LivePage : public QWidget {
 
   LossChart* lossChart() const { return loss_; }
   TimeBreakdownChart* timeChart() const { return time_; }
-  QString statusText() const;
+  QString statusText() const;  // plain text of the status line
 
  private:
   void scheduleRedraw();
@@ -46,6 +47,7 @@ class LivePage : public QWidget {
   TimeBreakdownChart* time_;
   QTimer redraw_timer_;
   QString headline_;
+  QString status_plain_;  // the status line without markup
 };
 
 }  // namespace ranklab

@@ -11,14 +11,19 @@
 
 namespace ranklab {
 
+namespace {
+
+// Steps are whole numbers: a narrower axis would label one step several times.
+constexpr double kMinStepRange = 10;
+
+}  // namespace
+
 LossChart::LossChart(QWidget* parent)
     : QChartView(parent), x_axis_(new QValueAxis), y_axis_(new QValueAxis) {
   auto* chart = new QChart;
   styleChart(chart, tr("Training loss per rank"));
   styleAxis(x_axis_, tr("step"));
   styleAxis(y_axis_, tr("training loss"));
-  x_axis_->setLabelFormat(QStringLiteral("%d"));
-  y_axis_->setLabelFormat(QStringLiteral("%.3g"));
   chart->addAxis(x_axis_, Qt::AlignBottom);
   chart->addAxis(y_axis_, Qt::AlignLeft);
   setChart(chart);
@@ -36,8 +41,8 @@ void LossChart::clear() {
   has_points_ = false;
   max_step_ = 0;
   min_loss_ = max_loss_ = 0;
-  x_axis_->setRange(0, 1);
-  y_axis_->setRange(0, 1);
+  fitAxis(x_axis_, 0, kMinStepRange, 6, true);
+  fitAxis(y_axis_, 0, 1);
 }
 
 QLineSeries* LossChart::seriesForRank(int rank) const {
@@ -92,13 +97,11 @@ void LossChart::refresh(const LiveRunModel& model) {
 }
 
 void LossChart::fitAxes() {
-  x_axis_->setRange(0, std::max(1.0, max_step_));
+  fitAxis(x_axis_, 0, std::max(kMinStepRange, max_step_), 6, true);
   const double span = std::max(max_loss_ - min_loss_, 1e-6);
   double low = min_loss_ - 0.05 * span;
   if (min_loss_ >= 0) low = std::max(0.0, low);  // a loss is not negative; keep 0 in sight
-  y_axis_->setRange(low, max_loss_ + 0.05 * span);
-  y_axis_->applyNiceNumbers();
-  x_axis_->applyNiceNumbers();
+  fitAxis(y_axis_, low, max_loss_ + 0.05 * span);
 }
 
 }  // namespace ranklab

@@ -75,13 +75,16 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   central->addWidget(right);
   central->setStretchFactor(0, 2);
   central->setStretchFactor(1, 5);
+  central->setSizes({670, 730});
   setCentralWidget(central);
   resize(1400, 860);
 
   connect(reader_, &RunStoreReader::runsListed, this, &MainWindow::onRunsListed);
   connect(reader_, &RunStoreReader::runLoaded, this, &MainWindow::onRunLoaded);
-  connect(reader_, &RunStoreReader::failed, this,
-          [this](const QString& message) { showError(tr("Run store"), message); });
+  connect(reader_, &RunStoreReader::failed, this, [this](const QString& message) {
+    showError(tr("Run store"), message);
+    if (first_listing_) onFirstListingDone();
+  });
 
   connect(session_, &RunSession::started, this, &MainWindow::onStarted);
   connect(session_, &RunSession::stepReceived, live_model_, &LiveRunModel::addStep);
@@ -178,11 +181,16 @@ void MainWindow::updateActions() {
 
 void MainWindow::launch() {
   if (isRunning()) return;
+  if (first_listing_) {
+    launch_pending_ = true;
+    return;
+  }
   if (options_.job_path.isEmpty()) {
     showError(tr("Launch"), tr("No job file: choose one with Open job…"));
     return;
   }
   live_run_id_ = 0;
+  loading_run_id_ = 0;  // a stored run still loading must not replace the live page
   live_model_->reset();
   log_->clear();
   if (!session_->start(options_.job_path, options_.overrides)) return;
@@ -238,11 +246,19 @@ void MainWindow::onRunsListed(const RunList& list) {
   runs_view_->resizeColumnsToContents();
   if (shown_run_id_ > 0) {
     selectRun(shown_run_id_);
-  } else if (first_listing_ && shown_run_id_ == 0 && !list.runs.empty()) {
+  } else if (first_listing_ && !launch_pending_ && shown_run_id_ == 0 && !list.runs.empty()) {
     selectRun(list.runs.front().id);  // open on the newest run rather than an empty page
   }
-  first_listing_ = false;
+  if (first_listing_) onFirstListingDone();
   emit runsRefreshed();
+}
+
+void MainWindow::onFirstListingDone() {
+  first_listing_ = false;
+  if (launch_pending_) {
+    launch_pending_ = false;
+    launch();
+  }
 }
 
 void MainWindow::selectRun(int64_t run_id) {

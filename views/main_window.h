@@ -59,6 +59,7 @@ class MainWindow : public QMainWindow {
   void openJobDialog();
   void updateActions();
   void onRunsListed(const RunList& list);
+  void onFirstListingDone();
   void onCurrentRunChanged();
   void onRunLoaded(const StoredRun& run);
   void onStarted(qint64 run_id, const QStringList& command);
@@ -85,6 +86,7 @@ class MainWindow : public QMainWindow {
   int64_t shown_run_id_ = 0;  // run on the page; -1: a launch whose id is not known yet
   int64_t loading_run_id_ = 0;
   bool first_listing_ = true;
+  bool launch_pending_ = false;  // launch() came before the store was first read
 };
 
 }  // namespace ranklab

@@ -1,6 +1,7 @@
 #include "views/run_store_reader.h"
 
 #include <QFutureWatcher>
+#include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 #include <exception>
 
@@ -15,6 +16,21 @@ struct Answer {
   T value;
   QString error;  // empty on success
 };
+
+// A writer (the live run) may hold the file for a moment; reading again shortly succeeds.
+template <typename T, typename Read>
+Answer<T> readWithRetry(Read read) {
+  constexpr int kAttempts = 20;
+  Answer<T> answer;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    answer = read();
+    const bool busy = answer.error.contains(QLatin1String("locked")) ||
+                      answer.error.contains(QLatin1String("busy"));
+    if (!busy) break;
+    QThread::msleep(50 * attempt);
+  }
+  return answer;
+}
 
 Answer<RunList> readRunList(const std::string& path) {
   Answer<RunList> answer;
@@ -70,7 +86,10 @@ RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
 
 void RunStoreReader::listRuns() {
   readAsync<RunList>(
-      this, [path = db_path_.toStdString()] { return readRunList(path); },
+      this,
+      [path = db_path_.toStdString()] {
+        return readWithRetry<RunList>([&] { return readRunList(path); });
+      },
       [this](const Answer<RunList>& a) {
         if (a.error.isEmpty())
           emit runsListed(a.value);
@@ -82,7 +101,10 @@ void RunStoreReader::listRuns() {
 void RunStoreReader::loadRun(int64_t run_id) {
   const quint64 generation = ++load_generation_;
   readAsync<StoredRun>(
-      this, [path = db_path_.toStdString(), run_id] { return readRun(path, run_id); },
+      this,
+      [path = db_path_.toStdString(), run_id] {
+        return readWithRetry<StoredRun>([&] { return readRun(path, run_id); });
+      },
       [this, generation](const Answer<StoredRun>& a) {
         if (generation != load_generation_) return;  // a newer request superseded this one
         if (a.error.isEmpty())

@@ -41,8 +41,6 @@ TimeBreakdownChart::TimeBreakdownChart(QWidget* parent)
   chart->addSeries(series_);
   styleAxis(rank_axis_, QString());
   styleAxis(seconds_axis_, tr("seconds"));
-  seconds_axis_->setLabelFormat(QStringLiteral("%.3g"));
-  rank_axis_->setReverse(true);  // rank 0 at the top, like the legend of the loss chart
   chart->addAxis(rank_axis_, Qt::AlignLeft);
   chart->addAxis(seconds_axis_, Qt::AlignBottom);
   series_->attachAxis(rank_axis_);
@@ -57,7 +55,7 @@ void TimeBreakdownChart::clear() {
   for (QBarSet* set : {compute_, comm_, wait_}) set->remove(0, set->count());
   rank_axis_->clear();
   ranks_.clear();
-  seconds_axis_->setRange(0, 1);
+  fitAxis(seconds_axis_, 0, 1);
 }
 
 void TimeBreakdownChart::refresh(const LiveRunModel& model) {
@@ -66,8 +64,9 @@ void TimeBreakdownChart::refresh(const LiveRunModel& model) {
   if (ranks != ranks_) {
     // A rank appeared: rebuild the categories and bars (rare: once per rank per run).
     for (QBarSet* set : {compute_, comm_, wait_}) set->remove(0, set->count());
+    // Bars are drawn bottom-up; list the ranks in reverse so rank 0 is on top.
     QStringList names;
-    for (int r : ranks) names << tr("rank %1").arg(r);
+    for (auto r = ranks.rbegin(); r != ranks.rend(); ++r) names << tr("rank %1").arg(*r);
     rank_axis_->clear();
     rank_axis_->append(names);
     for (QBarSet* set : {compute_, comm_, wait_})
@@ -75,15 +74,16 @@ void TimeBreakdownChart::refresh(const LiveRunModel& model) {
     ranks_ = ranks;
   }
   double longest = 0;
-  for (int row = 0; row < model.rankCount(); ++row) {
+  const int n = model.rankCount();
+  for (int row = 0; row < n; ++row) {
     const RankProgress& p = model.rankAt(row);
-    compute_->replace(row, p.compute_s);
-    comm_->replace(row, p.comm_s);
-    wait_->replace(row, p.wait_s);
+    const int bar = barOfRow(row, n);
+    compute_->replace(bar, p.compute_s);
+    comm_->replace(bar, p.comm_s);
+    wait_->replace(bar, p.wait_s);
     longest = std::max(longest, p.compute_s + p.comm_s + p.wait_s);
   }
-  seconds_axis_->setRange(0, longest > 0 ? longest * 1.05 : 1.0);
-  seconds_axis_->applyNiceNumbers();
+  fitAxis(seconds_axis_, 0, longest > 0 ? longest : 1.0);
 }
 
 }  // namespace ranklab

@@ -24,6 +24,8 @@ class TimeBreakdownChart : public QChartView {
   void refresh(const LiveRunModel& model);
 
   int barCount() const { return int(ranks_.size()); }
+  // Bars run bottom-up, ranks top-down: the bar index of the model's row (also for tests).
+  static int barOfRow(int row, int rows) { return rows - 1 - row; }
   QBarSet* computeSet() const { return compute_; }
   QBarSet* commSet() const { return comm_; }
   QBarSet* waitSet() const { return wait_; }

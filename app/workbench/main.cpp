@@ -54,15 +54,19 @@ int main(int argc, char** argv) {
       QStringLiteral("Launch, watch and reopen distributed training runs."));
   parser.addHelpOption();
   parser.addVersionOption();
-  const QCommandLineOption db({"db"}, "Run store file (default: %1).", "PATH");
-  const QCommandLineOption job({"job"}, "Job file to use (default: quickstart.toml).", "FILE");
-  const QCommandLineOption start({"start"}, "Launch the job at once.");
-  const QCommandLineOption set({"set"}, "Override a job key, e.g. train.epochs=1 (repeatable).",
-                               "KEY=VALUE");
-  const QCommandLineOption worker({"worker"}, "ranklab-worker binary to launch.", "PATH");
-  const QCommandLineOption shot({"screenshot"}, "Save the window to this PNG, then quit.", "PNG");
+  const QCommandLineOption db(QStringLiteral("db"),
+                              "Run store file (default: ~/.local/share/ranklab/runs.db).", "PATH");
+  const QCommandLineOption job(QStringLiteral("job"), "Job file to use (default: quickstart.toml).",
+                               "FILE");
+  const QCommandLineOption start(QStringLiteral("start"), "Launch the job at once.");
+  const QCommandLineOption set(
+      QStringLiteral("set"), "Override a job key, e.g. train.epochs=1 (repeatable).", "KEY=VALUE");
+  const QCommandLineOption worker(QStringLiteral("worker"), "ranklab-worker binary to launch.",
+                                  "PATH");
+  const QCommandLineOption shot(QStringLiteral("screenshot"),
+                                "Save the window to this PNG, then quit.", "PNG");
   const QCommandLineOption shot_after(
-      {"screenshot-after-ms"},
+      QStringLiteral("screenshot-after-ms"),
       "Take the screenshot after this many ms (or when the --start run ends, if sooner).", "N",
       "3000");
   for (const auto& o : {db, job, start, set, worker, shot, shot_after}) parser.addOption(o);

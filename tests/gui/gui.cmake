@@ -15,3 +15,12 @@ target_link_libraries(test_live_run_model PRIVATE ranklab_view_models Qt6::Test)
 
 ranklab_gui_test(test_main_window ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_main_window.cpp)
 target_link_libraries(test_main_window PRIVATE ranklab_views Qt6::Test)
+
+# Needs the real launch core, MPI and Fashion-MNIST; skips when the worker or data is absent.
+ranklab_gui_test(test_workbench_live ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_workbench_live.cpp)
+target_link_libraries(test_workbench_live PRIVATE ranklab_views Qt6::Test)
+target_compile_definitions(test_workbench_live PRIVATE
+  RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  RANKLAB_WORKER_PATH="$<TARGET_FILE:ranklab-worker>")
+add_dependencies(test_workbench_live ranklab-worker)
+set_tests_properties(test_workbench_live PROPERTIES TIMEOUT 300 LABELS "gui;integration")

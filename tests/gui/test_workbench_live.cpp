@@ -1,0 +1,106 @@
+// Launch from the window: a small 2-rank job runs through JobRunner on the run thread
+// while the loss chart and the time breakdown fill, and the run ends up in the list.
+#include <QBarSet>
+#include <QFileInfo>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "storage/run_store.h"
+#include "views/live_page.h"
+#include "views/loss_chart.h"
+#include "views/main_window.h"
+#include "views/models/runs_table_model.h"
+#include "views/time_breakdown_chart.h"
+
+using namespace ranklab;
+
+class WorkbenchLiveTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void launchFillsTheLiveCharts() {
+    const QString worker = QStringLiteral(RANKLAB_WORKER_PATH);
+    if (!QFileInfo(worker).isExecutable()) QSKIP("ranklab-worker is not built");
+    if (!QFileInfo::exists(QStringLiteral("/usr/share/datasets/fashion-mnist")))
+      QSKIP("Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)");
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString job = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/quickstart.toml");
+    QVERIFY2(QFileInfo::exists(job), qPrintable(job));
+
+    WorkbenchOptions options;
+    options.db_path = dir.filePath(QStringLiteral("runs.db"));
+    options.job_path = job;
+    options.worker_path = worker;
+    options.overrides = {"parallel.ranks=2",  "data.train_limit=2048", "data.test_limit=512",
+                         "train.epochs=1",    "train.batch_size=32",   "model.layers=[32]",
+                         "parallel.threads=1"};
+    MainWindow window(options);
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    window.show();
+    window.launch();
+
+    LossChart* loss = window.livePage()->lossChart();
+    // Live: both ranks' lines appear before the run is over or, at the latest, with its end.
+    QTRY_VERIFY_WITH_TIMEOUT(loss->seriesCount() == 2 || !ended.isEmpty(), 120000);
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 180000);
+    const auto outcome = ended.first().at(0).value<RunOutcome>();
+    QVERIFY2(outcome.status == "done", outcome.error.c_str());
+
+    window.livePage()->refreshNow();
+    QCOMPARE(loss->seriesCount(), 2);
+    RunStore store(options.db_path.toStdString());
+    const std::vector<StepRow> steps = store.steps(outcome.run_id);
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto stored = std::count_if(steps.begin(), steps.end(),
+                                        [rank](const StepRow& s) { return s.rank == rank; });
+      QVERIFY(stored > 0);
+      QCOMPARE(loss->seriesForRank(rank)->count(), int(stored));
+    }
+    TimeBreakdownChart* time = window.livePage()->timeChart();
+    QCOMPARE(time->barCount(), 2);
+    QVERIFY(time->computeSet()->at(0) > 0);
+    QVERIFY(window.livePage()->statusText().contains(QStringLiteral("done")));
+
+    // The finished run is listed, and selected, with its final status.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.runsModel()->rowOfRun(outcome.run_id) >= 0 &&
+            window.runsModel()->runAt(window.runsModel()->rowOfRun(outcome.run_id)).status ==
+                "done",
+        10000);
+  }
+
+  void stopEndsTheRunAsStopped() {
+    const QString worker = QStringLiteral(RANKLAB_WORKER_PATH);
+    if (!QFileInfo(worker).isExecutable()) QSKIP("ranklab-worker is not built");
+    if (!QFileInfo::exists(QStringLiteral("/usr/share/datasets/fashion-mnist")))
+      QSKIP("Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)");
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    WorkbenchOptions options;
+    options.db_path = dir.filePath(QStringLiteral("runs.db"));
+    options.job_path = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/quickstart.toml");
+    options.worker_path = worker;
+    options.overrides = {"parallel.ranks=2", "data.train_limit=2048", "data.test_limit=512",
+                         "train.epochs=200", "model.layers=[32]",     "parallel.threads=1"};
+    MainWindow window(options);
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    window.show();
+    window.launch();
+    // Stop once steps flow, as a person would after seeing the loss move.
+    QTRY_VERIFY_WITH_TIMEOUT(window.livePage()->lossChart()->seriesCount() > 0, 120000);
+    QVERIFY(window.isRunning());
+    window.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 60000);
+    const auto outcome = ended.first().at(0).value<RunOutcome>();
+    QCOMPARE(outcome.status, std::string("stopped"));
+    QVERIFY(!window.isRunning());
+  }
+};
+
+QTEST_MAIN(WorkbenchLiveTest)
+#include "test_workbench_live.moc"
