@@ -1,4 +1,5 @@
 // ranklab: run, validate and inspect distributed training jobs from a terminal.
+#include <csignal>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -105,11 +106,21 @@ int validateCommand(const CliArgs& args) {
   return 0;
 }
 
+JobRunner* g_active_runner = nullptr;
+
+// Ctrl-C stops the ranks cleanly (then forcibly) and still stores what they reported.
+void stopOnSignal(int) {
+  if (g_active_runner != nullptr) g_active_runner->requestStop();
+}
+
 int runCommand(const CliArgs& args) {
   const JobSpec job = loadWithOverrides(args);
   LaunchOptions options;
   options.db_path = args.db;
   JobRunner runner(options);
+  g_active_runner = &runner;
+  std::signal(SIGINT, stopOnSignal);
+  std::signal(SIGTERM, stopOnSignal);
   ProgressPrinter printer(job.train.epochs, args.quiet);
   const RunOutcome outcome = runner.run(job, positional(args, 1, "job file"), printer);
   RunStore store(args.db);

@@ -174,7 +174,8 @@ RunOutcome JobRunner::run(const JobSpec& job, const std::string& job_path, RunOb
   }
   // Late output and telemetry: the ranks' last messages may still be in flight.
   const auto drain_start = Clock::now();
-  while (secondsSince(drain_start) < 3.0 && !recorder.allRanksSaidBye()) collect(50);
+  const double drain_s = stop_sent ? 0.5 : 3.0;  // stopped ranks send no Bye: do not wait long
+  while (secondsSince(drain_start) < drain_s && !recorder.allRanksSaidBye()) collect(50);
   for (int i = 0; i < 20; ++i) child.pump(10, on_line);
   collect(0);
 

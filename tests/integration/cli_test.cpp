@@ -17,8 +17,8 @@ struct Result {
   std::string out;  // stdout and stderr, interleaved
 };
 
-Result run(const std::string& args) {
-  const std::string command = std::string(RANKLAB_CLI) + " " + args + " 2>&1";
+Result run(const std::string& args, const std::string& prefix = "") {
+  const std::string command = prefix + std::string(RANKLAB_CLI) + " " + args + " 2>&1";
   Result result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -132,6 +132,20 @@ TEST_F(Cli, MissingDatasetFailsClearlyAndTheRunIsKept) {
   const auto shown = run("runs show 1 --json --db " + db());
   ASSERT_EQ(shown.exit_code, 0) << shown.out;
   EXPECT_EQ(nlohmann::json::parse(shown.out)["status"], "failed");
+}
+
+TEST_F(Cli, InterruptStopsTheRanksAndKeepsWhatTheyReported) {
+  // Ctrl-C after 4 s of a job that would run for minutes.
+  const auto r =
+      run("run " + quickstart() + " --ranks 2 --set train.epochs=100 --quiet --db " + db(),
+          "timeout --preserve-status -s INT 4 ");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto shown = run("runs show 1 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto s = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(s["status"], "stopped");
+  EXPECT_GT(s["steps"].get<int64_t>(), 0) << "steps recorded before the stop were lost";
+  EXPECT_LT(s["wall_s"].get<double>(), 15.0) << "stop did not end the ranks promptly";
 }
 
 TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
