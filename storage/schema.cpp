@@ -2,7 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <iterator>
+#include <thread>
 
 #include "storage/statement.h"
 
@@ -120,14 +122,25 @@ int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const ch
   return query.integer();
 }
 
+// Switching to WAL needs the file to itself and SQLite does not call the busy handler for
+// it, so retry for as long as busy_timeout would have waited.
+void enableWal(sqlite3* db, const std::string& file) {
+  constexpr int kStepMs = 10, kLimitMs = 5000;
+  for (int waited_ms = 0;; waited_ms += kStepMs) {
+    const int code = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if (code == SQLITE_OK) return;
+    if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || waited_ms >= kLimitMs)
+      throw sqlite::error(db, file, "set journal_mode=WAL");
+    std::this_thread::sleep_for(std::chrono::milliseconds(kStepMs));
+  }
+}
+
 void configure(sqlite3* db, const std::string& file) {
-  if (sqlite3_busy_timeout(db, 5000) != SQLITE_OK)
-    throw sqlite::error(db, file, "set busy_timeout");
   sqlite::execScript(db, file, "enable foreign_keys", "PRAGMA foreign_keys = ON");
   // A build without foreign keys would silently skip every cascade.
   if (readPragmaInt(db, file, "check foreign_keys", "PRAGMA foreign_keys") != 1)
     throw sqlite::error(file, "enable foreign_keys", "this SQLite has no foreign key support");
-  sqlite::execScript(db, file, "set journal_mode=WAL", "PRAGMA journal_mode = WAL");
+  enableWal(db, file);
   sqlite::execScript(db, file, "set synchronous=NORMAL", "PRAGMA synchronous = NORMAL");
 }
 
@@ -152,6 +165,9 @@ int version(sqlite3* db, const std::string& file) {
 void prepare(sqlite3* db, const std::string& file, int target) {
   if (target > static_cast<int>(std::size(kMigrations)))
     throw sqlite::error(file, "open", "no migration to schema version " + std::to_string(target));
+  // Wait for a writer's lock instead of failing: the launcher writes while views read.
+  if (sqlite3_busy_timeout(db, 5000) != SQLITE_OK)
+    throw sqlite::error(db, file, "set busy_timeout");
   // Read first: this is where a file that is not SQLite shows itself, before anything is set.
   const int found = version(db, file);
   if (found > target)

@@ -4,14 +4,17 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "storage/run_store.h"
@@ -544,6 +547,57 @@ TEST_F(RunStoreTest, SecondStoreOnSameFileSeesWrites) {
   batch.steps = {exampleStep(id, 0, 1)};
   writer.write(batch);
   expectSameRows(reader.steps(id), batch.steps);
+}
+
+// A view opening the file while the launcher holds the write lock waits instead of failing.
+TEST_F(RunStoreTest, OpeningWhileAnotherConnectionWritesWaitsForTheLock) {
+  RunStore writer(dbPath());
+  const int64_t id = writer.createRun(exampleRun());
+  std::atomic<bool> done{false};
+  std::thread writing([&] {
+    for (int64_t k = 0; k < 200; ++k) {
+      RecordBatch batch;
+      for (int r = 0; r < 4; ++r) batch.steps.push_back(exampleStep(id, r, k));
+      writer.write(batch);
+    }
+    done = true;
+  });
+  int opened = 0;
+  std::string failure;
+  while (!done && failure.empty()) {
+    try {
+      RunStore reader(dbPath());
+      reader.listRuns();
+      ++opened;
+    } catch (const StoreError& e) {
+      failure = e.what();
+    }
+  }
+  writing.join();
+  EXPECT_EQ(failure, "") << "after " << opened << " opens";
+}
+
+// Two processes creating the same new file at once (launcher and workbench) both succeed.
+TEST_F(RunStoreTest, ConcurrentFirstOpensOfANewFileBothSucceed) {
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    const std::string path = (dir_ / ("new-" + std::to_string(attempt) + ".db")).string();
+    std::string failures;
+    std::mutex mutex;
+    auto open = [&] {
+      try {
+        RunStore store(path);
+        store.listRuns();
+      } catch (const StoreError& e) {
+        std::lock_guard lock(mutex);
+        failures += std::string(e.what()) + "\n";
+      }
+    };
+    std::thread a(open), b(open), c(open);
+    a.join();
+    b.join();
+    c.join();
+    ASSERT_EQ(failures, "") << "attempt " << attempt;
+  }
 }
 
 TEST_F(RunStoreTest, TenThousandStepsInOneBatch) {
