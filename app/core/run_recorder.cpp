@@ -15,7 +15,9 @@ RunRecorder::RunRecorder(RunStore& store, int64_t run_id, int world, RunObserver
       observer_(observer),
       ranks_(world),
       rank_dirty_(world, false),
-      said_bye_(world, false) {
+      said_bye_(world, false),
+      first_step_start_ns_(world, -1),
+      last_step_end_ns_(world, 0) {
   for (int r = 0; r < world; ++r) {
     ranks_[r].run_id = run_id;
     ranks_[r].rank = r;
@@ -50,6 +52,12 @@ void RunRecorder::onStep(int rank, int64_t time_ns, const telemetry::Step& s) {
   row.overflow = s.overflow();
   row.staleness = s.staleness();
   row.time_ns = time_ns;
+  if (first_step_start_ns_[rank] < 0) {
+    first_step_start_ns_[rank] = time_ns - (row.data_ns + row.forward_ns + row.backward_ns +
+                                            row.compress_ns + row.comm_ns + row.wait_ns +
+                                            row.update_ns);
+  }
+  last_step_end_ns_[rank] = time_ns;
   ++steps_received_;
   observer_.onStep(row);
   batch_.steps.push_back(std::move(row));
@@ -142,7 +150,11 @@ bool RunRecorder::anyRankFailed() const {
 
 int64_t RunRecorder::slowestTrainNs() const {
   int64_t slowest = 0;
-  for (const auto& r : ranks_) slowest = std::max(slowest, r.train_ns);
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    const bool stepped = first_step_start_ns_[r] >= 0;
+    const int64_t span = stepped ? last_step_end_ns_[r] - first_step_start_ns_[r] : 0;
+    slowest = std::max(slowest, ranks_[r].train_ns > 0 ? ranks_[r].train_ns : span);
+  }
   return slowest;
 }
 

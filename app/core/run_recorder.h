@@ -27,7 +27,9 @@ class RunRecorder {
 
   bool allRanksSaidBye() const;
   bool anyRankFailed() const;
-  int64_t slowestTrainNs() const;  // max over ranks of the training-loop time
+  // Max over ranks of the training-loop time; for a rank that never said Bye (stopped,
+  // crashed), the span of its step telemetry stands in.
+  int64_t slowestTrainNs() const;
   int64_t stepsReceived() const { return steps_received_; }
 
  private:
@@ -41,6 +43,8 @@ class RunRecorder {
   std::vector<RankRow> ranks_;
   std::vector<bool> rank_dirty_;
   std::vector<bool> said_bye_;
+  std::vector<int64_t> first_step_start_ns_;  // per rank, -1 before its first step
+  std::vector<int64_t> last_step_end_ns_;
   RecordBatch batch_;
   std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
   int64_t steps_received_ = 0;

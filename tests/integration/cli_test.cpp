@@ -145,6 +145,7 @@ TEST_F(Cli, InterruptStopsTheRanksAndKeepsWhatTheyReported) {
   const auto s = nlohmann::json::parse(shown.out);
   EXPECT_EQ(s["status"], "stopped");
   EXPECT_GT(s["steps"].get<int64_t>(), 0) << "steps recorded before the stop were lost";
+  EXPECT_GT(s["samples_per_s"].get<double>(), 0) << "a stopped run still has a rate";
   EXPECT_LT(s["wall_s"].get<double>(), 15.0) << "stop did not end the ranks promptly";
 }
 
