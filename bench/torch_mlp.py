@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""PyTorch twin of bench_mlp_throughput: 1-rank training throughput of the preset MLP.
+
+Same model (784-256-128-10, ReLU), loss (softmax cross-entropy), optimizer (SGD lr 0.05,
+momentum 0.9), data (Fashion-MNIST train, (x/255 - 0.2860)/0.3530) and step as ranklab:
+gather the batch from a shuffled order (index_select), forward, zero grads, backward,
+update. Prints the same JSON line as `bench_mlp_throughput --json`, with impl "pytorch".
+OpenBLAS gets the same thread count as OpenMP, and OMP_WAIT_POLICY defaults to PASSIVE.
+
+Usage: torch_mlp.py --batch N --threads T --steps S --warmup W [--json]
+"""
+
+import argparse
+import ctypes
+import gzip
+import math
+import os
+import struct
+import sys
+import time
+
+import numpy as np
+
+DATA_FOLDER = "/usr/share/datasets/fashion-mnist"
+MEAN, STD = 0.2860, 0.3530
+LR, MOMENTUM = 0.05, 0.9
+SEED = 1
+
+
+def read_idx(path, magic, dims):
+    """The payload of a gzipped IDX file, checked against its magic number."""
+    try:
+        with gzip.open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        sys.exit(f"torch_mlp.py: {path}: cannot read: {e}")
+    header = 4 + 4 * dims
+    if len(raw) < header or struct.unpack(">I", raw[:4])[0] != magic:
+        sys.exit(f"torch_mlp.py: {path}: not an IDX file with magic {magic:#x}")
+    shape = struct.unpack(">" + "I" * dims, raw[4:header])
+    payload = np.frombuffer(raw, dtype=np.uint8, offset=header)
+    if payload.size != math.prod(shape):
+        sys.exit(f"torch_mlp.py: {path}: holds {payload.size} bytes, header promises {shape}")
+    return payload.reshape(shape)
+
+
+def load_train_set():
+    images = read_idx(f"{DATA_FOLDER}/train-images-idx3-ubyte.gz", 0x803, 3)
+    labels = read_idx(f"{DATA_FOLDER}/train-labels-idx1-ubyte.gz", 0x801, 1)
+    x = (images.reshape(len(images), -1).astype(np.float32) / 255.0 - MEAN) / STD
+    return x.astype(np.float32), labels.astype(np.int64)
+
+
+def openblas_in_process():
+    """The OpenBLAS that torch loaded (it calls sgemm_ through it), or None."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "libopenblas" in path:
+                return ctypes.CDLL(path)
+    return None
+
+
+def set_blas_threads(threads):
+    # torch.set_num_threads sets OpenMP (and MKL), not OpenBLAS: without this its GEMMs
+    # would use every core while ranklab's use `threads`.
+    blas = openblas_in_process()
+    if blas is None:
+        print("torch_mlp.py: torch did not load OpenBLAS; BLAS threads not set", file=sys.stderr)
+        return
+    blas.openblas_set_num_threads(threads)
+    if blas.openblas_get_num_threads() != threads:
+        sys.exit(f"torch_mlp.py: asked OpenBLAS for {threads} threads, "
+                 f"it uses {blas.openblas_get_num_threads()}")
+
+
+def positive(minimum):
+    def parse(text):
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expects an integer >= {minimum}, got {text}")
+        return value
+    return parse
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=positive(1), default=64)
+    parser.add_argument("--threads", type=positive(1), default=1)
+    parser.add_argument("--steps", type=positive(1), default=500)
+    parser.add_argument("--warmup", type=positive(0), default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    # Debian's torch runs OpenMP beside a pthreads OpenBLAS: with libgomp's default spinning,
+    # idle OpenMP workers hold the cores OpenBLAS needs and T > 1 runs 4-5x slower. Read by
+    # libgomp when torch loads; an OMP_WAIT_POLICY already set is respected.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import torch
+    from torch import nn
+
+    torch.set_num_threads(args.threads)
+    set_blas_threads(args.threads)
+    torch.manual_seed(SEED)
+
+    x_np, y_np = load_train_set()
+    images, labels = torch.from_numpy(x_np), torch.from_numpy(y_np)
+    count = len(images)
+    steps_per_epoch = count // args.batch
+    if steps_per_epoch == 0:
+        sys.exit(f"torch_mlp.py: --batch {args.batch} exceeds the {count} training samples")
+
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
+                          nn.Linear(128, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+    loss_fn = nn.CrossEntropyLoss()
+
+    order = torch.randperm(count)
+    state = {"in_epoch": 0, "order": order}
+
+    def step():
+        # Reshuffle when the epoch runs out, as ranklab's ShardLoader does.
+        if state["in_epoch"] == steps_per_epoch:
+            state["order"] = torch.randperm(count)
+            state["in_epoch"] = 0
+        begin = state["in_epoch"] * args.batch
+        index = state["order"][begin:begin + args.batch]
+        state["in_epoch"] += 1
+        xb = images.index_select(0, index)  # (B, 784)
+        yb = labels.index_select(0, index)  # (B)
+        loss = loss_fn(model(xb), yb)
+        optimizer.zero_grad(set_to_none=False)  # zero in place, as Mlp::zeroGrads does
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    for _ in range(args.warmup):
+        step()
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        loss = step()
+    seconds = time.perf_counter() - start
+    final_loss = loss.item()
+    samples_per_s = args.steps * args.batch / seconds
+
+    if not math.isfinite(final_loss):
+        sys.exit(f"torch_mlp.py: final loss is {final_loss}, training diverged")
+    if args.json:
+        print(f'{{"impl":"pytorch","batch":{args.batch},"threads":{args.threads},'
+              f'"samples_per_s":{samples_per_s:.1f},"final_loss":{final_loss:.6f}}}')
+    else:
+        print(f"pytorch {torch.__version__}: batch {args.batch}, threads {args.threads}: "
+              f"{samples_per_s:.1f} samples/s ({args.steps} steps in {seconds:.3f} s), "
+              f"final loss {final_loss:.4f}")
+
+
+if __name__ == "__main__":
+    main()
