@@ -125,6 +125,10 @@ int runCommand(const CliArgs& args) {
   const RunOutcome outcome = runner.run(job, positional(args, 1, "job file"), printer);
   RunStore store(args.db);
   const auto summary = store.summary(outcome.run_id);
+  if (!summary) {
+    throw std::runtime_error(args.db + ": run " + std::to_string(outcome.run_id) +
+                             " is gone from the store (was the file deleted during the run?)");
+  }
   if (args.json)
     std::cout << summaryJson(*summary).dump(2) << "\n";
   else

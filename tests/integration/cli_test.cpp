@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/support/temp_folder.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,24 +40,16 @@ nlohmann::json lastJson(const std::string& out) {
 
 class Cli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() /
-              ("ranklab-cli-" +
-               std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(folder_);
-    fs::create_directories(folder_);
-  }
-  void TearDown() override { fs::remove_all(folder_); }
-  std::string db() const { return (folder_ / "runs.db").string(); }
+  std::string db() const { return folder_.file("runs.db"); }
   std::string file(const std::string& name, const std::string& text) const {
-    const auto path = folder_ / name;
+    const auto path = folder_.file(name);
     std::ofstream(path) << text;
-    return path.string();
+    return path;
   }
   std::string quickstart() const {
     return std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
   }
-  fs::path folder_;
+  ranklab::testing::TempFolder folder_;
 };
 
 // The acceptance run: 4 ranks, 2 epochs, >= 0.85 test accuracy, steps from every rank.

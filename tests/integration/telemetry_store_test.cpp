@@ -9,6 +9,7 @@
 #include "comm/telemetry/collector.h"
 #include "comm/telemetry/reporter.h"
 #include "storage/run_store.h"
+#include "tests/support/temp_folder.h"
 
 namespace ranklab {
 namespace {
@@ -46,8 +47,8 @@ telemetry::Step makeStep(int rank, int k) {
 }
 
 TEST(TelemetryIntoStore, EveryStepOfEveryRankArrivesIntact) {
-  const auto db = std::filesystem::temp_directory_path() / "ranklab-telemetry-store-test.db";
-  std::filesystem::remove(db);
+  const testing::TempFolder folder;
+  const auto db = folder.path() / "runs.db";
   const int world = 4, steps = 300;
   RunStore store(db.string());
   NewRun run;
@@ -124,7 +125,6 @@ TEST(TelemetryIntoStore, EveryStepOfEveryRankArrivesIntact) {
   EXPECT_EQ(summary->steps, steps);
   EXPECT_EQ(summary->samples, int64_t{world} * steps * 64);
   EXPECT_DOUBLE_EQ(*summary->test_accuracy, 0.875);
-  std::filesystem::remove(db);
 }
 
 }  // namespace

@@ -7,26 +7,14 @@
 #include <vector>
 
 #include "engine/data/idx_dataset.h"
+#include "tests/support/temp_folder.h"
 
 namespace ranklab {
 namespace {
 
 const std::string kFashion = "/usr/share/datasets/fashion-mnist";
 
-class TempFolder {
- public:
-  TempFolder() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("ranklab-idx-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-             "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(path_);
-  }
-  ~TempFolder() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using ranklab::testing::TempFolder;
 
 void writeGzip(const std::string& path, const std::vector<uint8_t>& bytes) {
   gzFile f = gzopen(path.c_str(), "wb");
