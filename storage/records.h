@@ -49,9 +49,9 @@ struct RankRow {
   int64_t pid = 0;
   std::string status;  // running | done | failed
   int exit_status = 0;
-  int64_t train_ns = 0;     // this rank's training-loop time, evaluation excluded
-  int64_t seq_gaps = 0;     // telemetry messages lost in transit (sequence holes)
-  int64_t last_seq = -1;    // highest sequence number seen
+  int64_t train_ns = 0;   // this rank's training-loop time, evaluation excluded
+  int64_t seq_gaps = 0;   // telemetry messages lost in transit (sequence holes)
+  int64_t last_seq = -1;  // highest sequence number seen
 };
 
 // One row of `steps`: one rank, one optimizer step.
@@ -91,7 +91,7 @@ struct EvalRow {
 
 struct EventRow {
   int64_t run_id = 0;
-  int rank = 0;   // -1: the launcher itself
+  int rank = 0;  // -1: the launcher itself
   int64_t step = 0;
   std::string kind;  // checkpoint | fault | overflow | straggler | log | error
   std::string text;
@@ -125,9 +125,9 @@ struct RankSummary {
 // What `ranklab runs show` prints.
 struct RunSummary {
   RunRow run;
-  int64_t steps = 0;    // optimizer steps (the most any rank took)
-  int64_t samples = 0;  // training samples over all ranks
-  double samples_per_s = 0;  // samples / run.train_s
+  int64_t steps = 0;                    // optimizer steps (the most any rank took)
+  int64_t samples = 0;                  // training samples over all ranks
+  double samples_per_s = 0;             // samples / run.train_s
   std::optional<double> test_accuracy;  // last evaluation
   std::optional<double> test_loss;
   int64_t bytes_tx = 0;

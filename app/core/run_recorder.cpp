@@ -53,9 +53,9 @@ void RunRecorder::onStep(int rank, int64_t time_ns, const telemetry::Step& s) {
   row.staleness = s.staleness();
   row.time_ns = time_ns;
   if (first_step_start_ns_[rank] < 0) {
-    first_step_start_ns_[rank] = time_ns - (row.data_ns + row.forward_ns + row.backward_ns +
-                                            row.compress_ns + row.comm_ns + row.wait_ns +
-                                            row.update_ns);
+    first_step_start_ns_[rank] =
+        time_ns - (row.data_ns + row.forward_ns + row.backward_ns + row.compress_ns + row.comm_ns +
+                   row.wait_ns + row.update_ns);
   }
   last_step_end_ns_[rank] = time_ns;
   ++steps_received_;
