@@ -1,0 +1,26 @@
+# CUDA kernels and the NCCL all-reduce: built when nvcc is found (here: /usr/local/cuda),
+# skipped with a message otherwise. Tests skip at run time when no GPU is present.
+include(CheckLanguage)
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+endif()
+check_language(CUDA)
+set(RANKLAB_HAVE_CUDA OFF)
+if(CMAKE_CUDA_COMPILER)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 75 80 90)  # Turing, Ampere, Hopper
+  endif()
+  set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no C++20 flag for nvcc
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(NCCL_LIBRARY AND NCCL_INCLUDE_DIR)
+    set(RANKLAB_HAVE_CUDA ON)
+    message(STATUS "ranklab: CUDA ${CUDAToolkit_VERSION} and NCCL found: building CUDA kernels and NCCL all-reduce")
+  else()
+    message(STATUS "ranklab: CUDA found but NCCL not: CUDA parts skipped")
+  endif()
+else()
+  message(STATUS "ranklab: no nvcc: CUDA kernels and NCCL all-reduce are not built")
+endif()

@@ -1,0 +1,121 @@
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/cuda_kernels.h"
+
+namespace ranklab::cuda {
+
+namespace {
+
+void check(cudaError_t code, const char* operation) {
+  if (code != cudaSuccess) {
+    throw std::runtime_error(std::string("CUDA ") + operation + ": " + cudaGetErrorString(code));
+  }
+}
+
+void check(cublasStatus_t code, const char* operation) {
+  if (code != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string("cuBLAS ") + operation + ": status " +
+                             std::to_string(static_cast<int>(code)));
+  }
+}
+
+// One handle per thread: cuBLAS handles are not thread-safe.
+cublasHandle_t handle() {
+  thread_local cublasHandle_t h = [] {
+    cublasHandle_t created = nullptr;
+    check(cublasCreate(&created), "create handle");
+    return created;
+  }();
+  return h;
+}
+
+cublasOperation_t op(kernels::Trans t) {
+  return t == kernels::Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+constexpr int kThreads = 256;
+int blocks(size_t n) {
+  return static_cast<int>((n + kThreads - 1) / kThreads);
+}
+
+__global__ void reluForwardKernel(float* x, size_t n) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) x[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+
+__global__ void reluBackwardKernel(float* dx, const float* y, size_t n) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n && y[i] <= 0.f) dx[i] = 0.f;
+}
+
+__global__ void addBiasRowsKernel(float* y, const float* bias, size_t rows, int cols) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < rows * cols) y[i] += bias[i % cols];
+}
+
+}  // namespace
+
+bool deviceAvailable(std::string* why) {
+  int count = 0;
+  const cudaError_t code = cudaGetDeviceCount(&count);
+  if (code != cudaSuccess) {
+    if (why) *why = std::string("no usable CUDA device: ") + cudaGetErrorString(code);
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "no CUDA device on this machine";
+    return false;
+  }
+  return true;
+}
+
+DeviceBuffer::DeviceBuffer(size_t count) : count_(count) {
+  if (count > 0) check(cudaMalloc(&data_, count * sizeof(float)), "malloc");
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_ != nullptr) cudaFree(data_);
+}
+
+void DeviceBuffer::upload(const float* host) {
+  check(cudaMemcpy(data_, host, count_ * sizeof(float), cudaMemcpyHostToDevice), "upload");
+}
+
+void DeviceBuffer::download(float* host) const {
+  check(cudaMemcpy(host, data_, count_ * sizeof(float), cudaMemcpyDeviceToHost), "download");
+}
+
+void sgemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
+           const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  // Row-major C = A.B is column-major C^T = B^T.A^T: swap the operands, keep the flags.
+  check(cublasSgemm(handle(), op(trans_b), op(trans_a), n, m, k, &alpha, b, ldb, a, lda, &beta, c,
+                    ldc),
+        "sgemm");
+}
+
+void reluForward(float* x, size_t n) {
+  if (n > 0) reluForwardKernel<<<blocks(n), kThreads>>>(x, n);
+  check(cudaGetLastError(), "relu forward");
+}
+
+void reluBackward(float* dx, const float* y, size_t n) {
+  if (n > 0) reluBackwardKernel<<<blocks(n), kThreads>>>(dx, y, n);
+  check(cudaGetLastError(), "relu backward");
+}
+
+void addBiasRows(float* y, const float* bias, int rows, int cols) {
+  const size_t n = static_cast<size_t>(rows) * cols;
+  if (n > 0) addBiasRowsKernel<<<blocks(n), kThreads>>>(y, bias, rows, cols);
+  check(cudaGetLastError(), "add bias");
+}
+
+void synchronize() {
+  check(cudaDeviceSynchronize(), "synchronize");
+}
+
+}  // namespace ranklab::cuda

@@ -1,0 +1,11 @@
+# CUDA kernels against the CPU ones, and NCCL all-reduce under mpirun; both skip with a
+# message when the machine has no GPU.
+add_executable(cuda_kernels_test unit/cuda_kernels_test.cpp)
+target_link_libraries(cuda_kernels_test PRIVATE ranklab_kernels_cuda ranklab_kernels GTest::gtest_main)
+gtest_discover_tests(cuda_kernels_test TEST_PREFIX "cuda." PROPERTIES TIMEOUT 120)
+
+add_executable(mpi_nccl_test mpi/nccl_allreduce_test.cpp)
+target_link_libraries(mpi_nccl_test PRIVATE ranklab_comm_nccl ranklab_comm_mpi ranklab_kernels_cuda GTest::gtest)
+add_test(NAME mpi_nccl.np2 COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --bind-to none -np 2 $<TARGET_FILE:mpi_nccl_test>)
+set_tests_properties(mpi_nccl.np2 PROPERTIES ENVIRONMENT "${RANKLAB_MPI_ENV}" TIMEOUT 180
+  SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" LABELS "mpi;cuda")
