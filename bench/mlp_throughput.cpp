@@ -14,8 +14,8 @@
 
 #include "engine/data/idx_dataset.h"
 #include "engine/data/shard_loader.h"
-#include "engine/model/mlp.h"
-#include "engine/optim/sgd.h"
+#include "engine/model/models.h"
+#include "engine/optim/optimizer.h"
 #include "kernels/cpu/gemm.h"
 
 namespace ranklab {
@@ -80,7 +80,7 @@ class TrainingStep {
  public:
   TrainingStep(const Dataset& data, int batch)
       : batch_(batch),
-        model_({data.features, 256, 128, data.classes}, kSeed),
+        model_(makeMlp({1, 1, data.features}, {256, 128}, data.classes, 0.f, kSeed)),
         optimizer_(model_.parameterCount(), kMomentum, 0.0),
         loader_(data, /*rank=*/0, /*world=*/1, batch, kSeed),
         images_(static_cast<size_t>(batch) * data.features),
@@ -110,7 +110,7 @@ class TrainingStep {
 
  private:
   int batch_;
-  Mlp model_;
+  Network model_;
   Sgd optimizer_;
   ShardLoader loader_;
   std::vector<float> images_;    // (B, 784)

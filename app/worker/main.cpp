@@ -10,8 +10,9 @@
 
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/telemetry/reporter.h"
-#include "engine/data/idx_dataset.h"
+#include "engine/data/datasets.h"
 #include "engine/job/job_spec.h"
+#include "engine/train/thread_policy.h"
 #include "engine/train/trainer.h"
 #include "kernels/cpu/gemm.h"
 
@@ -107,13 +108,6 @@ std::string hostName() {
   return name;
 }
 
-// cores / ranks BLAS threads unless the job says otherwise.
-int blasThreadsFor(const JobSpec& job) {
-  if (job.parallel.threads > 0) return job.parallel.threads;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / std::max(1, job.parallel.ranks));
-}
-
 int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
   const JobSpec job = loadJob(args.job_path);
   ReporterOptions options;
@@ -124,11 +118,20 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
   Reporter reporter(options);
   reporter.hello(comm.size(), hostName(), static_cast<int64_t>(getpid()));
   try {
-    kernels::setBlasThreads(blasThreadsFor(job));
-    const Dataset train_set = loadFashionMnist(job.data.path, "train", job.data.train_limit);
-    const Dataset test_set = loadFashionMnist(job.data.path, "t10k", job.data.test_limit);
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    kernels::setBlasThreads(blasThreadsFor(job.parallel, cores));
+    if (comm.rank() == 0) {
+      reporter.event("log",
+                     std::to_string(kernels::blasThreads()) + " BLAS thread(s) per rank (" +
+                         (job.parallel.threads > 0 ? "parallel.threads"
+                                                   : std::to_string(cores) + " cores / " +
+                                                         std::to_string(comm.size()) + " ranks") +
+                         ")",
+                     0);
+    }
+    const DataSplits data = loadJobData(job.data, job.train.seed);
     TelemetryBridge bridge(reporter, comm.rank(), job.telemetry.heartbeat_ms);
-    const TrainResult result = train(job, comm, train_set, test_set, bridge);
+    const TrainResult result = train(job, comm, data.train, data.test, bridge);
     reporter.bye(0, result.train_ns, "");
     return 0;
   } catch (const std::exception& e) {

@@ -76,6 +76,8 @@ Dataset loadFashionMnist(const std::string& folder, const std::string& prefix, i
   Dataset data;
   data.count = limit > 0 ? std::min(limit, count) : count;
   data.features = rows * cols;
+  data.height = rows;
+  data.width = cols;
   data.classes = kClasses;
   data.images.resize(static_cast<size_t>(data.count) * data.features);
   for (size_t i = 0; i < data.images.size(); ++i) {

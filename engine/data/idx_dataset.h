@@ -13,11 +13,14 @@ class DataError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Images (N, features) row-major floats, labels (N) in [0, classes).
+// Samples (N, features) row-major floats, labels (N) in [0, classes). An image sample is
+// (height, width, channels) channels-last; a point or feature vector is 1 x 1 x features.
 struct Dataset {
   int64_t count = 0;
   int features = 0;
   int classes = 0;
+  int height = 1;
+  int width = 1;
   std::vector<float> images;
   std::vector<uint8_t> labels;
   const float* image(int64_t i) const { return images.data() + i * features; }

@@ -137,9 +137,26 @@ Field doubleField(std::string_view key, Ref ref, DoubleRange range) {
           [=](const JobSpec& job) { return tomlDouble(ref(job)); }};
 }
 
-// A string from a fixed set; an empty `allowed` means any non-empty string.
 template <class Ref>
-Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> allowed = {}) {
+Field boolField(std::string_view key, Ref ref) {
+  return {key, false,
+          [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
+            if (const auto* flag = value.as_boolean()) {
+              ref(job) = flag->get();
+            } else {
+              log.add(value.source(), path, "expected true or false, got " + typeName(value));
+            }
+          },
+          [=](const JobSpec& job) { return std::string(ref(job) ? "true" : "false"); }};
+}
+
+enum class EmptyText { kRejected, kAllowed };
+
+// A string from a fixed set; an empty `allowed` means any string (non-empty unless `empty`
+// says it may be, for optional paths).
+template <class Ref>
+Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> allowed = {},
+                  EmptyText empty = EmptyText::kRejected) {
   return {key, true,
           [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
             const auto* text = value.as_string();
@@ -148,7 +165,7 @@ Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> a
               return;
             }
             const std::string& v = text->get();
-            if (allowed.empty() && v.empty()) {
+            if (allowed.empty() && v.empty() && empty == EmptyText::kRejected) {
               log.add(value.source(), path, "must not be empty");
               return;
             }
@@ -162,9 +179,10 @@ Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> a
           [=](const JobSpec& job) { return tomlString(ref(job)); }};
 }
 
+// An array of integers; `entry_meaning` says what one entry is ("one width per hidden layer").
 template <class Ref>
 Field widthsField(std::string_view key, Ref ref, int64_t min_count, int64_t max_count,
-                  int64_t min_width, int64_t max_width) {
+                  int64_t min_width, int64_t max_width, std::string entry_meaning) {
   return {
       key, false,
       [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
@@ -177,8 +195,8 @@ Field widthsField(std::string_view key, Ref ref, int64_t min_count, int64_t max_
         bool ok = true;
         if (count < min_count || count > max_count) {
           log.add(value.source(), path,
-                  "must have " + intRangeText(min_count, max_count) +
-                      " entries (one width per hidden layer), got " + std::to_string(count));
+                  "must have " + intRangeText(min_count, max_count) + " entries (" + entry_meaning +
+                      "), got " + std::to_string(count));
           ok = false;
         }
         std::vector<int> widths;
@@ -203,6 +221,24 @@ Field widthsField(std::string_view key, Ref ref, int64_t min_count, int64_t max_
       }};
 }
 
+// An odd integer 1..11 (a square kernel with same padding).
+template <class Ref>
+Field oddKernelField(std::string_view key, Ref ref) {
+  Field field = intField(key, ref, 1, 11);
+  auto read_range = field.read;
+  field.read = [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
+    const auto* integer = value.as_integer();
+    if (integer && integer->get() >= 1 && integer->get() <= 11 && integer->get() % 2 == 0) {
+      log.add(value.source(), path,
+              "must be odd (1, 3, 5, 7, 9 or 11: same padding keeps the image size), got " +
+                  std::to_string(integer->get()));
+      return;
+    }
+    read_range(value, path, job, log);
+  };
+  return field;
+}
+
 // Maps a JobSpec (const or not) to one of its members.
 #define RANKLAB_JOB_KEY(member) \
   [](auto& job) -> auto& {      \
@@ -214,23 +250,49 @@ std::vector<Section> buildSchema() {
       {"", "what the run is called in the run store", {stringField("name", RANKLAB_JOB_KEY(name))}},
       {"data",
        "what to train on",
-       {stringField("dataset", RANKLAB_JOB_KEY(data.dataset), {"fashion-mnist"}),
+       {stringField("dataset", RANKLAB_JOB_KEY(data.dataset),
+                    {"fashion-mnist", "spirals", "moons"}),
         stringField("path", RANKLAB_JOB_KEY(data.path)),
         intField("train_limit", RANKLAB_JOB_KEY(data.train_limit), 0, kNoUpperLimit),
-        intField("test_limit", RANKLAB_JOB_KEY(data.test_limit), 0, kNoUpperLimit)}},
+        intField("test_limit", RANKLAB_JOB_KEY(data.test_limit), 0, kNoUpperLimit),
+        intField("samples", RANKLAB_JOB_KEY(data.samples), 1, 10000000),
+        intField("test_samples", RANKLAB_JOB_KEY(data.test_samples), 1, 10000000),
+        doubleField("noise", RANKLAB_JOB_KEY(data.noise), {0.0, 10.0}),
+        intField("arms", RANKLAB_JOB_KEY(data.arms), 2, 10),
+        intField("prefetch", RANKLAB_JOB_KEY(data.prefetch), 0, 64)}},
       {"model",
        "the network",
-       {stringField("kind", RANKLAB_JOB_KEY(model.kind), {"mlp"}),
-        widthsField("layers", RANKLAB_JOB_KEY(model.layers), 1, 8, 1, 65536)}},
+       {stringField("kind", RANKLAB_JOB_KEY(model.kind), {"mlp", "cnn"}),
+        widthsField("layers", RANKLAB_JOB_KEY(model.layers), 0, 8, 1, 65536,
+                    "one width per hidden layer"),
+        widthsField("channels", RANKLAB_JOB_KEY(model.channels), 1, 4, 1, 4096,
+                    "one per conv+pool stage"),
+        oddKernelField("kernel_size", RANKLAB_JOB_KEY(model.kernel_size)),
+        doubleField("dropout", RANKLAB_JOB_KEY(model.dropout), {0.0, 1.0, false, true})}},
       {"train",
        "the optimisation loop",
        {intField("epochs", RANKLAB_JOB_KEY(train.epochs), 1, 10000),
         intField("batch_size", RANKLAB_JOB_KEY(train.batch_size), 1, 65536),
+        stringField("optimizer", RANKLAB_JOB_KEY(train.optimizer), {"sgd", "adam", "adamw"}),
         doubleField("lr", RANKLAB_JOB_KEY(train.lr), {0.0, 10.0, true, false}),
         doubleField("momentum", RANKLAB_JOB_KEY(train.momentum), {0.0, 1.0, false, true}),
+        boolField("nesterov", RANKLAB_JOB_KEY(train.nesterov)),
         doubleField("weight_decay", RANKLAB_JOB_KEY(train.weight_decay), {0.0, 1.0}),
+        doubleField("beta1", RANKLAB_JOB_KEY(train.beta1), {0.0, 1.0, false, true}),
+        doubleField("beta2", RANKLAB_JOB_KEY(train.beta2), {0.0, 1.0, false, true}),
+        doubleField("eps", RANKLAB_JOB_KEY(train.eps), {0.0, 1.0, true, false}),
+        stringField("lr_schedule", RANKLAB_JOB_KEY(train.lr_schedule),
+                    {"constant", "step", "cosine"}),
+        intField("lr_step_epochs", RANKLAB_JOB_KEY(train.lr_step_epochs), 1, 10000),
+        doubleField("lr_gamma", RANKLAB_JOB_KEY(train.lr_gamma), {0.0, 1.0, true, false}),
+        doubleField("lr_min", RANKLAB_JOB_KEY(train.lr_min), {0.0, 10.0}),
+        intField("warmup_steps", RANKLAB_JOB_KEY(train.warmup_steps), 0, kNoUpperLimit),
         intField("seed", RANKLAB_JOB_KEY(train.seed), 0, kNoUpperLimit),
-        intField("max_steps", RANKLAB_JOB_KEY(train.max_steps), 0, kNoUpperLimit)}},
+        intField("max_steps", RANKLAB_JOB_KEY(train.max_steps), 0, kNoUpperLimit),
+        stringField("checkpoint_path", RANKLAB_JOB_KEY(train.checkpoint_path), {},
+                    EmptyText::kAllowed),
+        intField("checkpoint_every", RANKLAB_JOB_KEY(train.checkpoint_every), 0, kNoUpperLimit),
+        stringField("resume_from", RANKLAB_JOB_KEY(train.resume_from), {}, EmptyText::kAllowed)}},
       {"parallel",
        "how many ranks and how they combine gradients",
        {intField("ranks", RANKLAB_JOB_KEY(parallel.ranks), 1, 256),
@@ -277,17 +339,47 @@ const Field* findField(const Section& section, std::string_view key) {
   return nullptr;
 }
 
-void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  // The straggler must be one of the ranks; only meaningful when both keys are valid.
-  const std::string ranks_key = "parallel.ranks", straggler_key = "fault.straggler_rank";
-  const toml::node* straggler = root["fault"]["straggler_rank"].node();
-  if (straggler && !log.hasIssueFor(ranks_key) && !log.hasIssueFor(straggler_key) &&
-      job.fault.straggler_rank >= job.parallel.ranks) {
-    log.add(straggler->source(), straggler_key,
-            "must be -1 (no straggler) or a rank 0.." + std::to_string(job.parallel.ranks - 1) +
-                " (parallel.ranks is " + std::to_string(job.parallel.ranks) + "), got " +
-                std::to_string(job.fault.straggler_rank));
+namespace {
+
+// Reports `message` against `key` (as "section.name") when the rule is broken, the key is
+// written in the file (or a --set) and none of the keys the rule reads has its own problem.
+void checkRule(const toml::table& root, IssueLog& log, const std::string& key,
+               const std::vector<std::string>& reads, bool broken, const std::string& message) {
+  const auto dot = key.find('.');
+  const toml::node* node = root[key.substr(0, dot)][key.substr(dot + 1)].node();
+  if (!broken || !node || log.hasIssueFor(key)) return;
+  for (const auto& other : reads) {
+    if (log.hasIssueFor(other)) return;
   }
+  log.add(node->source(), key, message);
+}
+
+}  // namespace
+
+void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  const int ranks = job.parallel.ranks;
+  checkRule(root, log, "fault.straggler_rank", {"parallel.ranks"},
+            job.fault.straggler_rank >= ranks,
+            "must be -1 (no straggler) or a rank 0.." + std::to_string(ranks - 1) +
+                " (parallel.ranks is " + std::to_string(ranks) + "), got " +
+                std::to_string(job.fault.straggler_rank));
+  checkRule(root, log, "model.kind", {"data.dataset"},
+            job.model.kind == "cnn" && job.data.dataset != "fashion-mnist",
+            "\"cnn\" needs image data, and data.dataset " + quoted(job.data.dataset) +
+                " gives 2-D points; use model.kind = \"mlp\" or data.dataset = "
+                "\"fashion-mnist\"");
+  checkRule(root, log, "train.nesterov", {"train.optimizer", "train.momentum"},
+            job.train.nesterov && (job.train.optimizer != "sgd" || job.train.momentum == 0.0),
+            "true needs train.optimizer = \"sgd\" and train.momentum > 0 (got " +
+                quoted(job.train.optimizer) + " with momentum " + formatDouble(job.train.momentum) +
+                ")");
+  checkRule(root, log, "train.checkpoint_every", {"train.checkpoint_path"},
+            job.train.checkpoint_every > 0 && job.train.checkpoint_path.empty(),
+            "needs train.checkpoint_path, the file to write checkpoints to");
+  checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
+            job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
+            "must be <= train.lr (" + formatDouble(job.train.lr) +
+                ") for the cosine schedule to decay, got " + formatDouble(job.train.lr_min));
 }
 
 }  // namespace ranklab::job_detail

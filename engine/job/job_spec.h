@@ -10,29 +10,50 @@
 namespace ranklab {
 
 struct DataSpec {
-  std::string dataset = "fashion-mnist";                   // fashion-mnist
+  std::string dataset = "fashion-mnist";                   // fashion-mnist | spirals | moons
   std::string path = "/usr/share/datasets/fashion-mnist";  // folder with the IDX .gz files
-  int64_t train_limit = 0;  // use the first N training samples; 0 = all
-  int64_t test_limit = 0;   // use the first N test samples; 0 = all
+  int64_t train_limit = 0;      // use the first N training samples; 0 = all
+  int64_t test_limit = 0;       // use the first N test samples; 0 = all
+  int64_t samples = 10000;      // spirals, moons: training samples drawn
+  int64_t test_samples = 2000;  // spirals, moons: test samples drawn
+  double noise = 0.1;           // spirals, moons: std. deviation of the Gaussian jitter
+  int arms = 3;                 // spirals: arms (= classes)
+  int prefetch = 2;  // batches loaded ahead on a background thread; 0 = on the training thread
 
   bool operator==(const DataSpec&) const = default;
 };
 
 struct ModelSpec {
-  std::string kind = "mlp";              // mlp
-  std::vector<int> layers = {256, 128};  // hidden widths; input and output come from the data
+  std::string kind = "mlp";              // mlp | cnn
+  std::vector<int> layers = {256, 128};  // hidden fc widths; input and output come from the data
+  std::vector<int> channels = {32, 64};  // cnn: output channels of each conv+pool stage
+  int kernel_size = 5;                   // cnn: square, odd, same padding
+  double dropout = 0.0;                  // before each hidden Linear's successor; 0 = off
 
   bool operator==(const ModelSpec&) const = default;
 };
 
 struct TrainSpec {
   int epochs = 2;
-  int batch_size = 64;  // per rank
+  int batch_size = 64;            // per rank
+  std::string optimizer = "sgd";  // sgd | adam | adamw
   double lr = 0.05;
-  double momentum = 0.9;
-  double weight_decay = 0.0;
+  double momentum = 0.9;                 // sgd
+  bool nesterov = false;                 // sgd
+  double weight_decay = 0.0;             // L2 for sgd and adam, decoupled for adamw
+  double beta1 = 0.9;                    // adam, adamw
+  double beta2 = 0.999;                  // adam, adamw
+  double eps = 1e-8;                     // adam, adamw
+  std::string lr_schedule = "constant";  // constant | step | cosine
+  int lr_step_epochs = 1;                // step: multiply by lr_gamma every N epochs
+  double lr_gamma = 0.1;                 // step
+  double lr_min = 0.0;                   // cosine: the rate at the last step
+  int64_t warmup_steps = 0;              // linear warm-up from lr/warmup_steps to lr
   uint64_t seed = 1;
-  int64_t max_steps = 0;  // stop after this many steps in all; 0 = run every epoch fully
+  int64_t max_steps = 0;         // stop after this many steps in all; 0 = run every epoch fully
+  std::string checkpoint_path;   // file rank 0 writes checkpoints to; "" = none
+  int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = only after the last step
+  std::string resume_from;       // checkpoint file to continue from; "" = start afresh
 
   bool operator==(const TrainSpec&) const = default;
 };

@@ -4,9 +4,12 @@
 #include <thread>
 #include <vector>
 
+#include "engine/data/batch_stream.h"
 #include "engine/data/shard_loader.h"
-#include "engine/model/mlp.h"
-#include "engine/optim/sgd.h"
+#include "engine/model/models.h"
+#include "engine/optim/lr_schedule.h"
+#include "engine/optim/optimizer.h"
+#include "engine/train/checkpoint.h"
 #include "engine/train/gradient_sync.h"
 
 namespace ranklab {
@@ -19,15 +22,12 @@ int64_t nowNs() {
       .count();
 }
 
-std::vector<int> modelWidths(const JobSpec& job, const Dataset& data) {
-  std::vector<int> widths{data.features};
-  widths.insert(widths.end(), job.model.layers.begin(), job.model.layers.end());
-  widths.push_back(data.classes);
-  return widths;
+Shape sampleShape(const Dataset& data) {
+  return {data.height, data.width, data.features / (data.height * data.width)};
 }
 
 // Test loss and accuracy over the whole test set: each rank scores its slice, then sum.
-EvalStats evaluate(Mlp& model, Communicator& comm, const Dataset& test, int batch) {
+EvalStats evaluate(Network& model, Communicator& comm, const Dataset& test, int batch) {
   const int64_t begin = test.count * comm.rank() / comm.size();
   const int64_t end = test.count * (comm.rank() + 1) / comm.size();
   const BatchLoss part =
@@ -41,12 +41,84 @@ EvalStats evaluate(Mlp& model, Communicator& comm, const Dataset& test, int batc
   return stats;
 }
 
+// Where a run stands: the last completed step, counted overall and within its epoch.
+struct Position {
+  int64_t step = 0;
+  int epoch = 1;
+  int64_t step_in_epoch = 0;
+};
+
+std::string mismatch(const std::string& path, const std::string& what, const std::string& saved,
+                     const std::string& job) {
+  return path + ": the checkpoint's " + what + " is " + saved + ", this job's is " + job +
+         "; a run continues exactly only with the same " + what;
+}
+
+// Restores model, optimizer and dropout stream from train.resume_from; returns where it was.
+Position resume(const JobSpec& job, const Communicator& comm, Network& model,
+                Optimizer& optimizer) {
+  const std::string& path = job.train.resume_from;
+  const Checkpoint c = readCheckpoint(path);
+  if (c.model != model.describe())
+    throw CheckpointError(mismatch(path, "model", c.model, model.describe()));
+  if (c.params.size() != model.parameterCount()) {
+    throw CheckpointError(mismatch(path, "parameter count", std::to_string(c.params.size()),
+                                   std::to_string(model.parameterCount())));
+  }
+  if (c.optimizer != optimizer.kind()) {
+    throw CheckpointError(mismatch(path, "train.optimizer", c.optimizer, optimizer.kind()));
+  }
+  if (c.world != comm.size()) {
+    throw CheckpointError(mismatch(path, "world size (parallel.ranks)", std::to_string(c.world),
+                                   std::to_string(comm.size())));
+  }
+  if (c.seed != job.train.seed) {
+    throw CheckpointError(
+        mismatch(path, "train.seed", std::to_string(c.seed), std::to_string(job.train.seed)));
+  }
+  if (c.batch_size != job.train.batch_size) {
+    throw CheckpointError(mismatch(path, "train.batch_size", std::to_string(c.batch_size),
+                                   std::to_string(job.train.batch_size)));
+  }
+  try {
+    optimizer.restore(c.optimizer_state);
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(path + ": " + e.what());
+  }
+  std::copy(c.params.begin(), c.params.end(), model.params());
+  model.setTrainingPasses(c.training_passes);
+  return {c.step, c.epoch, c.step_in_epoch};
+}
+
+void saveCheckpoint(const JobSpec& job, const Communicator& comm, const Network& model,
+                    const Optimizer& optimizer, const Position& at, TrainObserver& observer) {
+  // Synchronous data parallel keeps every rank's state identical: rank 0 speaks for all.
+  if (comm.rank() != 0) return;
+  Checkpoint c;
+  c.model = model.describe();
+  c.params.assign(model.params(), model.params() + model.parameterCount());
+  c.optimizer = optimizer.kind();
+  c.optimizer_state = optimizer.state();
+  c.step = at.step;
+  c.epoch = at.epoch;
+  c.step_in_epoch = at.step_in_epoch;
+  c.training_passes = model.trainingPasses();
+  c.seed = job.train.seed;
+  c.world = comm.size();
+  c.batch_size = job.train.batch_size;
+  writeCheckpoint(job.train.checkpoint_path, c);
+  observer.onEvent("checkpoint",
+                   "step " + std::to_string(at.step) + " written to " + job.train.checkpoint_path,
+                   at.step);
+}
+
 }  // namespace
 
 TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_set,
                   const Dataset& test_set, TrainObserver& observer) {
-  Mlp model(modelWidths(job, train_set), job.train.seed);
-  Sgd optimizer(model.parameterCount(), job.train.momentum, job.train.weight_decay);
+  Network model = makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed);
+  model.setDropoutStream(job.train.seed, comm.rank());
+  auto optimizer = makeOptimizer(job.train, model.parameterCount());
   auto gradient_sync = makeGradientSync(job, comm);
   ShardLoader loader(train_set, comm.rank(), comm.size(), job.train.batch_size, job.train.seed);
   if (loader.stepsPerEpoch() == 0) {
@@ -54,42 +126,58 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
                                 std::to_string(comm.size()) + " ranks exceeds the " +
                                 std::to_string(train_set.count) + " training samples");
   }
+  const int64_t planned_steps = loader.stepsPerEpoch() * job.train.epochs;
+  const int64_t total_steps =
+      job.train.max_steps > 0 ? std::min(job.train.max_steps, planned_steps) : planned_steps;
+  // The schedule spans the planned epochs; max_steps only stops early (so a run cut short
+  // and resumed follows the same curve).
+  const LrSchedule schedule(job.train, loader.stepsPerEpoch(), planned_steps);
+  Position at;
+  if (!job.train.resume_from.empty()) {
+    at = resume(job, comm, model, *optimizer);
+    observer.onEvent(
+        "checkpoint",
+        "resumed from " + job.train.resume_from + " after step " + std::to_string(at.step),
+        at.step);
+  }
   const bool straggler =
       comm.rank() == job.fault.straggler_rank && job.fault.straggler_delay_ms > 0;
   if (straggler) {
     observer.onEvent("fault",
                      "straggler: +" + std::to_string(job.fault.straggler_delay_ms) +
                          " ms per step on rank " + std::to_string(comm.rank()),
-                     0);
+                     at.step);
   }
 
   const int batch = job.train.batch_size;
-  std::vector<float> images(static_cast<size_t>(batch) * train_set.features);
-  std::vector<uint8_t> labels(batch);
+  BatchStream batches(loader, train_set.features, at.epoch, at.step_in_epoch, job.train.epochs,
+                      job.data.prefetch);
   TrainResult result;
+  result.steps = at.step;
   int64_t eval_ns = 0;
+  int64_t checkpointed_step = at.step;
   const int64_t loop_start = nowNs();
-  for (int epoch = 1; epoch <= job.train.epochs; ++epoch) {
-    loader.startEpoch(epoch);
-    bool stop = false;
-    for (int64_t i = 0; i < loader.stepsPerEpoch(); ++i) {
+  bool stop = at.step >= total_steps;
+  for (int epoch = at.epoch; epoch <= job.train.epochs && !stop; ++epoch) {
+    const int64_t first = epoch == at.epoch ? at.step_in_epoch : 0;
+    for (int64_t i = first; i < loader.stepsPerEpoch() && !stop; ++i) {
       StepStats s;
       s.step = ++result.steps;
       s.epoch = epoch;
       s.samples = batch;
-      s.lr = job.train.lr;
+      s.lr = schedule.at(s.step);
       int64_t t = nowNs();
-      loader.batch(i, images.data(), labels.data());
+      const Batch* next = batches.next();
       s.data_ns = nowNs() - t;
 
       t = nowNs();
-      const BatchLoss loss = model.forward(images.data(), labels.data(), batch);
+      const BatchLoss loss = model.forward(next->images.data(), next->labels.data(), batch);
       s.loss = loss.loss_sum / batch;
       s.forward_ns = nowNs() - t;
 
       t = nowNs();
       model.zeroGrads();
-      model.backward(images.data(), labels.data(), batch);
+      model.backward(next->images.data(), next->labels.data(), batch);
       if (straggler)
         std::this_thread::sleep_for(std::chrono::milliseconds(job.fault.straggler_delay_ms));
       s.backward_ns = nowNs() - t;
@@ -102,19 +190,26 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
       s.bytes_raw = sync.bytes_raw;
 
       t = nowNs();
-      optimizer.step(model.params(), model.grads(), job.train.lr);
+      optimizer->step(model.params(), model.grads(), s.lr);
       s.update_ns = nowNs() - t;
       observer.onStep(s);
-      stop = job.train.max_steps > 0 && result.steps >= job.train.max_steps;
-      if (stop) break;
+      at = {s.step, epoch, i + 1};
+      stop = s.step >= total_steps;
+      const int64_t every = job.train.checkpoint_every;
+      if (every > 0 && s.step % every == 0 && !stop) {
+        saveCheckpoint(job, comm, model, *optimizer, at, observer);
+        checkpointed_step = s.step;
+      }
     }
     const int64_t t = nowNs();
-    result.last_eval = evaluate(model, comm, test_set, 1000);
+    result.last_eval = evaluate(model, comm, test_set, 256);
     result.last_eval.step = result.steps;
     result.last_eval.epoch = epoch;
     eval_ns += nowNs() - t;
     observer.onEval(result.last_eval);
-    if (stop) break;
+  }
+  if (!job.train.checkpoint_path.empty() && checkpointed_step != at.step) {
+    saveCheckpoint(job, comm, model, *optimizer, at, observer);
   }
   result.train_ns = nowNs() - loop_start - eval_ns;
   return result;

@@ -19,12 +19,36 @@ void sumRowsInto(float* dbias, const float* dy, int rows, int cols) {
   }
 }
 
-void reluForward(float* x, size_t n) {
-  for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.f ? x[i] : 0.f;
+void reluForward(const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
 }
 
-void reluBackward(float* dx, const float* y, size_t n) {
-  for (size_t i = 0; i < n; ++i) dx[i] = y[i] > 0.f ? dx[i] : 0.f;
+void reluBackward(const float* dy, const float* y, float* dx, size_t n) {
+  for (size_t i = 0; i < n; ++i) dx[i] = y[i] > 0.f ? dy[i] : 0.f;
+}
+
+namespace {
+// SplitMix64's finalizer: a well-mixed 64-bit hash of a counter.
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+void dropoutMask(uint64_t key, float p, float* scale, size_t n) {
+  const float keep_scale = 1.f / (1.f - p);
+  // Compare 24-bit uniforms against p in the same units, so p is honoured exactly.
+  const uint32_t threshold = static_cast<uint32_t>(static_cast<double>(p) * (1u << 24));
+  const uint64_t base = mix64(key);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t u = static_cast<uint32_t>(mix64(base + 0x9e3779b97f4a7c15ULL * (i + 1)) >> 40);
+    scale[i] = u < threshold ? 0.f : keep_scale;
+  }
+}
+
+void multiply(const float* a, const float* b, float* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
 }
 
 XentResult softmaxXentForward(const float* logits, const uint8_t* labels, float* probs, int rows,

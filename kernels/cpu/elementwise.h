@@ -11,9 +11,16 @@ void addBiasRows(float* y, const float* bias, int rows, int cols);
 // dbias (N) += column sums of dy (B, N)
 void sumRowsInto(float* dbias, const float* dy, int rows, int cols);
 
-void reluForward(float* x, size_t n);  // in place
-// dx *= (y > 0), where y is the ReLU output
-void reluBackward(float* dx, const float* y, size_t n);
+// y = max(x, 0); y may be x
+void reluForward(const float* x, float* y, size_t n);
+// dx = dy * (y > 0), where y is the ReLU output (written, not added; dx may be dy)
+void reluBackward(const float* dy, const float* y, float* dx, size_t n);
+
+// Inverted dropout: scale[i] = 0 with probability p, else 1 / (1 - p). Each draw is a hash
+// of (key, i), so a mask depends only on its key and never on what was drawn before.
+void dropoutMask(uint64_t key, float p, float* scale, size_t n);
+// out = a * b elementwise; out may alias a or b
+void multiply(const float* a, const float* b, float* out, size_t n);
 
 // Softmax cross-entropy over logits (B, C) with integer labels. Writes probabilities
 // into probs, returns the summed loss (not the mean) and the number of correct argmaxes.

@@ -84,8 +84,10 @@ TEST(JobSpec, UnknownKeyNamesLineKeyAllowedKeysAndSuggestion) {
   EXPECT_THAT(issue.message, HasSubstr("unknown key \"batch_sise\" in [train]"));
   EXPECT_THAT(issue.message, HasSubstr("; did you mean batch_size? allowed keys:"));
   EXPECT_THAT(issue.message,
-              HasSubstr("allowed keys: epochs, batch_size, lr, momentum, weight_decay, seed, "
-                        "max_steps"));
+              HasSubstr("allowed keys: epochs, batch_size, optimizer, lr, momentum, nesterov, "
+                        "weight_decay, beta1, beta2, eps, lr_schedule, lr_step_epochs, lr_gamma, "
+                        "lr_min, warmup_steps, seed, max_steps, checkpoint_path, "
+                        "checkpoint_every, resume_from"));
   EXPECT_THAT(issue.str(), HasSubstr("job.toml:4:1: train.batch_sise: unknown key"));
 
   JobIssue far = onlyIssueOf("[train]\nwarmup = 3\n");
@@ -149,8 +151,8 @@ TEST(JobSpec, OutOfRangeSaysAllowedRange) {
 }
 
 TEST(JobSpec, LayersAreCheckedEntryByEntry) {
-  EXPECT_EQ(onlyIssueOf("[model]\nlayers = []\n").message,
-            "must have 1..8 entries (one width per hidden layer), got 0");
+  EXPECT_EQ(onlyIssueOf("[model]\nlayers = [1, 2, 3, 4, 5, 6, 7, 8, 9]\n").message,
+            "must have 0..8 entries (one width per hidden layer), got 9");
   JobIssue issue = onlyIssueOf("[model]\nlayers = [64, 0]\n");
   EXPECT_EQ(issue.key, "model.layers");
   EXPECT_EQ(issue.line, 2);
@@ -166,7 +168,7 @@ TEST(JobSpec, BadEnumListsAllowedValues) {
   EXPECT_EQ(issue.line, 2);
   EXPECT_EQ(issue.message, "must be one of: ring, mpi; got \"tree\"");
   EXPECT_EQ(onlyIssueOf("[data]\ndataset = \"mnist\"\n").message,
-            "must be one of: fashion-mnist; got \"mnist\"");
+            "must be one of: fashion-mnist, spirals, moons; got \"mnist\"");
 }
 
 TEST(JobSpec, ReportsEveryProblemInFileOrder) {

@@ -5,23 +5,12 @@
 #include <vector>
 
 #include "engine/data/shard_loader.h"
+#include "tests/unit/thread_ranks.h"
 
 namespace ranklab {
 namespace {
 
-// Sample i has every pixel equal to i, so a batch tells which samples it holds.
-Dataset numberedSet(int64_t count) {
-  Dataset d;
-  d.count = count;
-  d.features = 2;
-  d.classes = 10;
-  for (int64_t i = 0; i < count; ++i) {
-    d.images.push_back(static_cast<float>(i));
-    d.images.push_back(static_cast<float>(i));
-    d.labels.push_back(static_cast<uint8_t>(i % 10));
-  }
-  return d;
-}
+using testing::numberedSet;
 
 std::vector<int64_t> epochSamples(const ShardLoader& loader, int batch) {
   std::vector<float> x(batch * 2);

@@ -4,29 +4,15 @@
 #include <thread>
 #include <vector>
 
-#include "comm/memory/thread_communicator.h"
-#include "engine/data/idx_dataset.h"
+#include "engine/data/datasets.h"
+#include "engine/train/thread_policy.h"
 #include "engine/train/trainer.h"
+#include "tests/unit/thread_ranks.h"
 
 namespace ranklab {
 namespace {
 
-class LossRecorder : public TrainObserver {
- public:
-  void onStep(const StepStats& s) override { losses.push_back(s.loss); }
-  void onEval(const EvalStats& e) override { evals.push_back(e); }
-  std::vector<double> losses;
-  std::vector<EvalStats> evals;
-};
-
-const Dataset& trainSet() {
-  static const Dataset d = loadFashionMnist("/usr/share/datasets/fashion-mnist", "train", 4000);
-  return d;
-}
-const Dataset& testSet() {
-  static const Dataset d = loadFashionMnist("/usr/share/datasets/fashion-mnist", "t10k", 1000);
-  return d;
-}
+using testing::trainWithThreads;
 
 JobSpec smallJob(int ranks, const std::string& algorithm) {
   JobSpec job;
@@ -36,20 +22,6 @@ JobSpec smallJob(int ranks, const std::string& algorithm) {
   job.parallel.ranks = ranks;
   job.parallel.algorithm = algorithm;
   return job;
-}
-
-std::vector<LossRecorder> trainWithThreads(const JobSpec& job) {
-  ThreadRendezvous rendezvous(job.parallel.ranks);
-  std::vector<LossRecorder> recorders(job.parallel.ranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < job.parallel.ranks; ++r) {
-    threads.emplace_back([&, r] {
-      ThreadCommunicator comm(rendezvous, r);
-      train(job, comm, trainSet(), testSet(), recorders[r]);
-    });
-  }
-  for (auto& t : threads) t.join();
-  return recorders;
 }
 
 TEST(Trainer, SameSeedGivesTheSameLossCurveBitForBit) {
@@ -92,13 +64,84 @@ TEST(Trainer, BatchLargerThanTheShardIsAClearError) {
   job.train.batch_size = 5000;
   ThreadRendezvous rendezvous(1);
   ThreadCommunicator comm(rendezvous, 0);
-  LossRecorder recorder;
+  testing::RunRecorder recorder;
   try {
-    train(job, comm, trainSet(), testSet(), recorder);
+    train(job, comm, testing::smallTrainSet(), testing::smallTestSet(), recorder);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("train.batch_size 5000"), std::string::npos) << e.what();
   }
+}
+
+TEST(Trainer, PrefetchingChangesNothing) {
+  JobSpec job = smallJob(2, "ring");
+  job.train.max_steps = 50;
+  job.data.prefetch = 0;
+  const auto direct = trainWithThreads(job);
+  job.data.prefetch = 3;
+  const auto prefetched = trainWithThreads(job);
+  EXPECT_EQ(direct[0].losses, prefetched[0].losses);
+  EXPECT_EQ(direct[1].losses, prefetched[1].losses);
+}
+
+TEST(Trainer, SameJobWithDropoutAdamAndCosineIsBitForBitReproducible) {
+  JobSpec job = smallJob(2, "ring");
+  job.model.dropout = 0.3;
+  job.train.optimizer = "adamw";
+  job.train.lr = 0.003;
+  job.train.weight_decay = 0.01;
+  job.train.lr_schedule = "cosine";
+  job.train.warmup_steps = 20;
+  const auto a = trainWithThreads(job), b = trainWithThreads(job);
+  EXPECT_EQ(a[0].losses, b[0].losses);
+  EXPECT_EQ(a[1].losses, b[1].losses);
+  EXPECT_NE(a[0].losses, a[1].losses);  // each rank its own shard and dropout masks
+}
+
+TEST(Trainer, SpiralsTeachingJobLearnsInSeconds) {
+  JobSpec job;
+  job.data.dataset = "spirals";
+  job.model.layers = {64, 64};
+  job.train.optimizer = "adam";
+  job.train.lr = 0.01;
+  job.train.epochs = 20;
+  job.train.batch_size = 50;
+  job.parallel.ranks = 2;
+  const DataSplits data = loadJobData(
+      [] {
+        DataSpec spec;
+        spec.dataset = "spirals";
+        spec.samples = 3000;
+        spec.test_samples = 1000;
+        return spec;
+      }(),
+      1);
+  const auto ranks = trainWithThreads(job, data.train, data.test);
+  EXPECT_GT(ranks[0].evals.back().test_accuracy, 0.85);  // chance is 1/3
+}
+
+TEST(Trainer, CnnTrainsOnImages) {
+  JobSpec job = smallJob(1, "ring");
+  job.model.kind = "cnn";
+  job.model.channels = {4, 8};
+  job.model.layers = {};
+  job.train.batch_size = 50;
+  job.train.epochs = 1;
+  const auto ranks = trainWithThreads(job);
+  ASSERT_EQ(ranks[0].evals.size(), 1u);
+  EXPECT_GT(ranks[0].evals.back().test_accuracy, 0.6);
+}
+
+TEST(ThreadPolicy, CoresPerRankUnlessTheJobSays) {
+  ParallelSpec parallel;
+  parallel.ranks = 4;
+  EXPECT_EQ(blasThreadsFor(parallel, 2), 1);  // oversubscribed: never fewer than one
+  EXPECT_EQ(blasThreadsFor(parallel, 16), 4);
+  EXPECT_EQ(blasThreadsFor(parallel, 18), 4);
+  parallel.ranks = 1;
+  EXPECT_EQ(blasThreadsFor(parallel, 8), 8);
+  parallel.threads = 3;
+  EXPECT_EQ(blasThreadsFor(parallel, 8), 3);
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+// The training batches of a run, in order, from a ShardLoader: epoch by epoch, starting at
+// any step (to resume). With prefetch > 0 a background thread loads up to that many batches
+// ahead while the current step computes; the batches are exactly the loader's either way,
+// so prefetching never changes a result.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/data/shard_loader.h"
+
+namespace ranklab {
+
+struct Batch {
+  int epoch = 0;                // 1-based
+  int64_t step = 0;             // 0-based step within the epoch
+  std::vector<float> images;    // (B, features)
+  std::vector<uint8_t> labels;  // (B)
+};
+
+class BatchStream {
+ public:
+  // Batches of epochs first_epoch..last_epoch, beginning at step first_step of first_epoch.
+  // The stream owns the loader's epoch state from here on.
+  BatchStream(ShardLoader& loader, int features, int first_epoch, int64_t first_step,
+              int last_epoch, int prefetch);
+  ~BatchStream();
+  BatchStream(const BatchStream&) = delete;
+  BatchStream& operator=(const BatchStream&) = delete;
+
+  // The next batch, waiting for it if it is still loading; valid until the next call.
+  // Returns nullptr after the last one.
+  const Batch* next();
+
+ private:
+  bool advance(int& epoch, int64_t& step) const;  // to the following batch; false at the end
+  void load(Batch& slot, int epoch, int64_t step);
+  void produce();
+
+  ShardLoader& loader_;
+  const int last_epoch_;
+  int loaded_epoch_ = 0;  // the epoch the loader's permutation is for
+  std::vector<Batch> slots_;
+  int next_epoch_;  // the position of the next batch to load
+  int64_t next_step_;
+  bool at_end_ = false;
+
+  // Background loading (prefetch > 0) only.
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int64_t produced_ = 0;   // batches loaded so far
+  int64_t consumed_ = 0;   // batches handed out and released
+  bool holding_ = false;   // whether the caller holds slot consumed_ % size
+  bool finished_ = false;  // the producer has loaded the last batch
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::thread producer_;
+};
+
+}  // namespace ranklab

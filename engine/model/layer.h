@@ -1,0 +1,64 @@
+// A layer is a forward/backward pair over batches of samples. Conventions:
+// - a sample is stored channels-last, (H, W, C); a feature vector of n values is (1, 1, n);
+//   a batch is (B, H, W, C), row-major, so (B, features) for flat layers;
+// - parameters and their gradients live in slices of the network's two flat buffers,
+//   handed to the layer by bind(); tensors are in PyTorch's order and layout;
+// - backward ADDS into parameter gradients and WRITES the input gradient dx.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ranklab {
+
+struct Shape {
+  int height = 1, width = 1, channels = 0;
+  size_t size() const { return static_cast<size_t>(height) * width * channels; }
+  std::string str() const;  // "28x28x1" for images, "784" for feature vectors
+  bool operator==(const Shape&) const = default;
+};
+
+// What a forward pass is for: training draws dropout masks, evaluation does not.
+struct ForwardPass {
+  bool training = true;
+  uint64_t dropout_key = 0;  // differs per rank and per training step
+};
+
+struct ParamTensor {
+  std::string suffix;  // "weight", "bias"
+  size_t size = 0;
+};
+
+class Layer {
+ public:
+  Layer(std::string name, Shape input, Shape output)
+      : name_(std::move(name)), input_(input), output_(output) {}
+  virtual ~Layer() = default;
+
+  const std::string& name() const { return name_; }  // "fc0", "conv1": prefixes the views
+  Shape inputShape() const { return input_; }
+  Shape outputShape() const { return output_; }
+  virtual std::string describe() const = 0;  // "Linear(784, 256)", PyTorch's wording
+
+  // The parameter tensors it owns, in the order they sit in the flat buffer.
+  virtual std::vector<ParamTensor> paramTensors() const { return {}; }
+  // Points the layer at its slices of the flat parameter and gradient buffers.
+  virtual void bind(float* /*params*/, float* /*grads*/) {}
+  // Draws parameters like PyTorch's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), weight first.
+  virtual void init(std::mt19937_64& /*rng*/) {}
+
+  // x (B, input) -> y (B, output)
+  virtual void forward(const float* x, float* y, int batch, const ForwardPass& pass) = 0;
+  // dy (B, output) -> dx (B, input), dx null when no one needs it; parameter grads +=.
+  virtual void backward(const float* x, const float* y, const float* dy, float* dx, int batch) = 0;
+
+ private:
+  std::string name_;
+  Shape input_;
+  Shape output_;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,246 @@
+#include "engine/model/layers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/gemm.h"
+
+namespace ranklab {
+
+using kernels::Trans;
+
+std::string Shape::str() const {
+  if (height == 1 && width == 1) return std::to_string(channels);
+  return std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels);
+}
+
+namespace {
+
+Shape features(int n) {
+  return {1, 1, n};
+}
+
+}  // namespace
+
+// ---- WeightedLayer ----
+
+WeightedLayer::WeightedLayer(std::string name, Shape input, Shape output, size_t weights,
+                             size_t biases, int fan_in)
+    : Layer(std::move(name), input, output), weights_(weights), biases_(biases), fan_in_(fan_in) {}
+
+std::vector<ParamTensor> WeightedLayer::paramTensors() const {
+  return {{"weight", weights_}, {"bias", biases_}};
+}
+
+void WeightedLayer::bind(float* params, float* grads) {
+  weight_ = params;
+  bias_ = params + weights_;
+  weight_grad_ = grads;
+  bias_grad_ = grads + weights_;
+}
+
+void WeightedLayer::init(std::mt19937_64& rng) {
+  // PyTorch's default for Linear and Conv2d (kaiming_uniform with a=sqrt(5)), weight first.
+  const float bound = 1.f / std::sqrt(static_cast<float>(fan_in_));
+  std::uniform_real_distribution<float> dist(-bound, bound);
+  for (size_t i = 0; i < weights_; ++i) weight_[i] = dist(rng);
+  for (size_t i = 0; i < biases_; ++i) bias_[i] = dist(rng);
+}
+
+// ---- Linear ----
+
+Linear::Linear(std::string name, Shape input, int outputs)
+    : WeightedLayer(std::move(name), input, features(outputs), input.size() * outputs, outputs,
+                    static_cast<int>(input.size())),
+      in_(static_cast<int>(input.size())),
+      out_(outputs) {}
+
+std::string Linear::describe() const {
+  return "Linear(" + std::to_string(in_) + ", " + std::to_string(out_) + ")";
+}
+
+void Linear::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  // y (B, out) = x (B, in) . W^T (in, out) + b
+  kernels::sgemm(Trans::kNo, Trans::kYes, batch, out_, in_, 1.f, x, in_, weight_, in_, 0.f, y,
+                 out_);
+  kernels::addBiasRows(y, bias_, batch, out_);
+}
+
+void Linear::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
+  // dW (out, in) += dy^T (out, B) . x (B, in);  db (out) += column sums of dy
+  kernels::sgemm(Trans::kYes, Trans::kNo, out_, in_, batch, 1.f, dy, out_, x, in_, 1.f,
+                 weight_grad_, in_);
+  kernels::sumRowsInto(bias_grad_, dy, batch, out_);
+  // dx (B, in) = dy (B, out) . W (out, in)
+  if (dx)
+    kernels::sgemm(Trans::kNo, Trans::kNo, batch, in_, out_, 1.f, dy, out_, weight_, in_, 0.f, dx,
+                   in_);
+}
+
+// ---- Conv2d ----
+
+namespace {
+
+kernels::ConvGeometry geometryOf(Shape input, int kernel) {
+  return {input.height, input.width, input.channels, kernel, kernel / 2};
+}
+
+Shape convOutput(Shape input, int out_channels, int kernel) {
+  const auto g = geometryOf(input, kernel);
+  if (g.outHeight() < 1 || g.outWidth() < 1) {
+    throw std::invalid_argument("Conv2d: kernel " + std::to_string(kernel) +
+                                " does not fit the input " + input.str());
+  }
+  return {g.outHeight(), g.outWidth(), out_channels};
+}
+
+}  // namespace
+
+Conv2d::Conv2d(std::string name, Shape input, int out_channels, int kernel)
+    : WeightedLayer(std::move(name), input, convOutput(input, out_channels, kernel),
+                    static_cast<size_t>(out_channels) * geometryOf(input, kernel).columns(),
+                    out_channels, geometryOf(input, kernel).columns()),
+      out_channels_(out_channels),
+      kernel_(kernel),
+      padding_(kernel / 2) {}
+
+std::string Conv2d::describe() const {
+  return "Conv2d(" + std::to_string(inputShape().channels) + ", " + std::to_string(out_channels_) +
+         ", kernel_size=" + std::to_string(kernel_) + ", padding=" + std::to_string(padding_) + ")";
+}
+
+int Conv2d::rowsPerChunk() const {
+  // Enough output pixels per GEMM to keep it efficient, few enough that im2col stays in cache.
+  constexpr size_t kColumnFloats = size_t{1} << 18;
+  const size_t k = geometryOf(inputShape(), kernel_).columns();
+  return static_cast<int>(std::max<size_t>(64, kColumnFloats / k));
+}
+
+void Conv2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  const auto g = geometryOf(inputShape(), kernel_);
+  const int k = g.columns();
+  const int64_t rows = static_cast<int64_t>(batch) * g.outHeight() * g.outWidth();
+  const int chunk = rowsPerChunk();
+  columns_.resize(static_cast<size_t>(std::min<int64_t>(chunk, rows)) * k);
+  for (int64_t first = 0; first < rows; first += chunk) {
+    const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
+    kernels::im2col(x, g, first, n, columns_.data());
+    // y rows (n, Cout) = columns (n, K) . W^T (K, Cout) + b
+    float* out = y + first * out_channels_;
+    kernels::sgemm(Trans::kNo, Trans::kYes, n, out_channels_, k, 1.f, columns_.data(), k, weight_,
+                   k, 0.f, out, out_channels_);
+    kernels::addBiasRows(out, bias_, n, out_channels_);
+  }
+}
+
+void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
+  const auto g = geometryOf(inputShape(), kernel_);
+  const int k = g.columns();
+  const int64_t rows = static_cast<int64_t>(batch) * g.outHeight() * g.outWidth();
+  const int chunk = rowsPerChunk();
+  columns_.resize(static_cast<size_t>(std::min<int64_t>(chunk, rows)) * k);
+  if (dx) std::memset(dx, 0, sizeof(float) * batch * inputShape().size());
+  for (int64_t first = 0; first < rows; first += chunk) {
+    const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
+    const float* grad_out = dy + first * out_channels_;  // (n, Cout)
+    kernels::im2col(x, g, first, n, columns_.data());
+    // dW (Cout, K) += dy^T (Cout, n) . columns (n, K)
+    kernels::sgemm(Trans::kYes, Trans::kNo, out_channels_, k, n, 1.f, grad_out, out_channels_,
+                   columns_.data(), k, 1.f, weight_grad_, k);
+    kernels::sumRowsInto(bias_grad_, grad_out, n, out_channels_);
+    if (!dx) continue;
+    // d columns (n, K) = dy (n, Cout) . W (Cout, K), then scattered back onto the image
+    kernels::sgemm(Trans::kNo, Trans::kNo, n, k, out_channels_, 1.f, grad_out, out_channels_,
+                   weight_, k, 0.f, columns_.data(), k);
+    kernels::col2imAdd(columns_.data(), g, first, n, dx);
+  }
+}
+
+// ---- MaxPool2d ----
+
+MaxPool2d::MaxPool2d(std::string name, Shape input)
+    : Layer(std::move(name), input, {input.height / 2, input.width / 2, input.channels}) {
+  if (input.height < 2 || input.width < 2) {
+    throw std::invalid_argument("MaxPool2d: input " + input.str() + " is smaller than 2x2");
+  }
+}
+
+void MaxPool2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  argmax_.resize(static_cast<size_t>(batch) * outputShape().size());
+  const Shape in = inputShape();
+  kernels::maxPool2x2Forward(x, y, argmax_.data(), batch, in.height, in.width, in.channels);
+}
+
+void MaxPool2d::backward(const float*, const float*, const float* dy, float* dx, int batch) {
+  if (!dx) return;
+  const Shape in = inputShape();
+  kernels::maxPool2x2Backward(dy, argmax_.data(), dx, batch, in.height, in.width, in.channels);
+}
+
+// ---- ReLU ----
+
+void ReLU::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  kernels::reluForward(x, y, batch * inputShape().size());
+}
+
+void ReLU::backward(const float*, const float* y, const float* dy, float* dx, int batch) {
+  if (dx) kernels::reluBackward(dy, y, dx, batch * inputShape().size());
+}
+
+// ---- Dropout ----
+
+Dropout::Dropout(std::string name, Shape input, float p)
+    : Layer(std::move(name), input, input), p_(p) {
+  if (!(p >= 0.f && p < 1.f)) {
+    throw std::invalid_argument("Dropout: p must be >= 0 and < 1, got " + std::to_string(p));
+  }
+}
+
+std::string Dropout::describe() const {
+  char text[48];
+  std::snprintf(text, sizeof text, "Dropout(p=%g)", p_);
+  return text;
+}
+
+void Dropout::forward(const float* x, float* y, int batch, const ForwardPass& pass) {
+  const size_t n = batch * inputShape().size();
+  masked_ = pass.training && p_ > 0.f;
+  if (!masked_) {
+    if (y != x) std::memcpy(y, x, n * sizeof(float));
+    return;
+  }
+  scale_.resize(n);
+  kernels::dropoutMask(pass.dropout_key, p_, scale_.data(), n);
+  kernels::multiply(x, scale_.data(), y, n);
+}
+
+void Dropout::backward(const float*, const float*, const float* dy, float* dx, int batch) {
+  if (!dx) return;
+  const size_t n = batch * inputShape().size();
+  if (masked_) {
+    kernels::multiply(dy, scale_.data(), dx, n);
+  } else if (dx != dy) {
+    std::memcpy(dx, dy, n * sizeof(float));
+  }
+}
+
+// ---- Flatten ----
+
+Flatten::Flatten(std::string name, Shape input)
+    : Layer(std::move(name), input, features(static_cast<int>(input.size()))) {}
+
+void Flatten::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  const Shape in = inputShape();
+  kernels::channelsLastToFirst(x, y, batch, in.height, in.width, in.channels);
+}
+
+void Flatten::backward(const float*, const float*, const float* dy, float* dx, int batch) {
+  const Shape in = inputShape();
+  if (dx) kernels::channelsFirstToLast(dy, dx, batch, in.height, in.width, in.channels);
+}
+
+}  // namespace ranklab

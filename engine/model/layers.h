@@ -1,0 +1,100 @@
+// The layers the models are built from. Each forwards to kernels/ so the precision of the
+// compute can be switched there. Shapes per sample are written (H, W, C) or (features).
+#pragma once
+
+#include <vector>
+
+#include "engine/model/layer.h"
+
+namespace ranklab {
+
+// A layer with a weight tensor and a bias vector, adjacent in the flat buffer (weight first),
+// both initialised like PyTorch's default from the layer's fan-in.
+class WeightedLayer : public Layer {
+ public:
+  WeightedLayer(std::string name, Shape input, Shape output, size_t weights, size_t biases,
+                int fan_in);
+  std::vector<ParamTensor> paramTensors() const override;
+  void bind(float* params, float* grads) override;
+  void init(std::mt19937_64& rng) override;
+
+ protected:
+  size_t weights_, biases_;
+  int fan_in_;
+  float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
+};
+
+// y (B, out) = x (B, in) . W^T + b, with W (out, in) and b (out).
+class Linear : public WeightedLayer {
+ public:
+  Linear(std::string name, Shape input, int outputs);
+  std::string describe() const override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  int in_, out_;
+};
+
+// Stride-1 convolution with a square kernel and zero padding of kernel/2 (same size for odd
+// kernels): W (Cout, Cin, k, k), b (Cout). im2col + GEMM over chunks of output pixels.
+class Conv2d : public WeightedLayer {
+ public:
+  Conv2d(std::string name, Shape input, int out_channels, int kernel);
+  std::string describe() const override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  int rowsPerChunk() const;
+
+  int out_channels_, kernel_, padding_;
+  std::vector<float> columns_;  // (rows of one chunk, Cin*k*k): im2col of a chunk
+};
+
+// 2x2 max pooling, stride 2 (floor mode, as PyTorch's MaxPool2d(2)).
+class MaxPool2d : public Layer {
+ public:
+  MaxPool2d(std::string name, Shape input);
+  std::string describe() const override { return "MaxPool2d(kernel_size=2, stride=2)"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  std::vector<uint8_t> argmax_;  // (B, output): which of the 4 taps won
+};
+
+class ReLU : public Layer {
+ public:
+  ReLU(std::string name, Shape input) : Layer(std::move(name), input, input) {}
+  std::string describe() const override { return "ReLU()"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+};
+
+// Inverted dropout: in training each value is zeroed with probability p and the rest scaled
+// by 1/(1-p); in evaluation it is the identity. The mask comes from the pass's key.
+class Dropout : public Layer {
+ public:
+  Dropout(std::string name, Shape input, float p);
+  std::string describe() const override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  float p_;
+  bool masked_ = false;       // whether the last forward applied a mask
+  std::vector<float> scale_;  // (B, input): 0 or 1/(1-p)
+};
+
+// (H, W, C) channels-last -> (C*H*W) in PyTorch's (C, H, W) order, so a following Linear's
+// weight is laid out exactly as PyTorch's nn.Flatten + nn.Linear expect.
+class Flatten : public Layer {
+ public:
+  Flatten(std::string name, Shape input);
+  std::string describe() const override { return "Flatten()"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,112 @@
+#include "engine/model/network.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernels/cpu/elementwise.h"
+
+namespace ranklab {
+
+Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed)
+    : layers_(std::move(layers)) {
+  if (layers_.empty()) throw std::invalid_argument("Network: no layers");
+  size_t offset = 0;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    if (l > 0 && !(layers_[l]->inputShape() == layers_[l - 1]->outputShape())) {
+      throw std::invalid_argument(
+          "Network: " + layers_[l]->name() + " takes " + layers_[l]->inputShape().str() + " but " +
+          layers_[l - 1]->name() + " gives " + layers_[l - 1]->outputShape().str());
+    }
+    layer_offset_.push_back(offset);
+    for (const auto& tensor : layers_[l]->paramTensors()) {
+      views_.push_back({layers_[l]->name() + "." + tensor.suffix, offset, tensor.size});
+      offset += tensor.size;
+    }
+    layer_count_.push_back(offset - layer_offset_.back());
+  }
+  params_.resize(offset);
+  grads_.assign(offset, 0.f);
+  std::mt19937_64 rng(seed);
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    layers_[l]->bind(params_.data() + layer_offset_[l], grads_.data() + layer_offset_[l]);
+    layers_[l]->init(rng);
+  }
+  setDropoutStream(seed, 0);
+}
+
+std::string Network::describe() const {
+  std::string text;
+  for (const auto& layer : layers_) text += (text.empty() ? "" : " -> ") + layer->describe();
+  return text;
+}
+
+void Network::setDropoutStream(uint64_t seed, int rank) {
+  dropout_seed_ =
+      seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(rank) * 0xd1b54a32d192ed03ULL;
+}
+
+void Network::ensureBatch(int batch) {
+  if (batch <= batch_capacity_) return;
+  batch_capacity_ = batch;
+  outputs_.resize(layers_.size());
+  output_grads_.resize(layers_.size());
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    outputs_[l].resize(static_cast<size_t>(batch) * layers_[l]->outputShape().size());
+    output_grads_[l].resize(outputs_[l].size());
+  }
+  probs_.resize(static_cast<size_t>(batch) * classes());
+}
+
+BatchLoss Network::run(const float* x, const uint8_t* labels, int batch, const ForwardPass& pass) {
+  ensureBatch(batch);
+  const float* input = x;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    ForwardPass layer_pass = pass;
+    layer_pass.dropout_key = pass.dropout_key + 0xbf58476d1ce4e5b9ULL * (l + 1);
+    layers_[l]->forward(input, outputs_[l].data(), batch, layer_pass);
+    input = outputs_[l].data();
+  }
+  const auto result = kernels::softmaxXentForward(input, labels, probs_.data(), batch, classes());
+  return {result.loss_sum, result.correct};
+}
+
+BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
+  ForwardPass pass;
+  pass.training = true;
+  pass.dropout_key = dropout_seed_ + 0x94d049bb133111ebULL * ++training_passes_;
+  return run(x, labels, batch, pass);
+}
+
+void Network::zeroGrads() {
+  std::fill(grads_.begin(), grads_.end(), 0.f);
+}
+
+void Network::backward(const float* x, const uint8_t* labels, int batch,
+                       const GradientReadyFn& on_ready) {
+  const size_t last = layers_.size() - 1;
+  // d(mean loss)/d(logits) = (softmax - onehot) / B
+  kernels::softmaxXentBackward(output_grads_[last].data(), probs_.data(), labels, batch, classes(),
+                               1.f / batch);
+  for (size_t l = last + 1; l-- > 0;) {
+    const float* input = l == 0 ? x : outputs_[l - 1].data();
+    float* input_grad = l == 0 ? nullptr : output_grads_[l - 1].data();
+    layers_[l]->backward(input, outputs_[l].data(), output_grads_[l].data(), input_grad, batch);
+    if (on_ready && layer_count_[l] > 0) on_ready(layer_offset_[l], layer_count_[l]);
+  }
+}
+
+BatchLoss Network::evaluate(const float* x, const uint8_t* labels, int64_t n, int batch) {
+  ForwardPass pass;
+  pass.training = false;
+  const size_t features = inputShape().size();
+  BatchLoss total;
+  for (int64_t start = 0; start < n; start += batch) {
+    const int b = static_cast<int>(std::min<int64_t>(batch, n - start));
+    const auto part = run(x + start * features, labels + start, b, pass);
+    total.loss_sum += part.loss_sum;
+    total.correct += part.correct;
+  }
+  return total;
+}
+
+}  // namespace ranklab

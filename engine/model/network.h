@@ -1,0 +1,87 @@
+// A feed-forward network: a chain of layers (engine/model/layers.h) ending in softmax
+// cross-entropy. All parameters live in one flat buffer (and gradients in a twin) with
+// named views, so a strategy reduces one buffer (or buckets of it) and an optimizer is one
+// loop. Each layer's tensors are contiguous, weight then bias, in PyTorch's layout.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/layer.h"
+
+namespace ranklab {
+
+struct ParamView {
+  std::string name;  // "fc0.weight", "conv1.bias", ...
+  size_t offset = 0;
+  size_t size = 0;
+};
+
+struct BatchLoss {
+  double loss_sum = 0;  // summed over the batch
+  int64_t correct = 0;
+};
+
+// Called by backward() as soon as one layer's parameter gradients are complete, in reverse
+// layer order, with that layer's slice of the flat gradient buffer: where bucketed
+// communication can start while the earlier layers are still being differentiated.
+using GradientReadyFn = std::function<void(size_t offset, size_t count)>;
+
+class Network {
+ public:
+  // Takes the layers in order (each one's input shape is the previous one's output) and
+  // draws the parameters layer by layer from `seed`, so every rank starts from one model.
+  Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed);
+
+  Shape inputShape() const { return layers_.front()->inputShape(); }
+  int classes() const { return static_cast<int>(layers_.back()->outputShape().size()); }
+  const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
+  // "Linear(784, 256) -> ReLU() -> Linear(256, 10)": identifies the architecture.
+  std::string describe() const;
+
+  size_t parameterCount() const { return params_.size(); }
+  float* params() { return params_.data(); }
+  const float* params() const { return params_.data(); }
+  float* grads() { return grads_.data(); }
+  const float* grads() const { return grads_.data(); }
+  const std::vector<ParamView>& views() const { return views_; }
+
+  // Dropout masks are drawn from (seed, rank, training pass number), so they are
+  // reproducible and differ between ranks; the pass number is checkpointed.
+  void setDropoutStream(uint64_t seed, int rank);
+  uint64_t trainingPasses() const { return training_passes_; }
+  void setTrainingPasses(uint64_t passes) { training_passes_ = passes; }
+
+  // Training forward pass over x (B, input); keeps what backward() needs.
+  BatchLoss forward(const float* x, const uint8_t* labels, int batch);
+  void zeroGrads();
+  // Adds d(mean loss)/d(params) of the last forward() into grads(); calls on_ready (if set)
+  // after each layer with parameters, last layer first.
+  void backward(const float* x, const uint8_t* labels, int batch,
+                const GradientReadyFn& on_ready = {});
+
+  // Loss and accuracy over n samples in batches of `batch`, no dropout, no gradients.
+  BatchLoss evaluate(const float* x, const uint8_t* labels, int64_t n, int batch);
+
+ private:
+  BatchLoss run(const float* x, const uint8_t* labels, int batch, const ForwardPass& pass);
+  void ensureBatch(int batch);
+
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<size_t> layer_offset_;  // each layer's first parameter in the flat buffer
+  std::vector<size_t> layer_count_;   // and how many it owns
+  std::vector<float> params_;
+  std::vector<float> grads_;
+  std::vector<ParamView> views_;
+  uint64_t dropout_seed_ = 0;
+  uint64_t training_passes_ = 0;
+  int batch_capacity_ = 0;
+  std::vector<std::vector<float>> outputs_;       // outputs_[l]: (B, output of layer l)
+  std::vector<std::vector<float>> output_grads_;  // same shapes: d loss / d outputs_[l]
+  std::vector<float> probs_;                      // (B, classes)
+};
+
+}  // namespace ranklab

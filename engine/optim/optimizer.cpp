@@ -1,0 +1,101 @@
+#include "engine/optim/optimizer.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/cpu/optimizer_update.h"
+
+namespace ranklab {
+
+namespace {
+
+// The tensor called `name` in `state`, checked to hold `size` values.
+const std::vector<float>& tensorOf(const OptimizerState& state, const std::string& kind,
+                                   const std::string& name, size_t size) {
+  for (const auto& [tensor_name, values] : state.tensors) {
+    if (tensor_name != name) continue;
+    if (values.size() != size) {
+      throw std::invalid_argument(kind + " state \"" + name + "\" holds " +
+                                  std::to_string(values.size()) + " values, the model has " +
+                                  std::to_string(size) + " parameters");
+    }
+    return values;
+  }
+  throw std::invalid_argument(kind + " state has no \"" + name + "\" tensor");
+}
+
+}  // namespace
+
+Sgd::Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov)
+    : momentum_(static_cast<float>(momentum)),
+      weight_decay_(static_cast<float>(weight_decay)),
+      nesterov_(nesterov),
+      velocity_(parameters, 0.f) {}
+
+void Sgd::step(float* params, const float* grads, double lr) {
+  // PyTorch starts the momentum buffer as a copy of the first gradient: momentum * 0 + g.
+  kernels::sgdUpdate(params, grads, velocity_.data(), velocity_.size(), static_cast<float>(lr),
+                     momentum_, weight_decay_, nesterov_);
+  ++steps_;
+}
+
+OptimizerState Sgd::state() const {
+  return {steps_, {{"momentum", velocity_}}};
+}
+
+void Sgd::restore(const OptimizerState& state) {
+  velocity_ = tensorOf(state, kind(), "momentum", velocity_.size());
+  steps_ = state.steps;
+}
+
+Adam::Adam(size_t parameters, double beta1, double beta2, double eps, double weight_decay,
+           bool decoupled_weight_decay)
+    : beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
+      weight_decay_(weight_decay),
+      decoupled_(decoupled_weight_decay),
+      first_moment_(parameters, 0.f),
+      second_moment_(parameters, 0.f) {}
+
+void Adam::step(float* params, const float* grads, double lr) {
+  ++steps_;
+  // Scalars in double, as PyTorch computes them in Python before the float kernels.
+  const double t = static_cast<double>(steps_);
+  kernels::AdamScalars s;
+  s.beta1 = static_cast<float>(beta1_);
+  s.one_minus_beta1 = static_cast<float>(1.0 - beta1_);
+  s.beta2 = static_cast<float>(beta2_);
+  s.one_minus_beta2 = static_cast<float>(1.0 - beta2_);
+  s.eps = static_cast<float>(eps_);
+  s.step_size = static_cast<float>(lr / (1.0 - std::pow(beta1_, t)));
+  s.sqrt_bias_correction2 = static_cast<float>(std::sqrt(1.0 - std::pow(beta2_, t)));
+  s.l2 = decoupled_ ? 0.f : static_cast<float>(weight_decay_);
+  s.decay_factor = decoupled_ ? static_cast<float>(1.0 - lr * weight_decay_) : 1.f;
+  kernels::adamUpdate(params, grads, first_moment_.data(), second_moment_.data(),
+                      first_moment_.size(), s);
+}
+
+OptimizerState Adam::state() const {
+  return {steps_, {{"exp_avg", first_moment_}, {"exp_avg_sq", second_moment_}}};
+}
+
+void Adam::restore(const OptimizerState& state) {
+  first_moment_ = tensorOf(state, kind(), "exp_avg", first_moment_.size());
+  second_moment_ = tensorOf(state, kind(), "exp_avg_sq", second_moment_.size());
+  steps_ = state.steps;
+}
+
+std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters) {
+  if (train.optimizer == "sgd") {
+    return std::make_unique<Sgd>(parameters, train.momentum, train.weight_decay, train.nesterov);
+  }
+  if (train.optimizer == "adam" || train.optimizer == "adamw") {
+    return std::make_unique<Adam>(parameters, train.beta1, train.beta2, train.eps,
+                                  train.weight_decay, train.optimizer == "adamw");
+  }
+  throw std::invalid_argument("train.optimizer \"" + train.optimizer +
+                              "\" is not available; allowed: sgd, adam, adamw");
+}
+
+}  // namespace ranklab

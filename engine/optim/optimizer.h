@@ -1,0 +1,72 @@
+// Optimizers over one flat parameter buffer, each following PyTorch 1.13's update rule
+// (torch.optim.SGD, Adam, AdamW, single-tensor path) so that runs can be compared step for
+// step. Their state is named tensors, so a checkpoint can store and restore it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/job/job_spec.h"
+
+namespace ranklab {
+
+struct OptimizerState {
+  int64_t steps = 0;  // updates taken (Adam's bias correction needs it)
+  std::vector<std::pair<std::string, std::vector<float>>> tensors;  // e.g. ("momentum", ...)
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // "sgd", "adam", "adamw": what a checkpoint records, and must match on resume.
+  virtual std::string kind() const = 0;
+  // params -= update(grads) at learning rate lr.
+  virtual void step(float* params, const float* grads, double lr) = 0;
+  virtual OptimizerState state() const = 0;
+  // Throws std::invalid_argument naming the tensor that is missing or has the wrong size.
+  virtual void restore(const OptimizerState& state) = 0;
+};
+
+// g += wd p;  v = momentum v + g;  g = nesterov ? g + momentum v : v;  p -= lr g
+class Sgd : public Optimizer {
+ public:
+  Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov = false);
+  std::string kind() const override { return "sgd"; }
+  void step(float* params, const float* grads, double lr) override;
+  OptimizerState state() const override;
+  void restore(const OptimizerState& state) override;
+
+ private:
+  float momentum_;
+  float weight_decay_;
+  bool nesterov_;
+  int64_t steps_ = 0;
+  std::vector<float> velocity_;
+};
+
+// Adam (L2 weight decay added to the gradient) and AdamW (decoupled: p *= 1 - lr wd):
+// m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
+// p -= lr / (1-b1^t) * m / (sqrt(v) / sqrt(1-b2^t) + eps)
+class Adam : public Optimizer {
+ public:
+  Adam(size_t parameters, double beta1, double beta2, double eps, double weight_decay,
+       bool decoupled_weight_decay);
+  std::string kind() const override { return decoupled_ ? "adamw" : "adam"; }
+  void step(float* params, const float* grads, double lr) override;
+  OptimizerState state() const override;
+  void restore(const OptimizerState& state) override;
+
+ private:
+  double beta1_, beta2_, eps_, weight_decay_;
+  bool decoupled_;
+  int64_t steps_ = 0;
+  std::vector<float> first_moment_;
+  std::vector<float> second_moment_;
+};
+
+// The job's [train] optimizer for a model with `parameters` parameters.
+std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters);
+
+}  // namespace ranklab

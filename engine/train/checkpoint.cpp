@@ -1,0 +1,303 @@
+#include "engine/train/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace ranklab {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "checkpoints are little-endian");
+
+constexpr char kMagic[8] = {'R', 'L', 'A', 'B', 'C', 'K', 'P', 'T'};
+constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 4;
+enum class RecordType : uint8_t { kInt64 = 1, kFloats = 2, kString = 3 };
+
+// ---- writing ----
+
+class RecordWriter {
+ public:
+  void integer(const std::string& name, int64_t value) {
+    begin(name, RecordType::kInt64, 1);
+    raw(&value, sizeof value);
+  }
+  void floats(const std::string& name, const std::vector<float>& values) {
+    begin(name, RecordType::kFloats, values.size());
+    raw(values.data(), values.size() * sizeof(float));
+  }
+  void text(const std::string& name, const std::string& value) {
+    begin(name, RecordType::kString, value.size());
+    raw(value.data(), value.size());
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  void begin(const std::string& name, RecordType type, uint64_t count) {
+    const auto length = static_cast<uint16_t>(name.size());
+    raw(&length, sizeof length);
+    raw(name.data(), name.size());
+    raw(&type, 1);
+    raw(&count, sizeof count);
+  }
+  void raw(const void* data, size_t size) { bytes_.append(static_cast<const char*>(data), size); }
+
+  std::string bytes_;
+};
+
+uint32_t crc32Of(const char* data, size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (size > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(size, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(data), chunk);
+    data += chunk;
+    size -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+[[noreturn]] void failWith(const std::string& path, const std::string& operation) {
+  throw CheckpointError(path + ": cannot " + operation + ": " + std::strerror(errno));
+}
+
+// Writes all of `data` to a new file at `path` and fsyncs it.
+void writeDurably(const std::string& path, const std::string& data) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) failWith(path, "create the checkpoint file");
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int saved = errno;
+      ::close(fd);
+      errno = saved;
+      failWith(path, "write the checkpoint");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    failWith(path, "fsync the checkpoint");
+  }
+  if (::close(fd) != 0) failWith(path, "close the checkpoint");
+}
+
+void fsyncFolder(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) failWith(folder, "open the checkpoint's folder to fsync it");
+  const int result = ::fsync(fd);
+  const int saved = errno;
+  ::close(fd);
+  errno = saved;
+  if (result != 0) failWith(folder, "fsync the checkpoint's folder");
+}
+
+// ---- reading ----
+
+struct Record {
+  RecordType type;
+  uint64_t count;
+  const char* data;
+};
+
+uint64_t elementBytes(RecordType type) {
+  switch (type) {
+    case RecordType::kInt64:
+      return 8;
+    case RecordType::kFloats:
+      return 4;
+    case RecordType::kString:
+      return 1;
+  }
+  return 0;
+}
+
+class RecordReader {
+ public:
+  RecordReader(std::string path, const std::string& payload) : path_(std::move(path)) {
+    size_t at = 0;
+    auto take = [&](void* out, size_t size, const char* what) {
+      if (payload.size() - at < size) {
+        throw CheckpointError(path_ + ": corrupted: " + what + " at payload byte " +
+                              std::to_string(at) + " runs past the end");
+      }
+      std::memcpy(out, payload.data() + at, size);
+      at += size;
+    };
+    while (at < payload.size()) {
+      uint16_t length = 0;
+      take(&length, sizeof length, "a record name's length");
+      std::string name(length, '\0');
+      take(name.data(), length, "a record name");
+      Record record{};
+      take(&record.type, 1, "a record type");
+      take(&record.count, sizeof record.count, "a record's element count");
+      const uint64_t element = elementBytes(record.type);
+      if (element == 0) {
+        throw CheckpointError(path_ + ": corrupted: record \"" + name + "\" has unknown type " +
+                              std::to_string(static_cast<int>(record.type)));
+      }
+      if (record.count > (payload.size() - at) / element) {
+        throw CheckpointError(path_ + ": corrupted: record \"" + name + "\" promises " +
+                              std::to_string(record.count) + " elements, more than the file holds");
+      }
+      record.data = payload.data() + at;
+      at += record.count * element;
+      records_[name] = record;
+    }
+  }
+
+  int64_t integer(const std::string& name) const {
+    const Record& r = find(name, RecordType::kInt64);
+    int64_t value;
+    std::memcpy(&value, r.data, sizeof value);
+    return value;
+  }
+  std::vector<float> floats(const std::string& name) const {
+    const Record& r = find(name, RecordType::kFloats);
+    std::vector<float> values(r.count);
+    std::memcpy(values.data(), r.data, r.count * sizeof(float));
+    return values;
+  }
+  std::string text(const std::string& name) const {
+    const Record& r = find(name, RecordType::kString);
+    return std::string(r.data, r.count);
+  }
+  // Names of the records that start with `prefix`, without it.
+  std::vector<std::string> namesUnder(const std::string& prefix) const {
+    std::vector<std::string> names;
+    for (const auto& [name, record] : records_) {
+      if (name.rfind(prefix, 0) == 0) names.push_back(name.substr(prefix.size()));
+    }
+    return names;
+  }
+
+ private:
+  const Record& find(const std::string& name, RecordType type) const {
+    const auto it = records_.find(name);
+    if (it == records_.end()) {
+      throw CheckpointError(path_ + ": incomplete: no \"" + name + "\" record");
+    }
+    const bool count_ok = type != RecordType::kInt64 || it->second.count == 1;
+    if (it->second.type != type || !count_ok) {
+      throw CheckpointError(path_ + ": corrupted: record \"" + name + "\" has the wrong type");
+    }
+    return it->second;
+  }
+
+  std::string path_;
+  std::map<std::string, Record> records_;
+};
+
+template <class T>
+T readLittleEndian(const std::string& bytes, size_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  return value;
+}
+
+}  // namespace
+
+void writeCheckpoint(const std::string& path, const Checkpoint& c) {
+  RecordWriter records;
+  records.text("model", c.model);
+  records.floats("params", c.params);
+  records.text("optimizer", c.optimizer);
+  records.integer("optimizer.steps", c.optimizer_state.steps);
+  for (const auto& [name, values] : c.optimizer_state.tensors) {
+    records.floats("optimizer.state." + name, values);
+  }
+  records.integer("step", c.step);
+  records.integer("epoch", c.epoch);
+  records.integer("step_in_epoch", c.step_in_epoch);
+  records.integer("training_passes", static_cast<int64_t>(c.training_passes));
+  records.integer("seed", static_cast<int64_t>(c.seed));
+  records.integer("world", c.world);
+  records.integer("batch_size", c.batch_size);
+
+  const std::string& payload = records.bytes();
+  std::string file(kMagic, sizeof kMagic);
+  const uint32_t version = kCheckpointVersion, reserved = 0,
+                 crc = crc32Of(payload.data(), payload.size());
+  const uint64_t size = payload.size();
+  file.append(reinterpret_cast<const char*>(&version), 4);
+  file.append(reinterpret_cast<const char*>(&reserved), 4);
+  file.append(reinterpret_cast<const char*>(&size), 8);
+  file.append(reinterpret_cast<const char*>(&crc), 4);
+  file += payload;
+
+  const std::filesystem::path target(path);
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  writeDurably(temporary, file);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(temporary.c_str());
+    errno = saved;
+    failWith(path, "rename " + temporary + " over it");
+  }
+  const auto folder = target.parent_path();
+  fsyncFolder(folder.empty() ? "." : folder.string());
+}
+
+Checkpoint readCheckpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) failWith(path, "open the checkpoint");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) failWith(path, "read the checkpoint");
+
+  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    throw CheckpointError(path +
+                          ": not a ranklab checkpoint (it does not start with \"RLABCKPT\")");
+  }
+  if (bytes.size() < kHeaderBytes) {
+    throw CheckpointError(path + ": truncated: " + std::to_string(bytes.size()) +
+                          " bytes, shorter than the " + std::to_string(kHeaderBytes) +
+                          "-byte header");
+  }
+  const auto version = readLittleEndian<uint32_t>(bytes, 8);
+  if (version != kCheckpointVersion) {
+    throw CheckpointError(path + ": checkpoint format version " + std::to_string(version) +
+                          "; this build reads version " + std::to_string(kCheckpointVersion));
+  }
+  const auto size = readLittleEndian<uint64_t>(bytes, 16);
+  const auto crc = readLittleEndian<uint32_t>(bytes, 24);
+  if (bytes.size() - kHeaderBytes != size) {
+    throw CheckpointError(path + ": truncated or padded: the header promises " +
+                          std::to_string(size) + " payload bytes, the file holds " +
+                          std::to_string(bytes.size() - kHeaderBytes));
+  }
+  if (crc32Of(bytes.data() + kHeaderBytes, size) != crc) {
+    throw CheckpointError(path + ": corrupted: the payload's CRC-32 does not match the header");
+  }
+
+  const std::string payload = bytes.substr(kHeaderBytes);  // the records point into it
+  const RecordReader records(path, payload);
+  Checkpoint c;
+  c.model = records.text("model");
+  c.params = records.floats("params");
+  c.optimizer = records.text("optimizer");
+  c.optimizer_state.steps = records.integer("optimizer.steps");
+  for (const auto& name : records.namesUnder("optimizer.state.")) {
+    c.optimizer_state.tensors.emplace_back(name, records.floats("optimizer.state." + name));
+  }
+  c.step = records.integer("step");
+  c.epoch = static_cast<int>(records.integer("epoch"));
+  c.step_in_epoch = records.integer("step_in_epoch");
+  c.training_passes = static_cast<uint64_t>(records.integer("training_passes"));
+  c.seed = static_cast<uint64_t>(records.integer("seed"));
+  c.world = static_cast<int>(records.integer("world"));
+  c.batch_size = static_cast<int>(records.integer("batch_size"));
+  return c;
+}
+
+}  // namespace ranklab

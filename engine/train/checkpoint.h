@@ -1,0 +1,52 @@
+// Checkpoints: everything a run needs to continue exactly as if it had never stopped
+// (model, optimizer state, position in the data, dropout stream), in one versioned binary
+// file written atomically: a temporary file, fsync, rename over the target, fsync of the
+// folder. A reader never sees a half-written checkpoint, only the old one or the new one.
+//
+// File layout (little-endian):
+//   8 bytes  magic "RLABCKPT"
+//   u32      format version (kCheckpointVersion)
+//   u32      0 (reserved)
+//   u64      payload size in bytes
+//   u32      CRC-32 of the payload
+//   payload  records: u16 name length, name, u8 type (1 = int64, 2 = float32 array,
+//            3 = string), u64 element count, the elements
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/optim/optimizer.h"
+
+namespace ranklab {
+
+inline constexpr uint32_t kCheckpointVersion = 1;
+
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Checkpoint {
+  std::string model;          // Network::describe() of the model it holds
+  std::vector<float> params;  // the flat parameter buffer
+  std::string optimizer;      // Optimizer::kind()
+  OptimizerState optimizer_state;
+  int64_t step = 0;              // steps completed, over all epochs
+  int epoch = 1;                 // the epoch of the last completed step
+  int64_t step_in_epoch = 0;     // steps of that epoch completed
+  uint64_t training_passes = 0;  // the dropout stream's position
+  uint64_t seed = 0;             // the run's seed, world size and batch size fix the data order
+  int world = 1;
+  int batch_size = 0;
+};
+
+// Throws CheckpointError naming the file, the operation and the cause.
+void writeCheckpoint(const std::string& path, const Checkpoint& checkpoint);
+// Throws CheckpointError naming the file and what is wrong with it (missing, truncated,
+// not a checkpoint, a newer format, corrupted, a record missing).
+Checkpoint readCheckpoint(const std::string& path);
+
+}  // namespace ranklab

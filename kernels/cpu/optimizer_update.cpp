@@ -1,0 +1,44 @@
+#include "kernels/cpu/optimizer_update.h"
+
+#include <cmath>
+
+#include "kernels/cpu/vectorize.h"
+
+namespace ranklab::kernels {
+
+RANKLAB_VECTORIZED
+void sgdUpdate(float* __restrict params, const float* __restrict grads, float* __restrict velocity,
+               size_t n, float lr, float momentum, float weight_decay, bool nesterov) {
+  if (nesterov) {
+    for (size_t i = 0; i < n; ++i) {
+      const float g = grads[i] + weight_decay * params[i];
+      const float v = momentum * velocity[i] + g;
+      velocity[i] = v;
+      params[i] -= lr * (g + momentum * v);
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const float g = grads[i] + weight_decay * params[i];
+    const float v = momentum * velocity[i] + g;
+    velocity[i] = v;
+    params[i] -= lr * v;
+  }
+}
+
+RANKLAB_VECTORIZED
+void adamUpdate(float* __restrict params, const float* __restrict grads,
+                float* __restrict first_moment, float* __restrict second_moment, size_t n,
+                const AdamScalars& s) {
+  for (size_t i = 0; i < n; ++i) {
+    const float p = params[i] * s.decay_factor;
+    const float g = grads[i] + s.l2 * p;
+    const float m = first_moment[i] * s.beta1 + s.one_minus_beta1 * g;
+    const float v = second_moment[i] * s.beta2 + s.one_minus_beta2 * g * g;
+    first_moment[i] = m;
+    second_moment[i] = v;
+    params[i] = p - s.step_size * m / (std::sqrt(v) / s.sqrt_bias_correction2 + s.eps);
+  }
+}
+
+}  // namespace ranklab::kernels

@@ -1,0 +1,218 @@
+// Checkpoint files: round trip, atomic replacement, clear errors for truncated, foreign,
+// newer and corrupted files; and a resumed run continuing the loss curve bit for bit.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "engine/data/idx_dataset.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/trainer.h"
+#include "tests/unit/thread_ranks.h"
+
+namespace ranklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CheckpointFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() /
+              ("ranklab-ckpt-" + std::to_string(::getpid()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+  std::string path(const std::string& name) const { return (folder_ / name).string(); }
+
+  fs::path folder_;
+};
+
+Checkpoint sample() {
+  Checkpoint c;
+  c.model = "Linear(3, 2)";
+  c.params = {1.f, -2.f, 3.5f, 0.f, 1e-30f, 7.f, 8.f, 9.f};
+  c.optimizer = "adam";
+  c.optimizer_state.steps = 12;
+  c.optimizer_state.tensors = {{"exp_avg", {0.1f, 0.2f}}, {"exp_avg_sq", {0.3f, 0.4f}}};
+  c.step = 345;
+  c.epoch = 3;
+  c.step_in_epoch = 45;
+  c.training_passes = 345;
+  c.seed = 9;
+  c.world = 4;
+  c.batch_size = 64;
+  return c;
+}
+
+std::string readBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// The error's message for reading `path`, or "" when it reads fine.
+std::string readError(const std::string& path) {
+  try {
+    readCheckpoint(path);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(CheckpointFile, RoundTripsEveryField) {
+  writeCheckpoint(path("a.ckpt"), sample());
+  const Checkpoint c = readCheckpoint(path("a.ckpt"));
+  const Checkpoint s = sample();
+  EXPECT_EQ(c.model, s.model);
+  EXPECT_EQ(c.params, s.params);
+  EXPECT_EQ(c.optimizer, s.optimizer);
+  EXPECT_EQ(c.optimizer_state.steps, s.optimizer_state.steps);
+  EXPECT_EQ(c.optimizer_state.tensors, s.optimizer_state.tensors);
+  EXPECT_EQ(c.step, s.step);
+  EXPECT_EQ(c.epoch, s.epoch);
+  EXPECT_EQ(c.step_in_epoch, s.step_in_epoch);
+  EXPECT_EQ(c.training_passes, s.training_passes);
+  EXPECT_EQ(c.seed, s.seed);
+  EXPECT_EQ(c.world, s.world);
+  EXPECT_EQ(c.batch_size, s.batch_size);
+}
+
+TEST_F(CheckpointFile, ReplacesTheOldFileAndLeavesNoTemporary) {
+  writeCheckpoint(path("a.ckpt"), sample());
+  Checkpoint next = sample();
+  next.step = 400;
+  writeCheckpoint(path("a.ckpt"), next);
+  EXPECT_EQ(readCheckpoint(path("a.ckpt")).step, 400);
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(folder_)) {
+    ++files;
+    EXPECT_EQ(entry.path().filename(), "a.ckpt");
+  }
+  EXPECT_EQ(files, 1u);
+}
+
+TEST_F(CheckpointFile, AnUnwritableFolderIsAnErrorNamingThePath) {
+  const std::string target = path("missing-folder/a.ckpt");
+  try {
+    writeCheckpoint(target, sample());
+    FAIL() << "expected an error";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing-folder/a.ckpt.tmp-"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(CheckpointFile, TruncatedAtAnyLengthIsAClearError) {
+  writeCheckpoint(path("a.ckpt"), sample());
+  const std::string bytes = readBytes(path("a.ckpt"));
+  for (size_t length : {size_t{0}, size_t{5}, size_t{8}, size_t{20}, size_t{28}, bytes.size() / 2,
+                        bytes.size() - 1}) {
+    writeBytes(path("cut.ckpt"), bytes.substr(0, length));
+    const std::string message = readError(path("cut.ckpt"));
+    EXPECT_NE(message.find(path("cut.ckpt") + ": "), std::string::npos) << length;
+    const bool says_why = message.find("truncated") != std::string::npos ||
+                          message.find("not a ranklab checkpoint") != std::string::npos;
+    EXPECT_TRUE(says_why) << length << ": " << message;
+  }
+}
+
+TEST_F(CheckpointFile, ForeignNewerCorruptedAndMissingFilesAreRefusedClearly) {
+  writeBytes(path("job.toml"), "name = \"not a checkpoint\"\n");
+  EXPECT_NE(readError(path("job.toml")).find("not a ranklab checkpoint"), std::string::npos);
+
+  writeCheckpoint(path("a.ckpt"), sample());
+  std::string bytes = readBytes(path("a.ckpt"));
+  std::string newer = bytes;
+  newer[8] = 2;
+  writeBytes(path("newer.ckpt"), newer);
+  EXPECT_NE(readError(path("newer.ckpt")).find("format version 2; this build reads version 1"),
+            std::string::npos)
+      << readError(path("newer.ckpt"));
+
+  std::string flipped = bytes;
+  flipped[bytes.size() - 3] ^= 0x40;
+  writeBytes(path("flipped.ckpt"), flipped);
+  EXPECT_NE(readError(path("flipped.ckpt")).find("CRC-32"), std::string::npos);
+
+  const std::string missing = readError(path("none.ckpt"));
+  EXPECT_NE(missing.find("none.ckpt: cannot open the checkpoint: No such file"), std::string::npos)
+      << missing;
+}
+
+// ---- resuming a run ----
+
+// Dropout, Adam, warm-up and a cosine schedule: every piece of state must come back.
+JobSpec resumableJob(int64_t max_steps) {
+  JobSpec job;
+  job.model.layers = {32};
+  job.model.dropout = 0.2;
+  job.train.optimizer = "adam";
+  job.train.lr = 0.002;
+  job.train.lr_schedule = "cosine";
+  job.train.warmup_steps = 10;
+  job.train.epochs = 3;
+  job.train.batch_size = 25;
+  job.train.max_steps = max_steps;
+  job.parallel.ranks = 2;
+  return job;
+}
+
+// Rank 0's loss at each step.
+std::map<int64_t, double> trainRank0(const JobSpec& job) {
+  const auto ranks = testing::trainWithThreads(job);
+  std::map<int64_t, double> losses;
+  for (size_t i = 0; i < ranks[0].steps.size(); ++i) losses[ranks[0].steps[i]] = ranks[0].losses[i];
+  return losses;
+}
+
+TEST_F(CheckpointFile, ResumedRunContinuesTheLossCurveBitForBit) {
+  const int64_t k = 30;  // 80 steps per epoch: the continuation crosses into epoch 2
+  const auto uninterrupted = trainRank0(resumableJob(k + 100));
+
+  JobSpec first = resumableJob(k);
+  first.train.checkpoint_path = path("run.ckpt");
+  trainRank0(first);
+  EXPECT_EQ(readCheckpoint(path("run.ckpt")).step, k);
+
+  JobSpec rest = resumableJob(k + 100);
+  rest.train.resume_from = path("run.ckpt");
+  const auto resumed = trainRank0(rest);
+  ASSERT_EQ(resumed.size(), 100u);
+  EXPECT_EQ(resumed.begin()->first, k + 1);
+  for (const auto& [step, loss] : resumed) {
+    ASSERT_EQ(loss, uninterrupted.at(step)) << "step " << step;
+  }
+  std::printf("loss at step %lld: %.9g uninterrupted, %.9g resumed from step %lld\n",
+              static_cast<long long>(k + 100), uninterrupted.at(k + 100), resumed.at(k + 100),
+              static_cast<long long>(k));
+}
+
+TEST_F(CheckpointFile, ResumingAnotherRunsCheckpointSaysWhatDiffers) {
+  JobSpec first = resumableJob(5);
+  first.train.checkpoint_path = path("run.ckpt");
+  trainRank0(first);
+  JobSpec other = resumableJob(10);
+  other.train.resume_from = path("run.ckpt");
+  other.model.layers = {16};
+  try {
+    trainRank0(other);
+    FAIL() << "expected an error";
+  } catch (const CheckpointError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("run.ckpt: the checkpoint's model is Linear(784, 32) -> "),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("this job's is Linear(784, 16) -> "), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace ranklab

@@ -1,0 +1,104 @@
+// Synthetic datasets, the job's data selection, and the batch stream with and without
+// background prefetch (same batches, in order, from any starting point).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "engine/data/batch_stream.h"
+#include "engine/data/datasets.h"
+#include "tests/unit/thread_ranks.h"
+
+namespace ranklab {
+namespace {
+
+TEST(SyntheticData, SpiralsAreBalancedReproducibleAndInTheUnitDisc) {
+  const Dataset a = makeSpirals(3000, 3, 0.0, 5), b = makeSpirals(3000, 3, 0.0, 5);
+  EXPECT_EQ(a.images, b.images);
+  EXPECT_EQ(a.features, 2);
+  EXPECT_EQ(a.classes, 3);
+  std::vector<int> per_class(3);
+  for (int64_t i = 0; i < a.count; ++i) {
+    ++per_class[a.labels[i]];
+    EXPECT_LE(std::hypot(a.images[2 * i], a.images[2 * i + 1]), 1.0 + 1e-6);
+  }
+  EXPECT_EQ(per_class, (std::vector<int>{1000, 1000, 1000}));
+  EXPECT_NE(makeSpirals(3000, 3, 0.0, 6).images, a.images);
+}
+
+TEST(SyntheticData, MoonsLieOnTwoHalfCircles) {
+  const Dataset d = makeMoons(1000, 0.0, 3);
+  EXPECT_EQ(d.classes, 2);
+  for (int64_t i = 0; i < d.count; ++i) {
+    const double x = d.images[2 * i], y = d.images[2 * i + 1];
+    // Upper moon: the unit circle around (0, 0); lower moon: around (1, 0.5).
+    const double r = d.labels[i] == 0 ? std::hypot(x, y) : std::hypot(x - 1.0, y - 0.5);
+    ASSERT_NEAR(r, 1.0, 1e-5) << i;
+  }
+}
+
+TEST(SyntheticData, TheJobChoosesTheSetAndItsSizes) {
+  DataSpec spec;
+  spec.dataset = "moons";
+  spec.samples = 300;
+  spec.test_samples = 70;
+  const DataSplits data = loadJobData(spec, 1);
+  EXPECT_EQ(data.train.count, 300);
+  EXPECT_EQ(data.test.count, 70);
+  EXPECT_NE(std::vector<float>(data.train.images.begin(), data.train.images.begin() + 140),
+            data.test.images);  // the test set is a separate draw
+  spec.dataset = "spirals";
+  spec.arms = 5;
+  EXPECT_EQ(loadJobData(spec, 1).train.classes, 5);
+}
+
+using testing::numberedSet;
+
+struct Seen {
+  int epoch;
+  int64_t step;
+  std::vector<float> images;
+  bool operator==(const Seen&) const = default;
+};
+
+std::vector<Seen> drain(const Dataset& data, int first_epoch, int64_t first_step, int last_epoch,
+                        int prefetch, size_t limit = SIZE_MAX) {
+  ShardLoader loader(data, 1, 2, 4, 7);
+  BatchStream stream(loader, data.features, first_epoch, first_step, last_epoch, prefetch);
+  std::vector<Seen> seen;
+  while (seen.size() < limit) {
+    const Batch* b = stream.next();
+    if (!b) break;
+    seen.push_back({b->epoch, b->step, b->images});
+  }
+  return seen;
+}
+
+TEST(BatchStream, PrefetchingGivesExactlyTheLoadersBatchesInOrder) {
+  const Dataset data = numberedSet(50);  // rank 1 of 2, batch 4: 6 steps per epoch
+  const auto direct = drain(data, 1, 0, 3, 0);
+  ASSERT_EQ(direct.size(), 18u);
+  EXPECT_EQ(direct[6].epoch, 2);
+  EXPECT_EQ(direct[6].step, 0);
+  ShardLoader loader(data, 1, 2, 4, 7);
+  loader.startEpoch(2);
+  std::vector<float> images(8);
+  std::vector<uint8_t> labels(4);
+  loader.batch(3, images.data(), labels.data());
+  EXPECT_EQ(direct[9].images, images);
+  for (int prefetch : {1, 2, 5}) EXPECT_EQ(drain(data, 1, 0, 3, prefetch), direct) << prefetch;
+}
+
+TEST(BatchStream, StartsAnywhereAndStopsEarlyCleanly) {
+  const Dataset data = numberedSet(50);
+  const auto all = drain(data, 1, 0, 3, 0);
+  const auto from_middle = drain(data, 2, 4, 3, 2);
+  EXPECT_EQ(from_middle, std::vector<Seen>(all.begin() + 10, all.end()));
+  // A resume point at the end of an epoch begins with the next epoch.
+  EXPECT_EQ(drain(data, 1, 6, 3, 1), std::vector<Seen>(all.begin() + 6, all.end()));
+  EXPECT_TRUE(drain(data, 3, 6, 3, 1).empty());
+  EXPECT_EQ(drain(data, 1, 0, 3, 3, 2).size(), 2u);  // the stream is abandoned mid-way
+}
+
+}  // namespace
+}  // namespace ranklab

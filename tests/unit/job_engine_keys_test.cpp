@@ -1,0 +1,111 @@
+// The job keys of the engine: models, optimizers, schedules, checkpoints, synthetic data.
+#include <gtest/gtest.h>
+
+#include "engine/job/job_spec.h"
+
+namespace ranklab {
+namespace {
+
+std::vector<JobIssue> issuesOf(const std::string& text) {
+  return checkJob(text, "job.toml");
+}
+
+std::string onlyMessage(const std::string& text) {
+  const auto issues = issuesOf(text);
+  if (issues.size() != 1) {
+    ADD_FAILURE() << "expected exactly one issue, got " << issues.size();
+    for (const auto& issue : issues) ADD_FAILURE() << "  issue: " << issue.str();
+    return "";
+  }
+  return issues.front().key + ": " + issues.front().message;
+}
+
+TEST(JobEngineKeys, ReadsEveryEngineKey) {
+  const JobSpec job = parseJob(R"(
+[data]
+dataset = "spirals"
+samples = 3000
+test_samples = 500
+noise = 0.2
+arms = 4
+prefetch = 0
+[model]
+kind = "mlp"
+layers = []
+dropout = 0.5
+[train]
+optimizer = "sgd"
+nesterov = true
+beta1 = 0.8
+beta2 = 0.99
+eps = 1e-6
+lr_schedule = "step"
+lr_step_epochs = 3
+lr_gamma = 0.5
+warmup_steps = 100
+checkpoint_path = "run.ckpt"
+checkpoint_every = 50
+resume_from = "old.ckpt"
+)",
+                               "job.toml");
+  EXPECT_EQ(job.data.dataset, "spirals");
+  EXPECT_EQ(job.data.samples, 3000);
+  EXPECT_EQ(job.data.arms, 4);
+  EXPECT_EQ(job.data.prefetch, 0);
+  EXPECT_TRUE(job.model.layers.empty());
+  EXPECT_EQ(job.model.dropout, 0.5);
+  EXPECT_TRUE(job.train.nesterov);
+  EXPECT_EQ(job.train.eps, 1e-6);
+  EXPECT_EQ(job.train.lr_schedule, "step");
+  EXPECT_EQ(job.train.warmup_steps, 100);
+  EXPECT_EQ(job.train.checkpoint_every, 50);
+  EXPECT_EQ(job.train.resume_from, "old.ckpt");
+  EXPECT_EQ(parseJob(toTomlText(job), "round.toml"), job);
+}
+
+TEST(JobEngineKeys, CnnKeys) {
+  const JobSpec job =
+      parseJob("[model]\nkind = \"cnn\"\nchannels = [16, 32]\nkernel_size = 3\n", "job.toml");
+  EXPECT_EQ(job.model.channels, (std::vector<int>{16, 32}));
+  EXPECT_EQ(job.model.kernel_size, 3);
+  EXPECT_EQ(onlyMessage("[model]\nkernel_size = 4\n"),
+            "model.kernel_size: must be odd (1, 3, 5, 7, 9 or 11: same padding keeps the image "
+            "size), got 4");
+  EXPECT_EQ(onlyMessage("[model]\nkernel_size = 13\n"), "model.kernel_size: must be 1..11, got 13");
+  EXPECT_EQ(onlyMessage("[model]\nchannels = []\n"),
+            "model.channels: must have 1..4 entries (one per conv+pool stage), got 0");
+  EXPECT_EQ(onlyMessage("[model]\ndropout = 1.0\n"), "model.dropout: must be >= 0 and < 1, got 1");
+}
+
+TEST(JobEngineKeys, AllowedValuesAreListed) {
+  EXPECT_EQ(onlyMessage("[model]\nkind = \"rnn\"\n"),
+            "model.kind: must be one of: mlp, cnn; got \"rnn\"");
+  EXPECT_EQ(onlyMessage("[train]\noptimizer = \"lamb\"\n"),
+            "train.optimizer: must be one of: sgd, adam, adamw; got \"lamb\"");
+  EXPECT_EQ(onlyMessage("[train]\nlr_schedule = \"linear\"\n"),
+            "train.lr_schedule: must be one of: constant, step, cosine; got \"linear\"");
+  EXPECT_EQ(onlyMessage("[data]\ndataset = \"mnist\"\n"),
+            "data.dataset: must be one of: fashion-mnist, spirals, moons; got \"mnist\"");
+  EXPECT_EQ(onlyMessage("[train]\nnesterov = 1\n"),
+            "train.nesterov: expected true or false, got integer");
+}
+
+TEST(JobEngineKeys, RulesAcrossKeys) {
+  EXPECT_EQ(onlyMessage("[data]\ndataset = \"moons\"\n[model]\nkind = \"cnn\"\n"),
+            "model.kind: \"cnn\" needs image data, and data.dataset \"moons\" gives 2-D points; "
+            "use model.kind = \"mlp\" or data.dataset = \"fashion-mnist\"");
+  EXPECT_EQ(onlyMessage("[train]\noptimizer = \"adam\"\nnesterov = true\n"),
+            "train.nesterov: true needs train.optimizer = \"sgd\" and train.momentum > 0 (got "
+            "\"adam\" with momentum 0.9)");
+  EXPECT_EQ(
+      onlyMessage("[train]\ncheckpoint_every = 10\n"),
+      "train.checkpoint_every: needs train.checkpoint_path, the file to write checkpoints to");
+  EXPECT_EQ(onlyMessage("[train]\nlr_schedule = \"cosine\"\nlr = 0.1\nlr_min = 0.2\n"),
+            "train.lr_min: must be <= train.lr (0.1) for the cosine schedule to decay, got 0.2");
+  // A rule is not reported on top of a key's own problem.
+  EXPECT_EQ(onlyMessage("[train]\noptimizer = \"lamb\"\nnesterov = true\n"),
+            "train.optimizer: must be one of: sgd, adam, adamw; got \"lamb\"");
+}
+
+}  // namespace
+}  // namespace ranklab

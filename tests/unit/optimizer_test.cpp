@@ -1,0 +1,114 @@
+// Optimizers against PyTorch 1.13's update rules worked by hand, their state round trip,
+// and the learning-rate schedules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "engine/optim/lr_schedule.h"
+#include "engine/optim/optimizer.h"
+
+namespace ranklab {
+namespace {
+
+TEST(Sgd, FollowsPyTorchMomentumRule) {
+  // v1 = g1 + wd p0; p1 = p0 - lr v1; v2 = m v1 + g2 + wd p1; p2 = p1 - lr v2.
+  Sgd sgd(1, 0.9, 0.1);
+  float p = 1.f;
+  const float g1 = 0.5f, g2 = -0.25f;
+  sgd.step(&p, &g1, 0.1);
+  const float v1 = 0.5f + 0.1f * 1.f, p1 = 1.f - 0.1f * v1;
+  EXPECT_FLOAT_EQ(p, p1);
+  sgd.step(&p, &g2, 0.1);
+  const float v2 = 0.9f * v1 + (-0.25f + 0.1f * p1);
+  EXPECT_FLOAT_EQ(p, p1 - 0.1f * v2);
+}
+
+TEST(Sgd, NesterovLooksAhead) {
+  // g = grad + wd p; v = m v + g; p -= lr (g + m v)
+  Sgd sgd(1, 0.9, 0.0, /*nesterov=*/true);
+  float p = 1.f;
+  const float g1 = 0.5f, g2 = 0.25f;
+  sgd.step(&p, &g1, 0.1);
+  const float v1 = 0.5f, p1 = 1.f - 0.1f * (0.5f + 0.9f * v1);
+  EXPECT_FLOAT_EQ(p, p1);
+  sgd.step(&p, &g2, 0.1);
+  const float v2 = 0.9f * v1 + 0.25f;
+  EXPECT_FLOAT_EQ(p, p1 - 0.1f * (0.25f + 0.9f * v2));
+}
+
+double adamByHand(bool decoupled, int steps, const std::vector<double>& grads) {
+  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.1;
+  double p = 1.0, m = 0, v = 0;
+  for (int t = 1; t <= steps; ++t) {
+    if (decoupled) p *= 1 - lr * wd;
+    const double g = grads[t - 1] + (decoupled ? 0.0 : wd * p);
+    m = b1 * m + (1 - b1) * g;
+    v = b2 * v + (1 - b2) * g * g;
+    const double denom = std::sqrt(v) / std::sqrt(1 - std::pow(b2, t)) + eps;
+    p -= lr / (1 - std::pow(b1, t)) * m / denom;
+  }
+  return p;
+}
+
+TEST(Adam, AdamAndAdamWFollowPyTorch) {
+  const std::vector<double> grads = {0.5, -0.2, 0.3};
+  for (bool decoupled : {false, true}) {
+    Adam adam(1, 0.9, 0.999, 1e-8, 0.1, decoupled);
+    EXPECT_EQ(adam.kind(), decoupled ? "adamw" : "adam");
+    float p = 1.f;
+    for (double g : grads) {
+      const float gf = static_cast<float>(g);
+      adam.step(&p, &gf, 0.01);
+    }
+    EXPECT_NEAR(p, adamByHand(decoupled, 3, grads), 1e-6) << adam.kind();
+  }
+}
+
+TEST(Optimizers, StateRoundTripContinuesIdentically) {
+  TrainSpec spec;
+  for (const char* kind : {"sgd", "adam", "adamw"}) {
+    spec.optimizer = kind;
+    auto a = makeOptimizer(spec, 3), b = makeOptimizer(spec, 3);
+    std::vector<float> pa = {1.f, -2.f, 0.5f};
+    const std::vector<float> g = {0.1f, 0.2f, -0.3f};
+    a->step(pa.data(), g.data(), 0.01);
+    std::vector<float> pb = pa;
+    b->restore(a->state());
+    a->step(pa.data(), g.data(), 0.01);
+    b->step(pb.data(), g.data(), 0.01);
+    EXPECT_EQ(pa, pb) << kind;
+    OptimizerState wrong = a->state();
+    wrong.tensors[0].second.resize(2);
+    EXPECT_THROW(b->restore(wrong), std::invalid_argument) << kind;
+  }
+}
+
+TEST(LrSchedule, ConstantStepCosineAndWarmUp) {
+  TrainSpec spec;
+  spec.lr = 0.1;
+  const LrSchedule constant(spec, 10, 100);
+  EXPECT_DOUBLE_EQ(constant.at(1), 0.1);
+  EXPECT_DOUBLE_EQ(constant.at(100), 0.1);
+
+  spec.lr_schedule = "step";
+  spec.lr_step_epochs = 2;
+  spec.lr_gamma = 0.5;
+  const LrSchedule step(spec, 10, 100);  // 10 steps per epoch: halve every 20 steps
+  EXPECT_DOUBLE_EQ(step.at(20), 0.1);
+  EXPECT_DOUBLE_EQ(step.at(21), 0.05);
+  EXPECT_DOUBLE_EQ(step.at(41), 0.025);
+
+  spec.lr_schedule = "cosine";
+  spec.lr_min = 0.01;
+  spec.warmup_steps = 10;
+  const LrSchedule cosine(spec, 10, 110);
+  EXPECT_DOUBLE_EQ(cosine.at(1), 0.01);      // warm-up: lr * 1/10
+  EXPECT_DOUBLE_EQ(cosine.at(10), 0.1);      // warm-up ends at the full rate
+  EXPECT_NEAR(cosine.at(60), 0.055, 1e-12);  // halfway down
+  EXPECT_DOUBLE_EQ(cosine.at(110), 0.01);    // the last step reaches lr_min
+  for (int64_t s = 11; s < 110; ++s) EXPECT_GT(cosine.at(s), cosine.at(s + 1)) << s;
+}
+
+}  // namespace
+}  // namespace ranklab

@@ -1,0 +1,78 @@
+// Test support: datasets small enough for unit tests, and a training job run with its
+// ranks as threads over the in-memory transport, recording what each rank reported.
+#pragma once
+
+#include <cstdio>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include "comm/memory/thread_communicator.h"
+#include "engine/data/idx_dataset.h"
+#include "engine/train/trainer.h"
+
+namespace ranklab::testing {
+
+// Sample i has both features equal to i, so a batch tells which samples it holds.
+inline Dataset numberedSet(int64_t count) {
+  Dataset d;
+  d.count = count;
+  d.features = 2;
+  d.classes = 10;
+  for (int64_t i = 0; i < count; ++i) {
+    d.images.insert(d.images.end(), {static_cast<float>(i), static_cast<float>(i)});
+    d.labels.push_back(static_cast<uint8_t>(i % 10));
+  }
+  return d;
+}
+
+// The first 4000 training and 1000 test images of Fashion-MNIST, loaded once.
+inline const Dataset& smallTrainSet() {
+  static const Dataset d = loadFashionMnist("/usr/share/datasets/fashion-mnist", "train", 4000);
+  return d;
+}
+inline const Dataset& smallTestSet() {
+  static const Dataset d = loadFashionMnist("/usr/share/datasets/fashion-mnist", "t10k", 1000);
+  return d;
+}
+
+class RunRecorder : public TrainObserver {
+ public:
+  void onStep(const StepStats& s) override {
+    steps.push_back(s.step);
+    losses.push_back(s.loss);
+  }
+  void onEval(const EvalStats& e) override { evals.push_back(e); }
+  std::vector<int64_t> steps;
+  std::vector<double> losses;
+  std::vector<EvalStats> evals;
+};
+
+// Runs `job` with job.parallel.ranks threads; rethrows the first rank's error, if any.
+inline std::vector<RunRecorder> trainWithThreads(const JobSpec& job,
+                                                 const Dataset& train_set = smallTrainSet(),
+                                                 const Dataset& test_set = smallTestSet()) {
+  ThreadRendezvous rendezvous(job.parallel.ranks);
+  std::vector<RunRecorder> recorders(job.parallel.ranks);
+  std::vector<std::exception_ptr> errors(job.parallel.ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < job.parallel.ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        ThreadCommunicator comm(rendezvous, r);
+        train(job, comm, train_set, test_set, recorders[r]);
+      } catch (const std::exception& e) {
+        // Say so at once: a rank that fails alone leaves the others waiting in a collective.
+        std::fprintf(stderr, "rank %d: %s\n", r, e.what());
+        errors[r] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return recorders;
+}
+
+}  // namespace ranklab::testing
