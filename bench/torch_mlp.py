@@ -129,7 +129,7 @@ def main():
         xb = images.index_select(0, index)  # (B, 784)
         yb = labels.index_select(0, index)  # (B)
         loss = loss_fn(model(xb), yb)
-        optimizer.zero_grad(set_to_none=False)  # zero in place, as Mlp::zeroGrads does
+        optimizer.zero_grad(set_to_none=False)  # zero in place, as Network::zeroGrads does
         loss.backward()
         optimizer.step()
         return loss
