@@ -9,7 +9,8 @@
 #include "engine/data/idx_dataset.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/trainer.h"
-#include "tests/unit/thread_ranks.h"
+#include "tests/support/temp_folder.h"
+#include "tests/support/thread_ranks.h"
 
 namespace ranklab {
 namespace {
@@ -18,17 +19,9 @@ namespace fs = std::filesystem;
 
 class CheckpointFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() /
-              ("ranklab-ckpt-" + std::to_string(::getpid()) + "-" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(folder_);
-    fs::create_directories(folder_);
-  }
-  void TearDown() override { fs::remove_all(folder_); }
-  std::string path(const std::string& name) const { return (folder_ / name).string(); }
+  std::string path(const std::string& name) const { return folder_.file(name); }
 
-  fs::path folder_;
+  testing::TempFolder folder_;
 };
 
 Checkpoint sample() {
@@ -92,7 +85,7 @@ TEST_F(CheckpointFile, ReplacesTheOldFileAndLeavesNoTemporary) {
   writeCheckpoint(path("a.ckpt"), next);
   EXPECT_EQ(readCheckpoint(path("a.ckpt")).step, 400);
   size_t files = 0;
-  for (const auto& entry : fs::directory_iterator(folder_)) {
+  for (const auto& entry : fs::directory_iterator(folder_.path())) {
     ++files;
     EXPECT_EQ(entry.path().filename(), "a.ckpt");
   }

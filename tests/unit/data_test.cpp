@@ -7,7 +7,7 @@
 
 #include "engine/data/batch_stream.h"
 #include "engine/data/datasets.h"
-#include "tests/unit/thread_ranks.h"
+#include "tests/support/thread_ranks.h"
 
 namespace ranklab {
 namespace {

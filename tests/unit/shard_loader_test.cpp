@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/data/shard_loader.h"
-#include "tests/unit/thread_ranks.h"
+#include "tests/support/thread_ranks.h"
 
 namespace ranklab {
 namespace {

@@ -7,7 +7,7 @@
 #include "engine/data/datasets.h"
 #include "engine/train/thread_policy.h"
 #include "engine/train/trainer.h"
-#include "tests/unit/thread_ranks.h"
+#include "tests/support/thread_ranks.h"
 
 namespace ranklab {
 namespace {
