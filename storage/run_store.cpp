@@ -58,6 +58,12 @@ SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, com
        overflow, staleness, time_ns
 FROM steps WHERE run_id = ? ORDER BY rank, step)sql";
 
+constexpr const char* kSelectStepWindow = R"sql(
+SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
+       comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
+       overflow, staleness, time_ns
+FROM steps WHERE run_id = ? AND step BETWEEN ? AND ? ORDER BY rank, step)sql";
+
 // Per-rank totals in one pass over the run's steps; ranks that said hello but never
 // finished a step are listed with zeros.
 constexpr const char* kRankTotals = R"sql(
@@ -370,6 +376,44 @@ std::vector<RankRow> RunStore::ranks(int64_t run_id) {
 
 std::vector<StepRow> RunStore::steps(int64_t run_id) {
   return readAll(stmts_->selectSteps, run_id, &readStep);
+}
+
+void RunStore::forEachStep(int64_t run_id, const std::function<void(const StepRow&)>& visit) {
+  Query q(stmts_->selectSteps);
+  q.bind(run_id);
+  while (q.next()) visit(readStep(q));
+}
+
+std::vector<StepRow> RunStore::stepsBetween(int64_t run_id, int64_t first_step, int64_t last_step) {
+  Statement statement(db_, path_, "read steps in a window", kSelectStepWindow);
+  std::vector<StepRow> rows;
+  Query q(statement);
+  q.bind(run_id, first_step, last_step);
+  while (q.next()) rows.push_back(readStep(q));
+  return rows;
+}
+
+void RunStore::setTags(int64_t run_id, const std::vector<std::string>& tags) {
+  sqlite::Transaction transaction(db_, path_, "set tags");
+  if (!run(run_id))
+    throw sqlite::error(path_, "set tags", "no run with id " + std::to_string(run_id));
+  Statement clear(db_, path_, "clear tags", "DELETE FROM tags WHERE run_id = ?");
+  Query(clear).bind(run_id).run();
+  Statement insert(db_, path_, "insert tag",
+                   "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)");
+  for (const std::string& tag : tags) Query(insert).bind(run_id, tag).run();
+  transaction.commit();
+}
+
+std::map<int64_t, std::vector<std::string>> RunStore::tags() {
+  Statement statement(db_, path_, "read tags", "SELECT run_id, tag FROM tags ORDER BY run_id, tag");
+  std::map<int64_t, std::vector<std::string>> found;
+  Query q(statement);
+  while (q.next()) {
+    const int64_t id = q.int64();
+    found[id].push_back(q.text());
+  }
+  return found;
 }
 
 std::vector<EvalRow> RunStore::evals(int64_t run_id) {

@@ -1,7 +1,10 @@
 // The SQLite run store: one file holds every run. Schema in docs/schema.md.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,7 +23,7 @@ class StoreError : public std::runtime_error {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens (creating folders and file as needed) and migrates forward to kSchemaVersion.
   // A file with a newer schema, or that is not SQLite, is a StoreError.
@@ -47,6 +50,14 @@ class RunStore {
   std::vector<StepRow> steps(int64_t run_id);  // ordered by rank, step
   std::vector<EvalRow> evals(int64_t run_id);  // ordered by step, rank
   std::vector<EventRow> events(int64_t run_id);
+
+  // For the workbench's views (run_queries.cpp).
+  void setTags(int64_t run_id, const std::vector<std::string>& tags);  // replaces them
+  std::map<int64_t, std::vector<std::string>> tags();                  // every run's, sorted
+  // Every step of a run in (rank, step) order without holding them all in memory.
+  void forEachStep(int64_t run_id, const std::function<void(const StepRow&)>& visit);
+  // Steps first_step..last_step of every rank, ordered by rank, step (the timeline window).
+  std::vector<StepRow> stepsBetween(int64_t run_id, int64_t first_step, int64_t last_step);
 
  private:
   struct Statements;

@@ -111,8 +111,20 @@ CREATE INDEX spans_by_run_rank ON spans(run_id, rank, start_ns);
 PRAGMA user_version = 1;
 )sql";
 
+// Free-form labels a person puts on runs in the runs browser.
+constexpr const char* kVersion2 = R"sql(
+CREATE TABLE tags (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  tag    TEXT    NOT NULL,
+  PRIMARY KEY (run_id, tag)
+) WITHOUT ROWID;
+
+PRAGMA user_version = 2;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1},
+    {2, kVersion2},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

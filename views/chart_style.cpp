@@ -5,20 +5,9 @@
 #include <QLegend>
 #include <QValueAxis>
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace ranklab {
-
-QColor rankColour(int rank) {
-  // Tableau 10: distinguishable on white, and in most colour-vision deficiencies.
-  static const std::array<QColor, 10> palette = {
-      QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-      QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-      QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
-      QColor(0x17, 0xbe, 0xcf)};
-  return palette[size_t(rank < 0 ? 0 : rank) % palette.size()];
-}
 
 static QFont sized(int points, bool bold) {
   QFont f;

@@ -4,13 +4,14 @@
 #include <QColor>
 #include <QFont>
 
+#include "views/models/rank_colour.h"
+
 class QChart;
 class QAbstractAxis;
 class QValueAxis;
 
 namespace ranklab {
 
-QColor rankColour(int rank);  // distinct, in a fixed order
 QFont chartTitleFont();
 QFont axisTitleFont();
 QFont axisLabelFont();

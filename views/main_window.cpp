@@ -2,24 +2,24 @@
 
 #include <QAction>
 #include <QCloseEvent>
-#include <QFileDialog>
+#include <QDir>
 #include <QFileInfo>
-#include <QFontDatabase>
-#include <QHeaderView>
-#include <QLabel>
-#include <QLineEdit>
 #include <QMessageBox>
-#include <QPlainTextEdit>
-#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
 
 #include "views/live_page.h"
+#include "views/log_pane.h"
 #include "views/models/live_run_model.h"
+#include "views/models/log_model.h"
 #include "views/models/runs_table_model.h"
+#include "views/models/workbench_settings.h"
+#include "views/runs_page.h"
+#include "views/setup_page.h"
 
 namespace ranklab {
 
@@ -50,34 +50,33 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       reader_(new RunStoreReader(options_.db_path, this)),
       session_(new RunSession(launchOptions(options_), this)),
       runs_model_(new RunsTableModel(this)),
-      runs_proxy_(new QSortFilterProxyModel(this)),
       live_model_(new LiveRunModel(this)),
       stored_model_(new LiveRunModel(this)),
+      log_model_(new LogModel(this)),
+      tabs_(new QTabWidget(this)),
+      setup_(new SetupPage(launchOptions(options_), options_.presets_dir, this)),
       page_(new LivePage(this)),
-      log_(new QPlainTextEdit(this)) {
-  setWindowTitle(tr("ranklab — %1").arg(QDir::toNativeSeparators(options_.db_path)));
+      runs_page_(new RunsPage(runs_model_, this)) {
+  setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(options_.db_path)));
   buildToolbar();
 
-  log_->setObjectName(QStringLiteral("runLog"));
-  log_->setReadOnly(true);
-  log_->setMaximumBlockCount(2000);
-  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  log_->setPlaceholderText(tr("Output of the launched run appears here."));
+  auto* live = new QSplitter(Qt::Vertical, this);
+  live->addWidget(page_);
+  live->addWidget(new LogPane(log_model_, this));
+  live->setStretchFactor(0, 5);
+  live->setStretchFactor(1, 1);
 
-  auto* right = new QSplitter(Qt::Vertical, this);
-  right->addWidget(page_);
-  right->addWidget(log_);
-  right->setStretchFactor(0, 5);
-  right->setStretchFactor(1, 1);
-
-  auto* central = new QSplitter(Qt::Horizontal, this);
-  central->addWidget(buildRunsPane());
-  central->addWidget(right);
-  central->setStretchFactor(0, 2);
-  central->setStretchFactor(1, 5);
-  central->setSizes({670, 730});
-  setCentralWidget(central);
-  resize(1400, 860);
+  tabs_->setObjectName(QStringLiteral("pages"));
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(setup_, tr("Job setup"));
+  tabs_->addTab(live, tr("Live monitor"));
+  tabs_->addTab(new QWidget(this), tr("Timeline"));
+  tabs_->addTab(runs_page_, tr("Runs"));
+  tabs_->addTab(new QWidget(this), tr("Compare"));
+  setCentralWidget(tabs_);
+  resize(1440, 900);
+  if (const QByteArray geometry = WorkbenchSettings::windowGeometry(); !geometry.isEmpty())
+    restoreGeometry(geometry);
 
   connect(reader_, &RunStoreReader::runsListed, this, &MainWindow::onRunsListed);
   connect(reader_, &RunStoreReader::runLoaded, this, &MainWindow::onRunLoaded);
@@ -85,45 +84,27 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
     showError(tr("Run store"), message);
     if (first_listing_) onFirstListingDone();
   });
-
-  connect(session_, &RunSession::started, this, &MainWindow::onStarted);
-  connect(session_, &RunSession::stepReceived, live_model_, &LiveRunModel::addStep);
-  connect(session_, &RunSession::evalReceived, live_model_, &LiveRunModel::addEval);
-  connect(session_, &RunSession::eventReceived, this, [this](const EventRow& e) {
-    appendLog(QStringLiteral("[%1 rank %2 step %3] %4")
-                  .arg(QString::fromStdString(e.kind))
-                  .arg(e.rank)
-                  .arg(e.step)
-                  .arg(QString::fromStdString(e.text)));
-  });
-  connect(session_, &RunSession::outputLine, this, [this](int rank, bool, const QString& line) {
-    appendLog(rank < 0 ? line : QStringLiteral("[rank %1] %2").arg(rank).arg(line));
-  });
-  connect(session_, &RunSession::ended, this, &MainWindow::onEnded);
+  connectSession();
+  connectRunsPage();
+  connect(setup_, &SetupPage::launchRequested, this, [this] { launch(); });
+  connect(setup_, &SetupPage::message, this,
+          [this](const QString& text) { statusBar()->showMessage(text, 8000); });
 
   page_->setModel(stored_model_);
+  runs_page_->setDbPath(options_.db_path);
   setJobPath(options_.job_path);
+  applyOverrides(options_.overrides);
+  updateActions();
   refreshRuns();
 }
 
 MainWindow::~MainWindow() = default;
 
 void MainWindow::buildToolbar() {
-  QToolBar* bar = addToolBar(tr("Job"));
-  bar->setObjectName(QStringLiteral("jobToolbar"));
+  QToolBar* bar = addToolBar(tr("Run"));
+  bar->setObjectName(QStringLiteral("runToolbar"));
   bar->setMovable(false);
   bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-
-  auto* label = new QLabel(tr(" Job file: "), bar);
-  job_edit_ = new QLineEdit(bar);
-  job_edit_->setObjectName(QStringLiteral("jobPath"));
-  job_edit_->setReadOnly(true);
-  job_edit_->setMinimumWidth(420);
-  bar->addWidget(label);
-  bar->addWidget(job_edit_);
-
-  open_action_ = bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("Open job…"),
-                                this, &MainWindow::openJobDialog);
   launch_action_ = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Launch"), this,
                                   &MainWindow::launch);
   stop_action_ = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this,
@@ -131,41 +112,54 @@ void MainWindow::buildToolbar() {
   launch_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
 }
 
-QWidget* MainWindow::buildRunsPane() {
-  runs_proxy_->setSourceModel(runs_model_);
-  runs_proxy_->setSortRole(RunsTableModel::SortRole);
+void MainWindow::connectSession() {
+  connect(session_, &RunSession::started, this, &MainWindow::onStarted);
+  connect(session_, &RunSession::stepsReceived, live_model_, &LiveRunModel::addSteps);
+  connect(session_, &RunSession::evalReceived, live_model_, &LiveRunModel::addEval);
+  connect(session_, &RunSession::eventReceived, this, [this](const EventRow& e) {
+    appendLog(e.rank, e.kind == "error",
+              QStringLiteral("[%1 at step %2] %3")
+                  .arg(QString::fromStdString(e.kind))
+                  .arg(e.step)
+                  .arg(QString::fromStdString(e.text)));
+  });
+  connect(session_, &RunSession::outputLine, this, &MainWindow::appendLog);
+  connect(session_, &RunSession::ended, this, &MainWindow::onEnded);
+}
 
-  runs_view_ = new QTableView(this);
-  runs_view_->setObjectName(QStringLiteral("runsView"));
-  runs_view_->setModel(runs_proxy_);
-  runs_view_->setSortingEnabled(true);
-  runs_view_->sortByColumn(RunsTableModel::IdColumn, Qt::DescendingOrder);
-  runs_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  runs_view_->setSelectionMode(QAbstractItemView::SingleSelection);
-  runs_view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  runs_view_->setAlternatingRowColors(true);
-  runs_view_->verticalHeader()->hide();
-  runs_view_->horizontalHeader()->setStretchLastSection(true);
-  runs_view_->setMinimumWidth(380);
-  connect(runs_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          &MainWindow::onCurrentRunChanged);
-  return runs_view_;
+void MainWindow::connectRunsPage() {
+  connect(runs_page_, &RunsPage::openRequested, this, [this](qint64 id) {
+    openRun(id);
+    showPage(LiveTab);
+  });
+  connect(runs_page_, &RunsPage::openDbRequested, this, &MainWindow::openDb);
 }
 
 void MainWindow::setJobPath(const QString& path) {
   options_.job_path = path;
-  job_edit_->setText(path.isEmpty() ? tr("(none — use Open job…)")
-                                    : QDir::toNativeSeparators(path));
-  job_edit_->setToolTip(path);
-  updateActions();
+  if (!path.isEmpty()) setup_->loadFile(path);
 }
 
-void MainWindow::openJobDialog() {
-  const QString start =
-      options_.job_path.isEmpty() ? QDir::homePath() : QFileInfo(options_.job_path).absolutePath();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open job"), start,
-                                                    tr("Job files (*.toml);;All files (*)"));
-  if (!path.isEmpty()) setJobPath(path);
+QString MainWindow::jobPath() const {
+  return setup_->filePath();
+}
+
+void MainWindow::applyOverrides(const QStringList& overrides) {
+  for (const QString& o : overrides) {
+    const int equals = o.indexOf(QLatin1Char('='));
+    const std::string path = o.left(equals).trimmed().toStdString();
+    QString value = o.mid(equals + 1).trimmed();
+    const JobKey* key = equals > 0 ? findJobKey(path) : nullptr;
+    if (!key) {
+      showError(tr("--set"), tr("%1: not a key of the job file (section.key=value)").arg(o));
+      continue;
+    }
+    const bool is_text = key->kind == JobValueKind::Text || key->kind == JobValueKind::Choice;
+    if (is_text && value.size() >= 2 && value.startsWith(QLatin1Char('"')) &&
+        value.endsWith(QLatin1Char('"')))
+      value = value.mid(1, value.size() - 2);
+    setup_->setValue(QString::fromStdString(path), value);
+  }
 }
 
 bool MainWindow::isRunning() const {
@@ -174,9 +168,9 @@ bool MainWindow::isRunning() const {
 
 void MainWindow::updateActions() {
   const bool running = isRunning();
-  launch_action_->setEnabled(!running && !options_.job_path.isEmpty());
-  open_action_->setEnabled(!running);
+  launch_action_->setEnabled(!running);
   stop_action_->setEnabled(running);
+  setup_->setRunning(running);
 }
 
 void MainWindow::launch() {
@@ -185,20 +179,25 @@ void MainWindow::launch() {
     launch_pending_ = true;
     return;
   }
-  if (options_.job_path.isEmpty()) {
-    showError(tr("Launch"), tr("No job file: choose one with Open job…"));
+  const JobDraft& draft = setup_->draft();
+  if (!draft.valid()) {
+    QStringList lines;
+    for (const JobIssue& issue : draft.issues()) lines << QString::fromStdString(issue.str());
+    showPage(SetupTab);
+    showError(tr("Launch"), tr("The job has problems; fix them first:\n%1").arg(lines.join('\n')));
     return;
   }
   live_run_id_ = 0;
   loading_run_id_ = 0;  // a stored run still loading must not replace the live page
   live_model_->reset();
-  log_->clear();
-  if (!session_->start(options_.job_path, options_.overrides)) return;
+  log_model_->clear();
+  if (!session_->startText(QString::fromStdString(draft.tomlText()), setup_->filePath())) return;
   shown_run_id_ = -1;
-  runs_view_->selectionModel()->clearSelection();
   page_->setModel(live_model_);
-  page_->setHeadline(tr("starting %1…").arg(QFileInfo(options_.job_path).fileName()));
-  statusBar()->showMessage(tr("Launching %1").arg(options_.job_path));
+  const QString name = QString::fromStdString(draft.value("name"));
+  page_->setHeadline(tr("starting %1…").arg(name));
+  showPage(LiveTab);
+  statusBar()->showMessage(tr("Launching %1").arg(name));
   updateActions();
 }
 
@@ -213,7 +212,7 @@ void MainWindow::onStarted(qint64 run_id, const QStringList& command) {
   live_model_->setRunId(run_id);
   if (shown_run_id_ == -1) shown_run_id_ = run_id;
   if (shown_run_id_ == run_id) page_->setHeadline(tr("run %1 · running").arg(run_id));
-  appendLog(QStringLiteral("$ ") + command.join(QLatin1Char(' ')));
+  appendLog(-1, false, QStringLiteral("$ ") + command.join(QLatin1Char(' ')));
   statusBar()->showMessage(tr("Run %1 started").arg(run_id));
   refreshRuns();  // lists it as running
 }
@@ -242,14 +241,16 @@ void MainWindow::refreshRuns() {
 }
 
 void MainWindow::onRunsListed(const RunList& list) {
-  runs_model_->setRuns(list.runs, list.summaries);
-  runs_view_->resizeColumnsToContents();
-  if (shown_run_id_ > 0) {
-    selectRun(shown_run_id_);
-  } else if (first_listing_ && !launch_pending_ && shown_run_id_ == 0 && !list.runs.empty()) {
-    selectRun(list.runs.front().id);  // open on the newest run rather than an empty page
+  runs_model_->setRuns(list.runs, list.summaries, list.tags);
+  runs_page_->view()->resizeColumnsToContents();
+  if (shown_run_id_ > 0) selectRun(shown_run_id_);
+  if (first_listing_) {
+    if (options_.open_run > 0)
+      openRun(options_.open_run);
+    else if (!launch_pending_ && shown_run_id_ == 0 && !list.runs.empty())
+      openRun(list.runs.front().id);  // open on the newest run rather than an empty page
+    onFirstListingDone();
   }
-  if (first_listing_) onFirstListingDone();
   emit runsRefreshed();
 }
 
@@ -261,19 +262,16 @@ void MainWindow::onFirstListingDone() {
   }
 }
 
-void MainWindow::selectRun(int64_t run_id) {
-  const int row = runs_model_->rowOfRun(run_id);
-  if (row < 0) return;
-  const QModelIndex index = runs_proxy_->mapFromSource(runs_model_->index(row, 0));
-  runs_view_->selectionModel()->setCurrentIndex(
-      index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-  runs_view_->scrollTo(index);
+QTableView* MainWindow::runsView() const {
+  return runs_page_->view();
 }
 
-void MainWindow::onCurrentRunChanged() {
-  const QModelIndex current = runs_view_->selectionModel()->currentIndex();
-  if (!current.isValid()) return;
-  const int64_t run_id = current.data(RunsTableModel::RunIdRole).toLongLong();
+void MainWindow::selectRun(int64_t run_id) {
+  runs_page_->selectRun(run_id);
+}
+
+void MainWindow::openRun(int64_t run_id) {
+  selectRun(run_id);
   if (run_id == shown_run_id_) return;
   if (run_id == live_run_id_ && isRunning()) {
     showLive();
@@ -305,20 +303,53 @@ void MainWindow::onRunLoaded(const StoredRun& run) {
   emit runShown(row.id);
 }
 
+void MainWindow::showPage(Page page) {
+  tabs_->setCurrentIndex(int(page));
+}
+
+bool MainWindow::pageFromName(const QString& name, Page* page) {
+  static const QStringList names = {QStringLiteral("setup"), QStringLiteral("live"),
+                                    QStringLiteral("timeline"), QStringLiteral("runs"),
+                                    QStringLiteral("compare")};
+  const int index = names.indexOf(name.toLower());
+  if (index < 0) return false;
+  *page = Page(index);
+  return true;
+}
+
+void MainWindow::openDb(const QString& path) {
+  if (isRunning()) {
+    showError(tr("Run store"), tr("Stop the run before switching to another run store."));
+    return;
+  }
+  options_.db_path = path;
+  reader_->setDbPath(path);
+  session_->setDbPath(path);
+  runs_page_->setDbPath(path);
+  WorkbenchSettings::setLastDb(path);
+  setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(path)));
+  shown_run_id_ = 0;
+  stored_model_->reset();
+  page_->setModel(stored_model_);
+  page_->setHeadline(QString());
+  refreshRuns();
+}
+
 void MainWindow::showError(const QString& what, const QString& message) {
   statusBar()->showMessage(what + QStringLiteral(": ") + message.section(QLatin1Char('\n'), 0, 0));
-  appendLog(what + QStringLiteral(": ") + message);
+  appendLog(-1, true, what + QStringLiteral(": ") + message);
   // Window-modal but not blocking: a run, a test or a screenshot timer keeps going.
   auto* box = new QMessageBox(QMessageBox::Warning, what, message, QMessageBox::Ok, this);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open();
 }
 
-void MainWindow::appendLog(const QString& line) {
-  log_->appendPlainText(line);
+void MainWindow::appendLog(int rank, bool is_stderr, const QString& line) {
+  log_model_->append(rank, is_stderr, line);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  WorkbenchSettings::setWindowLayout(saveGeometry(), saveState());
   if (isRunning()) {
     statusBar()->showMessage(tr("Stopping run %1 before closing…").arg(live_run_id_));
     session_->stop();  // ~RunSession waits for the run thread

@@ -1,5 +1,6 @@
-// The workbench window: stored runs on the left, the selected (or live) run on the right,
-// the job file and Launch/Stop on top.
+// The workbench window: one tab per page (setup, live, timeline, runs, compare), Launch and
+// Stop in the toolbar. It wires pages to the run thread and the store reader; pages only
+// draw what they are given.
 #pragma once
 
 #include <QMainWindow>
@@ -8,46 +9,58 @@
 #include "views/run_session.h"
 #include "views/run_store_reader.h"
 
-class QLineEdit;
-class QPlainTextEdit;
-class QSortFilterProxyModel;
+class QTabWidget;
 class QTableView;
 
 namespace ranklab {
 
 class LiveRunModel;
 class LivePage;
+class LogModel;
+class RunsPage;
 class RunsTableModel;
+class SetupPage;
 
 struct WorkbenchOptions {
   QString db_path;        // the run store file
-  QString job_path;       // job in use at start ("" = none yet)
-  QStringList overrides;  // "section.key=value", applied to every launch
+  QString job_path;       // job loaded into the setup page at start ("" = defaults)
+  QStringList overrides;  // "section.key=value", applied to the form at start
   QString worker_path;    // ranklab-worker; "" = JobRunner's default
+  QString presets_dir;    // resources/jobs
+  int64_t open_run = 0;   // show this stored run once the store is read
 };
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
+  enum Page { SetupTab, LiveTab, TimelineTab, RunsTab, CompareTab };
+
   explicit MainWindow(WorkbenchOptions options, QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  void setJobPath(const QString& path);
-  QString jobPath() const { return options_.job_path; }
-  void launch();
+  void setJobPath(const QString& path);  // loads it into the setup page
+  QString jobPath() const;
+  void launch();  // the setup page's job; refused (and said why) while it is invalid
   void stop();
   bool isRunning() const;
   void refreshRuns();
-  void selectRun(int64_t run_id);  // in the list; the page follows
+  void selectRun(int64_t run_id);  // in the runs list
+  void openRun(int64_t run_id);    // on the live page
+  void showPage(Page page);
+  static bool pageFromName(const QString& name, Page* page);
+  void openDb(const QString& path);
 
   LivePage* livePage() const { return page_; }
-  QTableView* runsView() const { return runs_view_; }
+  SetupPage* setupPage() const { return setup_; }
+  RunsPage* runsPage() const { return runs_page_; }
+  QTableView* runsView() const;
   RunsTableModel* runsModel() const { return runs_model_; }
+  QTabWidget* tabs() const { return tabs_; }
 
  signals:
   void runsRefreshed();
-  void runShown(qint64 run_id);  // the page now draws this run
+  void runShown(qint64 run_id);  // the live page now draws this run
   void runEnded(const ranklab::RunOutcome& outcome);
 
  protected:
@@ -55,35 +68,34 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildToolbar();
-  QWidget* buildRunsPane();
-  void openJobDialog();
+  void connectSession();
+  void connectRunsPage();
   void updateActions();
+  void applyOverrides(const QStringList& overrides);
   void onRunsListed(const RunList& list);
   void onFirstListingDone();
-  void onCurrentRunChanged();
   void onRunLoaded(const StoredRun& run);
   void onStarted(qint64 run_id, const QStringList& command);
   void onEnded(const RunOutcome& outcome);
   void showLive();
   void showError(const QString& what, const QString& message);
-  void appendLog(const QString& line);
+  void appendLog(int rank, bool is_stderr, const QString& line);
 
   WorkbenchOptions options_;
   RunStoreReader* reader_;
   RunSession* session_;
   RunsTableModel* runs_model_;
-  QSortFilterProxyModel* runs_proxy_;
   LiveRunModel* live_model_;    // the launched run, filled as it goes
   LiveRunModel* stored_model_;  // a run reopened from the store
-  QTableView* runs_view_ = nullptr;
+  LogModel* log_model_;
+  QTabWidget* tabs_;
+  SetupPage* setup_;
   LivePage* page_;
-  QPlainTextEdit* log_;
-  QLineEdit* job_edit_ = nullptr;
-  QAction* open_action_ = nullptr;
+  RunsPage* runs_page_;
   QAction* launch_action_ = nullptr;
   QAction* stop_action_ = nullptr;
   int64_t live_run_id_ = 0;   // last launched run; 0 before its start is known
-  int64_t shown_run_id_ = 0;  // run on the page; -1: a launch whose id is not known yet
+  int64_t shown_run_id_ = 0;  // run on the live page; -1: a launch whose id is not known yet
   int64_t loading_run_id_ = 0;
   bool first_listing_ = true;
   bool launch_pending_ = false;  // launch() came before the store was first read

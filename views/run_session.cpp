@@ -1,21 +1,27 @@
 #include "views/run_session.h"
 
 #include <QThread>
+#include <QTimer>
 #include <exception>
 
 #include "engine/job/job_spec.h"
 
 namespace ranklab {
 
-RunWorker::RunWorker(JobRunner* runner, QString job_path, QStringList overrides)
-    : runner_(runner), job_path_(std::move(job_path)), overrides_(std::move(overrides)) {}
+RunWorker::RunWorker(JobRunner* runner, QString job_path, QStringList overrides, QString toml_text)
+    : runner_(runner),
+      job_path_(std::move(job_path)),
+      overrides_(std::move(overrides)),
+      toml_text_(std::move(toml_text)) {}
 
 void RunWorker::run() {
   RunOutcome outcome;
   try {
     JobOverrides overrides;
     for (const QString& o : overrides_) overrides.push_back(o.toStdString());
-    const JobSpec job = loadJob(job_path_.toStdString(), overrides);
+    const std::string name = job_path_.isEmpty() ? "job.toml" : job_path_.toStdString();
+    const JobSpec job = toml_text_.isEmpty() ? loadJob(name, overrides)
+                                             : parseJob(toml_text_.toStdString(), name, overrides);
     outcome = runner_->run(job, job_path_.toStdString(), *this);
   } catch (const JobError& e) {
     outcome.status = "failed";
@@ -40,9 +46,12 @@ void RunWorker::onOutput(int rank, bool is_stderr, const std::string& line) {
 }
 
 RunSession::RunSession(LaunchOptions options, QObject* parent)
-    : QObject(parent), options_(std::move(options)) {
+    : QObject(parent), options_(std::move(options)), flush_timer_(new QTimer(this)) {
   registerRecordMetaTypes();
   qRegisterMetaType<RunOutcome>();
+  flush_timer_->setSingleShot(true);
+  flush_timer_->setInterval(kStepBatchMs);
+  connect(flush_timer_, &QTimer::timeout, this, &RunSession::flushSteps);
 }
 
 RunSession::~RunSession() {
@@ -53,15 +62,25 @@ RunSession::~RunSession() {
 bool RunSession::start(const QString& job_path, const QStringList& overrides) {
   if (isRunning()) return false;
   runner_ = std::make_unique<JobRunner>(options_);
+  return startWorker(new RunWorker(runner_.get(), job_path, overrides));
+}
+
+bool RunSession::startText(const QString& toml_text, const QString& job_path) {
+  if (isRunning()) return false;
+  runner_ = std::make_unique<JobRunner>(options_);
+  return startWorker(new RunWorker(runner_.get(), job_path, {}, toml_text));
+}
+
+bool RunSession::startWorker(RunWorker* worker) {
+  worker_ = worker;
   thread_ = new QThread(this);
   thread_->setObjectName(QStringLiteral("ranklab-run"));
-  worker_ = new RunWorker(runner_.get(), job_path, overrides);
   worker_->moveToThread(thread_);
 
   // The worker lives on thread_, this on the UI thread: these connections are queued.
   connect(worker_, &RunWorker::started, this, &RunSession::started);
   connect(worker_, &RunWorker::rankChanged, this, &RunSession::rankChanged);
-  connect(worker_, &RunWorker::stepReceived, this, &RunSession::stepReceived);
+  connect(worker_, &RunWorker::stepReceived, this, &RunSession::onStep);
   connect(worker_, &RunWorker::evalReceived, this, &RunSession::evalReceived);
   connect(worker_, &RunWorker::eventReceived, this, &RunSession::eventReceived);
   connect(worker_, &RunWorker::outputLine, this, &RunSession::outputLine);
@@ -76,7 +95,21 @@ void RunSession::stop() {
   if (runner_) runner_->requestStop();
 }
 
+void RunSession::onStep(const StepRow& step) {
+  pending_steps_.push_back(step);
+  if (!flush_timer_->isActive()) flush_timer_->start();
+}
+
+void RunSession::flushSteps() {
+  flush_timer_->stop();
+  if (pending_steps_.empty()) return;
+  std::vector<StepRow> batch;
+  batch.swap(pending_steps_);
+  emit stepsReceived(batch);
+}
+
 void RunSession::onWorkerEnded(const RunOutcome& outcome) {
+  flushSteps();  // every step is drawn before the end is announced
   joinThread();  // run() has returned; the thread only has to leave its event loop
   emit ended(outcome);
 }

@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QStringList>
 #include <memory>
+#include <vector>
 
 #include "app/core/job_runner.h"
 #include "views/models/record_metatypes.h"
@@ -12,6 +13,7 @@
 Q_DECLARE_METATYPE(ranklab::RunOutcome)
 
 class QThread;
+class QTimer;
 
 namespace ranklab {
 
@@ -20,7 +22,8 @@ class RunWorker : public QObject, public RunObserver {
   Q_OBJECT
 
  public:
-  RunWorker(JobRunner* runner, QString job_path, QStringList overrides);
+  // With toml_text empty the job is read from job_path; else job_path only names it.
+  RunWorker(JobRunner* runner, QString job_path, QStringList overrides, QString toml_text = {});
 
   void run();  // on the run thread; emits ended() last
 
@@ -46,6 +49,7 @@ class RunWorker : public QObject, public RunObserver {
   JobRunner* runner_;
   QString job_path_;
   QStringList overrides_;
+  QString toml_text_;
 };
 
 // Owned by the UI: starts a run, stops it, and forwards the worker's signals.
@@ -59,19 +63,30 @@ class RunSession : public QObject {
   bool isRunning() const { return thread_ != nullptr; }
   // false when a run is already going. Job file errors arrive as ended() with status "failed".
   bool start(const QString& job_path, const QStringList& overrides = {});
+  // The job as text (the setup page's form); job_path is where it came from, "" if unsaved.
+  bool startText(const QString& toml_text, const QString& job_path);
+  void setDbPath(const QString& path) { options_.db_path = path.toStdString(); }
   void stop();  // returns at once; ended() follows
 
  signals:
   void started(qint64 run_id, const QStringList& command);
   void rankChanged(const ranklab::RankRow& rank);
-  void stepReceived(const ranklab::StepRow& step);
+  // Steps come in batches, at most every kStepBatchMs: one model update per batch keeps
+  // the UI thread free at thousands of steps per second.
+  void stepsReceived(const std::vector<ranklab::StepRow>& steps);
   void evalReceived(const ranklab::EvalRow& eval);
   void eventReceived(const ranklab::EventRow& event);
   void outputLine(int rank, bool is_stderr, const QString& line);
   void summaryReady(const ranklab::RunSummary& summary);
   void ended(const ranklab::RunOutcome& outcome);  // the thread is gone by now
 
+ public:
+  static constexpr int kStepBatchMs = 50;
+
  private:
+  bool startWorker(RunWorker* worker);
+  void onStep(const StepRow& step);
+  void flushSteps();
   void onWorkerEnded(const RunOutcome& outcome);
   void joinThread();
 
@@ -79,6 +94,8 @@ class RunSession : public QObject {
   std::unique_ptr<JobRunner> runner_;
   QThread* thread_ = nullptr;
   RunWorker* worker_ = nullptr;
+  std::vector<StepRow> pending_steps_;
+  QTimer* flush_timer_;
 };
 
 }  // namespace ranklab

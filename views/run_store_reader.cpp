@@ -39,6 +39,7 @@ Answer<RunList> readRunList(const std::string& path) {
     answer.value.runs = store.listRuns();
     for (const RunRow& run : answer.value.runs)
       if (auto s = store.summary(run.id)) answer.value.summaries.push_back(std::move(*s));
+    answer.value.tags = store.tags();
   } catch (const std::exception& e) {
     answer.error = QString::fromStdString(e.what());
   }

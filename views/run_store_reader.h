@@ -4,6 +4,7 @@
 
 #include <QObject>
 #include <QString>
+#include <map>
 #include <vector>
 
 #include "storage/records.h"
@@ -13,6 +14,7 @@ namespace ranklab {
 struct RunList {
   std::vector<RunRow> runs;  // newest first
   std::vector<RunSummary> summaries;
+  std::map<int64_t, std::vector<std::string>> tags;
 };
 
 struct StoredRun {
@@ -29,6 +31,7 @@ class RunStoreReader : public QObject {
   explicit RunStoreReader(QString db_path, QObject* parent = nullptr);
 
   const QString& dbPath() const { return db_path_; }
+  void setDbPath(const QString& path) { db_path_ = path; }  // later requests read this file
 
   void listRuns();               // -> runsListed or failed
   void loadRun(int64_t run_id);  // -> runLoaded or failed; only the latest request answers

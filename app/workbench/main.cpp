@@ -10,6 +10,7 @@
 #include "storage/run_store.h"
 #include "views/live_page.h"
 #include "views/main_window.h"
+#include "views/models/workbench_settings.h"
 
 namespace {
 
@@ -44,59 +45,105 @@ QString findWorker() {
 
 }  // namespace
 
+// Parsing comes before QApplication, so --help and --version work without a display.
+struct Options {
+  QCommandLineParser parser;
+  QCommandLineOption db{QStringLiteral("db"),
+                        "Run store file (default: the last one used, else "
+                        "~/.local/share/ranklab/runs.db).",
+                        "PATH"};
+  QCommandLineOption job{QStringLiteral("job"),
+                         "Job file for the setup page (default: quickstart.toml).", "FILE"};
+  QCommandLineOption start{QStringLiteral("start"), "Launch the job at once."};
+  QCommandLineOption set{QStringLiteral("set"),
+                         "Override a job key, e.g. train.epochs=1 (repeatable).", "KEY=VALUE"};
+  QCommandLineOption open{QStringLiteral("open"), "Show this stored run on the live page.",
+                          "RUN_ID"};
+  QCommandLineOption page{QStringLiteral("page"),
+                          "Page to show: setup, live, timeline, runs or compare.", "NAME"};
+  QCommandLineOption worker{QStringLiteral("worker"), "ranklab-worker binary to launch.", "PATH"};
+  QCommandLineOption shot{QStringLiteral("screenshot"), "Save the window to this PNG, then quit.",
+                          "PNG"};
+  QCommandLineOption shot_after{
+      QStringLiteral("screenshot-after-ms"),
+      "Take the screenshot after this many ms (or when the --start run ends, if sooner).", "N",
+      "3000"};
+
+  Options() {
+    parser.setApplicationDescription(
+        QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
+    for (const auto& o : {db, job, start, set, open, page, worker, shot, shot_after})
+      parser.addOption(o);
+  }
+};
+
+int fail(const QString& message) {
+  std::fprintf(stderr, "ranklab-workbench: %s\n", qPrintable(message));
+  return 2;
+}
+
 int main(int argc, char** argv) {
+  QStringList arguments;
+  for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
+  Options cli;
+  const QCommandLineOption help = cli.parser.addHelpOption();
+  const QCommandLineOption version = cli.parser.addVersionOption();
+  if (!cli.parser.parse(arguments)) return fail(cli.parser.errorText());
+  if (cli.parser.isSet(help) || cli.parser.isSet(QStringLiteral("help-all"))) {
+    QString text = cli.parser.helpText();  // no application object yet to name the program
+    text.replace(QStringLiteral("<executable_name>"), QStringLiteral("ranklab-workbench"));
+    std::fputs(qPrintable(text), stdout);
+    return 0;
+  }
+  if (cli.parser.isSet(version)) {
+    std::printf("ranklab-workbench %s\n", RANKLAB_VERSION);
+    return 0;
+  }
+  ranklab::MainWindow::Page page = ranklab::MainWindow::SetupTab;
+  const bool page_set = cli.parser.isSet(cli.page);
+  if (page_set && !ranklab::MainWindow::pageFromName(cli.parser.value(cli.page), &page))
+    return fail("--page: one of setup, live, timeline, runs, compare; got " +
+                cli.parser.value(cli.page));
+  bool ok = true;
+  const qint64 open_run =
+      cli.parser.isSet(cli.open) ? cli.parser.value(cli.open).toLongLong(&ok) : 0;
+  if (!ok || open_run < 0) return fail("--open: not a run id: " + cli.parser.value(cli.open));
+  const int after_ms = cli.parser.value(cli.shot_after).toInt(&ok);
+  if (!ok || after_ms < 0)
+    return fail("--screenshot-after-ms: not a count of ms: " + cli.parser.value(cli.shot_after));
+
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ranklab-workbench"));
   QApplication::setApplicationVersion(QStringLiteral(RANKLAB_VERSION));
 
-  QCommandLineParser parser;
-  parser.setApplicationDescription(
-      QStringLiteral("Launch, watch and reopen distributed training runs."));
-  parser.addHelpOption();
-  parser.addVersionOption();
-  const QCommandLineOption db(QStringLiteral("db"),
-                              "Run store file (default: ~/.local/share/ranklab/runs.db).", "PATH");
-  const QCommandLineOption job(QStringLiteral("job"), "Job file to use (default: quickstart.toml).",
-                               "FILE");
-  const QCommandLineOption start(QStringLiteral("start"), "Launch the job at once.");
-  const QCommandLineOption set(
-      QStringLiteral("set"), "Override a job key, e.g. train.epochs=1 (repeatable).", "KEY=VALUE");
-  const QCommandLineOption worker(QStringLiteral("worker"), "ranklab-worker binary to launch.",
-                                  "PATH");
-  const QCommandLineOption shot(QStringLiteral("screenshot"),
-                                "Save the window to this PNG, then quit.", "PNG");
-  const QCommandLineOption shot_after(
-      QStringLiteral("screenshot-after-ms"),
-      "Take the screenshot after this many ms (or when the --start run ends, if sooner).", "N",
-      "3000");
-  for (const auto& o : {db, job, start, set, worker, shot, shot_after}) parser.addOption(o);
-  parser.process(app);
-
   ranklab::WorkbenchOptions options;
   try {
-    options.db_path = parser.isSet(db) ? parser.value(db)
-                                       : QString::fromStdString(ranklab::RunStore::defaultPath());
+    const QString last = ranklab::WorkbenchSettings::lastDb();
+    options.db_path = cli.parser.isSet(cli.db)
+                          ? QFileInfo(cli.parser.value(cli.db)).absoluteFilePath()
+                      : !last.isEmpty() && QFileInfo::exists(last)
+                          ? last
+                          : QString::fromStdString(ranklab::RunStore::defaultPath());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ranklab-workbench: %s\n", e.what());
     return 1;
   }
-  options.job_path =
-      parser.isSet(job) ? QFileInfo(parser.value(job)).absoluteFilePath() : findDefaultJob();
-  options.overrides = parser.values(set);
-  options.worker_path = parser.isSet(worker) ? parser.value(worker) : findWorker();
+  ranklab::WorkbenchSettings::setLastDb(options.db_path);
+  options.job_path = cli.parser.isSet(cli.job)
+                         ? QFileInfo(cli.parser.value(cli.job)).absoluteFilePath()
+                         : findDefaultJob();
+  options.presets_dir = QFileInfo(findDefaultJob()).absolutePath();
+  options.overrides = cli.parser.values(cli.set);
+  options.worker_path = cli.parser.isSet(cli.worker) ? cli.parser.value(cli.worker) : findWorker();
+  options.open_run = open_run;
 
   ranklab::MainWindow window(options);
   window.show();
+  if (open_run > 0) window.showPage(ranklab::MainWindow::LiveTab);
+  if (page_set) window.showPage(page);
 
-  if (parser.isSet(shot)) {
-    bool ok = false;
-    const int after_ms = parser.value(shot_after).toInt(&ok);
-    if (!ok || after_ms < 0) {
-      std::fprintf(stderr, "ranklab-workbench: --screenshot-after-ms: not a count of ms: %s\n",
-                   qPrintable(parser.value(shot_after)));
-      return 2;
-    }
-    const QString png = parser.value(shot);
+  if (cli.parser.isSet(cli.shot)) {
+    const QString png = cli.parser.value(cli.shot);
     auto take = [&window, png] {
       window.livePage()->refreshNow();
       if (!window.grab().save(png, "PNG")) {
@@ -112,6 +159,6 @@ int main(int argc, char** argv) {
     QObject::connect(&window, &ranklab::MainWindow::runEnded, &window,
                      [&window, take] { QTimer::singleShot(700, &window, take); });
   }
-  if (parser.isSet(start)) QTimer::singleShot(0, &window, [&window] { window.launch(); });
+  if (cli.parser.isSet(cli.start)) QTimer::singleShot(0, &window, [&window] { window.launch(); });
   return app.exec();
 }

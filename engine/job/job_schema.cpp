@@ -112,7 +112,9 @@ Field intField(std::string_view key, Ref ref, int64_t lo, int64_t hi) {
             auto& target = ref(job);
             target = static_cast<std::remove_reference_t<decltype(target)>>(*v);
           },
-          [=](const JobSpec& job) { return std::to_string(ref(job)); }};
+          [=](const JobSpec& job) { return std::to_string(ref(job)); },
+          {},
+          intRangeText(lo, hi)};
 }
 
 template <class Ref>
@@ -134,7 +136,9 @@ Field doubleField(std::string_view key, Ref ref, DoubleRange range) {
             }
             ref(job) = v;
           },
-          [=](const JobSpec& job) { return tomlDouble(ref(job)); }};
+          [=](const JobSpec& job) { return tomlDouble(ref(job)); },
+          {},
+          range.text()};
 }
 
 template <class Ref>
@@ -147,7 +151,9 @@ Field boolField(std::string_view key, Ref ref) {
               log.add(value.source(), path, "expected true or false, got " + typeName(value));
             }
           },
-          [=](const JobSpec& job) { return std::string(ref(job) ? "true" : "false"); }};
+          [=](const JobSpec& job) { return std::string(ref(job) ? "true" : "false"); },
+          {},
+          "true or false"};
 }
 
 enum class EmptyText { kRejected, kAllowed };
@@ -176,7 +182,11 @@ Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> a
             }
             ref(job) = v;
           },
-          [=](const JobSpec& job) { return tomlString(ref(job)); }};
+          [=](const JobSpec& job) { return tomlString(ref(job)); },
+          allowed,
+          !allowed.empty()                ? "one of: " + joinNames(allowed)
+          : empty == EmptyText::kAllowed ? "any text, may be empty"
+                                         : "any non-empty text"};
 }
 
 // An array of integers; `entry_meaning` says what one entry is ("one width per hidden layer").
@@ -218,7 +228,9 @@ Field widthsField(std::string_view key, Ref ref, int64_t min_count, int64_t max_
           out += (out.size() > 1 ? ", " : "") + std::to_string(width);
         }
         return out + "]";
-      }};
+      },
+      {},
+      intRangeText(min_count, max_count) + " entries, each " + intRangeText(min_width, max_width)};
 }
 
 // An odd integer 1..11 (a square kernel with same padding).
@@ -236,6 +248,7 @@ Field oddKernelField(std::string_view key, Ref ref) {
     }
     read_range(value, path, job, log);
   };
+  field.allowed = "odd, 1..11";
   return field;
 }
 

@@ -55,6 +55,9 @@ struct Field {
       read;
   // The stored value as TOML text that reads back to exactly the same value.
   std::function<std::string(const JobSpec& job)> write;
+  // For forms (job_keys.h): the allowed strings of a choice, and the allowed range as text.
+  std::vector<std::string_view> choices = {};
+  std::string allowed = {};
 };
 
 struct Section {

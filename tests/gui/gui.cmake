@@ -1,10 +1,13 @@
-# GUI tests: item models alone, then the main window on a temporary run store. Offscreen.
+# GUI tests: item models alone, then pages and the main window on a temporary run store.
+# Offscreen, with their own settings folder so a developer's recent jobs stay untouched.
 function(ranklab_gui_test name)
   add_executable(${name} ${ARGN})
   set_target_properties(${name} PROPERTIES AUTOMOC ON)
   add_test(NAME ${name} COMMAND ${name})
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" LABELS gui
-                                          TIMEOUT 120)
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;XDG_CONFIG_HOME=${CMAKE_CURRENT_BINARY_DIR}/gui-config"
+    LABELS gui TIMEOUT 120)
+  target_compile_definitions(${name} PRIVATE RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 endfunction()
 
 ranklab_gui_test(test_runs_table_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_runs_table_model.cpp)
@@ -13,6 +16,12 @@ target_link_libraries(test_runs_table_model PRIVATE ranklab_view_models Qt6::Tes
 ranklab_gui_test(test_live_run_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_live_run_model.cpp)
 target_link_libraries(test_live_run_model PRIVATE ranklab_view_models Qt6::Test)
 
+ranklab_gui_test(test_log_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_log_model.cpp)
+target_link_libraries(test_log_model PRIVATE ranklab_view_models Qt6::Test)
+
+ranklab_gui_test(test_setup_page ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_setup_page.cpp)
+target_link_libraries(test_setup_page PRIVATE ranklab_views Qt6::Test)
+
 ranklab_gui_test(test_main_window ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_main_window.cpp)
 target_link_libraries(test_main_window PRIVATE ranklab_views Qt6::Test)
 
@@ -20,7 +29,6 @@ target_link_libraries(test_main_window PRIVATE ranklab_views Qt6::Test)
 ranklab_gui_test(test_workbench_live ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_workbench_live.cpp)
 target_link_libraries(test_workbench_live PRIVATE ranklab_views Qt6::Test)
 target_compile_definitions(test_workbench_live PRIVATE
-  RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   RANKLAB_WORKER_PATH="$<TARGET_FILE:ranklab-worker>")
 add_dependencies(test_workbench_live ranklab-worker)
 set_tests_properties(test_workbench_live PROPERTIES TIMEOUT 300 LABELS "gui;integration")

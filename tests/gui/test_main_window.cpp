@@ -7,11 +7,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <QPushButton>
+#include <QTabWidget>
 #include "storage/run_store.h"
 #include "views/live_page.h"
 #include "views/loss_chart.h"
 #include "views/main_window.h"
 #include "views/models/runs_table_model.h"
+#include "views/runs_page.h"
+#include "views/setup_page.h"
 #include "views/time_breakdown_chart.h"
 
 using namespace ranklab;
@@ -94,8 +98,10 @@ class MainWindowTest : public QObject {
     QCOMPARE(shown.last().at(0).toLongLong(), newer);
     QCOMPARE(window.livePage()->lossChart()->seriesCount(), 3);
 
-    // Select the older run the way a person does: click its row.
+    // Open the older run the way a person does: pick its row on the runs page, press Open.
+    window.showPage(MainWindow::RunsTab);
     QTableView* view = window.runsView();
+    QTRY_VERIFY(view->isVisible() && view->viewport()->width() > 100);
     int view_row = -1;
     for (int r = 0; r < view->model()->rowCount(); ++r)
       if (view->model()->index(r, 0).data(RunsTableModel::RunIdRole).toLongLong() == older)
@@ -103,7 +109,11 @@ class MainWindowTest : public QObject {
     QVERIFY(view_row >= 0);
     const QRect cell = view->visualRect(view->model()->index(view_row, 1));
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, cell.center());
+    auto* open = window.runsPage()->findChild<QPushButton*>(QStringLiteral("openRun"));
+    QVERIFY(open);
+    QTest::mouseClick(open, Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(shown.last().at(0).toLongLong() == older, 10000);
+    QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::LiveTab));
 
     LossChart* loss = window.livePage()->lossChart();
     QCOMPARE(loss->seriesCount(), 2);
@@ -134,7 +144,7 @@ class MainWindowTest : public QObject {
     QVERIFY2(status.contains(QStringLiteral("test accuracy 75.0 %")), qPrintable(status));
   }
 
-  void badJobFileIsReportedNotFatal() {
+  void badJobFileIsShownAndNotLaunched() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString job = dir.filePath(QStringLiteral("bad.toml"));
@@ -147,15 +157,25 @@ class MainWindowTest : public QObject {
     options.db_path = dir.filePath(QStringLiteral("runs.db"));
     options.job_path = job;
     MainWindow window(options);
-    QSignalSpy ended(&window, &MainWindow::runEnded);
+    QSignalSpy refreshed(&window, &MainWindow::runsRefreshed);
     window.show();
-    window.launch();
-    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 20000);
-    const auto outcome = ended.first().at(0).value<RunOutcome>();
-    QCOMPARE(outcome.status, std::string("failed"));
-    QVERIFY2(QString::fromStdString(outcome.error).contains(QStringLiteral("bad.toml")),
-             outcome.error.c_str());
+    QTRY_VERIFY_WITH_TIMEOUT(!refreshed.isEmpty(), 10000);
+    SetupPage* setup = window.setupPage();
+    QCOMPARE(setup->errorTextFor(QStringLiteral("train.epochs")),
+             QStringLiteral("expected an integer, got string"));
+    QVERIFY(!setup->launchButton()->isEnabled());
+    window.launch();  // refused, with the reason on the setup page
     QVERIFY(!window.isRunning());
+    QCOMPARE(window.tabs()->currentWidget(), static_cast<QWidget*>(setup));
+  }
+
+  void pagesAreNamedForTheCommandLine() {
+    MainWindow::Page page;
+    QVERIFY(MainWindow::pageFromName(QStringLiteral("runs"), &page));
+    QCOMPARE(page, MainWindow::RunsTab);
+    QVERIFY(MainWindow::pageFromName(QStringLiteral("Compare"), &page));
+    QCOMPARE(page, MainWindow::CompareTab);
+    QVERIFY(!MainWindow::pageFromName(QStringLiteral("graphs"), &page));
   }
 };
 

@@ -65,6 +65,13 @@ void LiveRunModel::addStep(const StepRow& step) {
   }
   accumulate(ranks_[row], windows_[row], step);
   emit dataChanged(index(row, 0), index(row, ColumnCount - 1), {Qt::DisplayRole});
+  if (!batching_) emit updated();
+}
+
+void LiveRunModel::addSteps(const std::vector<StepRow>& steps) {
+  batching_ = true;  // rows still insert and change one by one; updated() once at the end
+  for (const StepRow& step : steps) addStep(step);
+  batching_ = false;
   emit updated();
 }
 

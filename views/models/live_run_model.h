@@ -55,6 +55,7 @@ class LiveRunModel : public QAbstractTableModel {
 
   void setRunId(int64_t run_id) { run_id_ = run_id; }  // a live run's id arrives after launch
   void addStep(const StepRow& step);                   // a new rank's first step inserts its row
+  void addSteps(const std::vector<StepRow>& steps);    // one updated() for the batch
   void addEval(const EvalRow& eval);
 
   int64_t runId() const { return run_id_; }
@@ -90,6 +91,7 @@ class LiveRunModel : public QAbstractTableModel {
   void accumulateEval(const EvalRow& eval);
 
   int64_t run_id_ = 0;
+  bool batching_ = false;
   std::vector<RankProgress> ranks_;  // ordered by rank
   std::vector<RateWindow> windows_;  // parallel to ranks_
   std::optional<EvalRow> latest_eval_;

@@ -9,6 +9,7 @@ void registerRecordMetaTypes() {
   qRegisterMetaType<EventRow>();
   qRegisterMetaType<RunRow>();
   qRegisterMetaType<RunSummary>();
+  qRegisterMetaType<std::vector<StepRow>>();
 }
 
 }  // namespace ranklab

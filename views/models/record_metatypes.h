@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QMetaType>
+#include <vector>
 
 #include "storage/records.h"
 
@@ -11,6 +12,7 @@ Q_DECLARE_METATYPE(ranklab::EvalRow)
 Q_DECLARE_METATYPE(ranklab::EventRow)
 Q_DECLARE_METATYPE(ranklab::RunRow)
 Q_DECLARE_METATYPE(ranklab::RunSummary)
+Q_DECLARE_METATYPE(std::vector<ranklab::StepRow>)
 
 namespace ranklab {
 

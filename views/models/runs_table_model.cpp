@@ -30,7 +30,8 @@ QColor statusColour(const std::string& status) {
 
 RunsTableModel::RunsTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void RunsTableModel::setRuns(std::vector<RunRow> runs, const std::vector<RunSummary>& summaries) {
+void RunsTableModel::setRuns(std::vector<RunRow> runs, const std::vector<RunSummary>& summaries,
+                             const std::map<int64_t, std::vector<std::string>>& tags) {
   std::unordered_map<int64_t, const RunSummary*> by_id;
   for (const RunSummary& s : summaries) by_id[s.run.id] = &s;
 
@@ -42,7 +43,10 @@ void RunsTableModel::setRuns(std::vector<RunRow> runs, const std::vector<RunSumm
     if (auto it = by_id.find(run.id); it != by_id.end()) {
       row.test_accuracy = it->second->test_accuracy;
       if (it->second->samples_per_s > 0) row.samples_per_s = it->second->samples_per_s;
+      row.bytes_tx = it->second->bytes_tx;
     }
+    if (auto it = tags.find(run.id); it != tags.end())
+      for (const std::string& tag : it->second) row.tags << QString::fromStdString(tag);
     row.run = std::move(run);
     rows_.push_back(std::move(row));
   }
@@ -83,6 +87,14 @@ QVariant RunsTableModel::display(const Row& row, int column) const {
     case StrategyColumn:
       if (run.algorithm.empty()) return QString::fromStdString(run.strategy);
       return QString::fromStdString(run.strategy + "/" + run.algorithm);
+    case CodecColumn:
+      if (run.amp.empty() || run.amp == "fp32") return QString::fromStdString(run.codec);
+      return QString::fromStdString(run.codec + " · " + run.amp);
+    case BytesColumn:
+      if (row.bytes_tx <= 0) return {};
+      return QStringLiteral("%1 MB").arg(double(row.bytes_tx) / 1e6, 0, 'f', 1);
+    case TagsColumn:
+      return row.tags.join(QStringLiteral(", "));
     case TestAccuracyColumn:
       if (!row.test_accuracy) return {};
       return QStringLiteral("%1 %").arg(*row.test_accuracy * 100.0, 0, 'f', 1);
@@ -101,6 +113,8 @@ QVariant RunsTableModel::sortValue(const Row& row, int column) const {
       return row.test_accuracy ? QVariant(*row.test_accuracy) : QVariant(-1.0);
     case SamplesPerSecondColumn:
       return row.samples_per_s ? QVariant(*row.samples_per_s) : QVariant(-1.0);
+    case BytesColumn:
+      return QVariant::fromValue<qlonglong>(row.bytes_tx);
     default:
       return display(row, column);
   }
@@ -123,6 +137,7 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
         case WorldColumn:
         case TestAccuracyColumn:
         case SamplesPerSecondColumn:
+        case BytesColumn:
           return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         default:
           return QVariant::fromValue(Qt::AlignLeft | Qt::AlignVCenter);
@@ -156,6 +171,12 @@ QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, in
       return tr("test acc.");
     case SamplesPerSecondColumn:
       return tr("samples/s");
+    case CodecColumn:
+      return tr("codec");
+    case BytesColumn:
+      return tr("sent");
+    case TagsColumn:
+      return tr("tags");
   }
   return {};
 }

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QStringList>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -20,8 +22,11 @@ class RunsTableModel : public QAbstractTableModel {
     StatusColumn,
     WorldColumn,
     StrategyColumn,
+    CodecColumn,
     TestAccuracyColumn,
     SamplesPerSecondColumn,
+    BytesColumn,
+    TagsColumn,
     ColumnCount
   };
   enum Role {
@@ -32,11 +37,13 @@ class RunsTableModel : public QAbstractTableModel {
   explicit RunsTableModel(QObject* parent = nullptr);
 
   // Replaces every row. A summary is matched to its run by id; runs without one show blanks.
-  void setRuns(std::vector<RunRow> runs, const std::vector<RunSummary>& summaries);
+  void setRuns(std::vector<RunRow> runs, const std::vector<RunSummary>& summaries,
+               const std::map<int64_t, std::vector<std::string>>& tags = {});
 
   int64_t runId(int row) const;
   int rowOfRun(int64_t run_id) const;  // -1 when absent
   const RunRow& runAt(int row) const { return rows_.at(row).run; }
+  QStringList tagsAt(int row) const { return rows_.at(row).tags; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -49,6 +56,8 @@ class RunsTableModel : public QAbstractTableModel {
     RunRow run;
     std::optional<double> test_accuracy;  // fraction 0..1
     std::optional<double> samples_per_s;
+    int64_t bytes_tx = 0;
+    QStringList tags;
   };
   QVariant display(const Row& row, int column) const;
   QVariant sortValue(const Row& row, int column) const;

@@ -1,0 +1,131 @@
+// The job setup page with real widgets: typing an invalid value marks the field with the
+// validator's reason and disables Launch; fixing it enables Launch and shows the command.
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "engine/job/job_keys.h"
+#include "views/setup_page.h"
+
+using namespace ranklab;
+
+namespace {
+
+LaunchOptions launchOptions() {
+  LaunchOptions options;
+  options.worker_path = "/opt/ranklab/ranklab-worker";
+  return options;
+}
+
+QString presetsDir() {
+  return QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs");
+}
+
+}  // namespace
+
+class SetupPageTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everySchemaKeyHasAnEditor() {
+    SetupPage page(launchOptions(), presetsDir());
+    for (const JobKey& key : jobKeys())
+      QVERIFY2(page.editorFor(QString::fromStdString(key.path)), key.path.c_str());
+    QVERIFY(qobject_cast<QComboBox*>(page.editorFor(QStringLiteral("parallel.algorithm"))));
+  }
+
+  void invalidValueShowsItsErrorAndDisablesLaunch() {
+    SetupPage page(launchOptions(), presetsDir());
+    page.show();
+    QVERIFY(page.loadFile(presetsDir() + QStringLiteral("/quickstart.toml")));
+    QVERIFY(page.launchButton()->isEnabled());
+    QVERIFY(page.commandText().contains(QStringLiteral("mpirun")));
+    QVERIFY(page.commandText().contains(QStringLiteral("-np 4 /opt/ranklab/ranklab-worker")));
+
+    // Type into the learning-rate field the way a person does.
+    auto* lr = qobject_cast<QLineEdit*>(page.editorFor(QStringLiteral("train.lr")));
+    QVERIFY(lr);
+    lr->selectAll();
+    QTest::keyClicks(lr, QStringLiteral("0"));
+    const auto* error = page.findChild<QLabel*>(QStringLiteral("error:train.lr"));
+    QVERIFY(error);
+    QVERIFY(error->isVisible());
+    QCOMPARE(error->text(), QStringLiteral("must be > 0 and <= 10, got 0"));
+    QVERIFY(!page.launchButton()->isEnabled());
+    QVERIFY(!lr->styleSheet().isEmpty());  // marked
+    QVERIFY(page.commandText().contains(QStringLiteral("when the job is valid")));
+
+    // Text where a number belongs is reported against its key too.
+    auto* ranks = qobject_cast<QLineEdit*>(page.editorFor(QStringLiteral("parallel.ranks")));
+    ranks->selectAll();
+    QTest::keyClicks(ranks, QStringLiteral("two"));
+    QCOMPARE(page.errorTextFor(QStringLiteral("parallel.ranks")),
+             QStringLiteral("expected an integer, got string"));
+
+    // Fix both: Launch comes back and the command follows the form.
+    ranks->selectAll();
+    QTest::keyClicks(ranks, QStringLiteral("2"));
+    lr->selectAll();
+    QTest::keyClicks(lr, QStringLiteral("0.1"));
+    QVERIFY(!error->isVisible());
+    QVERIFY(page.launchButton()->isEnabled());
+    QVERIFY(page.commandText().contains(QStringLiteral("-np 2 ")));
+
+    QSignalSpy launch(&page, &SetupPage::launchRequested);
+    QTest::mouseClick(page.launchButton(), Qt::LeftButton);
+    QCOMPARE(launch.count(), 1);
+    const QString text = launch.first().at(0).toString();
+    QVERIFY(text.contains(QStringLiteral("lr = 0.1")));
+    QVERIFY(text.contains(QStringLiteral("ranks = 2")));
+  }
+
+  void crossKeyProblemsMarkTheKeyTheValidatorNames() {
+    SetupPage page(launchOptions(), presetsDir());
+    page.setValue(QStringLiteral("parallel.ranks"), QStringLiteral("2"));
+    page.setValue(QStringLiteral("fault.straggler_rank"), QStringLiteral("3"));
+    QVERIFY(page.errorTextFor(QStringLiteral("fault.straggler_rank"))
+                .contains(QStringLiteral("parallel.ranks is 2")));
+    QVERIFY(!page.launchButton()->isEnabled());
+  }
+
+  void savedJobLoadsBackTheSame() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("mine.toml"));
+    SetupPage page(launchOptions(), presetsDir());
+    page.setValue(QStringLiteral("name"), QStringLiteral("mine"));
+    page.setValue(QStringLiteral("model.layers"), QStringLiteral("[64, 32]"));
+    page.setValue(QStringLiteral("parallel.algorithm"), QStringLiteral("mpi"));
+    QVERIFY(page.saveFile(path));
+
+    SetupPage other(launchOptions(), presetsDir());
+    QVERIFY(other.loadFile(path));
+    QCOMPARE(other.draft().values(), page.draft().values());
+    QCOMPARE(qobject_cast<QComboBox*>(other.editorFor(QStringLiteral("parallel.algorithm")))
+                 ->currentText(),
+             QStringLiteral("mpi"));
+    QVERIFY(other.draft().valid());
+  }
+
+  void unknownKeysOfAFileAreShownNotKept() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("typo.toml"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("[train]\nbatch_sise = 32\n");
+    file.close();
+    SetupPage page(launchOptions(), presetsDir());
+    QVERIFY(page.loadFile(path));
+    QCOMPARE(int(page.draft().fileIssues().size()), 1);
+    QVERIFY(page.draft().valid());  // the form itself holds a valid job
+    const auto* other = page.findChild<QLabel*>(QStringLiteral("otherIssues"));
+    QVERIFY(other->text().contains(QStringLiteral("did you mean batch_size")));
+  }
+};
+
+QTEST_MAIN(SetupPageTest)
+#include "test_setup_page.moc"

@@ -1,0 +1,56 @@
+// The runs browser: every run of the store in a sortable, filterable table, and what can be
+// done to one (open, rename, tag, delete, export) or several (compare). The page never
+// touches SQLite: it asks through signals, and the window's reader and writer answer.
+#pragma once
+
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace ranklab {
+
+class RunsTableModel;
+
+class RunsPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit RunsPage(RunsTableModel* model, QWidget* parent = nullptr);
+
+  QTableView* view() const { return view_; }
+  QSortFilterProxyModel* proxy() const { return proxy_; }
+  QLineEdit* filterEdit() const { return filter_; }
+  void setDbPath(const QString& path);
+  void selectRun(int64_t run_id);
+  QList<int64_t> selectedRunIds() const;  // in the order shown
+  int64_t currentRunId() const;           // 0 when none
+
+ signals:
+  void currentRunChanged(qint64 run_id);
+  void openRequested(qint64 run_id);  // double click or Open: show it on the live page
+  void compareRequested(const QList<qint64>& run_ids);
+  void renameRequested(qint64 run_id, const QString& name);
+  void tagsRequested(qint64 run_id, const QStringList& tags);
+  void deleteRequested(const QList<qint64>& run_ids);
+  void exportCsvRequested(qint64 run_id, const QString& path);
+  void openDbRequested(const QString& path);
+
+ private:
+  QWidget* buildActions();
+  void renameCurrent();
+  void tagCurrent();
+  void deleteSelected();
+  void exportCurrent();
+  void openDbDialog();
+
+  RunsTableModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QTableView* view_;
+  QLineEdit* filter_;
+  QLabel* db_label_;
+};
+
+}  // namespace ranklab
