@@ -1,20 +1,39 @@
 #include "views/live_page.h"
 
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
+#include <QSlider>
 #include <QSplitter>
+#include <QTableView>
 #include <QVBoxLayout>
 
-#include "views/loss_chart.h"
-#include "views/models/live_run_model.h"
+#include "views/chart_style.h"
+#include "views/curve_chart.h"
+#include "views/log_pane.h"
+#include "views/models/workbench_settings.h"
 #include "views/time_breakdown_chart.h"
 
 namespace ranklab {
 
-LivePage::LivePage(QWidget* parent)
+LivePage::LivePage(LogModel* log, QWidget* parent)
     : QWidget(parent),
       status_(new QLabel(this)),
-      loss_(new LossChart(this)),
-      time_(new TimeBreakdownChart(this)) {
+      charts_(new QWidget(this)),
+      loss_(new CurveChart(tr("Training loss"), tr("loss (cross-entropy)"), charts_)),
+      accuracy_(new CurveChart(tr("Test accuracy after each epoch"), tr("accuracy (%)"), charts_)),
+      time_(new TimeBreakdownChart(charts_)),
+      bandwidth_(new CurveChart(tr("Bandwidth per rank (solid: sent, dashed: received)"),
+                                tr("MB/s"), charts_)),
+      scale_(new CurveChart(tr("AMP loss scale"), tr("loss scale"), charts_)),
+      staleness_(new CurveChart(tr("Staleness per rank"), tr("steps behind"), charts_)),
+      grid_(new QTableView(this)),
+      log_pane_(new LogPane(log, this)) {
+  x_axis_ = XAxis(std::clamp(WorkbenchSettings::xAxis(), 0, 2));
+  smoothing_ = WorkbenchSettings::smoothing();
+
   status_->setObjectName(QStringLiteral("runStatus"));
   status_->setTextFormat(Qt::RichText);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -25,16 +44,43 @@ LivePage::LivePage(QWidget* parent)
   status_->setFont(font);
   status_->setContentsMargins(6, 4, 6, 4);
 
-  auto* charts = new QSplitter(Qt::Vertical, this);
-  charts->addWidget(loss_);
-  charts->addWidget(time_);
-  charts->setStretchFactor(0, 3);
-  charts->setStretchFactor(1, 2);
+  auto* charts = new QGridLayout(charts_);
+  charts->setContentsMargins(0, 0, 0, 0);
+  charts->setSpacing(4);
+  charts->addWidget(loss_, 0, 0);
+  charts->addWidget(accuracy_, 0, 1);
+  charts->addWidget(time_, 1, 0);
+  charts->addWidget(bandwidth_, 1, 1);
+  charts->addWidget(scale_, 2, 0);
+  charts->addWidget(staleness_, 2, 1);
+  scale_->hide();
+  staleness_->hide();
+
+  grid_->setObjectName(QStringLiteral("rankGrid"));
+  grid_->verticalHeader()->hide();
+  grid_->setSelectionMode(QAbstractItemView::NoSelection);
+  grid_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  grid_->horizontalHeader()->setStretchLastSection(true);
+  grid_->verticalHeader()->setDefaultSectionSize(22);
+
+  auto* bottom = new QSplitter(Qt::Horizontal, this);
+  bottom->addWidget(grid_);
+  bottom->addWidget(log_pane_);
+  bottom->setStretchFactor(0, 3);
+  bottom->setStretchFactor(1, 2);
+
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(charts_);
+  split->addWidget(bottom);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  bottom->setMinimumHeight(150);  // the grid shows 4 ranks without scrolling
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(status_);
-  layout->addWidget(charts, 1);
+  layout->addWidget(buildControls());
+  layout->addWidget(split, 1);
 
   redraw_timer_.setSingleShot(true);
   redraw_timer_.setInterval(kRedrawIntervalMs);
@@ -42,20 +88,45 @@ LivePage::LivePage(QWidget* parent)
   updateStatus();
 }
 
+QWidget* LivePage::buildControls() {
+  auto* bar = new QWidget(this);
+  auto* row = new QHBoxLayout(bar);
+  row->setContentsMargins(6, 0, 6, 0);
+  x_choice_ = new QComboBox(bar);
+  x_choice_->setObjectName(QStringLiteral("xAxis"));
+  x_choice_->addItems({tr("step"), tr("wall time (s)"), tr("MB sent")});
+  x_choice_->setCurrentIndex(int(x_axis_));
+  connect(x_choice_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { setXAxis(XAxis(index)); });
+  smoothing_slider_ = new QSlider(Qt::Horizontal, bar);
+  smoothing_slider_->setObjectName(QStringLiteral("smoothing"));
+  smoothing_slider_->setRange(0, 99);
+  smoothing_slider_->setValue(int(smoothing_ * 100 + 0.5));
+  smoothing_slider_->setMaximumWidth(220);
+  smoothing_label_ = new QLabel(bar);
+  smoothing_label_->setMinimumWidth(36);
+  smoothing_label_->setText(QString::number(smoothing_, 'f', 2));
+  connect(smoothing_slider_, &QSlider::valueChanged, this,
+          [this](int value) { setSmoothing(value / 100.0); });
+  row->addWidget(new QLabel(tr("x axis:"), bar));
+  row->addWidget(x_choice_);
+  row->addSpacing(20);
+  row->addWidget(new QLabel(tr("smoothing (debiased EMA of loss and bandwidth):"), bar));
+  row->addWidget(smoothing_slider_);
+  row->addWidget(smoothing_label_);
+  row->addStretch(1);
+  return bar;
+}
+
 void LivePage::setModel(LiveRunModel* model) {
   if (model_ == model) return;
   disconnect(updated_connection_);
-  disconnect(reset_connection_);
   model_ = model;
-  loss_->clear();
+  grid_->setModel(model);
+  for (CurveChart* chart : {loss_, accuracy_, bandwidth_, scale_, staleness_}) chart->clear();
   time_->clear();
-  if (model_) {
+  if (model_)
     updated_connection_ = connect(model_, &LiveRunModel::updated, this, &LivePage::scheduleRedraw);
-    reset_connection_ = connect(model_, &LiveRunModel::modelReset, this, [this] {
-      loss_->clear();
-      time_->clear();
-    });
-  }
   refreshNow();
 }
 
@@ -64,18 +135,97 @@ void LivePage::setHeadline(const QString& headline) {
   updateStatus();
 }
 
+void LivePage::setXAxis(XAxis axis) {
+  x_axis_ = axis;
+  if (x_choice_->currentIndex() != int(axis)) x_choice_->setCurrentIndex(int(axis));
+  WorkbenchSettings::setXAxis(int(axis));
+  refreshNow();
+}
+
+void LivePage::setSmoothing(double weight) {
+  smoothing_ = std::clamp(weight, 0.0, 0.99);
+  const int value = int(smoothing_ * 100 + 0.5);
+  if (smoothing_slider_->value() != value) smoothing_slider_->setValue(value);
+  smoothing_label_->setText(QString::number(smoothing_, 'f', 2));
+  WorkbenchSettings::setSmoothing(smoothing_);
+  refreshNow();
+}
+
 void LivePage::scheduleRedraw() {
   // Coalesce: the first change starts the clock, the rest ride along.
   if (!redraw_timer_.isActive()) redraw_timer_.start();
 }
 
+void LivePage::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (dirty_) refreshNow();
+}
+
 void LivePage::refreshNow() {
   redraw_timer_.stop();
-  if (model_) {
-    loss_->refresh(*model_);
-    time_->refresh(*model_);
-  }
   updateStatus();
+  if (!isVisible()) {
+    dirty_ = true;  // nobody sees the charts: draw them when the page shows
+    return;
+  }
+  dirty_ = false;
+  drawCharts();
+}
+
+QString LivePage::xTitle() const {
+  switch (x_axis_) {
+    case XAxis::Step:
+      return tr("step");
+    case XAxis::WallTime:
+      return tr("wall time (s since the rank started)");
+    case XAxis::MegabytesSent:
+      return tr("MB sent by the rank");
+  }
+  return {};
+}
+
+void LivePage::drawCharts() {
+  for (CurveChart* chart : {loss_, accuracy_, bandwidth_, scale_, staleness_})
+    chart->setXTitle(xTitle());
+  if (!model_) return;
+  const RunSeries& run = model_->series();
+  std::vector<Curve> loss, bandwidth, staleness;
+  for (const RankSeries& r : run.ranks()) {
+    const QColor colour = rankColour(r.rank);
+    const QString name = tr("rank %1").arg(r.rank);
+    loss.push_back({r.rank, name, colour, 1.2, false, false, true,
+                    curvePoints(r.series, Metric::Loss, x_axis_, smoothing_)});
+    bandwidth.push_back({r.rank, name, colour, 1.6, false, false, true,
+                         curvePoints(r.series, Metric::SentMBps, x_axis_, smoothing_)});
+    bandwidth.push_back({kReceivedKeyOffset + r.rank, name, colour, 1.2, true, false, false,
+                         curvePoints(r.series, Metric::ReceivedMBps, x_axis_, smoothing_)});
+    if (run.usesStaleness())
+      staleness.push_back({r.rank, name, colour, 1.4, false, false, true,
+                           curvePoints(r.series, Metric::Staleness, x_axis_, 0)});
+  }
+  if (!run.global().empty())
+    loss.push_back({kGlobalKey, tr("mean of ranks"), Qt::black, 2.6, false, false, true,
+                    curvePoints(run.global(), Metric::Loss, x_axis_, smoothing_)});
+  loss_->setCurves(loss);
+  bandwidth_->setCurves(bandwidth);
+
+  Curve accuracy{0, tr("test accuracy"), QColor(0x1b, 0x7a, 0x3a), 2.2, false, true, true, {}};
+  for (const EvalPoint& e : run.evals()) {
+    const double x = x_axis_ == XAxis::Step       ? e.step
+                     : x_axis_ == XAxis::WallTime ? e.time_s
+                                                  : e.sent_mb;
+    accuracy.points.append(QPointF(x, e.accuracy * 100.0));
+  }
+  accuracy_->setCurves({accuracy}, false);
+  time_->refresh(*model_);
+
+  scale_->setVisible(run.usesLossScale());
+  if (run.usesLossScale())
+    scale_->setCurves(
+        {{0, tr("loss scale (smallest of the ranks)"), QColor(0x6a, 0x3d, 0x9a), 2.0, false, false,
+          true, curvePoints(run.global(), Metric::LossScale, x_axis_, 0)}});
+  staleness_->setVisible(run.usesStaleness());
+  if (run.usesStaleness()) staleness_->setCurves(staleness);
 }
 
 QString LivePage::statusText() const {
@@ -91,18 +241,26 @@ void LivePage::updateStatus() {
     parts << tr("%1 samples/s").arg(model_->samplesPerSecond(), 0, 'f', 0);
   }
   if (model_ && model_->latestEval())
-    parts << tr("test accuracy %1 %").arg(model_->latestEval()->test_accuracy * 100.0, 0, 'f', 1);
+    parts << tr("test accuracy %1 %").arg(model_->latestEval()->accuracy * 100.0, 0, 'f', 1);
   if (headline_.isEmpty() && parts.isEmpty())
-    parts << tr("No run selected. Launch a job or pick a run on the left.");
+    parts << tr("No run shown. Launch a job, or open a run on the Runs page.");
 
   QStringList html;
   if (!headline_.isEmpty()) html << QStringLiteral("<b>%1</b>").arg(headline_.toHtmlEscaped());
   // Wrap between the facts, never inside one ("loss" apart from its value).
   for (const QString& part : parts)
     html << part.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;"));
-  status_->setText(html.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+  QString text = html.join(QStringLiteral(" &nbsp;·&nbsp; "));
+  QString straggler;
+  if (model_ && model_->series().stragglerRank() >= 0) {
+    straggler = tr("straggler: %1").arg(QString::fromStdString(model_->series().stragglerReason()));
+    text += QStringLiteral("<br><span style='color:#b35900'><b>⚠ %1</b></span>")
+                .arg(straggler.toHtmlEscaped());
+  }
+  status_->setText(text);
 
   if (!headline_.isEmpty()) parts.prepend(headline_);
+  if (!straggler.isEmpty()) parts << straggler;
   status_plain_ = parts.join(QStringLiteral(" · "));
 }
 

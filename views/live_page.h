@@ -1,5 +1,7 @@
-// The run page: a status line, the loss chart and the time breakdown of one run, live or
-// stored. Draws what its LiveRunModel holds, at most ten times a second.
+// The live monitor for one run, running or stored: loss per rank and their mean, test
+// accuracy, time per step by phase, bandwidth per rank, loss scale and staleness when the
+// run uses them, the rank grid with each rank's state (the straggler flagged), and the
+// run's output. Draws what its LiveRunModel holds, at most kRedrawIntervalMs apart.
 #pragma once
 
 #include <QPointer>
@@ -8,20 +10,25 @@
 
 #include "views/models/live_run_model.h"
 
+class QComboBox;
 class QLabel;
+class QSlider;
+class QTableView;
 
 namespace ranklab {
 
-class LossChart;
+class CurveChart;
+class LogModel;
+class LogPane;
 class TimeBreakdownChart;
 
 class LivePage : public QWidget {
   Q_OBJECT
 
  public:
-  static constexpr int kRedrawIntervalMs = 100;
+  static constexpr int kRedrawIntervalMs = 200;
 
-  explicit LivePage(QWidget* parent = nullptr);
+  explicit LivePage(LogModel* log, QWidget* parent = nullptr);
 
   // The model to draw (not owned); switching redraws from scratch.
   void setModel(LiveRunModel* model);
@@ -30,24 +37,56 @@ class LivePage : public QWidget {
   void setHeadline(const QString& headline);
 
   void refreshNow();  // draw pending changes at once (before a screenshot)
+  void setXAxis(XAxis axis);
+  void setSmoothing(double weight);  // 0..0.99
+  XAxis xAxis() const { return x_axis_; }
+  double smoothing() const { return smoothing_; }
 
-  LossChart* lossChart() const { return loss_; }
+  CurveChart* lossChart() const { return loss_; }
+  CurveChart* accuracyChart() const { return accuracy_; }
+  CurveChart* bandwidthChart() const { return bandwidth_; }
+  CurveChart* lossScaleChart() const { return scale_; }
+  CurveChart* stalenessChart() const { return staleness_; }
   TimeBreakdownChart* timeChart() const { return time_; }
+  QTableView* rankGrid() const { return grid_; }
+  LogPane* logPane() const { return log_pane_; }
   QString statusText() const;  // plain text of the status line
+  QWidget* chartsArea() const { return charts_; }
+
+  static constexpr int kGlobalKey = -1;            // the mean-of-ranks curve's key in lossChart()
+  static constexpr int kReceivedKeyOffset = 1000;  // bandwidthChart(): received = rank + this
+
+ protected:
+  void showEvent(QShowEvent* event) override;
 
  private:
+  QWidget* buildControls();
   void scheduleRedraw();
+  void drawCharts();
   void updateStatus();
+  QString xTitle() const;
 
   QPointer<LiveRunModel> model_;
   QMetaObject::Connection updated_connection_;
-  QMetaObject::Connection reset_connection_;
   QLabel* status_;
-  LossChart* loss_;
+  QComboBox* x_choice_ = nullptr;
+  QSlider* smoothing_slider_ = nullptr;
+  QLabel* smoothing_label_ = nullptr;
+  QWidget* charts_;
+  CurveChart* loss_;
+  CurveChart* accuracy_;
   TimeBreakdownChart* time_;
+  CurveChart* bandwidth_;
+  CurveChart* scale_;
+  CurveChart* staleness_;
+  QTableView* grid_;
+  LogPane* log_pane_;
   QTimer redraw_timer_;
+  bool dirty_ = false;  // changes arrived while the page was hidden
   QString headline_;
-  QString status_plain_;  // the status line without markup
+  QString status_plain_;
+  XAxis x_axis_ = XAxis::Step;
+  double smoothing_ = 0.6;
 };
 
 }  // namespace ranklab

@@ -4,16 +4,17 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QMessageBox>
-#include <QSplitter>
+#include <QScreen>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
+#include <cstdlib>
 
 #include "views/live_page.h"
-#include "views/log_pane.h"
 #include "views/models/live_run_model.h"
 #include "views/models/log_model.h"
 #include "views/models/runs_table_model.h"
@@ -55,26 +56,24 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       log_model_(new LogModel(this)),
       tabs_(new QTabWidget(this)),
       setup_(new SetupPage(launchOptions(options_), options_.presets_dir, this)),
-      page_(new LivePage(this)),
+      page_(new LivePage(log_model_, this)),
       runs_page_(new RunsPage(runs_model_, this)) {
   setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(options_.db_path)));
   buildToolbar();
 
-  auto* live = new QSplitter(Qt::Vertical, this);
-  live->addWidget(page_);
-  live->addWidget(new LogPane(log_model_, this));
-  live->setStretchFactor(0, 5);
-  live->setStretchFactor(1, 1);
-
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->setDocumentMode(true);
   tabs_->addTab(setup_, tr("Job setup"));
-  tabs_->addTab(live, tr("Live monitor"));
+  tabs_->addTab(page_, tr("Live monitor"));
   tabs_->addTab(new QWidget(this), tr("Timeline"));
   tabs_->addTab(runs_page_, tr("Runs"));
   tabs_->addTab(new QWidget(this), tr("Compare"));
   setCentralWidget(tabs_);
-  resize(1440, 900);
+  // As large as a 1600x1000 screen allows; a smaller screen gets its available area.
+  QSize size(1600, 1000);
+  if (const QScreen* screen = QGuiApplication::primaryScreen())
+    size = size.boundedTo(screen->availableSize());
+  resize(size);
   if (const QByteArray geometry = WorkbenchSettings::windowGeometry(); !geometry.isEmpty())
     restoreGeometry(geometry);
 
@@ -116,6 +115,7 @@ void MainWindow::connectSession() {
   connect(session_, &RunSession::started, this, &MainWindow::onStarted);
   connect(session_, &RunSession::stepsReceived, live_model_, &LiveRunModel::addSteps);
   connect(session_, &RunSession::evalReceived, live_model_, &LiveRunModel::addEval);
+  connect(session_, &RunSession::rankChanged, live_model_, &LiveRunModel::setRank);
   connect(session_, &RunSession::eventReceived, this, [this](const EventRow& e) {
     appendLog(e.rank, e.kind == "error",
               QStringLiteral("[%1 at step %2] %3")
@@ -190,6 +190,7 @@ void MainWindow::launch() {
   live_run_id_ = 0;
   loading_run_id_ = 0;  // a stored run still loading must not replace the live page
   live_model_->reset();
+  live_model_->setWorld(std::atoi(draft.value("parallel.ranks").c_str()));
   log_model_->clear();
   if (!session_->startText(QString::fromStdString(draft.tomlText()), setup_->filePath())) return;
   shown_run_id_ = -1;
@@ -220,6 +221,7 @@ void MainWindow::onStarted(qint64 run_id, const QStringList& command) {
 void MainWindow::onEnded(const RunOutcome& outcome) {
   const QString status = QString::fromStdString(outcome.status);
   if (outcome.run_id != 0) live_run_id_ = outcome.run_id;
+  live_model_->finish(outcome.status);
   if (shown_run_id_ == -1 || shown_run_id_ == outcome.run_id) {
     page_->setHeadline(outcome.run_id ? tr("run %1 · %2").arg(outcome.run_id).arg(status)
                                       : tr("not started"));
@@ -290,16 +292,16 @@ void MainWindow::showLive() {
 }
 
 void MainWindow::onRunLoaded(const StoredRun& run) {
-  const RunRow& row = run.summary.run;
+  const RunRow& row = run.run;
   if (row.id != loading_run_id_) return;
   loading_run_id_ = 0;
   shown_run_id_ = row.id;
-  stored_model_->load(row.id, run.steps, run.evals);
+  stored_model_->load(row.id, run.series);
   page_->setModel(stored_model_);
   page_->setHeadline(storedHeadline(row));
   page_->refreshNow();
   statusBar()->showMessage(
-      tr("Run %1: %2 steps from %3 ranks").arg(row.id).arg(run.steps.size()).arg(row.world));
+      tr("Run %1: %2 step rows from %3 ranks").arg(row.id).arg(run.step_rows).arg(row.world));
   emit runShown(row.id);
 }
 

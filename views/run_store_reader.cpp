@@ -50,16 +50,24 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
   Answer<StoredRun> answer;
   try {
     RunStore store(path);
-    auto summary = store.summary(run_id);
-    if (!summary) {
+    auto run = store.run(run_id);
+    if (!run) {
       answer.error =
           QStringLiteral("%1: run %2 not found").arg(QString::fromStdString(path)).arg(run_id);
       return answer;
     }
-    answer.value.summary = std::move(*summary);
-    answer.value.steps = store.steps(run_id);
-    answer.value.evals = store.evals(run_id);
-    answer.value.events = store.events(run_id);
+    StoredRun& stored = answer.value;
+    stored.run = std::move(*run);
+    stored.series.setWorld(stored.run.world);
+    for (const RankRow& rank : store.ranks(run_id)) stored.series.setRank(rank);
+    store.forEachStep(run_id, [&stored](const StepRow& step) {
+      stored.series.addStep(step);
+      ++stored.step_rows;
+    });
+    for (const EvalRow& eval : store.evals(run_id)) stored.series.addEval(eval);
+    if (stored.run.status != "running") stored.series.finish(stored.run.status);
+    stored.series.updateStates();
+    stored.events = store.events(run_id);
   } catch (const std::exception& e) {
     answer.error = QString::fromStdString(e.what());
   }

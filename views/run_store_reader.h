@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "storage/records.h"
+#include "views/models/run_series.h"
 
 namespace ranklab {
 
@@ -17,10 +18,12 @@ struct RunList {
   std::map<int64_t, std::vector<std::string>> tags;
 };
 
+// A stored run ready to draw: its curves are built on the pool thread, bounded in size
+// however many steps it has (see SampleSeries).
 struct StoredRun {
-  RunSummary summary;
-  std::vector<StepRow> steps;
-  std::vector<EvalRow> evals;
+  RunRow run;
+  RunSeries series;
+  int64_t step_rows = 0;  // rows read from `steps`
   std::vector<EventRow> events;
 };
 

@@ -14,12 +14,26 @@ namespace ranklab {
 
 namespace {
 
-QBarSet* makeSet(const QString& label, const QColor& colour) {
-  auto* set = new QBarSet(label);
-  set->setColor(colour);
-  set->setBorderColor(colour.darker(115));
-  set->setLabelColor(Qt::black);
-  return set;
+// Compute in blues and greens, moving bytes in orange, waiting in red: the eye finds
+// the wait at once.
+QColor phaseColour(int phase) {
+  switch (phase) {
+    case DataPhase:
+      return QColor(0x9e, 0xb9, 0xd4);
+    case ForwardPhase:
+      return QColor(0x4c, 0x78, 0xa8);
+    case BackwardPhase:
+      return QColor(0x2a, 0x4d, 0x7a);
+    case CompressPhase:
+      return QColor(0x9c, 0x75, 0xb8);
+    case WaitPhase:
+      return QColor(0xe4, 0x57, 0x56);
+    case CommPhase:
+      return QColor(0xf5, 0x85, 0x18);
+    case UpdatePhase:
+      return QColor(0x54, 0xa2, 0x4b);
+  }
+  return Qt::gray;
 }
 
 }  // namespace
@@ -27,63 +41,71 @@ QBarSet* makeSet(const QString& label, const QColor& colour) {
 TimeBreakdownChart::TimeBreakdownChart(QWidget* parent)
     : QChartView(parent),
       series_(new QHorizontalStackedBarSeries),
-      compute_(makeSet(tr("compute"), QColor(0x4c, 0x78, 0xa8))),
-      comm_(makeSet(tr("communication"), QColor(0xf5, 0x85, 0x18))),
-      wait_(makeSet(tr("wait"), QColor(0xe4, 0x57, 0x56))),
       rank_axis_(new QBarCategoryAxis),
-      seconds_axis_(new QValueAxis) {
+      ms_axis_(new QValueAxis) {
   auto* chart = new QChart;
-  styleChart(chart, tr("Time per rank (cumulative)"));
-  series_->append(compute_);
-  series_->append(comm_);
-  series_->append(wait_);
-  series_->setBarWidth(0.6);
+  styleChart(chart, tr("Time per step by phase"));
+  for (int p = 0; p < kPhaseCount; ++p) {
+    auto* set = new QBarSet(QString::fromLatin1(phaseName(p)));
+    set->setColor(phaseColour(p));
+    set->setBorderColor(phaseColour(p).darker(115));
+    sets_[size_t(p)] = set;
+    series_->append(set);
+  }
+  series_->setBarWidth(0.7);
   chart->addSeries(series_);
   styleAxis(rank_axis_, QString());
-  styleAxis(seconds_axis_, tr("seconds"));
+  styleAxis(ms_axis_, tr("ms per step"));
   chart->addAxis(rank_axis_, Qt::AlignLeft);
-  chart->addAxis(seconds_axis_, Qt::AlignBottom);
+  chart->addAxis(ms_axis_, Qt::AlignBottom);
   series_->attachAxis(rank_axis_);
-  series_->attachAxis(seconds_axis_);
+  series_->attachAxis(ms_axis_);
   setChart(chart);
   setRenderHint(QPainter::Antialiasing);
-  setMinimumHeight(160);
+  setMinimumHeight(200);
   clear();
 }
 
 void TimeBreakdownChart::clear() {
-  for (QBarSet* set : {compute_, comm_, wait_}) set->remove(0, set->count());
+  for (QBarSet* set : sets_) set->remove(0, set->count());
   rank_axis_->clear();
   ranks_.clear();
-  fitAxis(seconds_axis_, 0, 1);
+  fitAxis(ms_axis_, 0, 1);
 }
 
 void TimeBreakdownChart::refresh(const LiveRunModel& model) {
+  const RunSeries& run = model.series();
+  chart()->setTitle(
+      run.finished()
+          ? tr("Time per step by phase (mean over the run)")
+          : tr("Time per step by phase (mean of the last %1 steps)").arg(RunSeries::kRecentSteps));
   std::vector<int> ranks;
   for (int row = 0; row < model.rankCount(); ++row) ranks.push_back(model.rankAt(row).rank);
   if (ranks != ranks_) {
     // A rank appeared: rebuild the categories and bars (rare: once per rank per run).
-    for (QBarSet* set : {compute_, comm_, wait_}) set->remove(0, set->count());
+    for (QBarSet* set : sets_) set->remove(0, set->count());
     // Bars are drawn bottom-up; list the ranks in reverse so rank 0 is on top.
     QStringList names;
     for (auto r = ranks.rbegin(); r != ranks.rend(); ++r) names << tr("rank %1").arg(*r);
     rank_axis_->clear();
     rank_axis_->append(names);
-    for (QBarSet* set : {compute_, comm_, wait_})
+    for (QBarSet* set : sets_)
       for (size_t i = 0; i < ranks.size(); ++i) set->append(0.0);
     ranks_ = ranks;
   }
   double longest = 0;
   const int n = model.rankCount();
   for (int row = 0; row < n; ++row) {
-    const RankProgress& p = model.rankAt(row);
+    const auto ms = run.phaseMeansMs(row);
     const int bar = barOfRow(row, n);
-    compute_->replace(bar, p.compute_s);
-    comm_->replace(bar, p.comm_s);
-    wait_->replace(bar, p.wait_s);
-    longest = std::max(longest, p.compute_s + p.comm_s + p.wait_s);
+    double total = 0;
+    for (int p = 0; p < kPhaseCount; ++p) {
+      sets_[size_t(p)]->replace(bar, ms[size_t(p)]);
+      total += ms[size_t(p)];
+    }
+    longest = std::max(longest, total);
   }
-  fitAxis(seconds_axis_, 0, longest > 0 ? longest : 1.0);
+  fitAxis(ms_axis_, 0, longest > 0 ? longest : 1.0);
 }
 
 }  // namespace ranklab

@@ -1,9 +1,12 @@
-// Where each rank's time went: stacked horizontal bars of cumulative compute,
-// communication and wait seconds, one bar per rank.
+// Where each rank's step time goes: one stacked horizontal bar per rank, one segment per
+// phase (data, forward, backward, compress, wait, comm, update), in ms per step.
 #pragma once
 
 #include <QChartView>
+#include <array>
 #include <vector>
+
+#include "views/models/run_series.h"
 
 class QBarCategoryAxis;
 class QBarSet;
@@ -26,17 +29,13 @@ class TimeBreakdownChart : public QChartView {
   int barCount() const { return int(ranks_.size()); }
   // Bars run bottom-up, ranks top-down: the bar index of the model's row (also for tests).
   static int barOfRow(int row, int rows) { return rows - 1 - row; }
-  QBarSet* computeSet() const { return compute_; }
-  QBarSet* commSet() const { return comm_; }
-  QBarSet* waitSet() const { return wait_; }
+  QBarSet* phaseSet(int phase) const { return sets_.at(size_t(phase)); }
 
  private:
   QHorizontalStackedBarSeries* series_;
-  QBarSet* compute_;
-  QBarSet* comm_;
-  QBarSet* wait_;
+  std::array<QBarSet*, kPhaseCount> sets_;
   QBarCategoryAxis* rank_axis_;
-  QValueAxis* seconds_axis_;
+  QValueAxis* ms_axis_;
   std::vector<int> ranks_;  // bar i shows ranks_[i]
 };
 

@@ -1,4 +1,6 @@
-// LiveRunModel: per-rank rows, loss points, cumulative phase seconds, windowed throughput.
+// LiveRunModel and the RunSeries under it: per-rank rows, phase times, throughput, curves
+// that stay bounded, debiased smoothing, the mean-of-ranks loss, evaluations, rank states
+// and the straggler found from the compute/wait profile.
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QtTest>
@@ -7,9 +9,7 @@
 
 #include "views/models/live_run_model.h"
 
-using ranklab::EvalRow;
-using ranklab::LiveRunModel;
-using ranklab::StepRow;
+using namespace ranklab;
 
 namespace {
 
@@ -17,7 +17,7 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kS = 1'000'000'000;
 
 // Step `step` of `rank`: every phase a known number of ms, ending at step+1 seconds.
-StepRow makeStep(int rank, int64_t step, double loss) {
+StepRow makeStep(int rank, int64_t step, double loss, int64_t extra_compute_ms = 0) {
   StepRow s;
   s.run_id = 7;
   s.rank = rank;
@@ -26,15 +26,20 @@ StepRow makeStep(int rank, int64_t step, double loss) {
   s.samples = 64;
   s.data_ns = 1 * kMs;
   s.forward_ns = 2 * kMs;
-  s.backward_ns = 3 * kMs;
+  s.backward_ns = (3 + extra_compute_ms) * kMs;
   s.compress_ns = 4 * kMs;
   s.update_ns = 5 * kMs;  // compute: 15 ms
   s.comm_ns = 20 * kMs;
   s.wait_ns = (rank + 1) * 10 * kMs;
   s.loss = loss;
   s.bytes_tx = 1000;
+  s.bytes_rx = 500;
   s.time_ns = (step + 1) * kS;
   return s;
+}
+
+bool near(double a, double b) {
+  return std::abs(a - b) < 1e-9 * std::max(1.0, std::abs(b));
 }
 
 }  // namespace
@@ -47,133 +52,175 @@ class LiveRunModelTest : public QObject {
     LiveRunModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
-    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
     QSignalSpy updated(&model, &LiveRunModel::updated);
-
     model.addStep(makeStep(1, 0, 2.0));
-    model.addStep(makeStep(0, 0, 2.2));
-    model.addStep(makeStep(1, 1, 1.5));
+    model.addSteps({makeStep(0, 0, 2.5), makeStep(1, 1, 1.5)});
     QCOMPARE(inserted.count(), 2);
-    QCOMPARE(changed.count(), 3);
-    QCOMPARE(updated.count(), 3);
+    QCOMPARE(updated.count(), 2);  // one per batch
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(model.rankAt(0).rank, 0);
     QCOMPARE(model.rankAt(1).rank, 1);
-    QCOMPARE(model.rowOfRank(1), 1);
     QCOMPARE(model.rowOfRank(5), -1);
     QCOMPARE(model.index(1, LiveRunModel::StepColumn).data().toLongLong(), 1);
-    QCOMPARE(model.index(1, LiveRunModel::LossColumn).data().toDouble(), 1.5);
-    // The last dataChanged names rank 1's row.
-    QCOMPARE(changed.last().at(0).toModelIndex().row(), 1);
+    QCOMPARE(model.index(1, LiveRunModel::LossColumn).data().toString(), QStringLiteral("1.5000"));
+    QCOMPARE(model.index(1, LiveRunModel::StateColumn).data().toString(),
+             QStringLiteral("waiting"));
+    model.setRank(RankRow{7, 3, "host", 1, "running", 0, 0, 0, -1});  // hello before any step
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.index(2, LiveRunModel::StateColumn).data().toString(),
+             QStringLiteral("starting"));
   }
 
-  void cumulativeSecondsAndPoints() {
+  void phaseTimesAndThroughput() {
     LiveRunModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    for (int64_t step = 0; step < 4; ++step)
-      for (int rank = 0; rank < 2; ++rank) model.addStep(makeStep(rank, step, 2.0 - 0.25 * step));
-
-    const ranklab::RankProgress& r1 = model.rankAt(1);
+    for (int64_t step = 0; step < 4; ++step) {
+      model.addStep(makeStep(0, step, 2.0));
+      model.addStep(makeStep(1, step, 2.0));
+    }
+    const RankSeries& r1 = model.rankAt(1);
     QCOMPARE(r1.step, 3);
-    QVERIFY(std::abs(r1.compute_s - 4 * 0.015) < 1e-12);
-    QVERIFY(std::abs(r1.comm_s - 4 * 0.020) < 1e-12);
-    QVERIFY(std::abs(r1.wait_s - 4 * 0.020) < 1e-12);
-    QVERIFY(std::abs(model.rankAt(0).wait_s - 4 * 0.010) < 1e-12);
+    QVERIFY(near(r1.computeSeconds(), 4 * 0.015));
+    QVERIFY(near(r1.commSeconds(), 4 * 0.020));
+    QVERIFY(near(r1.waitSeconds(), 4 * 0.020));
     QCOMPARE(r1.samples, 256);
     QCOMPARE(r1.bytes_tx, 4000);
-    QCOMPARE(model.index(1, LiveRunModel::CommColumn).data().toDouble(), r1.comm_s);
-
-    QCOMPARE(r1.loss_points.size(), 4);
-    QCOMPARE(r1.loss_points[0], QPointF(0, 2.0));
-    QCOMPARE(r1.loss_points[3], QPointF(3, 1.25));
-    QCOMPARE(model.latestStep(), 3);
-    QCOMPARE(model.latestLoss(), 1.25);
+    const auto ms = model.series().phaseMeansMs(1);
+    QVERIFY(near(ms[WaitPhase], 20.0));
+    QVERIFY(near(ms[BackwardPhase], 3.0));
+    QCOMPARE(model.index(1, LiveRunModel::ComputeColumn).data().toString(),
+             QStringLiteral("15.00"));
+    // 64 samples a second, each step one second after the last.
+    QVERIFY(near(r1.samples_per_s, 64.0));
+    QVERIFY(near(model.samplesPerSecond(), 128.0));
+    // Bandwidth of a step: its bytes over the time since the rank's previous step.
+    const QList<QPointF> sent = curvePoints(r1.series, Metric::SentMBps, XAxis::Step, 0);
+    QCOMPARE(sent.size(), 4);
+    QVERIFY(near(sent[3].y(), 1000 / 1.0 / 1e6));
+    const QList<QPointF> by_bytes = curvePoints(r1.series, Metric::Loss, XAxis::MegabytesSent, 0);
+    QVERIFY(near(by_bytes[3].x(), 4000 / 1e6));
+    const QList<QPointF> by_time = curvePoints(r1.series, Metric::Loss, XAxis::WallTime, 0);
+    QVERIFY(near(by_time[3].x(), 4.0));
   }
 
   void nonFiniteLossIsNotPlotted() {
     LiveRunModel model;
     model.addStep(makeStep(0, 0, 1.0));
-    model.addStep(makeStep(0, 1, std::numeric_limits<double>::infinity()));
-    model.addStep(makeStep(0, 2, std::nan("")));
-    QCOMPARE(model.rankAt(0).loss_points.size(), 1);
+    model.addStep(makeStep(0, 1, std::numeric_limits<double>::quiet_NaN()));
+    model.addStep(makeStep(0, 2, std::numeric_limits<double>::infinity()));
+    QCOMPARE(curvePoints(model.rankAt(0).series, Metric::Loss, XAxis::Step, 0).size(), 1);
     QCOMPARE(model.rankAt(0).step, 2);
   }
 
-  void throughputOverTheWindow() {
-    LiveRunModel model;
-    // First step: 64 samples in the rank's first second.
-    model.addStep(makeStep(0, 0, 1.0));
-    QCOMPARE(model.rankAt(0).samples_per_s, 64.0);
-    // One step a second for 10 s; then one rank speeds up to 4 steps a second.
-    for (int64_t step = 1; step < 10; ++step) model.addStep(makeStep(0, step, 1.0));
-    QCOMPARE(model.rankAt(0).samples_per_s, 64.0);
-    StepRow fast = makeStep(0, 10, 1.0);
-    for (int i = 1; i <= 40; ++i) {
-      fast.step = 9 + i;
-      fast.time_ns = 10 * kS + i * (kS / 4);
-      model.addStep(fast);
+  void curvesStayBoundedAndKeepEveryStep() {
+    SampleSeries series;
+    for (int i = 0; i < 100000; ++i) {
+      Sample s;
+      s.step = i;
+      s.loss_sum = 1.0;
+      s.loss_count = 1;
+      s.count = 1;
+      series.append(s);
     }
-    // The last 5 s hold only fast steps: 4 steps/s × 64.
-    QVERIFY(std::abs(model.rankAt(0).samples_per_s - 256.0) < 1e-9);
-    model.addStep(makeStep(1, 0, 1.0));
-    QVERIFY(std::abs(model.samplesPerSecond() - 320.0) < 1e-9);
+    QVERIFY(series.samples().size() <= size_t(2 * SampleSeries::kKeep));
+    QVERIFY(series.samples().size() >= size_t(SampleSeries::kKeep / 2));
+    int64_t steps = 0;
+    for (const Sample& s : series.samples()) steps += s.count;
+    QCOMPARE(steps, 100000);
+    QCOMPARE(series.samples().back().step, 99999.0);
+    for (const QPointF& p : curvePoints(series, Metric::Loss, XAxis::Step, 0)) QCOMPARE(p.y(), 1.0);
   }
 
-  void evals() {
+  void smoothingIsADebiasedEma() {
+    SampleSeries series;
+    for (int i = 0; i < 5; ++i) {
+      Sample s;
+      s.step = i;
+      s.loss_sum = i == 0 ? 4.0 : 2.0;
+      s.loss_count = 1;
+      s.count = 1;
+      series.append(s);
+    }
+    const QList<QPointF> smooth = curvePoints(series, Metric::Loss, XAxis::Step, 0.5);
+    QCOMPARE(smooth[0].y(), 4.0);  // debiased: the first point is the value itself
+    // Second: (0.25*4 + 0.5*2) / (1 - 0.25) = 2.6667
+    QVERIFY(near(smooth[1].y(), (0.5 * 0.5 * 4.0 + 0.5 * 2.0) / 0.75));
+    QVERIFY(smooth[4].y() > 2.0 && smooth[4].y() < smooth[1].y());
+  }
+
+  void meanOfRanksWaitsForEveryRank() {
+    LiveRunModel model;
+    model.setWorld(2);
+    model.addStep(makeStep(0, 0, 1.0));
+    model.addStep(makeStep(0, 1, 3.0));
+    QVERIFY(model.series().global().empty());  // rank 1 has not reported step 0 yet
+    model.addStep(makeStep(1, 0, 2.0));
+    QCOMPARE(model.series().global().samples().size(), size_t(1));
+    model.addStep(makeStep(1, 1, 5.0));
+    const QList<QPointF> mean = curvePoints(model.series().global(), Metric::Loss, XAxis::Step, 0);
+    QCOMPARE(mean, (QList<QPointF>{{0, 1.5}, {1, 4.0}}));
+  }
+
+  void evaluationsAreAveragedOverRanks() {
     LiveRunModel model;
     QVERIFY(!model.latestEval());
-    EvalRow e;
-    e.step = 10;
-    e.test_accuracy = 0.5;
-    model.addEval(e);
-    e.rank = 1;
-    e.test_accuracy = 0.52;  // same step from another rank: replaces, does not add
-    model.addEval(e);
-    e.step = 20;
-    e.test_accuracy = 0.7;
-    model.addEval(e);
-    QCOMPARE(model.latestEval()->test_accuracy, 0.7);
-    QCOMPARE(model.testAccuracyPoints().size(), 2);
-    QCOMPARE(model.testAccuracyPoints()[0], QPointF(10, 0.52));
+    model.addStep(makeStep(0, 9, 1.0));
+    model.addEval({7, 0, 9, 0, 0.9, 0.50, 10 * kS});
+    model.addEval({7, 1, 9, 0, 0.7, 0.54, 10 * kS});
+    model.addEval({7, 0, 19, 1, 0.5, 0.70, 20 * kS});
+    QCOMPARE(model.series().evals().size(), size_t(2));
+    QVERIFY(near(model.series().evals()[0].accuracy, 0.52));
+    QCOMPARE(model.series().evals()[0].ranks, 2);
+    QVERIFY(near(model.series().evals()[0].sent_mb, 1000 / 1e6));
+    QCOMPARE(model.latestEval()->accuracy, 0.70);
   }
 
-  void loadMatchesIncrementalAndResets() {
-    std::vector<StepRow> steps;
-    for (int rank = 0; rank < 3; ++rank)
-      for (int64_t step = 0; step < 5; ++step)
-        steps.push_back(makeStep(rank, step, 1.0 / (step + 1)));
+  void stragglerIsFoundFromItsProfile() {
+    LiveRunModel model;
+    for (int64_t step = 0; step < 20; ++step) {
+      std::vector<StepRow> batch;
+      for (int rank = 0; rank < 4; ++rank) {
+        StepRow s = makeStep(rank, step, 1.0, rank == 2 ? 20 : 0);
+        s.wait_ns = rank == 2 ? 0 : 20 * kMs;  // the others wait for rank 2
+        batch.push_back(s);
+      }
+      model.addSteps(batch);
+    }
+    QCOMPARE(model.series().stragglerRank(), 2);
+    QVERIFY(QString::fromStdString(model.series().stragglerReason())
+                .contains(QStringLiteral("rank 2 computes 35.0 ms/step, the others 15.0")));
+    QCOMPARE(model.rankAt(2).state, RankState::Straggling);
+    QCOMPARE(model.rankAt(0).state, RankState::Waiting);
+    QVERIFY(model.index(2, LiveRunModel::StateColumn).data(Qt::BackgroundRole).isValid());
 
-    LiveRunModel live;
-    for (const StepRow& s : steps) live.addStep(s);
+    model.setRank(RankRow{7, 3, "host", 1, "failed", 1, 0, 0, 9});
+    model.finish("failed");
+    QCOMPARE(model.rankAt(3).state, RankState::Failed);
+    QCOMPARE(model.rankAt(0).state, RankState::Failed);  // never said goodbye
+    QCOMPARE(model.index(2, LiveRunModel::StateColumn).data().toString(),
+             QStringLiteral("failed · straggler"));
+  }
 
+  void loadSwapsInAStoredRun() {
+    RunSeries built;
+    built.setWorld(3);
+    for (int64_t step = 0; step < 5; ++step)
+      for (int rank = 0; rank < 3; ++rank) built.addStep(makeStep(rank, step, 2.0 - 0.1 * step));
+    built.finish("done");
     LiveRunModel stored;
     QAbstractItemModelTester tester(&stored,
                                     QAbstractItemModelTester::FailureReportingMode::QtTest);
-    stored.addStep(makeStep(9, 0, 3.0));  // leftovers of a previous run
     QSignalSpy resets(&stored, &QAbstractItemModel::modelReset);
-    QSignalSpy inserted(&stored, &QAbstractItemModel::rowsInserted);
-    EvalRow eval;
-    eval.step = 4;
-    eval.test_accuracy = 0.9;
-    stored.load(42, steps, {eval});
+    stored.load(42, built);
     QCOMPARE(resets.count(), 1);
-    QCOMPARE(inserted.count(), 0);
     QCOMPARE(stored.runId(), 42);
     QCOMPARE(stored.rankCount(), 3);
-    for (int row = 0; row < 3; ++row) {
-      QCOMPARE(stored.rankAt(row).rank, live.rankAt(row).rank);
-      QCOMPARE(stored.rankAt(row).loss_points, live.rankAt(row).loss_points);
-      QCOMPARE(stored.rankAt(row).compute_s, live.rankAt(row).compute_s);
-      QCOMPARE(stored.rankAt(row).wait_s, live.rankAt(row).wait_s);
-    }
-    QCOMPARE(stored.latestEval()->test_accuracy, 0.9);
-
+    QCOMPARE(stored.rankAt(2).state, RankState::Done);
+    QCOMPARE(stored.series().global().samples().size(), size_t(5));
     stored.reset();
     QCOMPARE(stored.rowCount(), 0);
     QCOMPARE(stored.latestStep(), -1);
-    QVERIFY(!stored.latestEval());
   }
 };
 
-QTEST_GUILESS_MAIN(LiveRunModelTest)
+QTEST_MAIN(LiveRunModelTest)
 #include "test_live_run_model.moc"

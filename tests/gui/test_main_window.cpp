@@ -10,8 +10,8 @@
 #include <QPushButton>
 #include <QTabWidget>
 #include "storage/run_store.h"
+#include "views/curve_chart.h"
 #include "views/live_page.h"
-#include "views/loss_chart.h"
 #include "views/main_window.h"
 #include "views/models/runs_table_model.h"
 #include "views/runs_page.h"
@@ -96,7 +96,9 @@ class MainWindowTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(window.runsModel()->rowCount(), 2, 10000);
     QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
     QCOMPARE(shown.last().at(0).toLongLong(), newer);
-    QCOMPARE(window.livePage()->lossChart()->seriesCount(), 3);
+    window.showPage(MainWindow::LiveTab);  // a hidden page draws when it shows
+    QCOMPARE(window.livePage()->lossChart()->seriesCount(), 3 + 1);  // ranks and their mean
+    window.livePage()->setSmoothing(0);                              // the stored values themselves
 
     // Open the older run the way a person does: pick its row on the runs page, press Open.
     window.showPage(MainWindow::RunsTab);
@@ -115,10 +117,10 @@ class MainWindowTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(shown.last().at(0).toLongLong() == older, 10000);
     QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::LiveTab));
 
-    LossChart* loss = window.livePage()->lossChart();
-    QCOMPARE(loss->seriesCount(), 2);
+    CurveChart* loss = window.livePage()->lossChart();
+    QCOMPARE(loss->seriesCount(), 2 + 1);
     for (int rank = 0; rank < 2; ++rank) {
-      QLineSeries* series = loss->seriesForRank(rank);
+      QLineSeries* series = loss->seriesFor(rank);
       QVERIFY(series);
       QCOMPARE(series->name(), QStringLiteral("rank %1").arg(rank));
       const QList<QPointF> points = series->points();
@@ -129,14 +131,21 @@ class MainWindowTest : public QObject {
       }
     }
 
+    // The mean of the ranks: rank 1's loss is 0.1 above rank 0's at every step.
+    const QList<QPointF> mean = loss->seriesFor(LivePage::kGlobalKey)->points();
+    QCOMPARE(mean.size(), 6);
+    QVERIFY(std::abs(mean[0].y() - (2.0 + 0.05)) < 1e-12);
+
     TimeBreakdownChart* time = window.livePage()->timeChart();
     QCOMPARE(time->barCount(), 2);
     const int bar0 = TimeBreakdownChart::barOfRow(0, 2);
     const int bar1 = TimeBreakdownChart::barOfRow(1, 2);
-    QVERIFY(std::abs(time->computeSet()->at(bar0) - 6 * 0.010) < 1e-9);
-    QVERIFY(std::abs(time->commSet()->at(bar0) - 6 * 0.002) < 1e-9);
-    QVERIFY(std::abs(time->commSet()->at(bar1) - 6 * 0.004) < 1e-9);
-    QVERIFY(std::abs(time->waitSet()->at(bar1) - 6 * 0.001) < 1e-9);
+    QVERIFY(std::abs(time->phaseSet(ForwardPhase)->at(bar0) - 4.0) < 1e-9);  // ms per step
+    QVERIFY(std::abs(time->phaseSet(BackwardPhase)->at(bar0) - 6.0) < 1e-9);
+    QVERIFY(std::abs(time->phaseSet(CommPhase)->at(bar0) - 2.0) < 1e-9);
+    QVERIFY(std::abs(time->phaseSet(CommPhase)->at(bar1) - 4.0) < 1e-9);
+    QVERIFY(std::abs(time->phaseSet(WaitPhase)->at(bar1) - 1.0) < 1e-9);
+    QCOMPARE(window.livePage()->rankGrid()->model()->rowCount(), 2);
 
     const QString status = window.livePage()->statusText();
     QVERIFY2(status.contains(QStringLiteral("run %1").arg(older)), qPrintable(status));

@@ -7,9 +7,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <QTableView>
 #include "storage/run_store.h"
+#include "views/curve_chart.h"
 #include "views/live_page.h"
-#include "views/loss_chart.h"
+#include "views/log_pane.h"
 #include "views/main_window.h"
 #include "views/models/runs_table_model.h"
 #include "views/time_breakdown_chart.h"
@@ -43,26 +45,42 @@ class WorkbenchLiveTest : public QObject {
     window.show();
     window.launch();
 
-    LossChart* loss = window.livePage()->lossChart();
-    // Live: both ranks' lines appear before the run is over or, at the latest, with its end.
-    QTRY_VERIFY_WITH_TIMEOUT(loss->seriesCount() == 2 || !ended.isEmpty(), 120000);
+    CurveChart* loss = window.livePage()->lossChart();
+    // Live: both ranks' lines (and their mean) appear while the run goes on.
+    QTRY_VERIFY_WITH_TIMEOUT(loss->seriesCount() == 3 || !ended.isEmpty(), 120000);
+    const bool drawn_live = ended.isEmpty();
     QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 180000);
     const auto outcome = ended.first().at(0).value<RunOutcome>();
     QVERIFY2(outcome.status == "done", outcome.error.c_str());
 
+    QVERIFY2(drawn_live, "the charts only filled once the run had ended");
+    window.livePage()->setSmoothing(0);
     window.livePage()->refreshNow();
-    QCOMPARE(loss->seriesCount(), 2);
+    QCOMPARE(loss->seriesCount(), 3);
     RunStore store(options.db_path.toStdString());
     const std::vector<StepRow> steps = store.steps(outcome.run_id);
     for (int rank = 0; rank < 2; ++rank) {
       const auto stored = std::count_if(steps.begin(), steps.end(),
                                         [rank](const StepRow& s) { return s.rank == rank; });
       QVERIFY(stored > 0);
-      QCOMPARE(loss->seriesForRank(rank)->count(), int(stored));
+      QCOMPARE(loss->seriesFor(rank)->count(), int(stored));  // fewer than 1024 steps: all drawn
+      QVERIFY(window.livePage()->bandwidthChart()->seriesFor(rank)->count() > 0);
     }
     TimeBreakdownChart* time = window.livePage()->timeChart();
     QCOMPARE(time->barCount(), 2);
-    QVERIFY(time->computeSet()->at(0) > 0);
+    QVERIFY(time->phaseSet(ForwardPhase)->at(0) > 0);
+    QVERIFY(time->phaseSet(CommPhase)->at(0) > 0);
+    QVERIFY(window.livePage()->accuracyChart()->seriesFor(0)->count() >= 1);  // one epoch
+    QCOMPARE(window.livePage()->rankGrid()->model()->rowCount(), 2);
+    QCOMPARE(window.livePage()
+                 ->rankGrid()
+                 ->model()
+                 ->index(0, LiveRunModel::StateColumn)
+                 .data()
+                 .toString()
+                 .left(4),
+             QStringLiteral("done"));
+    QVERIFY(window.livePage()->logPane()->visibleLines() > 0);
     QVERIFY(window.livePage()->statusText().contains(QStringLiteral("done")));
 
     // The finished run is listed, and selected, with its final status.

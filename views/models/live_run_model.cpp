@@ -1,151 +1,100 @@
 #include "views/models/live_run_model.h"
 
+#include <QBrush>
+#include <QColor>
 #include <algorithm>
 #include <cmath>
 
 namespace ranklab {
-
-namespace {
-
-constexpr double kNsPerS = 1e9;
-
-double seconds(int64_t ns) {
-  return double(ns) / kNsPerS;
-}
-
-}  // namespace
 
 LiveRunModel::LiveRunModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void LiveRunModel::reset(int64_t run_id) {
   beginResetModel();
   run_id_ = run_id;
-  ranks_.clear();
-  windows_.clear();
-  latest_eval_.reset();
-  accuracy_points_.clear();
+  series_ = RunSeries();
   endResetModel();
   emit updated();
 }
 
-void LiveRunModel::load(int64_t run_id, const std::vector<StepRow>& steps,
-                        const std::vector<EvalRow>& evals) {
+void LiveRunModel::load(int64_t run_id, RunSeries series) {
   beginResetModel();
   run_id_ = run_id;
-  ranks_.clear();
-  windows_.clear();
-  latest_eval_.reset();
-  accuracy_points_.clear();
-  for (const StepRow& step : steps) {
-    int row = rowOfRank(step.rank);
-    if (row < 0) {
-      row = rowForInsert(step.rank);
-      RankProgress progress;
-      progress.rank = step.rank;
-      ranks_.insert(ranks_.begin() + row, std::move(progress));
-      windows_.insert(windows_.begin() + row, RateWindow{});
-    }
-    accumulate(ranks_[row], windows_[row], step);
-  }
-  for (const EvalRow& eval : evals) accumulateEval(eval);
+  series_ = std::move(series);
   endResetModel();
+  emit updated();
+}
+
+void LiveRunModel::insertStep(const StepRow& step) {
+  if (series_.rowOfRank(step.rank) >= 0) {
+    series_.addStep(step);
+    return;
+  }
+  // A new rank: its row goes where its number puts it.
+  int row = 0;
+  while (row < rankCount() && rankAt(row).rank < step.rank) ++row;
+  beginInsertRows({}, row, row);
+  series_.addStep(step);
+  endInsertRows();
+}
+
+void LiveRunModel::announceChanges() {
+  series_.updateStates();
+  if (rankCount() > 0) emit dataChanged(index(0, 0), index(rankCount() - 1, ColumnCount - 1));
   emit updated();
 }
 
 void LiveRunModel::addStep(const StepRow& step) {
-  int row = rowOfRank(step.rank);
-  if (row < 0) {
-    row = rowForInsert(step.rank);
-    beginInsertRows({}, row, row);
-    RankProgress progress;
-    progress.rank = step.rank;
-    ranks_.insert(ranks_.begin() + row, std::move(progress));
-    windows_.insert(windows_.begin() + row, RateWindow{});
-    endInsertRows();
-  }
-  accumulate(ranks_[row], windows_[row], step);
-  emit dataChanged(index(row, 0), index(row, ColumnCount - 1), {Qt::DisplayRole});
-  if (!batching_) emit updated();
+  insertStep(step);
+  announceChanges();
 }
 
 void LiveRunModel::addSteps(const std::vector<StepRow>& steps) {
-  batching_ = true;  // rows still insert and change one by one; updated() once at the end
-  for (const StepRow& step : steps) addStep(step);
-  batching_ = false;
-  emit updated();
+  for (const StepRow& step : steps) insertStep(step);
+  announceChanges();
 }
 
 void LiveRunModel::addEval(const EvalRow& eval) {
-  accumulateEval(eval);
+  series_.addEval(eval);
   emit updated();
 }
 
-void LiveRunModel::accumulate(RankProgress& p, RateWindow& w, const StepRow& s) {
-  p.epoch = s.epoch;
-  p.step = s.step;
-  p.loss = s.loss;
-  p.samples += s.samples;
-  p.compute_s += seconds(s.data_ns + s.forward_ns + s.backward_ns + s.compress_ns + s.update_ns);
-  p.comm_s += seconds(s.comm_ns);
-  p.wait_s += seconds(s.wait_ns);
-  p.bytes_tx += s.bytes_tx;
-  if (std::isfinite(s.loss)) p.loss_points.append(QPointF(double(s.step), s.loss));
-
-  // Samples per second over the last kRateWindowS: the first point only marks the start.
-  if (!w.points.empty()) w.samples_in += s.samples;
-  w.points.emplace_back(s.time_ns, s.samples);
-  const int64_t horizon = s.time_ns - int64_t(kRateWindowS * kNsPerS);
-  while (w.points.size() > 2 && w.points[1].first <= horizon) {
-    w.points.pop_front();
-    w.samples_in -= w.points.front().second;
+void LiveRunModel::setRank(const RankRow& rank) {
+  if (series_.rowOfRank(rank.rank) < 0) {
+    int row = 0;
+    while (row < rankCount() && rankAt(row).rank < rank.rank) ++row;
+    beginInsertRows({}, row, row);
+    series_.setRank(rank);
+    endInsertRows();
+  } else {
+    series_.setRank(rank);
   }
-  const int64_t span = w.points.back().first - w.points.front().first;
-  if (span > 0) {
-    p.samples_per_s = double(w.samples_in) / seconds(span);
-  } else if (s.time_ns > 0) {
-    p.samples_per_s = double(p.samples) / seconds(s.time_ns);  // first step: since rank start
-  }
+  announceChanges();
 }
 
-void LiveRunModel::accumulateEval(const EvalRow& eval) {
-  latest_eval_ = eval;
-  const QPointF point(double(eval.step), eval.test_accuracy);
-  if (!accuracy_points_.isEmpty() && accuracy_points_.last().x() == point.x())
-    accuracy_points_.last() = point;  // several ranks evaluated the same step
-  else
-    accuracy_points_.append(point);
-}
-
-int LiveRunModel::rowOfRank(int rank) const {
-  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
-                             [](const RankProgress& p, int r) { return p.rank < r; });
-  return it != ranks_.end() && it->rank == rank ? int(it - ranks_.begin()) : -1;
-}
-
-int LiveRunModel::rowForInsert(int rank) const {
-  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
-                             [](const RankProgress& p, int r) { return p.rank < r; });
-  return int(it - ranks_.begin());
+void LiveRunModel::finish(const std::string& status) {
+  series_.finish(status);
+  announceChanges();
 }
 
 int LiveRunModel::latestEpoch() const {
   int epoch = 0;
-  for (const RankProgress& p : ranks_) epoch = std::max(epoch, p.epoch);
+  for (const RankSeries& r : series_.ranks()) epoch = std::max(epoch, r.epoch);
   return epoch;
 }
 
 int64_t LiveRunModel::latestStep() const {
   int64_t step = -1;
-  for (const RankProgress& p : ranks_) step = std::max(step, p.step);
+  for (const RankSeries& r : series_.ranks()) step = std::max(step, r.step);
   return step;
 }
 
 double LiveRunModel::latestLoss() const {
   double sum = 0;
   int n = 0;
-  for (const RankProgress& p : ranks_) {
-    if (p.step < 0 || !std::isfinite(p.loss)) continue;
-    sum += p.loss;
+  for (const RankSeries& r : series_.ranks()) {
+    if (r.step < 0 || !std::isfinite(r.loss)) continue;
+    sum += r.loss;
     ++n;
   }
   return n ? sum / n : 0.0;
@@ -153,41 +102,92 @@ double LiveRunModel::latestLoss() const {
 
 double LiveRunModel::samplesPerSecond() const {
   double total = 0;
-  for (const RankProgress& p : ranks_) total += p.samples_per_s;
+  for (const RankSeries& r : series_.ranks()) total += r.samples_per_s;
   return total;
 }
 
+std::optional<EvalPoint> LiveRunModel::latestEval() const {
+  if (series_.evals().empty()) return std::nullopt;
+  return series_.evals().back();
+}
+
 int LiveRunModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : int(ranks_.size());
+  return parent.isValid() ? 0 : rankCount();
 }
 
 int LiveRunModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : ColumnCount;
 }
 
+QColor LiveRunModel::stateColour(RankState state) {
+  switch (state) {
+    case RankState::Starting:
+      return QColor(0xe0, 0xe0, 0xe0);
+    case RankState::Running:
+      return QColor(0xc8, 0xe6, 0xc9);
+    case RankState::Waiting:
+      return QColor(0xff, 0xf3, 0xc4);
+    case RankState::Straggling:
+      return QColor(0xff, 0xb7, 0x4d);
+    case RankState::Failed:
+      return QColor(0xef, 0x9a, 0x9a);
+    case RankState::Done:
+      return QColor(0xbb, 0xde, 0xfb);
+  }
+  return Qt::white;
+}
+
 QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
-  const RankProgress& p = ranks_[index.row()];
-  if (role == Qt::TextAlignmentRole) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-  if (role != Qt::DisplayRole) return {};
+  const int row = index.row();
+  const RankSeries& r = rankAt(row);
+  const auto ms = series_.phaseMeansMs(row);
+  switch (role) {
+    case StateRole:
+      return int(r.state);
+    case StragglerRole:
+      return r.straggler;
+    case Qt::BackgroundRole:
+      if (index.column() == StateColumn) return QBrush(stateColour(r.state));
+      return {};
+    case Qt::ToolTipRole:
+      if (r.straggler) return QString::fromStdString(series_.stragglerReason());
+      return QString::fromStdString(r.host);
+    case Qt::TextAlignmentRole:
+      if (index.column() == StateColumn) return QVariant::fromValue(Qt::AlignCenter);
+      return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::DisplayRole:
+      break;
+    default:
+      return {};
+  }
   switch (index.column()) {
     case RankColumn:
-      return p.rank;
+      return r.rank;
+    case StateColumn: {
+      QString text = QString::fromLatin1(stateName(r.state));
+      if (r.straggler && r.state != RankState::Straggling) text += tr(" · straggler");
+      return text;
+    }
     case EpochColumn:
-      return p.epoch;
+      return r.epoch;
     case StepColumn:
-      return QVariant::fromValue<qlonglong>(p.step);
+      return QVariant::fromValue<qlonglong>(r.step);
     case LossColumn:
-      return p.loss;
+      return QString::number(r.loss, 'f', 4);
     case SamplesPerSecondColumn:
-      return p.samples_per_s;
+      return QString::number(r.samples_per_s, 'f', 0);
     case ComputeColumn:
-      return p.compute_s;
+      return QString::number(ms[DataPhase] + ms[ForwardPhase] + ms[BackwardPhase] +
+                                 ms[CompressPhase] + ms[UpdatePhase],
+                             'f', 2);
     case CommColumn:
-      return p.comm_s;
+      return QString::number(ms[CommPhase], 'f', 2);
     case WaitColumn:
-      return p.wait_s;
+      return QString::number(ms[WaitPhase], 'f', 2);
+    case SentColumn:
+      return QString::number(double(r.bytes_tx) / 1e6, 'f', 1);
   }
   return {};
 }
@@ -198,6 +198,8 @@ QVariant LiveRunModel::headerData(int section, Qt::Orientation orientation, int 
   switch (section) {
     case RankColumn:
       return tr("rank");
+    case StateColumn:
+      return tr("state");
     case EpochColumn:
       return tr("epoch");
     case StepColumn:
@@ -207,11 +209,13 @@ QVariant LiveRunModel::headerData(int section, Qt::Orientation orientation, int 
     case SamplesPerSecondColumn:
       return tr("samples/s");
     case ComputeColumn:
-      return tr("compute s");
+      return tr("compute ms/step");
     case CommColumn:
-      return tr("comm s");
+      return tr("comm ms/step");
     case WaitColumn:
-      return tr("wait s");
+      return tr("wait ms/step");
+    case SentColumn:
+      return tr("sent MB");
   }
   return {};
 }

@@ -1,32 +1,16 @@
-// One run's progress, rank by rank: loss curve, cumulative time per phase, latest step.
-// Fed step by step while a run is live, or all at once when a stored run is reopened.
+// One run, rank by rank: a table of the ranks (state, step, loss, throughput, time per
+// step by kind) over a RunSeries that also holds the curves the live page draws. Fed in
+// batches while a run is live, or swapped in whole when a stored run was read elsewhere.
 #pragma once
 
 #include <QAbstractTableModel>
-#include <QList>
-#include <QPointF>
-#include <deque>
 #include <optional>
 #include <vector>
 
 #include "storage/records.h"
+#include "views/models/run_series.h"
 
 namespace ranklab {
-
-// What one rank has done so far.
-struct RankProgress {
-  int rank = 0;
-  int epoch = 0;
-  int64_t step = -1;  // -1: no step yet
-  double loss = 0;    // latest
-  int64_t samples = 0;
-  double compute_s = 0;  // data + forward + backward + compress + update
-  double comm_s = 0;
-  double wait_s = 0;
-  int64_t bytes_tx = 0;
-  double samples_per_s = 0;    // over the live window
-  QList<QPointF> loss_points;  // (step, loss); non-finite losses are left out
-};
 
 class LiveRunModel : public QAbstractTableModel {
   Q_OBJECT
@@ -34,42 +18,45 @@ class LiveRunModel : public QAbstractTableModel {
  public:
   enum Column {
     RankColumn,
+    StateColumn,
     EpochColumn,
     StepColumn,
     LossColumn,
     SamplesPerSecondColumn,
-    ComputeColumn,
+    ComputeColumn,  // ms per step: data + forward + backward + compress + update
     CommColumn,
     WaitColumn,
+    SentColumn,  // MB sent in all
     ColumnCount
   };
-  // Throughput is measured over the last this-many seconds of each rank's steps.
-  static constexpr double kRateWindowS = 5.0;
+  enum Role { StateRole = Qt::UserRole, StragglerRole };
 
   explicit LiveRunModel(QObject* parent = nullptr);
 
-  // Forgets everything; rows disappear. run_id 0: no run.
-  void reset(int64_t run_id = 0);
-  // A stored run in one go: a single model reset, no per-step signals.
-  void load(int64_t run_id, const std::vector<StepRow>& steps, const std::vector<EvalRow>& evals);
+  void reset(int64_t run_id = 0);  // rows disappear
+  // A stored run, built off the UI thread: one model reset, no per-step signals.
+  void load(int64_t run_id, RunSeries series);
 
   void setRunId(int64_t run_id) { run_id_ = run_id; }  // a live run's id arrives after launch
-  void addStep(const StepRow& step);                   // a new rank's first step inserts its row
-  void addSteps(const std::vector<StepRow>& steps);    // one updated() for the batch
+  void setWorld(int world) { series_.setWorld(world); }
+  void addStep(const StepRow& step);
+  void addSteps(const std::vector<StepRow>& steps);  // one dataChanged and updated()
   void addEval(const EvalRow& eval);
+  void setRank(const RankRow& rank);
+  void finish(const std::string& status);
 
   int64_t runId() const { return run_id_; }
-  int rankCount() const { return int(ranks_.size()); }
-  const RankProgress& rankAt(int row) const { return ranks_.at(row); }
-  int rowOfRank(int rank) const;  // -1 when that rank has sent nothing
+  const RunSeries& series() const { return series_; }
+  int rankCount() const { return int(series_.ranks().size()); }
+  const RankSeries& rankAt(int row) const { return series_.ranks().at(size_t(row)); }
+  int rowOfRank(int rank) const { return series_.rowOfRank(rank); }
 
   // Across ranks.
   int latestEpoch() const;
   int64_t latestStep() const;       // -1 before the first step
-  double latestLoss() const;        // mean of each rank's latest loss
-  double samplesPerSecond() const;  // sum of the ranks' windowed rates
-  std::optional<EvalRow> latestEval() const { return latest_eval_; }
-  const QList<QPointF>& testAccuracyPoints() const { return accuracy_points_; }  // (step, acc)
+  double latestLoss() const;        // mean of each rank's latest finite loss
+  double samplesPerSecond() const;  // sum of the ranks' recent rates
+  std::optional<EvalPoint> latestEval() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -77,25 +64,18 @@ class LiveRunModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation,
                       int role = Qt::DisplayRole) const override;
 
+  static QColor stateColour(RankState state);
+
  signals:
-  // After any change (step, eval, reset, load): pages redraw from the model on their own clock.
+  // After any change: pages redraw from the model on their own clock.
   void updated();
 
  private:
-  struct RateWindow {
-    std::deque<std::pair<int64_t, int64_t>> points;  // (time_ns, samples of that step)
-    int64_t samples_in = 0;                          // samples of every point but the first
-  };
-  int rowForInsert(int rank) const;
-  void accumulate(RankProgress& progress, RateWindow& window, const StepRow& step);
-  void accumulateEval(const EvalRow& eval);
+  void insertStep(const StepRow& step);
+  void announceChanges();
 
   int64_t run_id_ = 0;
-  bool batching_ = false;
-  std::vector<RankProgress> ranks_;  // ordered by rank
-  std::vector<RateWindow> windows_;  // parallel to ranks_
-  std::optional<EvalRow> latest_eval_;
-  QList<QPointF> accuracy_points_;
+  RunSeries series_;
 };
 
 }  // namespace ranklab

@@ -1,0 +1,116 @@
+#include "views/curve_chart.h"
+
+#include <QChart>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QPen>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+
+#include "views/chart_style.h"
+
+namespace ranklab {
+
+CurveChart::CurveChart(const QString& title, const QString& y_title, QWidget* parent)
+    : QChartView(parent), x_axis_(new QValueAxis), y_axis_(new QValueAxis) {
+  auto* chart = new QChart;
+  styleChart(chart, title);
+  styleAxis(x_axis_, tr("step"));
+  styleAxis(y_axis_, y_title);
+  chart->addAxis(x_axis_, Qt::AlignBottom);
+  chart->addAxis(y_axis_, Qt::AlignLeft);
+  setChart(chart);
+  setRenderHint(QPainter::Antialiasing);
+  setMinimumHeight(200);
+  fitAxis(x_axis_, 0, 10, 6, true);
+  fitAxis(y_axis_, 0, 1);
+}
+
+void CurveChart::setXTitle(const QString& title) {
+  x_axis_->setTitleText(title);
+}
+
+void CurveChart::setYTitle(const QString& title) {
+  y_axis_->setTitleText(title);
+}
+
+QLineSeries* CurveChart::seriesFor(int key) const {
+  auto it = series_.find(key);
+  return it == series_.end() ? nullptr : it->second;
+}
+
+QLineSeries* CurveChart::seriesFor(const Curve& curve) {
+  if (QLineSeries* existing = seriesFor(curve.key)) return existing;
+  auto* series = new QLineSeries;
+  series->setName(curve.name);
+  QPen pen(curve.colour);
+  pen.setWidthF(curve.width);
+  if (curve.dashed) pen.setStyle(Qt::DashLine);
+  series->setPen(pen);
+  series->setPointsVisible(curve.markers);
+  series_[curve.key] = series;
+  // The legend lists series in the order they were added: re-add every series by key.
+  for (auto& [key, s] : series_)
+    if (s != series) chart()->removeSeries(s);
+  for (auto& [key, s] : series_) {
+    chart()->addSeries(s);
+    s->attachAxis(x_axis_);
+    s->attachAxis(y_axis_);
+  }
+  return series;
+}
+
+void CurveChart::setCurves(const std::vector<Curve>& curves, bool y_floor_zero) {
+  std::map<int, bool> wanted;
+  for (const Curve& c : curves) wanted[c.key] = true;
+  for (auto it = series_.begin(); it != series_.end();) {
+    if (wanted.count(it->first)) {
+      ++it;
+      continue;
+    }
+    chart()->removeSeries(it->second);
+    delete it->second;
+    it = series_.erase(it);
+  }
+  for (const Curve& c : curves) {
+    QLineSeries* series = seriesFor(c);
+    series->replace(c.points);  // one signal, one repaint, however many points
+  }
+  // Hidden after every re-add: the legend builds a fresh marker per series.
+  for (const Curve& c : curves)
+    for (QLegendMarker* marker : chart()->legend()->markers(seriesFor(c.key)))
+      marker->setVisible(c.in_legend);
+  fitAxes(curves, y_floor_zero);
+}
+
+void CurveChart::fitAxes(const std::vector<Curve>& curves, bool y_floor_zero) {
+  double x_lo = 0, x_hi = 0, y_lo = 0, y_hi = 0;
+  bool any = false;
+  for (const Curve& curve : curves) {
+    for (const QPointF& p : curve.points) {
+      if (!any) {
+        x_lo = x_hi = p.x();
+        y_lo = y_hi = p.y();
+        any = true;
+      }
+      x_lo = std::min(x_lo, p.x());
+      x_hi = std::max(x_hi, p.x());
+      y_lo = std::min(y_lo, p.y());
+      y_hi = std::max(y_hi, p.y());
+    }
+  }
+  if (!any) {
+    fitAxis(x_axis_, 0, 10, 6, true);
+    fitAxis(y_axis_, 0, 1);
+    return;
+  }
+  fitAxis(x_axis_, std::min(0.0, x_lo), std::max(x_hi, x_lo + 1e-9), 6, x_hi - x_lo >= 10);
+  const double span = std::max(y_hi - y_lo, std::max(1e-6, std::abs(y_hi) * 1e-3));
+  double low = y_lo - 0.05 * span;
+  if (y_floor_zero && y_lo >= 0) low = std::max(0.0, low);
+  fitAxis(y_axis_, low, y_hi + 0.05 * span);
+}
+
+}  // namespace ranklab

@@ -1,0 +1,53 @@
+// A line chart of curves that are replaced wholesale on each redraw (each holds at most a
+// bounded number of points, see SampleSeries). Curves are keyed, so a redraw only moves
+// points; a curve appears in the legend unless told otherwise. Axes follow the data.
+#pragma once
+
+#include <QChartView>
+#include <QColor>
+#include <QList>
+#include <QPointF>
+#include <map>
+#include <vector>
+
+class QLineSeries;
+class QValueAxis;
+
+namespace ranklab {
+
+struct Curve {
+  int key = 0;  // stable across redraws, e.g. the rank
+  QString name;
+  QColor colour;
+  double width = 1.6;
+  bool dashed = false;
+  bool markers = false;  // draw the points themselves (sparse curves)
+  bool in_legend = true;
+  QList<QPointF> points;
+};
+
+class CurveChart : public QChartView {
+  Q_OBJECT
+
+ public:
+  CurveChart(const QString& title, const QString& y_title, QWidget* parent = nullptr);
+
+  void setXTitle(const QString& title);
+  void setYTitle(const QString& title);
+  // Every curve not given is removed; y_floor_zero keeps 0 in sight for non-negative data.
+  void setCurves(const std::vector<Curve>& curves, bool y_floor_zero = true);
+  void clear() { setCurves({}); }
+
+  int seriesCount() const { return int(series_.size()); }
+  QLineSeries* seriesFor(int key) const;  // nullptr when absent
+
+ private:
+  QLineSeries* seriesFor(const Curve& curve);
+  void fitAxes(const std::vector<Curve>& curves, bool y_floor_zero);
+
+  QValueAxis* x_axis_;
+  QValueAxis* y_axis_;
+  std::map<int, QLineSeries*> series_;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,362 @@
+#include "views/models/run_series.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace ranklab {
+
+namespace {
+
+constexpr double kNsPerS = 1e9;
+constexpr double kRateWindowS = 5.0;
+// A steps deque this long means a rank stopped reporting: stop waiting for it.
+constexpr size_t kMaxPendingSteps = 4096;
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double computeNs(const PhaseTimes& t) {
+  return double(t[DataPhase] + t[ForwardPhase] + t[BackwardPhase] + t[CompressPhase] +
+                t[UpdatePhase]);
+}
+
+double metricValue(const Sample& s, Metric metric) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  switch (metric) {
+    case Metric::Loss:
+      return s.loss_count ? s.loss_sum / double(s.loss_count) : nan;
+    case Metric::SentMBps:
+      return s.span_s > 0 ? s.tx_bytes / s.span_s / 1e6 : nan;
+    case Metric::ReceivedMBps:
+      return s.span_s > 0 ? s.rx_bytes / s.span_s / 1e6 : nan;
+    case Metric::LossScale:
+      return s.loss_scale;
+    case Metric::Staleness:
+      return s.count ? s.staleness_sum / double(s.count) : nan;
+  }
+  return nan;
+}
+
+}  // namespace
+
+const char* phaseName(int phase) {
+  static const char* names[kPhaseCount] = {"data", "forward", "backward", "compress",
+                                           "wait", "comm",    "update"};
+  return phase >= 0 && phase < kPhaseCount ? names[phase] : "?";
+}
+
+const char* stateName(RankState state) {
+  switch (state) {
+    case RankState::Starting:
+      return "starting";
+    case RankState::Running:
+      return "running";
+    case RankState::Waiting:
+      return "waiting";
+    case RankState::Straggling:
+      return "straggling";
+    case RankState::Failed:
+      return "failed";
+    case RankState::Done:
+      return "done";
+  }
+  return "?";
+}
+
+PhaseTimes phaseTimes(const StepRow& s) {
+  return {s.data_ns, s.forward_ns, s.backward_ns, s.compress_ns, s.wait_ns, s.comm_ns, s.update_ns};
+}
+
+void Sample::merge(const Sample& later) {
+  step = later.step;
+  time_s = later.time_s;
+  sent_mb = later.sent_mb;
+  loss_sum += later.loss_sum;
+  loss_count += later.loss_count;
+  loss_scale = std::min(loss_scale, later.loss_scale);
+  staleness_sum += later.staleness_sum;
+  tx_bytes += later.tx_bytes;
+  rx_bytes += later.rx_bytes;
+  span_s += later.span_s;
+  count += later.count;
+}
+
+void SampleSeries::append(const Sample& sample) {
+  if (!samples_.empty() && samples_.back().count < unit_) {
+    samples_.back().merge(sample);
+    return;
+  }
+  samples_.push_back(sample);
+  if (samples_.size() < size_t(2 * kKeep)) return;
+  // Full: halve the resolution of everything so far.
+  size_t out = 0;
+  for (size_t i = 0; i + 1 < samples_.size(); i += 2) {
+    Sample merged = samples_[i];
+    merged.merge(samples_[i + 1]);
+    samples_[out++] = merged;
+  }
+  samples_.resize(out);
+  unit_ *= 2;
+}
+
+double RankSeries::computeSeconds() const {
+  return computeNs(total) / kNsPerS;
+}
+
+int RunSeries::rowOfRank(int rank) const {
+  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
+                             [](const RankSeries& r, int value) { return r.rank < value; });
+  return it != ranks_.end() && it->rank == rank ? int(it - ranks_.begin()) : -1;
+}
+
+RankSeries& RunSeries::rankFor(int rank) {
+  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
+                             [](const RankSeries& r, int value) { return r.rank < value; });
+  if (it != ranks_.end() && it->rank == rank) return *it;
+  RankSeries fresh;
+  fresh.rank = rank;
+  return *ranks_.insert(it, std::move(fresh));
+}
+
+void RunSeries::addStep(const StepRow& s) {
+  RankSeries& r = rankFor(s.rank);
+  const PhaseTimes phases = phaseTimes(s);
+  double span_s = 0;
+  for (int64_t ns : phases) span_s += double(ns) / kNsPerS;
+  if (r.last_time_ns > 0 && s.time_ns > r.last_time_ns)
+    span_s = double(s.time_ns - r.last_time_ns) / kNsPerS;  // includes what no phase timed
+  r.last_time_ns = s.time_ns;
+  r.epoch = s.epoch;
+  r.step = s.step;
+  r.loss = s.loss;
+  r.steps += 1;
+  r.samples += s.samples;
+  r.bytes_tx += s.bytes_tx;
+  r.bytes_rx += s.bytes_rx;
+  for (int p = 0; p < kPhaseCount; ++p) {
+    r.total[p] += phases[p];
+    r.recent[p] += phases[p];
+  }
+  r.recent_steps.push_back(phases);
+  if (r.recent_steps.size() > size_t(kRecentSteps)) {
+    for (int p = 0; p < kPhaseCount; ++p) r.recent[p] -= r.recent_steps.front()[p];
+    r.recent_steps.pop_front();
+  }
+
+  // Samples per second over the last kRateWindowS of this rank's steps.
+  r.rate_points.emplace_back(s.time_ns, s.samples);
+  while (r.rate_points.size() > 2 &&
+         r.rate_points[1].first <= s.time_ns - int64_t(kRateWindowS * kNsPerS))
+    r.rate_points.pop_front();
+  int64_t in_window = 0;
+  for (size_t i = 1; i < r.rate_points.size(); ++i) in_window += r.rate_points[i].second;
+  const int64_t window_ns = r.rate_points.back().first - r.rate_points.front().first;
+  if (window_ns > 0)
+    r.samples_per_s = double(in_window) / (double(window_ns) / kNsPerS);
+  else if (s.time_ns > 0)
+    r.samples_per_s = double(r.samples) / (double(s.time_ns) / kNsPerS);
+
+  Sample sample;
+  sample.step = double(s.step);
+  sample.time_s = double(s.time_ns) / kNsPerS;
+  sample.sent_mb = double(r.bytes_tx) / 1e6;
+  if (std::isfinite(s.loss)) {
+    sample.loss_sum = s.loss;
+    sample.loss_count = 1;
+  }
+  sample.loss_scale = s.loss_scale;
+  sample.staleness_sum = s.staleness;
+  sample.tx_bytes = double(s.bytes_tx);
+  sample.rx_bytes = double(s.bytes_rx);
+  sample.span_s = span_s;
+  sample.count = 1;
+  r.series.append(sample);
+  uses_loss_scale_ = uses_loss_scale_ || s.loss_scale != 1.0;
+  uses_staleness_ = uses_staleness_ || s.staleness != 0;
+  addToGlobal(s, sample);
+}
+
+void RunSeries::addToGlobal(const StepRow& step, const Sample& sample) {
+  if (pending_.empty()) pending_first_ = step.step;
+  const int64_t index = step.step - pending_first_;
+  if (index < 0) return;  // a late rank's step that was already drawn without it
+  if (size_t(index) >= pending_.size()) pending_.resize(size_t(index) + 1);
+  Pending& p = pending_[size_t(index)];
+  p.loss_sum += sample.loss_sum;
+  p.loss_count += sample.loss_count;
+  p.time_sum += sample.time_s;
+  p.sent_sum += sample.sent_mb;
+  p.scale = p.ranks ? std::min(p.scale, sample.loss_scale) : sample.loss_scale;
+  p.staleness_sum += sample.staleness_sum;
+  p.tx += sample.tx_bytes;
+  p.rx += sample.rx_bytes;
+  p.span += sample.span_s;
+  p.ranks += 1;
+  flushGlobal(false);
+}
+
+void RunSeries::flushGlobal(bool all) {
+  const int expected = world_ > 0 ? world_ : int(ranks_.size());
+  while (!pending_.empty()) {
+    const Pending& p = pending_.front();
+    const bool complete = p.ranks >= expected;
+    if (!all && !complete && pending_.size() < kMaxPendingSteps) break;
+    if (p.ranks > 0) {
+      Sample s;
+      s.step = double(pending_first_);
+      s.time_s = p.time_sum / p.ranks;
+      s.sent_mb = p.sent_sum / p.ranks;
+      s.loss_sum = p.loss_sum;
+      s.loss_count = p.loss_count;
+      s.loss_scale = p.scale;
+      s.staleness_sum = p.staleness_sum / p.ranks;
+      s.tx_bytes = p.tx / p.ranks;
+      s.rx_bytes = p.rx / p.ranks;
+      s.span_s = p.span / p.ranks;
+      s.count = 1;
+      global_.append(s);
+    }
+    pending_.pop_front();
+    ++pending_first_;
+  }
+}
+
+void RunSeries::addEval(const EvalRow& e) {
+  const int row = rowOfRank(e.rank);
+  double sent_mb = 0;
+  if (row >= 0) {
+    const auto& samples = ranks_[size_t(row)].series.samples();
+    auto it = std::lower_bound(samples.begin(), samples.end(), double(e.step),
+                               [](const Sample& s, double step) { return s.step < step; });
+    sent_mb = it != samples.end() ? it->sent_mb : double(ranks_[size_t(row)].bytes_tx) / 1e6;
+  }
+  for (EvalPoint& p : evals_) {
+    if (p.step != double(e.step)) continue;
+    // Several ranks evaluated the same step: their mean.
+    p.accuracy = (p.accuracy * p.ranks + e.test_accuracy) / (p.ranks + 1);
+    p.loss = (p.loss * p.ranks + e.test_loss) / (p.ranks + 1);
+    p.ranks += 1;
+    return;
+  }
+  evals_.push_back(
+      {double(e.step), double(e.time_ns) / kNsPerS, sent_mb, e.test_accuracy, e.test_loss, 1});
+}
+
+void RunSeries::setRank(const RankRow& row) {
+  RankSeries& r = rankFor(row.rank);
+  r.host = row.host;
+  if (row.status == "done" || row.status == "failed") r.said_bye = true;
+  r.failed = row.status == "failed";
+}
+
+void RunSeries::finish(const std::string& status) {
+  finished_ = true;
+  flushGlobal(true);
+  for (RankSeries& r : ranks_)
+    if (!r.said_bye && status == "failed") r.failed = true;
+  updateStates();
+}
+
+void RunSeries::findStraggler() {
+  straggler_rank_ = -1;
+  straggler_reason_.clear();
+  struct Profile {
+    int row;
+    double compute_ms, wait_ms;
+  };
+  std::vector<Profile> profiles;
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    const RankSeries& r = ranks_[i];
+    const double n = double(r.recent_steps.size());
+    if (n < 5) continue;
+    profiles.push_back(
+        {int(i), computeNs(r.recent) / n / 1e6, double(r.recent[WaitPhase]) / n / 1e6});
+  }
+  if (profiles.size() < 2) return;
+  auto slowest = std::max_element(profiles.begin(), profiles.end(),
+                                  [](auto& a, auto& b) { return a.compute_ms < b.compute_ms; });
+  std::vector<double> others_compute, others_wait;
+  for (const Profile& p : profiles) {
+    if (&p == &*slowest) continue;
+    others_compute.push_back(p.compute_ms);
+    others_wait.push_back(p.wait_ms);
+  }
+  const double typical = median(others_compute);
+  // Slower than the rest by a margin that noise on a shared machine does not reach.
+  if (slowest->compute_ms < 1.3 * typical || slowest->compute_ms - typical < 0.5) return;
+  straggler_rank_ = ranks_[size_t(slowest->row)].rank;
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "rank %d computes %.1f ms/step, the others %.1f; they wait %.1f ms/step for it",
+                straggler_rank_, slowest->compute_ms, typical, median(others_wait));
+  straggler_reason_ = text;
+}
+
+void RunSeries::updateStates() {
+  findStraggler();
+  for (RankSeries& r : ranks_) {
+    r.straggler = r.rank == straggler_rank_;
+    const double n = double(r.recent_steps.size());
+    double step_ns = 0;
+    for (int64_t ns : r.recent) step_ns += double(ns);
+    const bool waits = n > 0 && step_ns > 0 && double(r.recent[WaitPhase]) > 0.3 * step_ns;
+    if (r.failed)
+      r.state = RankState::Failed;
+    else if (r.said_bye || finished_)
+      r.state = RankState::Done;
+    else if (r.step < 0)
+      r.state = RankState::Starting;
+    else if (r.straggler)
+      r.state = RankState::Straggling;
+    else if (waits)
+      r.state = RankState::Waiting;
+    else
+      r.state = RankState::Running;
+  }
+}
+
+std::array<double, kPhaseCount> RunSeries::phaseMeansMs(int row) const {
+  std::array<double, kPhaseCount> means{};
+  const RankSeries& r = ranks_.at(size_t(row));
+  const PhaseTimes& sums = finished_ ? r.total : r.recent;
+  const double n = finished_ ? double(r.steps) : double(r.recent_steps.size());
+  if (n <= 0) return means;
+  for (int p = 0; p < kPhaseCount; ++p) means[p] = double(sums[p]) / n / 1e6;
+  return means;
+}
+
+double sampleX(const Sample& sample, XAxis x) {
+  switch (x) {
+    case XAxis::Step:
+      return sample.step;
+    case XAxis::WallTime:
+      return sample.time_s;
+    case XAxis::MegabytesSent:
+      return sample.sent_mb;
+  }
+  return sample.step;
+}
+
+QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing) {
+  QList<QPointF> points;
+  points.reserve(qsizetype(series.samples().size()));
+  const double w = std::clamp(smoothing, 0.0, 0.999);
+  double ema = 0, weight = 1;  // weight = w^n, for the debiasing
+  for (const Sample& s : series.samples()) {
+    const double v = metricValue(s, metric);
+    if (!std::isfinite(v)) continue;
+    ema = w * ema + (1 - w) * v;
+    weight *= w;
+    // Debiased: early points are not pulled towards the zero the average starts from.
+    points.append(QPointF(sampleX(s, x), w > 0 ? ema / (1 - weight) : v));
+  }
+  return points;
+}
+
+}  // namespace ranklab

@@ -1,0 +1,154 @@
+// Everything the live page draws about one run, as plain data: per-rank progress, the
+// curves (kept at a bounded number of points however long the run), test accuracy, and
+// each rank's state with the straggler found from its compute/wait profile. Built on the
+// run thread's behalf (live) or on a pool thread (stored run); LiveRunModel owns one.
+#pragma once
+
+#include <QList>
+#include <QPointF>
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "storage/records.h"
+
+namespace ranklab {
+
+enum class XAxis { Step = 0, WallTime = 1, MegabytesSent = 2 };
+enum class Metric { Loss, SentMBps, ReceivedMBps, LossScale, Staleness };
+enum class RankState { Starting, Running, Waiting, Straggling, Failed, Done };
+
+// Phases of a step in the order the trainer runs them.
+enum Phase {
+  DataPhase,
+  ForwardPhase,
+  BackwardPhase,
+  CompressPhase,
+  WaitPhase,
+  CommPhase,
+  UpdatePhase,
+  kPhaseCount
+};
+using PhaseTimes = std::array<int64_t, kPhaseCount>;  // ns
+const char* phaseName(int phase);
+PhaseTimes phaseTimes(const StepRow& step);
+const char* stateName(RankState state);
+
+// One step of one rank, or consecutive steps merged when a curve has too many points.
+struct Sample {
+  double step = 0;     // the last step in it
+  double time_s = 0;   // when it ended, s since the rank started
+  double sent_mb = 0;  // MB the rank had sent by then
+  double loss_sum = 0;
+  int64_t loss_count = 0;  // finite losses only
+  double loss_scale = 1;   // the smallest in it: a backoff stays visible
+  double staleness_sum = 0;
+  double tx_bytes = 0, rx_bytes = 0, span_s = 0;  // for MB/s over the sample
+  int64_t count = 0;                              // steps in it
+  void merge(const Sample& later);
+};
+
+// A curve that never holds more than 2 * kKeep samples: when full, neighbours merge in
+// pairs and later steps go into samples twice as wide. O(1) per step, bounded redraws.
+class SampleSeries {
+ public:
+  static constexpr int kKeep = 512;
+  void append(const Sample& sample);
+  const std::vector<Sample>& samples() const { return samples_; }
+  int64_t stepsPerSample() const { return unit_; }
+  bool empty() const { return samples_.empty(); }
+
+ private:
+  std::vector<Sample> samples_;
+  int64_t unit_ = 1;
+};
+
+struct RankSeries {
+  int rank = 0;
+  RankState state = RankState::Starting;
+  bool straggler = false;  // flagged from the recent compute/wait profile
+  bool said_bye = false;
+  bool failed = false;
+  std::string host;
+  int epoch = 0;
+  int64_t step = -1;  // latest; -1 before the first
+  double loss = 0;    // latest
+  int64_t steps = 0;
+  int64_t samples = 0;
+  int64_t bytes_tx = 0, bytes_rx = 0;
+  PhaseTimes total{};   // over the whole run
+  PhaseTimes recent{};  // over the last kRecentSteps steps
+  std::deque<PhaseTimes> recent_steps;
+  int64_t last_time_ns = 0;
+  double samples_per_s = 0;                             // over the recent steps
+  std::deque<std::pair<int64_t, int64_t>> rate_points;  // (time_ns, samples)
+  SampleSeries series;
+
+  double computeSeconds() const;  // data + forward + backward + compress + update
+  double commSeconds() const { return double(total[CommPhase]) / 1e9; }
+  double waitSeconds() const { return double(total[WaitPhase]) / 1e9; }
+};
+
+struct EvalPoint {
+  double step = 0, time_s = 0, sent_mb = 0;
+  double accuracy = 0, loss = 0;
+  int ranks = 0;  // evaluations averaged into it
+};
+
+class RunSeries {
+ public:
+  static constexpr int kRecentSteps = 50;
+
+  void setWorld(int world) { world_ = world; }  // ranks expected; 0 = as they appear
+  void addStep(const StepRow& step);
+  void addEval(const EvalRow& eval);
+  void setRank(const RankRow& rank);       // hello, then bye with the exit status
+  void finish(const std::string& status);  // the run ended: no rank is running any more
+  void updateStates();                     // states and the straggler, after a batch
+
+  const std::vector<RankSeries>& ranks() const { return ranks_; }
+  int rowOfRank(int rank) const;                          // -1 when absent
+  const SampleSeries& global() const { return global_; }  // mean over ranks, per step
+  const std::vector<EvalPoint>& evals() const { return evals_; }
+  bool finished() const { return finished_; }
+  bool usesLossScale() const { return uses_loss_scale_; }
+  bool usesStaleness() const { return uses_staleness_; }
+  int stragglerRank() const { return straggler_rank_; }  // -1: none
+  const std::string& stragglerReason() const { return straggler_reason_; }
+
+  // Mean ms per step of each phase: the recent steps while running, the whole run after.
+  std::array<double, kPhaseCount> phaseMeansMs(int row) const;
+
+ private:
+  RankSeries& rankFor(int rank);
+  void addToGlobal(const StepRow& step, const Sample& sample);
+  void flushGlobal(bool all);
+  void findStraggler();
+
+  int world_ = 0;
+  std::vector<RankSeries> ranks_;  // ordered by rank
+  SampleSeries global_;
+  struct Pending {
+    double loss_sum = 0, time_sum = 0, sent_sum = 0, scale = 1, staleness_sum = 0;
+    double tx = 0, rx = 0, span = 0;
+    int64_t loss_count = 0;
+    int ranks = 0;
+  };
+  std::deque<Pending> pending_;  // steps not yet reported by every rank
+  int64_t pending_first_ = 0;
+  std::vector<EvalPoint> evals_;
+  bool finished_ = false;
+  bool uses_loss_scale_ = false;
+  bool uses_staleness_ = false;
+  int straggler_rank_ = -1;
+  std::string straggler_reason_;
+};
+
+// The points of a curve for an x-axis choice, smoothed by a debiased EMA of weight
+// `smoothing` (0 = raw). Samples without a value for the metric are skipped.
+QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing);
+double sampleX(const Sample& sample, XAxis x);
+
+}  // namespace ranklab
