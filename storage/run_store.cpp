@@ -274,8 +274,9 @@ struct RunStore::Statements {
 
 RunStore::RunStore(const std::string& path) : path_(path) {
   createParentFolders(path_);
-  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+  // One connection per thread (never shared): SQLite's own locking would only cost time.
+  constexpr int kFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path_.c_str(), &db_, kFlags, nullptr) != SQLITE_OK) {
     StoreError failure = sqlite::error(db_, path_, "open");
     sqlite3_close_v2(db_);  // a handle is returned even on failure
     throw failure;

@@ -26,6 +26,7 @@ class RunStore {
   static constexpr int kSchemaVersion = 2;
 
   // Opens (creating folders and file as needed) and migrates forward to kSchemaVersion.
+  // A RunStore is used by one thread at a time; each thread opens its own.
   // A file with a newer schema, or that is not SQLite, is a StoreError.
   explicit RunStore(const std::string& path);
   ~RunStore();

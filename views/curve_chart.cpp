@@ -47,10 +47,13 @@ QLineSeries* CurveChart::seriesFor(const Curve& curve) {
   series->setName(curve.name);
   QPen pen(curve.colour);
   pen.setWidthF(curve.width);
+  // Thin lines are cosmetic: the raster engine draws them without the (slow) stroker.
+  if (curve.width <= 1.0) pen.setCosmetic(true);
   if (curve.dashed) pen.setStyle(Qt::DashLine);
   series->setPen(pen);
   series->setPointsVisible(curve.markers);
   series_[curve.key] = series;
+  legend_stale_ = true;
   // The legend lists series in the order they were added: re-add every series by key.
   for (auto& [key, s] : series_)
     if (s != series) chart()->removeSeries(s);
@@ -79,9 +82,12 @@ void CurveChart::setCurves(const std::vector<Curve>& curves, bool y_floor_zero) 
     series->replace(c.points);  // one signal, one repaint, however many points
   }
   // Hidden after every re-add: the legend builds a fresh marker per series.
-  for (const Curve& c : curves)
-    for (QLegendMarker* marker : chart()->legend()->markers(seriesFor(c.key)))
-      marker->setVisible(c.in_legend);
+  if (legend_stale_) {
+    for (const Curve& c : curves)
+      for (QLegendMarker* marker : chart()->legend()->markers(seriesFor(c.key)))
+        marker->setVisible(c.in_legend);
+    legend_stale_ = false;
+  }
   fitAxes(curves, y_floor_zero);
 }
 

@@ -7,6 +7,7 @@
 #include <QColor>
 #include <QList>
 #include <QPointF>
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -39,6 +40,8 @@ class CurveChart : public QChartView {
   void clear() { setCurves({}); }
 
   int seriesCount() const { return int(series_.size()); }
+  // Points worth drawing per curve: one every four pixels (Qt Charts strokes every point).
+  int pointBudget() const { return std::max(100, width() / 4); }
   QLineSeries* seriesFor(int key) const;  // nullptr when absent
 
  private:
@@ -48,6 +51,7 @@ class CurveChart : public QChartView {
   QValueAxis* x_axis_;
   QValueAxis* y_axis_;
   std::map<int, QLineSeries*> series_;
+  bool legend_stale_ = false;  // a series was added: its legend marker is new
 };
 
 }  // namespace ranklab

@@ -84,7 +84,7 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
 
   redraw_timer_.setSingleShot(true);
   redraw_timer_.setInterval(kRedrawIntervalMs);
-  connect(&redraw_timer_, &QTimer::timeout, this, &LivePage::refreshNow);
+  connect(&redraw_timer_, &QTimer::timeout, this, &LivePage::drawNextGroup);
   updateStatus();
 }
 
@@ -152,8 +152,26 @@ void LivePage::setSmoothing(double weight) {
 }
 
 void LivePage::scheduleRedraw() {
+  ++generation_;
   // Coalesce: the first change starts the clock, the rest ride along.
   if (!redraw_timer_.isActive()) redraw_timer_.start();
+}
+
+void LivePage::drawNextGroup() {
+  updateStatus();
+  if (!isVisible()) {
+    dirty_ = true;
+    return;
+  }
+  for (int i = 0; i < kGroupCount; ++i) {
+    const int group = (next_group_ + i) % kGroupCount;
+    if (drawn_[group] == generation_) continue;
+    drawCharts(group);
+    next_group_ = (group + 1) % kGroupCount;
+    break;
+  }
+  for (quint64 drawn : drawn_)
+    if (drawn != generation_) redraw_timer_.start();  // a group is still behind
 }
 
 void LivePage::showEvent(QShowEvent* event) {
@@ -169,7 +187,7 @@ void LivePage::refreshNow() {
     return;
   }
   dirty_ = false;
-  drawCharts();
+  drawCharts(-1);
 }
 
 QString LivePage::xTitle() const {
@@ -184,30 +202,35 @@ QString LivePage::xTitle() const {
   return {};
 }
 
-void LivePage::drawCharts() {
+void LivePage::drawCharts(int group) {
   for (CurveChart* chart : {loss_, accuracy_, bandwidth_, scale_, staleness_})
     chart->setXTitle(xTitle());
+  for (int g = 0; g < kGroupCount; ++g)
+    if (group < 0 || group == g) drawn_[g] = generation_;
   if (!model_) return;
+  const bool all = group < 0;
   const RunSeries& run = model_->series();
   std::vector<Curve> loss, bandwidth, staleness;
+  const int budget = loss_->pointBudget();  // the charts share one width
   for (const RankSeries& r : run.ranks()) {
     const QColor colour = rankColour(r.rank);
     const QString name = tr("rank %1").arg(r.rank);
-    loss.push_back({r.rank, name, colour, 1.2, false, false, true,
-                    curvePoints(r.series, Metric::Loss, x_axis_, smoothing_)});
-    bandwidth.push_back({r.rank, name, colour, 1.6, false, false, true,
-                         curvePoints(r.series, Metric::SentMBps, x_axis_, smoothing_)});
-    bandwidth.push_back({kReceivedKeyOffset + r.rank, name, colour, 1.2, true, false, false,
-                         curvePoints(r.series, Metric::ReceivedMBps, x_axis_, smoothing_)});
+    loss.push_back({r.rank, name, colour, 1.0, false, false, true,
+                    curvePoints(r.series, Metric::Loss, x_axis_, smoothing_, budget)});
+    bandwidth.push_back({r.rank, name, colour, 1.0, false, false, true,
+                         curvePoints(r.series, Metric::SentMBps, x_axis_, smoothing_, budget)});
+    bandwidth.push_back({kReceivedKeyOffset + r.rank, name, colour, 1.0, true, false, false,
+                         curvePoints(r.series, Metric::ReceivedMBps, x_axis_, smoothing_, budget)});
     if (run.usesStaleness())
       staleness.push_back({r.rank, name, colour, 1.4, false, false, true,
-                           curvePoints(r.series, Metric::Staleness, x_axis_, 0)});
+                           curvePoints(r.series, Metric::Staleness, x_axis_, 0, budget)});
   }
   if (!run.global().empty())
     loss.push_back({kGlobalKey, tr("mean of ranks"), Qt::black, 2.6, false, false, true,
-                    curvePoints(run.global(), Metric::Loss, x_axis_, smoothing_)});
-  loss_->setCurves(loss);
-  bandwidth_->setCurves(bandwidth);
+                    curvePoints(run.global(), Metric::Loss, x_axis_, smoothing_, budget)});
+  if (all || group == LossGroup) loss_->setCurves(loss);
+  if (all || group == BandwidthGroup) bandwidth_->setCurves(bandwidth);
+  if (!all && group != OtherGroup) return;
 
   Curve accuracy{0, tr("test accuracy"), QColor(0x1b, 0x7a, 0x3a), 2.2, false, true, true, {}};
   for (const EvalPoint& e : run.evals()) {

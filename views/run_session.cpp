@@ -1,7 +1,6 @@
 #include "views/run_session.h"
 
 #include <QThread>
-#include <QTimer>
 #include <exception>
 
 #include "engine/job/job_spec.h"
@@ -46,12 +45,10 @@ void RunWorker::onOutput(int rank, bool is_stderr, const std::string& line) {
 }
 
 RunSession::RunSession(LaunchOptions options, QObject* parent)
-    : QObject(parent), options_(std::move(options)), flush_timer_(new QTimer(this)) {
+    : QObject(parent), options_(std::move(options)), batcher_(new StepBatcher(this)) {
   registerRecordMetaTypes();
   qRegisterMetaType<RunOutcome>();
-  flush_timer_->setSingleShot(true);
-  flush_timer_->setInterval(kStepBatchMs);
-  connect(flush_timer_, &QTimer::timeout, this, &RunSession::flushSteps);
+  connect(batcher_, &StepBatcher::batchReady, this, &RunSession::stepsReceived);
 }
 
 RunSession::~RunSession() {
@@ -80,7 +77,7 @@ bool RunSession::startWorker(RunWorker* worker) {
   // The worker lives on thread_, this on the UI thread: these connections are queued.
   connect(worker_, &RunWorker::started, this, &RunSession::started);
   connect(worker_, &RunWorker::rankChanged, this, &RunSession::rankChanged);
-  connect(worker_, &RunWorker::stepReceived, this, &RunSession::onStep);
+  connect(worker_, &RunWorker::stepReceived, batcher_, &StepBatcher::add);
   connect(worker_, &RunWorker::evalReceived, this, &RunSession::evalReceived);
   connect(worker_, &RunWorker::eventReceived, this, &RunSession::eventReceived);
   connect(worker_, &RunWorker::outputLine, this, &RunSession::outputLine);
@@ -95,22 +92,9 @@ void RunSession::stop() {
   if (runner_) runner_->requestStop();
 }
 
-void RunSession::onStep(const StepRow& step) {
-  pending_steps_.push_back(step);
-  if (!flush_timer_->isActive()) flush_timer_->start();
-}
-
-void RunSession::flushSteps() {
-  flush_timer_->stop();
-  if (pending_steps_.empty()) return;
-  std::vector<StepRow> batch;
-  batch.swap(pending_steps_);
-  emit stepsReceived(batch);
-}
-
 void RunSession::onWorkerEnded(const RunOutcome& outcome) {
-  flushSteps();  // every step is drawn before the end is announced
-  joinThread();  // run() has returned; the thread only has to leave its event loop
+  batcher_->flush();  // every step is drawn before the end is announced
+  joinThread();       // run() has returned; the thread only has to leave its event loop
   emit ended(outcome);
 }
 

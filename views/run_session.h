@@ -9,11 +9,11 @@
 
 #include "app/core/job_runner.h"
 #include "views/models/record_metatypes.h"
+#include "views/models/step_batcher.h"
 
 Q_DECLARE_METATYPE(ranklab::RunOutcome)
 
 class QThread;
-class QTimer;
 
 namespace ranklab {
 
@@ -71,8 +71,7 @@ class RunSession : public QObject {
  signals:
   void started(qint64 run_id, const QStringList& command);
   void rankChanged(const ranklab::RankRow& rank);
-  // Steps come in batches, at most every kStepBatchMs: one model update per batch keeps
-  // the UI thread free at thousands of steps per second.
+  // Steps come in batches (StepBatcher): one model update per batch.
   void stepsReceived(const std::vector<ranklab::StepRow>& steps);
   void evalReceived(const ranklab::EvalRow& eval);
   void eventReceived(const ranklab::EventRow& event);
@@ -80,13 +79,8 @@ class RunSession : public QObject {
   void summaryReady(const ranklab::RunSummary& summary);
   void ended(const ranklab::RunOutcome& outcome);  // the thread is gone by now
 
- public:
-  static constexpr int kStepBatchMs = 50;
-
  private:
   bool startWorker(RunWorker* worker);
-  void onStep(const StepRow& step);
-  void flushSteps();
   void onWorkerEnded(const RunOutcome& outcome);
   void joinThread();
 
@@ -94,8 +88,7 @@ class RunSession : public QObject {
   std::unique_ptr<JobRunner> runner_;
   QThread* thread_ = nullptr;
   RunWorker* worker_ = nullptr;
-  std::vector<StepRow> pending_steps_;
-  QTimer* flush_timer_;
+  StepBatcher* batcher_;
 };
 
 }  // namespace ranklab

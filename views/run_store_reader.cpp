@@ -59,6 +59,7 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
     StoredRun& stored = answer.value;
     stored.run = std::move(*run);
     stored.series.setWorld(stored.run.world);
+    stored.series.setBulkLoad(true);
     for (const RankRow& rank : store.ranks(run_id)) stored.series.setRank(rank);
     store.forEachStep(run_id, [&stored](const StepRow& step) {
       stored.series.addStep(step);

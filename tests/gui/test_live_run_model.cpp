@@ -201,11 +201,16 @@ class LiveRunModelTest : public QObject {
   }
 
   void loadSwapsInAStoredRun() {
+    // A stored run comes rank by rank, each rank's steps in order, as the store reads them.
     RunSeries built;
     built.setWorld(3);
-    for (int64_t step = 0; step < 5; ++step)
-      for (int rank = 0; rank < 3; ++rank) built.addStep(makeStep(rank, step, 2.0 - 0.1 * step));
+    built.setBulkLoad(true);
+    constexpr int64_t kSteps = 6000;  // more than a live run waits for a silent rank
+    for (int rank = 0; rank < 3; ++rank)
+      for (int64_t step = 0; step < kSteps; ++step) built.addStep(makeStep(rank, step, rank));
     built.finish("done");
+    for (const QPointF& p : curvePoints(built.global(), Metric::Loss, XAxis::Step, 0))
+      QCOMPARE(p.y(), 1.0);  // the mean of ranks 0, 1 and 2 at every step
     LiveRunModel stored;
     QAbstractItemModelTester tester(&stored,
                                     QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -215,7 +220,9 @@ class LiveRunModelTest : public QObject {
     QCOMPARE(stored.runId(), 42);
     QCOMPARE(stored.rankCount(), 3);
     QCOMPARE(stored.rankAt(2).state, RankState::Done);
-    QCOMPARE(stored.series().global().samples().size(), size_t(5));
+    int64_t global_steps = 0;
+    for (const Sample& sample : stored.series().global().samples()) global_steps += sample.count;
+    QCOMPARE(global_steps, kSteps);
     stored.reset();
     QCOMPARE(stored.rowCount(), 0);
     QCOMPARE(stored.latestStep(), -1);

@@ -150,15 +150,16 @@ void RunSeries::addStep(const StepRow& s) {
   }
 
   // Samples per second over the last kRateWindowS of this rank's steps.
+  if (!r.rate_points.empty()) r.rate_samples += s.samples;  // the first point only marks the start
   r.rate_points.emplace_back(s.time_ns, s.samples);
   while (r.rate_points.size() > 2 &&
-         r.rate_points[1].first <= s.time_ns - int64_t(kRateWindowS * kNsPerS))
+         r.rate_points[1].first <= s.time_ns - int64_t(kRateWindowS * kNsPerS)) {
     r.rate_points.pop_front();
-  int64_t in_window = 0;
-  for (size_t i = 1; i < r.rate_points.size(); ++i) in_window += r.rate_points[i].second;
+    r.rate_samples -= r.rate_points.front().second;
+  }
   const int64_t window_ns = r.rate_points.back().first - r.rate_points.front().first;
   if (window_ns > 0)
-    r.samples_per_s = double(in_window) / (double(window_ns) / kNsPerS);
+    r.samples_per_s = double(r.rate_samples) / (double(window_ns) / kNsPerS);
   else if (s.time_ns > 0)
     r.samples_per_s = double(r.samples) / (double(s.time_ns) / kNsPerS);
 
@@ -206,7 +207,7 @@ void RunSeries::flushGlobal(bool all) {
   while (!pending_.empty()) {
     const Pending& p = pending_.front();
     const bool complete = p.ranks >= expected;
-    if (!all && !complete && pending_.size() < kMaxPendingSteps) break;
+    if (!all && !complete && (bulk_ || pending_.size() < kMaxPendingSteps)) break;
     if (p.ranks > 0) {
       Sample s;
       s.step = double(pending_first_);
@@ -343,12 +344,18 @@ double sampleX(const Sample& sample, XAxis x) {
   return sample.step;
 }
 
-QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing) {
+QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing,
+                           int max_points) {
+  const std::vector<Sample>& all = series.samples();
+  const size_t group = std::max<size_t>(
+      1, (all.size() + size_t(std::max(1, max_points)) - 1) / size_t(std::max(1, max_points)));
   QList<QPointF> points;
-  points.reserve(qsizetype(series.samples().size()));
+  points.reserve(qsizetype(all.size() / group + 1));
   const double w = std::clamp(smoothing, 0.0, 0.999);
   double ema = 0, weight = 1;  // weight = w^n, for the debiasing
-  for (const Sample& s : series.samples()) {
+  for (size_t i = 0; i < all.size(); i += group) {
+    Sample s = all[i];
+    for (size_t j = i + 1; j < std::min(all.size(), i + group); ++j) s.merge(all[j]);
     const double v = metricValue(s, metric);
     if (!std::isfinite(v)) continue;
     ema = w * ema + (1 - w) * v;

@@ -84,6 +84,7 @@ struct RankSeries {
   int64_t last_time_ns = 0;
   double samples_per_s = 0;                             // over the recent steps
   std::deque<std::pair<int64_t, int64_t>> rate_points;  // (time_ns, samples)
+  int64_t rate_samples = 0;                             // samples of every rate point but the first
   SampleSeries series;
 
   double computeSeconds() const;  // data + forward + backward + compress + update
@@ -102,6 +103,8 @@ class RunSeries {
   static constexpr int kRecentSteps = 50;
 
   void setWorld(int world) { world_ = world; }  // ranks expected; 0 = as they appear
+  // Steps come rank by rank (a stored run): the mean of ranks waits for all of them.
+  void setBulkLoad(bool bulk) { bulk_ = bulk; }
   void addStep(const StepRow& step);
   void addEval(const EvalRow& eval);
   void setRank(const RankRow& rank);       // hello, then bye with the exit status
@@ -128,6 +131,7 @@ class RunSeries {
   void findStraggler();
 
   int world_ = 0;
+  bool bulk_ = false;
   std::vector<RankSeries> ranks_;  // ordered by rank
   SampleSeries global_;
   struct Pending {
@@ -147,8 +151,10 @@ class RunSeries {
 };
 
 // The points of a curve for an x-axis choice, smoothed by a debiased EMA of weight
-// `smoothing` (0 = raw). Samples without a value for the metric are skipped.
-QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing);
+// `smoothing` (0 = raw). Samples without a value for the metric are skipped. At most
+// max_points: neighbouring samples merge when there are more (a chart has so many pixels).
+QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing,
+                           int max_points = 2 * SampleSeries::kKeep);
 double sampleX(const Sample& sample, XAxis x);
 
 }  // namespace ranklab
