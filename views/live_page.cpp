@@ -1,15 +1,21 @@
 #include "views/live_page.h"
 
 #include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
 #include <QSlider>
 #include <QSplitter>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
+#include "views/chart_export.h"
 #include "views/chart_style.h"
 #include "views/curve_chart.h"
 #include "views/log_pane.h"
@@ -115,6 +121,29 @@ QWidget* LivePage::buildControls() {
   row->addWidget(smoothing_slider_);
   row->addWidget(smoothing_label_);
   row->addStretch(1);
+  auto* export_button = new QToolButton(bar);
+  export_button->setObjectName(QStringLiteral("exportChart"));
+  export_button->setText(tr("Export chart…"));
+  export_button->setPopupMode(QToolButton::InstantPopup);
+  auto* menu = new QMenu(export_button);
+  const std::pair<QWidget*, QString> charts[] = {{loss_, tr("Training loss")},
+                                                 {accuracy_, tr("Test accuracy")},
+                                                 {time_, tr("Time per step by phase")},
+                                                 {bandwidth_, tr("Bandwidth")},
+                                                 {scale_, tr("Loss scale")},
+                                                 {staleness_, tr("Staleness")}};
+  for (const auto& [chart, name] : charts) {
+    menu->addAction(name, this, [this, chart = chart, name = name] {
+      const QString path = QFileDialog::getSaveFileName(
+          this, tr("Export %1").arg(name), QDir::home().filePath(name + QStringLiteral(".png")),
+          tr("PNG image (*.png);;SVG drawing (*.svg)"));
+      if (path.isEmpty()) return;
+      const QString error = exportChart(chart, path);
+      if (!error.isEmpty()) QMessageBox::warning(this, tr("Export chart"), error);
+    });
+  }
+  export_button->setMenu(menu);
+  row->addWidget(export_button);
   return bar;
 }
 

@@ -14,6 +14,7 @@
 #include <QToolBar>
 #include <cstdlib>
 
+#include "views/compare_page.h"
 #include "views/live_page.h"
 #include "views/models/live_run_model.h"
 #include "views/models/log_model.h"
@@ -21,6 +22,7 @@
 #include "views/models/workbench_settings.h"
 #include "views/runs_page.h"
 #include "views/setup_page.h"
+#include "views/timeline_page.h"
 
 namespace ranklab {
 
@@ -31,6 +33,11 @@ LaunchOptions launchOptions(const WorkbenchOptions& options) {
   launch.db_path = options.db_path.toStdString();
   launch.worker_path = options.worker_path.toStdString();
   return launch;
+}
+
+// Strategies whose ranks meet at a barrier every step: their timelines can be aligned.
+bool syncsEveryStep(const QString& strategy) {
+  return strategy == QLatin1String("allreduce") || strategy == QLatin1String("ps-sync");
 }
 
 QString storedHeadline(const RunRow& run) {
@@ -57,7 +64,9 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       tabs_(new QTabWidget(this)),
       setup_(new SetupPage(launchOptions(options_), options_.presets_dir, this)),
       page_(new LivePage(log_model_, this)),
-      runs_page_(new RunsPage(runs_model_, this)) {
+      runs_page_(new RunsPage(runs_model_, this)),
+      compare_page_(new ComparePage(runs_model_, this)),
+      timeline_page_(new TimelinePage(this)) {
   setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(options_.db_path)));
   buildToolbar();
 
@@ -65,9 +74,9 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   tabs_->setDocumentMode(true);
   tabs_->addTab(setup_, tr("Job setup"));
   tabs_->addTab(page_, tr("Live monitor"));
-  tabs_->addTab(new QWidget(this), tr("Timeline"));
+  tabs_->addTab(timeline_page_, tr("Timeline"));
   tabs_->addTab(runs_page_, tr("Runs"));
-  tabs_->addTab(new QWidget(this), tr("Compare"));
+  tabs_->addTab(compare_page_, tr("Compare"));
   setCentralWidget(tabs_);
   // As large as a 1600x1000 screen allows; a smaller screen gets its available area.
   QSize size(1600, 1000);
@@ -85,6 +94,12 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   });
   connectSession();
   connectRunsPage();
+  connect(timeline_page_, &TimelinePage::windowRequested, reader_, &RunStoreReader::loadWindow);
+  connect(reader_, &RunStoreReader::windowLoaded, timeline_page_, &TimelinePage::setSteps);
+  connect(live_model_, &LiveRunModel::updated, this, [this] {
+    if (shown_run_id_ == live_run_id_ && live_run_id_ > 0)
+      timeline_page_->setLatestStep(live_model_->latestStep());
+  });
   connect(setup_, &SetupPage::launchRequested, this, [this] { launch(); });
   connect(setup_, &SetupPage::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
@@ -133,6 +148,33 @@ void MainWindow::connectRunsPage() {
     showPage(LiveTab);
   });
   connect(runs_page_, &RunsPage::openDbRequested, this, &MainWindow::openDb);
+  connect(runs_page_, &RunsPage::renameRequested, reader_, &RunStoreReader::renameRun);
+  connect(runs_page_, &RunsPage::tagsRequested, reader_, &RunStoreReader::setTags);
+  connect(runs_page_, &RunsPage::exportCsvRequested, reader_, &RunStoreReader::exportCsv);
+  connect(runs_page_, &RunsPage::deleteRequested, this, [this](const QList<qint64>& ids) {
+    if (isRunning() && ids.contains(live_run_id_)) {
+      showError(tr("Delete"), tr("Run %1 is still running; stop it first.").arg(live_run_id_));
+      return;
+    }
+    if (ids.contains(shown_run_id_)) {  // its rows are about to go: stop showing them
+      shown_run_id_ = 0;
+      stored_model_->reset();
+      page_->setHeadline(QString());
+    }
+    reader_->deleteRuns(ids);
+  });
+  connect(runs_page_, &RunsPage::compareRequested, this, &MainWindow::compareRuns);
+  connect(compare_page_, &ComparePage::compareRequested, this, &MainWindow::compareRuns);
+  connect(reader_, &RunStoreReader::runsLoaded, this, [this](const std::vector<StoredRun>& runs) {
+    std::vector<ComparedRun> compared;
+    for (const StoredRun& r : runs) compared.push_back({r.run, r.series});
+    compare_page_->setRuns(std::move(compared));
+    statusBar()->showMessage(tr("Comparing %n run(s)", "", int(runs.size())), 5000);
+  });
+  connect(reader_, &RunStoreReader::changed, this, [this](const QString& message) {
+    statusBar()->showMessage(message, 8000);
+    refreshRuns();
+  });
 }
 
 void MainWindow::setJobPath(const QString& path) {
@@ -191,6 +233,7 @@ void MainWindow::launch() {
   loading_run_id_ = 0;  // a stored run still loading must not replace the live page
   live_model_->reset();
   live_model_->setWorld(std::atoi(draft.value("parallel.ranks").c_str()));
+  live_strategy_ = QString::fromStdString(draft.value("parallel.strategy"));
   log_model_->clear();
   if (!session_->startText(QString::fromStdString(draft.tomlText()), setup_->filePath())) return;
   shown_run_id_ = -1;
@@ -212,7 +255,11 @@ void MainWindow::onStarted(qint64 run_id, const QStringList& command) {
   live_run_id_ = run_id;
   live_model_->setRunId(run_id);
   if (shown_run_id_ == -1) shown_run_id_ = run_id;
-  if (shown_run_id_ == run_id) page_->setHeadline(tr("run %1 · running").arg(run_id));
+  if (shown_run_id_ == run_id) {
+    page_->setHeadline(tr("run %1 · running").arg(run_id));
+    timeline_page_->setRun(run_id, tr("run %1 · running").arg(run_id),
+                           syncsEveryStep(live_strategy_), -1);
+  }
   appendLog(-1, false, QStringLiteral("$ ") + command.join(QLatin1Char(' ')));
   statusBar()->showMessage(tr("Run %1 started").arg(run_id));
   refreshRuns();  // lists it as running
@@ -251,6 +298,10 @@ void MainWindow::onRunsListed(const RunList& list) {
       openRun(options_.open_run);
     else if (!launch_pending_ && shown_run_id_ == 0 && !list.runs.empty())
       openRun(list.runs.front().id);  // open on the newest run rather than an empty page
+    if (options_.compare.size() >= 2) {
+      compare_page_->checkRuns(options_.compare);
+      reader_->loadRuns(options_.compare);
+    }
     onFirstListingDone();
   }
   emit runsRefreshed();
@@ -288,6 +339,8 @@ void MainWindow::showLive() {
   shown_run_id_ = live_run_id_;
   page_->setModel(live_model_);
   page_->setHeadline(tr("run %1 · running").arg(live_run_id_));
+  timeline_page_->setRun(live_run_id_, tr("run %1 · running").arg(live_run_id_),
+                         syncsEveryStep(live_strategy_), live_model_->latestStep());
   emit runShown(live_run_id_);
 }
 
@@ -300,9 +353,22 @@ void MainWindow::onRunLoaded(const StoredRun& run) {
   page_->setModel(stored_model_);
   page_->setHeadline(storedHeadline(row));
   page_->refreshNow();
+  timeline_page_->setRun(row.id, storedHeadline(row),
+                         syncsEveryStep(QString::fromStdString(row.strategy)),
+                         stored_model_->latestStep());
   statusBar()->showMessage(
       tr("Run %1: %2 step rows from %3 ranks").arg(row.id).arg(run.step_rows).arg(row.world));
   emit runShown(row.id);
+}
+
+void MainWindow::compareRuns(const QList<qint64>& run_ids) {
+  if (run_ids.size() < 2) {
+    statusBar()->showMessage(tr("Pick two or more runs to compare"), 5000);
+    return;
+  }
+  compare_page_->checkRuns(run_ids);
+  reader_->loadRuns(run_ids);
+  showPage(CompareTab);
 }
 
 void MainWindow::showPage(Page page) {

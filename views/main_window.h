@@ -14,6 +14,8 @@ class QTableView;
 
 namespace ranklab {
 
+class ComparePage;
+class TimelinePage;
 class LiveRunModel;
 class LivePage;
 class LogModel;
@@ -28,6 +30,7 @@ struct WorkbenchOptions {
   QString worker_path;    // ranklab-worker; "" = JobRunner's default
   QString presets_dir;    // resources/jobs
   int64_t open_run = 0;   // show this stored run once the store is read
+  QList<qint64> compare;  // compare these stored runs once the store is read
 };
 
 class MainWindow : public QMainWindow {
@@ -50,10 +53,13 @@ class MainWindow : public QMainWindow {
   void showPage(Page page);
   static bool pageFromName(const QString& name, Page* page);
   void openDb(const QString& path);
+  void compareRuns(const QList<qint64>& run_ids);  // on the compare page
 
   LivePage* livePage() const { return page_; }
   SetupPage* setupPage() const { return setup_; }
   RunsPage* runsPage() const { return runs_page_; }
+  ComparePage* comparePage() const { return compare_page_; }
+  TimelinePage* timelinePage() const { return timeline_page_; }
   QTableView* runsView() const;
   RunsTableModel* runsModel() const { return runs_model_; }
   QTabWidget* tabs() const { return tabs_; }
@@ -92,6 +98,9 @@ class MainWindow : public QMainWindow {
   SetupPage* setup_;
   LivePage* page_;
   RunsPage* runs_page_;
+  ComparePage* compare_page_;
+  TimelinePage* timeline_page_;
+  QString live_strategy_;  // of the launched run, for the timeline
   QAction* launch_action_ = nullptr;
   QAction* stop_action_ = nullptr;
   int64_t live_run_id_ = 0;   // last launched run; 0 before its start is known

@@ -1,6 +1,8 @@
 #include "views/run_store_reader.h"
 
 #include <QFutureWatcher>
+#include <QSaveFile>
+#include <QTextStream>
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 #include <exception>
@@ -92,6 +94,7 @@ RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
     : QObject(parent), db_path_(std::move(db_path)) {
   qRegisterMetaType<RunList>();
   qRegisterMetaType<StoredRun>();
+  qRegisterMetaType<std::vector<StoredRun>>();
 }
 
 void RunStoreReader::listRuns() {
@@ -122,6 +125,131 @@ void RunStoreReader::loadRun(int64_t run_id) {
         else
           emit failed(a.error);
       });
+}
+
+void RunStoreReader::loadRuns(const QList<qint64>& run_ids) {
+  const quint64 generation = ++compare_generation_;
+  readAsync<std::vector<StoredRun>>(
+      this,
+      [path = db_path_.toStdString(), run_ids] {
+        Answer<std::vector<StoredRun>> all;
+        for (qint64 id : run_ids) {
+          auto one = readWithRetry<StoredRun>([&] { return readRun(path, id); });
+          if (!one.error.isEmpty()) return Answer<std::vector<StoredRun>>{{}, one.error};
+          all.value.push_back(std::move(one.value));
+        }
+        return all;
+      },
+      [this, generation](const Answer<std::vector<StoredRun>>& a) {
+        if (generation != compare_generation_) return;
+        if (a.error.isEmpty())
+          emit runsLoaded(a.value);
+        else
+          emit failed(a.error);
+      });
+}
+
+void RunStoreReader::loadWindow(int64_t run_id, int64_t first_step, int64_t last_step) {
+  const quint64 generation = ++window_generation_;
+  using Steps = std::vector<StepRow>;
+  readAsync<Steps>(
+      this,
+      [path = db_path_.toStdString(), run_id, first_step, last_step] {
+        return readWithRetry<Steps>([&] {
+          Answer<Steps> answer;
+          try {
+            RunStore store(path);
+            answer.value = store.stepsBetween(run_id, first_step, last_step);
+          } catch (const std::exception& e) {
+            answer.error = QString::fromStdString(e.what());
+          }
+          return answer;
+        });
+      },
+      [this, generation, run_id](const Answer<Steps>& a) {
+        if (generation != window_generation_) return;
+        if (a.error.isEmpty())
+          emit windowLoaded(run_id, a.value);
+        else
+          emit failed(a.error);
+      });
+}
+
+// An edit runs `edit(store)` on the pool; it returns the message to show when done.
+template <typename Edit>
+void RunStoreReader::edit(Edit edit) {
+  readAsync<QString>(
+      this,
+      [path = db_path_.toStdString(), edit] {
+        return readWithRetry<QString>([&] {
+          Answer<QString> answer;
+          try {
+            RunStore store(path);
+            answer.value = edit(store);
+          } catch (const std::exception& e) {
+            answer.error = QString::fromStdString(e.what());
+          }
+          return answer;
+        });
+      },
+      [this](const Answer<QString>& a) {
+        if (a.error.isEmpty())
+          emit changed(a.value);
+        else
+          emit failed(a.error);
+      });
+}
+
+void RunStoreReader::renameRun(int64_t run_id, const QString& name) {
+  edit([run_id, name = name.toStdString()](RunStore& store) {
+    store.renameRun(run_id, name);
+    return tr("Run %1 renamed").arg(run_id);
+  });
+}
+
+void RunStoreReader::setTags(int64_t run_id, const QStringList& tags) {
+  std::vector<std::string> list;
+  for (const QString& t : tags) list.push_back(t.toStdString());
+  edit([run_id, list](RunStore& store) {
+    store.setTags(run_id, list);
+    return tr("Tags of run %1 saved").arg(run_id);
+  });
+}
+
+void RunStoreReader::deleteRuns(const QList<qint64>& run_ids) {
+  edit([run_ids](RunStore& store) {
+    for (qint64 id : run_ids) store.deleteRun(id);
+    return tr("%n run(s) deleted", "", int(run_ids.size()));
+  });
+}
+
+void RunStoreReader::exportCsv(int64_t run_id, const QString& path) {
+  edit([run_id, path](RunStore& store) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+      throw std::runtime_error(path.toStdString() +
+                               ": cannot write: " + file.errorString().toStdString());
+    QTextStream out(&file);
+    out << "run_id,rank,step,epoch,samples,data_ns,forward_ns,backward_ns,compress_ns,comm_ns,"
+           "wait_ns,update_ns,loss,bytes_tx,bytes_rx,bytes_raw,lr,loss_scale,overflow,staleness,"
+           "time_ns\n";
+    int64_t rows = 0;
+    store.forEachStep(run_id, [&](const StepRow& s) {
+      out << s.run_id << ',' << s.rank << ',' << s.step << ',' << s.epoch << ',' << s.samples << ','
+          << s.data_ns << ',' << s.forward_ns << ',' << s.backward_ns << ',' << s.compress_ns << ','
+          << s.comm_ns << ',' << s.wait_ns << ',' << s.update_ns << ','
+          << QString::number(s.loss, 'g', 17) << ',' << s.bytes_tx << ',' << s.bytes_rx << ','
+          << s.bytes_raw << ',' << QString::number(s.lr, 'g', 17) << ','
+          << QString::number(s.loss_scale, 'g', 17) << ',' << int(s.overflow) << ',' << s.staleness
+          << ',' << s.time_ns << '\n';
+      ++rows;
+    });
+    out.flush();
+    if (out.status() != QTextStream::Ok || !file.commit())
+      throw std::runtime_error(path.toStdString() +
+                               ": cannot write: " + file.errorString().toStdString());
+    return tr("Run %1: %2 step rows written to %3").arg(run_id).arg(rows).arg(path);
+  });
 }
 
 }  // namespace ranklab

@@ -1,9 +1,12 @@
-// Reads the run store off the UI thread: each request opens its own connection on a pool
-// thread and answers with a typed signal. Widgets never touch SQLite.
+// Reads (and, for the runs browser, edits) the run store off the UI thread: each request
+// opens its own connection on a pool thread and answers with a typed signal. Widgets never
+// touch SQLite.
 #pragma once
 
+#include <QList>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <map>
 #include <vector>
 
@@ -38,18 +41,36 @@ class RunStoreReader : public QObject {
 
   void listRuns();               // -> runsListed or failed
   void loadRun(int64_t run_id);  // -> runLoaded or failed; only the latest request answers
+  void loadRuns(const QList<qint64>& run_ids);  // -> runsLoaded (for compare); latest answers
+  // Steps first..last of every rank -> windowLoaded (for the timeline); latest answers.
+  void loadWindow(int64_t run_id, int64_t first_step, int64_t last_step);
+
+  // Edits: each answers with changed(message) or failed(message).
+  void renameRun(int64_t run_id, const QString& name);
+  void setTags(int64_t run_id, const QStringList& tags);
+  void deleteRuns(const QList<qint64>& run_ids);
+  void exportCsv(int64_t run_id, const QString& path);  // every step row of the run
 
  signals:
   void runsListed(const ranklab::RunList& list);
   void runLoaded(const ranklab::StoredRun& run);
+  void runsLoaded(const std::vector<ranklab::StoredRun>& runs);
+  void windowLoaded(qint64 run_id, const std::vector<ranklab::StepRow>& steps);
+  void changed(const QString& message);
   void failed(const QString& message);
 
  private:
+  template <typename Edit>
+  void edit(Edit edit);
+
   QString db_path_;
   quint64 load_generation_ = 0;
+  quint64 compare_generation_ = 0;
+  quint64 window_generation_ = 0;
 };
 
 }  // namespace ranklab
 
 Q_DECLARE_METATYPE(ranklab::RunList)
 Q_DECLARE_METATYPE(ranklab::StoredRun)
+Q_DECLARE_METATYPE(std::vector<ranklab::StoredRun>)

@@ -12,32 +12,6 @@
 
 namespace ranklab {
 
-namespace {
-
-// Compute in blues and greens, moving bytes in orange, waiting in red: the eye finds
-// the wait at once.
-QColor phaseColour(int phase) {
-  switch (phase) {
-    case DataPhase:
-      return QColor(0x9e, 0xb9, 0xd4);
-    case ForwardPhase:
-      return QColor(0x4c, 0x78, 0xa8);
-    case BackwardPhase:
-      return QColor(0x2a, 0x4d, 0x7a);
-    case CompressPhase:
-      return QColor(0x9c, 0x75, 0xb8);
-    case WaitPhase:
-      return QColor(0xe4, 0x57, 0x56);
-    case CommPhase:
-      return QColor(0xf5, 0x85, 0x18);
-    case UpdatePhase:
-      return QColor(0x54, 0xa2, 0x4b);
-  }
-  return Qt::gray;
-}
-
-}  // namespace
-
 TimeBreakdownChart::TimeBreakdownChart(QWidget* parent)
     : QChartView(parent),
       series_(new QHorizontalStackedBarSeries),

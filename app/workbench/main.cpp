@@ -59,6 +59,8 @@ struct Options {
                          "Override a job key, e.g. train.epochs=1 (repeatable).", "KEY=VALUE"};
   QCommandLineOption open{QStringLiteral("open"), "Show this stored run on the live page.",
                           "RUN_ID"};
+  QCommandLineOption compare{QStringLiteral("compare"),
+                             "Compare these stored runs on the compare page.", "ID,ID,..."};
   QCommandLineOption page{QStringLiteral("page"),
                           "Page to show: setup, live, timeline, runs or compare.", "NAME"};
   QCommandLineOption worker{QStringLiteral("worker"), "ranklab-worker binary to launch.", "PATH"};
@@ -72,7 +74,7 @@ struct Options {
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
-    for (const auto& o : {db, job, start, set, open, page, worker, shot, shot_after})
+    for (const auto& o : {db, job, start, set, open, compare, page, worker, shot, shot_after})
       parser.addOption(o);
   }
 };
@@ -108,6 +110,14 @@ int main(int argc, char** argv) {
   const qint64 open_run =
       cli.parser.isSet(cli.open) ? cli.parser.value(cli.open).toLongLong(&ok) : 0;
   if (!ok || open_run < 0) return fail("--open: not a run id: " + cli.parser.value(cli.open));
+  QList<qint64> compare_runs;
+  for (const QString& id :
+       cli.parser.value(cli.compare).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    compare_runs << id.trimmed().toLongLong(&ok);
+    if (!ok) return fail("--compare: not a run id: " + id);
+  }
+  if (cli.parser.isSet(cli.compare) && compare_runs.size() < 2)
+    return fail("--compare: two or more run ids, e.g. --compare 3,4");
   const int after_ms = cli.parser.value(cli.shot_after).toInt(&ok);
   if (!ok || after_ms < 0)
     return fail("--screenshot-after-ms: not a count of ms: " + cli.parser.value(cli.shot_after));
@@ -136,10 +146,12 @@ int main(int argc, char** argv) {
   options.overrides = cli.parser.values(cli.set);
   options.worker_path = cli.parser.isSet(cli.worker) ? cli.parser.value(cli.worker) : findWorker();
   options.open_run = open_run;
+  options.compare = compare_runs;
 
   ranklab::MainWindow window(options);
   window.show();
   if (open_run > 0) window.showPage(ranklab::MainWindow::LiveTab);
+  if (!compare_runs.isEmpty()) window.showPage(ranklab::MainWindow::CompareTab);
   if (page_set) window.showPage(page);
 
   if (cli.parser.isSet(cli.shot)) {

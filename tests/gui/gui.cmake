@@ -32,3 +32,9 @@ target_compile_definitions(test_workbench_live PRIVATE
   RANKLAB_WORKER_PATH="$<TARGET_FILE:ranklab-worker>")
 add_dependencies(test_workbench_live ranklab-worker)
 set_tests_properties(test_workbench_live PROPERTIES TIMEOUT 300 LABELS "gui;integration")
+
+ranklab_gui_test(test_compare_models ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_compare_models.cpp)
+target_link_libraries(test_compare_models PRIVATE ranklab_view_models Qt6::Test)
+
+ranklab_gui_test(test_workbench_pages ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_workbench_pages.cpp)
+target_link_libraries(test_workbench_pages PRIVATE ranklab_views Qt6::Test)

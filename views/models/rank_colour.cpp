@@ -15,4 +15,15 @@ QColor rankColour(int rank) {
   return palette[size_t(rank) % palette.size()];
 }
 
+QColor phaseColour(int phase) {
+  static const std::array<QColor, 7> colours = {QColor(0x9e, 0xb9, 0xd4),   // data
+                                                QColor(0x4c, 0x78, 0xa8),   // forward
+                                                QColor(0x2a, 0x4d, 0x7a),   // backward
+                                                QColor(0x9c, 0x75, 0xb8),   // compress
+                                                QColor(0xe4, 0x57, 0x56),   // wait
+                                                QColor(0xf5, 0x85, 0x18),   // comm
+                                                QColor(0x54, 0xa2, 0x4b)};  // update
+  return phase >= 0 && phase < int(colours.size()) ? colours[size_t(phase)] : QColor(Qt::gray);
+}
+
 }  // namespace ranklab

@@ -1,0 +1,131 @@
+// The compare page's models (differing settings, summaries side by side) and the timeline
+// built from step rows: phases laid back from each step's end, ranks aligned at the barrier.
+#include <QAbstractItemModelTester>
+#include <QtTest>
+
+#include "engine/job/job_spec.h"
+#include "views/models/compare_models.h"
+#include "views/models/timeline_data.h"
+
+using namespace ranklab;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+ComparedRun comparedRun(int64_t id, const JobSpec& job, double loss) {
+  ComparedRun c;
+  c.run.id = id;
+  c.run.name = job.name;
+  c.run.status = "done";
+  c.run.world = job.parallel.ranks;
+  c.run.strategy = job.parallel.strategy;
+  c.run.algorithm = job.parallel.algorithm;
+  c.run.codec = "none";
+  c.run.amp = "fp32";
+  c.run.train_s = 2.0;
+  c.run.job_toml = toTomlText(job);
+  for (int rank = 0; rank < job.parallel.ranks; ++rank) {
+    StepRow s;
+    s.rank = rank;
+    s.samples = 100;
+    s.forward_ns = 4 * kMs;
+    s.comm_ns = 2 * kMs;
+    s.loss = loss;
+    s.bytes_tx = 2'000'000;
+    s.time_ns = 10 * kMs;
+    c.series.addStep(s);
+  }
+  c.series.addEval(EvalRow{id, 0, 0, 0, 0.4, 0.875, 10 * kMs});
+  c.series.finish("done");
+  return c;
+}
+
+StepRow timedStep(int rank, int64_t step, int64_t end_ms, int64_t wait_ms) {
+  StepRow s;
+  s.rank = rank;
+  s.step = step;
+  s.forward_ns = 3 * kMs;
+  s.backward_ns = 5 * kMs;
+  s.wait_ns = wait_ms * kMs;
+  s.comm_ns = 2 * kMs;
+  s.update_ns = 1 * kMs;
+  s.time_ns = end_ms * kMs;
+  return s;
+}
+
+}  // namespace
+
+class CompareModelsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void onlyDifferingSettingsAreListed() {
+    JobSpec a, b;
+    a.name = "ring";
+    b.name = "mpi";
+    b.parallel.algorithm = "mpi";
+    b.train.lr = 0.1;
+    SettingsDiffModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setRuns({comparedRun(1, a, 1.0), comparedRun(2, b, 2.0)});
+    QCOMPARE(model.differingKeys(), (QStringList{"name", "train.lr", "parallel.algorithm"}));
+    QCOMPARE(model.columnCount(), 3);
+    QCOMPARE(model.headerData(2, Qt::Horizontal).toString(), QStringLiteral("run 2 · mpi"));
+    QCOMPARE(model.index(2, 1).data().toString(), QStringLiteral("ring"));
+    QCOMPARE(model.index(2, 2).data().toString(), QStringLiteral("mpi"));
+    model.setRuns({comparedRun(1, a, 1.0), comparedRun(3, a, 1.0)});
+    QCOMPARE(model.rowCount(), 0);  // the same job twice
+  }
+
+  void summariesSideBySide() {
+    JobSpec a;
+    SummaryCompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setRuns({comparedRun(1, a, 1.5), comparedRun(2, a, 0.5)});
+    QCOMPARE(model.columnCount(), 2);
+    auto value = [&](const QString& metric, int run) {
+      for (int row = 0; row < model.rowCount(); ++row)
+        if (model.headerData(row, Qt::Vertical).toString() == metric)
+          return model.index(row, run).data().toString();
+      return QString();
+    };
+    QCOMPARE(value(QStringLiteral("final test accuracy"), 0), QStringLiteral("87.50 %"));
+    QCOMPARE(value(QStringLiteral("final training loss (mean of ranks)"), 1),
+             QStringLiteral("0.5000"));
+    QCOMPARE(value(QStringLiteral("samples/s"), 0), QStringLiteral("100"));  // 2 x 100 / 2 s
+    QCOMPARE(value(QStringLiteral("MB sent (all ranks)"), 0), QStringLiteral("4.0"));
+    QCOMPARE(value(QStringLiteral("comm ms/step (mean)"), 1), QStringLiteral("2.00"));
+  }
+
+  void timelineLaysPhasesBackFromTheStepEnd() {
+    const TimelineData t = buildTimeline(5, {timedStep(0, 7, 100, 4)}, false);
+    QCOMPARE(t.ranks, (std::vector<int>{0}));
+    // forward 3, backward 5, wait 4, comm 2, update 1 = 15 ms ending at 100 ms.
+    QCOMPARE(int(t.bars.size()), 5);
+    QCOMPARE(t.bars.front().phase, int(ForwardPhase));
+    QCOMPARE(t.bars.front().start_ms, 0.0);
+    QCOMPARE(t.bars.back().phase, int(UpdatePhase));
+    QCOMPARE(t.bars.back().end_ms, 15.0);
+    QCOMPARE(t.end_ms, 15.0);
+    QCOMPARE(describeBar(t.bars[1]),
+             QStringLiteral("rank 0 · step 7 · backward 5.00 ms (3.00 → 8.00 ms)"));
+  }
+
+  void ranksAreAlignedAtTheBarrier() {
+    // Rank 1's clock runs 40 ms ahead; it waits 1 ms, rank 0 waits 6 ms: same barrier exit.
+    const std::vector<StepRow> steps = {timedStep(0, 3, 100, 6), timedStep(1, 3, 140, 1)};
+    const TimelineData aligned = buildTimeline(5, steps, true);
+    QCOMPARE(aligned.aligned_at_step, 3);
+    auto waitEnd = [&](int rank) {
+      for (const TimelineBar& bar : aligned.bars)
+        if (bar.rank == rank && bar.phase == WaitPhase) return bar.end_ms;
+      return -1.0;
+    };
+    QCOMPARE(waitEnd(0), waitEnd(1));
+    QCOMPARE(buildTimeline(5, steps, false).aligned_at_step, -1);
+  }
+};
+
+QTEST_MAIN(CompareModelsTest)
+#include "test_compare_models.moc"

@@ -1,0 +1,206 @@
+// The runs, compare and timeline pages of the real window on a temporary run store:
+// comparing two stored runs shows the settings that differ; the runs page renames, tags,
+// exports and deletes through the store reader; the timeline draws a window of steps;
+// charts export as PNG and SVG.
+#include <QFile>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "engine/job/job_spec.h"
+#include "storage/run_store.h"
+#include "views/chart_export.h"
+#include "views/compare_page.h"
+#include "views/curve_chart.h"
+#include "views/live_page.h"
+#include "views/main_window.h"
+#include "views/models/runs_table_model.h"
+#include "views/runs_page.h"
+#include "views/timeline_page.h"
+#include "views/timeline_view.h"
+
+using namespace ranklab;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+int64_t storeRun(RunStore& store, const JobSpec& job, int steps) {
+  NewRun run;
+  run.name = job.name;
+  run.world = job.parallel.ranks;
+  run.strategy = job.parallel.strategy;
+  run.algorithm = job.parallel.algorithm;
+  run.codec = "none";
+  run.amp = "fp32";
+  run.job_toml = toTomlText(job);
+  const int64_t id = store.createRun(run);
+  RecordBatch batch;
+  for (int rank = 0; rank < job.parallel.ranks; ++rank) {
+    for (int step = 0; step < steps; ++step) {
+      StepRow s;
+      s.run_id = id;
+      s.rank = rank;
+      s.step = step;
+      s.samples = 32;
+      s.forward_ns = 4 * kMs;
+      s.backward_ns = 6 * kMs;
+      s.wait_ns = (rank + 1) * kMs;
+      s.comm_ns = 2 * kMs;
+      s.loss = 2.0 / (step + 1);
+      s.bytes_tx = 1000;
+      s.time_ns = (step + 1) * 20 * kMs + rank * 3 * kMs;
+      batch.steps.push_back(s);
+    }
+  }
+  store.write(batch);
+  store.finishRun(id, "done", 1.0, 0.8);
+  return id;
+}
+
+struct Fixture {
+  QTemporaryDir dir;
+  QString db;
+  int64_t ring = 0, mpi = 0;
+  Fixture() : db(dir.filePath(QStringLiteral("runs.db"))) {
+    RunStore store(db.toStdString());
+    JobSpec a;
+    a.name = "ring";
+    a.parallel.ranks = 2;
+    ring = storeRun(store, a, 8);
+    JobSpec b = a;
+    b.name = "mpi";
+    b.parallel.ranks = 3;
+    b.parallel.algorithm = "mpi";
+    mpi = storeRun(store, b, 8);
+  }
+};
+
+}  // namespace
+
+class WorkbenchPagesTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void comparingTwoStoredRunsShowsTheirDifferingSettings() {
+    Fixture f;
+    WorkbenchOptions options;
+    options.db_path = f.db;
+    MainWindow window(options);
+    window.show();
+    QTRY_COMPARE_WITH_TIMEOUT(window.runsModel()->rowCount(), 2, 10000);
+
+    // Select both runs on the runs page and press "Compare selected", as a person does.
+    window.showPage(MainWindow::RunsTab);
+    window.runsView()->selectAll();
+    auto* compare = window.runsPage()->findChild<QPushButton*>(QStringLiteral("compareRuns"));
+    QTest::mouseClick(compare, Qt::LeftButton);
+    QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::CompareTab));
+    ComparePage* page = window.comparePage();
+    QTRY_VERIFY_WITH_TIMEOUT(page->settingsModel()->rowCount() > 0, 10000);
+    const QStringList keys = page->settingsModel()->differingKeys();
+    QCOMPARE(keys, (QStringList{"name", "parallel.ranks", "parallel.algorithm"}));
+    QVERIFY(page->settingsView()->isVisible());
+    QCOMPARE(page->settingsModel()->columnCount(), 3);
+    QCOMPARE(page->summaryModel()->columnCount(), 2);
+    QCOMPARE(page->chart()->seriesCount(), 2);  // one curve per run
+    QVERIFY(page->chart()->seriesFor(int(f.ring))->count() > 0);
+  }
+
+  void runsPageEditsGoThroughTheStore() {
+    Fixture f;
+    WorkbenchOptions options;
+    options.db_path = f.db;
+    MainWindow window(options);
+    window.show();
+    QTRY_COMPARE_WITH_TIMEOUT(window.runsModel()->rowCount(), 2, 10000);
+    RunsPage* runs = window.runsPage();
+    QSignalSpy refreshed(&window, &MainWindow::runsRefreshed);
+
+    emit runs->renameRequested(f.ring, QStringLiteral("baseline"));
+    emit runs->tagsRequested(f.ring, {QStringLiteral("teaching"), QStringLiteral("ring")});
+    QTRY_VERIFY_WITH_TIMEOUT(refreshed.count() >= 2, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.runsModel()->runAt(window.runsModel()->rowOfRun(f.ring)).name == "baseline", 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(window.runsModel()->tagsAt(window.runsModel()->rowOfRun(f.ring)),
+                              (QStringList{"ring", "teaching"}), 10000);
+    runs->filterEdit()->setText(QStringLiteral("teaching"));  // tags are searchable
+    QCOMPARE(runs->proxy()->rowCount(), 1);
+    runs->filterEdit()->clear();
+
+    const QString csv = f.dir.filePath(QStringLiteral("run.csv"));
+    emit runs->exportCsvRequested(f.mpi, csv);
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(csv) && QFileInfo(csv).size() > 0, 10000);
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    QVERIFY(lines.first().startsWith("run_id,rank,step,"));
+    QCOMPARE(lines.size(), 1 + 3 * 8 + 1);  // header, 3 ranks x 8 steps, final newline
+
+    emit runs->deleteRequested({f.mpi});
+    QTRY_COMPARE_WITH_TIMEOUT(window.runsModel()->rowCount(), 1, 10000);
+    RunStore store(f.db.toStdString());
+    QVERIFY(!store.run(f.mpi));
+    QVERIFY(store.steps(f.mpi).empty());
+  }
+
+  void timelineDrawsAWindowOfTheShownRun() {
+    Fixture f;
+    WorkbenchOptions options;
+    options.db_path = f.db;
+    options.open_run = f.mpi;
+    MainWindow window(options);
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
+    window.showPage(MainWindow::TimelineTab);
+    TimelineView* view = window.timelinePage()->view();
+    QTRY_VERIFY_WITH_TIMEOUT(!view->data().empty(), 10000);
+    QCOMPARE(int(view->data().ranks.size()), 3);
+    QCOMPARE(view->data().last_step, 7);  // follows the latest steps
+    QCOMPARE(view->data().aligned_at_step, view->data().first_step);
+
+    // Hover: the middle of the first bar of rank 0 names it.
+    const TimelineBar& bar = view->data().bars.front();
+    const QRect plot = view->plotRect();
+    const double x = plot.left() + (0.5 * (bar.start_ms + bar.end_ms) - view->viewBeginMs()) /
+                                       (view->viewEndMs() - view->viewBeginMs()) * plot.width();
+    const QString text = view->describeAt(QPoint(int(x), plot.top() + 10));
+    QVERIFY2(text.startsWith(QStringLiteral("rank 0 · step")), qPrintable(text));
+    const double span = view->viewEndMs() - view->viewBeginMs();
+    view->zoom(2.0, plot.center().x());
+    QVERIFY(std::abs((view->viewEndMs() - view->viewBeginMs()) - span / 2) < 1e-9);
+    view->pan(50);
+    view->fit();
+    QCOMPARE(view->viewEndMs() - view->viewBeginMs(), span);
+  }
+
+  void chartsExportAsPngAndSvg() {
+    Fixture f;
+    WorkbenchOptions options;
+    options.db_path = f.db;
+    options.open_run = f.ring;
+    MainWindow window(options);
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    window.show();
+    window.showPage(MainWindow::LiveTab);
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
+    const QString png = f.dir.filePath(QStringLiteral("loss.png"));
+    const QString svg = f.dir.filePath(QStringLiteral("loss.svg"));
+    QCOMPARE(exportChart(window.livePage()->lossChart(), png), QString());
+    QCOMPARE(exportChart(window.livePage()->lossChart(), svg), QString());
+    QVERIFY(!QImage(png).isNull());
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().contains("<svg"));
+  }
+};
+
+QTEST_MAIN(WorkbenchPagesTest)
+#include "test_workbench_pages.moc"

@@ -1,0 +1,206 @@
+#include "views/compare_page.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "views/chart_export.h"
+#include "views/curve_chart.h"
+#include "views/models/rank_colour.h"
+#include "views/models/runs_table_model.h"
+
+namespace ranklab {
+
+namespace {
+
+enum CompareMetric { LossMetric, AccuracyMetric, SentMetric };
+
+}  // namespace
+
+ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
+    : QWidget(parent),
+      runs_(runs),
+      settings_(new SettingsDiffModel(this)),
+      summary_(new SummaryCompareModel(this)),
+      run_list_(new QListWidget(this)),
+      metric_(new QComboBox(this)),
+      x_axis_(new QComboBox(this)),
+      chart_(new CurveChart(tr("Runs compared"), tr("training loss"), this)),
+      settings_view_(new QTableView(this)),
+      summary_view_(new QTableView(this)),
+      settings_note_(new QLabel(this)) {
+  run_list_->setObjectName(QStringLiteral("compareRunList"));
+  connect(runs_, &QAbstractItemModel::modelReset, this, &ComparePage::refillRunList);
+  auto* compare = new QPushButton(tr("Compare ticked runs"), this);
+  compare->setObjectName(QStringLiteral("compareTicked"));
+  connect(compare, &QPushButton::clicked, this, [this] {
+    QList<qint64> ids;
+    for (int i = 0; i < run_list_->count(); ++i)
+      if (run_list_->item(i)->checkState() == Qt::Checked)
+        ids << run_list_->item(i)->data(Qt::UserRole).toLongLong();
+    if (ids.size() >= 2) emit compareRequested(ids);
+  });
+  auto* left = new QWidget(this);
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(new QLabel(tr("Tick two or more runs:"), left));
+  left_layout->addWidget(run_list_, 1);
+  left_layout->addWidget(compare);
+
+  metric_->setObjectName(QStringLiteral("compareMetric"));
+  metric_->addItems({tr("training loss (mean of ranks)"), tr("test accuracy (%)"),
+                     tr("MB/s sent (mean of ranks)")});
+  x_axis_->setObjectName(QStringLiteral("compareXAxis"));
+  x_axis_->addItems({tr("step"), tr("wall time (s)"), tr("MB sent")});
+  connect(metric_, &QComboBox::currentIndexChanged, this, &ComparePage::redraw);
+  connect(x_axis_, &QComboBox::currentIndexChanged, this, &ComparePage::redraw);
+  auto* export_chart = new QPushButton(tr("Export chart…"), this);
+  connect(export_chart, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export the comparison"), QDir::home().filePath(QStringLiteral("compare.png")),
+        tr("PNG image (*.png);;SVG drawing (*.svg)"));
+    if (path.isEmpty()) return;
+    const QString error = exportChart(chart_, path);
+    if (!error.isEmpty()) QMessageBox::warning(this, tr("Export chart"), error);
+  });
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("curve:"), this));
+  controls->addWidget(metric_);
+  controls->addSpacing(16);
+  controls->addWidget(new QLabel(tr("x axis:"), this));
+  controls->addWidget(x_axis_);
+  controls->addStretch(1);
+  controls->addWidget(export_chart);
+
+  for (QTableView* view : {settings_view_, summary_view_}) {
+    view->setAlternatingRowColors(true);
+    view->setSelectionMode(QAbstractItemView::NoSelection);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  }
+  settings_view_->setObjectName(QStringLiteral("settingsDiff"));
+  settings_view_->setModel(settings_);
+  settings_view_->verticalHeader()->hide();
+  summary_view_->setObjectName(QStringLiteral("summaryCompare"));
+  summary_view_->setModel(summary_);
+  settings_note_->setWordWrap(true);
+
+  auto* settings_box = new QWidget(this);
+  auto* settings_layout = new QVBoxLayout(settings_box);
+  settings_layout->setContentsMargins(0, 0, 0, 0);
+  settings_layout->addWidget(settings_note_);
+  settings_layout->addWidget(settings_view_, 1);
+  auto* tables = new QSplitter(Qt::Horizontal, this);
+  tables->addWidget(settings_box);
+  tables->addWidget(summary_view_);
+
+  auto* right = new QWidget(this);
+  auto* right_layout = new QVBoxLayout(right);
+  right_layout->setContentsMargins(0, 0, 0, 0);
+  right_layout->addLayout(controls);
+  auto* vertical = new QSplitter(Qt::Vertical, right);
+  vertical->addWidget(chart_);
+  vertical->addWidget(tables);
+  vertical->setStretchFactor(0, 3);
+  vertical->setStretchFactor(1, 2);
+  right_layout->addWidget(vertical, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 5);
+  left->setMinimumWidth(280);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+  setRuns({});
+}
+
+void ComparePage::refillRunList() {
+  QList<qint64> checked;
+  for (int i = 0; i < run_list_->count(); ++i)
+    if (run_list_->item(i)->checkState() == Qt::Checked)
+      checked << run_list_->item(i)->data(Qt::UserRole).toLongLong();
+  run_list_->clear();
+  for (int row = 0; row < runs_->rowCount(); ++row) {
+    const RunRow& run = runs_->runAt(row);
+    auto* item = new QListWidgetItem(tr("%1 · %2 · %3 ranks")
+                                         .arg(runLabel(run), QString::fromStdString(run.status))
+                                         .arg(run.world),
+                                     run_list_);
+    item->setData(Qt::UserRole, QVariant::fromValue<qlonglong>(run.id));
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(checked.contains(run.id) ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
+void ComparePage::checkRuns(const QList<qint64>& run_ids) {
+  for (int i = 0; i < run_list_->count(); ++i) {
+    QListWidgetItem* item = run_list_->item(i);
+    item->setCheckState(run_ids.contains(item->data(Qt::UserRole).toLongLong()) ? Qt::Checked
+                                                                                : Qt::Unchecked);
+  }
+}
+
+void ComparePage::setRuns(std::vector<ComparedRun> runs) {
+  compared_ = std::move(runs);
+  settings_->setRuns(compared_);
+  summary_->setRuns(compared_);
+  if (compared_.size() < 2)
+    settings_note_->setText(tr("Pick two or more runs to compare."));
+  else if (settings_->rowCount() == 0)
+    settings_note_->setText(tr("<b>The runs used the same job settings.</b>"));
+  else
+    settings_note_->setText(
+        tr("<b>%n job setting(s) differ</b> (the rest are the same):", "", settings_->rowCount()));
+  QList<qint64> ids;
+  for (const ComparedRun& c : compared_) ids << c.run.id;
+  checkRuns(ids);
+  redraw();
+}
+
+void ComparePage::redraw() {
+  const auto metric = CompareMetric(metric_->currentIndex());
+  const auto x = XAxis(x_axis_->currentIndex());
+  chart_->setXTitle(x == XAxis::Step       ? tr("step")
+                    : x == XAxis::WallTime ? tr("wall time (s)")
+                                           : tr("MB sent (per rank)"));
+  chart_->setYTitle(metric == LossMetric       ? tr("training loss")
+                    : metric == AccuracyMetric ? tr("test accuracy (%)")
+                                               : tr("MB/s sent"));
+  std::vector<Curve> curves;
+  for (size_t i = 0; i < compared_.size(); ++i) {
+    const ComparedRun& c = compared_[i];
+    Curve curve{int(c.run.id),
+                runLabel(c.run),
+                rankColour(int(i)),
+                2.0,
+                false,
+                metric == AccuracyMetric,
+                true,
+                {}};
+    if (metric == AccuracyMetric) {
+      for (const EvalPoint& e : c.series.evals())
+        curve.points.append(QPointF(x == XAxis::Step       ? e.step
+                                    : x == XAxis::WallTime ? e.time_s
+                                                           : e.sent_mb,
+                                    e.accuracy * 100.0));
+    } else {
+      curve.points =
+          curvePoints(c.series.global(), metric == LossMetric ? Metric::Loss : Metric::SentMBps, x,
+                      0.6, chart_->pointBudget());
+    }
+    curves.push_back(std::move(curve));
+  }
+  chart_->setCurves(curves, metric != AccuracyMetric);
+}
+
+}  // namespace ranklab

@@ -1,0 +1,55 @@
+// Compare: two or more stored runs, their curves overlaid on one x-axis choice, the job
+// settings that differ, and their summaries side by side. Runs are picked on the runs page
+// ("Compare selected") or in the list here.
+#pragma once
+
+#include <QWidget>
+#include <vector>
+
+#include "views/models/compare_models.h"
+
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QTableView;
+
+namespace ranklab {
+
+class CurveChart;
+class RunsTableModel;
+
+class ComparePage : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ComparePage(RunsTableModel* runs, QWidget* parent = nullptr);
+
+  void setRuns(std::vector<ComparedRun> runs);   // what the store reader loaded
+  void checkRuns(const QList<qint64>& run_ids);  // tick them in the list
+
+  CurveChart* chart() const { return chart_; }
+  SettingsDiffModel* settingsModel() const { return settings_; }
+  SummaryCompareModel* summaryModel() const { return summary_; }
+  QTableView* settingsView() const { return settings_view_; }
+
+ signals:
+  void compareRequested(const QList<qint64>& run_ids);
+
+ private:
+  void refillRunList();
+  void redraw();
+
+  RunsTableModel* runs_;
+  std::vector<ComparedRun> compared_;
+  SettingsDiffModel* settings_;
+  SummaryCompareModel* summary_;
+  QListWidget* run_list_;
+  QComboBox* metric_;
+  QComboBox* x_axis_;
+  CurveChart* chart_;
+  QTableView* settings_view_;
+  QTableView* summary_view_;
+  QLabel* settings_note_;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,154 @@
+#include "views/models/compare_models.h"
+
+#include <QFont>
+#include <algorithm>
+
+#include "engine/job/job_keys.h"
+
+namespace ranklab {
+
+QString runLabel(const RunRow& run) {
+  return QObject::tr("run %1 · %2").arg(run.id).arg(QString::fromStdString(run.name));
+}
+
+SettingsDiffModel::SettingsDiffModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void SettingsDiffModel::setRuns(const std::vector<ComparedRun>& runs) {
+  beginResetModel();
+  runs_.clear();
+  rows_.clear();
+  std::vector<JobValues> values;
+  for (const ComparedRun& r : runs) {
+    runs_ << runLabel(r.run);
+    values.push_back(jobValuesInText(r.run.job_toml));
+  }
+  for (const JobKey& key : jobKeys()) {
+    QStringList row{QString::fromStdString(key.path)};
+    for (const JobValues& v : values) {
+      auto it = v.find(key.path);
+      row << QString::fromStdString(it == v.end() ? key.default_value : it->second);
+    }
+    if (row.size() > 2 && row.mid(1).removeDuplicates() < row.size() - 2) rows_.push_back(row);
+  }
+  endResetModel();
+}
+
+QStringList SettingsDiffModel::differingKeys() const {
+  QStringList keys;
+  for (const QStringList& row : rows_) keys << row.front();
+  return keys;
+}
+
+int SettingsDiffModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(rows_.size());
+}
+
+int SettingsDiffModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() || runs_.isEmpty() ? 0 : int(runs_.size()) + 1;
+}
+
+QVariant SettingsDiffModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    return {};
+  if (role == Qt::DisplayRole) return rows_[size_t(index.row())].at(index.column());
+  if (role == Qt::FontRole && index.column() == 0) {
+    QFont bold;
+    bold.setBold(true);
+    return bold;
+  }
+  return {};
+}
+
+QVariant SettingsDiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (role != Qt::DisplayRole || orientation != Qt::Horizontal) return {};
+  if (section == 0) return tr("setting");
+  return section - 1 < runs_.size() ? QVariant(runs_.at(section - 1)) : QVariant();
+}
+
+SummaryCompareModel::SummaryCompareModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
+  beginResetModel();
+  metrics_ = {tr("status"),
+              tr("ranks"),
+              tr("strategy"),
+              tr("codec · precision"),
+              tr("steps"),
+              tr("wall time (s)"),
+              tr("training time (s)"),
+              tr("samples/s"),
+              tr("final test accuracy"),
+              tr("final training loss (mean of ranks)"),
+              tr("MB sent (all ranks)"),
+              tr("compute ms/step (mean)"),
+              tr("comm ms/step (mean)"),
+              tr("wait ms/step (mean)")};
+  runs_.clear();
+  values_.assign(size_t(metrics_.size()), {});
+  for (const ComparedRun& c : runs) {
+    const RunRow& r = c.run;
+    runs_ << runLabel(r);
+    int64_t steps = 0, samples = 0, bytes = 0;
+    double compute = 0, comm = 0, wait = 0;
+    int counted = 0;
+    for (const RankSeries& rank : c.series.ranks()) {
+      steps = std::max(steps, rank.steps);
+      samples += rank.samples;
+      bytes += rank.bytes_tx;
+      if (rank.steps == 0) continue;
+      compute += rank.computeSeconds() * 1e3 / double(rank.steps);
+      comm += rank.commSeconds() * 1e3 / double(rank.steps);
+      wait += rank.waitSeconds() * 1e3 / double(rank.steps);
+      ++counted;
+    }
+    const auto& global = c.series.global().samples();
+    const double final_loss = global.empty() || !global.back().loss_count
+                                  ? 0
+                                  : global.back().loss_sum / double(global.back().loss_count);
+    const auto& evals = c.series.evals();
+    const QString n = QStringLiteral("%1");
+    const QStringList column = {
+        QString::fromStdString(r.status),
+        QString::number(r.world),
+        QString::fromStdString(r.strategy + (r.algorithm.empty() ? "" : "/" + r.algorithm)),
+        QString::fromStdString(r.codec + " · " + r.amp),
+        QString::number(steps),
+        QString::number(r.wall_s, 'f', 2),
+        QString::number(r.train_s, 'f', 2),
+        r.train_s > 0 ? QString::number(double(samples) / r.train_s, 'f', 0) : QStringLiteral("–"),
+        evals.empty() ? QStringLiteral("–")
+                      : n.arg(evals.back().accuracy * 100.0, 0, 'f', 2) + QStringLiteral(" %"),
+        global.empty() ? QStringLiteral("–") : QString::number(final_loss, 'f', 4),
+        QString::number(double(bytes) / 1e6, 'f', 1),
+        counted ? QString::number(compute / counted, 'f', 2) : QStringLiteral("–"),
+        counted ? QString::number(comm / counted, 'f', 2) : QStringLiteral("–"),
+        counted ? QString::number(wait / counted, 'f', 2) : QStringLiteral("–")};
+    for (qsizetype m = 0; m < metrics_.size(); ++m) values_[size_t(m)] << column.at(m);
+  }
+  endResetModel();
+}
+
+int SummaryCompareModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() || runs_.isEmpty() ? 0 : int(metrics_.size());
+}
+
+int SummaryCompareModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(runs_.size());
+}
+
+QVariant SummaryCompareModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    return {};
+  if (role == Qt::DisplayRole) return values_[size_t(index.row())].at(index.column());
+  if (role == Qt::TextAlignmentRole) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+  return {};
+}
+
+QVariant SummaryCompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (role != Qt::DisplayRole) return {};
+  if (orientation == Qt::Horizontal)
+    return section < runs_.size() ? QVariant(runs_.at(section)) : QVariant();
+  return section < metrics_.size() ? QVariant(metrics_.at(section)) : QVariant();
+}
+
+}  // namespace ranklab

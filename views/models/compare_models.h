@@ -1,0 +1,62 @@
+// The two tables of the compare page: the job settings that differ between the runs (one
+// row per key, one column per run), and their summaries side by side (one row per metric).
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QStringList>
+#include <vector>
+
+#include "storage/records.h"
+#include "views/models/run_series.h"
+
+namespace ranklab {
+
+// What the compare page holds of one run.
+struct ComparedRun {
+  RunRow run;
+  RunSeries series;
+};
+
+QString runLabel(const RunRow& run);  // "run 12 · quickstart"
+
+class SettingsDiffModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  explicit SettingsDiffModel(QObject* parent = nullptr);
+  // Keys are read from each run's resolved job (job_toml); a key a run's file lacks counts
+  // as its default.
+  void setRuns(const std::vector<ComparedRun>& runs);
+  QStringList differingKeys() const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  QStringList runs_;               // column titles
+  std::vector<QStringList> rows_;  // key, then one value per run
+};
+
+class SummaryCompareModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  explicit SummaryCompareModel(QObject* parent = nullptr);
+  void setRuns(const std::vector<ComparedRun>& runs);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  QStringList metrics_;              // row titles
+  QStringList runs_;                 // column titles
+  std::vector<QStringList> values_;  // [metric][run]
+};
+
+}  // namespace ranklab

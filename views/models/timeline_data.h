@@ -1,0 +1,38 @@
+// A per-rank Gantt of step phases over a window of steps, built from step rows: each step
+// ends at its time_ns and its phases run back from there in the trainer's order. Ranks'
+// clocks start separately; for synchronous strategies they are aligned at the barrier
+// that ends the wait of the window's first common step (every rank leaves it together).
+#pragma once
+
+#include <QString>
+#include <cstdint>
+#include <vector>
+
+#include "storage/records.h"
+
+namespace ranklab {
+
+struct TimelineBar {
+  int rank = 0;
+  int64_t step = 0;
+  int phase = 0;  // Phase
+  double start_ms = 0, end_ms = 0;
+};
+
+struct TimelineData {
+  int64_t run_id = 0;
+  int64_t first_step = 0, last_step = -1;
+  std::vector<int> ranks;           // ascending
+  std::vector<TimelineBar> bars;    // by rank, then start
+  double begin_ms = 0, end_ms = 0;  // extent of the bars
+  int64_t aligned_at_step = -1;     // -1: not aligned (each rank on its own clock)
+  bool empty() const { return bars.empty(); }
+};
+
+// align: the run synchronises every step (all-reduce, synchronous parameter server).
+TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align);
+
+// "rank 2 · step 412 · backward 12.30 ms (1234.50 → 1246.80 ms)"
+QString describeBar(const TimelineBar& bar);
+
+}  // namespace ranklab

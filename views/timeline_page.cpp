@@ -1,0 +1,109 @@
+#include "views/timeline_page.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "views/timeline_view.h"
+
+namespace ranklab {
+
+TimelinePage::TimelinePage(QWidget* parent)
+    : QWidget(parent),
+      view_(new TimelineView(this)),
+      title_(new QLabel(this)),
+      first_(new QSpinBox(this)),
+      count_(new QSpinBox(this)),
+      follow_(new QCheckBox(tr("follow the latest steps"), this)) {
+  view_->setObjectName(QStringLiteral("timelineView"));
+  QFont font = title_->font();
+  font.setPointSize(11);
+  font.setBold(true);
+  title_->setFont(font);
+  title_->setText(tr("No run shown: open one on the Runs page or launch a job."));
+
+  first_->setObjectName(QStringLiteral("timelineFirst"));
+  first_->setRange(0, 1'000'000'000);
+  count_->setObjectName(QStringLiteral("timelineSteps"));
+  count_->setRange(1, 500);
+  count_->setValue(12);
+  follow_->setChecked(true);
+  for (QSpinBox* box : {first_, count_})
+    connect(box, &QSpinBox::editingFinished, this, [this] {
+      follow_->setChecked(false);  // a person chose a window: stay there
+      request();
+    });
+  auto* fit = new QPushButton(tr("Fit"), this);
+  connect(fit, &QPushButton::clicked, view_, &TimelineView::fit);
+  connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
+    if (on) request();
+  });
+  follow_timer_.setInterval(kFollowIntervalMs);
+  connect(&follow_timer_, &QTimer::timeout, this, [this] {
+    if (follow_->isChecked() && isVisible()) request();
+  });
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("steps from"), this));
+  controls->addWidget(first_);
+  controls->addWidget(new QLabel(tr("count"), this));
+  controls->addWidget(count_);
+  controls->addWidget(follow_);
+  controls->addWidget(fit);
+  controls->addStretch(1);
+  controls->addWidget(new QLabel(tr("wheel: zoom · drag: pan · hover: durations"), this));
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(title_);
+  layout->addLayout(controls);
+  layout->addWidget(view_, 1);
+}
+
+void TimelinePage::setRun(int64_t run_id, const QString& label, bool align, int64_t latest_step) {
+  const bool changed = run_id != run_id_;
+  run_id_ = run_id;
+  align_ = align;
+  latest_step_ = latest_step;
+  title_->setText(label);
+  if (changed) {
+    requested_ = false;
+    view_->setData(TimelineData{});
+  }
+  if (isVisible()) request();
+}
+
+void TimelinePage::setLatestStep(int64_t step) {
+  latest_step_ = step;
+  if (step >= 0 && !follow_timer_.isActive()) follow_timer_.start();
+}
+
+void TimelinePage::showWindow(int64_t first_step, int count) {
+  follow_->setChecked(false);
+  first_->setValue(int(first_step));
+  count_->setValue(count);
+  request();
+}
+
+void TimelinePage::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (!requested_ || follow_->isChecked()) request();
+}
+
+void TimelinePage::request() {
+  if (run_id_ <= 0) return;
+  if (follow_->isChecked() && latest_step_ >= 0)
+    first_->setValue(int(std::max<int64_t>(0, latest_step_ - count_->value() + 1)));
+  requested_ = true;
+  emit windowRequested(run_id_, first_->value(), first_->value() + count_->value() - 1);
+}
+
+void TimelinePage::setSteps(int64_t run_id, const std::vector<StepRow>& steps) {
+  if (run_id != run_id_) return;  // an answer for a run no longer shown
+  const bool same_window = view_->data().first_step == first_->value() && !view_->data().empty();
+  view_->setData(buildTimeline(run_id, steps, align_), same_window);
+}
+
+}  // namespace ranklab

@@ -1,0 +1,216 @@
+#include "views/timeline_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+#include "views/models/rank_colour.h"
+#include "views/models/run_series.h"
+
+namespace ranklab {
+
+namespace {
+
+constexpr int kGutter = 70;  // rank labels
+constexpr int kLegend = 28;  // phase colours on top
+constexpr int kAxis = 44;    // ticks and the axis title below
+constexpr int kRight = 16;
+
+double niceStep(double span, int ticks) {
+  const double raw = span / std::max(1, ticks);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * magnitude >= raw) return m * magnitude;
+  return 10 * magnitude;
+}
+
+}  // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);  // hover without a button
+  setMinimumHeight(220);
+  setAutoFillBackground(true);
+  QPalette p = palette();
+  p.setColor(QPalette::Window, Qt::white);
+  setPalette(p);
+}
+
+void TimelineView::setData(TimelineData data, bool keep_view) {
+  data_ = std::move(data);
+  if (!keep_view || view_end_ <= view_begin_) fit();
+  update();
+}
+
+void TimelineView::fit() {
+  view_begin_ = data_.begin_ms;
+  view_end_ = std::max(data_.end_ms, data_.begin_ms + 1e-3);
+  update();
+}
+
+void TimelineView::zoom(double factor, double anchor_x) {
+  const double anchor = msOf(anchor_x);
+  const double span = std::max((view_end_ - view_begin_) / factor, 1e-3);  // 1 µs at most
+  const double share = (anchor - view_begin_) / (view_end_ - view_begin_);
+  view_begin_ = anchor - share * span;
+  view_end_ = view_begin_ + span;
+  update();
+}
+
+void TimelineView::pan(double dx_pixels) {
+  const double ms = dx_pixels * (view_end_ - view_begin_) / std::max(1, plotRect().width());
+  view_begin_ -= ms;
+  view_end_ -= ms;
+  update();
+}
+
+QRect TimelineView::plotRect() const {
+  return QRect(kGutter, kLegend, std::max(1, width() - kGutter - kRight),
+               std::max(1, height() - kLegend - kAxis));
+}
+
+double TimelineView::xOf(double ms) const {
+  const QRect plot = plotRect();
+  return plot.left() + (ms - view_begin_) / (view_end_ - view_begin_) * plot.width();
+}
+
+double TimelineView::msOf(double x) const {
+  const QRect plot = plotRect();
+  return view_begin_ + (x - plot.left()) / plot.width() * (view_end_ - view_begin_);
+}
+
+int TimelineView::rowHeight() const {
+  const int rows = std::max<int>(1, int(data_.ranks.size()));
+  return std::clamp(plotRect().height() / rows, 8, 90);
+}
+
+int TimelineView::rowTop(int row) const {
+  return plotRect().top() + row * rowHeight();
+}
+
+const TimelineBar* TimelineView::barAt(const QPoint& point) const {
+  const QRect plot = plotRect();
+  if (!plot.contains(point) || data_.ranks.empty()) return nullptr;
+  const int row = (point.y() - plot.top()) / rowHeight();
+  if (row < 0 || row >= int(data_.ranks.size())) return nullptr;
+  const int rank = data_.ranks[size_t(row)];
+  const double ms = msOf(point.x());
+  const double slack = 2 * (view_end_ - view_begin_) / plot.width();  // 2 px either side
+  for (const TimelineBar& bar : data_.bars)
+    if (bar.rank == rank && ms >= bar.start_ms - slack && ms <= bar.end_ms + slack) return &bar;
+  return nullptr;
+}
+
+QString TimelineView::describeAt(const QPoint& point) const {
+  const TimelineBar* bar = barAt(point);
+  return bar ? describeBar(*bar) : QString();
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.fillRect(rect(), Qt::white);
+  QFont font = painter.font();
+  font.setPointSize(9);
+  painter.setFont(font);
+  const QRect plot = plotRect();
+
+  // Legend: one swatch per phase.
+  int x = kGutter;
+  for (int p = 0; p < kPhaseCount; ++p) {
+    painter.fillRect(QRect(x, 8, 12, 12), phaseColour(p));
+    const QString name = QString::fromLatin1(phaseName(p));
+    painter.setPen(QColor(0x20, 0x20, 0x20));
+    painter.drawText(x + 16, 19, name);
+    x += 24 + painter.fontMetrics().horizontalAdvance(name);
+  }
+  if (data_.empty()) {
+    painter.drawText(plot, Qt::AlignCenter, tr("No steps in this window yet."));
+    return;
+  }
+
+  // Grid and time axis.
+  const double step = niceStep(view_end_ - view_begin_, std::max(2, plot.width() / 110));
+  painter.setPen(QColor(0xe0, 0xe0, 0xe0));
+  for (double t = std::ceil(view_begin_ / step) * step; t <= view_end_; t += step)
+    painter.drawLine(QPointF(xOf(t), plot.top()), QPointF(xOf(t), plot.bottom()));
+  painter.setPen(QColor(0x30, 0x30, 0x30));
+  painter.drawLine(plot.bottomLeft(), plot.bottomRight());
+  const int decimals = std::max(0, int(-std::floor(std::log10(step) + 1e-9)));
+  for (double t = std::ceil(view_begin_ / step) * step; t <= view_end_; t += step) {
+    const QString label = QString::number(t, 'f', decimals);
+    const int w = painter.fontMetrics().horizontalAdvance(label);
+    painter.drawText(QPointF(xOf(t) - w / 2.0, plot.bottom() + 16), label);
+  }
+  QFont bold = font;
+  bold.setBold(true);
+  painter.setFont(bold);
+  const QString title = data_.aligned_at_step >= 0
+                            ? tr("ms since the window's first phase (ranks aligned at the "
+                                 "barrier of step %1)")
+                                  .arg(data_.aligned_at_step)
+                            : tr("ms since the window's first phase (each rank's own clock)");
+  painter.drawText(QRect(plot.left(), plot.bottom() + 20, plot.width(), 20), Qt::AlignHCenter,
+                   title);
+
+  // Rows.
+  const int h = rowHeight();
+  for (size_t row = 0; row < data_.ranks.size(); ++row) {
+    painter.setPen(rankColour(data_.ranks[row]).darker(130));
+    painter.drawText(QRect(4, rowTop(int(row)), kGutter - 10, h), Qt::AlignVCenter | Qt::AlignRight,
+                     tr("rank %1").arg(data_.ranks[row]));
+  }
+  painter.setFont(font);
+  painter.setClipRect(plot);
+  for (const TimelineBar& bar : data_.bars) {
+    if (bar.end_ms < view_begin_ || bar.start_ms > view_end_) continue;
+    const auto row = size_t(std::lower_bound(data_.ranks.begin(), data_.ranks.end(), bar.rank) -
+                            data_.ranks.begin());
+    const QRectF box(
+        QPointF(xOf(bar.start_ms), rowTop(int(row)) + 3),
+        QPointF(std::max(xOf(bar.end_ms), xOf(bar.start_ms) + 1.0), rowTop(int(row)) + h - 3));
+    painter.fillRect(box, phaseColour(bar.phase));
+    // Step numbers on the forward pass when there is room: the eye follows one step across ranks.
+    if (bar.phase == ForwardPhase && box.width() > 36) {
+      painter.setPen(Qt::white);
+      painter.drawText(box, Qt::AlignCenter, QString::number(bar.step));
+    }
+  }
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+  const double notches = event->angleDelta().y() / 120.0;
+  zoom(std::pow(1.25, notches), event->position().x());
+  event->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton) {
+    dragging_ = true;
+    last_drag_ = event->pos();
+    setCursor(Qt::ClosedHandCursor);
+  }
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event) {
+  if (dragging_) {
+    pan(event->pos().x() - last_drag_.x());
+    last_drag_ = event->pos();
+    return;
+  }
+  const QString text = describeAt(event->pos());
+  if (text.isEmpty())
+    QToolTip::hideText();
+  else
+    QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton) {
+    dragging_ = false;
+    unsetCursor();
+  }
+}
+
+}  // namespace ranklab

@@ -1,0 +1,47 @@
+// Draws a TimelineData: one row per rank, one coloured bar per phase, a time axis in ms.
+// Wheel zooms around the pointer, dragging pans, hovering shows the bar's durations.
+#pragma once
+
+#include <QWidget>
+
+#include "views/models/timeline_data.h"
+
+namespace ranklab {
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+
+  void setData(TimelineData data, bool keep_view = false);
+  const TimelineData& data() const { return data_; }
+  void fit();                                 // the whole window of steps
+  void zoom(double factor, double anchor_x);  // > 1 zooms in, around a widget x
+  void pan(double dx_pixels);
+  double viewBeginMs() const { return view_begin_; }
+  double viewEndMs() const { return view_end_; }
+  const TimelineBar* barAt(const QPoint& point) const;  // nullptr: none there
+  QString describeAt(const QPoint& point) const;
+  QRect plotRect() const;
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+
+ private:
+  double xOf(double ms) const;
+  double msOf(double x) const;
+  int rowTop(int row) const;
+  int rowHeight() const;
+
+  TimelineData data_;
+  double view_begin_ = 0, view_end_ = 1;
+  bool dragging_ = false;
+  QPoint last_drag_;
+};
+
+}  // namespace ranklab
