@@ -61,6 +61,7 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
                      tr("MB/s sent (mean of ranks)")});
   x_axis_->setObjectName(QStringLiteral("compareXAxis"));
   x_axis_->addItems({tr("step"), tr("wall time (s)"), tr("MB sent")});
+  x_axis_->setCurrentIndex(int(XAxis::WallTime));  // runs differ most in how long they take
   connect(metric_, &QComboBox::currentIndexChanged, this, &ComparePage::redraw);
   connect(x_axis_, &QComboBox::currentIndexChanged, this, &ComparePage::redraw);
   auto* export_chart = new QPushButton(tr("Export chart…"), this);
