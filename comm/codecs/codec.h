@@ -1,0 +1,81 @@
+// Gradient codecs: how one rank's gradient (a flat float buffer) becomes a payload of
+// bytes on the wire and back. One codec per class and file; each header states the
+// codec's wire format and its error bound (tests/unit/codec_test.cpp checks both).
+// Codecs hold state (random streams, step counters), so each rank owns its own instances.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ranklab {
+
+// How payloads of different ranks combine, which picks the collective that moves them
+// (comm/codecs/compressed_allreduce.h).
+enum class CodecCollective {
+  // Payload size depends only on the element count, partial sums re-encode: a ring that
+  // encodes every hop (fp16, bf16, qsgd).
+  kRing,
+  // Payloads do not add up (different indices, per-rank scales): all-gather them, every
+  // rank decodes and sums them in rank order (topk, threshold, sign).
+  kAllgather,
+  // Payloads are float arrays that add elementwise (randomk: every rank keeps the same
+  // indices): the ordinary float all-reduce sums them.
+  kSummed,
+};
+
+enum class DecodeMode { kAssign, kAdd };
+
+class GradientCodec {
+ public:
+  virtual ~GradientCodec() = default;
+
+  virtual std::string name() const = 0;
+  virtual CodecCollective collective() const = 0;
+
+  // Replaces `out` with the payload of x (n floats).
+  virtual void encode(const float* x, size_t n, std::vector<uint8_t>& out) = 0;
+
+  // Writes (kAssign) or adds (kAdd) the n floats a payload of `bytes` bytes stands for.
+  // Throws std::runtime_error when the payload does not fit the format or n.
+  virtual void decode(const uint8_t* payload, size_t bytes, size_t n, float* out,
+                      DecodeMode mode) = 0;
+
+  // The exact payload size for n floats, or 0 when it depends on the values (kAllgather).
+  virtual size_t payloadBytes(size_t n) const = 0;
+};
+
+// A weight matrix inside the flat gradient buffer, row-major (rows, cols): PowerSGD
+// compresses these and sends everything else uncompressed.
+struct MatrixBlock {
+  size_t offset = 0;
+  int rows = 0;
+  int cols = 0;
+};
+
+// The job file's [compression] section, as the codecs need it (docs/job-file.md).
+struct CodecOptions {
+  std::string codec = "none";         // none fp16 bf16 qsgd topk randomk threshold sign powersgd
+  bool error_feedback = true;         // keep what was not sent and add it to the next gradient
+  int bits = 4;                       // qsgd: bits per element, sign included (2, 4 or 8)
+  int bucket = 512;                   // qsgd, sign: elements that share one scale
+  double ratio = 0.01;                // topk, randomk: fraction of elements sent
+  double threshold = 1e-3;            // threshold: send elements with |x| >= threshold
+  int rank = 2;                       // powersgd: rank of the approximation
+  bool warm_start = true;             // powersgd: start the power iteration from last step's Q
+  uint64_t seed = 1;                  // random streams (qsgd rounding, randomk indices, powersgd Q)
+  std::vector<MatrixBlock> matrices;  // powersgd: which parts of the buffer are matrices
+};
+
+// The flat-buffer codec named by options.codec (not `none`, not `powersgd`, which is a
+// collective of its own). `rank` separates the random streams of ranks where they must
+// differ (qsgd); randomk's indices are the same on every rank by design.
+// Throws std::invalid_argument naming the codec and the allowed ones.
+std::unique_ptr<GradientCodec> makeCodec(const CodecOptions& options, int rank);
+
+// Every codec name the job file accepts, `none` first.
+const std::vector<std::string>& codecNames();
+
+}  // namespace ranklab

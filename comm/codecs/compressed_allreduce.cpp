@@ -1,0 +1,143 @@
+#include "comm/codecs/compressed_allreduce.h"
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "comm/codecs/powersgd.h"
+#include "comm/collectives/allreduce.h"
+#include "comm/collectives/compressed_ring_allreduce.h"
+#include "comm/collectives/payload_allgather.h"
+
+namespace ranklab {
+
+namespace {
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+CompressedAllreduce::CompressedAllreduce(Communicator& comm, const std::string& algorithm,
+                                         const CodecOptions& options, size_t count)
+    : comm_(comm), options_(options), allreduce_(makeAllreduce(algorithm, comm)) {
+  if (options.codec == "none") {
+    throw std::invalid_argument("CompressedAllreduce: codec none needs no compression");
+  }
+  if (options.codec == "powersgd") {
+    powersgd_ = std::make_unique<PowerSgd>(options.matrices, count, options.rank,
+                                           options.warm_start, options.seed);
+  } else {
+    codec_ = makeCodec(options, comm.rank());
+    if (codec_->collective() == CodecCollective::kRing) {
+      ring_ = std::make_unique<CompressedRingAllreduce>(comm, *codec_);
+    } else if (codec_->collective() == CodecCollective::kAllgather) {
+      allgather_ = std::make_unique<PayloadAllgather>(comm);
+      gathered_.resize(comm.size());
+    }
+  }
+  if (options.error_feedback) feedback_ = std::make_unique<ErrorFeedback>();
+}
+
+CompressedAllreduce::~CompressedAllreduce() = default;
+
+CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
+  CompressedAllreduceStats stats;
+  const int n = comm_.size();
+  if (n > 1) stats.bytes_raw = static_cast<int64_t>(2.0 * (n - 1) / n * count * sizeof(float));
+  const int64_t start = nowNs();
+  if (feedback_) feedback_->compensate(data, count);
+  stats.codec_ns = nowNs() - start;
+  if (powersgd_) {
+    runPowerSgd(data, count, stats);
+  } else if (codec_->collective() == CodecCollective::kRing) {
+    runRing(data, count, stats);
+  } else if (codec_->collective() == CodecCollective::kAllgather) {
+    runAllgather(data, count, stats);
+  } else {
+    runSummed(data, count, stats);
+  }
+  stats.comm_ns = nowNs() - start - stats.codec_ns;
+  return stats;
+}
+
+void CompressedAllreduce::encodeOwn(const float* data, size_t count,
+                                    CompressedAllreduceStats& stats) {
+  const int64_t t = nowNs();
+  codec_->encode(data, count, payload_);
+  sent_.resize(count);
+  codec_->decode(payload_.data(), payload_.size(), count, sent_.data(), DecodeMode::kAssign);
+  if (feedback_) feedback_->update(data, sent_.data(), count);
+  stats.codec_ns += nowNs() - t;
+}
+
+void CompressedAllreduce::runRing(float* data, size_t count, CompressedAllreduceStats& stats) {
+  // The residual needs this rank's own decoded contribution; the ring then carries it.
+  if (feedback_ || comm_.size() == 1) {
+    encodeOwn(data, count, stats);
+    std::memcpy(data, sent_.data(), count * sizeof(float));
+  }
+  ring_->run(data, count);
+  stats.bytes_tx += ring_->bytesSent();
+  stats.bytes_rx += ring_->bytesReceived();
+  stats.codec_ns += ring_->codecNs();
+}
+
+void CompressedAllreduce::runAllgather(float* data, size_t count, CompressedAllreduceStats& stats) {
+  encodeOwn(data, count, stats);
+  if (comm_.size() == 1) {
+    std::memcpy(data, sent_.data(), count * sizeof(float));
+    return;
+  }
+  gathered_[comm_.rank()].swap(payload_);
+  allgather_->run(gathered_);
+  stats.bytes_tx += allgather_->bytesSent();
+  stats.bytes_rx += allgather_->bytesReceived();
+  // Rank order on every rank, so every rank adds the same floats in the same order.
+  const int64_t t = nowNs();
+  for (size_t r = 0; r < gathered_.size(); ++r) {
+    codec_->decode(gathered_[r].data(), gathered_[r].size(), count, data,
+                   r == 0 ? DecodeMode::kAssign : DecodeMode::kAdd);
+  }
+  stats.codec_ns += nowNs() - t;
+}
+
+void CompressedAllreduce::runSummed(float* data, size_t count, CompressedAllreduceStats& stats) {
+  encodeOwn(data, count, stats);
+  if (comm_.size() > 1) {
+    std::vector<float> values(payload_.size() / sizeof(float));
+    std::memcpy(values.data(), payload_.data(), payload_.size());
+    allreduce_->run(values.data(), values.size());
+    std::memcpy(payload_.data(), values.data(), payload_.size());
+    stats.bytes_tx += allreduce_->bytesSent();
+    stats.bytes_rx += allreduce_->bytesReceived();
+  }
+  const int64_t t = nowNs();
+  codec_->decode(payload_.data(), payload_.size(), count, data, DecodeMode::kAssign);
+  stats.codec_ns += nowNs() - t;
+}
+
+void CompressedAllreduce::runPowerSgd(float* data, size_t count, CompressedAllreduceStats& stats) {
+  auto sum = [&](std::vector<float>& buffer) {
+    if (comm_.size() == 1) return;
+    allreduce_->run(buffer.data(), buffer.size());
+    stats.bytes_tx += allreduce_->bytesSent();
+    stats.bytes_rx += allreduce_->bytesReceived();
+  };
+  int64_t t = nowNs();
+  powersgd_->projectP(data);
+  stats.codec_ns += nowNs() - t;
+  sum(powersgd_->firstBuffer());
+  t = nowNs();
+  if (feedback_) sent_.resize(count);
+  powersgd_->projectQ(data, feedback_ ? sent_.data() : nullptr);
+  if (feedback_) feedback_->update(data, sent_.data(), count);
+  stats.codec_ns += nowNs() - t;
+  sum(powersgd_->secondBuffer());
+  t = nowNs();
+  powersgd_->reconstruct(data);
+  stats.codec_ns += nowNs() - t;
+}
+
+}  // namespace ranklab

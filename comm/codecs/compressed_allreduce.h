@@ -1,0 +1,73 @@
+// A compressed sum all-reduce: the job's codec, error feedback, and the collective the
+// codec's payloads need (codec.h, CodecCollective):
+//   kRing       fp16 bf16 qsgd      CompressedRingAllreduce
+//   kAllgather  topk threshold sign PayloadAllgather, then every rank decodes in rank order
+//   kSummed     randomk             the job's float all-reduce over the k values
+//   powersgd                        two float all-reduces of P and Q (powersgd.h)
+// With one rank nothing moves, but the codec and error feedback still apply, so a 1-rank
+// run trains on exactly what a compressed gradient carries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/codecs/codec.h"
+#include "comm/codecs/error_feedback.h"
+#include "comm/communicator.h"
+
+namespace ranklab {
+
+class Allreduce;
+class CompressedRingAllreduce;
+class PayloadAllgather;
+class PowerSgd;
+
+struct CompressedAllreduceStats {
+  int64_t bytes_tx = 0;
+  int64_t bytes_rx = 0;
+  // What the same algorithm would have sent uncompressed: 2(n-1)/n * count * 4 bytes.
+  int64_t bytes_raw = 0;
+  int64_t codec_ns = 0;  // encoding, decoding and error feedback
+  int64_t comm_ns = 0;   // everything else in run()
+};
+
+class CompressedAllreduce {
+ public:
+  // algorithm: the float all-reduce (ring, mpi) used by randomk and powersgd; the other
+  // codecs move bytes with their own collectives. count: the gradient buffer's length.
+  CompressedAllreduce(Communicator& comm, const std::string& algorithm, const CodecOptions& options,
+                      size_t count);
+  ~CompressedAllreduce();
+
+  // In: this rank's gradient (count floats). Out: the sum over ranks of what each sent.
+  CompressedAllreduceStats run(float* data, size_t count);
+
+  const std::string& codecName() const { return options_.codec; }
+  // Null when error feedback is off.
+  const ErrorFeedback* errorFeedback() const { return feedback_.get(); }
+
+ private:
+  void runRing(float* data, size_t count, CompressedAllreduceStats& stats);
+  void runAllgather(float* data, size_t count, CompressedAllreduceStats& stats);
+  void runSummed(float* data, size_t count, CompressedAllreduceStats& stats);
+  void runPowerSgd(float* data, size_t count, CompressedAllreduceStats& stats);
+  // Encodes data, and decodes the payload into sent_ (this rank's own contribution).
+  void encodeOwn(const float* data, size_t count, CompressedAllreduceStats& stats);
+
+  Communicator& comm_;
+  CodecOptions options_;
+  std::unique_ptr<GradientCodec> codec_;  // null for powersgd
+  std::unique_ptr<Allreduce> allreduce_;
+  std::unique_ptr<CompressedRingAllreduce> ring_;
+  std::unique_ptr<PayloadAllgather> allgather_;
+  std::unique_ptr<PowerSgd> powersgd_;
+  std::unique_ptr<ErrorFeedback> feedback_;
+  std::vector<uint8_t> payload_;
+  std::vector<std::vector<uint8_t>> gathered_;
+  std::vector<float> sent_;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,39 @@
+// QSGD codec (Alistarh et al. 2017): stochastic k-bit quantization with one scale per
+// bucket. Each element becomes a sign and a level l in 0..s, s = 2^(k-1) - 1 (k = 2: the
+// levels -1, 0, 1), rounded up with probability equal to the remainder, so decoding is
+// unbiased: E[decode(encode(x))] = x. The scale is the bucket's largest |x| (max-norm:
+// lower variance than the L2 norm at 2-4 bits).
+// Bound: |decode(encode(x))_i - x_i| < scale(bucket of i) / s.
+// Wire format: ceil(n/bucket) f32 scales, then n k-bit codes (sign << (k-1) | level),
+// packed LSB-first: 4*ceil(n/bucket) + ceil(n*k/8) bytes.
+#pragma once
+
+#include "comm/codecs/codec.h"
+#include "comm/codecs/fast_rng.h"
+
+namespace ranklab {
+
+class QsgdCodec : public GradientCodec {
+ public:
+  // bits: 2..8; bucket >= 1; seed: this rank's rounding stream.
+  QsgdCodec(int bits, int bucket, uint64_t seed);
+
+  std::string name() const override { return "qsgd"; }
+  CodecCollective collective() const override { return CodecCollective::kRing; }
+  void encode(const float* x, size_t n, std::vector<uint8_t>& out) override;
+  void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMode mode) override;
+  size_t payloadBytes(size_t n) const override;
+
+  int levels() const { return levels_; }
+
+ private:
+  size_t buckets(size_t n) const { return (n + bucket_ - 1) / bucket_; }
+
+  int bits_;
+  size_t bucket_;
+  int levels_;  // s
+  FastRng rng_;
+  std::vector<uint32_t> codes_;  // scratch, one code per element
+};
+
+}  // namespace ranklab

@@ -1,0 +1,31 @@
+#include "comm/codecs/threshold_codec.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "comm/codecs/sparse_payload.h"
+
+namespace ranklab {
+
+ThresholdCodec::ThresholdCodec(double threshold) : threshold_(static_cast<float>(threshold)) {
+  if (!(threshold > 0)) throw std::invalid_argument("threshold: threshold must be > 0");
+}
+
+void ThresholdCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
+  indices_.clear();
+  values_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (std::fabs(x[i]) >= threshold_) {
+      indices_.push_back(static_cast<uint32_t>(i));
+      values_.push_back(x[i]);
+    }
+  }
+  sparse::encode(indices_.data(), values_.data(), indices_.size(), n, out);
+}
+
+void ThresholdCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* out,
+                            DecodeMode mode) {
+  sparse::decode(payload, bytes, n, out, mode, "threshold");
+}
+
+}  // namespace ranklab

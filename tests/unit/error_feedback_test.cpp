@@ -1,0 +1,122 @@
+// Error feedback through the whole compressed all-reduce (one rank, so the output is
+// exactly what this rank sent): over many steps sum(sent) + residual == sum(raw), for
+// every lossy codec. And PowerSGD's own bounds.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "comm/codecs/compressed_allreduce.h"
+#include "comm/codecs/powersgd.h"
+#include "comm/memory/thread_communicator.h"
+
+namespace ranklab {
+namespace {
+
+// A small MLP-like layout: W0 (16, 24), b0 (16), W1 (4, 16), b1 (4).
+constexpr size_t kCount = 16 * 24 + 16 + 4 * 16 + 4;
+std::vector<MatrixBlock> layout() {
+  return {{0, 16, 24}, {16 * 24 + 16, 4, 16}};
+}
+
+CodecOptions optionsFor(const std::string& codec) {
+  CodecOptions o;
+  o.codec = codec;
+  o.bits = 2;
+  o.bucket = 32;
+  o.ratio = 0.05;
+  o.threshold = 2e-3;
+  o.rank = 1;
+  o.matrices = layout();
+  return o;
+}
+
+class FeedbackCodecs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FeedbackCodecs, SentPlusResidualEqualsRawOverSteps) {
+  ThreadRendezvous rendezvous(1);
+  ThreadCommunicator comm(rendezvous, 0);
+  CompressedAllreduce reduce(comm, "ring", optionsFor(GetParam()), kCount);
+  std::mt19937_64 rng(17);
+  std::normal_distribution<float> normal(0.f, 1e-3f);
+  std::vector<double> raw_sum(kCount, 0), sent_sum(kCount, 0);
+  std::vector<float> g(kCount);
+  double largest = 0;
+  for (int step = 0; step < 60; ++step) {
+    for (size_t i = 0; i < kCount; ++i) {
+      g[i] = normal(rng) + (i % 5 == 0 ? 1e-3f : 0.f);  // a drift, so residuals build up
+      raw_sum[i] += g[i];
+      largest = std::max(largest, std::fabs(raw_sum[i]));
+    }
+    reduce.run(g.data(), kCount);  // one rank: g becomes what was sent
+    for (size_t i = 0; i < kCount; ++i) sent_sum[i] += g[i];
+  }
+  ASSERT_NE(reduce.errorFeedback(), nullptr);
+  const auto& residual = reduce.errorFeedback()->residual();
+  ASSERT_EQ(residual.size(), kCount);
+  double worst = 0, residual_norm = 0;
+  for (size_t i = 0; i < kCount; ++i) {
+    worst = std::max(worst, std::fabs(sent_sum[i] + residual[i] - raw_sum[i]));
+    residual_norm += double(residual[i]) * residual[i];
+  }
+  // Only float rounding may separate the two sides.
+  EXPECT_LT(worst, 1e-5 * largest + 1e-7) << GetParam() << ": largest difference " << worst;
+  if (GetParam() != "fp16" && GetParam() != "bf16") {
+    EXPECT_GT(residual_norm, 0) << "a lossy codec left nothing behind";
+  }
+}
+
+TEST_P(FeedbackCodecs, WithoutFeedbackNothingIsKept) {
+  ThreadRendezvous rendezvous(1);
+  ThreadCommunicator comm(rendezvous, 0);
+  auto options = optionsFor(GetParam());
+  options.error_feedback = false;
+  CompressedAllreduce reduce(comm, "ring", options, kCount);
+  std::vector<float> g(kCount, 1e-3f);
+  reduce.run(g.data(), kCount);
+  EXPECT_EQ(reduce.errorFeedback(), nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, FeedbackCodecs,
+                         ::testing::Values("fp16", "bf16", "qsgd", "topk", "randomk", "threshold",
+                                           "sign", "powersgd"));
+
+// M = u v^T scaled: rank 1, so a rank-1 PowerSGD step reproduces it.
+TEST(PowerSgd, ReproducesALowRankMatrixAndPassesTheRestThrough) {
+  const auto blocks = layout();
+  PowerSgd power(blocks, kCount, 1, true, 5);
+  std::vector<float> g(kCount);
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 24; ++c) g[r * 24 + c] = 0.01f * (r - 7.5f) * std::cos(0.3f * c);
+  }
+  for (size_t i = 16 * 24; i < kCount; ++i) g[i] = 0.001f * static_cast<float>(i % 11);
+  const auto original = g;
+  std::vector<float> sent(kCount);
+  power.projectP(g.data());
+  power.projectQ(g.data(), sent.data());
+  power.reconstruct(g.data());
+  // The first block has rank 1; the second (rank 4 data, rank-1 approximation) only shrinks.
+  for (size_t i = 0; i < 16 * 24; ++i) ASSERT_NEAR(g[i], original[i], 1e-6) << i;
+  for (size_t i = 16 * 24; i < 16 * 24 + 16; ++i) ASSERT_EQ(g[i], original[i]) << "bias " << i;
+  double err = 0, norm = 0;
+  const size_t w1 = 16 * 24 + 16;
+  for (size_t i = w1; i < w1 + 64; ++i) {
+    err += (double(g[i]) - original[i]) * (double(g[i]) - original[i]);
+    norm += double(original[i]) * original[i];
+  }
+  EXPECT_LE(err, norm * (1 + 1e-6));
+  EXPECT_EQ(sent, g) << "one rank: what it sent is the result";
+  // P and Q of rank 1: (16 + 24) + (4 + 16) floats, plus the 20 biases uncompressed.
+  EXPECT_EQ(power.firstBuffer().size(), 16u + 4u + 20u);
+  EXPECT_EQ(power.secondBuffer().size(), 24u + 16u);
+}
+
+TEST(PowerSgd, RankIsCappedByTheMatrixShape) {
+  PowerSgd power({{0, 3, 50}}, 150, 8, true, 1);
+  EXPECT_EQ(power.effectiveRank(0), 3);
+  EXPECT_THROW(PowerSgd({{0, 10, 10}, {50, 10, 10}}, 120, 2, true, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ranklab
