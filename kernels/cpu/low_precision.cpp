@@ -62,6 +62,23 @@ __attribute__((target("avx,f16c"))) void fp16ToFloatF16c(const fp16_t* in, float
   for (; i < n; ++i) out[i] = _cvtsh_ss(in[i]);
 }
 
+__attribute__((target("avx512f"))) bool scaleAndCheckFiniteAvx512(float* x, size_t n,
+                                                                  float factor) {
+  const __m512 f = _mm512_set1_ps(factor);
+  const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+  __mmask16 bad = 0;
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = n - i >= 16 ? 0xffff : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), f);
+    _mm512_mask_storeu_ps(x + i, mask, v);
+    // inf and NaN are the values whose exponent bits are all ones.
+    const __m512i e = _mm512_and_si512(_mm512_castps_si512(v), exponent);
+    bad |= _mm512_mask_cmpeq_epi32_mask(mask, e, exponent);
+  }
+  return bad == 0;
+}
+
+const bool kAvx512F = __builtin_cpu_supports("avx512f");
 const bool kAvx512Bf16 = __builtin_cpu_supports("avx512bf16") &&
                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 const bool kAvx512 = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
@@ -120,6 +137,16 @@ void floatToFp16(const float* in, fp16_t* out, size_t n) {
 void fp16ToFloat(const fp16_t* in, float* out, size_t n) {
   if (kF16c) return fp16ToFloatF16c(in, out, n);
   for (size_t i = 0; i < n; ++i) out[i] = fp16ToFloat(in[i]);
+}
+
+bool scaleAndCheckFinite(float* x, size_t n, float factor) {
+  if (kAvx512F) return scaleAndCheckFiniteAvx512(x, n, factor);
+  bool finite = true;
+  for (size_t i = 0; i < n; ++i) {
+    x[i] *= factor;
+    finite &= std::isfinite(x[i]);
+  }
+  return finite;
 }
 
 void roundToBf16(float* x, size_t n) {

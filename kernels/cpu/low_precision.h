@@ -48,6 +48,10 @@ void fp16ToFloat(const fp16_t* in, float* out, size_t n);
 void roundToBf16(float* x, size_t n);
 void roundToFp16(float* x, size_t n);
 
+// x *= factor in place; false when any result is inf or NaN. One pass: AMP's unscale and
+// overflow check together.
+bool scaleAndCheckFinite(float* x, size_t n, float factor);
+
 // Which vector paths this CPU takes (for logs and benchmarks).
 bool cpuHasAvx512Bf16();
 bool cpuHasF16c();

@@ -1,0 +1,36 @@
+#include "engine/amp/loss_scaler.h"
+
+#include <stdexcept>
+
+#include "kernels/cpu/low_precision.h"
+
+namespace ranklab {
+
+LossScaler::LossScaler(LossScalerOptions options) : options_(options), scale_(options.init_scale) {
+  if (!(options.init_scale > 0) || !(options.growth_factor >= 1) ||
+      !(options.backoff_factor > 0 && options.backoff_factor < 1) || options.growth_interval < 1) {
+    throw std::invalid_argument(
+        "LossScaler: need init_scale > 0, growth_factor >= 1, 0 < backoff_factor < 1, "
+        "growth_interval >= 1");
+  }
+}
+
+bool LossScaler::unscale(float* grads, size_t n) const {
+  return kernels::scaleAndCheckFinite(grads, n, 1.f / scale_);
+}
+
+bool LossScaler::update(bool overflow) {
+  if (overflow) {
+    scale_ *= options_.backoff_factor;
+    clean_ = 0;
+    ++skipped_;
+    return false;
+  }
+  if (++clean_ == options_.growth_interval) {
+    scale_ *= options_.growth_factor;
+    clean_ = 0;
+  }
+  return true;
+}
+
+}  // namespace ranklab
