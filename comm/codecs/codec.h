@@ -45,6 +45,11 @@ class GradientCodec {
 
   // The exact payload size for n floats, or 0 when it depends on the values (kAllgather).
   virtual size_t payloadBytes(size_t n) const = 0;
+
+  // Codecs that round stochastically (qsgd) do so to stay unbiased when nothing remembers
+  // the error. Under error feedback the error is remembered, and rounding to nearest keeps
+  // it small and the residual bounded (stochastic 2-bit rounding makes it grow).
+  virtual void roundToNearest(bool /*nearest*/) {}
 };
 
 // A weight matrix inside the flat gradient buffer, row-major (rows, cols): PowerSGD

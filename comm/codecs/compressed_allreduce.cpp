@@ -75,9 +75,12 @@ void CompressedAllreduce::encodeOwn(const float* data, size_t count,
 void CompressedAllreduce::runRing(float* data, size_t count, CompressedAllreduceStats& stats) {
   // The residual needs this rank's own decoded contribution; the ring then carries it.
   if (feedback_ || comm_.size() == 1) {
+    codec_->roundToNearest(feedback_ != nullptr);
     encodeOwn(data, count, stats);
     std::memcpy(data, sent_.data(), count * sizeof(float));
   }
+  // Partial sums on the ring: nothing remembers their error, so keep it unbiased.
+  codec_->roundToNearest(false);
   ring_->run(data, count);
   stats.bytes_tx += ring_->bytesSent();
   stats.bytes_rx += ring_->bytesReceived();

@@ -35,12 +35,17 @@ void QsgdCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
     for (size_t i = begin; i < end; ++i) scale = std::max(scale, std::fabs(x[i]));
     wire::append(out, scale);
     const float inv = scale > 0.f ? s / scale : 0.f;
+    // Branch-free: random signs and coin flips would defeat the branch predictor. Each
+    // random draw gives four 16-bit uniforms (a rounding bias below 2^-16 of a level).
+    uint64_t random = 0;
     for (size_t i = begin; i < end; ++i) {
-      const float a = std::fabs(x[i]) * inv;  // in [0, s]
-      float level = std::floor(a);
-      if (rng_.uniform() < a - level) level += 1.f;
-      const auto l = static_cast<uint32_t>(std::min(level, s));
-      codes_[i] = (x[i] < 0.f ? sign_bit : 0u) | l;
+      if ((i - begin) % 4 == 0) random = nearest_ ? 0x8000800080008000ull : rng_.next();
+      const float u = static_cast<float>(random & 0xffffu) * 0x1.0p-16f;  // 0.5: nearest
+      random >>= 16;
+      const float a = std::min(std::fabs(x[i]) * inv, s);  // in [0, s]
+      const auto floor = static_cast<uint32_t>(a);         // a >= 0: truncation is floor
+      const uint32_t up = u < a - static_cast<float>(floor);
+      codes_[i] = (static_cast<uint32_t>(std::signbit(x[i])) * sign_bit) | (floor + up);
     }
   }
   wire::packBits(codes_.data(), n, bits_, out);
@@ -55,17 +60,21 @@ void QsgdCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* ou
   codes_.resize(n);
   const size_t scale_bytes = buckets(n) * sizeof(float);
   wire::unpackBits(payload + scale_bytes, n, bits_, codes_.data());
+  // code -> +-level / s, one table lookup per element instead of branches on the sign.
   const uint32_t sign_bit = 1u << (bits_ - 1);
+  float unit[256];
+  for (uint32_t code = 0; code < (1u << bits_); ++code) {
+    const float level = static_cast<float>(code & (sign_bit - 1)) / static_cast<float>(levels_);
+    unit[code] = code & sign_bit ? -level : level;
+  }
   for (size_t b = 0; b < buckets(n); ++b) {
     float scale;
     std::memcpy(&scale, payload + b * sizeof(float), sizeof scale);
-    const float step = scale / static_cast<float>(levels_);
     const size_t begin = b * bucket_, end = std::min(n, begin + bucket_);
-    for (size_t i = begin; i < end; ++i) {
-      const uint32_t code = codes_[i];
-      const float magnitude = static_cast<float>(code & (sign_bit - 1)) * step;
-      const float v = code & sign_bit ? -magnitude : magnitude;
-      out[i] = mode == DecodeMode::kAdd ? out[i] + v : v;
+    if (mode == DecodeMode::kAdd) {
+      for (size_t i = begin; i < end; ++i) out[i] += unit[codes_[i]] * scale;
+    } else {
+      for (size_t i = begin; i < end; ++i) out[i] = unit[codes_[i]] * scale;
     }
   }
 }

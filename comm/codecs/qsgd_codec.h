@@ -1,11 +1,12 @@
 // QSGD codec (Alistarh et al. 2017): stochastic k-bit quantization with one scale per
 // bucket. Each element becomes a sign and a level l in 0..s, s = 2^(k-1) - 1 (k = 2: the
 // levels -1, 0, 1), rounded up with probability equal to the remainder, so decoding is
-// unbiased: E[decode(encode(x))] = x. The scale is the bucket's largest |x| (max-norm:
-// lower variance than the L2 norm at 2-4 bits).
-// Bound: |decode(encode(x))_i - x_i| < scale(bucket of i) / s.
-// Wire format: ceil(n/bucket) f32 scales, then n k-bit codes (sign << (k-1) | level),
-// packed LSB-first: 4*ceil(n/bucket) + ceil(n*k/8) bytes.
+// unbiased: E[decode(encode(x))] = x (to 2^-16 of a level: 16-bit random numbers). The scale is the
+// bucket's largest |x| (max-norm: lower variance than the L2 norm at 2-4 bits). Bound:
+// |decode(encode(x))_i - x_i| < scale(bucket of i) / s; half that when rounding to nearest
+// (roundToNearest, used for a rank's own gradient under error feedback). Wire format:
+// ceil(n/bucket) f32 scales, then n k-bit codes (sign << (k-1) | level), packed LSB-first:
+// 4*ceil(n/bucket) + ceil(n*k/8) bytes.
 #pragma once
 
 #include "comm/codecs/codec.h"
@@ -23,6 +24,7 @@ class QsgdCodec : public GradientCodec {
   void encode(const float* x, size_t n, std::vector<uint8_t>& out) override;
   void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMode mode) override;
   size_t payloadBytes(size_t n) const override;
+  void roundToNearest(bool nearest) override { nearest_ = nearest; }
 
   int levels() const { return levels_; }
 
@@ -32,6 +34,7 @@ class QsgdCodec : public GradientCodec {
   int bits_;
   size_t bucket_;
   int levels_;  // s
+  bool nearest_ = false;
   FastRng rng_;
   std::vector<uint32_t> codes_;  // scratch, one code per element
 };

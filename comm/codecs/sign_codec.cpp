@@ -40,9 +40,12 @@ void SignCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* ou
     float scale;
     std::memcpy(&scale, payload + b * sizeof(float), sizeof scale);
     const size_t begin = b * bucket_, end = std::min(n, begin + bucket_);
-    for (size_t i = begin; i < end; ++i) {
-      const float v = bits[i / 8] >> (i % 8) & 1u ? -scale : scale;
-      out[i] = mode == DecodeMode::kAdd ? out[i] + v : v;
+    // Branch-free: the signs are as good as random to a branch predictor.
+    const float signed_scale[2] = {scale, -scale};
+    if (mode == DecodeMode::kAdd) {
+      for (size_t i = begin; i < end; ++i) out[i] += signed_scale[bits[i / 8] >> (i % 8) & 1u];
+    } else {
+      for (size_t i = begin; i < end; ++i) out[i] = signed_scale[bits[i / 8] >> (i % 8) & 1u];
     }
   }
 }

@@ -67,9 +67,12 @@ void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMo
   if (form == kBitmap) {
     const uint8_t* bits = reader.take((n + 7) / 8, "index bitmap");
     size_t found = 0;
-    for (size_t i = 0; i < n && found <= count; ++i) {
-      if (bits[i / 8] >> (i % 8) & 1u) {
-        if (found < count) indices[found] = static_cast<uint32_t>(i);
+    for (size_t byte = 0; byte < (n + 7) / 8; ++byte) {
+      // Bits past n in the last byte must be clear.
+      const unsigned valid = byte == n / 8 ? (1u << (n % 8)) - 1 : 0xffu;
+      if (bits[byte] & ~valid & 0xffu) wire::badPayload(codec, "bitmap marks an index past n");
+      for (unsigned b = bits[byte]; b != 0; b &= b - 1) {
+        if (found < count) indices[found] = static_cast<uint32_t>(byte * 8 + __builtin_ctz(b));
         ++found;
       }
     }

@@ -1,8 +1,8 @@
 // topk codec (Aji & Heafield 2017; Stich et al. 2018): sends the k = ceil(ratio * n)
 // elements of largest |x| exactly, as a sparse payload (sparse_payload.h); ties at the
-// k-th magnitude go to the lower indices. Bound: kept elements are exact, the rest decode
-// to 0, so |decode(encode(x))_i - x_i| <= the k-th largest |x|. Indices differ between
-// ranks, so payloads are all-gathered.
+// k-th magnitude go to the lower indices. NaN counts as larger than inf. Bound: kept elements are
+// exact, the rest decode to 0, so |decode(encode(x))_i - x_i| <= the k-th largest |x|. Indices
+// differ between ranks, so payloads are all-gathered.
 #pragma once
 
 #include "comm/codecs/codec.h"
@@ -23,7 +23,7 @@ class TopkCodec : public GradientCodec {
 
  private:
   double ratio_;
-  std::vector<float> magnitudes_;  // scratch
+  std::vector<uint32_t> bucket_members_;  // scratch
   std::vector<uint32_t> indices_;
   std::vector<float> values_;
 };

@@ -191,6 +191,20 @@ Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> a
 
 // An array of integers; `entry_meaning` says what one entry is ("one width per hidden layer").
 template <class Ref>
+Field boolField(std::string_view key, Ref ref) {
+  return {key, false,
+          [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
+            const auto* flag = value.as_boolean();
+            if (!flag) {
+              log.add(value.source(), path, "expected true or false, got " + typeName(value));
+              return;
+            }
+            ref(job) = flag->get();
+          },
+          [=](const JobSpec& job) { return std::string(ref(job) ? "true" : "false"); }};
+}
+
+template <class Ref>
 Field widthsField(std::string_view key, Ref ref, int64_t min_count, int64_t max_count,
                   int64_t min_width, int64_t max_width, std::string entry_meaning) {
   return {
@@ -314,10 +328,21 @@ std::vector<Section> buildSchema() {
         intField("threads", RANKLAB_JOB_KEY(parallel.threads), 0, 256)}},
       {"compression",
        "how gradients are encoded on the wire",
-       {stringField("codec", RANKLAB_JOB_KEY(compression.codec), {"none"})}},
+       {stringField(
+            "codec", RANKLAB_JOB_KEY(compression.codec),
+            {"none", "fp16", "bf16", "qsgd", "topk", "randomk", "threshold", "sign", "powersgd"}),
+        boolField("error_feedback", RANKLAB_JOB_KEY(compression.error_feedback)),
+        intField("bits", RANKLAB_JOB_KEY(compression.bits), 2, 8),
+        intField("bucket", RANKLAB_JOB_KEY(compression.bucket), 1, 1 << 24),
+        doubleField("ratio", RANKLAB_JOB_KEY(compression.ratio), {0.0, 1.0, true, false}),
+        doubleField("threshold", RANKLAB_JOB_KEY(compression.threshold), {0.0, 1e6, true, false}),
+        intField("rank", RANKLAB_JOB_KEY(compression.rank), 1, 64),
+        boolField("warm_start", RANKLAB_JOB_KEY(compression.warm_start))}},
       {"amp",
        "the precision of the compute",
-       {stringField("dtype", RANKLAB_JOB_KEY(amp.dtype), {"fp32"})}},
+       {stringField("dtype", RANKLAB_JOB_KEY(amp.dtype), {"fp32", "bf16", "fp16"}),
+        doubleField("init_scale", RANKLAB_JOB_KEY(amp.init_scale), {0.0, 1e30, true, false}),
+        intField("growth_interval", RANKLAB_JOB_KEY(amp.growth_interval), 1, 1000000)}},
       {"fault",
        "injected faults for demos",
        {intField("straggler_rank", RANKLAB_JOB_KEY(fault.straggler_rank), -1, 255),

@@ -67,14 +67,24 @@ struct ParallelSpec {
   bool operator==(const ParallelSpec&) const = default;
 };
 
+// How gradients travel (docs/compression.md): the codec and its parameters.
 struct CompressionSpec {
-  std::string codec = "none";  // none
+  std::string codec = "none";  // none fp16 bf16 qsgd topk randomk threshold sign powersgd
+  bool error_feedback = true;  // keep what a codec did not send, add it to the next gradient
+  int bits = 4;                // qsgd: bits per element, sign included
+  int bucket = 512;            // qsgd, sign: elements sharing one scale
+  double ratio = 0.01;         // topk, randomk: fraction of elements sent
+  double threshold = 0.001;    // threshold: send elements with |g| >= this
+  int rank = 2;                // powersgd: rank of the approximation
+  bool warm_start = true;      // powersgd: reuse last step's Q
 
   bool operator==(const CompressionSpec&) const = default;
 };
 
 struct AmpSpec {
-  std::string dtype = "fp32";  // fp32
+  std::string dtype = "fp32";   // fp32 | bf16 | fp16 (compute precision; weights stay fp32)
+  double init_scale = 65536.0;  // dynamic loss scale to start from (bf16, fp16)
+  int growth_interval = 2000;   // clean steps before the loss scale doubles
 
   bool operator==(const AmpSpec&) const = default;
 };

@@ -5,19 +5,25 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "comm/codecs/codec.h"
 #include "comm/collectives/allreduce.h"
 #include "comm/communicator.h"
 #include "engine/job/job_spec.h"
 
 namespace ranklab {
 
+class CompressedAllreduce;
+
 struct SyncStats {
   int64_t wait_ns = 0;  // blocked until the slowest rank arrived
   int64_t comm_ns = 0;  // moving and reducing bytes
   int64_t bytes_tx = 0;
   int64_t bytes_rx = 0;
-  int64_t bytes_raw = 0;  // uncompressed gradient bytes
+  int64_t bytes_raw = 0;    // what the same collective would have sent uncompressed
+  int64_t compress_ns = 0;  // encoding, decoding, error feedback (inside comm time's span)
 };
 
 class GradientSync {
@@ -28,17 +34,28 @@ class GradientSync {
 };
 
 // Synchronous data parallel: a barrier (measured as wait), then a sum all-reduce by the
-// job's algorithm (measured as communication), then divide by the world size.
+// job's algorithm (measured as communication), then divide by the world size. With a
+// codec the all-reduce is compressed (comm/codecs/compressed_allreduce.h); its encode and
+// decode time is reported as compress_ns, not as communication.
 class AllreduceSync : public GradientSync {
  public:
-  AllreduceSync(Communicator& comm, const std::string& algorithm);
+  AllreduceSync(Communicator& comm, const std::string& algorithm, CodecOptions codec = {});
+  ~AllreduceSync() override;
   SyncStats sync(float* grads, size_t count) override;
 
  private:
   Communicator& comm_;
+  std::string algorithm_;
+  CodecOptions codec_;
   std::unique_ptr<Allreduce> allreduce_;
+  std::unique_ptr<CompressedAllreduce> compressed_;  // built on first sync, when count is known
 };
 
-std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& comm);
+// The job's [compression] section as codec options; `matrices` are the weight matrices
+// inside the gradient buffer (PowerSGD compresses those).
+CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices = {});
+
+std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& comm,
+                                               std::vector<MatrixBlock> matrices = {});
 
 }  // namespace ranklab

@@ -26,6 +26,28 @@ Shape sampleShape(const Dataset& data) {
   return {data.height, data.width, data.features / (data.height * data.width)};
 }
 
+// The weight tensors inside the flat buffer as matrices (output features, the rest), for
+// codecs that use shapes: a Linear weight is (out, in), a Conv2d kernel (out, in*k*k).
+std::vector<MatrixBlock> weightMatrices(const Network& model) {
+  std::vector<MatrixBlock> blocks;
+  for (const auto& view : model.views()) {
+    const std::string suffix = ".weight";
+    if (view.name.size() <= suffix.size() ||
+        view.name.compare(view.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    const std::string layer = view.name.substr(0, view.name.size() - suffix.size());
+    for (const auto& l : model.layers()) {
+      if (l->name() != layer) continue;
+      const int rows = l->outputShape().channels;
+      if (rows > 0 && view.size % rows == 0) {
+        blocks.push_back({view.offset, rows, static_cast<int>(view.size / rows)});
+      }
+    }
+  }
+  return blocks;
+}
+
 // Test loss and accuracy over the whole test set: each rank scores its slice, then sum.
 EvalStats evaluate(Network& model, Communicator& comm, const Dataset& test, int batch) {
   const int64_t begin = test.count * comm.rank() / comm.size();
@@ -119,7 +141,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
   Network model = makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed);
   model.setDropoutStream(job.train.seed, comm.rank());
   auto optimizer = makeOptimizer(job.train, model.parameterCount());
-  auto gradient_sync = makeGradientSync(job, comm);
+  auto gradient_sync = makeGradientSync(job, comm, weightMatrices(model));
   ShardLoader loader(train_set, comm.rank(), comm.size(), job.train.batch_size, job.train.seed);
   if (loader.stepsPerEpoch() == 0) {
     throw std::invalid_argument("train.batch_size " + std::to_string(job.train.batch_size) + " x " +
@@ -188,6 +210,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
       s.bytes_tx = sync.bytes_tx;
       s.bytes_rx = sync.bytes_rx;
       s.bytes_raw = sync.bytes_raw;
+      s.compress_ns = sync.compress_ns;
 
       t = nowNs();
       optimizer->step(model.params(), model.grads(), s.lr);

@@ -1,4 +1,4 @@
-// bf16 GEMM against an fp32 reference on the same (bf16-rounded) inputs, for every
+// bf16 and fp16 GEMMs against fp32 references on the same (rounded) inputs, for every
 // transpose combination, alpha/beta, leading dimensions and the MLP's shapes.
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/fp16_gemm.h"
 
 namespace ranklab::kernels {
 namespace {
@@ -81,6 +82,35 @@ TEST(Bf16Gemm, MatchesTheFp32ReferenceOnBf16Inputs) {
       EXPECT_LE(worst, tolerance) << "m " << c.m << " n " << c.n << " k " << c.k;
     }
   }
+}
+
+// fp16: the same shapes against double sums of the fp16 inputs, each result within fp16's
+// rounding; a product beyond 65504 comes out as inf.
+TEST(Fp16Gemm, RoundsTheResultToFp16AndOverflowsToInf) {
+  const int m = 64, n = 256, k = 784;
+  std::mt19937 rng(4);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<fp16_t> a(size_t(m) * k), b(size_t(n) * k);
+  std::vector<float> af(a.size()), bf(b.size());
+  for (size_t i = 0; i < a.size(); ++i) af[i] = fp16ToFloat(a[i] = floatToFp16(normal(rng)));
+  for (size_t i = 0; i < b.size(); ++i) bf[i] = fp16ToFloat(b[i] = floatToFp16(normal(rng)));
+  std::vector<float> c(size_t(m) * n, 1.f);
+  gemmFp16(Trans::kNo, Trans::kYes, m, n, k, 1.f, a.data(), k, b.data(), k, 1.f, c.data(), n);
+  double worst = 0;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int p = 0; p < k; ++p) sum += double(af[i * k + p]) * bf[j * k + p];
+      // fp16 rounding of the product (2^-11 relative) plus fp32 summation error.
+      const double tolerance = std::ldexp(std::fabs(sum), -11) + 1e-4;
+      worst = std::max(worst, std::fabs(c[i * n + j] - (sum + 1.0)) / tolerance);
+    }
+  }
+  EXPECT_LE(worst, 1.0) << "largest difference in units of the tolerance";
+  const fp16_t big = floatToFp16(300.f);
+  float out = 0;
+  gemmFp16(Trans::kNo, Trans::kNo, 1, 1, 1, 1.f, &big, 1, &big, 1, 0.f, &out, 1);
+  EXPECT_TRUE(std::isinf(out)) << "300 * 300 = 90000 > 65504";
 }
 
 }  // namespace

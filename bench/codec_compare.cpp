@@ -1,0 +1,176 @@
+// bench_codecs: every gradient codec on the quickstart job (784-256-128-10 MLP,
+// Fashion-MNIST, batch 64 per rank, SGD lr 0.05 momentum 0.9, ring all-reduce), trained
+// one after another in the same MPI job, and one table: bytes per step, compression ratio,
+// encode+decode time, final test accuracy, samples/s.
+// Usage: mpirun -np 4 bench_codecs [--epochs E] [--only label,label] [--json]
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "comm/mpi/mpi_communicator.h"
+#include "engine/data/idx_dataset.h"
+#include "engine/job/job_spec.h"
+#include "engine/train/trainer.h"
+#include "kernels/cpu/gemm.h"
+
+namespace ranklab {
+namespace {
+
+struct Variant {
+  std::string label;
+  JobOverrides overrides;  // --set style, on top of the quickstart job
+};
+
+// The codecs with the settings the comparison uses; error feedback is on unless said.
+std::vector<Variant> variants() {
+  return {
+      {"none", {}},
+      {"fp16", {"compression.codec=fp16"}},
+      {"bf16", {"compression.codec=bf16"}},
+      {"qsgd-8bit", {"compression.codec=qsgd", "compression.bits=8"}},
+      {"qsgd-4bit", {"compression.codec=qsgd", "compression.bits=4"}},
+      {"qsgd-2bit", {"compression.codec=qsgd", "compression.bits=2"}},
+      {"topk-1%", {"compression.codec=topk", "compression.ratio=0.01"}},
+      {"topk-0.1%", {"compression.codec=topk", "compression.ratio=0.001"}},
+      {"randomk-10%", {"compression.codec=randomk", "compression.ratio=0.1"}},
+      {"threshold", {"compression.codec=threshold"}},
+      {"sign", {"compression.codec=sign"}},
+      {"sign-no-ef", {"compression.codec=sign", "compression.error_feedback=false"}},
+      {"powersgd-r1", {"compression.codec=powersgd", "compression.rank=1"}},
+      {"powersgd-r2", {"compression.codec=powersgd", "compression.rank=2"}},
+      {"powersgd-r4", {"compression.codec=powersgd", "compression.rank=4"}},
+  };
+}
+
+// Sums what each step reports on this rank.
+class Totals : public TrainObserver {
+ public:
+  void onStep(const StepStats& s) override {
+    ++steps;
+    bytes_tx += s.bytes_tx;
+    bytes_raw += s.bytes_raw;
+    compress_ns += s.compress_ns;
+  }
+  int64_t steps = 0, bytes_tx = 0, bytes_raw = 0, compress_ns = 0;
+};
+
+struct Row {
+  std::string label;
+  double bytes_per_step = 0, raw_per_step = 0, codec_ms = 0, accuracy = 0, samples_per_s = 0;
+};
+
+// Every rank's value, in rank order (an all-reduce of one-hot vectors).
+std::vector<double> gather(Communicator& comm, double value) {
+  std::vector<float> slots(comm.size(), 0.f);
+  slots[comm.rank()] = static_cast<float>(value);
+  comm.allreduceSumNative(slots.data(), slots.size());
+  return {slots.begin(), slots.end()};
+}
+
+Row runVariant(const Variant& v, int epochs, Communicator& comm, const Dataset& train_set,
+               const Dataset& test_set) {
+  JobOverrides overrides = v.overrides;
+  overrides.push_back("train.epochs=" + std::to_string(epochs));
+  const JobSpec job = parseJob("", "bench_codecs", overrides);
+  Totals totals;
+  const TrainResult result = train(job, comm, train_set, test_set, totals);
+  const auto train_s = gather(comm, result.train_ns / 1e9);
+  const auto codec_ms = gather(comm, totals.compress_ns / 1e6 / totals.steps);
+  Row row;
+  row.label = v.label;
+  row.bytes_per_step = double(totals.bytes_tx) / totals.steps;
+  row.raw_per_step = double(totals.bytes_raw) / totals.steps;
+  row.codec_ms = *std::max_element(codec_ms.begin(), codec_ms.end());
+  row.accuracy = result.last_eval.test_accuracy;
+  const double slowest = *std::max_element(train_s.begin(), train_s.end());
+  row.samples_per_s = double(totals.steps) * job.train.batch_size * comm.size() / slowest;
+  return row;
+}
+
+void print(const std::vector<Row>& rows, int world, int epochs, bool json) {
+  const Row& base = rows.front();
+  if (json) {
+    for (const auto& r : rows) {
+      std::printf(
+          "{\"codec\":\"%s\",\"world\":%d,\"epochs\":%d,\"bytes_per_step\":%.0f,"
+          "\"ratio\":%.2f,\"codec_ms_per_step\":%.3f,\"test_accuracy\":%.4f,"
+          "\"samples_per_s\":%.0f}\n",
+          r.label.c_str(), world, epochs, r.bytes_per_step,
+          r.bytes_per_step > 0 ? base.bytes_per_step / r.bytes_per_step : 0.0, r.codec_ms,
+          r.accuracy, r.samples_per_s);
+    }
+    return;
+  }
+  std::printf("%d ranks, ring all-reduce, quickstart MLP, %d epochs, batch 64 per rank\n", world,
+              epochs);
+  std::printf("%-13s %13s %8s %15s %10s %10s %10s\n", "codec", "bytes/step", "ratio",
+              "enc+dec ms/step", "accuracy", "vs none", "samples/s");
+  for (const auto& r : rows) {
+    const double ratio = r.bytes_per_step > 0 ? base.bytes_per_step / r.bytes_per_step : 0.0;
+    std::printf("%-13s %13.0f %7.1fx %15.3f %10.4f %+10.4f %10.0f\n", r.label.c_str(),
+                r.bytes_per_step, ratio, r.codec_ms, r.accuracy, r.accuracy - base.accuracy,
+                r.samples_per_s);
+  }
+  std::printf(
+      "bytes/step: sent by one rank per step (rank 0); ratio: uncompressed bytes/step over "
+      "this row's;\nenc+dec: encode, decode and error feedback per step (slowest rank); "
+      "samples/s: all ranks' samples over the slowest rank's training time\n");
+}
+
+int run(int argc, char** argv) {
+  MpiCommunicator comm;
+  int epochs = 2;
+  bool json = false;
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--json") {
+      json = true;
+    } else if (flag == "--epochs" && i + 1 < argc) {
+      epochs = std::stoi(argv[++i]);
+    } else if (flag == "--only" && i + 1 < argc) {
+      std::stringstream list(argv[++i]);
+      for (std::string label; std::getline(list, label, ',');) only.push_back(label);
+    } else {
+      throw std::invalid_argument("bench_codecs: unknown option " + flag +
+                                  " (allowed: --epochs E, --only a,b, --json)");
+    }
+  }
+  const JobSpec defaults;
+  kernels::setBlasThreads(1);
+  const Dataset train_set = loadFashionMnist(defaults.data.path, "train", 0);
+  const Dataset test_set = loadFashionMnist(defaults.data.path, "t10k", 0);
+  std::vector<Row> rows;
+  for (const auto& v : variants()) {
+    // The baseline always runs: ratios and accuracy differences are relative to it.
+    if (!only.empty() && v.label != "none" &&
+        std::find(only.begin(), only.end(), v.label) == only.end()) {
+      continue;
+    }
+    rows.push_back(runVariant(v, epochs, comm, train_set, test_set));
+    if (comm.rank() == 0 && !json) {
+      std::fprintf(stderr, "  %s: accuracy %.4f\n", rows.back().label.c_str(),
+                   rows.back().accuracy);
+    }
+  }
+  if (comm.rank() == 0) print(rows, comm.size(), epochs, json);
+  return 0;
+}
+
+}  // namespace
+}  // namespace ranklab
+
+int main(int argc, char** argv) {
+  ranklab::MpiSession mpi(&argc, &argv);
+  try {
+    return ranklab::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_codecs: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+}
