@@ -25,7 +25,8 @@ struct Variant {
   JobOverrides overrides;  // --set style, on top of the quickstart job
 };
 
-// The codecs with the settings the comparison uses; error feedback is on unless said.
+// The codecs with the settings the comparison uses; error feedback and momentum correction
+// (the job file's defaults) are on unless the label says otherwise.
 std::vector<Variant> variants() {
   return {
       {"none", {}},
@@ -35,7 +36,13 @@ std::vector<Variant> variants() {
       {"qsgd-4bit", {"compression.codec=qsgd", "compression.bits=4"}},
       {"qsgd-2bit", {"compression.codec=qsgd", "compression.bits=2"}},
       {"topk-1%", {"compression.codec=topk", "compression.ratio=0.01"}},
-      {"topk-0.1%", {"compression.codec=topk", "compression.ratio=0.001"}},
+      {"topk-1%-nomc",
+       {"compression.codec=topk", "compression.ratio=0.01",
+        "compression.momentum_correction=false"}},
+      {"topk-1%-f16v",
+       {"compression.codec=topk", "compression.ratio=0.01", "compression.value_dtype=fp16"}},
+      {"topk-0.5%-f16v",
+       {"compression.codec=topk", "compression.ratio=0.005", "compression.value_dtype=fp16"}},
       {"randomk-10%", {"compression.codec=randomk", "compression.ratio=0.1"}},
       {"threshold", {"compression.codec=threshold"}},
       {"sign", {"compression.codec=sign"}},

@@ -50,6 +50,10 @@ class GradientCodec {
   // the error. Under error feedback the error is remembered, and rounding to nearest keeps
   // it small and the residual bounded (stochastic 2-bit rounding makes it grow).
   virtual void roundToNearest(bool /*nearest*/) {}
+
+  // True when a payload carries a subset of the elements exactly and nothing of the rest
+  // (topk, randomk, threshold).
+  virtual bool sparse() const { return false; }
 };
 
 // A weight matrix inside the flat gradient buffer, row-major (rows, cols): PowerSGD
@@ -62,14 +66,19 @@ struct MatrixBlock {
 
 // The job file's [compression] section, as the codecs need it (docs/job-file.md).
 struct CodecOptions {
-  std::string codec = "none";         // none fp16 bf16 qsgd topk randomk threshold sign powersgd
-  bool error_feedback = true;         // keep what was not sent and add it to the next gradient
-  int bits = 4;                       // qsgd: bits per element, sign included (2, 4 or 8)
-  int bucket = 512;                   // qsgd, sign: elements that share one scale
-  double ratio = 0.01;                // topk, randomk: fraction of elements sent
-  double threshold = 1e-3;            // threshold: send elements with |x| >= threshold
-  int rank = 2;                       // powersgd: rank of the approximation
-  bool warm_start = true;             // powersgd: start the power iteration from last step's Q
+  std::string codec = "none";  // none fp16 bf16 qsgd topk randomk threshold sign powersgd
+  bool error_feedback = true;  // keep what was not sent and add it to the next gradient
+  int bits = 4;                // qsgd: bits per element, sign included (2, 4 or 8)
+  int bucket = 512;            // qsgd, sign: elements that share one scale
+  double ratio = 0.01;         // topk, randomk: fraction of elements sent
+  double threshold = 0.05;     // threshold: send elements with |x| >= threshold
+  bool half_values = false;    // topk, threshold: values as fp16 instead of fp32
+  int rank = 2;                // powersgd: rank of the approximation
+  bool warm_start = true;      // powersgd: start the power iteration from last step's Q
+  // > 0: DGC's momentum correction (Lin et al. 2018). Momentum is applied to each rank's
+  // gradient before compression, and the optimizer runs without it; sparse codecs clear
+  // the velocity of what they sent (momentum factor masking).
+  float local_momentum = 0.f;
   uint64_t seed = 1;                  // random streams (qsgd rounding, randomk indices, powersgd Q)
   std::vector<MatrixBlock> matrices;  // powersgd: which parts of the buffer are matrices
 };

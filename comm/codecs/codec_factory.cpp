@@ -26,9 +26,9 @@ std::unique_ptr<GradientCodec> makeCodec(const CodecOptions& o, int rank) {
   if (o.codec == "qsgd") {
     return std::make_unique<QsgdCodec>(o.bits, o.bucket, mixSeed(o.seed, 0x9519d, rank));
   }
-  if (o.codec == "topk") return std::make_unique<TopkCodec>(o.ratio);
+  if (o.codec == "topk") return std::make_unique<TopkCodec>(o.ratio, o.half_values);
   if (o.codec == "randomk") return std::make_unique<RandomkCodec>(o.ratio, mixSeed(o.seed, 0x4a2d));
-  if (o.codec == "threshold") return std::make_unique<ThresholdCodec>(o.threshold);
+  if (o.codec == "threshold") return std::make_unique<ThresholdCodec>(o.threshold, o.half_values);
   if (o.codec == "sign") return std::make_unique<SignCodec>(o.bucket);
   std::string allowed;
   for (const auto& name : codecNames()) {

@@ -47,6 +47,11 @@ CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
   const int n = comm_.size();
   if (n > 1) stats.bytes_raw = static_cast<int64_t>(2.0 * (n - 1) / n * count * sizeof(float));
   const int64_t start = nowNs();
+  if (options_.local_momentum > 0.f) {
+    velocity_.resize(count, 0.f);
+    for (size_t i = 0; i < count; ++i)
+      data[i] = velocity_[i] = options_.local_momentum * velocity_[i] + data[i];
+  }
   if (feedback_) feedback_->compensate(data, count);
   stats.codec_ns = nowNs() - start;
   if (powersgd_) {
@@ -69,6 +74,9 @@ void CompressedAllreduce::encodeOwn(const float* data, size_t count,
   sent_.resize(count);
   codec_->decode(payload_.data(), payload_.size(), count, sent_.data(), DecodeMode::kAssign);
   if (feedback_) feedback_->update(data, sent_.data(), count);
+  if (options_.local_momentum > 0.f && codec_->sparse()) {
+    for (size_t i = 0; i < count; ++i) velocity_[i] = sent_[i] != 0.f ? 0.f : velocity_[i];
+  }
   stats.codec_ns += nowNs() - t;
 }
 

@@ -68,6 +68,7 @@ class CompressedAllreduce {
   std::vector<uint8_t> payload_;
   std::vector<std::vector<uint8_t>> gathered_;
   std::vector<float> sent_;
+  std::vector<float> velocity_;  // options_.local_momentum > 0
 };
 
 }  // namespace ranklab

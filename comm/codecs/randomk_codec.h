@@ -20,6 +20,7 @@ class RandomkCodec : public GradientCodec {
   CodecCollective collective() const override { return CodecCollective::kSummed; }
   void encode(const float* x, size_t n, std::vector<uint8_t>& out) override;
   void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMode mode) override;
+  bool sparse() const override { return true; }
   size_t payloadBytes(size_t n) const override { return keptCount(n) * sizeof(float); }
 
   size_t keptCount(size_t n) const;

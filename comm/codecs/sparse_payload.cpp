@@ -4,6 +4,7 @@
 #include <string>
 
 #include "comm/codecs/wire_format.h"
+#include "kernels/cpu/low_precision.h"
 
 namespace ranklab::sparse {
 
@@ -20,20 +21,25 @@ int deltaWidth(const uint32_t* indices, size_t count) {
   return wire::bitWidth(widest);
 }
 
-}  // namespace
-
-size_t payloadBytes(const uint32_t* indices, size_t count, size_t n) {
-  const size_t packed = wire::packedBytes(count, deltaWidth(indices, count));
-  return kHeaderBytes + std::min(packed, (n + 7) / 8) + count * sizeof(float);
+size_t valueBytes(ValueType type) {
+  return type == ValueType::kF16 ? sizeof(uint16_t) : sizeof(float);
 }
 
-void encode(const uint32_t* indices, const float* values, size_t count, size_t n,
+}  // namespace
+
+size_t payloadBytes(const uint32_t* indices, size_t count, size_t n, ValueType type) {
+  const size_t packed = wire::packedBytes(count, deltaWidth(indices, count));
+  return kHeaderBytes + std::min(packed, (n + 7) / 8) + count * valueBytes(type);
+}
+
+void encode(const uint32_t* indices, const float* values, size_t count, size_t n, ValueType type,
             std::vector<uint8_t>& out) {
   out.clear();
   const int width = deltaWidth(indices, count);
   const bool bitmap = (n + 7) / 8 < wire::packedBytes(count, width);
   out.push_back(bitmap ? kBitmap : kDeltaPacked);
   out.push_back(static_cast<uint8_t>(bitmap ? 0 : width));
+  out.push_back(static_cast<uint8_t>(type));
   wire::append(out, static_cast<uint32_t>(count));
   if (bitmap) {
     const size_t start = out.size();
@@ -46,7 +52,12 @@ void encode(const uint32_t* indices, const float* values, size_t count, size_t n
     }
     wire::packBits(deltas.data(), count, width, out);
   }
-  wire::append(out, values, count);
+  if (type == ValueType::kF32) return wire::append(out, values, count);
+  const size_t start = out.size();
+  out.resize(start + count * sizeof(uint16_t));
+  std::vector<uint16_t> halves(count);
+  kernels::floatToFp16(values, halves.data(), count);
+  std::memcpy(out.data() + start, halves.data(), count * sizeof(uint16_t));
 }
 
 void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMode mode,
@@ -54,9 +65,13 @@ void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMo
   wire::PayloadReader reader(payload, bytes, codec);
   const auto form = reader.scalar<uint8_t>("index form");
   const auto width = reader.scalar<uint8_t>("index width");
+  const auto type = static_cast<ValueType>(reader.scalar<uint8_t>("value type"));
   const auto count = reader.scalar<uint32_t>("entry count");
   if (form != kDeltaPacked && form != kBitmap) {
     wire::badPayload(codec, "unknown index form " + std::to_string(form));
+  }
+  if (type != ValueType::kF32 && type != ValueType::kF16) {
+    wire::badPayload(codec, "unknown value type " + std::to_string(static_cast<int>(type)));
   }
   if (width > 32) wire::badPayload(codec, "index width " + std::to_string(width) + " > 32");
   if (count > n) {
@@ -93,14 +108,18 @@ void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMo
       indices[i] = static_cast<uint32_t>(index);
     }
   }
-  const uint8_t* values = reader.take(count * sizeof(float), "values");
+  const uint8_t* raw = reader.take(count * valueBytes(type), "values");
   reader.expectEnd();
-  if (mode == DecodeMode::kAssign) std::fill(out, out + n, 0.f);
-  for (size_t i = 0; i < count; ++i) {
-    float v;
-    std::memcpy(&v, values + i * sizeof(float), sizeof v);
-    out[indices[i]] += v;
+  std::vector<float> values(count);
+  if (type == ValueType::kF32) {
+    std::memcpy(values.data(), raw, count * sizeof(float));
+  } else {
+    std::vector<uint16_t> halves(count);
+    std::memcpy(halves.data(), raw, count * sizeof(uint16_t));
+    kernels::fp16ToFloat(halves.data(), values.data(), count);
   }
+  if (mode == DecodeMode::kAssign) std::fill(out, out + n, 0.f);
+  for (size_t i = 0; i < count; ++i) out[indices[i]] += values[i];
 }
 
 }  // namespace ranklab::sparse

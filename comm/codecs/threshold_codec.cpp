@@ -7,7 +7,9 @@
 
 namespace ranklab {
 
-ThresholdCodec::ThresholdCodec(double threshold) : threshold_(static_cast<float>(threshold)) {
+ThresholdCodec::ThresholdCodec(double threshold, bool half_values)
+    : threshold_(static_cast<float>(threshold)),
+      values_type_(half_values ? sparse::ValueType::kF16 : sparse::ValueType::kF32) {
   if (!(threshold > 0)) throw std::invalid_argument("threshold: threshold must be > 0");
 }
 
@@ -20,7 +22,7 @@ void ThresholdCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out)
       values_.push_back(x[i]);
     }
   }
-  sparse::encode(indices_.data(), values_.data(), indices_.size(), n, out);
+  sparse::encode(indices_.data(), values_.data(), indices_.size(), n, values_type_, out);
 }
 
 void ThresholdCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* out,

@@ -10,7 +10,8 @@
 
 namespace ranklab {
 
-TopkCodec::TopkCodec(double ratio) : ratio_(ratio) {
+TopkCodec::TopkCodec(double ratio, bool half_values)
+    : ratio_(ratio), values_type_(half_values ? sparse::ValueType::kF16 : sparse::ValueType::kF32) {
   if (!(ratio > 0 && ratio <= 1)) throw std::invalid_argument("topk: ratio must be in (0, 1]");
 }
 
@@ -72,7 +73,7 @@ void TopkCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
       }
     }
   }
-  sparse::encode(indices_.data(), values_.data(), indices_.size(), n, out);
+  sparse::encode(indices_.data(), values_.data(), indices_.size(), n, values_type_, out);
 }
 
 void TopkCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* out,

@@ -6,17 +6,20 @@
 #pragma once
 
 #include "comm/codecs/codec.h"
+#include "comm/codecs/sparse_payload.h"
 
 namespace ranklab {
 
 class TopkCodec : public GradientCodec {
  public:
-  explicit TopkCodec(double ratio);
+  // half_values: send values as fp16 (2 bytes) instead of fp32.
+  TopkCodec(double ratio, bool half_values = false);
 
   std::string name() const override { return "topk"; }
   CodecCollective collective() const override { return CodecCollective::kAllgather; }
   void encode(const float* x, size_t n, std::vector<uint8_t>& out) override;
   void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMode mode) override;
+  bool sparse() const override { return true; }
   size_t payloadBytes(size_t) const override { return 0; }
 
   size_t keptCount(size_t n) const;
@@ -26,6 +29,7 @@ class TopkCodec : public GradientCodec {
   std::vector<uint32_t> bucket_members_;  // scratch
   std::vector<uint32_t> indices_;
   std::vector<float> values_;
+  sparse::ValueType values_type_;
 };
 
 }  // namespace ranklab

@@ -69,14 +69,16 @@ struct ParallelSpec {
 
 // How gradients travel (docs/compression.md): the codec and its parameters.
 struct CompressionSpec {
-  std::string codec = "none";  // none fp16 bf16 qsgd topk randomk threshold sign powersgd
-  bool error_feedback = true;  // keep what a codec did not send, add it to the next gradient
-  int bits = 4;                // qsgd: bits per element, sign included
-  int bucket = 512;            // qsgd, sign: elements sharing one scale
-  double ratio = 0.01;         // topk, randomk: fraction of elements sent
-  double threshold = 0.001;    // threshold: send elements with |g| >= this
-  int rank = 2;                // powersgd: rank of the approximation
-  bool warm_start = true;      // powersgd: reuse last step's Q
+  std::string codec = "none";        // none fp16 bf16 qsgd topk randomk threshold sign powersgd
+  bool error_feedback = true;        // keep what a codec did not send, add it to the next gradient
+  int bits = 4;                      // qsgd: bits per element, sign included
+  int bucket = 512;                  // qsgd, sign: elements sharing one scale
+  double ratio = 0.01;               // topk, randomk: fraction of elements sent
+  double threshold = 0.05;           // threshold: send elements with |g| >= this
+  std::string value_dtype = "fp32";  // topk, threshold: fp32 | fp16 values on the wire
+  int rank = 2;                      // powersgd: rank of the approximation
+  bool warm_start = true;            // powersgd: reuse last step's Q
+  bool momentum_correction = true;   // apply momentum before compression (DGC)
 
   bool operator==(const CompressionSpec&) const = default;
 };

@@ -51,6 +51,10 @@ SyncStats AllreduceSync::sync(float* grads, size_t count) {
   return stats;
 }
 
+bool compressesWithMomentum(const JobSpec& job) {
+  return job.compression.codec != "none" && job.compression.momentum_correction;
+}
+
 CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices) {
   const CompressionSpec& c = job.compression;
   CodecOptions o;
@@ -60,8 +64,10 @@ CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices)
   o.bucket = c.bucket;
   o.ratio = c.ratio;
   o.threshold = c.threshold;
+  o.half_values = c.value_dtype == "fp16";
   o.rank = c.rank;
   o.warm_start = c.warm_start;
+  o.local_momentum = compressesWithMomentum(job) ? static_cast<float>(job.train.momentum) : 0.f;
   o.seed = job.train.seed;
   o.matrices = std::move(matrices);
   return o;

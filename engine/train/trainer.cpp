@@ -140,7 +140,10 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
                   const Dataset& test_set, TrainObserver& observer) {
   Network model = makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed);
   model.setDropoutStream(job.train.seed, comm.rank());
-  auto optimizer = makeOptimizer(job.train, model.parameterCount());
+  // With momentum correction the gradient sync applies the momentum, before compression.
+  TrainSpec update_rule = job.train;
+  if (compressesWithMomentum(job)) update_rule.momentum = 0;
+  auto optimizer = makeOptimizer(update_rule, model.parameterCount());
   auto gradient_sync = makeGradientSync(job, comm, weightMatrices(model));
   ShardLoader loader(train_set, comm.rank(), comm.size(), job.train.batch_size, job.train.seed);
   if (loader.stepsPerEpoch() == 0) {

@@ -163,7 +163,7 @@ TEST(SignCodec, MeanMagnitudeScaleAndItsErrorIdentity) {
 }
 
 // The size the sparse format must have, computed independently of the encoder.
-size_t expectedSparseBytes(const std::vector<uint32_t>& indices, size_t n) {
+size_t expectedSparseBytes(const std::vector<uint32_t>& indices, size_t n, size_t value_bytes = 4) {
   uint32_t widest = 0;
   for (size_t i = 0; i < indices.size(); ++i) {
     widest = std::max(widest, i == 0 ? indices[0] : indices[i] - indices[i - 1] - 1);
@@ -171,7 +171,7 @@ size_t expectedSparseBytes(const std::vector<uint32_t>& indices, size_t n) {
   int width = 0;
   while (width < 32 && (widest >> width) != 0) ++width;
   const size_t packed = (indices.size() * width + 7) / 8;
-  return 6 + std::min(packed, (n + 7) / 8) + 4 * indices.size();
+  return 7 + std::min(packed, (n + 7) / 8) + value_bytes * indices.size();
 }
 
 std::vector<uint32_t> nonzeroIndices(const std::vector<float>& d) {
@@ -211,6 +211,17 @@ TEST(TopkCodec, KeepsTheKLargestExactlyInCompactForm) {
   size_t bytes = 0;
   roundTrip(codec, gradient(235146, 9), &bytes);
   EXPECT_LT(bytes, 2352 * 6);
+}
+
+TEST(TopkCodec, HalfValuesTakeTwoBytesWithinFp16Rounding) {
+  TopkCodec codec(0.01, /*half_values=*/true);
+  const auto x = gradient(100003, 12);
+  size_t bytes = 0;
+  const auto d = roundTrip(codec, x, &bytes);
+  const auto kept = nonzeroIndices(d);
+  ASSERT_EQ(kept.size(), codec.keptCount(x.size()));
+  EXPECT_EQ(bytes, expectedSparseBytes(kept, x.size(), 2));
+  for (uint32_t i : kept) ASSERT_LE(std::fabs(d[i] - x[i]), std::ldexp(std::fabs(x[i]), -11));
 }
 
 TEST(ThresholdCodec, SendsExactlyTheLargeOnes) {
@@ -271,9 +282,10 @@ TEST(SparsePayload, DenseSelectionsFallBackToABitmap) {
     if (i < 10 || i >= 15) indices.push_back(i), values.push_back(float(i));
   }
   std::vector<uint8_t> payload;
-  sparse::encode(indices.data(), values.data(), indices.size(), n, payload);
+  sparse::encode(indices.data(), values.data(), indices.size(), n, sparse::ValueType::kF32,
+                 payload);
   EXPECT_EQ(payload[0], 1) << "bitmap form";
-  EXPECT_EQ(payload.size(), 6 + n / 8 + 4 * indices.size());
+  EXPECT_EQ(payload.size(), 7 + n / 8 + 4 * indices.size());
   std::vector<float> out(n, 5.f);
   sparse::decode(payload.data(), payload.size(), n, out.data(), DecodeMode::kAdd, "test");
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 5.f + (i < 10 || i >= 15 ? float(i) : 0.f));
@@ -306,7 +318,7 @@ TEST(Codecs, RejectCorruptPayloads) {
   std::vector<uint8_t> payload;
   const uint32_t index = 50;
   const float value = 1.f;
-  sparse::encode(&index, &value, 1, 100, payload);
+  sparse::encode(&index, &value, 1, 100, sparse::ValueType::kF32, payload);
   std::vector<float> out(10);
   EXPECT_THROW(
       sparse::decode(payload.data(), payload.size(), 10, out.data(), DecodeMode::kAssign, "test"),

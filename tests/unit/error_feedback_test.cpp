@@ -82,6 +82,25 @@ INSTANTIATE_TEST_SUITE_P(Codecs, FeedbackCodecs,
                          ::testing::Values("fp16", "bf16", "qsgd", "topk", "randomk", "threshold",
                                            "sign", "powersgd"));
 
+// DGC: momentum is applied before compression, and topk clears the velocity of what it
+// sent. Step 1 sends index 0 (4); step 2 has no gradient: the velocity of index 1 (1,
+// halved) plus its residual (1) is 1.5, and index 0, masked, stays silent.
+TEST(MomentumCorrection, AppliesMomentumBeforeCompressionAndMasksWhatWasSent) {
+  ThreadRendezvous rendezvous(1);
+  ThreadCommunicator comm(rendezvous, 0);
+  CodecOptions options;
+  options.codec = "topk";
+  options.ratio = 0.25;
+  options.local_momentum = 0.5f;
+  CompressedAllreduce reduce(comm, "ring", options, 4);
+  std::vector<float> g = {4.f, 1.f, 0.f, 0.f};
+  reduce.run(g.data(), 4);
+  EXPECT_EQ(g, (std::vector<float>{4.f, 0.f, 0.f, 0.f}));
+  g.assign(4, 0.f);
+  reduce.run(g.data(), 4);
+  EXPECT_EQ(g, (std::vector<float>{0.f, 1.5f, 0.f, 0.f})) << "without masking index 0 sends 2";
+}
+
 // M = u v^T scaled: rank 1, so a rank-1 PowerSGD step reproduces it.
 TEST(PowerSgd, ReproducesALowRankMatrixAndPassesTheRestThrough) {
   const auto blocks = layout();
