@@ -8,6 +8,19 @@
 
 namespace ranklab {
 
+namespace {
+// Largest |x|; eight independent maxima, so the loop is not one long dependency chain.
+float maxMagnitude(const float* x, size_t n) {
+  float m[8] = {};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) m[j] = std::max(m[j], std::fabs(x[i + j]));
+  }
+  for (; i < n; ++i) m[0] = std::max(m[0], std::fabs(x[i]));
+  return std::max({m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]});
+}
+}  // namespace
+
 QsgdCodec::QsgdCodec(int bits, int bucket, uint64_t seed)
     : bits_(bits),
       bucket_(static_cast<size_t>(bucket)),
@@ -31,8 +44,7 @@ void QsgdCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
   const auto s = static_cast<float>(levels_);
   for (size_t b = 0; b < buckets(n); ++b) {
     const size_t begin = b * bucket_, end = std::min(n, begin + bucket_);
-    float scale = 0.f;
-    for (size_t i = begin; i < end; ++i) scale = std::max(scale, std::fabs(x[i]));
+    const float scale = maxMagnitude(x + begin, end - begin);
     wire::append(out, scale);
     const float inv = scale > 0.f ? s / scale : 0.f;
     // Branch-free: random signs and coin flips would defeat the branch predictor. Each

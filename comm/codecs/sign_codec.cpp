@@ -21,8 +21,14 @@ void SignCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
   uint8_t* bits = out.data() + buckets(n) * sizeof(float);
   for (size_t b = 0; b < buckets(n); ++b) {
     const size_t begin = b * bucket_, end = std::min(n, begin + bucket_);
-    double sum = 0;
-    for (size_t i = begin; i < end; ++i) sum += std::fabs(x[i]);
+    // Four partial sums: not one long chain of dependent additions.
+    double part[4] = {};
+    size_t i = begin;
+    for (; i + 4 <= end; i += 4) {
+      for (int j = 0; j < 4; ++j) part[j] += std::fabs(x[i + j]);
+    }
+    for (; i < end; ++i) part[0] += std::fabs(x[i]);
+    const double sum = (part[0] + part[1]) + (part[2] + part[3]);
     const auto scale = static_cast<float>(sum / static_cast<double>(end - begin));
     std::memcpy(out.data() + b * sizeof(float), &scale, sizeof scale);
   }

@@ -52,7 +52,10 @@ SyncStats AllreduceSync::sync(float* grads, size_t count) {
 }
 
 bool compressesWithMomentum(const JobSpec& job) {
-  return job.compression.codec != "none" && job.compression.momentum_correction;
+  // DGC's correction is for sparse codecs; PowerSGD measured worse with it (docs/compression.md).
+  const std::string& codec = job.compression.codec;
+  const bool sparse = codec == "topk" || codec == "randomk" || codec == "threshold";
+  return sparse && job.compression.momentum_correction && job.train.momentum > 0;
 }
 
 CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices) {

@@ -365,5 +365,27 @@ TEST(JobSpec, IssueTextOmitsMissingParts) {
   EXPECT_EQ((JobIssue{"a.toml", 0, 0, "", "cannot open"}).str(), "a.toml: cannot open");
 }
 
+TEST(JobSpec, CompressionKeysAreCheckedAndRoundTrip) {
+  JobSpec job = parseJob("", "c.toml",
+                         {"compression.codec=topk", "compression.ratio=0.005",
+                          "compression.error_feedback=false", "compression.value_dtype=fp16",
+                          "compression.bits=2", "compression.rank=4",
+                          "compression.momentum_correction=false"});
+  EXPECT_EQ(job.compression.codec, "topk");
+  EXPECT_DOUBLE_EQ(job.compression.ratio, 0.005);
+  EXPECT_FALSE(job.compression.error_feedback);
+  EXPECT_FALSE(job.compression.momentum_correction);
+  EXPECT_EQ(job.compression.value_dtype, "fp16");
+  EXPECT_EQ(parseJob(toTomlText(job), "round.toml"), job);
+
+  EXPECT_THAT(onlyIssueOf("[compression]\ncodec = \"zip\"\n").message,
+              HasSubstr("must be one of: none, fp16, bf16, qsgd, topk, randomk, threshold, "
+                        "sign, powersgd; got \"zip\""));
+  EXPECT_THAT(onlyIssueOf("[compression]\nerror_feedback = 1\n").message,
+              HasSubstr("expected true or false, got integer"));
+  EXPECT_THAT(onlyIssueOf("[compression]\nratio = 0\n").message, HasSubstr("must be > 0"));
+  EXPECT_THAT(onlyIssueOf("[compression]\nbits = 9\n").message, HasSubstr("must be 2..8"));
+}
+
 }  // namespace
 }  // namespace ranklab
