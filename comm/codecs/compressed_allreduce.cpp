@@ -1,6 +1,5 @@
 #include "comm/codecs/compressed_allreduce.h"
 
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -8,16 +7,9 @@
 #include "comm/collectives/allreduce.h"
 #include "comm/collectives/compressed_ring_allreduce.h"
 #include "comm/collectives/payload_allgather.h"
+#include "comm/steady_clock.h"
 
 namespace ranklab {
-
-namespace {
-int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
 
 CompressedAllreduce::CompressedAllreduce(Communicator& comm, const std::string& algorithm,
                                          const CodecOptions& options, size_t count)
@@ -46,14 +38,14 @@ CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
   CompressedAllreduceStats stats;
   const int n = comm_.size();
   if (n > 1) stats.bytes_raw = static_cast<int64_t>(2.0 * (n - 1) / n * count * sizeof(float));
-  const int64_t start = nowNs();
+  const int64_t start = steadyNowNs();
   if (options_.local_momentum > 0.f) {
     velocity_.resize(count, 0.f);
     for (size_t i = 0; i < count; ++i)
       data[i] = velocity_[i] = options_.local_momentum * velocity_[i] + data[i];
   }
   if (feedback_) feedback_->compensate(data, count);
-  stats.codec_ns = nowNs() - start;
+  stats.codec_ns = steadyNowNs() - start;
   if (powersgd_) {
     runPowerSgd(data, count, stats);
   } else if (codec_->collective() == CodecCollective::kRing) {
@@ -63,13 +55,13 @@ CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
   } else {
     runSummed(data, count, stats);
   }
-  stats.comm_ns = nowNs() - start - stats.codec_ns;
+  stats.comm_ns = steadyNowNs() - start - stats.codec_ns;
   return stats;
 }
 
 void CompressedAllreduce::encodeOwn(const float* data, size_t count,
                                     CompressedAllreduceStats& stats) {
-  const int64_t t = nowNs();
+  const int64_t t = steadyNowNs();
   codec_->encode(data, count, payload_);
   sent_.resize(count);
   codec_->decode(payload_.data(), payload_.size(), count, sent_.data(), DecodeMode::kAssign);
@@ -77,7 +69,7 @@ void CompressedAllreduce::encodeOwn(const float* data, size_t count,
   if (options_.local_momentum > 0.f && codec_->sparse()) {
     for (size_t i = 0; i < count; ++i) velocity_[i] = sent_[i] != 0.f ? 0.f : velocity_[i];
   }
-  stats.codec_ns += nowNs() - t;
+  stats.codec_ns += steadyNowNs() - t;
 }
 
 void CompressedAllreduce::runRing(float* data, size_t count, CompressedAllreduceStats& stats) {
@@ -106,12 +98,12 @@ void CompressedAllreduce::runAllgather(float* data, size_t count, CompressedAllr
   stats.bytes_tx += allgather_->bytesSent();
   stats.bytes_rx += allgather_->bytesReceived();
   // Rank order on every rank, so every rank adds the same floats in the same order.
-  const int64_t t = nowNs();
+  const int64_t t = steadyNowNs();
   for (size_t r = 0; r < gathered_.size(); ++r) {
     codec_->decode(gathered_[r].data(), gathered_[r].size(), count, data,
                    r == 0 ? DecodeMode::kAssign : DecodeMode::kAdd);
   }
-  stats.codec_ns += nowNs() - t;
+  stats.codec_ns += steadyNowNs() - t;
 }
 
 void CompressedAllreduce::runSummed(float* data, size_t count, CompressedAllreduceStats& stats) {
@@ -124,9 +116,9 @@ void CompressedAllreduce::runSummed(float* data, size_t count, CompressedAllredu
     stats.bytes_tx += allreduce_->bytesSent();
     stats.bytes_rx += allreduce_->bytesReceived();
   }
-  const int64_t t = nowNs();
+  const int64_t t = steadyNowNs();
   codec_->decode(payload_.data(), payload_.size(), count, data, DecodeMode::kAssign);
-  stats.codec_ns += nowNs() - t;
+  stats.codec_ns += steadyNowNs() - t;
 }
 
 void CompressedAllreduce::runPowerSgd(float* data, size_t count, CompressedAllreduceStats& stats) {
@@ -136,19 +128,19 @@ void CompressedAllreduce::runPowerSgd(float* data, size_t count, CompressedAllre
     stats.bytes_tx += allreduce_->bytesSent();
     stats.bytes_rx += allreduce_->bytesReceived();
   };
-  int64_t t = nowNs();
+  int64_t t = steadyNowNs();
   powersgd_->projectP(data);
-  stats.codec_ns += nowNs() - t;
+  stats.codec_ns += steadyNowNs() - t;
   sum(powersgd_->firstBuffer());
-  t = nowNs();
+  t = steadyNowNs();
   if (feedback_) sent_.resize(count);
   powersgd_->projectQ(data, feedback_ ? sent_.data() : nullptr);
   if (feedback_) feedback_->update(data, sent_.data(), count);
-  stats.codec_ns += nowNs() - t;
+  stats.codec_ns += steadyNowNs() - t;
   sum(powersgd_->secondBuffer());
-  t = nowNs();
+  t = steadyNowNs();
   powersgd_->reconstruct(data);
-  stats.codec_ns += nowNs() - t;
+  stats.codec_ns += steadyNowNs() - t;
 }
 
 }  // namespace ranklab

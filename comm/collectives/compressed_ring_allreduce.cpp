@@ -1,18 +1,11 @@
 #include "comm/collectives/compressed_ring_allreduce.h"
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 
-namespace ranklab {
+#include "comm/steady_clock.h"
 
-namespace {
-int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
+namespace ranklab {
 
 CompressedRingAllreduce::CompressedRingAllreduce(Communicator& comm, GradientCodec& codec)
     : comm_(comm),
@@ -36,16 +29,16 @@ size_t CompressedRingAllreduce::chunkBegin(size_t count, int chunk) const {
 }
 
 void CompressedRingAllreduce::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
-  const int64_t t = nowNs();
+  const int64_t t = steadyNowNs();
   codec_.encode(x, n, out);
-  codec_ns_ += nowNs() - t;
+  codec_ns_ += steadyNowNs() - t;
 }
 
 void CompressedRingAllreduce::decode(const std::vector<uint8_t>& payload, size_t n, float* out,
                                      DecodeMode mode) {
-  const int64_t t = nowNs();
+  const int64_t t = steadyNowNs();
   codec_.decode(payload.data(), payload.size(), n, out, mode);
-  codec_ns_ += nowNs() - t;
+  codec_ns_ += steadyNowNs() - t;
 }
 
 void CompressedRingAllreduce::exchange(size_t recv_bytes) {

@@ -191,20 +191,6 @@ Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> a
 
 // An array of integers; `entry_meaning` says what one entry is ("one width per hidden layer").
 template <class Ref>
-Field boolField(std::string_view key, Ref ref) {
-  return {key, false,
-          [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
-            const auto* flag = value.as_boolean();
-            if (!flag) {
-              log.add(value.source(), path, "expected true or false, got " + typeName(value));
-              return;
-            }
-            ref(job) = flag->get();
-          },
-          [=](const JobSpec& job) { return std::string(ref(job) ? "true" : "false"); }};
-}
-
-template <class Ref>
 Field widthsField(std::string_view key, Ref ref, int64_t min_count, int64_t max_count,
                   int64_t min_width, int64_t max_width, std::string entry_meaning) {
   return {

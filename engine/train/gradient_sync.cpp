@@ -55,7 +55,8 @@ bool compressesWithMomentum(const JobSpec& job) {
   // DGC's correction is for sparse codecs; PowerSGD measured worse with it (docs/compression.md).
   const std::string& codec = job.compression.codec;
   const bool sparse = codec == "topk" || codec == "randomk" || codec == "threshold";
-  return sparse && job.compression.momentum_correction && job.train.momentum > 0;
+  const bool heavy_ball = job.train.optimizer == "sgd" && !job.train.nesterov;
+  return sparse && heavy_ball && job.compression.momentum_correction && job.train.momentum > 0;
 }
 
 CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices) {
