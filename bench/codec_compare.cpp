@@ -35,6 +35,8 @@ std::vector<Variant> variants() {
       {"qsgd-8bit", {"compression.codec=qsgd", "compression.bits=8"}},
       {"qsgd-4bit", {"compression.codec=qsgd", "compression.bits=4"}},
       {"qsgd-2bit", {"compression.codec=qsgd", "compression.bits=2"}},
+      {"qsgd-2bit-nomc",
+       {"compression.codec=qsgd", "compression.bits=2", "compression.momentum_correction=false"}},
       {"topk-1%", {"compression.codec=topk", "compression.ratio=0.01"}},
       {"topk-1%-nomc",
        {"compression.codec=topk", "compression.ratio=0.01",
@@ -47,6 +49,9 @@ std::vector<Variant> variants() {
       {"threshold", {"compression.codec=threshold"}},
       {"sign", {"compression.codec=sign"}},
       {"sign-no-ef", {"compression.codec=sign", "compression.error_feedback=false"}},
+      {"sign-no-ef-nomc",
+       {"compression.codec=sign", "compression.error_feedback=false",
+        "compression.momentum_correction=false"}},
       {"powersgd-r1", {"compression.codec=powersgd", "compression.rank=1"}},
       {"powersgd-r2", {"compression.codec=powersgd", "compression.rank=2"}},
       {"powersgd-r4", {"compression.codec=powersgd", "compression.rank=4"}},
@@ -114,11 +119,11 @@ void print(const std::vector<Row>& rows, int world, int epochs, bool json) {
   }
   std::printf("%d ranks, ring all-reduce, quickstart MLP, %d epochs, batch 64 per rank\n", world,
               epochs);
-  std::printf("%-13s %13s %8s %15s %10s %10s %10s\n", "codec", "bytes/step", "ratio",
+  std::printf("%-16s %13s %8s %15s %10s %10s %10s\n", "codec", "bytes/step", "ratio",
               "enc+dec ms/step", "accuracy", "vs none", "samples/s");
   for (const auto& r : rows) {
     const double ratio = r.bytes_per_step > 0 ? base.bytes_per_step / r.bytes_per_step : 0.0;
-    std::printf("%-13s %13.0f %7.1fx %15.3f %10.4f %+10.4f %10.0f\n", r.label.c_str(),
+    std::printf("%-16s %13.0f %7.1fx %15.3f %10.4f %+10.4f %10.0f\n", r.label.c_str(),
                 r.bytes_per_step, ratio, r.codec_ms, r.accuracy, r.accuracy - base.accuracy,
                 r.samples_per_s);
   }

@@ -69,7 +69,8 @@ class TelemetryBridge : public TrainObserver {
     step.set_bytes_rx(s.bytes_rx);
     step.set_bytes_raw(s.bytes_raw);
     step.set_lr(s.lr);
-    step.set_loss_scale(1.0);
+    step.set_loss_scale(s.loss_scale);
+    step.set_overflow(s.overflow);
     reporter_.step(step);
     beatIfDue();
   }

@@ -78,13 +78,16 @@ struct CompressionSpec {
   std::string value_dtype = "fp32";  // topk, threshold: fp32 | fp16 values on the wire
   int rank = 2;                      // powersgd: rank of the approximation
   bool warm_start = true;            // powersgd: reuse last step's Q
-  bool momentum_correction = true;   // topk, randomk, threshold: momentum before compression
+  bool momentum_correction = true;   // momentum before compression (not powersgd)
 
   bool operator==(const CompressionSpec&) const = default;
 };
 
 struct AmpSpec {
-  std::string dtype = "fp32";  // fp32
+  std::string dtype = "fp32";   // fp32 | bf16 | fp16: matrix products; weights stay fp32
+  double init_scale = 65536.0;  // dynamic loss scale to start from (bf16, fp16)
+  int growth_interval = 2000;   // clean steps in a row before the loss scale doubles
+  bool head_fp32 = true;        // the layer producing the logits computes in fp32
 
   bool operator==(const AmpSpec&) const = default;
 };

@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+namespace ranklab::kernels {
+enum class Precision;  // kernels/cpu/mixed_gemm.h
+}
+
 namespace ranklab {
 
 struct Shape {
@@ -49,6 +53,9 @@ class Layer {
   virtual void bind(float* /*params*/, float* /*grads*/) {}
   // Draws parameters like PyTorch's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), weight first.
   virtual void init(std::mt19937_64& /*rng*/) {}
+
+  // The precision of the layer's matrix products (AMP); layers without any ignore it.
+  virtual void setPrecision(kernels::Precision /*precision*/) {}
 
   // x (B, input) -> y (B, output)
   virtual void forward(const float* x, float* y, int batch, const ForwardPass& pass) = 0;

@@ -8,6 +8,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
 
@@ -64,21 +65,30 @@ std::string Linear::describe() const {
 }
 
 void Linear::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  const size_t inputs = static_cast<size_t>(batch) * in_;
+  weight_in_.set(precision_, weight_, weights_);
+  input_in_.set(precision_, x, inputs);
   // y (B, out) = x (B, in) . W^T (in, out) + b
-  kernels::sgemm(Trans::kNo, Trans::kYes, batch, out_, in_, 1.f, x, in_, weight_, in_, 0.f, y,
-                 out_);
+  kernels::gemm(Trans::kNo, Trans::kYes, batch, out_, in_, 1.f, input_in_, in_, weight_in_, in_,
+                0.f, y, out_);
   kernels::addBiasRows(y, bias_, batch, out_);
 }
 
 void Linear::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
+  const size_t inputs = static_cast<size_t>(batch) * in_;
+  // The weight and input cast by forward() are this batch's unless the caller changed them.
+  if (!input_in_.holds(x, inputs)) input_in_.set(precision_, x, inputs);
+  if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
+  grad_in_.set(precision_, dy, static_cast<size_t>(batch) * out_);
   // dW (out, in) += dy^T (out, B) . x (B, in);  db (out) += column sums of dy
-  kernels::sgemm(Trans::kYes, Trans::kNo, out_, in_, batch, 1.f, dy, out_, x, in_, 1.f,
-                 weight_grad_, in_);
+  kernels::gemm(Trans::kYes, Trans::kNo, out_, in_, batch, 1.f, grad_in_, out_, input_in_, in_, 1.f,
+                weight_grad_, in_);
   kernels::sumRowsInto(bias_grad_, dy, batch, out_);
   // dx (B, in) = dy (B, out) . W (out, in)
-  if (dx)
-    kernels::sgemm(Trans::kNo, Trans::kNo, batch, in_, out_, 1.f, dy, out_, weight_, in_, 0.f, dx,
-                   in_);
+  if (dx) {
+    kernels::gemm(Trans::kNo, Trans::kNo, batch, in_, out_, 1.f, grad_in_, out_, weight_in_, in_,
+                  0.f, dx, in_);
+  }
 }
 
 // ---- Conv2d ----
@@ -126,13 +136,15 @@ void Conv2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
   const int64_t rows = static_cast<int64_t>(batch) * g.outHeight() * g.outWidth();
   const int chunk = rowsPerChunk();
   columns_.resize(static_cast<size_t>(std::min<int64_t>(chunk, rows)) * k);
+  weight_in_.set(precision_, weight_, weights_);
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
     kernels::im2col(x, g, first, n, columns_.data());
+    input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
     // y rows (n, Cout) = columns (n, K) . W^T (K, Cout) + b
     float* out = y + first * out_channels_;
-    kernels::sgemm(Trans::kNo, Trans::kYes, n, out_channels_, k, 1.f, columns_.data(), k, weight_,
-                   k, 0.f, out, out_channels_);
+    kernels::gemm(Trans::kNo, Trans::kYes, n, out_channels_, k, 1.f, input_in_, k, weight_in_, k,
+                  0.f, out, out_channels_);
     kernels::addBiasRows(out, bias_, n, out_channels_);
   }
 }
@@ -144,18 +156,21 @@ void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, 
   const int chunk = rowsPerChunk();
   columns_.resize(static_cast<size_t>(std::min<int64_t>(chunk, rows)) * k);
   if (dx) std::memset(dx, 0, sizeof(float) * batch * inputShape().size());
+  if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
     const float* grad_out = dy + first * out_channels_;  // (n, Cout)
     kernels::im2col(x, g, first, n, columns_.data());
+    input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
+    grad_in_.set(precision_, grad_out, static_cast<size_t>(n) * out_channels_);
     // dW (Cout, K) += dy^T (Cout, n) . columns (n, K)
-    kernels::sgemm(Trans::kYes, Trans::kNo, out_channels_, k, n, 1.f, grad_out, out_channels_,
-                   columns_.data(), k, 1.f, weight_grad_, k);
+    kernels::gemm(Trans::kYes, Trans::kNo, out_channels_, k, n, 1.f, grad_in_, out_channels_,
+                  input_in_, k, 1.f, weight_grad_, k);
     kernels::sumRowsInto(bias_grad_, grad_out, n, out_channels_);
     if (!dx) continue;
     // d columns (n, K) = dy (n, Cout) . W (Cout, K), then scattered back onto the image
-    kernels::sgemm(Trans::kNo, Trans::kNo, n, k, out_channels_, 1.f, grad_out, out_channels_,
-                   weight_, k, 0.f, columns_.data(), k);
+    kernels::gemm(Trans::kNo, Trans::kNo, n, k, out_channels_, 1.f, grad_in_, out_channels_,
+                  weight_in_, k, 0.f, columns_.data(), k);
     kernels::col2imAdd(columns_.data(), g, first, n, dx);
   }
 }

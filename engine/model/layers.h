@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/model/layer.h"
+#include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
 
@@ -17,10 +18,15 @@ class WeightedLayer : public Layer {
   std::vector<ParamTensor> paramTensors() const override;
   void bind(float* params, float* grads) override;
   void init(std::mt19937_64& rng) override;
+  void setPrecision(kernels::Precision precision) override { precision_ = precision; }
 
  protected:
   size_t weights_, biases_;
   int fan_in_;
+  kernels::Precision precision_ = kernels::Precision::kFp32;
+  // The GEMM inputs in precision_: the weight and the input are cast in forward() and reused
+  // by backward(), the output gradient is cast once for both of its products.
+  kernels::GemmOperand weight_in_, input_in_, grad_in_;
   float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
 };
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
 
@@ -45,6 +46,17 @@ void Network::setDropoutStream(uint64_t seed, int rank) {
       seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(rank) * 0xd1b54a32d192ed03ULL;
 }
 
+void Network::setPrecision(kernels::Precision precision, bool head_in_fp32) {
+  for (auto& layer : layers_) layer->setPrecision(precision);
+  if (!head_in_fp32) return;
+  for (size_t l = layers_.size(); l-- > 0;) {
+    if (!layers_[l]->paramTensors().empty()) {
+      layers_[l]->setPrecision(kernels::Precision::kFp32);
+      return;
+    }
+  }
+}
+
 void Network::ensureBatch(int batch) {
   if (batch <= batch_capacity_) return;
   batch_capacity_ = batch;
@@ -84,9 +96,9 @@ void Network::zeroGrads() {
 void Network::backward(const float* x, const uint8_t* labels, int batch,
                        const GradientReadyFn& on_ready) {
   const size_t last = layers_.size() - 1;
-  // d(mean loss)/d(logits) = (softmax - onehot) / B
+  // d(scale * mean loss)/d(logits) = (softmax - onehot) * scale / B
   kernels::softmaxXentBackward(output_grads_[last].data(), probs_.data(), labels, batch, classes(),
-                               1.f / batch);
+                               loss_scale_ / batch);
   for (size_t l = last + 1; l-- > 0;) {
     const float* input = l == 0 ? x : outputs_[l - 1].data();
     float* input_grad = l == 0 ? nullptr : output_grads_[l - 1].data();

@@ -55,6 +55,12 @@ class Network {
   uint64_t trainingPasses() const { return training_passes_; }
   void setTrainingPasses(uint64_t passes) { training_passes_ = passes; }
 
+  // The precision of every layer's matrix products (AMP); fp32 by default. head_in_fp32
+  // keeps the last layer with parameters (the one producing the logits) in fp32.
+  void setPrecision(kernels::Precision precision, bool head_in_fp32 = false);
+  // backward() differentiates loss_scale * mean loss (AMP's loss scaling); 1 by default.
+  void setLossScale(float loss_scale) { loss_scale_ = loss_scale; }
+
   // Training forward pass over x (B, input); keeps what backward() needs.
   BatchLoss forward(const float* x, const uint8_t* labels, int batch);
   void zeroGrads();
@@ -77,6 +83,7 @@ class Network {
   std::vector<float> grads_;
   std::vector<ParamView> views_;
   uint64_t dropout_seed_ = 0;
+  float loss_scale_ = 1.f;
   uint64_t training_passes_ = 0;
   int batch_capacity_ = 0;
   std::vector<std::vector<float>> outputs_;       // outputs_[l]: (B, output of layer l)

@@ -52,11 +52,11 @@ SyncStats AllreduceSync::sync(float* grads, size_t count) {
 }
 
 bool compressesWithMomentum(const JobSpec& job) {
-  // DGC's correction is for sparse codecs; PowerSGD measured worse with it (docs/compression.md).
+  // Not for powersgd: its low-rank step measured worse with it (docs/compression.md).
   const std::string& codec = job.compression.codec;
-  const bool sparse = codec == "topk" || codec == "randomk" || codec == "threshold";
   const bool heavy_ball = job.train.optimizer == "sgd" && !job.train.nesterov;
-  return sparse && heavy_ball && job.compression.momentum_correction && job.train.momentum > 0;
+  return codec != "none" && codec != "powersgd" && heavy_ball &&
+         job.compression.momentum_correction && job.train.momentum > 0;
 }
 
 CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices) {

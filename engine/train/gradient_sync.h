@@ -51,8 +51,8 @@ class AllreduceSync : public GradientSync {
   std::unique_ptr<CompressedAllreduce> compressed_;  // built on first sync, when count is known
 };
 
-// True when the compressed all-reduce applies the momentum (compression.momentum_correction
-// with a sparse codec): the optimizer must then run without it.
+// True when the compressed all-reduce applies the momentum (compression.momentum_correction,
+// any codec but powersgd, plain SGD): the optimizer must then run without it.
 bool compressesWithMomentum(const JobSpec& job);
 
 // The job's [compression] section as codec options; `matrices` are the weight matrices

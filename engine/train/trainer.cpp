@@ -1,9 +1,11 @@
 #include "engine/train/trainer.h"
 
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "engine/amp/loss_scaler.h"
 #include "engine/data/batch_stream.h"
 #include "engine/data/shard_loader.h"
 #include "engine/model/models.h"
@@ -11,6 +13,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/gradient_sync.h"
+#include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
 
@@ -46,6 +49,14 @@ std::vector<MatrixBlock> weightMatrices(const Network& model) {
     }
   }
   return blocks;
+}
+
+// True when `local` holds on any rank (one tiny all-reduce).
+bool onAnyRank(Communicator& comm, bool local) {
+  if (comm.size() == 1) return local;
+  float flag = local ? 1.f : 0.f;
+  comm.allreduceSumNative(&flag, 1);
+  return flag > 0.f;
 }
 
 // Test loss and accuracy over the whole test set: each rank scores its slice, then sum.
@@ -145,6 +156,16 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
   if (compressesWithMomentum(job)) update_rule.momentum = 0;
   auto optimizer = makeOptimizer(update_rule, model.parameterCount());
   auto gradient_sync = makeGradientSync(job, comm, weightMatrices(model));
+  // AMP: low-precision products, fp32 master weights, dynamic loss scaling.
+  const kernels::Precision precision = kernels::parsePrecision(job.amp.dtype);
+  model.setPrecision(precision, job.amp.head_fp32);
+  std::optional<LossScaler> scaler;
+  if (precision != kernels::Precision::kFp32) {
+    LossScalerOptions options;
+    options.init_scale = static_cast<float>(job.amp.init_scale);
+    options.growth_interval = job.amp.growth_interval;
+    scaler.emplace(options);
+  }
   ShardLoader loader(train_set, comm.rank(), comm.size(), job.train.batch_size, job.train.seed);
   if (loader.stepsPerEpoch() == 0) {
     throw std::invalid_argument("train.batch_size " + std::to_string(job.train.batch_size) + " x " +
@@ -201,23 +222,46 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
       s.forward_ns = nowNs() - t;
 
       t = nowNs();
+      if (scaler) model.setLossScale(scaler->scale());
       model.zeroGrads();
       model.backward(next->images.data(), next->labels.data(), batch);
       if (straggler)
         std::this_thread::sleep_for(std::chrono::milliseconds(job.fault.straggler_delay_ms));
+      bool overflow = false;
+      if (scaler) {
+        s.loss_scale = scaler->scale();
+        overflow = !scaler->unscale(model.grads(), model.parameterCount());
+      }
       s.backward_ns = nowNs() - t;
 
-      const SyncStats sync = gradient_sync->sync(model.grads(), model.parameterCount());
-      s.wait_ns = sync.wait_ns;
-      s.comm_ns = sync.comm_ns;
-      s.bytes_tx = sync.bytes_tx;
-      s.bytes_rx = sync.bytes_rx;
-      s.bytes_raw = sync.bytes_raw;
-      s.compress_ns = sync.compress_ns;
+      if (scaler) {
+        // Every rank skips together: one rank's inf would reach every rank through the sum.
+        t = nowNs();
+        overflow = onAnyRank(comm, overflow);
+        s.wait_ns += nowNs() - t;
+      }
+      if (overflow) {
+        s.overflow = true;
+        scaler->update(true);
+        observer.onEvent("overflow",
+                         "inf/NaN in the gradients: update skipped, loss scale " +
+                             std::to_string(static_cast<int64_t>(s.loss_scale)) + " -> " +
+                             std::to_string(static_cast<int64_t>(scaler->scale())),
+                         s.step);
+      } else {
+        const SyncStats sync = gradient_sync->sync(model.grads(), model.parameterCount());
+        s.wait_ns += sync.wait_ns;
+        s.comm_ns = sync.comm_ns;
+        s.bytes_tx = sync.bytes_tx;
+        s.bytes_rx = sync.bytes_rx;
+        s.bytes_raw = sync.bytes_raw;
+        s.compress_ns = sync.compress_ns;
 
-      t = nowNs();
-      optimizer->step(model.params(), model.grads(), s.lr);
-      s.update_ns = nowNs() - t;
+        t = nowNs();
+        optimizer->step(model.params(), model.grads(), s.lr);
+        if (scaler) scaler->update(false);
+        s.update_ns = nowNs() - t;
+      }
       observer.onStep(s);
       at = {s.step, epoch, i + 1};
       stop = s.step >= total_steps;

@@ -21,6 +21,8 @@ struct StepStats {
   double loss = 0;  // this rank's batch mean
   int64_t bytes_tx = 0, bytes_rx = 0, bytes_raw = 0;
   double lr = 0;
+  double loss_scale = 1;  // AMP's dynamic loss scale used in this step (1 without AMP)
+  bool overflow = false;  // AMP found inf/NaN on some rank and every rank skipped the update
 };
 
 struct EvalStats {
