@@ -104,15 +104,21 @@ std::vector<AmpRecorder> trainRanks(const JobSpec& job) {
   return recorders;
 }
 
-// 2^40 times a gradient overflows fp16 (max 65504) at once: steps are skipped, each halving
-// the scale, until it fits; then training proceeds and the scale stays put.
-TEST(AmpTraining, InjectedFp16OverflowSkipsStepsOnEveryRankUntilTheScaleFits) {
+// A 32-unit MLP on 4000 Fashion-MNIST images, 25 per rank and step.
+JobSpec smallAmpJob(int ranks, const std::string& dtype, int epochs) {
   JobSpec job;
   job.model.layers = {32};
   job.train.batch_size = 25;
-  job.train.epochs = 1;
-  job.parallel.ranks = 2;
-  job.amp.dtype = "fp16";
+  job.train.epochs = epochs;
+  job.parallel.ranks = ranks;
+  job.amp.dtype = dtype;
+  return job;
+}
+
+// 2^40 times a gradient overflows fp16 (max 65504) at once: steps are skipped, each halving
+// the scale, until it fits; then training proceeds and the scale stays put.
+TEST(AmpTraining, InjectedFp16OverflowSkipsStepsOnEveryRankUntilTheScaleFits) {
+  JobSpec job = smallAmpJob(2, "fp16", 1);
   job.amp.init_scale = std::ldexp(1.0, 40);
   const auto ranks = trainRanks(job);
   const auto& steps = ranks[0].steps;
@@ -135,12 +141,7 @@ TEST(AmpTraining, InjectedFp16OverflowSkipsStepsOnEveryRankUntilTheScaleFits) {
 }
 
 TEST(AmpTraining, GrowsTheScaleAfterGrowthIntervalCleanSteps) {
-  JobSpec job;
-  job.model.layers = {32};
-  job.train.batch_size = 25;
-  job.train.epochs = 1;
-  job.parallel.ranks = 1;
-  job.amp.dtype = "bf16";
+  JobSpec job = smallAmpJob(1, "bf16", 1);
   job.amp.init_scale = 8;
   job.amp.growth_interval = 10;
   const auto steps = trainRanks(job)[0].steps;
@@ -152,12 +153,7 @@ TEST(AmpTraining, GrowsTheScaleAfterGrowthIntervalCleanSteps) {
 }
 
 TEST(AmpTraining, Bf16WithTopkCompressionLearns) {
-  JobSpec job;
-  job.model.layers = {32};
-  job.train.batch_size = 25;
-  job.train.epochs = 2;
-  job.parallel.ranks = 2;
-  job.amp.dtype = "bf16";
+  JobSpec job = smallAmpJob(2, "bf16", 2);
   job.compression.codec = "topk";
   job.compression.ratio = 0.05;
   const auto ranks = trainRanks(job);
