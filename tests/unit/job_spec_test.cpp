@@ -366,11 +366,11 @@ TEST(JobSpec, IssueTextOmitsMissingParts) {
 }
 
 TEST(JobSpec, CompressionKeysAreCheckedAndRoundTrip) {
-  JobSpec job = parseJob("", "c.toml",
-                         {"compression.codec=topk", "compression.ratio=0.005",
-                          "compression.error_feedback=false", "compression.value_dtype=fp16",
-                          "compression.bits=2", "compression.rank=4",
-                          "compression.momentum_correction=false"});
+  JobSpec job = parseJob(
+      "", "c.toml",
+      {"compression.codec=topk", "compression.ratio=0.005", "compression.error_feedback=false",
+       "compression.value_dtype=fp16", "compression.bits=2", "compression.rank=4",
+       "compression.momentum_correction=false"});
   EXPECT_EQ(job.compression.codec, "topk");
   EXPECT_DOUBLE_EQ(job.compression.ratio, 0.005);
   EXPECT_FALSE(job.compression.error_feedback);
