@@ -120,6 +120,8 @@ struct RankSummary {
   double comm_s = 0;
   double wait_s = 0;
   int64_t bytes_tx = 0;
+  int64_t bytes_raw = 0;       // what the same collective would have sent uncompressed
+  int64_t overflow_steps = 0;  // AMP steps skipped for inf/NaN
 };
 
 // What `ranklab runs show` prints.
@@ -131,6 +133,8 @@ struct RunSummary {
   std::optional<double> test_accuracy;  // last evaluation
   std::optional<double> test_loss;
   int64_t bytes_tx = 0;
+  int64_t bytes_raw = 0;       // uncompressed equivalent of bytes_tx (equal without a codec)
+  int64_t overflow_steps = 0;  // AMP steps skipped for inf/NaN (the same on every rank)
   std::vector<RankSummary> ranks;
 };
 

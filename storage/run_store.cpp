@@ -70,11 +70,13 @@ constexpr const char* kRankTotals = R"sql(
 WITH totals AS (
   SELECT rank, COUNT(*) AS n_steps, SUM(samples) AS samples,
          SUM(data_ns + forward_ns + backward_ns + compress_ns + update_ns) AS compute_ns,
-         SUM(comm_ns) AS comm_ns, SUM(wait_ns) AS wait_ns, SUM(bytes_tx) AS bytes_tx
+         SUM(comm_ns) AS comm_ns, SUM(wait_ns) AS wait_ns, SUM(bytes_tx) AS bytes_tx,
+         SUM(bytes_raw) AS bytes_raw, SUM(overflow) AS overflows
   FROM steps WHERE run_id = ?1 GROUP BY rank),
 known AS (SELECT rank FROM ranks WHERE run_id = ?1 UNION SELECT rank FROM totals)
 SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_ns, 0),
-       COALESCE(comm_ns, 0), COALESCE(wait_ns, 0), COALESCE(bytes_tx, 0)
+       COALESCE(comm_ns, 0), COALESCE(wait_ns, 0), COALESCE(bytes_tx, 0),
+       COALESCE(bytes_raw, 0), COALESCE(overflows, 0)
 FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
 
 // The last evaluation, averaged over the ranks that reported at that step; NULLs if none.
@@ -212,9 +214,13 @@ void addRankTotals(Statement& statement, RunSummary& s) {
     r.comm_s = static_cast<double>(q.int64()) / 1e9;
     r.wait_s = static_cast<double>(q.int64()) / 1e9;
     r.bytes_tx = q.int64();
+    r.bytes_raw = q.int64();
+    r.overflow_steps = q.int64();
     s.steps = std::max(s.steps, r.steps);
     s.samples += samples;
     s.bytes_tx += r.bytes_tx;
+    s.bytes_raw += r.bytes_raw;
+    s.overflow_steps = std::max(s.overflow_steps, r.overflow_steps);
     s.ranks.push_back(r);
   }
 }

@@ -51,6 +51,8 @@ nlohmann::json summaryJson(const RunSummary& s) {
           {"test_accuracy", optional(s.test_accuracy)},
           {"test_loss", optional(s.test_loss)},
           {"bytes_tx", s.bytes_tx},
+          {"bytes_raw", s.bytes_raw},
+          {"overflow_steps", s.overflow_steps},
           {"ranks", ranks}};
 }
 
@@ -81,7 +83,16 @@ void printSummary(std::ostream& out, const RunSummary& s) {
                 static_cast<long long>(s.steps), static_cast<long long>(s.samples), s.run.wall_s,
                 s.run.train_s, s.samples_per_s)
       << "  test accuracy " << accuracy << "   test loss " << loss << "   sent "
-      << megabytes(s.bytes_tx) << "\n"
+      << megabytes(s.bytes_tx);
+  // With a codec: what the same collective would have sent, and the ratio.
+  if (s.bytes_raw > 0 && s.bytes_raw != s.bytes_tx && s.bytes_tx > 0) {
+    out << format(" of %s uncompressed (%.1fx)", megabytes(s.bytes_raw).c_str(),
+                  double(s.bytes_raw) / s.bytes_tx);
+  }
+  if (s.run.amp != "fp32") {
+    out << format("   overflow skips %lld", static_cast<long long>(s.overflow_steps));
+  }
+  out << "\n"
       << "  rank   steps   compute s   comm s   wait s       sent\n";
   for (const auto& r : s.ranks) {
     out << format("  %4d  %6lld  %10.2f  %7.2f  %7.2f  %9s\n", r.rank,

@@ -473,6 +473,11 @@ TEST_F(RunStoreTest, SummaryMatchesClosedForm) {
   EXPECT_DOUBLE_EQ(*s->test_accuracy, (0.8 + 0.9) / 2);
   EXPECT_DOUBLE_EQ(*s->test_loss, (0.4 + 0.2) / 2);
   EXPECT_EQ(s->bytes_tx, 1024 * (10 * 1 + 8 * 2 + 6 * 3));
+  // bytes_raw 4,000,000 + step; overflow on steps 3 and 10 (step % 7 == 3), ranks agree.
+  int64_t raw = 0;
+  for (int64_t n : {10, 8, 6}) raw += 4'000'000 * n + n * (n + 1) / 2;
+  EXPECT_EQ(s->bytes_raw, raw);
+  EXPECT_EQ(s->overflow_steps, 2);
   ASSERT_EQ(s->ranks.size(), 4u);
   for (int r = 0; r < 4; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
@@ -484,6 +489,7 @@ TEST_F(RunStoreTest, SummaryMatchesClosedForm) {
     EXPECT_DOUBLE_EQ(rs.comm_s, n * 7000.0 * (r + 1) / 1e9);
     EXPECT_DOUBLE_EQ(rs.wait_s, 100.0 * n * (n + 1) / 2 / 1e9);
     EXPECT_EQ(rs.bytes_tx, n * 1024 * (r + 1));
+    EXPECT_EQ(rs.overflow_steps, n >= 10 ? 2 : n >= 3 ? 1 : 0);
   }
 }
 
