@@ -400,6 +400,16 @@ std::vector<StepRow> RunStore::stepsBetween(int64_t run_id, int64_t first_step, 
   return rows;
 }
 
+int64_t RunStore::lastCommonStep(int64_t run_id) {
+  Statement statement(db_, path_, "read the last common step",
+                      "SELECT MIN(last) FROM (SELECT MAX(step) AS last FROM steps "
+                      "WHERE run_id = ? GROUP BY rank)");
+  Query q(statement);
+  q.bind(run_id);
+  if (!q.next() || q.nextIsNull()) return -1;
+  return q.int64();
+}
+
 void RunStore::setTags(int64_t run_id, const std::vector<std::string>& tags) {
   sqlite::Transaction transaction(db_, path_, "set tags");
   if (!run(run_id))

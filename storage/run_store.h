@@ -57,6 +57,8 @@ class RunStore {
   std::map<int64_t, std::vector<std::string>> tags();                  // every run's, sorted
   // Every step of a run in (rank, step) order without holding them all in memory.
   void forEachStep(int64_t run_id, const std::function<void(const StepRow&)>& visit);
+  // The last step every rank has stored (-1: none yet): where a live timeline can end.
+  int64_t lastCommonStep(int64_t run_id);
   // Steps first_step..last_step of every rank, ordered by rank, step (the timeline window).
   std::vector<StepRow> stepsBetween(int64_t run_id, int64_t first_step, int64_t last_step);
 

@@ -95,12 +95,15 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   connectSession();
   connectRunsPage();
   connect(timeline_page_, &TimelinePage::windowRequested, reader_, &RunStoreReader::loadWindow);
+  connect(timeline_page_, &TimelinePage::latestWindowRequested, reader_,
+          &RunStoreReader::loadLatestWindow);
   connect(reader_, &RunStoreReader::windowLoaded, timeline_page_, &TimelinePage::setSteps);
   connect(live_model_, &LiveRunModel::updated, this, [this] {
     if (shown_run_id_ == live_run_id_ && live_run_id_ > 0)
       timeline_page_->setLatestStep(live_model_->latestStep());
   });
   connect(setup_, &SetupPage::launchRequested, this, [this] { launch(); });
+  connect(launch_action_, &QAction::triggered, this, [this] { launch(); });
   connect(setup_, &SetupPage::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
 
@@ -119,8 +122,7 @@ void MainWindow::buildToolbar() {
   bar->setObjectName(QStringLiteral("runToolbar"));
   bar->setMovable(false);
   bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  launch_action_ = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Launch"), this,
-                                  &MainWindow::launch);
+  launch_action_ = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Launch"));
   stop_action_ = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this,
                                 &MainWindow::stop);
   launch_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -215,8 +217,9 @@ void MainWindow::updateActions() {
   setup_->setRunning(running);
 }
 
-void MainWindow::launch() {
+void MainWindow::launch(bool show_monitor) {
   if (isRunning()) return;
+  launch_shows_monitor_ = show_monitor;
   if (first_listing_) {
     launch_pending_ = true;
     return;
@@ -240,7 +243,7 @@ void MainWindow::launch() {
   page_->setModel(live_model_);
   const QString name = QString::fromStdString(draft.value("name"));
   page_->setHeadline(tr("starting %1…").arg(name));
-  showPage(LiveTab);
+  if (launch_shows_monitor_ && tabs_->currentIndex() == SetupTab) showPage(LiveTab);
   statusBar()->showMessage(tr("Launching %1").arg(name));
   updateActions();
 }
@@ -273,6 +276,9 @@ void MainWindow::onEnded(const RunOutcome& outcome) {
     page_->setHeadline(outcome.run_id ? tr("run %1 · %2").arg(outcome.run_id).arg(status)
                                       : tr("not started"));
     page_->refreshNow();
+    if (outcome.run_id)
+      timeline_page_->setRun(outcome.run_id, tr("run %1 · %2").arg(outcome.run_id).arg(status),
+                             syncsEveryStep(live_strategy_), live_model_->latestStep());
   }
   if (outcome.error.empty()) {
     statusBar()->showMessage(tr("Run %1 %2").arg(outcome.run_id).arg(status));
@@ -311,7 +317,7 @@ void MainWindow::onFirstListingDone() {
   first_listing_ = false;
   if (launch_pending_) {
     launch_pending_ = false;
-    launch();
+    launch(launch_shows_monitor_);
   }
 }
 
@@ -340,7 +346,7 @@ void MainWindow::showLive() {
   page_->setModel(live_model_);
   page_->setHeadline(tr("run %1 · running").arg(live_run_id_));
   timeline_page_->setRun(live_run_id_, tr("run %1 · running").arg(live_run_id_),
-                         syncsEveryStep(live_strategy_), live_model_->latestStep());
+                         syncsEveryStep(live_strategy_), live_model_->latestStep(), true);
   emit runShown(live_run_id_);
 }
 

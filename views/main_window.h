@@ -44,7 +44,9 @@ class MainWindow : public QMainWindow {
 
   void setJobPath(const QString& path);  // loads it into the setup page
   QString jobPath() const;
-  void launch();  // the setup page's job; refused (and said why) while it is invalid
+  // The setup page's job; refused (and said why) while it is invalid. show_monitor: go to
+  // the live page when launched from the setup page.
+  void launch(bool show_monitor = true);
   void stop();
   bool isRunning() const;
   void refreshRuns();
@@ -108,6 +110,7 @@ class MainWindow : public QMainWindow {
   int64_t loading_run_id_ = 0;
   bool first_listing_ = true;
   bool launch_pending_ = false;  // launch() came before the store was first read
+  bool launch_shows_monitor_ = true;
 };
 
 }  // namespace ranklab

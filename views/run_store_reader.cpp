@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "storage/run_store.h"
+#include "views/models/record_metatypes.h"
 
 namespace ranklab {
 
@@ -92,6 +93,7 @@ void readAsync(QObject* owner, Read read, Deliver deliver) {
 
 RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
     : QObject(parent), db_path_(std::move(db_path)) {
+  registerRecordMetaTypes();
   qRegisterMetaType<RunList>();
   qRegisterMetaType<StoredRun>();
   qRegisterMetaType<std::vector<StoredRun>>();
@@ -150,16 +152,30 @@ void RunStoreReader::loadRuns(const QList<qint64>& run_ids) {
 }
 
 void RunStoreReader::loadWindow(int64_t run_id, int64_t first_step, int64_t last_step) {
+  readWindow(run_id, first_step, last_step, 0);
+}
+
+void RunStoreReader::loadLatestWindow(int64_t run_id, int count) {
+  readWindow(run_id, 0, 0, count);
+}
+
+// latest > 0: the last `latest` steps every rank has stored, else first..last.
+void RunStoreReader::readWindow(int64_t run_id, int64_t first_step, int64_t last_step, int latest) {
   const quint64 generation = ++window_generation_;
   using Steps = std::vector<StepRow>;
   readAsync<Steps>(
       this,
-      [path = db_path_.toStdString(), run_id, first_step, last_step] {
+      [path = db_path_.toStdString(), run_id, first_step, last_step, latest] {
         return readWithRetry<Steps>([&] {
           Answer<Steps> answer;
           try {
             RunStore store(path);
-            answer.value = store.stepsBetween(run_id, first_step, last_step);
+            int64_t first = first_step, last = last_step;
+            if (latest > 0) {
+              last = store.lastCommonStep(run_id);
+              first = std::max<int64_t>(0, last - latest + 1);
+            }
+            answer.value = store.stepsBetween(run_id, first, last);
           } catch (const std::exception& e) {
             answer.error = QString::fromStdString(e.what());
           }

@@ -44,6 +44,8 @@ class RunStoreReader : public QObject {
   void loadRuns(const QList<qint64>& run_ids);  // -> runsLoaded (for compare); latest answers
   // Steps first..last of every rank -> windowLoaded (for the timeline); latest answers.
   void loadWindow(int64_t run_id, int64_t first_step, int64_t last_step);
+  // The last `count` steps every rank has stored -> windowLoaded (a live run's timeline).
+  void loadLatestWindow(int64_t run_id, int count);
 
   // Edits: each answers with changed(message) or failed(message).
   void renameRun(int64_t run_id, const QString& name);
@@ -62,6 +64,7 @@ class RunStoreReader : public QObject {
  private:
   template <typename Edit>
   void edit(Edit edit);
+  void readWindow(int64_t run_id, int64_t first_step, int64_t last_step, int latest);
 
   QString db_path_;
   quint64 load_generation_ = 0;

@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -62,10 +63,12 @@ TimelinePage::TimelinePage(QWidget* parent)
   layout->addWidget(view_, 1);
 }
 
-void TimelinePage::setRun(int64_t run_id, const QString& label, bool align, int64_t latest_step) {
+void TimelinePage::setRun(int64_t run_id, const QString& label, bool align, int64_t latest_step,
+                          bool live) {
   const bool changed = run_id != run_id_;
   run_id_ = run_id;
   align_ = align;
+  live_ = live;
   latest_step_ = latest_step;
   title_->setText(label);
   if (changed) {
@@ -94,6 +97,11 @@ void TimelinePage::showEvent(QShowEvent* event) {
 
 void TimelinePage::request() {
   if (run_id_ <= 0) return;
+  requested_ = true;
+  if (follow_->isChecked() && live_) {  // the store decides what "latest" is: it may lag
+    emit latestWindowRequested(run_id_, count_->value());
+    return;
+  }
   if (follow_->isChecked() && latest_step_ >= 0)
     first_->setValue(int(std::max<int64_t>(0, latest_step_ - count_->value() + 1)));
   requested_ = true;
@@ -102,8 +110,13 @@ void TimelinePage::request() {
 
 void TimelinePage::setSteps(int64_t run_id, const std::vector<StepRow>& steps) {
   if (run_id != run_id_) return;  // an answer for a run no longer shown
-  const bool same_window = view_->data().first_step == first_->value() && !view_->data().empty();
-  view_->setData(buildTimeline(run_id, steps, align_), same_window);
+  TimelineData data = buildTimeline(run_id, steps, align_);
+  const bool same_window = view_->data().first_step == data.first_step && !view_->data().empty();
+  if (!data.empty()) {
+    const QSignalBlocker quiet(first_);
+    first_->setValue(int(data.first_step));
+  }
+  view_->setData(std::move(data), same_window);
 }
 
 }  // namespace ranklab

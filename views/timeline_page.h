@@ -24,8 +24,10 @@ class TimelinePage : public QWidget {
 
   explicit TimelinePage(QWidget* parent = nullptr);
 
-  // The run to show; align: it synchronises at every step. latest_step: -1 if unknown.
-  void setRun(int64_t run_id, const QString& label, bool align, int64_t latest_step);
+  // The run to show; align: it synchronises at every step. latest_step: -1 if unknown;
+  // live: still running (its newest steps may not be stored yet).
+  void setRun(int64_t run_id, const QString& label, bool align, int64_t latest_step,
+              bool live = false);
   void setLatestStep(int64_t step);                                  // a live run moved on
   void setSteps(int64_t run_id, const std::vector<StepRow>& steps);  // the window arrived
   void showWindow(int64_t first_step, int count);
@@ -35,6 +37,7 @@ class TimelinePage : public QWidget {
 
  signals:
   void windowRequested(qint64 run_id, qint64 first_step, qint64 last_step);
+  void latestWindowRequested(qint64 run_id, int count);  // following a live run
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -51,6 +54,7 @@ class TimelinePage : public QWidget {
   int64_t run_id_ = 0;
   int64_t latest_step_ = -1;
   bool align_ = true;
+  bool live_ = false;
   bool requested_ = false;  // a window was asked for since the run changed
 };
 

@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
     QObject::connect(&window, &ranklab::MainWindow::runEnded, &window,
                      [&window, take] { QTimer::singleShot(700, &window, take); });
   }
-  if (cli.parser.isSet(cli.start)) QTimer::singleShot(0, &window, [&window] { window.launch(); });
+  if (cli.parser.isSet(cli.start))  // a page asked for stays on screen
+    QTimer::singleShot(0, &window, [&window, page_set] { window.launch(!page_set); });
   return app.exec();
 }

@@ -37,7 +37,7 @@ class WorkbenchLiveTest : public QObject {
     options.db_path = dir.filePath(QStringLiteral("runs.db"));
     options.job_path = job;
     options.worker_path = worker;
-    options.overrides = {"parallel.ranks=2",  "data.train_limit=2048", "data.test_limit=512",
+    options.overrides = {"parallel.ranks=2",  "data.train_limit=4096", "data.test_limit=512",
                          "train.epochs=1",    "train.batch_size=32",   "model.layers=[32]",
                          "parallel.threads=1"};
     MainWindow window(options);

@@ -21,6 +21,7 @@
 #include "views/live_page.h"
 #include "views/main_window.h"
 #include "views/models/runs_table_model.h"
+#include "views/run_store_reader.h"
 #include "views/runs_page.h"
 #include "views/timeline_page.h"
 #include "views/timeline_view.h"
@@ -179,6 +180,31 @@ class WorkbenchPagesTest : public QObject {
     view->pan(50);
     view->fit();
     QCOMPARE(view->viewEndMs() - view->viewBeginMs(), span);
+  }
+
+  void latestWindowEndsAtTheLastStepEveryRankStored() {
+    Fixture f;
+    {
+      RunStore store(f.db.toStdString());  // rank 0 of the mpi run is two steps ahead
+      RecordBatch batch;
+      for (int64_t step = 8; step < 10; ++step) {
+        StepRow s;
+        s.run_id = f.mpi;
+        s.step = step;
+        s.time_ns = (step + 1) * 20 * kMs;
+        batch.steps.push_back(s);
+      }
+      store.write(batch);
+      QCOMPARE(store.lastCommonStep(f.mpi), 7);
+      QCOMPARE(store.lastCommonStep(12345), -1);
+    }
+    RunStoreReader reader(f.db);
+    QSignalSpy loaded(&reader, &RunStoreReader::windowLoaded);
+    reader.loadLatestWindow(f.mpi, 3);
+    QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 10000);
+    const auto steps = loaded.first().at(1).value<std::vector<StepRow>>();
+    QCOMPARE(int(steps.size()), 3 * 3);
+    for (const StepRow& s : steps) QVERIFY(s.step >= 5 && s.step <= 7);
   }
 
   void chartsExportAsPngAndSvg() {
