@@ -64,6 +64,12 @@ SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, com
        overflow, staleness, time_ns
 FROM steps WHERE run_id = ? AND step BETWEEN ? AND ? ORDER BY rank, step)sql";
 
+constexpr const char* kSelectStepsOfRanks = R"sql(
+SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
+       comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
+       overflow, staleness, time_ns
+FROM steps WHERE run_id = ? AND rank BETWEEN ? AND ? ORDER BY rank, step)sql";
+
 // Per-rank totals in one pass over the run's steps; ranks that said hello but never
 // finished a step are listed with zeros.
 constexpr const char* kRankTotals = R"sql(
@@ -388,6 +394,14 @@ std::vector<StepRow> RunStore::steps(int64_t run_id) {
 void RunStore::forEachStep(int64_t run_id, const std::function<void(const StepRow&)>& visit) {
   Query q(stmts_->selectSteps);
   q.bind(run_id);
+  while (q.next()) visit(readStep(q));
+}
+
+void RunStore::forEachStep(int64_t run_id, int first_rank, int last_rank,
+                           const std::function<void(const StepRow&)>& visit) {
+  Statement statement(db_, path_, "read the steps of some ranks", kSelectStepsOfRanks);
+  Query q(statement);
+  q.bind(run_id, first_rank, last_rank);
   while (q.next()) visit(readStep(q));
 }
 

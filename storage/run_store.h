@@ -57,6 +57,9 @@ class RunStore {
   std::map<int64_t, std::vector<std::string>> tags();                  // every run's, sorted
   // Every step of a run in (rank, step) order without holding them all in memory.
   void forEachStep(int64_t run_id, const std::function<void(const StepRow&)>& visit);
+  // Only ranks first_rank..last_rank (so several threads can read one run).
+  void forEachStep(int64_t run_id, int first_rank, int last_rank,
+                   const std::function<void(const StepRow&)>& visit);
   // The last step every rank has stored (-1: none yet): where a live timeline can end.
   int64_t lastCommonStep(int64_t run_id);
   // Steps first_step..last_step of every rank, ordered by rank, step (the timeline window).

@@ -6,6 +6,8 @@
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 #include <exception>
+#include <future>
+#include <limits>
 
 #include "storage/run_store.h"
 #include "views/models/record_metatypes.h"
@@ -61,13 +63,37 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
     }
     StoredRun& stored = answer.value;
     stored.run = std::move(*run);
+    // The upper half of the ranks is read by a second thread on its own connection.
+    const int split = stored.run.world / 2;
+    auto upper = std::async(std::launch::async, [&path, run_id, split, world = stored.run.world] {
+      std::pair<RunSeries, int64_t> part;
+      part.first.setBulkLoad(true);
+      if (split == 0) return part;
+      RunStore own(path);
+      own.forEachStep(run_id, split, std::max(split, world - 1), [&part](const StepRow& step) {
+        part.first.addStep(step);
+        ++part.second;
+      });
+      return part;
+    });
     stored.series.setWorld(stored.run.world);
     stored.series.setBulkLoad(true);
-    for (const RankRow& rank : store.ranks(run_id)) stored.series.setRank(rank);
-    store.forEachStep(run_id, [&stored](const StepRow& step) {
+    const auto visit = [&stored](const StepRow& step) {
       stored.series.addStep(step);
       ++stored.step_rows;
-    });
+    };
+    if (split == 0)
+      store.forEachStep(run_id, visit);
+    else
+      store.forEachStep(run_id, 0, split - 1, visit);
+    auto [series, rows] = upper.get();
+    stored.series.absorb(std::move(series));
+    stored.step_rows += rows;
+    // Ranks past the run's world (should there be any) are read last.
+    if (split > 0)
+      store.forEachStep(run_id, std::max(split, stored.run.world), std::numeric_limits<int>::max(),
+                        visit);
+    for (const RankRow& rank : store.ranks(run_id)) stored.series.setRank(rank);
     for (const EvalRow& eval : store.evals(run_id)) stored.series.addEval(eval);
     if (stored.run.status != "running") stored.series.finish(stored.run.status);
     stored.series.updateStates();

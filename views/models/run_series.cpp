@@ -180,7 +180,7 @@ void RunSeries::addStep(const StepRow& s) {
   r.series.append(sample);
   uses_loss_scale_ = uses_loss_scale_ || s.loss_scale != 1.0;
   uses_staleness_ = uses_staleness_ || s.staleness != 0;
-  addToGlobal(s, sample);
+  if (!bulk_) addToGlobal(s, sample);
 }
 
 void RunSeries::addToGlobal(const StepRow& step, const Sample& sample) {
@@ -256,9 +256,56 @@ void RunSeries::setRank(const RankRow& row) {
   r.failed = row.status == "failed";
 }
 
+void RunSeries::absorb(RunSeries&& other) {
+  for (RankSeries& r : other.ranks_) {
+    auto it = std::lower_bound(ranks_.begin(), ranks_.end(), r.rank,
+                               [](const RankSeries& a, int value) { return a.rank < value; });
+    ranks_.insert(it, std::move(r));
+  }
+  for (EvalPoint& e : other.evals_) evals_.push_back(e);
+  uses_loss_scale_ = uses_loss_scale_ || other.uses_loss_scale_;
+  uses_staleness_ = uses_staleness_ || other.uses_staleness_;
+}
+
+// Sample i of every rank covers the same steps when the ranks took as many: their mean.
+void RunSeries::globalFromRanks() {
+  global_ = SampleSeries();
+  size_t n = ranks_.empty() ? 0 : ranks_.front().series.samples().size();
+  for (const RankSeries& r : ranks_) n = std::min(n, r.series.samples().size());
+  for (size_t i = 0; i < n; ++i) {
+    Sample mean = ranks_.front().series.samples()[i];
+    double time = 0, sent = 0, tx = 0, rx = 0, span = 0, stale = 0;
+    mean.loss_sum = 0;
+    mean.loss_count = 0;
+    for (const RankSeries& r : ranks_) {
+      const Sample& s = r.series.samples()[i];
+      mean.loss_sum += s.loss_sum;
+      mean.loss_count += s.loss_count;
+      mean.loss_scale = std::min(mean.loss_scale, s.loss_scale);
+      time += s.time_s;
+      sent += s.sent_mb;
+      tx += s.tx_bytes;
+      rx += s.rx_bytes;
+      span += s.span_s;
+      stale += s.staleness_sum;
+    }
+    const double k = double(ranks_.size());
+    mean.time_s = time / k;
+    mean.sent_mb = sent / k;
+    mean.tx_bytes = tx / k;
+    mean.rx_bytes = rx / k;
+    mean.span_s = span / k;
+    mean.staleness_sum = stale / k;
+    global_.append(mean);
+  }
+}
+
 void RunSeries::finish(const std::string& status) {
   finished_ = true;
-  flushGlobal(true);
+  if (bulk_)
+    globalFromRanks();
+  else
+    flushGlobal(true);
   for (RankSeries& r : ranks_)
     if (!r.said_bye && status == "failed") r.failed = true;
   updateStates();

@@ -103,8 +103,10 @@ class RunSeries {
   static constexpr int kRecentSteps = 50;
 
   void setWorld(int world) { world_ = world; }  // ranks expected; 0 = as they appear
-  // Steps come rank by rank (a stored run): the mean of ranks waits for all of them.
+  // Steps come rank by rank (a stored run): the mean of ranks is built at finish() from
+  // the ranks' curves, so ranks may be read by different threads and absorb()ed.
   void setBulkLoad(bool bulk) { bulk_ = bulk; }
+  void absorb(RunSeries&& other);  // the other's ranks (none of them here yet) join these
   void addStep(const StepRow& step);
   void addEval(const EvalRow& eval);
   void setRank(const RankRow& rank);       // hello, then bye with the exit status
@@ -128,6 +130,7 @@ class RunSeries {
   RankSeries& rankFor(int rank);
   void addToGlobal(const StepRow& step, const Sample& sample);
   void flushGlobal(bool all);
+  void globalFromRanks();
   void findStraggler();
 
   int world_ = 0;
