@@ -113,7 +113,13 @@ void CurveChart::fitAxes(const std::vector<Curve>& curves, bool y_floor_zero) {
     return;
   }
   fitAxis(x_axis_, std::min(0.0, x_lo), std::max(x_hi, x_lo + 1e-9), 6, x_hi - x_lo >= 10);
-  const double span = std::max(y_hi - y_lo, std::max(1e-6, std::abs(y_hi) * 1e-3));
+  // A flat curve (a constant loss scale, one evaluation) gets a range of ±5 % around it.
+  const double span = std::max(y_hi - y_lo, std::max(1e-6, std::abs(y_hi) * 0.1));
+  if (y_hi - y_lo < span) {
+    const double middle = 0.5 * (y_hi + y_lo);
+    y_lo = middle - 0.5 * span;
+    y_hi = middle + 0.5 * span;
+  }
   double low = y_lo - 0.05 * span;
   if (y_floor_zero && y_lo >= 0) low = std::max(0.0, low);
   fitAxis(y_axis_, low, y_hi + 0.05 * span);
