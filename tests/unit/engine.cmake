@@ -16,3 +16,17 @@ gtest_discover_tests(model_tests TEST_PREFIX "model." PROPERTIES TIMEOUT 120)
 add_executable(checkpoint_data_tests unit/checkpoint_test.cpp unit/data_test.cpp)
 target_link_libraries(checkpoint_data_tests PRIVATE ranklab_engine GTest::gtest_main)
 gtest_discover_tests(checkpoint_data_tests TEST_PREFIX "engine." PROPERTIES TIMEOUT 120)
+
+# Training steps against PyTorch 1.13: the fixture writes the reference with the
+# interpreter that has torch, the test replays it.
+set(RANKLAB_TORCH_PYTHON /usr/bin/python3 CACHE FILEPATH "Python with torch, for reference values")
+set(torch_reference_dir ${CMAKE_CURRENT_BINARY_DIR}/torch_reference)
+add_test(NAME torch_reference.generate
+         COMMAND ${RANKLAB_TORCH_PYTHON} ${PROJECT_SOURCE_DIR}/tests/reference/torch_training_steps.py
+                 ${torch_reference_dir})
+set_tests_properties(torch_reference.generate PROPERTIES FIXTURES_SETUP torch_reference TIMEOUT 120)
+add_executable(torch_step_tests unit/torch_step_test.cpp)
+target_link_libraries(torch_step_tests PRIVATE ranklab_engine GTest::gtest_main)
+target_compile_definitions(torch_step_tests PRIVATE RANKLAB_TORCH_REFERENCE_DIR="${torch_reference_dir}")
+gtest_discover_tests(torch_step_tests TEST_PREFIX "torch."
+                     PROPERTIES FIXTURES_REQUIRED torch_reference TIMEOUT 60)

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""Reference training steps from PyTorch 1.13 for ranklab's torch_step_test.
+
+For the MLP (784-64-32-10) and the CNN (conv(1->4, 5x5, pad 2) -> ReLU -> pool ->
+conv(4->8) -> ReLU -> pool -> flatten -> fc(392->16) -> ReLU -> fc(16->10)) it draws initial
+weights with torch's default initialisation and one batch of inputs and labels, then runs
+three full training steps on that batch (forward, zero grads, backward, optimizer step)
+with each optimizer case, recording the loss, the gradients and the parameters after each
+step. ranklab loads the same weights and batch and must reproduce every figure.
+
+Writes OUT_DIR/<model>.bin: records of (u16 name length, name, u64 count, count float32),
+all little-endian. Parameters are flat, in nn.Module.parameters() order (each layer's
+weight then bias, PyTorch layouts), which is ranklab's flat buffer order.
+
+Usage: torch_training_steps.py OUT_DIR
+"""
+
+import os
+import struct
+import sys
+
+import torch
+from torch import nn
+
+STEPS = 3
+BATCH = {"mlp": 16, "cnn": 8}
+
+# (name, optimizer factory): the cases ranklab replays, each from the same start.
+OPTIMIZERS = {
+    "mlp": [
+        ("sgd_nesterov", lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True,
+                                                   weight_decay=1e-3)),
+        ("adam", lambda p: torch.optim.Adam(p, lr=1e-3, weight_decay=1e-3)),
+    ],
+    "cnn": [
+        ("sgd", lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=5e-4)),
+        ("adamw", lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=0.01)),
+    ],
+}
+
+
+def build(model):
+    if model == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 32),
+                             nn.ReLU(), nn.Linear(32, 10))
+    return nn.Sequential(nn.Conv2d(1, 4, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(4, 8, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(8 * 7 * 7, 16), nn.ReLU(), nn.Linear(16, 10))
+
+
+def flat(tensors):
+    return torch.cat([t.detach().reshape(-1) for t in tensors])
+
+
+class RecordFile:
+    def __init__(self, path):
+        self.file = open(path, "wb")
+
+    def put(self, name, values):
+        data = values.detach().to(torch.float32).contiguous().numpy().tobytes()
+        encoded = name.encode()
+        self.file.write(struct.pack("<H", len(encoded)) + encoded)
+        self.file.write(struct.pack("<Q", len(data) // 4) + data)
+
+    def close(self):
+        self.file.close()
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: torch_training_steps.py OUT_DIR")
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    torch.set_num_threads(1)
+    torch.manual_seed(2024)
+    for model_name in ("mlp", "cnn"):
+        start = build(model_name)
+        initial = [p.detach().clone() for p in start.parameters()]
+        x = torch.randn(BATCH[model_name], 1, 28, 28)
+        labels = torch.randint(0, 10, (BATCH[model_name],))
+        path = os.path.join(out_dir, f"{model_name}.bin")
+        records = RecordFile(path + ".tmp")
+        records.put("x", x)  # (B, 1, 28, 28): with one channel also ranklab's (B, H, W, C)
+        records.put("labels", labels.to(torch.float32))
+        records.put("params", flat(initial))
+        for case, make_optimizer in OPTIMIZERS[model_name]:
+            model = build(model_name)
+            with torch.no_grad():
+                for p, value in zip(model.parameters(), initial):
+                    p.copy_(value)
+            optimizer = make_optimizer(model.parameters())
+            loss_fn = nn.CrossEntropyLoss()
+            for step in range(1, STEPS + 1):
+                loss = loss_fn(model(x), labels)
+                optimizer.zero_grad(set_to_none=False)
+                loss.backward()
+                records.put(f"{case}.{step}.loss", loss.reshape(1))
+                records.put(f"{case}.{step}.grads", flat(p.grad for p in model.parameters()))
+                optimizer.step()
+                records.put(f"{case}.{step}.params", flat(model.parameters()))
+        records.close()
+        os.replace(path + ".tmp", path)
+        print(f"wrote {path}: {sum(p.numel() for p in initial)} parameters, "
+              f"batch {BATCH[model_name]}, cases {[c for c, _ in OPTIMIZERS[model_name]]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+// Full training steps of the MLP and the CNN against PyTorch 1.13, from the same initial
+// weights and batch: tests/reference/torch_training_steps.py writes the reference (the
+// ctest fixture torch_reference runs it before this test). For each optimizer case, three
+// steps on one batch: the loss, every gradient and every parameter after the update.
+// Tolerances (absolute, float32 against float32 with different summation orders):
+//   loss 2e-6; gradients 2e-6; parameters 2e-6 after an SGD step, 2e-5 after Adam/AdamW
+//   (whose update divides by sqrt(v) + eps and so magnifies the tiniest gradients).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/model/models.h"
+#include "engine/optim/optimizer.h"
+
+namespace ranklab {
+namespace {
+
+using Records = std::map<std::string, std::vector<float>>;
+
+Records readReference(const std::string& model) {
+  const std::string path = std::string(RANKLAB_TORCH_REFERENCE_DIR) + "/" + model + ".bin";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    ADD_FAILURE() << path << ": missing; it is written by /usr/bin/python3 "
+                  << "tests/reference/torch_training_steps.py " << RANKLAB_TORCH_REFERENCE_DIR
+                  << " (the ctest fixture torch_reference runs it)";
+    return {};
+  }
+  Records records;
+  uint16_t length = 0;
+  while (in.read(reinterpret_cast<char*>(&length), sizeof length)) {
+    std::string name(length, '\0');
+    uint64_t count = 0;
+    in.read(name.data(), length);
+    in.read(reinterpret_cast<char*>(&count), sizeof count);
+    std::vector<float> values(count);
+    in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(count * 4));
+    if (!in) {
+      ADD_FAILURE() << path << ": truncated in record " << name;
+      return {};
+    }
+    records[name] = std::move(values);
+  }
+  return records;
+}
+
+// The largest |ours - reference| over all values, printed, and checked against `tolerance`.
+double expectClose(const float* ours, const std::vector<float>& reference, double tolerance,
+                   const std::string& what) {
+  double worst = 0;
+  size_t where = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double diff = std::abs(static_cast<double>(ours[i]) - reference[i]);
+    if (diff > worst) {
+      worst = diff;
+      where = i;
+    }
+  }
+  std::printf("  %-28s largest |ranklab - pytorch| = %.3g (at %zu of %zu), tolerance %.0e\n",
+              what.c_str(), worst, where, reference.size(), tolerance);
+  EXPECT_LE(worst, tolerance) << what << " at " << where << ": ranklab " << ours[where]
+                              << ", pytorch " << reference[where];
+  return worst;
+}
+
+struct OptimizerCase {
+  std::string name;
+  TrainSpec spec;
+  double lr;
+};
+
+void replay(const std::string& model_name, Network model, const std::vector<OptimizerCase>& cases) {
+  const Records ref = readReference(model_name);
+  ASSERT_FALSE(ref.empty());
+  ASSERT_EQ(ref.at("params").size(), model.parameterCount()) << model.describe();
+  const std::vector<float>& x = ref.at("x");
+  std::vector<uint8_t> labels;
+  for (float label : ref.at("labels")) labels.push_back(static_cast<uint8_t>(label));
+  const int batch = static_cast<int>(labels.size());
+  std::printf("%s: %s, batch %d\n", model_name.c_str(), model.describe().c_str(), batch);
+
+  for (const auto& c : cases) {
+    std::memcpy(model.params(), ref.at("params").data(), model.parameterCount() * sizeof(float));
+    auto optimizer = makeOptimizer(c.spec, model.parameterCount());
+    const double params_tolerance = c.spec.optimizer == "sgd" ? 2e-6 : 2e-5;
+    for (int step = 1; step <= 3; ++step) {
+      const std::string key = c.name + "." + std::to_string(step);
+      const float loss =
+          static_cast<float>(model.forward(x.data(), labels.data(), batch).loss_sum / batch);
+      model.zeroGrads();
+      model.backward(x.data(), labels.data(), batch);
+      expectClose(&loss, ref.at(key + ".loss"), 2e-6, key + " loss");
+      expectClose(model.grads(), ref.at(key + ".grads"), 2e-6, key + " gradients");
+      optimizer->step(model.params(), model.grads(), c.lr);
+      expectClose(model.params(), ref.at(key + ".params"), params_tolerance, key + " parameters");
+    }
+  }
+}
+
+TrainSpec sgd(double momentum, bool nesterov, double weight_decay) {
+  TrainSpec spec;
+  spec.optimizer = "sgd";
+  spec.momentum = momentum;
+  spec.nesterov = nesterov;
+  spec.weight_decay = weight_decay;
+  return spec;
+}
+
+TrainSpec adam(const std::string& kind, double weight_decay) {
+  TrainSpec spec;
+  spec.optimizer = kind;
+  spec.weight_decay = weight_decay;
+  return spec;
+}
+
+TEST(TorchStep, MlpMatchesPyTorch) {
+  replay("mlp", makeMlp({28, 28, 1}, {64, 32}, 10, 0.f, 1),
+         {{"sgd_nesterov", sgd(0.9, true, 1e-3), 0.1}, {"adam", adam("adam", 1e-3), 1e-3}});
+}
+
+TEST(TorchStep, CnnMatchesPyTorch) {
+  replay("cnn", makeCnn({28, 28, 1}, {4, 8}, 5, {16}, 10, 0.f, 1),
+         {{"sgd", sgd(0.9, false, 5e-4), 0.05}, {"adamw", adam("adamw", 0.01), 1e-3}});
+}
+
+}  // namespace
+}  // namespace ranklab
