@@ -3,7 +3,9 @@
 //   a batch is (B, H, W, C), row-major, so (B, features) for flat layers;
 // - parameters and their gradients live in slices of the network's two flat buffers,
 //   handed to the layer by bind(); tensors are in PyTorch's order and layout;
-// - backward ADDS into parameter gradients and WRITES the input gradient dx.
+// - backward ADDS into parameter gradients and WRITES the input gradient dx;
+// - backward is for the batch of the latest forward (a layer may keep what it needs from
+//   it: a dropout mask, max-pool winners, a padded input).
 #pragma once
 
 #include <cstddef>

@@ -123,6 +123,12 @@ std::string Conv2d::describe() const {
          ", kernel_size=" + std::to_string(kernel_) + ", padding=" + std::to_string(padding_) + ")";
 }
 
+size_t Conv2d::paddedSize(int batch) const {
+  const Shape in = inputShape();
+  return static_cast<size_t>(batch) * (in.height + 2 * padding_) * (in.width + 2 * padding_) *
+         in.channels;
+}
+
 int Conv2d::rowsPerChunk() const {
   // Enough output pixels per GEMM to keep it efficient, few enough that im2col stays in cache.
   constexpr size_t kColumnFloats = size_t{1} << 18;
@@ -136,43 +142,57 @@ void Conv2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
   const int64_t rows = static_cast<int64_t>(batch) * g.outHeight() * g.outWidth();
   const int chunk = rowsPerChunk();
   columns_.resize(static_cast<size_t>(std::min<int64_t>(chunk, rows)) * k);
-  weight_in_.set(precision_, weight_, weights_);
+  packed_weight_.resize(weights_);
+  kernels::packConvWeight(weight_, packed_weight_.data(), out_channels_, g.channels,
+                          kernel_ * kernel_);
+  packed_weight_t_.resize(weights_);
+  kernels::transposeEach(packed_weight_.data(), packed_weight_t_.data(), 1, out_channels_, k);
+  // The GEMM operands in the compute precision: the weight is cast once per step.
+  weight_in_.set(precision_, packed_weight_t_.data(), weights_);
+  padded_.resize(paddedSize(batch));
+  kernels::padImage(x, padded_.data(), batch, g);
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
-    kernels::im2col(x, g, first, n, columns_.data());
+    kernels::im2col(padded_.data(), g, first, n, columns_.data());
     input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
     // y rows (n, Cout) = columns (n, K) . W^T (K, Cout) + b
     float* out = y + first * out_channels_;
-    kernels::gemm(Trans::kNo, Trans::kYes, n, out_channels_, k, 1.f, input_in_, k, weight_in_, k,
-                  0.f, out, out_channels_);
+    kernels::gemm(Trans::kNo, Trans::kNo, n, out_channels_, k, 1.f, input_in_, k, weight_in_,
+                  out_channels_, 0.f, out, out_channels_);
     kernels::addBiasRows(out, bias_, n, out_channels_);
   }
 }
 
-void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
+void Conv2d::backward(const float*, const float*, const float* dy, float* dx, int batch) {
   const auto g = geometryOf(inputShape(), kernel_);
   const int k = g.columns();
   const int64_t rows = static_cast<int64_t>(batch) * g.outHeight() * g.outWidth();
   const int chunk = rowsPerChunk();
   columns_.resize(static_cast<size_t>(std::min<int64_t>(chunk, rows)) * k);
-  if (dx) std::memset(dx, 0, sizeof(float) * batch * inputShape().size());
-  if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
+  packed_weight_grad_.resize(weights_);
+  // packed_weight_ and padded_ still hold this batch's weight and input from forward().
+  packed_weight_in_.set(precision_, packed_weight_.data(), weights_);
+  if (dx) padded_grad_.assign(paddedSize(batch), 0.f);
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
     const float* grad_out = dy + first * out_channels_;  // (n, Cout)
-    kernels::im2col(x, g, first, n, columns_.data());
+    kernels::im2col(padded_.data(), g, first, n, columns_.data());
     input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
     grad_in_.set(precision_, grad_out, static_cast<size_t>(n) * out_channels_);
-    // dW (Cout, K) += dy^T (Cout, n) . columns (n, K)
-    kernels::gemm(Trans::kYes, Trans::kNo, out_channels_, k, n, 1.f, grad_in_, out_channels_,
-                  input_in_, k, 1.f, weight_grad_, k);
+    // dW^T (K, Cout) (+)= columns^T (K, n) . dy (n, Cout), in im2col's column order
+    kernels::gemm(Trans::kYes, Trans::kNo, k, out_channels_, n, 1.f, input_in_, k, grad_in_,
+                  out_channels_, first == 0 ? 0.f : 1.f, packed_weight_grad_.data(),
+                  out_channels_);
     kernels::sumRowsInto(bias_grad_, grad_out, n, out_channels_);
     if (!dx) continue;
     // d columns (n, K) = dy (n, Cout) . W (Cout, K), then scattered back onto the image
     kernels::gemm(Trans::kNo, Trans::kNo, n, k, out_channels_, 1.f, grad_in_, out_channels_,
-                  weight_in_, k, 0.f, columns_.data(), k);
-    kernels::col2imAdd(columns_.data(), g, first, n, dx);
+                  packed_weight_in_, k, 0.f, columns_.data(), k);
+    kernels::col2imAdd(columns_.data(), g, first, n, padded_grad_.data());
   }
+  if (dx) kernels::cropImage(padded_grad_.data(), dx, batch, g);
+  kernels::unpackConvWeightGradAdd(packed_weight_grad_.data(), weight_grad_, out_channels_,
+                                   g.channels, kernel_ * kernel_);
 }
 
 // ---- MaxPool2d ----

@@ -53,9 +53,18 @@ class Conv2d : public WeightedLayer {
 
  private:
   int rowsPerChunk() const;
+  size_t paddedSize(int batch) const;
 
   int out_channels_, kernel_, padding_;
-  std::vector<float> columns_;  // (rows of one chunk, Cin*k*k): im2col of a chunk
+  std::vector<float> padded_;              // (B, H+2p, W+2p, Cin): the input with its zero border
+  std::vector<float> padded_grad_;         // the same shape, for dx
+  std::vector<float> columns_;             // (rows of one chunk, k*k*Cin): im2col of a chunk
+  std::vector<float> packed_weight_;       // (Cout, k, k, Cin): W in im2col's column order
+  std::vector<float> packed_weight_t_;     // (k, k, Cin, Cout): its transpose, for forward
+  std::vector<float> packed_weight_grad_;  // (k, k, Cin, Cout): dW^T, added into PyTorch's order
+  // packed_weight_ in the compute precision, for the input gradient (weight_in_ holds
+  // packed_weight_t_ for forward).
+  kernels::GemmOperand packed_weight_in_;
 };
 
 // 2x2 max pooling, stride 2 (floor mode, as PyTorch's MaxPool2d(2)).

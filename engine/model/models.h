@@ -13,8 +13,9 @@ namespace ranklab {
 Network makeMlp(Shape input, const std::vector<int>& hidden, int classes, float dropout,
                 uint64_t seed);
 
-// conv-pool-conv-pool-fc: per entry of `channels`, Conv2d(kernel, same padding) -> ReLU ->
-// MaxPool2d(2); then Flatten, the hidden Linear -> ReLU layers of `hidden`, and a Linear
+// conv-pool-conv-pool-fc: per entry of `channels`, Conv2d(kernel, same padding) ->
+// MaxPool2d(2) -> ReLU (the same function as Conv -> ReLU -> MaxPool, with less work);
+// then Flatten, the hidden Linear -> ReLU layers of `hidden`, and a Linear
 // to the classes, with Dropout before each Linear when dropout > 0.
 Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
                 const std::vector<int>& hidden, int classes, float dropout, uint64_t seed);

@@ -1,61 +1,96 @@
 #include "kernels/cpu/conv.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/vectorize.h"
 
 namespace ranklab::kernels {
 
 namespace {
 
-// Calls visit(tap, input_offset_or_-1) for each (c, ky, kx) tap of output pixel `row`.
+// Calls visit(r, offset) for each output pixel first_row + r (numbered (b, oy, ox) over the
+// batch) with the padded-input index of its receptive field's top-left tap, channel 0.
 template <class Visit>
-void forEachTap(const ConvGeometry& g, int64_t row, Visit visit) {
+void forEachReceptiveField(const ConvGeometry& g, int64_t first_row, int rows, Visit visit) {
   const int out_h = g.outHeight(), out_w = g.outWidth();
+  const int64_t padded_w = g.width + 2 * g.padding, padded_h = g.height + 2 * g.padding;
   const int64_t per_image = static_cast<int64_t>(out_h) * out_w;
-  const int64_t b = row / per_image;
-  const int oy = static_cast<int>(row % per_image) / out_w;
-  const int ox = static_cast<int>(row % per_image) % out_w;
-  const int k = g.kernel;
-  for (int ky = 0; ky < k; ++ky) {
-    const int iy = oy + ky - g.padding;
-    for (int kx = 0; kx < k; ++kx) {
-      const int ix = ox + kx - g.padding;
-      const bool inside = iy >= 0 && iy < g.height && ix >= 0 && ix < g.width;
-      const int64_t base =
-          inside ? ((b * g.height + iy) * g.width + ix) * static_cast<int64_t>(g.channels) : -1;
-      visit(ky * k + kx, base);
+  int64_t b = first_row / per_image;
+  int oy = static_cast<int>(first_row % per_image) / out_w;
+  int ox = static_cast<int>(first_row % per_image) % out_w;
+  for (int r = 0; r < rows; ++r) {
+    visit(r, ((b * padded_h + oy) * padded_w + ox) * g.channels);
+    if (++ox == out_w) {  // next pixel, without a division per pixel
+      ox = 0;
+      if (++oy == out_h) {
+        oy = 0;
+        ++b;
+      }
     }
   }
 }
 
 }  // namespace
 
-void im2col(const float* x, const ConvGeometry& g, int64_t first_row, int rows, float* col) {
-  const int kk = g.kernel * g.kernel, cols = g.columns();
-  for (int r = 0; r < rows; ++r) {
-    float* out = col + static_cast<size_t>(r) * cols;
-    forEachTap(g, first_row + r, [&](int tap, int64_t base) {
-      if (base < 0) {
-        for (int c = 0; c < g.channels; ++c) out[c * kk + tap] = 0.f;
+void padImage(const float* x, float* padded, int batch, const ConvGeometry& g) {
+  const size_t c = g.channels, p = g.padding, w = g.width;
+  const size_t padded_row = (w + 2 * p) * c, row = w * c;
+  float* out = padded;
+  for (int b = 0; b < batch; ++b) {
+    std::memset(out, 0, p * padded_row * sizeof(float));  // top border
+    out += p * padded_row;
+    for (int y = 0; y < g.height; ++y, out += padded_row, x += row) {
+      std::memset(out, 0, p * c * sizeof(float));
+      std::memcpy(out + p * c, x, row * sizeof(float));
+      std::memset(out + p * c + row, 0, p * c * sizeof(float));
+    }
+    std::memset(out, 0, p * padded_row * sizeof(float));  // bottom border
+    out += p * padded_row;
+  }
+}
+
+void cropImage(const float* padded, float* dx, int batch, const ConvGeometry& g) {
+  const size_t c = g.channels, p = g.padding, w = g.width;
+  const size_t padded_row = (w + 2 * p) * c, row = w * c;
+  for (int b = 0; b < batch; ++b) {
+    const float* in = padded + (static_cast<size_t>(b) * (g.height + 2 * p) + p) * padded_row;
+    for (int y = 0; y < g.height; ++y, in += padded_row, dx += row) {
+      std::memcpy(dx, in + p * c, row * sizeof(float));
+    }
+  }
+}
+
+void im2col(const float* xp, const ConvGeometry& g, int64_t first_row, int rows, float* col) {
+  const size_t cols = g.columns(), run = static_cast<size_t>(g.kernel) * g.channels;
+  const size_t padded_row = static_cast<size_t>(g.width + 2 * g.padding) * g.channels;
+  forEachReceptiveField(g, first_row, rows, [&](int r, int64_t offset) {
+    float* out = col + r * cols;
+    const float* in = xp + offset;
+    for (int ky = 0; ky < g.kernel; ++ky, out += run, in += padded_row) {
+      // A kernel row is one contiguous run of the padded image. Short runs (few channels)
+      // are copied inline: a libc call would cost more than the copy.
+      if (run < 32) {
+        for (size_t i = 0; i < run; ++i) out[i] = in[i];
       } else {
-        const float* in = x + base;
-        for (int c = 0; c < g.channels; ++c) out[c * kk + tap] = in[c];
+        std::memcpy(out, in, run * sizeof(float));
       }
-    });
-  }
+    }
+  });
 }
 
-void col2imAdd(const float* dcol, const ConvGeometry& g, int64_t first_row, int rows, float* dx) {
-  const int kk = g.kernel * g.kernel, cols = g.columns();
-  for (int r = 0; r < rows; ++r) {
-    const float* in = dcol + static_cast<size_t>(r) * cols;
-    forEachTap(g, first_row + r, [&](int tap, int64_t base) {
-      if (base < 0) return;
-      float* out = dx + base;
-      for (int c = 0; c < g.channels; ++c) out[c] += in[c * kk + tap];
-    });
-  }
+void col2imAdd(const float* dcol, const ConvGeometry& g, int64_t first_row, int rows, float* dxp) {
+  const size_t cols = g.columns(), run = static_cast<size_t>(g.kernel) * g.channels;
+  const size_t padded_row = static_cast<size_t>(g.width + 2 * g.padding) * g.channels;
+  forEachReceptiveField(g, first_row, rows, [&](int r, int64_t offset) {
+    const float* in = dcol + r * cols;
+    float* out = dxp + offset;
+    for (int ky = 0; ky < g.kernel; ++ky, in += run, out += padded_row) addInto(out, in, run);
+  });
 }
 
+RANKLAB_VECTORIZED
 void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int height, int width,
                        int channels) {
   const int out_h = height / 2, out_w = width / 2;
@@ -86,25 +121,33 @@ void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int
   }
 }
 
+RANKLAB_VECTORIZED
 void maxPool2x2Backward(const float* dy, const uint8_t* argmax, float* dx, int batch, int height,
                         int width, int channels) {
-  std::memset(dx, 0, sizeof(float) * static_cast<size_t>(batch) * height * width * channels);
   const int out_h = height / 2, out_w = width / 2;
   const size_t row = static_cast<size_t>(width) * channels;
+  // Floor mode leaves an odd last row or column out of every window: its gradient is 0.
+  if (height % 2 != 0 || width % 2 != 0) {
+    std::memset(dx, 0, sizeof(float) * static_cast<size_t>(batch) * height * row);
+  }
   for (int b = 0; b < batch; ++b) {
     for (int oy = 0; oy < out_h; ++oy) {
       for (int ox = 0; ox < out_w; ++ox) {
         float* top = dx + ((static_cast<size_t>(b) * height + 2 * oy) * width + 2 * ox) * channels;
-        const size_t tap_offset[4] = {0, static_cast<size_t>(channels), row, row + channels};
+        float* taps[4] = {top, top + channels, top + row, top + row + channels};
         const size_t at = ((static_cast<size_t>(b) * out_h + oy) * out_w + ox) * channels;
-        for (int c = 0; c < channels; ++c) top[tap_offset[argmax[at + c]] + c] = dy[at + c];
+        // Every tap of the window is written once: the winner gets dy, the others 0.
+        for (int t = 0; t < 4; ++t) {
+          for (int c = 0; c < channels; ++c) {
+            const float g = dy[at + c];
+            taps[t][c] = argmax[at + c] == t ? g : 0.f;
+          }
+        }
       }
     }
   }
 }
 
-namespace {
-// Each of `batch` (rows, cols) matrices -> its (cols, rows) transpose.
 void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) {
   for (int b = 0; b < batch; ++b) {
     const float* in = x + b * rows * cols;
@@ -114,7 +157,6 @@ void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols
     }
   }
 }
-}  // namespace
 
 void channelsLastToFirst(const float* x, float* y, int batch, int height, int width, int channels) {
   transposeEach(x, y, batch, static_cast<size_t>(height) * width, channels);
@@ -122,6 +164,28 @@ void channelsLastToFirst(const float* x, float* y, int batch, int height, int wi
 
 void channelsFirstToLast(const float* x, float* y, int batch, int height, int width, int channels) {
   transposeEach(x, y, batch, channels, static_cast<size_t>(height) * width);
+}
+
+void packConvWeight(const float* w, float* packed, int out_channels, int channels, int taps) {
+  for (int o = 0; o < out_channels; ++o) {
+    const float* in = w + static_cast<size_t>(o) * channels * taps;
+    float* out = packed + static_cast<size_t>(o) * channels * taps;
+    for (int c = 0; c < channels; ++c) {
+      for (int t = 0; t < taps; ++t) out[t * channels + c] = in[c * taps + t];
+    }
+  }
+}
+
+void unpackConvWeightGradAdd(const float* grad_t, float* grad, int out_channels, int channels,
+                             int taps) {
+  for (int o = 0; o < out_channels; ++o) {
+    float* out = grad + static_cast<size_t>(o) * channels * taps;
+    for (int c = 0; c < channels; ++c) {
+      for (int t = 0; t < taps; ++t) {
+        out[c * taps + t] += grad_t[(static_cast<size_t>(t) * channels + c) * out_channels + o];
+      }
+    }
+  }
 }
 
 }  // namespace ranklab::kernels

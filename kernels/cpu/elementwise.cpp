@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/vectorize.h"
+
 namespace ranklab::kernels {
 
+RANKLAB_VECTORIZED
 void addBiasRows(float* y, const float* bias, int rows, int cols) {
   for (int r = 0; r < rows; ++r) {
     float* row = y + static_cast<size_t>(r) * cols;
@@ -12,6 +15,7 @@ void addBiasRows(float* y, const float* bias, int rows, int cols) {
   }
 }
 
+RANKLAB_VECTORIZED
 void sumRowsInto(float* dbias, const float* dy, int rows, int cols) {
   for (int r = 0; r < rows; ++r) {
     const float* row = dy + static_cast<size_t>(r) * cols;
@@ -19,12 +23,22 @@ void sumRowsInto(float* dbias, const float* dy, int rows, int cols) {
   }
 }
 
+RANKLAB_VECTORIZED
 void reluForward(const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
 }
 
+RANKLAB_VECTORIZED
 void reluBackward(const float* dy, const float* y, float* dx, size_t n) {
-  for (size_t i = 0; i < n; ++i) dx[i] = y[i] > 0.f ? dy[i] : 0.f;
+  for (size_t i = 0; i < n; ++i) {
+    const float g = dy[i];  // loaded unconditionally, so the select vectorizes (no branch)
+    dx[i] = y[i] > 0.f ? g : 0.f;
+  }
+}
+
+RANKLAB_VECTORIZED
+void addInto(float* __restrict y, const float* __restrict x, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
 namespace {
@@ -47,6 +61,7 @@ void dropoutMask(uint64_t key, float p, float* scale, size_t n) {
   }
 }
 
+RANKLAB_VECTORIZED
 void multiply(const float* a, const float* b, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
 }

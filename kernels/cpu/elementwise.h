@@ -19,6 +19,8 @@ void reluBackward(const float* dy, const float* y, float* dx, size_t n);
 // Inverted dropout: scale[i] = 0 with probability p, else 1 / (1 - p). Each draw is a hash
 // of (key, i), so a mask depends only on its key and never on what was drawn before.
 void dropoutMask(uint64_t key, float p, float* scale, size_t n);
+// y (n) += x (n)
+void addInto(float* y, const float* x, size_t n);
 // out = a * b elementwise; out may alias a or b
 void multiply(const float* a, const float* b, float* out, size_t n);
 

@@ -2,9 +2,10 @@
 // they run on, so a portable x86-64 build still uses AVX-512 or AVX2+FMA where present.
 #pragma once
 
+// The clones are chosen by CPU feature (an "arch=" clone would need that exact CPU model);
+// -mavx512f implies AVX2 and FMA.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define RANKLAB_VECTORIZED \
-  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#define RANKLAB_VECTORIZED __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define RANKLAB_VECTORIZED
 #endif

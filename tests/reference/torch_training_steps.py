@@ -2,7 +2,8 @@
 """Reference training steps from PyTorch 1.13 for ranklab's torch_step_test.
 
 For the MLP (784-64-32-10) and the CNN (conv(1->4, 5x5, pad 2) -> ReLU -> pool ->
-conv(4->8) -> ReLU -> pool -> flatten -> fc(392->16) -> ReLU -> fc(16->10)) it draws initial
+conv(4->8) -> ReLU -> pool -> flatten -> fc(392->16) -> ReLU -> fc(16->10), in PyTorch's
+customary order; ranklab pools before the ReLU, the same function) it draws initial
 weights with torch's default initialisation and one batch of inputs and labels, then runs
 three full training steps on that batch (forward, zero grads, backward, optimizer step)
 with each optimizer case, recording the loss, the gradients and the parameters after each

@@ -13,6 +13,7 @@
 
 #include "engine/model/layers.h"
 #include "engine/model/models.h"
+#include "kernels/cpu/gemm.h"
 
 namespace ranklab {
 namespace {
@@ -62,6 +63,7 @@ double centralDifference(float& value, float eps, F f) {
 
 // Checks a layer with the probe loss L = sum(r * y) for a fixed random r, so dL/dy = r.
 void checkLayer(Layer& layer, std::vector<float> x, int batch, uint64_t seed) {
+  kernels::setBlasThreads(1);  // one thread per rank: the GEMMs the trainer's ranks run
   size_t count = 0;
   for (const auto& t : layer.paramTensors()) count += t.size;
   std::vector<float> params(count), grads(count, 0.f);
@@ -145,6 +147,7 @@ TEST(LayerGradient, FlattenChannelsLastToPyTorchOrder) {
 // there the central differences at eps and eps/2 disagree, and that parameter is skipped
 // (at most 5% of them may be). Where they agree the loss is smooth and the check is strict.
 void checkNetwork(Network& model, int batch, uint64_t seed, const std::string& name) {
+  kernels::setBlasThreads(1);
   const std::vector<float> x = normal(batch * model.inputShape().size(), seed);
   std::vector<uint8_t> labels;
   std::mt19937 rng(static_cast<uint32_t>(seed));

@@ -48,10 +48,9 @@ TEST(NetworkLayout, NamedViewsCoverTheFlatBufferInPyTorchOrder) {
 TEST(NetworkLayout, CnnIsConvPoolConvPoolFc) {
   Network model = makeCnn(kImage, {32, 64}, 5, {}, 10, 0.25f, 1);
   EXPECT_EQ(model.describe(),
-            "Conv2d(1, 32, kernel_size=5, padding=2) -> ReLU() -> MaxPool2d(kernel_size=2, "
-            "stride=2) -> Conv2d(32, 64, kernel_size=5, padding=2) -> ReLU() -> "
-            "MaxPool2d(kernel_size=2, stride=2) -> Flatten() -> Dropout(p=0.25) -> "
-            "Linear(3136, 10)");
+            "Conv2d(1, 32, kernel_size=5, padding=2) -> MaxPool2d(kernel_size=2, stride=2) -> "
+            "ReLU() -> Conv2d(32, 64, kernel_size=5, padding=2) -> MaxPool2d(kernel_size=2, "
+            "stride=2) -> ReLU() -> Flatten() -> Dropout(p=0.25) -> Linear(3136, 10)");
   EXPECT_EQ(model.parameterCount(), 32u * 25 + 32 + 64 * 32 * 25 + 64 + 3136 * 10 + 10);
   EXPECT_EQ(model.views()[2].name, "conv1.weight");
 }

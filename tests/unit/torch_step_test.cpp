@@ -17,6 +17,7 @@
 
 #include "engine/model/models.h"
 #include "engine/optim/optimizer.h"
+#include "kernels/cpu/gemm.h"
 
 namespace ranklab {
 namespace {
@@ -76,6 +77,7 @@ struct OptimizerCase {
 };
 
 void replay(const std::string& model_name, Network model, const std::vector<OptimizerCase>& cases) {
+  kernels::setBlasThreads(1);  // as a rank on a machine shared by its ranks runs
   const Records ref = readReference(model_name);
   ASSERT_FALSE(ref.empty());
   ASSERT_EQ(ref.at("params").size(), model.parameterCount()) << model.describe();

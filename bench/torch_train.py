@@ -1,13 +1,16 @@
 #!/usr/bin/python3
-"""PyTorch twin of bench_mlp_throughput: 1-rank training throughput of the preset MLP.
+"""PyTorch twin of bench_train_throughput: 1-rank training throughput of the benchmark models.
 
-Same model (784-256-128-10, ReLU), loss (softmax cross-entropy), optimizer (SGD lr 0.05,
-momentum 0.9), data (Fashion-MNIST train, (x/255 - 0.2860)/0.3530) and step as ranklab:
-gather the batch from a shuffled order (index_select), forward, zero grads, backward,
-update. Prints the same JSON line as `bench_mlp_throughput --json`, with impl "pytorch".
-OpenBLAS gets the same thread count as OpenMP, and OMP_WAIT_POLICY defaults to PASSIVE.
+Same models (mlp: 784-256-128-10, ReLU; cnn: conv(1->16, 5x5, pad 2) maxpool ReLU
+conv(16->32) maxpool ReLU fc(1568->10), ReLU after the pooling as ranklab builds it: the
+same function as ReLU before it, with a quarter of the work for both), loss (softmax cross-entropy), optimizer (SGD lr
+0.05, momentum 0.9), data (Fashion-MNIST train, (x/255 - 0.2860)/0.3530) and step as
+ranklab: gather the batch from a shuffled order (index_select), forward, zero grads,
+backward, update. Prints the same JSON line as `bench_train_throughput --json`, with impl
+"pytorch" (samples/s only: the GEMM FLOP count is ranklab's). OpenBLAS gets the same thread
+count as OpenMP, and OMP_WAIT_POLICY defaults to PASSIVE.
 
-Usage: torch_mlp.py --batch N --threads T --steps S --warmup W [--json]
+Usage: torch_train.py --model mlp|cnn --batch N --threads T --steps S --warmup W [--json]
 """
 
 import argparse
@@ -33,14 +36,14 @@ def read_idx(path, magic, dims):
         with gzip.open(path, "rb") as f:
             raw = f.read()
     except OSError as e:
-        sys.exit(f"torch_mlp.py: {path}: cannot read: {e}")
+        sys.exit(f"torch_train.py: {path}: cannot read: {e}")
     header = 4 + 4 * dims
     if len(raw) < header or struct.unpack(">I", raw[:4])[0] != magic:
-        sys.exit(f"torch_mlp.py: {path}: not an IDX file with magic {magic:#x}")
+        sys.exit(f"torch_train.py: {path}: not an IDX file with magic {magic:#x}")
     shape = struct.unpack(">" + "I" * dims, raw[4:header])
     payload = np.frombuffer(raw, dtype=np.uint8, offset=header)
     if payload.size != math.prod(shape):
-        sys.exit(f"torch_mlp.py: {path}: holds {payload.size} bytes, header promises {shape}")
+        sys.exit(f"torch_train.py: {path}: holds {payload.size} bytes, header promises {shape}")
     return payload.reshape(shape)
 
 
@@ -66,11 +69,11 @@ def set_blas_threads(threads):
     # would use every core while ranklab's use `threads`.
     blas = openblas_in_process()
     if blas is None:
-        print("torch_mlp.py: torch did not load OpenBLAS; BLAS threads not set", file=sys.stderr)
+        print("torch_train.py: torch did not load OpenBLAS; BLAS threads not set", file=sys.stderr)
         return
     blas.openblas_set_num_threads(threads)
     if blas.openblas_get_num_threads() != threads:
-        sys.exit(f"torch_mlp.py: asked OpenBLAS for {threads} threads, "
+        sys.exit(f"torch_train.py: asked OpenBLAS for {threads} threads, "
                  f"it uses {blas.openblas_get_num_threads()}")
 
 
@@ -85,6 +88,7 @@ def positive(minimum):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
     parser.add_argument("--batch", type=positive(1), default=64)
     parser.add_argument("--threads", type=positive(1), default=1)
     parser.add_argument("--steps", type=positive(1), default=500)
@@ -108,10 +112,16 @@ def main():
     count = len(images)
     steps_per_epoch = count // args.batch
     if steps_per_epoch == 0:
-        sys.exit(f"torch_mlp.py: --batch {args.batch} exceeds the {count} training samples")
+        sys.exit(f"torch_train.py: --batch {args.batch} exceeds the {count} training samples")
 
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
-                          nn.Linear(128, 10))
+    if args.model == "mlp":
+        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
+                              nn.Linear(128, 10))
+    else:
+        images = images.reshape(count, 1, 28, 28)  # NCHW, as nn.Conv2d wants
+        model = nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.MaxPool2d(2), nn.ReLU(),
+                              nn.Conv2d(16, 32, 5, padding=2), nn.MaxPool2d(2), nn.ReLU(),
+                              nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
     optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
     loss_fn = nn.CrossEntropyLoss()
 
@@ -126,7 +136,7 @@ def main():
         begin = state["in_epoch"] * args.batch
         index = state["order"][begin:begin + args.batch]
         state["in_epoch"] += 1
-        xb = images.index_select(0, index)  # (B, 784)
+        xb = images.index_select(0, index)  # (B, 784) or (B, 1, 28, 28)
         yb = labels.index_select(0, index)  # (B)
         loss = loss_fn(model(xb), yb)
         optimizer.zero_grad(set_to_none=False)  # zero in place, as Network::zeroGrads does
@@ -136,20 +146,24 @@ def main():
 
     for _ in range(args.warmup):
         step()
+    cpu_start = time.process_time()
     start = time.perf_counter()
     for _ in range(args.steps):
         loss = step()
+    final_loss = loss.item()  # waits for the last step, before the clocks stop
     seconds = time.perf_counter() - start
-    final_loss = loss.item()
+    cpu_seconds = time.process_time() - cpu_start
     samples_per_s = args.steps * args.batch / seconds
 
     if not math.isfinite(final_loss):
-        sys.exit(f"torch_mlp.py: final loss is {final_loss}, training diverged")
+        sys.exit(f"torch_train.py: final loss is {final_loss}, training diverged")
     if args.json:
-        print(f'{{"impl":"pytorch","batch":{args.batch},"threads":{args.threads},'
-              f'"samples_per_s":{samples_per_s:.1f},"final_loss":{final_loss:.6f}}}')
+        print(f'{{"impl":"pytorch","model":"{args.model}","batch":{args.batch},'
+              f'"threads":{args.threads},"samples_per_s":{samples_per_s:.1f},'
+              f'"cpu_s":{cpu_seconds:.4f},"wall_s":{seconds:.4f},"final_loss":{final_loss:.6f}}}')
     else:
-        print(f"pytorch {torch.__version__}: batch {args.batch}, threads {args.threads}: "
+        print(f"pytorch {torch.__version__} {args.model}: batch {args.batch}, "
+              f"threads {args.threads}: "
               f"{samples_per_s:.1f} samples/s ({args.steps} steps in {seconds:.3f} s), "
               f"final loss {final_loss:.4f}")
 

@@ -1,0 +1,68 @@
+// Command-line options shared by the benchmark programs, checked with clear errors.
+#pragma once
+
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+namespace ranklab::bench {
+
+struct Args {
+  std::string model = "mlp";  // mlp | cnn
+  int batch = 64;
+  int threads = 1;
+  int steps = 500;
+  int warmup = 20;
+  bool json = false;
+};
+
+inline int integerOption(const std::string& program, const std::string& flag,
+                         const std::string& value, int minimum) {
+  size_t used = 0;
+  int parsed = 0;
+  try {
+    parsed = std::stoi(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || parsed < minimum) {
+    throw std::invalid_argument(program + ": " + flag + " expects an integer >= " +
+                                std::to_string(minimum) + ", got '" + value + "'");
+  }
+  return parsed;
+}
+
+// --model mlp|cnn --batch N --threads T --steps S --warmup W [--json]
+inline Args parseArgs(const std::string& program, int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--json") {
+      args.json = true;
+      continue;
+    }
+    if (i + 1 >= argc) throw std::invalid_argument(program + ": " + flag + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--model") {
+      if (value != "mlp" && value != "cnn") {
+        throw std::invalid_argument(program + ": --model must be mlp or cnn, got '" + value + "'");
+      }
+      args.model = value;
+    } else if (flag == "--batch") {
+      args.batch = integerOption(program, flag, value, 1);
+    } else if (flag == "--threads") {
+      args.threads = integerOption(program, flag, value, 1);
+    } else if (flag == "--steps") {
+      args.steps = integerOption(program, flag, value, 1);
+    } else if (flag == "--warmup") {
+      args.warmup = integerOption(program, flag, value, 0);
+    } else {
+      throw std::invalid_argument(program + ": unknown option " + flag +
+                                  " (allowed: --model, --batch, --threads, --steps, --warmup, "
+                                  "--json)");
+    }
+  }
+  return args;
+}
+
+}  // namespace ranklab::bench

@@ -1,0 +1,170 @@
+// bench_train_throughput: 1-rank training throughput of the benchmark MLP or CNN on
+// Fashion-MNIST, in samples/s and in GEMM GFLOP/s.
+//   mlp  784-256-128-10 (ReLU), SGD lr 0.05 momentum 0.9
+//   cnn  conv(1->16, 5x5) pool ReLU conv(16->32, 5x5) pool ReLU fc(1568->10), same SGD
+//        (the resources/jobs/fashion-cnn.toml model)
+// A timed step is the whole training step: gather the batch from a world-1 ShardLoader,
+// forward, zero grads, backward, SGD update. bench/torch_train.py is the PyTorch twin.
+// GFLOP/s counts the GEMM work of a step (2·M·N·K per GEMM: forward, weight gradients,
+// input gradients except the first layer's), the figure the SGEMM peak is compared with.
+// Usage: bench_train_throughput --model mlp|cnn --batch N --threads T --steps S --warmup W
+//                               [--json]
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/bench_args.h"
+#include "engine/data/idx_dataset.h"
+#include "engine/data/shard_loader.h"
+#include "engine/model/layers.h"
+#include "engine/model/models.h"
+#include "engine/optim/optimizer.h"
+#include "kernels/cpu/gemm.h"
+
+namespace ranklab {
+namespace {
+
+constexpr const char* kDataFolder = "/usr/share/datasets/fashion-mnist";
+constexpr uint64_t kSeed = 1;
+constexpr double kLr = 0.05;
+constexpr double kMomentum = 0.9;
+
+Network benchmarkModel(const std::string& kind, const Dataset& data) {
+  const Shape image{data.height, data.width, 1};
+  if (kind == "mlp") return makeMlp(image, {256, 128}, data.classes, 0.f, kSeed);
+  return makeCnn(image, {16, 32}, 5, {}, data.classes, 0.f, kSeed);
+}
+
+// CPU time of the whole process: with other work on the machine, wall time alone
+// cannot tell a slow program from a descheduled one.
+double processCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + now.tv_nsec * 1e-9;
+}
+
+// GEMM floating-point operations of one training step per sample.
+double gemmFlopsPerSample(const Network& model) {
+  double flops = 0;
+  bool first = true;  // the first weighted layer needs no input gradient
+  for (const auto& layer : model.layers()) {
+    const auto tensors = layer->paramTensors();
+    if (tensors.empty()) continue;
+    // Linear: (1 x in) . (in x out); Conv2d: (HoWo x Cin k k) . (Cin k k x Cout).
+    const Shape out = layer->outputShape();
+    const double rows = static_cast<double>(out.height) * out.width;
+    const double forward = 2.0 * rows * static_cast<double>(tensors[0].size);
+    flops += forward * (first ? 2 : 3);
+    first = false;
+  }
+  return flops;
+}
+
+// One rank's training loop, set up once; step() is the unit being timed.
+class TrainingStep {
+ public:
+  TrainingStep(const std::string& kind, const Dataset& data, int batch)
+      : batch_(batch),
+        model_(benchmarkModel(kind, data)),
+        optimizer_(model_.parameterCount(), kMomentum, 0.0),
+        loader_(data, /*rank=*/0, /*world=*/1, batch, kSeed),
+        images_(static_cast<size_t>(batch) * data.features),
+        labels_(batch) {
+    if (loader_.stepsPerEpoch() == 0) {
+      throw std::invalid_argument("bench_train_throughput: --batch " + std::to_string(batch) +
+                                  " exceeds the " + std::to_string(data.count) +
+                                  " training samples");
+    }
+    loader_.startEpoch(epoch_);
+  }
+
+  const Network& model() const { return model_; }
+
+  // Runs one full step and returns its mean loss.
+  double step() {
+    // Reshuffle when the epoch runs out, as the trainer does, so long runs stay valid.
+    if (step_in_epoch_ == loader_.stepsPerEpoch()) {
+      loader_.startEpoch(++epoch_);
+      step_in_epoch_ = 0;
+    }
+    loader_.batch(step_in_epoch_++, images_.data(), labels_.data());
+    const BatchLoss loss = model_.forward(images_.data(), labels_.data(), batch_);
+    model_.zeroGrads();
+    model_.backward(images_.data(), labels_.data(), batch_);
+    optimizer_.step(model_.params(), model_.grads(), kLr);
+    return loss.loss_sum / batch_;
+  }
+
+ private:
+  int batch_;
+  Network model_;
+  Sgd optimizer_;
+  ShardLoader loader_;
+  std::vector<float> images_;    // (B, 784)
+  std::vector<uint8_t> labels_;  // (B)
+  int epoch_ = 1;
+  int64_t step_in_epoch_ = 0;
+};
+
+int run(const bench::Args& args) {
+  kernels::setBlasThreads(args.threads);
+  if (kernels::blasThreads() != args.threads) {
+    std::fprintf(stderr, "bench_train_throughput: asked OpenBLAS for %d threads, it uses %d\n",
+                 args.threads, kernels::blasThreads());
+    return 1;
+  }
+  const Dataset data = loadFashionMnist(kDataFolder, "train", 0);
+  TrainingStep training(args.model, data, args.batch);
+  const double flops_per_sample = gemmFlopsPerSample(training.model());
+
+  for (int i = 0; i < args.warmup; ++i) training.step();
+  double loss = 0;
+  const double cpu_start = processCpuSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < args.steps; ++i) loss = training.step();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double cpu_seconds = processCpuSeconds() - cpu_start;
+  const double samples_per_s = static_cast<double>(args.steps) * args.batch / seconds;
+  const double gflops = samples_per_s * flops_per_sample / 1e9;
+
+  // A throughput figure from a run that diverged measures nothing.
+  if (!std::isfinite(loss)) {
+    std::fprintf(stderr, "bench_train_throughput: final loss is %f, training diverged\n", loss);
+    return 1;
+  }
+  if (args.json) {
+    std::printf(
+        "{\"impl\":\"ranklab\",\"model\":\"%s\",\"batch\":%d,\"threads\":%d,"
+        "\"samples_per_s\":%.1f,\"cpu_s\":%.4f,\"wall_s\":%.4f,\"gemm_flops_per_sample\":%.0f,"
+        "\"gflops\":%.2f,\"final_loss\":%.6f}\n",
+        args.model.c_str(), args.batch, args.threads, samples_per_s, cpu_seconds, seconds,
+        flops_per_sample, gflops, loss);
+  } else {
+    std::printf(
+        "ranklab %s: batch %d, threads %d: %.1f samples/s, %.1f GEMM GFLOP/s (%d steps in %.3f "
+        "s), final loss %.4f\n",
+        args.model.c_str(), args.batch, args.threads, samples_per_s, gflops, args.steps, seconds,
+        loss);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ranklab
+
+int main(int argc, char** argv) {
+  try {
+    return ranklab::run(ranklab::bench::parseArgs("bench_train_throughput", argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,130 @@
+// kernels::sgemm against a double-precision reference (error relative to the sum of the
+// terms' magnitudes, at most 1e-6), for every transposition and for the narrow and short
+// shapes it computes itself instead of calling OpenBLAS (N <= 64 for A.B^T and A^T.B; N <= 64
+// or K <= 64 for A.B), with ragged sizes, strides and beta.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+
+namespace ranklab {
+namespace {
+
+using kernels::Trans;
+
+struct Case {
+  Trans ta, tb;
+  int m, n, k;
+  float beta;
+  int pad;  // extra columns in every leading dimension
+};
+
+void checkAgainstReference(const Case& c) {
+  std::mt19937 rng(c.m * 131 + c.n * 17 + c.k);
+  std::normal_distribution<float> normal;
+  const int a_rows = c.ta == Trans::kNo ? c.m : c.k, a_cols = c.ta == Trans::kNo ? c.k : c.m;
+  const int b_rows = c.tb == Trans::kNo ? c.k : c.n, b_cols = c.tb == Trans::kNo ? c.n : c.k;
+  const int lda = a_cols + c.pad, ldb = b_cols + c.pad, ldc = c.n + c.pad;
+  std::vector<float> a(static_cast<size_t>(a_rows) * lda), b(static_cast<size_t>(b_rows) * ldb),
+      out(static_cast<size_t>(c.m) * ldc);
+  for (auto* v : {&a, &b, &out}) {
+    for (auto& x : *v) x = normal(rng);
+  }
+  const std::vector<float> before = out;
+  const float alpha = 0.75f;
+  kernels::sgemm(c.ta, c.tb, c.m, c.n, c.k, alpha, a.data(), lda, b.data(), ldb, c.beta, out.data(),
+                 ldc);
+  double worst = 0;
+  for (int i = 0; i < c.m; ++i) {
+    for (int j = 0; j < ldc; ++j) {
+      const float got = out[static_cast<size_t>(i) * ldc + j];
+      if (j >= c.n) {  // the padding between rows is left alone
+        ASSERT_EQ(got, before[static_cast<size_t>(i) * ldc + j]) << "padding at " << i << "," << j;
+        continue;
+      }
+      double sum = 0, magnitude = 0;
+      for (int p = 0; p < c.k; ++p) {
+        const float av = c.ta == Trans::kNo ? a[static_cast<size_t>(i) * lda + p]
+                                            : a[static_cast<size_t>(p) * lda + i];
+        const float bv = c.tb == Trans::kNo ? b[static_cast<size_t>(p) * ldb + j]
+                                            : b[static_cast<size_t>(j) * ldb + p];
+        sum += static_cast<double>(av) * bv;
+        magnitude += std::abs(static_cast<double>(av) * bv);
+      }
+      const double expected =
+          alpha * sum + (c.beta != 0.f ? c.beta * before[static_cast<size_t>(i) * ldc + j] : 0.0);
+      // Float sums of k terms in any order: error up to about k * 6e-8 of the terms' sizes.
+      const double scale = alpha * magnitude + std::abs(c.beta) + 1.0;
+      worst = std::max(worst, std::abs(expected - got) / scale);
+    }
+  }
+  EXPECT_LE(worst, 1e-6) << "m " << c.m << " n " << c.n << " k " << c.k << " beta " << c.beta
+                         << " pad " << c.pad;
+}
+
+// The skinny kernels serve single-threaded calls; with more BLAS threads OpenBLAS does.
+class Sgemm : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    saved_ = kernels::blasThreads();
+    kernels::setBlasThreads(GetParam());
+  }
+  void TearDown() override { kernels::setBlasThreads(saved_); }
+  int saved_ = 1;
+};
+
+INSTANTIATE_TEST_SUITE_P(BlasThreads, Sgemm, ::testing::Values(1, 2));
+
+TEST_P(Sgemm, SkinnyShapesMatchTheReference) {
+  for (int m : {1, 7, 8, 9, 33, 200}) {
+    for (int n : {1, 10, 16, 17, 25, 32, 64}) {
+      for (int k : {1, 9, 25, 32, 400}) {
+        for (float beta : {0.f, 1.f}) {
+          for (int pad : {0, 3}) {
+            checkAgainstReference({Trans::kNo, Trans::kYes, m, n, k, beta, pad});
+          }
+        }
+      }
+    }
+  }
+  for (int m : {1, 7, 8, 16, 33, 64, 400}) {
+    for (int n : {1, 9, 16, 17, 25, 32, 48, 64}) {
+      for (int k : {1, 2, 5, 300}) {
+        for (float beta : {0.f, 1.f}) {
+          for (int pad : {0, 3}) {
+            checkAgainstReference({Trans::kYes, Trans::kNo, m, n, k, beta, pad});
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Sgemm, NarrowOrShortPlainProductsMatchTheReference) {
+  for (int m : {1, 6, 7, 13, 100}) {
+    for (int n : {1, 10, 16, 31, 48, 64, 65, 200, 400}) {
+      for (int k : {1, 25, 32, 64, 65, 400}) {
+        if (n > 64 && k > 64) continue;  // OpenBLAS's, covered below
+        for (float beta : {0.f, 1.f}) {
+          for (int pad : {0, 3})
+            checkAgainstReference({Trans::kNo, Trans::kNo, m, n, k, beta, pad});
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Sgemm, EveryTranspositionThroughOpenBlas) {
+  for (Trans ta : {Trans::kNo, Trans::kYes}) {
+    for (Trans tb : {Trans::kNo, Trans::kYes}) {
+      checkAgainstReference({ta, tb, 70, 90, 110, 0.f, 0});
+      checkAgainstReference({ta, tb, 33, 65, 129, 1.f, 5});
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ranklab
