@@ -13,6 +13,7 @@
 
 #include "engine/model/layers.h"
 #include "engine/model/models.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 
 namespace ranklab {
@@ -140,6 +141,28 @@ TEST(LayerGradient, DropoutWithAFixedMask) {
 TEST(LayerGradient, FlattenChannelsLastToPyTorchOrder) {
   Flatten layer("flatten0", {3, 2, 4});
   checkLayer(layer, normal(2 * 3 * 2 * 4, 13), 2, 14);
+}
+
+// The loss head: d(mean softmax cross-entropy)/d(logits) against finite differences.
+TEST(LayerGradient, SoftmaxCrossEntropy) {
+  const int batch = 4, classes = 5;
+  std::vector<float> logits = normal(batch * classes, 15, 2.f), probs(logits.size()),
+                     grad(logits.size());
+  const std::vector<uint8_t> labels = {0, 3, 4, 3};
+  auto mean_loss = [&] {
+    return kernels::softmaxXentForward(logits.data(), labels.data(), probs.data(), batch, classes)
+               .loss_sum /
+           batch;
+  };
+  mean_loss();
+  kernels::softmaxXentBackward(grad.data(), probs.data(), labels.data(), batch, classes,
+                               1.f / batch);
+  DiffCheck check;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    check.expect(grad[i], centralDifference(logits[i], kEps, mean_loss),
+                 "dlogits[" + std::to_string(i) + "]");
+  }
+  check.report("softmax cross-entropy");
 }
 
 // Whole networks: every parameter against finite differences of the mean loss. Random
