@@ -33,4 +33,13 @@ bool LossScaler::update(bool overflow) {
   return true;
 }
 
+void LossScaler::restore(float scale, int clean_steps_in_a_row, int64_t skipped_steps) {
+  if (!(scale > 0) || clean_steps_in_a_row < 0 || skipped_steps < 0) {
+    throw std::invalid_argument("LossScaler: a restored scale must be > 0 and counters >= 0");
+  }
+  scale_ = scale;
+  clean_ = clean_steps_in_a_row;
+  skipped_ = skipped_steps;
+}
+
 }  // namespace ranklab

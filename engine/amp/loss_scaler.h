@@ -33,6 +33,9 @@ class LossScaler {
   int64_t skippedSteps() const { return skipped_; }
   int cleanStepsInARow() const { return clean_; }
 
+  // Continues from a checkpointed scale and counters.
+  void restore(float scale, int clean_steps_in_a_row, int64_t skipped_steps);
+
  private:
   LossScalerOptions options_;
   float scale_;

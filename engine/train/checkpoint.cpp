@@ -173,6 +173,7 @@ class RecordReader {
     const Record& r = find(name, RecordType::kString);
     return std::string(r.data, r.count);
   }
+  bool has(const std::string& name) const { return records_.count(name) > 0; }
   // Names of the records that start with `prefix`, without it.
   std::vector<std::string> namesUnder(const std::string& prefix) const {
     std::vector<std::string> names;
@@ -224,6 +225,11 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c) {
   records.integer("seed", static_cast<int64_t>(c.seed));
   records.integer("world", c.world);
   records.integer("batch_size", c.batch_size);
+  if (c.has_loss_scale) {
+    records.floats("amp.loss_scale", std::vector<float>{c.loss_scale});
+    records.integer("amp.clean_steps", c.loss_scale_clean_steps);
+    records.integer("amp.skipped_steps", c.loss_scale_skipped_steps);
+  }
 
   const std::string& payload = records.bytes();
   std::string file(kMagic, sizeof kMagic);
@@ -297,6 +303,17 @@ Checkpoint readCheckpoint(const std::string& path) {
   c.seed = static_cast<uint64_t>(records.integer("seed"));
   c.world = static_cast<int>(records.integer("world"));
   c.batch_size = static_cast<int>(records.integer("batch_size"));
+  c.has_loss_scale = records.has("amp.loss_scale");
+  if (c.has_loss_scale) {
+    const auto scale = records.floats("amp.loss_scale");
+    if (scale.size() != 1) {
+      throw CheckpointError(path + ": corrupted: record \"amp.loss_scale\" holds " +
+                            std::to_string(scale.size()) + " values, not 1");
+    }
+    c.loss_scale = scale[0];
+    c.loss_scale_clean_steps = records.integer("amp.clean_steps");
+    c.loss_scale_skipped_steps = records.integer("amp.skipped_steps");
+  }
   return c;
 }
 

@@ -41,6 +41,11 @@ struct Checkpoint {
   uint64_t seed = 0;             // the run's seed, world size and batch size fix the data order
   int world = 1;
   int batch_size = 0;
+  // AMP's dynamic loss scaling, when the run used it (records amp.*; absent otherwise).
+  bool has_loss_scale = false;
+  float loss_scale = 0;
+  int64_t loss_scale_clean_steps = 0;  // clean steps in a row since the scale last moved
+  int64_t loss_scale_skipped_steps = 0;
 };
 
 // Throws CheckpointError naming the file, the operation and the cause.

@@ -87,9 +87,10 @@ std::string mismatch(const std::string& path, const std::string& what, const std
          "; a run continues exactly only with the same " + what;
 }
 
-// Restores model, optimizer and dropout stream from train.resume_from; returns where it was.
-Position resume(const JobSpec& job, const Communicator& comm, Network& model,
-                Optimizer& optimizer) {
+// Restores model, optimizer, dropout stream and (with AMP) the loss scale from
+// train.resume_from; returns where the run was.
+Position resume(const JobSpec& job, const Communicator& comm, Network& model, Optimizer& optimizer,
+                LossScaler* scaler) {
   const std::string& path = job.train.resume_from;
   const Checkpoint c = readCheckpoint(path);
   if (c.model != model.describe())
@@ -120,11 +121,21 @@ Position resume(const JobSpec& job, const Communicator& comm, Network& model,
   }
   std::copy(c.params.begin(), c.params.end(), model.params());
   model.setTrainingPasses(c.training_passes);
+  // A checkpoint of an fp32 run resumed with AMP starts from amp.init_scale.
+  if (scaler && c.has_loss_scale) {
+    try {
+      scaler->restore(c.loss_scale, static_cast<int>(c.loss_scale_clean_steps),
+                      c.loss_scale_skipped_steps);
+    } catch (const std::invalid_argument& e) {
+      throw CheckpointError(path + ": " + e.what());
+    }
+  }
   return {c.step, c.epoch, c.step_in_epoch};
 }
 
 void saveCheckpoint(const JobSpec& job, const Communicator& comm, const Network& model,
-                    const Optimizer& optimizer, const Position& at, TrainObserver& observer) {
+                    const Optimizer& optimizer, const LossScaler* scaler, const Position& at,
+                    TrainObserver& observer) {
   // Synchronous data parallel keeps every rank's state identical: rank 0 speaks for all.
   if (comm.rank() != 0) return;
   Checkpoint c;
@@ -139,6 +150,12 @@ void saveCheckpoint(const JobSpec& job, const Communicator& comm, const Network&
   c.seed = job.train.seed;
   c.world = comm.size();
   c.batch_size = job.train.batch_size;
+  if (scaler) {
+    c.has_loss_scale = true;
+    c.loss_scale = scaler->scale();
+    c.loss_scale_clean_steps = scaler->cleanStepsInARow();
+    c.loss_scale_skipped_steps = scaler->skippedSteps();
+  }
   writeCheckpoint(job.train.checkpoint_path, c);
   observer.onEvent("checkpoint",
                    "step " + std::to_string(at.step) + " written to " + job.train.checkpoint_path,
@@ -180,7 +197,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
   const LrSchedule schedule(job.train, loader.stepsPerEpoch(), planned_steps);
   Position at;
   if (!job.train.resume_from.empty()) {
-    at = resume(job, comm, model, *optimizer);
+    at = resume(job, comm, model, *optimizer, scaler ? &*scaler : nullptr);
     observer.onEvent(
         "checkpoint",
         "resumed from " + job.train.resume_from + " after step " + std::to_string(at.step),
@@ -267,7 +284,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
       stop = s.step >= total_steps;
       const int64_t every = job.train.checkpoint_every;
       if (every > 0 && s.step % every == 0 && !stop) {
-        saveCheckpoint(job, comm, model, *optimizer, at, observer);
+        saveCheckpoint(job, comm, model, *optimizer, scaler ? &*scaler : nullptr, at, observer);
         checkpointed_step = s.step;
       }
     }
@@ -279,7 +296,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
     observer.onEval(result.last_eval);
   }
   if (!job.train.checkpoint_path.empty() && checkpointed_step != at.step) {
-    saveCheckpoint(job, comm, model, *optimizer, at, observer);
+    saveCheckpoint(job, comm, model, *optimizer, scaler ? &*scaler : nullptr, at, observer);
   }
   result.train_ns = nowNs() - loop_start - eval_ns;
   return result;

@@ -38,6 +38,10 @@ Checkpoint sample() {
   c.seed = 9;
   c.world = 4;
   c.batch_size = 64;
+  c.has_loss_scale = true;
+  c.loss_scale = 32768.f;
+  c.loss_scale_clean_steps = 17;
+  c.loss_scale_skipped_steps = 2;
   return c;
 }
 
@@ -76,6 +80,14 @@ TEST_F(CheckpointFile, RoundTripsEveryField) {
   EXPECT_EQ(c.seed, s.seed);
   EXPECT_EQ(c.world, s.world);
   EXPECT_EQ(c.batch_size, s.batch_size);
+  EXPECT_TRUE(c.has_loss_scale);
+  EXPECT_EQ(c.loss_scale, s.loss_scale);
+  EXPECT_EQ(c.loss_scale_clean_steps, s.loss_scale_clean_steps);
+  EXPECT_EQ(c.loss_scale_skipped_steps, s.loss_scale_skipped_steps);
+  Checkpoint fp32 = s;
+  fp32.has_loss_scale = false;
+  writeCheckpoint(path("b.ckpt"), fp32);
+  EXPECT_FALSE(readCheckpoint(path("b.ckpt")).has_loss_scale);
 }
 
 TEST_F(CheckpointFile, ReplacesTheOldFileAndLeavesNoTemporary) {
@@ -186,6 +198,34 @@ TEST_F(CheckpointFile, ResumedRunContinuesTheLossCurveBitForBit) {
   std::printf("loss at step %lld: %.9g uninterrupted, %.9g resumed from step %lld\n",
               static_cast<long long>(k + 100), uninterrupted.at(k + 100), resumed.at(k + 100),
               static_cast<long long>(k));
+}
+
+// With AMP the loss scale is part of the state: fp16 with a small growth interval, so the
+// scale moves (and overflow skips happen) on both sides of the checkpoint.
+TEST_F(CheckpointFile, ResumedAmpRunContinuesTheLossCurveBitForBit) {
+  auto ampJob = [](int64_t max_steps) {
+    JobSpec job = resumableJob(max_steps);
+    job.amp.dtype = "fp16";
+    job.amp.growth_interval = 7;
+    return job;
+  };
+  const int64_t k = 25;
+  const auto uninterrupted = trainRank0(ampJob(k + 40));
+  JobSpec first = ampJob(k);
+  first.train.checkpoint_path = path("amp.ckpt");
+  trainRank0(first);
+  const Checkpoint saved = readCheckpoint(path("amp.ckpt"));
+  EXPECT_TRUE(saved.has_loss_scale);
+  JobSpec rest = ampJob(k + 40);
+  rest.train.resume_from = path("amp.ckpt");
+  const auto resumed = trainRank0(rest);
+  ASSERT_EQ(resumed.size(), 40u);
+  for (const auto& [step, loss] : resumed) {
+    ASSERT_EQ(loss, uninterrupted.at(step)) << "step " << step;
+  }
+  std::printf("fp16: loss scale %g at step %lld; loss at step %lld: %.9g both ways\n",
+              saved.loss_scale, static_cast<long long>(k), static_cast<long long>(k + 40),
+              resumed.at(k + 40));
 }
 
 TEST_F(CheckpointFile, ResumingAnotherRunsCheckpointSaysWhatDiffers) {
