@@ -1,14 +1,43 @@
-// The narrow transport every collective is written against. Backends: MPI (comm/mpi),
-// in-process threads (comm/memory). Algorithms never include a backend header.
+// The narrow transport every collective and the parameter-server protocol are written
+// against. Backends: MPI (comm/mpi), in-process threads (comm/memory). Algorithms never
+// include a backend header. Byte-moving calls take a buffer and a size, so a gradient codec
+// can sit in front of any of them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace ranklab {
 
+// A posted non-blocking send or receive (ps-lite's ticket): wait() returns once its buffer
+// may be reused (send) or holds the message (receive).
+class CommRequest {
+ public:
+  virtual ~CommRequest() = default;
+  virtual void wait() = 0;
+};
+using Ticket = std::unique_ptr<CommRequest>;
+
+// Tags keep protocols on one communicator apart; each is used by one protocol only.
+namespace tags {
+inline constexpr int kCollective = 0;
+inline constexpr int kParameterServer = 1;
+inline constexpr int kParameterReply = 2;
+inline constexpr int kBench = 3;
+}  // namespace tags
+
+// Where a probed message comes from and how long it is.
+struct MessageInfo {
+  int source = -1;
+  size_t bytes = 0;
+};
+
 class Communicator {
  public:
+  static constexpr int kAnySource = -1;
+
   virtual ~Communicator() = default;
 
   virtual int rank() const = 0;
@@ -19,11 +48,35 @@ class Communicator {
   virtual void sendRecv(const void* send, size_t send_bytes, int dst, void* recv, size_t recv_bytes,
                         int src) = 0;
 
+  // Non-blocking point to point. Messages between one pair with one tag arrive in the order
+  // they were sent; a receive must name the exact size the sender sent.
+  virtual Ticket isend(const void* data, size_t bytes, int dst, int tag) = 0;
+  virtual Ticket irecv(void* data, size_t bytes, int src, int tag) = 0;
+
+  // Blocks until a message with `tag` from `src` (or kAnySource) is pending; leaves it queued.
+  virtual MessageInfo probe(int src, int tag) = 0;
+
   // Returns when every rank has entered.
   virtual void barrier() = 0;
 
   // The backend's own in-place float sum over all ranks (MPI_Allreduce for MPI).
   virtual void allreduceSumNative(float* data, size_t count) = 0;
+
+  // Collective: ranks passing the same color >= 0 form a new communicator, ordered by
+  // (key, rank); a negative color takes part but gets nullptr.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+
+  // Collective: the ranks that share this rank's memory (one host).
+  virtual std::unique_ptr<Communicator> splitByHost() = 0;
+
+  void send(const void* data, size_t bytes, int dst, int tag) { isend(data, bytes, dst, tag)->wait(); }
+  void recv(void* data, size_t bytes, int src, int tag) { irecv(data, bytes, src, tag)->wait(); }
 };
+
+// Waits for every ticket in order and clears the list.
+inline void waitAll(std::vector<Ticket>& tickets) {
+  for (auto& ticket : tickets) ticket->wait();
+  tickets.clear();
+}
 
 }  // namespace ranklab

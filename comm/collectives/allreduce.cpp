@@ -1,22 +1,27 @@
 #include "comm/collectives/allreduce.h"
 
 #include <stdexcept>
+#include <utility>
 
+#include "comm/collectives/hierarchical_allreduce.h"
 #include "comm/collectives/ring_allreduce.h"
 
 namespace ranklab {
 
 namespace {
 
-class RingAlgorithm : public Allreduce {
+// Adapts an algorithm class with run() and byte counters to the Allreduce interface.
+template <class Algorithm>
+class Adapter : public Allreduce {
  public:
-  explicit RingAlgorithm(Communicator& comm) : ring_(comm) {}
-  void run(float* data, size_t count) override { ring_.run(data, count); }
-  int64_t bytesSent() const override { return ring_.bytesSent(); }
-  int64_t bytesReceived() const override { return ring_.bytesReceived(); }
+  template <class... Args>
+  explicit Adapter(Args&&... args) : algorithm_(std::forward<Args>(args)...) {}
+  void run(float* data, size_t count) override { algorithm_.run(data, count); }
+  int64_t bytesSent() const override { return algorithm_.bytesSent(); }
+  int64_t bytesReceived() const override { return algorithm_.bytesReceived(); }
 
  private:
-  RingAllreduce ring_;
+  Algorithm algorithm_;
 };
 
 class NativeAlgorithm : public Allreduce {
@@ -35,13 +40,28 @@ class NativeAlgorithm : public Allreduce {
   int64_t bytes_ = 0;
 };
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 }  // namespace
 
-std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communicator& comm) {
-  if (algorithm == "ring") return std::make_unique<RingAlgorithm>(comm);
+const std::vector<std::string>& allreduceAlgorithms() {
+  static const std::vector<std::string> names{"ring", "mpi", "hierarchical"};
+  return names;
+}
+
+std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communicator& comm,
+                                         const AllreduceOptions& options) {
+  if (algorithm == "ring") return std::make_unique<Adapter<RingAllreduce>>(comm);
   if (algorithm == "mpi") return std::make_unique<NativeAlgorithm>(comm);
+  if (algorithm == "hierarchical") {
+    return std::make_unique<Adapter<HierarchicalAllreduce>>(comm, options.ranks_per_host);
+  }
   throw std::invalid_argument("unknown all-reduce algorithm \"" + algorithm +
-                              "\"; allowed: ring, mpi");
+                              "\"; allowed: " + joined(allreduceAlgorithms()));
 }
 
 }  // namespace ranklab

@@ -1,11 +1,13 @@
 // Sum all-reduce by a named algorithm, with the bytes it moved. Used by the allreduce
-// strategy; `ring` is ours (ring_allreduce.h), `mpi` is the backend's native one.
+// strategy and `ranklab bench allreduce`: `ring` (ring_allreduce.h), `hierarchical`
+// (hierarchical_allreduce.h), `mpi` (the backend's native one).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
 
@@ -21,7 +23,16 @@ class Allreduce {
   virtual int64_t bytesReceived() const = 0;
 };
 
-// Throws std::invalid_argument naming the algorithm and the allowed ones.
-std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communicator& comm);
+struct AllreduceOptions {
+  int ranks_per_host = 0;  // hierarchical: ranks per host; 0 = the backend's host split
+};
+
+// The algorithm names makeAllreduce accepts.
+const std::vector<std::string>& allreduceAlgorithms();
+
+// Collective over `comm` (hierarchical splits it). Throws std::invalid_argument naming
+// the algorithm and the allowed ones.
+std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communicator& comm,
+                                         const AllreduceOptions& options = {});
 
 }  // namespace ranklab

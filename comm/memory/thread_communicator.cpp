@@ -1,40 +1,153 @@
 #include "comm/memory/thread_communicator.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 namespace ranklab {
 
-ThreadRendezvous::ThreadRendezvous(int world) : world_(world), barrier_(world) {
-  for (int i = 0; i < world * world; ++i) mailboxes_.push_back(std::make_unique<Mailbox>());
+struct ThreadRendezvous::PostedRecv {
+  int src;
+  int tag;
+  void* data;
+  size_t bytes;
+  bool done = false;
+  std::string error;
+};
+
+namespace {
+
+// Sends are buffered, so a send ticket is complete when it is made.
+class CompletedRequest : public CommRequest {
+ public:
+  void wait() override {}
+};
+
+std::string sizeMismatch(int rank, size_t expected, int src, size_t got) {
+  return "ThreadCommunicator: rank " + std::to_string(rank) + " expected " +
+         std::to_string(expected) + " bytes from rank " + std::to_string(src) + ", got " +
+         std::to_string(got);
+}
+
+}  // namespace
+
+// A receive posted before its message arrived; the sender fills it under the inbox lock.
+class ThreadRecvRequest : public CommRequest {
+ public:
+  ThreadRecvRequest(ThreadRendezvous::Inbox& inbox, int rank, int src, int tag, void* data,
+                    size_t bytes)
+      : inbox_(inbox), rank_(rank), posted_{src, tag, data, bytes, false, {}} {}
+
+  ~ThreadRecvRequest() override {
+    // Never waited for: withdraw it so no sender writes into a buffer that may be gone.
+    std::lock_guard lock(inbox_.mutex);
+    if (!posted_.done) std::erase(inbox_.posted, &posted_);
+  }
+
+  // Takes the oldest matching queued message, or queues this receive. Under the inbox lock.
+  void post() {
+    auto& queue = inbox_.unmatched;
+    auto match = std::find_if(queue.begin(), queue.end(), [&](const auto& m) {
+      return m.src == posted_.src && m.tag == posted_.tag;
+    });
+    if (match == queue.end()) {
+      inbox_.posted.push_back(&posted_);
+      return;
+    }
+    fill(posted_, rank_, match->bytes);
+    queue.erase(match);
+  }
+
+  void wait() override {
+    std::unique_lock lock(inbox_.mutex);
+    inbox_.ready.wait(lock, [&] { return posted_.done; });
+    if (!posted_.error.empty()) throw std::runtime_error(posted_.error);
+  }
+
+  static void fill(ThreadRendezvous::PostedRecv& recv, int rank, const std::vector<char>& bytes) {
+    if (bytes.size() != recv.bytes) {
+      recv.error = sizeMismatch(rank, recv.bytes, recv.src, bytes.size());
+    } else if (!bytes.empty()) {
+      std::memcpy(recv.data, bytes.data(), bytes.size());
+    }
+    recv.done = true;
+  }
+
+ private:
+  ThreadRendezvous::Inbox& inbox_;
+  int rank_;
+  ThreadRendezvous::PostedRecv posted_;
+};
+
+ThreadRendezvous::ThreadRendezvous(int world, int ranks_per_host)
+    : world_(world), ranks_per_host_(ranks_per_host), barrier_(world), split_requests_(world) {
+  for (int i = 0; i < world; ++i) inboxes_.push_back(std::make_unique<Inbox>());
 }
 
 ThreadCommunicator::ThreadCommunicator(ThreadRendezvous& rendezvous, int rank)
     : rendezvous_(rendezvous), rank_(rank) {}
 
+ThreadCommunicator::ThreadCommunicator(std::shared_ptr<ThreadRendezvous> child, int rank)
+    : owned_(std::move(child)), rendezvous_(*owned_), rank_(rank) {}
+
+void ThreadCommunicator::checkPeer(int peer, const char* operation) const {
+  if (peer < 0 || peer >= size()) {
+    throw std::invalid_argument(std::string("ThreadCommunicator ") + operation + ": rank " +
+                                std::to_string(peer) + " outside world " + std::to_string(size()));
+  }
+}
+
+Ticket ThreadCommunicator::isend(const void* data, size_t bytes, int dst, int tag) {
+  checkPeer(dst, "isend");
+  auto& inbox = *rendezvous_.inboxes_[dst];
+  const char* begin = static_cast<const char*>(data);
+  {
+    std::lock_guard lock(inbox.mutex);
+    auto match = std::find_if(inbox.posted.begin(), inbox.posted.end(),
+                              [&](const auto* p) { return p->src == rank_ && p->tag == tag; });
+    if (match != inbox.posted.end()) {
+      ThreadRecvRequest::fill(**match, dst, std::vector<char>(begin, begin + bytes));
+      inbox.posted.erase(match);
+    } else {
+      inbox.unmatched.push_back({rank_, tag, std::vector<char>(begin, begin + bytes)});
+    }
+  }
+  inbox.ready.notify_all();
+  return std::make_unique<CompletedRequest>();
+}
+
+Ticket ThreadCommunicator::irecv(void* data, size_t bytes, int src, int tag) {
+  checkPeer(src, "irecv");
+  auto& inbox = *rendezvous_.inboxes_[rank_];
+  auto request = std::make_unique<ThreadRecvRequest>(inbox, rank_, src, tag, data, bytes);
+  std::lock_guard lock(inbox.mutex);
+  request->post();
+  return request;
+}
+
+MessageInfo ThreadCommunicator::probe(int src, int tag) {
+  if (src != kAnySource) checkPeer(src, "probe");
+  auto& inbox = *rendezvous_.inboxes_[rank_];
+  std::unique_lock lock(inbox.mutex);
+  MessageInfo info;
+  inbox.ready.wait(lock, [&] {
+    for (const auto& m : inbox.unmatched) {
+      if (m.tag == tag && (src == kAnySource || m.src == src)) {
+        info = {m.src, m.bytes.size()};
+        return true;
+      }
+    }
+    return false;
+  });
+  return info;
+}
+
 void ThreadCommunicator::sendRecv(const void* send, size_t send_bytes, int dst, void* recv,
                                   size_t recv_bytes, int src) {
-  // Post first, then wait: mailboxes are unbounded, so a ring of sends never deadlocks.
-  auto& out = rendezvous_.mailbox(rank_, dst);
-  {
-    std::lock_guard lock(out.mutex);
-    const char* bytes = static_cast<const char*>(send);
-    out.messages.emplace_back(bytes, bytes + send_bytes);
-  }
-  out.ready.notify_all();
-
-  auto& in = rendezvous_.mailbox(src, rank_);
-  std::unique_lock lock(in.mutex);
-  in.ready.wait(lock, [&] { return !in.messages.empty(); });
-  std::vector<char> message = std::move(in.messages.front());
-  in.messages.pop_front();
-  if (message.size() != recv_bytes) {
-    throw std::runtime_error("ThreadCommunicator: rank " + std::to_string(rank_) + " expected " +
-                             std::to_string(recv_bytes) + " bytes from rank " +
-                             std::to_string(src) + ", got " + std::to_string(message.size()));
-  }
-  if (recv_bytes > 0) std::memcpy(recv, message.data(), recv_bytes);
+  // The send is buffered, so posting it first never deadlocks a ring.
+  isend(send, send_bytes, dst, tags::kCollective);
+  irecv(recv, recv_bytes, src, tags::kCollective)->wait();
 }
 
 void ThreadCommunicator::barrier() {
@@ -51,8 +164,48 @@ void ThreadCommunicator::allreduceSumNative(float* data, size_t count) {
     for (size_t i = 0; i < count; ++i) rendezvous_.reduce_sum_[i] += data[i];
   }
   barrier();
-  std::memcpy(data, rendezvous_.reduce_sum_.data(), count * sizeof(float));
+  if (count > 0) std::memcpy(data, rendezvous_.reduce_sum_.data(), count * sizeof(float));
   barrier();
+}
+
+std::unique_ptr<Communicator> ThreadCommunicator::split(int color, int key) {
+  const int64_t generation = splits_++;
+  {
+    std::lock_guard lock(rendezvous_.split_mutex_);
+    rendezvous_.split_requests_[rank_] = {color, key};
+  }
+  barrier();
+  std::vector<std::pair<int, int>> members;  // (key, rank) of my color
+  std::shared_ptr<ThreadRendezvous> child;
+  {
+    std::lock_guard lock(rendezvous_.split_mutex_);
+    for (int r = 0; r < size(); ++r) {
+      const auto [c, k] = rendezvous_.split_requests_[r];
+      if (color >= 0 && c == color) members.emplace_back(k, r);
+    }
+    if (color >= 0) {
+      auto& slot = rendezvous_.split_children_[{generation, color}];
+      if (!slot) slot = std::make_shared<ThreadRendezvous>(static_cast<int>(members.size()));
+      child = slot;
+    }
+  }
+  barrier();  // every member holds its child world; the requests may be reused
+  if (rank_ == 0) {
+    std::lock_guard lock(rendezvous_.split_mutex_);
+    std::erase_if(rendezvous_.split_children_,
+                  [&](const auto& entry) { return entry.first.first == generation; });
+  }
+  if (color < 0) return nullptr;
+  std::sort(members.begin(), members.end());
+  const auto me = std::find_if(members.begin(), members.end(),
+                               [&](const auto& member) { return member.second == rank_; });
+  const int new_rank = static_cast<int>(me - members.begin());
+  return std::unique_ptr<Communicator>(new ThreadCommunicator(std::move(child), new_rank));
+}
+
+std::unique_ptr<Communicator> ThreadCommunicator::splitByHost() {
+  const int per_host = rendezvous_.ranksPerHost();
+  return split(per_host > 0 ? rank_ / per_host : 0, rank_);
 }
 
 }  // namespace ranklab

@@ -4,8 +4,58 @@
 #include <climits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace ranklab {
+
+namespace {
+
+// MPI counts are int: larger buffers move in pieces, split the same way on both sides.
+constexpr size_t kMaxPiece = INT_MAX / 2;
+
+// One isend/irecv, possibly several MPI requests for a buffer beyond kMaxPiece.
+class MpiRequest : public CommRequest {
+ public:
+  MpiRequest(const char* operation, size_t bytes, int src)
+      : operation_(operation), bytes_(bytes), src_(src) {}
+
+  ~MpiRequest() override {
+    // Never waited for: complete it so MPI never writes into a buffer that may be gone.
+    if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
+                                        MPI_STATUSES_IGNORE);
+  }
+
+  std::vector<MPI_Request>& requests() { return requests_; }
+
+  void wait() override {
+    if (requests_.empty()) return;
+    std::vector<MPI_Status> statuses(requests_.size());
+    const int code =
+        MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
+    requests_.clear();
+    checkMpi(code, operation_);
+    if (src_ < 0) return;  // a send: nothing to check
+    size_t received = 0;
+    for (auto& status : statuses) {
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      received += static_cast<size_t>(count);
+    }
+    if (received != bytes_) {
+      throw std::runtime_error("MPI Irecv: expected " + std::to_string(bytes_) +
+                               " bytes from rank " + std::to_string(src_) + ", got " +
+                               std::to_string(received));
+    }
+  }
+
+ private:
+  const char* operation_;
+  size_t bytes_;
+  int src_;  // -1 for a send
+  std::vector<MPI_Request> requests_;
+};
+
+}  // namespace
 
 void checkMpi(int code, const char* operation) {
   if (code == MPI_SUCCESS) return;
@@ -16,7 +66,7 @@ void checkMpi(int code, const char* operation) {
 }
 
 MpiSession::MpiSession(int* argc, char*** argv) {
-  checkMpi(MPI_Init(argc, argv), "Init");
+  checkMpi(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &thread_level_), "Init_thread");
   // Errors come back as codes so checkMpi can name them instead of aborting silently.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
@@ -30,22 +80,65 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
   checkMpi(MPI_Comm_size(comm_, &size_), "Comm_size");
 }
 
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, Owned) : MpiCommunicator(comm) {
+  owned_ = true;
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (owned_) MPI_Comm_free(&comm_);
+}
+
 void MpiCommunicator::sendRecv(const void* send, size_t send_bytes, int dst, void* recv,
                                size_t recv_bytes, int src) {
-  // MPI counts are int: move very large buffers in pieces, same split on both sides.
-  constexpr size_t kMaxPiece = INT_MAX / 2;
   const char* out = static_cast<const char*>(send);
   char* in = static_cast<char*>(recv);
   size_t sent = 0, received = 0;
   do {
     const int sn = static_cast<int>(std::min(kMaxPiece, send_bytes - sent));
     const int rn = static_cast<int>(std::min(kMaxPiece, recv_bytes - received));
-    checkMpi(MPI_Sendrecv(out + sent, sn, MPI_BYTE, dst, 0, in + received, rn, MPI_BYTE, src, 0,
-                          comm_, MPI_STATUS_IGNORE),
+    checkMpi(MPI_Sendrecv(out + sent, sn, MPI_BYTE, dst, tags::kCollective, in + received, rn,
+                          MPI_BYTE, src, tags::kCollective, comm_, MPI_STATUS_IGNORE),
              "Sendrecv");
     sent += sn;
     received += rn;
   } while (sent < send_bytes || received < recv_bytes);
+}
+
+Ticket MpiCommunicator::isend(const void* data, size_t bytes, int dst, int tag) {
+  auto request = std::make_unique<MpiRequest>("Isend", bytes, -1);
+  const char* out = static_cast<const char*>(data);
+  size_t done = 0;
+  do {
+    const int n = static_cast<int>(std::min(kMaxPiece, bytes - done));
+    MPI_Request r;
+    checkMpi(MPI_Isend(out + done, n, MPI_BYTE, dst, tag, comm_, &r), "Isend");
+    request->requests().push_back(r);
+    done += n;
+  } while (done < bytes);
+  return request;
+}
+
+Ticket MpiCommunicator::irecv(void* data, size_t bytes, int src, int tag) {
+  auto request = std::make_unique<MpiRequest>("Irecv", bytes, src);
+  char* in = static_cast<char*>(data);
+  size_t done = 0;
+  do {
+    const int n = static_cast<int>(std::min(kMaxPiece, bytes - done));
+    MPI_Request r;
+    checkMpi(MPI_Irecv(in + done, n, MPI_BYTE, src, tag, comm_, &r), "Irecv");
+    request->requests().push_back(r);
+    done += n;
+  } while (done < bytes);
+  return request;
+}
+
+MessageInfo MpiCommunicator::probe(int src, int tag) {
+  MPI_Status status;
+  checkMpi(MPI_Probe(src == kAnySource ? MPI_ANY_SOURCE : src, tag, comm_, &status), "Probe");
+  int count = 0;
+  checkMpi(MPI_Get_count(&status, MPI_BYTE, &count), "Get_count");
+  return {status.MPI_SOURCE, static_cast<size_t>(count)};
 }
 
 void MpiCommunicator::barrier() {
@@ -53,11 +146,28 @@ void MpiCommunicator::barrier() {
 }
 
 void MpiCommunicator::allreduceSumNative(float* data, size_t count) {
-  constexpr size_t kMaxPiece = INT_MAX / 2;
   for (size_t done = 0; done < count; done += kMaxPiece) {
     const int n = static_cast<int>(std::min(kMaxPiece, count - done));
     checkMpi(MPI_Allreduce(MPI_IN_PLACE, data + done, n, MPI_FLOAT, MPI_SUM, comm_), "Allreduce");
   }
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::adopt(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return nullptr;
+  return std::unique_ptr<Communicator>(new MpiCommunicator(comm, Owned{}));
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  MPI_Comm child = MPI_COMM_NULL;
+  checkMpi(MPI_Comm_split(comm_, color >= 0 ? color : MPI_UNDEFINED, key, &child), "Comm_split");
+  return adopt(child);
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::splitByHost() {
+  MPI_Comm child = MPI_COMM_NULL;
+  checkMpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &child),
+           "Comm_split_type");
+  return adopt(child);
 }
 
 }  // namespace ranklab

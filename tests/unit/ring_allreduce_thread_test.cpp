@@ -1,11 +1,12 @@
-// Ring all-reduce with ranks as threads over the in-memory transport: closed-form sums
-// for worlds 1..16 and sizes 0, 1, odd and large.
+// All-reduce algorithms with ranks as threads over the in-memory transport: closed-form
+// sums for worlds 1..16 and sizes 0, 1, odd and large.
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
 #include "comm/collectives/allreduce.h"
+#include "comm/collectives/hierarchical_allreduce.h"
 #include "comm/collectives/ring_allreduce.h"
 #include "comm/memory/thread_communicator.h"
 
@@ -17,8 +18,9 @@ float expected(int world, size_t i) {
   return static_cast<float>(world * (world - 1) / 2 + world * static_cast<int>(i % 7));
 }
 
-void runWorld(int world, size_t count, size_t segment, const std::string& algorithm) {
-  ThreadRendezvous rendezvous(world);
+void runWorld(int world, size_t count, size_t segment, const std::string& algorithm,
+              int ranks_per_host = 0) {
+  ThreadRendezvous rendezvous(world, ranks_per_host);
   std::vector<std::vector<float>> buffers(world);
   std::vector<int64_t> sent(world);
   std::vector<std::thread> threads;
@@ -33,7 +35,7 @@ void runWorld(int world, size_t count, size_t segment, const std::string& algori
         ring.run(data.data(), count);
         sent[r] = ring.bytesSent();
       } else {
-        auto reduce = makeAllreduce(algorithm, comm);
+        auto reduce = makeAllreduce(algorithm, comm, {ranks_per_host});
         reduce->run(data.data(), count);
         sent[r] = reduce->bytesSent();
       }
@@ -46,7 +48,7 @@ void runWorld(int world, size_t count, size_t segment, const std::string& algori
           << "world " << world << " count " << count << " rank " << r << " index " << i;
     }
   }
-  if (world > 1 && count >= static_cast<size_t>(world)) {
+  if (world > 1 && count >= static_cast<size_t>(world) && algorithm != "hierarchical") {
     // Every rank sends about 2(n-1)/n of the buffer.
     const double ideal = 2.0 * (world - 1) / world * count * sizeof(float);
     EXPECT_NEAR(static_cast<double>(sent[0]), ideal, 2.0 * world * sizeof(float));
@@ -72,7 +74,45 @@ TEST_P(RingThreads, NativeAlgorithmAgrees) {
   runWorld(GetParam(), 1001, 0, "mpi");
 }
 
+TEST_P(RingThreads, HierarchicalOverEveryHostLayout) {
+  // One host, hosts of 2 and 3 ranks (the last one short), and one rank per host.
+  for (int per_host : {0, 2, 3, 1}) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{100003}}) {
+      runWorld(GetParam(), count, 0, "hierarchical", per_host);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Worlds, RingThreads, ::testing::Range(1, 17));
+
+TEST(Hierarchical, LeadersCrossHostsAndOthersStayInside) {
+  // 6 ranks as 3 hosts of 2: only leaders (even ranks) run the ring between hosts.
+  constexpr int kWorld = 6;
+  constexpr size_t kCount = 6000;
+  ThreadRendezvous rendezvous(kWorld, 2);
+  std::vector<int64_t> sent(kWorld);
+  std::vector<int> hosts(kWorld);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kWorld; ++r) {
+    threads.emplace_back([&, r] {
+      ThreadCommunicator comm(rendezvous, r);
+      HierarchicalAllreduce reduce(comm, 2);
+      std::vector<float> data(kCount, 1.f);
+      reduce.run(data.data(), kCount);
+      sent[r] = reduce.bytesSent();
+      hosts[r] = reduce.hosts();
+    });
+  }
+  for (auto& t : threads) t.join();
+  const int64_t full = kCount * sizeof(float);
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(hosts[r], 3);
+    // A follower sends its buffer once (to its leader); a leader sends the ring's share
+    // 2(h-1)/h plus the broadcast to its follower.
+    const int64_t expected = r % 2 ? full : full * 2 * 2 / 3 + full;
+    EXPECT_EQ(sent[r], expected) << "rank " << r;
+  }
+}
 
 TEST(Allreduce, UnknownAlgorithmNamesTheAllowedOnes) {
   ThreadRendezvous rendezvous(1);
@@ -81,7 +121,8 @@ TEST(Allreduce, UnknownAlgorithmNamesTheAllowedOnes) {
     makeAllreduce("tree", comm);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("ring, mpi"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ring, mpi, hierarchical"), std::string::npos)
+        << e.what();
   }
 }
 
