@@ -69,7 +69,9 @@ class Communicator {
   // Collective: the ranks that share this rank's memory (one host).
   virtual std::unique_ptr<Communicator> splitByHost() = 0;
 
-  void send(const void* data, size_t bytes, int dst, int tag) { isend(data, bytes, dst, tag)->wait(); }
+  void send(const void* data, size_t bytes, int dst, int tag) {
+    isend(data, bytes, dst, tag)->wait();
+  }
   void recv(void* data, size_t bytes, int src, int tag) { irecv(data, bytes, src, tag)->wait(); }
 };
 

@@ -21,8 +21,8 @@ class MpiRequest : public CommRequest {
 
   ~MpiRequest() override {
     // Never waited for: complete it so MPI never writes into a buffer that may be gone.
-    if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
-                                        MPI_STATUSES_IGNORE);
+    if (!requests_.empty())
+      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   }
 
   std::vector<MPI_Request>& requests() { return requests_; }

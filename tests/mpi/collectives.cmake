@@ -14,4 +14,4 @@ endfunction()
 
 add_executable(mpi_collectives_test mpi/collectives_test.cpp)
 target_link_libraries(mpi_collectives_test PRIVATE ranklab_comm_mpi GTest::gtest)
-ranklab_add_mpi_test(mpi_collectives mpi_collectives_test 4)
+ranklab_add_mpi_test(mpi_collectives mpi_collectives_test 8)

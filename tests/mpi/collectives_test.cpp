@@ -1,4 +1,5 @@
-// Run under mpirun: our collectives against MPI_Allreduce on real ranks.
+// Run under mpirun: our collectives against MPI_Allreduce on real ranks, and the MPI
+// backend's point-to-point, probe and split.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -36,25 +37,37 @@ std::vector<float> mpiReference(std::vector<float> v) {
   return v;
 }
 
+// Every algorithm we ship, hierarchical with one host, hosts of 2 and hosts of 3 ranks.
+struct Variant {
+  const char* algorithm;
+  int ranks_per_host;
+};
+const Variant kVariants[] = {
+    {"ring", 0}, {"mpi", 0}, {"hierarchical", 0}, {"hierarchical", 2}, {"hierarchical", 3}};
+
 // Sizes 0, 1, 7 and 1,000,003; exact on integer data.
-TEST(RingVersusMpi, ExactOnIntegerData) {
+TEST(CollectivesVersusMpi, ExactOnIntegerData) {
   MpiCommunicator comm;
-  auto ring = makeAllreduce("ring", comm);
-  for (size_t count : kSizes) {
-    auto mine = integerData(comm.rank(), count);
-    const auto reference = mpiReference(mine);
-    ring->run(mine.data(), count);
-    for (size_t i = 0; i < count; ++i) {
-      ASSERT_EQ(mine[i], reference[i]) << "size " << count << " index " << i;
+  for (const auto& v : kVariants) {
+    auto reduce = makeAllreduce(v.algorithm, comm, {v.ranks_per_host});
+    for (size_t count : kSizes) {
+      auto mine = integerData(comm.rank(), count);
+      const auto reference = mpiReference(mine);
+      reduce->run(mine.data(), count);
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(mine[i], reference[i])
+            << v.algorithm << "/" << v.ranks_per_host << " size " << count << " index " << i;
+      }
     }
   }
 }
 
 // Random floats: equal within float rounding of a sum of `world` terms; prints the largest gap.
-TEST(RingVersusMpi, CloseOnRandomData) {
+TEST(CollectivesVersusMpi, CloseOnRandomData) {
   MpiCommunicator comm;
-  for (const char* algorithm : {"ring", "mpi"}) {
-    auto reduce = makeAllreduce(algorithm, comm);
+  for (const auto& v : kVariants) {
+    const char* algorithm = v.algorithm;
+    auto reduce = makeAllreduce(algorithm, comm, {v.ranks_per_host});
     for (size_t count : kSizes) {
       auto mine = randomData(comm.rank(), count);
       const auto reference = mpiReference(mine);
@@ -63,22 +76,75 @@ TEST(RingVersusMpi, CloseOnRandomData) {
       for (size_t i = 0; i < count; ++i)
         worst = std::max(worst, double(std::abs(mine[i] - reference[i])));
       if (comm.rank() == 0 && count > 1)
-        std::printf("%s world %d size %zu: largest |ring - MPI_Allreduce| = %.3g\n", algorithm,
-                    comm.size(), count, worst);
+        std::printf("%s/%d world %d size %zu: largest |ours - MPI_Allreduce| = %.3g\n", algorithm,
+                    v.ranks_per_host, comm.size(), count, worst);
       EXPECT_LE(worst, 1e-5 * comm.size()) << algorithm << " size " << count;
     }
   }
 }
 
 // Every rank ends with the same bits, or the model replicas would drift apart.
-TEST(RingVersusMpi, AllRanksAgreeBitwise) {
+TEST(CollectivesVersusMpi, AllRanksAgreeBitwise) {
   MpiCommunicator comm;
-  auto ring = makeAllreduce("ring", comm);
-  auto mine = randomData(comm.rank(), 1000003);
-  ring->run(mine.data(), mine.size());
-  std::vector<float> root = mine;
-  MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(0, std::memcmp(root.data(), mine.data(), mine.size() * sizeof(float)));
+  for (const auto& v : kVariants) {
+    auto reduce = makeAllreduce(v.algorithm, comm, {v.ranks_per_host});
+    auto mine = randomData(comm.rank(), 1000003);
+    reduce->run(mine.data(), mine.size());
+    std::vector<float> root = mine;
+    MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+    EXPECT_EQ(0, std::memcmp(root.data(), mine.data(), mine.size() * sizeof(float)))
+        << v.algorithm << "/" << v.ranks_per_host;
+  }
+}
+
+// Every rank sends its rank to rank 0, which takes them in arrival order via probe.
+TEST(MpiBackend, ProbeAndPointToPoint) {
+  MpiCommunicator comm;
+  if (comm.rank() != 0) {
+    std::vector<int> payload(comm.rank(), comm.rank());
+    comm.send(payload.data(), payload.size() * sizeof(int), 0, tags::kBench);
+  } else {
+    int total = 0;
+    for (int i = 1; i < comm.size(); ++i) {
+      const MessageInfo info = comm.probe(Communicator::kAnySource, tags::kBench);
+      ASSERT_EQ(info.bytes, info.source * sizeof(int));
+      std::vector<int> payload(info.source);
+      comm.recv(payload.data(), info.bytes, info.source, tags::kBench);
+      for (int x : payload) total += x;
+    }
+    const int n = comm.size() - 1;
+    EXPECT_EQ(total, n * (n + 1) * (2 * n + 1) / 6);
+  }
+  // Nothing of the next part may reach rank 0's probe loop above.
+  comm.barrier();
+  // Two receives from the same peer and tag match in post order, whatever the wait order.
+  const int right = (comm.rank() + 1) % comm.size(),
+            left = (comm.rank() + comm.size() - 1) % comm.size();
+  int first = -1, second = -1;
+  Ticket a = comm.irecv(&first, sizeof first, left, tags::kBench);
+  Ticket b = comm.irecv(&second, sizeof second, left, tags::kBench);
+  const int one = 1, two = 2;
+  Ticket s1 = comm.isend(&one, sizeof one, right, tags::kBench);
+  Ticket s2 = comm.isend(&two, sizeof two, right, tags::kBench);
+  b->wait();
+  a->wait();
+  s1->wait();
+  s2->wait();
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 2);
+}
+
+TEST(MpiBackend, SplitAndHostSplit) {
+  MpiCommunicator comm;
+  auto odd = comm.split(comm.rank() % 2 ? 0 : -1, comm.rank());
+  EXPECT_EQ(odd != nullptr, comm.rank() % 2 == 1);
+  if (odd) {
+    EXPECT_EQ(odd->size(), comm.size() / 2);
+    EXPECT_EQ(odd->rank(), comm.rank() / 2);
+  }
+  auto host = comm.splitByHost();
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(host->size(), comm.size()) << "one machine: every rank shares memory";
 }
 
 }  // namespace

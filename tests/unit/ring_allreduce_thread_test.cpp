@@ -121,8 +121,7 @@ TEST(Allreduce, UnknownAlgorithmNamesTheAllowedOnes) {
     makeAllreduce("tree", comm);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("ring, mpi, hierarchical"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("ring, mpi, hierarchical"), std::string::npos) << e.what();
   }
 }
 
