@@ -1,5 +1,6 @@
 // ranklab-worker: one MPI rank of a training job, started by `mpirun` from the launcher.
 // Usage: ranklab-worker --job RESOLVED.toml --run-id ID [--telemetry tcp://host:port]
+//        ranklab-worker --bench allreduce [options]   (see app/bench/bench_args.h)
 #include <unistd.h>
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "app/bench/bench_args.h"
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/telemetry/reporter.h"
 #include "engine/data/datasets.h"
@@ -151,6 +153,9 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   try {
     ranklab::MpiCommunicator comm;
+    if (argc > 1 && std::string(argv[1]) == "--bench") {
+      return ranklab::runBenchRank(comm, std::vector<std::string>(argv + 1, argv + argc));
+    }
     const auto args = ranklab::parseArgs(argc, argv);
     return ranklab::runRank(args, comm);
   } catch (const std::exception& e) {

@@ -4,6 +4,15 @@
 
 namespace ranklab {
 
+namespace {
+
+// Separate restrict pointers so the compiler vectorizes the add.
+void addInto(float* __restrict acc, const float* __restrict in, size_t n) {
+  for (size_t i = 0; i < n; ++i) acc[i] += in[i];
+}
+
+}  // namespace
+
 RingAllreduce::RingAllreduce(Communicator& comm, size_t segment_floats)
     : comm_(comm),
       rank_(comm.rank()),
@@ -12,58 +21,66 @@ RingAllreduce::RingAllreduce(Communicator& comm, size_t segment_floats)
       left_((comm.rank() + comm.size() - 1) % comm.size()),
       segment_floats_(std::max<size_t>(segment_floats, 1)) {}
 
-size_t RingAllreduce::chunkBegin(size_t count, int chunk) const {
+RingAllreduce::Span RingAllreduce::chunk(float* data, size_t count, int c) const {
   // The first count % world chunks take one extra float.
-  const size_t base = count / world_;
-  const size_t extra = count % world_;
-  const size_t c = static_cast<size_t>(chunk);
-  return c * base + std::min(c, extra);
+  c = ((c % world_) + world_) % world_;
+  const size_t base = count / world_, extra = count % world_;
+  const size_t i = static_cast<size_t>(c);
+  const size_t begin = i * base + std::min(i, extra);
+  return {data + begin, base + (i < extra ? 1 : 0)};
 }
 
-void RingAllreduce::exchange(const float* send, size_t send_count, float* recv, size_t recv_count) {
-  comm_.sendRecv(send, send_count * sizeof(float), right_, recv, recv_count * sizeof(float), left_);
-  bytes_sent_ += static_cast<int64_t>(send_count * sizeof(float));
-  bytes_received_ += static_cast<int64_t>(recv_count * sizeof(float));
+void RingAllreduce::reduceStep(const Span& out, const Span& in) {
+  // Piece k of both chunks moves as one message pair; every rank counts pieces of the
+  // longest chunk (chunk 0), so sender and receiver agree even when a piece is empty.
+  const size_t pieces = std::max<size_t>(1, (longest_ + segment_floats_ - 1) / segment_floats_);
+  auto len = [&](const Span& s, size_t k) {
+    const size_t off = k * segment_floats_;
+    return off < s.len ? std::min(segment_floats_, s.len - off) : size_t{0};
+  };
+  auto post = [&](size_t k, Ticket& recv, Ticket& send) {
+    recv = comm_.irecv(incoming_[k % 2].data(), len(in, k) * sizeof(float), left_,
+                       tags::kCollective);
+    send = comm_.isend(out.ptr + k * segment_floats_, len(out, k) * sizeof(float), right_,
+                       tags::kCollective);
+    bytes_sent_ += static_cast<int64_t>(len(out, k) * sizeof(float));
+    bytes_received_ += static_cast<int64_t>(len(in, k) * sizeof(float));
+  };
+  Ticket recv[2], send[2];
+  post(0, recv[0], send[0]);
+  for (size_t k = 0; k < pieces; ++k) {
+    // Next piece in flight while this one is added.
+    if (k + 1 < pieces) post(k + 1, recv[(k + 1) % 2], send[(k + 1) % 2]);
+    recv[k % 2]->wait();
+    addInto(in.ptr + k * segment_floats_, incoming_[k % 2].data(), len(in, k));
+    send[k % 2]->wait();
+  }
+}
+
+void RingAllreduce::gatherStep(const Span& out, const Span& in) {
+  // Nothing to add: the whole chunk moves as one message each way.
+  Ticket recv = comm_.irecv(in.ptr, in.len * sizeof(float), left_, tags::kCollective);
+  Ticket send = comm_.isend(out.ptr, out.len * sizeof(float), right_, tags::kCollective);
+  recv->wait();
+  send->wait();
+  bytes_sent_ += static_cast<int64_t>(out.len * sizeof(float));
+  bytes_received_ += static_cast<int64_t>(in.len * sizeof(float));
 }
 
 void RingAllreduce::run(float* data, size_t count) {
   bytes_sent_ = bytes_received_ = 0;
   if (world_ == 1 || count == 0) return;
-  struct Span {
-    float* ptr;
-    size_t len;
-  };
-  auto chunk = [&](int c) {
-    c = ((c % world_) + world_) % world_;
-    const size_t b = chunkBegin(count, c);
-    return Span{data + b, chunkBegin(count, c + 1) - b};
-  };
-  // Chunk 0 is the longest; every rank loops over its segments so sends and receives pair up.
-  const size_t longest = chunk(0).len;
-  incoming_.resize(std::min(longest, segment_floats_));
-  auto piece = [&](const Span& s, size_t off) {
-    return off < s.len ? std::min(segment_floats_, s.len - off) : size_t{0};
-  };
+  longest_ = chunk(data, count, 0).len;
+  for (auto& buffer : incoming_) buffer.resize(std::min(longest_, segment_floats_));
 
   // Reduce-scatter: step s sends chunk (rank - s) and adds the received chunk (rank - s - 1);
   // after n-1 steps this rank holds the complete sum of chunk (rank + 1).
   for (int s = 0; s < world_ - 1; ++s) {
-    const Span out = chunk(rank_ - s);
-    const Span in = chunk(rank_ - s - 1);
-    for (size_t off = 0; off < longest; off += segment_floats_) {
-      const size_t rn = piece(in, off);
-      exchange(out.ptr + off, piece(out, off), incoming_.data(), rn);
-      for (size_t i = 0; i < rn; ++i) in.ptr[off + i] += incoming_[i];
-    }
+    reduceStep(chunk(data, count, rank_ - s), chunk(data, count, rank_ - s - 1));
   }
-
   // All-gather: step s forwards the complete chunk (rank + 1 - s) and receives (rank - s).
   for (int s = 0; s < world_ - 1; ++s) {
-    const Span out = chunk(rank_ + 1 - s);
-    const Span in = chunk(rank_ - s);
-    for (size_t off = 0; off < longest; off += segment_floats_) {
-      exchange(out.ptr + off, piece(out, off), in.ptr + off, piece(in, off));
-    }
+    gatherStep(chunk(data, count, rank_ + 1 - s), chunk(data, count, rank_ - s));
   }
 }
 

@@ -12,8 +12,9 @@ namespace ranklab {
 
 class RingAllreduce {
  public:
-  // segment_floats: the largest piece moved in one sendRecv, so big chunks stream.
-  explicit RingAllreduce(Communicator& comm, size_t segment_floats = 1 << 18);
+  // segment_floats: the largest piece moved in one message, so a chunk streams: the next
+  // piece is in flight while the current one is added.
+  explicit RingAllreduce(Communicator& comm, size_t segment_floats = 1 << 16);
 
   void run(float* data, size_t count);
 
@@ -22,9 +23,14 @@ class RingAllreduce {
   int64_t bytesReceived() const { return bytes_received_; }
 
  private:
-  // [begin, end) of chunk c when count floats are split over the ring.
-  size_t chunkBegin(size_t count, int chunk) const;
-  void exchange(const float* send, size_t send_count, float* recv, size_t recv_count);
+  struct Span {
+    float* ptr;
+    size_t len;
+  };
+  // Chunk c (mod world) when count floats are split over the ring.
+  Span chunk(float* data, size_t count, int c) const;
+  void reduceStep(const Span& out, const Span& in);
+  void gatherStep(const Span& out, const Span& in);
 
   Communicator& comm_;
   int rank_;
@@ -32,7 +38,8 @@ class RingAllreduce {
   int right_;
   int left_;
   size_t segment_floats_;
-  std::vector<float> incoming_;
+  size_t longest_ = 0;  // floats in chunk 0 during run()
+  std::vector<float> incoming_[2];  // double buffer: one piece arriving, one being added
   int64_t bytes_sent_ = 0;
   int64_t bytes_received_ = 0;
 };
