@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/bench_command.h"
 #include "app/cli/progress_printer.h"
 #include "app/cli/report_format.h"
 #include "app/core/job_runner.h"
@@ -21,6 +22,8 @@ commands:
   runs list                                                every stored run, newest first
   runs show ID                                             one run's summary
   runs delete ID                                           remove a run and all its rows
+  bench allreduce [--worlds 2,4] [--algorithms ring,mpi,hierarchical] [--min-bytes 4]
+        [--max-bytes 64M] [--ranks-per-host N] [--repeats 3]  all-reduce busbw per size, checked
 
 options for every command:
   --db PATH   run store file (default: $XDG_DATA_HOME/ranklab/runs.db or ~/.local/share/ranklab/runs.db)
@@ -179,7 +182,7 @@ int dispatch(const CliArgs& args) {
     std::cout << kUsage;
     return 0;
   }
-  throw UsageError("unknown command \"" + command + "\" (allowed: run, validate, runs)");
+  throw UsageError("unknown command \"" + command + "\" (allowed: run, validate, runs, bench)");
 }
 
 }  // namespace
@@ -188,6 +191,14 @@ int dispatch(const CliArgs& args) {
 int main(int argc, char** argv) {
   using namespace ranklab;
   try {
+    // bench has options of its own; it never touches the run store.
+    if (argc > 1 && std::string(argv[1]) == "bench") {
+      try {
+        return benchCommand(std::vector<std::string>(argv + 2, argv + argc), std::cout);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
     return dispatch(parseArgs(argc, argv));
   } catch (const UsageError& e) {
     std::cerr << "ranklab: " << e.what() << "\n\n" << kUsage;

@@ -24,14 +24,6 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// What Open MPI needs here: root allowed, more ranks than cores, and no ptrace-based
-// single-copy (refused in containers); oversubscribed ranks yield instead of spinning.
-std::vector<std::string> mpiEnvironment() {
-  return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-          "OMPI_MCA_rmaps_base_oversubscribe=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
-          "OMPI_MCA_mpi_yield_when_idle=1"};
-}
-
 std::string randomTag() {
   std::random_device device;
   char text[17];
@@ -88,6 +80,14 @@ NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
 }
 
 }  // namespace
+
+// What Open MPI needs here: root allowed, more ranks than cores, and no ptrace-based
+// single-copy (refused in containers); oversubscribed ranks yield instead of spinning.
+std::vector<std::string> mpiEnvironment() {
+  return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+          "OMPI_MCA_rmaps_base_oversubscribe=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+          "OMPI_MCA_mpi_yield_when_idle=1"};
+}
 
 std::string executableDir() {
   std::error_code error;

@@ -59,6 +59,10 @@ class JobRunner {
   std::atomic<bool> stop_requested_{false};
 };
 
+// What Open MPI needs here ("NAME=value"): root allowed, more ranks than cores, no
+// ptrace-based single copy, idle ranks yield.
+std::vector<std::string> mpiEnvironment();
+
 // Folder of the running executable (to find ranklab-worker beside it).
 std::string executableDir();
 

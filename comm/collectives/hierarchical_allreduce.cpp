@@ -1,5 +1,7 @@
 #include "comm/collectives/hierarchical_allreduce.h"
 
+#include "comm/collectives/sum_into.h"
+
 namespace ranklab {
 
 HierarchicalAllreduce::HierarchicalAllreduce(Communicator& comm, int ranks_per_host) {
@@ -28,7 +30,7 @@ void HierarchicalAllreduce::reduceToLeader(float* data, size_t count) {
       incoming_.resize(count);
       host_->recv(incoming_.data(), bytes, r + mask, tags::kCollective);
       bytes_received_ += static_cast<int64_t>(bytes);
-      for (size_t i = 0; i < count; ++i) data[i] += incoming_[i];
+      sumInto(data, incoming_.data(), count);
     }
   }
 }

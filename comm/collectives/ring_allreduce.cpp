@@ -2,16 +2,9 @@
 
 #include <algorithm>
 
+#include "comm/collectives/sum_into.h"
+
 namespace ranklab {
-
-namespace {
-
-// Separate restrict pointers so the compiler vectorizes the add.
-void addInto(float* __restrict acc, const float* __restrict in, size_t n) {
-  for (size_t i = 0; i < n; ++i) acc[i] += in[i];
-}
-
-}  // namespace
 
 RingAllreduce::RingAllreduce(Communicator& comm, size_t segment_floats)
     : comm_(comm),
@@ -52,7 +45,7 @@ void RingAllreduce::reduceStep(const Span& out, const Span& in) {
     // Next piece in flight while this one is added.
     if (k + 1 < pieces) post(k + 1, recv[(k + 1) % 2], send[(k + 1) % 2]);
     recv[k % 2]->wait();
-    addInto(in.ptr + k * segment_floats_, incoming_[k % 2].data(), len(in, k));
+    sumInto(in.ptr + k * segment_floats_, incoming_[k % 2].data(), len(in, k));
     send[k % 2]->wait();
   }
 }

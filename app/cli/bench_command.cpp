@@ -1,0 +1,145 @@
+#include "app/cli/bench_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "app/core/bench_runner.h"
+
+namespace ranklab {
+
+namespace {
+
+constexpr const char* kBenchUsage =
+    "usage: ranklab bench allreduce [--worlds 2,4] [--algorithms ring,mpi,hierarchical]\n"
+    "         [--min-bytes 4] [--max-bytes 64M] [--ranks-per-host N] [--repeats 3] [--json]";
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// "64M", "4K", "4096" -> bytes.
+size_t parseBytes(const std::string& flag, const std::string& text) {
+  size_t used = 0;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const size_t scale = unit.empty() ? 1 : unit == "K" ? 1 << 10 : unit == "M" ? 1 << 20 : 0;
+  if (used == 0 || scale == 0)
+    throw std::invalid_argument(flag + " takes a size like 4, 4K or 64M, got \"" + text + "\"");
+  return static_cast<size_t>(value) * scale;
+}
+
+int parseInt(const std::string& flag, const std::string& text, int minimum) {
+  try {
+    size_t used = 0;
+    const int value = std::stoi(text, &used);
+    if (used == text.size() && value >= minimum) return value;
+  } catch (const std::logic_error&) {
+  }
+  throw std::invalid_argument(flag + " takes an integer >= " + std::to_string(minimum) +
+                              ", got \"" + text + "\"");
+}
+
+std::string format(const char* pattern, auto... values) {
+  char text[128];
+  std::snprintf(text, sizeof text, pattern, values...);
+  return text;
+}
+
+}  // namespace
+
+void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& rows,
+                     const std::vector<std::string>& algorithms) {
+  // (world, bytes) -> algorithm -> row, in the order the rows came.
+  std::map<std::pair<int, size_t>, std::map<std::string, AllreduceBenchRow>> table;
+  for (const auto& row : rows) table[{row.world, row.bytes}][row.algorithm] = row;
+  const bool ratio = table.empty() ? false
+                                   : std::count(algorithms.begin(), algorithms.end(), "ring") &&
+                                         std::count(algorithms.begin(), algorithms.end(), "mpi");
+  out << "all-reduce, float sum in place; busbw = algbw * 2(n-1)/n in GB/s; time per call in us\n"
+      << "(best of alternating batches; every result checked against the closed-form sum)\n";
+  out << format("%5s %10s", "world", "bytes");
+  for (const auto& a : algorithms)
+    out << format(" %12s %8s", (a.substr(0, 9) + " us").c_str(), "busbw");
+  if (ratio) out << format(" %9s", "ring/mpi");
+  out << format(" %6s\n", "check");
+  for (const auto& [key, by_algorithm] : table) {
+    out << format("%5d %10zu", key.first, key.second);
+    bool ok = true;
+    for (const auto& a : algorithms) {
+      const auto it = by_algorithm.find(a);
+      if (it == by_algorithm.end()) {
+        out << format(" %12s %8s", "-", "-");
+        continue;
+      }
+      out << format(" %12.1f %8.3f", it->second.seconds * 1e6, it->second.busbw_gbs);
+      ok = ok && it->second.verified;
+    }
+    if (ratio) {
+      const double mpi = by_algorithm.count("mpi") ? by_algorithm.at("mpi").busbw_gbs : 0;
+      const double ring = by_algorithm.count("ring") ? by_algorithm.at("ring").busbw_gbs : 0;
+      out << (mpi > 0 ? format(" %9.2f", ring / mpi) : format(" %9s", "-"));
+    }
+    out << format(" %6s\n", ok ? "ok" : "FAIL");
+  }
+}
+
+int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
+  if (args.empty() || args[0] != "allreduce")
+    throw std::invalid_argument(std::string("bench takes allreduce\n") + kBenchUsage);
+  BenchLaunch launch;
+  bool json = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--json") {
+      json = true;
+      continue;
+    }
+    if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value\n" + kBenchUsage);
+    const std::string& value = args[++i];
+    if (flag == "--worlds") {
+      launch.worlds.clear();
+      for (const auto& w : splitList(value)) launch.worlds.push_back(parseInt(flag, w, 1));
+    } else if (flag == "--algorithms") {
+      launch.options.algorithms = splitList(value);
+    } else if (flag == "--min-bytes") {
+      launch.options.min_bytes = parseBytes(flag, value);
+    } else if (flag == "--max-bytes") {
+      launch.options.max_bytes = parseBytes(flag, value);
+    } else if (flag == "--ranks-per-host") {
+      launch.options.ranks_per_host = parseInt(flag, value, 0);
+    } else if (flag == "--repeats") {
+      launch.options.repeats = parseInt(flag, value, 1);
+    } else {
+      throw std::invalid_argument("unknown option " + flag + "\n" + kBenchUsage);
+    }
+  }
+  if (launch.options.min_bytes < 4 || launch.options.min_bytes > launch.options.max_bytes)
+    throw std::invalid_argument("--min-bytes must be >= 4 and <= --max-bytes");
+  const auto rows = runAllreduceBenchmark(launch);
+  bool all_verified = true;
+  for (const auto& row : rows) all_verified = all_verified && row.verified;
+  if (json) {
+    auto list = nlohmann::json::array();
+    for (const auto& row : rows) list.push_back(nlohmann::json::parse(benchRowJson(row)));
+    out << list.dump(2) << "\n";
+  } else {
+    printBenchTable(out, rows, launch.options.algorithms);
+  }
+  return all_verified ? 0 : 1;
+}
+
+}  // namespace ranklab

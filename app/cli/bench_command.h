@@ -1,0 +1,20 @@
+// `ranklab bench allreduce`: busbw of every all-reduce algorithm for sizes and worlds.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "app/bench/allreduce_bench.h"
+
+namespace ranklab {
+
+// args: everything after "bench". Prints the table (or JSON) on `out`; returns the exit
+// status (1 when a result failed its check). Throws std::invalid_argument on bad options.
+int benchCommand(const std::vector<std::string>& args, std::ostream& out);
+
+// One line per (world, size), a busbw column per algorithm, and ring/mpi when both ran.
+void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& rows,
+                     const std::vector<std::string>& algorithms);
+
+}  // namespace ranklab

@@ -1,0 +1,66 @@
+#include "app/core/bench_runner.h"
+
+#include <deque>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "app/bench/bench_args.h"
+#include "app/core/child_process.h"
+#include "app/core/job_runner.h"
+
+namespace ranklab {
+
+bool parseBenchRow(const std::string& line, AllreduceBenchRow& row) {
+  if (line.empty() || line.front() != '{') return false;
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.contains("algorithm") || !j.contains("busbw_gbs")) return false;
+  row.algorithm = j.at("algorithm").get<std::string>();
+  row.world = j.at("world").get<int>();
+  row.bytes = j.at("bytes").get<size_t>();
+  row.iterations = j.at("iterations").get<int>();
+  row.seconds = j.at("seconds").get<double>();
+  row.algbw_gbs = j.at("algbw_gbs").get<double>();
+  row.busbw_gbs = j.at("busbw_gbs").get<double>();
+  row.verified = j.at("verified").get<bool>();
+  row.max_error = j.at("max_error").get<double>();
+  return true;
+}
+
+std::vector<AllreduceBenchRow> runAllreduceBenchmark(const BenchLaunch& launch) {
+  const std::string worker =
+      launch.worker_path.empty() ? executableDir() + "/ranklab-worker" : launch.worker_path;
+  if (!std::filesystem::exists(worker))
+    throw std::runtime_error(worker + ": ranklab-worker not found (build it, or pass its path)");
+  std::vector<AllreduceBenchRow> rows;
+  for (int world : launch.worlds) {
+    std::vector<std::string> argv{launch.mpirun, "--oversubscribe",     "--bind-to", "none",
+                                  "-np",         std::to_string(world), worker};
+    for (const auto& arg : benchArgs(launch.options)) argv.push_back(arg);
+    ChildProcess child(argv, mpiEnvironment());
+    std::deque<std::string> tail;  // the last lines, for the failure message
+    size_t found = 0;
+    auto on_line = [&](bool, const std::string& line) {
+      AllreduceBenchRow row;
+      if (parseBenchRow(line, row)) {
+        rows.push_back(row);
+        ++found;
+        return;
+      }
+      tail.push_back(line);
+      if (tail.size() > 8) tail.pop_front();
+    };
+    while (child.running()) child.pump(100, on_line);
+    for (int i = 0; i < 10; ++i) child.pump(10, on_line);
+    if (child.exitCode() != 0 || found == 0) {
+      std::string message = "bench allreduce, world " + std::to_string(world) +
+                            ": mpirun exited with status " + std::to_string(child.exitCode());
+      if (found == 0) message += " and printed no results";
+      for (const auto& line : tail) message += "\n  " + line;
+      throw std::runtime_error(message);
+    }
+  }
+  return rows;
+}
+
+}  // namespace ranklab

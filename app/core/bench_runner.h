@@ -1,0 +1,26 @@
+// Launcher side of `ranklab bench allreduce`: one mpirun per world size, each rank running
+// `ranklab-worker --bench allreduce`, rank 0's result lines collected into rows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/bench/allreduce_bench.h"
+
+namespace ranklab {
+
+struct BenchLaunch {
+  std::vector<int> worlds{2, 4};
+  AllreduceBenchOptions options;
+  std::string worker_path;  // "" = ranklab-worker next to the running executable
+  std::string mpirun = "mpirun";
+};
+
+// Throws std::runtime_error with mpirun's exit status and its last lines of output when a
+// world fails or prints no rows.
+std::vector<AllreduceBenchRow> runAllreduceBenchmark(const BenchLaunch& launch);
+
+// Parses one line the worker printed; false when it is not a result row.
+bool parseBenchRow(const std::string& line, AllreduceBenchRow& row);
+
+}  // namespace ranklab
