@@ -23,9 +23,11 @@ using Ticket = std::unique_ptr<CommRequest>;
 // Tags keep protocols on one communicator apart; each is used by one protocol only.
 namespace tags {
 inline constexpr int kCollective = 0;
-inline constexpr int kParameterServer = 1;
-inline constexpr int kParameterReply = 2;
-inline constexpr int kBench = 3;
+inline constexpr int kPsRequest = 1;  // worker -> server: what it wants (comm/ps)
+inline constexpr int kPsPayload = 2;  // worker -> server: the floats of a push or init
+inline constexpr int kPsReply = 3;    // server -> worker: version, staleness, hold time
+inline constexpr int kPsParams = 4;   // server -> worker: the shard's parameters
+inline constexpr int kBench = 5;
 }  // namespace tags
 
 // Where a probed message comes from and how long it is.

@@ -225,3 +225,15 @@ std::string toTomlText(const JobSpec& job) {
 }
 
 }  // namespace ranklab
+
+namespace ranklab {
+
+bool usesParameterServer(const JobSpec& job) {
+  return job.parallel.strategy == "ps-sync" || job.parallel.strategy == "ps-async";
+}
+
+int processCount(const JobSpec& job) {
+  return job.parallel.ranks + (usesParameterServer(job) ? job.parallel.servers : 0);
+}
+
+}  // namespace ranklab

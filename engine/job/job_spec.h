@@ -59,10 +59,16 @@ struct TrainSpec {
 };
 
 struct ParallelSpec {
-  int ranks = 2;
-  std::string strategy = "allreduce";  // allreduce
-  std::string algorithm = "ring";      // ring | mpi
+  int ranks = 2;                       // training ranks (ps-*: workers; servers come on top)
+  std::string strategy = "allreduce";  // allreduce | ps-sync | ps-async | local-sgd
+  std::string algorithm = "ring";      // ring | mpi | hierarchical
   int threads = 0;                     // BLAS threads per rank; 0 = cores / ranks
+  int ranks_per_host = 0;              // hierarchical: ranks per host; 0 = shared-memory split
+  int bucket_kb = 0;                   // allreduce: gradient bucket size; 0 = one bucket
+  int servers = 1;                     // ps-*: server ranks, each holding a key range
+  int staleness = -1;                  // ps-async: max versions ahead of the slowest; -1 = no bound
+  double delay_compensation = 0.0;     // ps-async: DC-ASGD lambda; 0 = off
+  int average_every = 4;               // local-sgd: steps between model averages
 
   bool operator==(const ParallelSpec&) const = default;
 };
@@ -150,6 +156,11 @@ JobSpec loadJob(const std::string& path, const JobOverrides& overrides = {});
 // Same checks, returning the problems instead of throwing (for validate-as-you-type).
 std::vector<JobIssue> checkJob(const std::string& toml_text, const std::string& file_name,
                                const JobOverrides& overrides = {});
+
+// MPI processes the job needs: the training ranks, plus the servers of a ps-* strategy.
+int processCount(const JobSpec& job);
+// True for ps-sync and ps-async.
+bool usesParameterServer(const JobSpec& job);
 
 // The resolved job as TOML, every key written out; parseJob(toTomlText(j)) == j.
 std::string toTomlText(const JobSpec& job);

@@ -1,0 +1,86 @@
+// What every parameter server rank does on the wire: hold one key range of the model,
+// take requests from any worker, reply with the shard, and count its load. The sync and
+// async servers (sync_server.h, async_server.h) decide when to apply and when to reply.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/ps/key_ranges.h"
+#include "comm/ps/ps_messages.h"
+
+namespace ranklab {
+
+// The server's update rule, injected (ps-lite's handle): params -= f(grads), n floats.
+using UpdateHandler = std::function<void(float* params, const float* grads, size_t n)>;
+
+// One shard's load over an interval (per-shard telemetry).
+struct ServerLoad {
+  int shard = 0;
+  KeyRange range;
+  int64_t interval_ns = 0;
+  int64_t pushes = 0;
+  int64_t pulls = 0;
+  int64_t bytes_rx = 0;
+  int64_t bytes_tx = 0;
+  int64_t busy_ns = 0;  // applying updates
+  int64_t idle_ns = 0;  // waiting for a request
+  int64_t held_ns = 0;  // replies held back, summed over the replies sent
+  int64_t max_staleness = 0;
+  int64_t version = 0;  // at the end of the interval
+};
+using LoadReporter = std::function<void(const ServerLoad&)>;
+
+struct ShardRequest {
+  PsRequest header;
+  int worker = 0;          // index into the worker ranks
+  int64_t arrived_ns = 0;  // steady clock, when the server took it
+};
+
+class ParameterShard {
+ public:
+  // comm: the world; this rank serves range shard_index of slicer(keys, servers), keys
+  // learned from worker 0's init. report_ms: how often `report` hears the load.
+  ParameterShard(Communicator& comm, int shard_index, int servers, std::vector<int> worker_ranks,
+                 KeySlicer slicer = evenKeyRanges, LoadReporter report = {}, int report_ms = 250);
+
+  int workers() const { return static_cast<int>(worker_ranks_.size()); }
+  size_t size() const { return params_.size(); }
+  float* params() { return params_.data(); }
+  const float* payload() const { return payload_.data(); }
+  float* payload() { return payload_.data(); }
+  int64_t version() const { return version_; }
+
+  // Blocks for worker 0's init (other workers' requests wait in the queue meanwhile).
+  void receiveInit();
+  // The next request of any worker; a push's gradients are in payload() afterwards.
+  ShardRequest next();
+  // Runs the update rule on payload() (or `grads`), counting busy time; version + 1.
+  void apply(const UpdateHandler& update, const float* grads);
+  // Sends version, staleness, hold time and the shard to a worker.
+  void reply(int worker, int64_t staleness, int64_t held_ns);
+  // Hands the interval's load to the reporter when due (or now, with force).
+  void reportLoad(bool force = false);
+
+  static int64_t nowNs();
+
+ private:
+  Communicator& comm_;
+  int shard_;
+  int servers_;
+  std::vector<int> worker_ranks_;
+  KeySlicer slicer_;
+  LoadReporter report_;
+  int64_t report_ns_;
+  KeyRange range_;
+  std::vector<float> params_;
+  std::vector<float> payload_;
+  int64_t version_ = 0;
+  ServerLoad load_;
+  int64_t interval_start_ns_ = 0;
+};
+
+}  // namespace ranklab
