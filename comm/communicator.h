@@ -71,6 +71,10 @@ class Communicator {
   // Collective: the ranks that share this rank's memory (one host).
   virtual std::unique_ptr<Communicator> splitByHost() = 0;
 
+  // True when another thread may make the calls while this one does not (a communication
+  // thread); false when the backend only allows the thread that set it up.
+  virtual bool allowsCommThread() const { return true; }
+
   void send(const void* data, size_t bytes, int dst, int tag) {
     isend(data, bytes, dst, tag)->wait();
   }

@@ -68,6 +68,7 @@ struct StepRow {
   int64_t comm_ns = 0;  // moving bytes
   int64_t wait_ns = 0;  // blocked on a slower peer
   int64_t update_ns = 0;
+  int64_t comm_hidden_ns = 0;  // part of comm_ns that overlapped backward
   double loss = 0;
   int64_t bytes_tx = 0;
   int64_t bytes_rx = 0;
@@ -98,18 +99,43 @@ struct EventRow {
   int64_t time_ns = 0;
 };
 
+// One row of `server_loads`: a parameter server shard's load over one interval.
+struct ServerLoadRow {
+  int64_t run_id = 0;
+  int rank = 0;
+  int shard = 0;
+  int64_t key_begin = 0;
+  int64_t key_end = 0;
+  int64_t interval_ns = 0;
+  int64_t pushes = 0;
+  int64_t pulls = 0;
+  int64_t bytes_rx = 0;
+  int64_t bytes_tx = 0;
+  int64_t busy_ns = 0;  // applying updates
+  int64_t idle_ns = 0;  // waiting for a request
+  int64_t held_ns = 0;  // replies held back, summed
+  int64_t max_staleness = 0;
+  int64_t version = 0;
+  int64_t time_ns = 0;  // when the interval ended, the rank's clock
+};
+
 // Everything received since the last flush; written in one transaction.
 struct RecordBatch {
   std::vector<RankRow> ranks;  // upserted by (run_id, rank)
   std::vector<StepRow> steps;
   std::vector<EvalRow> evals;
   std::vector<EventRow> events;
-  bool empty() const { return ranks.empty() && steps.empty() && evals.empty() && events.empty(); }
+  std::vector<ServerLoadRow> server_loads;
+  bool empty() const {
+    return ranks.empty() && steps.empty() && evals.empty() && events.empty() &&
+           server_loads.empty();
+  }
   void clear() {
     ranks.clear();
     steps.clear();
     evals.clear();
     events.clear();
+    server_loads.clear();
   }
 };
 
@@ -119,9 +145,26 @@ struct RankSummary {
   double compute_s = 0;  // data + forward + backward + compress + update
   double comm_s = 0;
   double wait_s = 0;
+  double comm_hidden_s = 0;   // part of comm_s that overlapped backward
+  double mean_staleness = 0;  // ps-async: mean over this rank's steps
   int64_t bytes_tx = 0;
   int64_t bytes_raw = 0;       // what the same collective would have sent uncompressed
   int64_t overflow_steps = 0;  // AMP steps skipped for inf/NaN
+};
+
+// One parameter server shard over the whole run.
+struct ServerSummary {
+  int rank = 0;
+  int shard = 0;
+  int64_t key_begin = 0;
+  int64_t key_end = 0;
+  int64_t pushes = 0;
+  int64_t pulls = 0;
+  int64_t bytes_rx = 0;
+  int64_t bytes_tx = 0;
+  double busy_s = 0;
+  double idle_s = 0;
+  int64_t max_staleness = 0;
 };
 
 // What `ranklab runs show` prints.
@@ -136,6 +179,7 @@ struct RunSummary {
   int64_t bytes_raw = 0;       // uncompressed equivalent of bytes_tx (equal without a codec)
   int64_t overflow_steps = 0;  // AMP steps skipped for inf/NaN (the same on every rank)
   std::vector<RankSummary> ranks;
+  std::vector<ServerSummary> servers;  // parameter server shards; empty otherwise
 };
 
 }  // namespace ranklab

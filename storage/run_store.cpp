@@ -42,8 +42,24 @@ ON CONFLICT (run_id, rank) DO UPDATE SET
 constexpr const char* kReplaceStep = R"sql(
 INSERT OR REPLACE INTO steps (run_id, rank, step, epoch, samples, data_ns, forward_ns,
   backward_ns, compress_ns, comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr,
-  loss_scale, overflow, staleness, time_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
+  loss_scale, overflow, staleness, time_ns, comm_hidden_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
+
+constexpr const char* kInsertServerLoad = R"sql(
+INSERT INTO server_loads (run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls,
+  bytes_rx, bytes_tx, busy_ns, idle_ns, held_ns, max_staleness, version, time_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
+
+constexpr const char* kSelectServerLoads = R"sql(
+SELECT run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls, bytes_rx, bytes_tx,
+       busy_ns, idle_ns, held_ns, max_staleness, version, time_ns
+FROM server_loads WHERE run_id = ? ORDER BY rank, time_ns)sql";
+
+// Each shard over the whole run.
+constexpr const char* kServerTotals = R"sql(
+SELECT rank, shard, MIN(key_begin), MAX(key_end), SUM(pushes), SUM(pulls), SUM(bytes_rx),
+       SUM(bytes_tx), SUM(busy_ns), SUM(idle_ns), MAX(max_staleness)
+FROM server_loads WHERE run_id = ? GROUP BY rank, shard ORDER BY rank)sql";
 
 constexpr const char* kReplaceEval = R"sql(
 INSERT OR REPLACE INTO evals (run_id, rank, step, epoch, test_loss, test_accuracy, time_ns)
@@ -55,13 +71,13 @@ INSERT INTO events (run_id, rank, step, kind, text, time_ns) VALUES (?, ?, ?, ?,
 constexpr const char* kSelectSteps = R"sql(
 SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
        comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
-       overflow, staleness, time_ns
+       overflow, staleness, time_ns, comm_hidden_ns
 FROM steps WHERE run_id = ? ORDER BY rank, step)sql";
 
 constexpr const char* kSelectStepWindow = R"sql(
 SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
        comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
-       overflow, staleness, time_ns
+       overflow, staleness, time_ns, comm_hidden_ns
 FROM steps WHERE run_id = ? AND step BETWEEN ? AND ? ORDER BY rank, step)sql";
 
 constexpr const char* kSelectStepsOfRanks = R"sql(
@@ -77,12 +93,14 @@ WITH totals AS (
   SELECT rank, COUNT(*) AS n_steps, SUM(samples) AS samples,
          SUM(data_ns + forward_ns + backward_ns + compress_ns + update_ns) AS compute_ns,
          SUM(comm_ns) AS comm_ns, SUM(wait_ns) AS wait_ns, SUM(bytes_tx) AS bytes_tx,
-         SUM(bytes_raw) AS bytes_raw, SUM(overflow) AS overflows
+         SUM(bytes_raw) AS bytes_raw, SUM(overflow) AS overflows,
+         SUM(comm_hidden_ns) AS hidden_ns, AVG(staleness) AS staleness
   FROM steps WHERE run_id = ?1 GROUP BY rank),
 known AS (SELECT rank FROM ranks WHERE run_id = ?1 UNION SELECT rank FROM totals)
 SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_ns, 0),
        COALESCE(comm_ns, 0), COALESCE(wait_ns, 0), COALESCE(bytes_tx, 0),
-       COALESCE(bytes_raw, 0), COALESCE(overflows, 0)
+       COALESCE(bytes_raw, 0), COALESCE(overflows, 0),
+       COALESCE(hidden_ns, 0), COALESCE(staleness, 0)
 FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
 
 // The last evaluation, averaged over the ranks that reported at that step; NULLs if none.
@@ -147,7 +165,29 @@ StepRow readStep(Query& q) {
   s.overflow = q.boolean();
   s.staleness = q.integer();
   s.time_ns = q.int64();
+  s.comm_hidden_ns = q.int64();
   return s;
+}
+
+ServerLoadRow readServerLoad(Query& q) {
+  ServerLoadRow r;
+  r.run_id = q.int64();
+  r.rank = q.integer();
+  r.shard = q.integer();
+  r.key_begin = q.int64();
+  r.key_end = q.int64();
+  r.interval_ns = q.int64();
+  r.pushes = q.int64();
+  r.pulls = q.int64();
+  r.bytes_rx = q.int64();
+  r.bytes_tx = q.int64();
+  r.busy_ns = q.int64();
+  r.idle_ns = q.int64();
+  r.held_ns = q.int64();
+  r.max_staleness = q.int64();
+  r.version = q.int64();
+  r.time_ns = q.int64();
+  return r;
 }
 
 EvalRow readEval(Query& q) {
@@ -194,7 +234,15 @@ void writeStep(Statement& statement, const StepRow& s) {
   Query q(statement);
   q.bind(s.run_id, s.rank, s.step, s.epoch, s.samples, s.data_ns, s.forward_ns, s.backward_ns,
          s.compress_ns, s.comm_ns, s.wait_ns, s.update_ns, s.loss, s.bytes_tx, s.bytes_rx,
-         s.bytes_raw, s.lr, s.loss_scale, s.overflow, s.staleness, s.time_ns)
+         s.bytes_raw, s.lr, s.loss_scale, s.overflow, s.staleness, s.time_ns, s.comm_hidden_ns)
+      .run();
+}
+
+void writeServerLoad(Statement& statement, const ServerLoadRow& r) {
+  Query q(statement);
+  q.bind(r.run_id, r.rank, r.shard, r.key_begin, r.key_end, r.interval_ns, r.pushes, r.pulls,
+         r.bytes_rx, r.bytes_tx, r.busy_ns, r.idle_ns, r.held_ns, r.max_staleness, r.version,
+         r.time_ns)
       .run();
 }
 
@@ -222,12 +270,36 @@ void addRankTotals(Statement& statement, RunSummary& s) {
     r.bytes_tx = q.int64();
     r.bytes_raw = q.int64();
     r.overflow_steps = q.int64();
+    r.comm_hidden_s = static_cast<double>(q.int64()) / 1e9;
+    r.mean_staleness = q.real();
     s.steps = std::max(s.steps, r.steps);
     s.samples += samples;
     s.bytes_tx += r.bytes_tx;
     s.bytes_raw += r.bytes_raw;
     s.overflow_steps = std::max(s.overflow_steps, r.overflow_steps);
     s.ranks.push_back(r);
+  }
+}
+
+void addServerTotals(Statement& statement, RunSummary& s) {
+  Query q(statement);
+  q.bind(s.run.id);
+  while (q.next()) {
+    ServerSummary r;
+    r.rank = q.integer();
+    r.shard = q.integer();
+    r.key_begin = q.int64();
+    r.key_end = q.int64();
+    r.pushes = q.int64();
+    r.pulls = q.int64();
+    r.bytes_rx = q.int64();
+    r.bytes_tx = q.int64();
+    r.busy_s = static_cast<double>(q.int64()) / 1e9;
+    r.idle_s = static_cast<double>(q.int64()) / 1e9;
+    r.max_staleness = q.int64();
+    s.bytes_tx += r.bytes_tx;
+    s.bytes_raw += r.bytes_tx;  // servers send parameters uncompressed
+    s.servers.push_back(r);
   }
 }
 
@@ -274,12 +346,16 @@ struct RunStore::Statements {
                      "SELECT run_id, rank, step, kind, text, time_ns "
                      "FROM events WHERE run_id = ? ORDER BY id"),
         rankTotals(db, file, "sum steps per rank", kRankTotals),
-        latestEval(db, file, "read latest eval", kLatestEval) {}
+        latestEval(db, file, "read latest eval", kLatestEval),
+        insertServerLoad(db, file, "insert server load", kInsertServerLoad),
+        selectServerLoads(db, file, "read server loads", kSelectServerLoads),
+        serverTotals(db, file, "sum server loads per shard", kServerTotals) {}
 
   Statement insertRun, finishRun, renameRun, deleteRun, listRuns, selectRun;
   Statement upsertRank, replaceStep, replaceEval, insertEvent;
   Statement selectRanks, selectSteps, selectEvals, selectEvents;
   Statement rankTotals, latestEval;
+  Statement insertServerLoad, selectServerLoads, serverTotals;
 };
 
 #undef RANKLAB_RUN_COLUMNS
@@ -333,6 +409,7 @@ void RunStore::write(const RecordBatch& batch) {
   for (const StepRow& s : batch.steps) writeStep(stmts_->replaceStep, s);
   for (const EvalRow& e : batch.evals) writeEval(stmts_->replaceEval, e);
   for (const EventRow& e : batch.events) writeEvent(stmts_->insertEvent, e);
+  for (const ServerLoadRow& r : batch.server_loads) writeServerLoad(stmts_->insertServerLoad, r);
   transaction.commit();
 }
 
@@ -378,6 +455,7 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   s.run = std::move(*row);
 
   addRankTotals(stmts_->rankTotals, s);
+  addServerTotals(stmts_->serverTotals, s);
   addLatestEval(stmts_->latestEval, s);
   if (s.run.train_s > 0) s.samples_per_s = static_cast<double>(s.samples) / s.run.train_s;
   return s;
@@ -453,6 +531,10 @@ std::vector<EvalRow> RunStore::evals(int64_t run_id) {
 
 std::vector<EventRow> RunStore::events(int64_t run_id) {
   return readAll(stmts_->selectEvents, run_id, &readEvent);
+}
+
+std::vector<ServerLoadRow> RunStore::serverLoads(int64_t run_id) {
+  return readAll(stmts_->selectServerLoads, run_id, &readServerLoad);
 }
 
 }  // namespace ranklab

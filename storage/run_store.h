@@ -23,7 +23,7 @@ class StoreError : public std::runtime_error {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens (creating folders and file as needed) and migrates forward to kSchemaVersion.
   // A RunStore is used by one thread at a time; each thread opens its own.
@@ -51,6 +51,7 @@ class RunStore {
   std::vector<StepRow> steps(int64_t run_id);  // ordered by rank, step
   std::vector<EvalRow> evals(int64_t run_id);  // ordered by step, rank
   std::vector<EventRow> events(int64_t run_id);
+  std::vector<ServerLoadRow> serverLoads(int64_t run_id);  // ordered by rank, time
 
   // For the workbench's views (run_queries.cpp).
   void setTags(int64_t run_id, const std::vector<std::string>& tags);  // replaces them

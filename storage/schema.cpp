@@ -122,9 +122,38 @@ CREATE TABLE tags (
 PRAGMA user_version = 2;
 )sql";
 
+// Communication strategies: hidden (overlapped) communication per step, and the load of
+// each parameter server shard over time.
+constexpr const char* kVersion3 = R"sql(
+ALTER TABLE steps ADD COLUMN comm_hidden_ns INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE server_loads (
+  run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank          INTEGER NOT NULL,
+  shard         INTEGER NOT NULL,
+  key_begin     INTEGER NOT NULL DEFAULT 0,
+  key_end       INTEGER NOT NULL DEFAULT 0,
+  interval_ns   INTEGER NOT NULL DEFAULT 0,
+  pushes        INTEGER NOT NULL DEFAULT 0,
+  pulls         INTEGER NOT NULL DEFAULT 0,
+  bytes_rx      INTEGER NOT NULL DEFAULT 0,
+  bytes_tx      INTEGER NOT NULL DEFAULT 0,
+  busy_ns       INTEGER NOT NULL DEFAULT 0,
+  idle_ns       INTEGER NOT NULL DEFAULT 0,
+  held_ns       INTEGER NOT NULL DEFAULT 0,
+  max_staleness INTEGER NOT NULL DEFAULT 0,
+  version       INTEGER NOT NULL DEFAULT 0,
+  time_ns       INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX server_loads_by_run ON server_loads(run_id, rank, time_ns);
+
+PRAGMA user_version = 3;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1},
     {2, kVersion2},
+    {3, kVersion3},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

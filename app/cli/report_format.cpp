@@ -1,5 +1,6 @@
 #include "app/cli/report_format.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -27,7 +28,23 @@ nlohmann::json summaryJson(const RunSummary& s) {
                      {"compute_s", r.compute_s},
                      {"comm_s", r.comm_s},
                      {"wait_s", r.wait_s},
+                     {"comm_hidden_s", r.comm_hidden_s},
+                     {"mean_staleness", r.mean_staleness},
                      {"bytes_tx", r.bytes_tx}});
+  }
+  nlohmann::json servers = nlohmann::json::array();
+  for (const auto& v : s.servers) {
+    servers.push_back({{"rank", v.rank},
+                       {"shard", v.shard},
+                       {"key_begin", v.key_begin},
+                       {"key_end", v.key_end},
+                       {"pushes", v.pushes},
+                       {"pulls", v.pulls},
+                       {"bytes_rx", v.bytes_rx},
+                       {"bytes_tx", v.bytes_tx},
+                       {"busy_s", v.busy_s},
+                       {"idle_s", v.idle_s},
+                       {"max_staleness", v.max_staleness}});
   }
   auto optional = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -53,7 +70,8 @@ nlohmann::json summaryJson(const RunSummary& s) {
           {"bytes_tx", s.bytes_tx},
           {"bytes_raw", s.bytes_raw},
           {"overflow_steps", s.overflow_steps},
-          {"ranks", ranks}};
+          {"ranks", ranks},
+          {"servers", servers}};
 }
 
 nlohmann::json runRowJson(const RunRow& r) {
@@ -93,11 +111,25 @@ void printSummary(std::ostream& out, const RunSummary& s) {
     out << format("   overflow skips %lld", static_cast<long long>(s.overflow_steps));
   }
   out << "\n"
-      << "  rank   steps   compute s   comm s   wait s       sent\n";
+      << "  rank   steps   compute s   comm s (hidden)   wait s       sent\n";
   for (const auto& r : s.ranks) {
-    out << format("  %4d  %6lld  %10.2f  %7.2f  %7.2f  %9s\n", r.rank,
-                  static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.wait_s,
+    if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),
+                                    [&](const auto& v) { return v.rank == r.rank; }))
+      continue;  // a server: listed below
+    out << format("  %4d  %6lld  %10.2f  %7.2f (%6.2f)  %7.2f  %9s\n", r.rank,
+                  static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.comm_hidden_s, r.wait_s,
                   megabytes(r.bytes_tx).c_str());
+  }
+  if (s.servers.empty()) return;
+  out << "  server rank   keys              pushes   pulls   busy s   idle s   max stale       "
+         "sent\n";
+  for (const auto& v : s.servers) {
+    const std::string keys = format("%lld..%lld", static_cast<long long>(v.key_begin),
+                                    static_cast<long long>(v.key_end));
+    out << format("  %6d %4d   %-16s %7lld %7lld %8.2f %8.2f %11lld %10s\n", v.shard, v.rank,
+                  keys.c_str(), static_cast<long long>(v.pushes), static_cast<long long>(v.pulls),
+                  v.busy_s, v.idle_s, static_cast<long long>(v.max_staleness),
+                  megabytes(v.bytes_tx).c_str());
   }
 }
 

@@ -70,7 +70,7 @@ NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
   run.name = job.name;
   run.job_path = job_path;
   run.job_toml = toTomlText(job);
-  run.world = job.parallel.ranks;
+  run.world = processCount(job);
   run.strategy = job.parallel.strategy;
   run.algorithm = job.parallel.algorithm;
   run.codec = job.compression.codec;
@@ -109,7 +109,7 @@ std::vector<std::string> JobRunner::command(const JobSpec& job,
           "none",
           "--tag-output",
           "-np",
-          std::to_string(job.parallel.ranks),
+          std::to_string(processCount(job)),
           options_.worker_path,
           "--job",
           resolved_job_path,
@@ -129,7 +129,7 @@ RunOutcome JobRunner::run(const JobSpec& job, const std::string& job_path, RunOb
   RunStore store(options_.db_path);
   RunOutcome outcome;
   outcome.run_id = store.createRun(newRunFor(job, job_path));
-  const int world = job.parallel.ranks;
+  const int world = processCount(job);
   const std::string wire_id = std::to_string(outcome.run_id) + "-" + randomTag();
   Collector collector(wire_id, world);
   RunRecorder recorder(store, outcome.run_id, world, observer);

@@ -21,6 +21,7 @@ class RunObserver {
   virtual void onStep(const StepRow&) {}
   virtual void onEval(const EvalRow&) {}
   virtual void onEvent(const EventRow&) {}
+  virtual void onServerLoad(const ServerLoadRow&) {}
   // One line a rank (or mpirun itself, rank -1) printed.
   virtual void onOutput(int /*rank*/, bool /*is_stderr*/, const std::string& /*line*/) {}
   virtual void onFinished(const RunSummary&) {}

@@ -43,6 +43,7 @@ void RunRecorder::onStep(int rank, int64_t time_ns, const telemetry::Step& s) {
   row.comm_ns = s.phases().comm_ns();
   row.wait_ns = s.phases().wait_ns();
   row.update_ns = s.phases().update_ns();
+  row.comm_hidden_ns = s.phases().comm_hidden_ns();
   row.loss = s.loss();
   row.bytes_tx = s.bytes_tx();
   row.bytes_rx = s.bytes_rx();
@@ -97,6 +98,17 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
       batch_.events.push_back(row);
       break;
     }
+    case telemetry::Envelope::kServerLoad: {
+      const auto& l = e.server_load();
+      const ServerLoadRow row{
+          run_id_,         rank,        l.shard(),   l.key_begin(),     l.key_end(),
+          l.interval_ns(), l.pushes(),  l.pulls(),   l.bytes_rx(),      l.bytes_tx(),
+          l.busy_ns(),     l.idle_ns(), l.held_ns(), l.max_staleness(), l.version(),
+          e.time_ns()};
+      observer_.onServerLoad(row);
+      batch_.server_loads.push_back(row);
+      break;
+    }
     case telemetry::Envelope::kBye:
       said_bye_[rank] = true;
       r.exit_status = e.bye().exit_status();
@@ -123,7 +135,8 @@ void RunRecorder::setGaps(int rank, int64_t gaps) {
 }
 
 void RunRecorder::flushIfDue() {
-  const size_t rows = batch_.steps.size() + batch_.evals.size() + batch_.events.size();
+  const size_t rows =
+      batch_.steps.size() + batch_.evals.size() + batch_.events.size() + batch_.server_loads.size();
   if (rows >= kMaxBatchRows || std::chrono::steady_clock::now() - last_flush_ >= kMaxBatchAge) {
     flush();
   }

@@ -14,6 +14,7 @@
 #include "comm/telemetry/reporter.h"
 #include "engine/data/datasets.h"
 #include "engine/job/job_spec.h"
+#include "engine/train/ps_server.h"
 #include "engine/train/thread_policy.h"
 #include "engine/train/trainer.h"
 #include "kernels/cpu/gemm.h"
@@ -66,6 +67,7 @@ class TelemetryBridge : public TrainObserver {
     p->set_comm_ns(s.comm_ns);
     p->set_wait_ns(s.wait_ns);
     p->set_update_ns(s.update_ns);
+    p->set_comm_hidden_ns(s.comm_hidden_ns);
     step.set_loss(s.loss);
     step.set_bytes_tx(s.bytes_tx);
     step.set_bytes_rx(s.bytes_rx);
@@ -73,6 +75,7 @@ class TelemetryBridge : public TrainObserver {
     step.set_lr(s.lr);
     step.set_loss_scale(s.loss_scale);
     step.set_overflow(s.overflow);
+    step.set_staleness(static_cast<int32_t>(s.staleness));
     reporter_.step(step);
     beatIfDue();
   }
@@ -89,6 +92,25 @@ class TelemetryBridge : public TrainObserver {
 
   void onEvent(const std::string& kind, const std::string& text, int64_t step) override {
     reporter_.event(kind, text, step);
+  }
+
+  void onServerLoad(const ServerLoad& l) override {
+    telemetry::ServerLoad load;
+    load.set_shard(l.shard);
+    load.set_key_begin(static_cast<int64_t>(l.range.begin));
+    load.set_key_end(static_cast<int64_t>(l.range.end));
+    load.set_interval_ns(l.interval_ns);
+    load.set_pushes(l.pushes);
+    load.set_pulls(l.pulls);
+    load.set_bytes_rx(l.bytes_rx);
+    load.set_bytes_tx(l.bytes_tx);
+    load.set_busy_ns(l.busy_ns);
+    load.set_idle_ns(l.idle_ns);
+    load.set_held_ns(l.held_ns);
+    load.set_max_staleness(l.max_staleness);
+    load.set_version(l.version);
+    reporter_.serverLoad(load);
+    beatIfDue();
   }
 
  private:
@@ -121,6 +143,13 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
   Reporter reporter(options);
   reporter.hello(comm.size(), hostName(), static_cast<int64_t>(getpid()));
   try {
+    if (isServerRank(job, comm.rank())) {
+      // Train time is the workers' figure; a server reports its work as load instead.
+      TelemetryBridge bridge(reporter, comm.rank(), job.telemetry.heartbeat_ms);
+      serveParameters(job, comm, bridge);
+      reporter.bye(0, 0, "");
+      return 0;
+    }
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     kernels::setBlasThreads(blasThreadsFor(job.parallel, cores));
     if (comm.rank() == 0) {

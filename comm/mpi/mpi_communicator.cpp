@@ -152,6 +152,12 @@ void MpiCommunicator::allreduceSumNative(float* data, size_t count) {
   }
 }
 
+bool MpiCommunicator::allowsCommThread() const {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  return level >= MPI_THREAD_SERIALIZED;
+}
+
 std::unique_ptr<Communicator> MpiCommunicator::adopt(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return nullptr;
   return std::unique_ptr<Communicator>(new MpiCommunicator(comm, Owned{}));

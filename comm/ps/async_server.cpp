@@ -44,7 +44,7 @@ void AsyncServer::push(const ShardRequest& request) {
     for (size_t i = 0; i < shard_.size(); ++i)
       grads[i] += lambda * grads[i] * grads[i] * (now[i] - then[i]);
   }
-  shard_.apply(update_, grads);
+  shard_.apply(update_, grads, request.header.lr);
   ++clocks_[w];
   if (tooFarAhead(w)) {
     held_.push_back({w, staleness, request.arrived_ns});

@@ -37,7 +37,7 @@ KvWorker::KvWorker(Communicator& comm, int worker_index, std::vector<int> server
   }
 }
 
-PsTicket KvWorker::request(PsOp op, const float* payload, float* params) {
+PsTicket KvWorker::request(PsOp op, const float* payload, float* params, double lr) {
   const bool replies = op == PsOp::kPush || op == PsOp::kPull;
   PsTicket ticket;
   ticket.requests_ = std::make_unique<std::vector<PsRequest>>(servers_.size());
@@ -56,6 +56,7 @@ PsTicket KvWorker::request(PsOp op, const float* payload, float* params) {
     header.worker = worker_;
     header.count = payload ? static_cast<int64_t>(range.size()) : 0;
     header.total = static_cast<int64_t>(keys_);
+    header.lr = lr;
     ticket.sends_.push_back(comm_.isend(&header, sizeof header, servers_[s], tags::kPsRequest));
     ticket.bytes_tx_ += static_cast<int64_t>(sizeof header);
     if (payload) {
@@ -71,8 +72,8 @@ void KvWorker::init(const float* params) {
   request(PsOp::kInit, params, nullptr).wait();
 }
 
-PsTicket KvWorker::pushPull(const float* grads, float* params) {
-  return request(PsOp::kPush, grads, params);
+PsTicket KvWorker::pushPull(const float* grads, float* params, double lr) {
+  return request(PsOp::kPush, grads, params, lr);
 }
 
 PsTicket KvWorker::pull(float* params) {

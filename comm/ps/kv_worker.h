@@ -49,8 +49,9 @@ class KvWorker {
 
   // Worker 0 only, before anyone pushes: seeds every server's shard.
   void init(const float* params);
-  // Sends grads; params receives each shard after its server applied them.
-  PsTicket pushPull(const float* grads, float* params);
+  // Sends grads (to be applied at `lr`); params receives each shard after its server
+  // applied them.
+  PsTicket pushPull(const float* grads, float* params, double lr);
   PsTicket pull(float* params);
   // No more requests from this worker.
   void stop();
@@ -59,7 +60,7 @@ class KvWorker {
 
  private:
   // Posts the replies first, so a server never waits for a receive to be posted.
-  PsTicket request(PsOp op, const float* payload, float* params);
+  PsTicket request(PsOp op, const float* payload, float* params, double lr = 0);
 
   Communicator& comm_;
   int worker_;

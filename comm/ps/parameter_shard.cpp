@@ -77,9 +77,9 @@ ShardRequest ParameterShard::next() {
   return request;
 }
 
-void ParameterShard::apply(const UpdateHandler& update, const float* grads) {
+void ParameterShard::apply(const UpdateHandler& update, const float* grads, double lr) {
   const int64_t start = nowNs();
-  update(params_.data(), grads, params_.size());
+  update(params_.data(), grads, params_.size(), lr);
   ++version_;
   load_.busy_ns += nowNs() - start;
 }

@@ -14,8 +14,8 @@
 
 namespace ranklab {
 
-// The server's update rule, injected (ps-lite's handle): params -= f(grads), n floats.
-using UpdateHandler = std::function<void(float* params, const float* grads, size_t n)>;
+// The server's update rule, injected (ps-lite's handle): params -= f(grads, lr), n floats.
+using UpdateHandler = std::function<void(float* params, const float* grads, size_t n, double lr)>;
 
 // One shard's load over an interval (per-shard telemetry).
 struct ServerLoad {
@@ -58,8 +58,8 @@ class ParameterShard {
   void receiveInit();
   // The next request of any worker; a push's gradients are in payload() afterwards.
   ShardRequest next();
-  // Runs the update rule on payload() (or `grads`), counting busy time; version + 1.
-  void apply(const UpdateHandler& update, const float* grads);
+  // Runs the update rule on `grads`, counting busy time; version + 1.
+  void apply(const UpdateHandler& update, const float* grads, double lr);
   // Sends version, staleness, hold time and the shard to a worker.
   void reply(int worker, int64_t staleness, int64_t held_ns);
   // Hands the interval's load to the reporter when due (or now, with force).

@@ -20,6 +20,7 @@ struct PsRequest {
   int32_t worker = 0;  // worker index, 0..W-1
   int64_t count = 0;   // floats in the payload that follows (0 for pull and stop)
   int64_t total = 0;   // init: parameters in the whole model
+  double lr = 0;       // push: the learning rate of the worker's step
 };
 
 struct PsReply {

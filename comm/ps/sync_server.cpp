@@ -13,7 +13,7 @@ void SyncServer::closeRound() {
   // The mean of the round's gradients, applied once; replies leave in push order.
   const float scale = 1.f / static_cast<float>(waiting_.size());
   for (float& g : sum_) g *= scale;
-  shard_.apply(update_, sum_.data());
+  shard_.apply(update_, sum_.data(), lr_);
   for (int worker : waiting_) shard_.reply(worker, 0, last_push_ns_ - arrived_ns_[worker]);
   std::fill(sum_.begin(), sum_.end(), 0.f);
   waiting_.clear();
@@ -30,6 +30,7 @@ void SyncServer::run() {
       case PsOp::kPush:
         sumInto(sum_.data(), shard_.payload(), shard_.size());
         waiting_.push_back(request.worker);
+        lr_ = request.header.lr;  // the workers are at the same step
         arrived_ns_[request.worker] = last_push_ns_ = request.arrived_ns;
         break;
       case PsOp::kPull:

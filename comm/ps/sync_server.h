@@ -24,6 +24,7 @@ class SyncServer {
   std::vector<int> waiting_;         // workers whose push is in this round
   std::vector<int64_t> arrived_ns_;  // per worker: when its push of this round came
   int64_t last_push_ns_ = 0;
+  double lr_ = 0;
 };
 
 }  // namespace ranklab

@@ -106,6 +106,13 @@ void Reporter::span(const telemetry::Span& span) {
   send(envelope);
 }
 
+void Reporter::serverLoad(const telemetry::ServerLoad& load) {
+  if (!socket_) return;
+  telemetry::Envelope envelope;
+  *envelope.mutable_server_load() = load;
+  send(envelope);
+}
+
 void Reporter::heartbeat() {
   if (!socket_) return;
   telemetry::Envelope envelope;

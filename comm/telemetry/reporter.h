@@ -33,6 +33,7 @@ class Reporter {
   void eval(const telemetry::Eval& eval);
   void event(const std::string& kind, const std::string& text, int64_t step);
   void span(const telemetry::Span& span);
+  void serverLoad(const telemetry::ServerLoad& load);
   void heartbeat();
   void bye(int exit_status, int64_t train_ns, const std::string& reason);
 

@@ -1,53 +1,47 @@
 #include "engine/train/gradient_sync.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
-#include "comm/codecs/compressed_allreduce.h"
+#include "engine/train/allreduce_sync.h"
+#include "engine/train/local_sgd_sync.h"
+#include "engine/train/model_average.h"
+#include "engine/train/ps_worker_sync.h"
 
 namespace ranklab {
 
-namespace {
-int64_t nowNs() {
+SyncStats& SyncStats::operator+=(const SyncStats& o) {
+  wait_ns += o.wait_ns;
+  comm_ns += o.comm_ns;
+  hidden_ns += o.hidden_ns;
+  bytes_tx += o.bytes_tx;
+  bytes_rx += o.bytes_rx;
+  bytes_raw += o.bytes_raw;
+  compress_ns += o.compress_ns;
+  staleness = std::max(staleness, o.staleness);
+  return *this;
+}
+
+int64_t steadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-}  // namespace
 
-AllreduceSync::AllreduceSync(Communicator& comm, const std::string& algorithm, CodecOptions codec)
-    : comm_(comm),
-      algorithm_(algorithm),
-      codec_(std::move(codec)),
-      allreduce_(makeAllreduce(algorithm, comm)) {}
-
-AllreduceSync::~AllreduceSync() = default;
-
-SyncStats AllreduceSync::sync(float* grads, size_t count) {
+SyncStats averageOverRanks(Communicator& comm, Allreduce& allreduce, float* data, size_t count) {
   SyncStats stats;
-  // One rank moves nothing, but a codec still shapes the gradient it trains on.
-  if (comm_.size() == 1 && codec_.codec == "none") return stats;
-  const int64_t t0 = nowNs();
-  comm_.barrier();  // separates waiting for a slow peer from moving bytes
-  const int64_t t1 = nowNs();
-  if (codec_.codec == "none") {
-    allreduce_->run(grads, count);
-    stats.bytes_tx = stats.bytes_raw = allreduce_->bytesSent();
-    stats.bytes_rx = allreduce_->bytesReceived();
-  } else {
-    if (!compressed_) {
-      compressed_ = std::make_unique<CompressedAllreduce>(comm_, algorithm_, codec_, count);
-    }
-    const CompressedAllreduceStats c = compressed_->run(grads, count);
-    stats.bytes_tx = c.bytes_tx;
-    stats.bytes_rx = c.bytes_rx;
-    stats.bytes_raw = c.bytes_raw;
-    stats.compress_ns = c.codec_ns;
-  }
-  const float scale = 1.f / static_cast<float>(comm_.size());
-  for (size_t i = 0; i < count; ++i) grads[i] *= scale;
+  if (comm.size() == 1) return stats;
+  const int64_t t0 = steadyNowNs();
+  comm.barrier();  // separates waiting for a slow peer from moving bytes
+  const int64_t t1 = steadyNowNs();
+  allreduce.run(data, count);
+  const float scale = 1.f / static_cast<float>(comm.size());
+  for (size_t i = 0; i < count; ++i) data[i] *= scale;
   stats.wait_ns = t1 - t0;
-  stats.comm_ns = nowNs() - t1 - stats.compress_ns;
+  stats.comm_ns = steadyNowNs() - t1;
+  stats.bytes_tx = stats.bytes_raw = allreduce.bytesSent();
+  stats.bytes_rx = allreduce.bytesReceived();
   return stats;
 }
 
@@ -77,14 +71,22 @@ CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices)
   return o;
 }
 
-std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& comm,
+std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,
                                                std::vector<MatrixBlock> matrices) {
-  if (job.parallel.strategy == "allreduce") {
-    return std::make_unique<AllreduceSync>(comm, job.parallel.algorithm,
+  const auto& p = job.parallel;
+  const AllreduceOptions options{p.ranks_per_host};
+  if (p.strategy == "allreduce") {
+    return std::make_unique<AllreduceSync>(world, p.algorithm, options,
+                                           static_cast<size_t>(p.bucket_kb) * 1024,
                                            codecOptions(job, std::move(matrices)));
   }
-  throw std::invalid_argument("parallel.strategy \"" + job.parallel.strategy +
-                              "\" is not available; allowed: allreduce");
+  if (p.strategy == "local-sgd") {
+    return std::make_unique<LocalSgdSync>(world, p.algorithm, options, p.average_every);
+  }
+  if (usesParameterServer(job)) return std::make_unique<ParameterServerSync>(world, job);
+  throw std::invalid_argument("parallel.strategy \"" + p.strategy +
+                              "\" is not available; allowed: allreduce, ps-sync, ps-async, "
+                              "local-sgd");
 }
 
 }  // namespace ranklab

@@ -1,54 +1,57 @@
-// How a step's gradients become the same on every rank. One strategy per class;
-// the trainer only sees sync().
+// How ranks combine what they learned each step. One strategy per class (allreduce_sync,
+// local_sgd_sync, ps_worker_sync); the trainer calls them at fixed points of a step:
+// start once, beginStep and gradientReady during backward, sync after backward,
+// afterUpdate after the optimizer, refresh before an evaluation, finish at the end.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "comm/codecs/codec.h"
-#include "comm/collectives/allreduce.h"
 #include "comm/communicator.h"
 #include "engine/job/job_spec.h"
 
 namespace ranklab {
 
-class CompressedAllreduce;
-
 struct SyncStats {
-  int64_t wait_ns = 0;  // blocked until the slowest rank arrived
-  int64_t comm_ns = 0;  // moving and reducing bytes
+  int64_t wait_ns = 0;    // blocked on a slower peer (a barrier, a reply the server held)
+  int64_t comm_ns = 0;    // moving and reducing bytes
+  int64_t hidden_ns = 0;  // the part of comm_ns that ran while backward still computed
   int64_t bytes_tx = 0;
   int64_t bytes_rx = 0;
   int64_t bytes_raw = 0;    // what the same collective would have sent uncompressed
   int64_t compress_ns = 0;  // encoding, decoding, error feedback (inside comm time's span)
+  int64_t staleness = 0;    // ps-async: updates the server applied since this rank's last pull
+
+  SyncStats& operator+=(const SyncStats& other);
 };
 
 class GradientSync {
  public:
   virtual ~GradientSync() = default;
-  // Replaces grads (count floats) with the average over ranks.
+
+  // The ranks that train together: they split the data and the evaluation. The world,
+  // except under a parameter server, whose servers do not train.
+  virtual Communicator& peers() = 0;
+
+  // Once, before the first step, with the initial parameters (the same on every rank).
+  virtual void start(float* /*params*/, size_t /*count*/) {}
+  // Before backward, with the step's learning rate (servers apply it under ps-*).
+  virtual void beginStep(double /*lr*/) {}
+  // During backward: grads[offset, offset + count) are final and may start moving.
+  virtual void gradientReady(float* /*grads*/, size_t /*offset*/, size_t /*count*/) {}
+  // After backward: leaves grads ready for this rank's optimizer (e.g. the mean over ranks).
   virtual SyncStats sync(float* grads, size_t count) = 0;
-};
-
-// Synchronous data parallel: a barrier (measured as wait), then a sum all-reduce by the
-// job's algorithm (measured as communication), then divide by the world size. With a
-// codec the all-reduce is compressed (comm/codecs/compressed_allreduce.h); its encode and
-// decode time is reported as compress_ns, not as communication.
-class AllreduceSync : public GradientSync {
- public:
-  AllreduceSync(Communicator& comm, const std::string& algorithm, CodecOptions codec = {});
-  ~AllreduceSync() override;
-  SyncStats sync(float* grads, size_t count) override;
-
- private:
-  Communicator& comm_;
-  std::string algorithm_;
-  CodecOptions codec_;
-  std::unique_ptr<Allreduce> allreduce_;
-  std::unique_ptr<CompressedAllreduce> compressed_;  // built on first sync, when count is known
+  // True when sync() already wrote the new parameters (a server ran the optimizer).
+  virtual bool updatesParameters() const { return false; }
+  // After the optimizer step (local SGD averages the models here).
+  virtual SyncStats afterUpdate(float* /*params*/, size_t /*count*/) { return {}; }
+  // Before an evaluation: params become the model every rank agrees on.
+  virtual void refresh(float* /*params*/, size_t /*count*/) {}
+  // After the last step.
+  virtual void finish() {}
 };
 
 // True when the compressed all-reduce applies the momentum (compression.momentum_correction,
@@ -59,7 +62,8 @@ bool compressesWithMomentum(const JobSpec& job);
 // inside the gradient buffer (PowerSGD compresses those).
 CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices = {});
 
-std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& comm,
+// The job's parallel.strategy. Collective over `world` (strategies may split it).
+std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,
                                                std::vector<MatrixBlock> matrices = {});
 
 }  // namespace ranklab

@@ -173,6 +173,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
   if (compressesWithMomentum(job)) update_rule.momentum = 0;
   auto optimizer = makeOptimizer(update_rule, model.parameterCount());
   auto gradient_sync = makeGradientSync(job, comm, weightMatrices(model));
+  Communicator& peers = gradient_sync->peers();  // the ranks that train
   // AMP: low-precision products, fp32 master weights, dynamic loss scaling.
   const kernels::Precision precision = kernels::parsePrecision(job.amp.dtype);
   model.setPrecision(precision, job.amp.head_fp32);
@@ -183,10 +184,10 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
     options.growth_interval = job.amp.growth_interval;
     scaler.emplace(options);
   }
-  ShardLoader loader(train_set, comm.rank(), comm.size(), job.train.batch_size, job.train.seed);
+  ShardLoader loader(train_set, peers.rank(), peers.size(), job.train.batch_size, job.train.seed);
   if (loader.stepsPerEpoch() == 0) {
     throw std::invalid_argument("train.batch_size " + std::to_string(job.train.batch_size) + " x " +
-                                std::to_string(comm.size()) + " ranks exceeds the " +
+                                std::to_string(peers.size()) + " ranks exceeds the " +
                                 std::to_string(train_set.count) + " training samples");
   }
   const int64_t planned_steps = loader.stepsPerEpoch() * job.train.epochs;
@@ -197,21 +198,28 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
   const LrSchedule schedule(job.train, loader.stepsPerEpoch(), planned_steps);
   Position at;
   if (!job.train.resume_from.empty()) {
-    at = resume(job, comm, model, *optimizer, scaler ? &*scaler : nullptr);
+    at = resume(job, peers, model, *optimizer, scaler ? &*scaler : nullptr);
     observer.onEvent(
         "checkpoint",
         "resumed from " + job.train.resume_from + " after step " + std::to_string(at.step),
         at.step);
   }
+  gradient_sync->start(model.params(), model.parameterCount());
   const bool straggler =
-      comm.rank() == job.fault.straggler_rank && job.fault.straggler_delay_ms > 0;
+      peers.rank() == job.fault.straggler_rank && job.fault.straggler_delay_ms > 0;
   if (straggler) {
     observer.onEvent("fault",
                      "straggler: +" + std::to_string(job.fault.straggler_delay_ms) +
-                         " ms per step on rank " + std::to_string(comm.rank()),
+                         " ms per step on rank " + std::to_string(peers.rank()),
                      at.step);
   }
 
+  // Each layer's finished gradient may start moving while backward goes on (bucketing);
+  // not under AMP, whose gradients are unscaled and checked only after backward.
+  const GradientReadyFn on_ready =
+      scaler ? GradientReadyFn{} : GradientReadyFn([&](size_t offset, size_t count) {
+        gradient_sync->gradientReady(model.grads(), offset, count);
+      });
   const int batch = job.train.batch_size;
   BatchStream batches(loader, train_set.features, at.epoch, at.step_in_epoch, job.train.epochs,
                       job.data.prefetch);
@@ -219,6 +227,8 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
   result.steps = at.step;
   int64_t eval_ns = 0;
   int64_t checkpointed_step = at.step;
+  // Start the clock together: start-up skew (data loading, MPI wire-up) is not training.
+  peers.barrier();
   const int64_t loop_start = nowNs();
   bool stop = at.step >= total_steps;
   for (int epoch = at.epoch; epoch <= job.train.epochs && !stop; ++epoch) {
@@ -241,7 +251,8 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
       t = nowNs();
       if (scaler) model.setLossScale(scaler->scale());
       model.zeroGrads();
-      model.backward(next->images.data(), next->labels.data(), batch);
+      gradient_sync->beginStep(s.lr);
+      model.backward(next->images.data(), next->labels.data(), batch, on_ready);
       if (straggler)
         std::this_thread::sleep_for(std::chrono::milliseconds(job.fault.straggler_delay_ms));
       bool overflow = false;
@@ -254,7 +265,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
       if (scaler) {
         // Every rank skips together: one rank's inf would reach every rank through the sum.
         t = nowNs();
-        overflow = onAnyRank(comm, overflow);
+        overflow = onAnyRank(peers, overflow);
         s.wait_ns += nowNs() - t;
       }
       if (overflow) {
@@ -266,38 +277,44 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
                              std::to_string(static_cast<int64_t>(scaler->scale())),
                          s.step);
       } else {
-        const SyncStats sync = gradient_sync->sync(model.grads(), model.parameterCount());
+        SyncStats sync = gradient_sync->sync(model.grads(), model.parameterCount());
+
+        t = nowNs();
+        if (!gradient_sync->updatesParameters())
+          optimizer->step(model.params(), model.grads(), s.lr);
+        if (scaler) scaler->update(false);
+        s.update_ns = nowNs() - t;
+        sync += gradient_sync->afterUpdate(model.params(), model.parameterCount());
         s.wait_ns += sync.wait_ns;
         s.comm_ns = sync.comm_ns;
+        s.comm_hidden_ns = sync.hidden_ns;
         s.bytes_tx = sync.bytes_tx;
         s.bytes_rx = sync.bytes_rx;
         s.bytes_raw = sync.bytes_raw;
         s.compress_ns = sync.compress_ns;
-
-        t = nowNs();
-        optimizer->step(model.params(), model.grads(), s.lr);
-        if (scaler) scaler->update(false);
-        s.update_ns = nowNs() - t;
+        s.staleness = sync.staleness;
       }
       observer.onStep(s);
       at = {s.step, epoch, i + 1};
       stop = s.step >= total_steps;
       const int64_t every = job.train.checkpoint_every;
       if (every > 0 && s.step % every == 0 && !stop) {
-        saveCheckpoint(job, comm, model, *optimizer, scaler ? &*scaler : nullptr, at, observer);
+        saveCheckpoint(job, peers, model, *optimizer, scaler ? &*scaler : nullptr, at, observer);
         checkpointed_step = s.step;
       }
     }
     const int64_t t = nowNs();
-    result.last_eval = evaluate(model, comm, test_set, 256);
+    gradient_sync->refresh(model.params(), model.parameterCount());
+    result.last_eval = evaluate(model, peers, test_set, 256);
     result.last_eval.step = result.steps;
     result.last_eval.epoch = epoch;
     eval_ns += nowNs() - t;
     observer.onEval(result.last_eval);
   }
   if (!job.train.checkpoint_path.empty() && checkpointed_step != at.step) {
-    saveCheckpoint(job, comm, model, *optimizer, scaler ? &*scaler : nullptr, at, observer);
+    saveCheckpoint(job, peers, model, *optimizer, scaler ? &*scaler : nullptr, at, observer);
   }
+  gradient_sync->finish();
   result.train_ns = nowNs() - loop_start - eval_ns;
   return result;
 }

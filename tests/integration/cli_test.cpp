@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <csignal>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,48 +14,25 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/temp_folder.h"
+#include "tests/integration/cli_runner.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr, interleaved
-};
+using ranklab::testing::lastJson;
 
-Result run(const std::string& args, const std::string& prefix = "") {
-  const std::string command = prefix + std::string(RANKLAB_CLI) + " " + args + " 2>&1";
-  Result result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+ranklab::testing::CliResult run(const std::string& args, const std::string& prefix = "") {
+  return ranklab::testing::runCli(args, prefix);
 }
 
-// The JSON document at the end of the output (progress lines come before it).
-nlohmann::json lastJson(const std::string& out) {
-  const size_t start = out.find("\n{");
-  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1));
-}
-
-class Cli : public ::testing::Test {
+class Cli : public ranklab::testing::CliTest {
  protected:
-  std::string db() const { return folder_.file("runs.db"); }
   std::string file(const std::string& name, const std::string& text) const {
     const auto path = folder_.file(name);
     std::ofstream(path) << text;
     return path;
   }
-  std::string quickstart() const {
-    return std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
-  }
-  ranklab::testing::TempFolder folder_;
 };
 
 // The acceptance run: 4 ranks, 2 epochs, >= 0.85 test accuracy, steps from every rank.
@@ -114,7 +90,7 @@ TEST_F(Cli, ValidateNamesLineKeyAndAllowedValues) {
   EXPECT_NE(r.out.find("train.batchsize"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("batch_size"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bad.toml:6"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("ring, mpi"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ring, mpi, hierarchical"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(db())) << "validate must not create a run";
 }
 
@@ -194,7 +170,8 @@ TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
   EXPECT_NE(missing.out.find("no run with id 42"), std::string::npos) << missing.out;
   const auto unknown = run("frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.out.find("allowed: run, validate, runs"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("allowed: run, validate, runs, bench"), std::string::npos)
+      << unknown.out;
 }
 
 }  // namespace

@@ -11,3 +11,11 @@ target_compile_definitions(cli_test PRIVATE
 add_dependencies(cli_test ranklab ranklab-worker)
 # Each case launches mpirun with up to 4 ranks on 2 cores: run them one at a time.
 gtest_discover_tests(cli_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+
+add_executable(strategies_test integration/strategies_test.cpp)
+target_link_libraries(strategies_test PRIVATE ranklab_storage GTest::gtest_main)
+target_compile_definitions(strategies_test PRIVATE
+  RANKLAB_CLI="$<TARGET_FILE:ranklab>"
+  RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(strategies_test ranklab ranklab-worker)
+gtest_discover_tests(strategies_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)

@@ -19,8 +19,8 @@ namespace {
 constexpr float kLr = 0.5f;
 
 UpdateHandler plainSgd() {
-  return [](float* p, const float* g, size_t n) {
-    for (size_t i = 0; i < n; ++i) p[i] -= kLr * g[i];
+  return [](float* p, const float* g, size_t n, double lr) {
+    for (size_t i = 0; i < n; ++i) p[i] -= static_cast<float>(lr) * g[i];
   };
 }
 
@@ -85,7 +85,7 @@ TEST(ParameterServer, SyncAppliesTheMeanOncePerRoundOnEveryShard) {
         for (int round = 0; round < kRounds; ++round) {
           // Worker w pushes (w + 1) * (i + 1): the mean is 2 * (i + 1).
           for (size_t i = 0; i < grads.size(); ++i) grads[i] = float((comm.rank() + 1) * (i + 1));
-          const PsRoundStats stats = kv.pushPull(grads.data(), params.data()).wait();
+          const PsRoundStats stats = kv.pushPull(grads.data(), params.data(), kLr).wait();
           EXPECT_EQ(stats.version, round + 1);
           EXPECT_EQ(stats.staleness, 0);
         }
@@ -116,7 +116,7 @@ TEST(ParameterServer, AsyncAppliesEveryPushAndCountsStaleness) {
     std::vector<float> params(10, 0.f), grads(10, 1.f);
     if (comm.rank() == 0) kv.init(params.data());
     for (int round = 0; round < kRounds; ++round) {
-      stale[comm.rank()] += kv.pushPull(grads.data(), params.data()).wait().staleness;
+      stale[comm.rank()] += kv.pushPull(grads.data(), params.data(), kLr).wait().staleness;
     }
     comm.barrier();  // every push applied: a pull now sees them all
     kv.pull(params.data()).wait();
@@ -140,7 +140,7 @@ TEST(ParameterServer, StalenessBoundHoldsTheFastWorkerBackUnboundedDoesNot) {
       comm.barrier();  // init first, so the fast worker never overtakes it
       for (int round = 0; round < 6; ++round) {
         if (comm.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        const PsRoundStats stats = kv.pushPull(grads.data(), params.data()).wait();
+        const PsRoundStats stats = kv.pushPull(grads.data(), params.data(), kLr).wait();
         if (comm.rank() == 1) fast_held_ns += stats.held_ns;
       }
     });
@@ -163,14 +163,14 @@ TEST(ParameterServer, DelayCompensationCorrectsAStaleGradient) {
     if (comm.rank() == 0) {
       kv.init(params.data());
       pulled.wait();  // worker 1 holds the initial parameters before anyone pushes
-      kv.pushPull(grads.data(), params.data()).wait();
+      kv.pushPull(grads.data(), params.data(), kLr).wait();
       first_done.count_down();
       return;
     }
     kv.pull(params.data()).wait();
     pulled.count_down();
     first_done.wait();
-    const PsRoundStats stats = kv.pushPull(grads.data(), params.data()).wait();
+    const PsRoundStats stats = kv.pushPull(grads.data(), params.data(), kLr).wait();
     EXPECT_EQ(stats.staleness, 1);
     final_params = params;
   });

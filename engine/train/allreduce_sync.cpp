@@ -1,0 +1,137 @@
+#include "engine/train/allreduce_sync.h"
+
+#include <algorithm>
+
+#include "comm/codecs/compressed_allreduce.h"
+#include "engine/train/model_average.h"
+
+namespace ranklab {
+
+AllreduceSync::AllreduceSync(Communicator& comm, const std::string& algorithm,
+                             const AllreduceOptions& options, size_t bucket_bytes,
+                             CodecOptions codec)
+    : comm_(comm),
+      algorithm_(algorithm),
+      codec_(std::move(codec)),
+      allreduce_(makeAllreduce(algorithm, comm, options)),
+      // A codec compresses the whole gradient at once: no buckets then.
+      bucket_floats_(codec_.codec == "none" ? bucket_bytes / sizeof(float) : 0) {
+  if (bucket_floats_ > 0 && comm.size() > 1 && comm.allowsCommThread())
+    thread_ = std::make_unique<CommThread>();
+}
+
+AllreduceSync::~AllreduceSync() = default;
+
+void AllreduceSync::start(float* /*params*/, size_t count) {
+  if (bucket_floats_ > 0 && comm_.size() > 1) makeBuckets(count);
+}
+
+void AllreduceSync::makeBuckets(size_t count) {
+  if (!buckets_.empty() && buckets_.front().end == count) return;
+  buckets_.clear();
+  // Backward finishes the last layers first, so buckets are cut from the end: the first
+  // bucket to fill is the first to go.
+  for (size_t end = count; end > 0;) {
+    const size_t begin = end > bucket_floats_ ? end - bucket_floats_ : 0;
+    buckets_.push_back({begin, end});
+    end = begin;
+  }
+}
+
+void AllreduceSync::launch(float* grads, Bucket& bucket) {
+  bucket.launched = true;
+  const bool first = !step_started_;
+  step_started_ = true;
+  float* data = grads + bucket.begin;
+  const size_t n = bucket.end - bucket.begin;
+  auto task = [this, first, data, n] {
+    if (first) {
+      const int64_t t0 = steadyNowNs();
+      comm_.barrier();  // separates waiting for a slow peer from moving bytes
+      wait_spans_.push_back({t0, steadyNowNs()});
+    }
+    const int64_t t0 = steadyNowNs();
+    allreduce_->run(data, n);
+    const float scale = 1.f / static_cast<float>(comm_.size());
+    for (size_t i = 0; i < n; ++i) data[i] *= scale;
+    comm_spans_.push_back({t0, steadyNowNs()});
+    bytes_tx_ += allreduce_->bytesSent();
+    bytes_rx_ += allreduce_->bytesReceived();
+  };
+  if (thread_) {
+    thread_->post(std::move(task));
+  } else {
+    task();
+  }
+}
+
+void AllreduceSync::gradientReady(float* grads, size_t offset, size_t count) {
+  if (bucket_floats_ == 0 || comm_.size() == 1 || buckets_.empty()) return;
+  const size_t end = offset + count;
+  for (auto& bucket : buckets_) {
+    const size_t overlap = std::min(end, bucket.end) -
+                           std::min(std::max(offset, bucket.begin), std::min(end, bucket.end));
+    bucket.ready += overlap;
+    if (!bucket.launched && bucket.ready >= bucket.end - bucket.begin) launch(grads, bucket);
+  }
+}
+
+SyncStats AllreduceSync::bucketedSync(float* grads, size_t count) {
+  const int64_t backward_end = steadyNowNs();
+  // Whatever backward did not announce goes now, last layers first.
+  for (auto& bucket : buckets_)
+    if (!bucket.launched) launch(grads, bucket);
+  if (thread_) thread_->drain();
+  SyncStats stats;
+  stats.bytes_tx = stats.bytes_raw = bytes_tx_;
+  stats.bytes_rx = bytes_rx_;
+  // Time the communication thread spent before backward ended was hidden behind it; only
+  // what came after held this rank up.
+  auto hidden = [&](const Span& s) {
+    return std::max<int64_t>(0, std::min(s.end_ns, backward_end) - s.begin_ns);
+  };
+  for (const Span& s : wait_spans_) stats.wait_ns += s.end_ns - s.begin_ns - hidden(s);
+  for (const Span& s : comm_spans_) {
+    stats.comm_ns += s.end_ns - s.begin_ns;
+    stats.hidden_ns += hidden(s);
+  }
+  // Ready for the next step.
+  for (auto& bucket : buckets_) bucket.ready = 0, bucket.launched = false;
+  step_started_ = false;
+  wait_spans_.clear();
+  comm_spans_.clear();
+  bytes_tx_ = bytes_rx_ = 0;
+  return stats;
+}
+
+SyncStats AllreduceSync::compressedSync(float* grads, size_t count) {
+  SyncStats stats;
+  const int64_t t0 = steadyNowNs();
+  comm_.barrier();  // separates waiting for a slow peer from moving bytes
+  const int64_t t1 = steadyNowNs();
+  if (!compressed_) {
+    compressed_ = std::make_unique<CompressedAllreduce>(comm_, algorithm_, codec_, count);
+  }
+  const CompressedAllreduceStats c = compressed_->run(grads, count);
+  stats.bytes_tx = c.bytes_tx;
+  stats.bytes_rx = c.bytes_rx;
+  stats.bytes_raw = c.bytes_raw;
+  stats.compress_ns = c.codec_ns;
+  const float scale = 1.f / static_cast<float>(comm_.size());
+  for (size_t i = 0; i < count; ++i) grads[i] *= scale;
+  stats.wait_ns = t1 - t0;
+  stats.comm_ns = steadyNowNs() - t1 - stats.compress_ns;
+  return stats;
+}
+
+SyncStats AllreduceSync::sync(float* grads, size_t count) {
+  // One rank moves nothing, but a codec still shapes the gradient it trains on.
+  if (codec_.codec != "none") return compressedSync(grads, count);
+  if (bucket_floats_ == 0 || comm_.size() == 1) {
+    return averageOverRanks(comm_, *allreduce_, grads, count);
+  }
+  makeBuckets(count);
+  return bucketedSync(grads, count);
+}
+
+}  // namespace ranklab

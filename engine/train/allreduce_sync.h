@@ -1,0 +1,62 @@
+// Synchronous data parallel (parallel.strategy = "allreduce"): every rank ends the step
+// with the mean gradient. With bucket_kb > 0 the flat gradient is cut into buckets; a
+// bucket starts its all-reduce on a communication thread as soon as backward has
+// finished all of it (gradientReady), so communication hides behind the rest of backward.
+// With a codec the whole gradient goes through the compressed all-reduce after backward
+// (comm/codecs/compressed_allreduce.h); its encode and decode time is compress_ns.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/collectives/allreduce.h"
+#include "engine/train/comm_thread.h"
+#include "engine/train/gradient_sync.h"
+
+namespace ranklab {
+
+class CompressedAllreduce;
+
+class AllreduceSync : public GradientSync {
+ public:
+  // bucket_bytes 0: one all-reduce of the whole gradient after backward.
+  AllreduceSync(Communicator& comm, const std::string& algorithm, const AllreduceOptions& options,
+                size_t bucket_bytes, CodecOptions codec = {});
+  ~AllreduceSync() override;
+
+  Communicator& peers() override { return comm_; }
+  void start(float* params, size_t count) override;
+  void gradientReady(float* grads, size_t offset, size_t count) override;
+  SyncStats sync(float* grads, size_t count) override;
+
+ private:
+  struct Bucket {
+    size_t begin = 0, end = 0;
+    size_t ready = 0;  // floats backward has finished
+    bool launched = false;
+  };
+  struct Span {
+    int64_t begin_ns, end_ns;
+  };
+  void makeBuckets(size_t count);
+  void launch(float* grads, Bucket& bucket);
+  SyncStats bucketedSync(float* grads, size_t count);
+  SyncStats compressedSync(float* grads, size_t count);
+
+  Communicator& comm_;
+  std::string algorithm_;
+  CodecOptions codec_;
+  std::unique_ptr<Allreduce> allreduce_;
+  std::unique_ptr<CompressedAllreduce> compressed_;  // built on first sync, when count is known
+  size_t bucket_floats_;
+  std::vector<Bucket> buckets_;
+  std::unique_ptr<CommThread> thread_;  // null: buckets run on the caller's thread
+  bool step_started_ = false;           // the step's barrier has been posted
+  // Written by the communication thread, read after drain().
+  std::vector<Span> wait_spans_, comm_spans_;
+  int64_t bytes_tx_ = 0, bytes_rx_ = 0;
+};
+
+}  // namespace ranklab

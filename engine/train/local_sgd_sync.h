@@ -1,0 +1,33 @@
+// Local SGD (parallel.strategy = "local-sgd"): each rank steps on its own gradients, and
+// every `average_every` steps the ranks replace their models by the mean model. Only the
+// averaging steps communicate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "comm/collectives/allreduce.h"
+#include "engine/train/gradient_sync.h"
+
+namespace ranklab {
+
+class LocalSgdSync : public GradientSync {
+ public:
+  LocalSgdSync(Communicator& comm, const std::string& algorithm, const AllreduceOptions& options,
+               int average_every);
+
+  Communicator& peers() override { return comm_; }
+  SyncStats sync(float* grads, size_t count) override;
+  SyncStats afterUpdate(float* params, size_t count) override;
+  void refresh(float* params, size_t count) override;
+
+ private:
+  Communicator& comm_;
+  std::unique_ptr<Allreduce> allreduce_;
+  int average_every_;
+  int64_t steps_ = 0;
+  int64_t averaged_at_ = 0;  // step of the last average
+};
+
+}  // namespace ranklab

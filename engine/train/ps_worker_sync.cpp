@@ -1,0 +1,44 @@
+#include "engine/train/ps_worker_sync.h"
+
+#include <algorithm>
+
+#include "engine/train/model_average.h"
+
+namespace ranklab {
+
+ParameterServerSync::ParameterServerSync(Communicator& world, const JobSpec& job)
+    : world_(world), workers_(world.split(0, world.rank())), servers_(job.parallel.servers) {}
+
+void ParameterServerSync::start(float* params, size_t count) {
+  std::vector<int> servers(servers_);
+  for (int s = 0; s < servers_; ++s) servers[s] = workers_->size() + s;
+  kv_ = std::make_unique<KvWorker>(world_, workers_->rank(), servers, count);
+  params_ = params;
+  if (workers_->rank() == 0) kv_->init(params);
+}
+
+SyncStats ParameterServerSync::sync(float* grads, size_t count) {
+  const int64_t start = steadyNowNs();
+  const PsRoundStats round = kv_->pushPull(grads, params_, lr_).wait();
+  const int64_t total = steadyNowNs() - start;
+  SyncStats stats;
+  stats.wait_ns = std::min(round.held_ns, total);  // held for other workers or the bound
+  stats.comm_ns = total - stats.wait_ns;
+  stats.bytes_tx = round.bytes_tx;
+  stats.bytes_rx = round.bytes_rx;
+  stats.bytes_raw = round.bytes_tx;  // nothing is compressed on this path yet
+  stats.staleness = round.staleness;
+  return stats;
+}
+
+void ParameterServerSync::refresh(float* params, size_t /*count*/) {
+  // Every worker has had its last reply, so all pull the same model.
+  workers_->barrier();
+  kv_->pull(params).wait();
+}
+
+void ParameterServerSync::finish() {
+  kv_->stop();
+}
+
+}  // namespace ranklab

@@ -1,0 +1,35 @@
+// A training rank of ps-sync or ps-async: pushes its gradients to the servers and takes
+// back the parameters they produced (the servers run the optimizer). Workers are world
+// ranks 0..W-1, servers W..W+S-1 (see ps_server.h).
+#pragma once
+
+#include <memory>
+
+#include "comm/ps/kv_worker.h"
+#include "engine/train/gradient_sync.h"
+
+namespace ranklab {
+
+class ParameterServerSync : public GradientSync {
+ public:
+  // Collective over `world`: splits off the workers.
+  ParameterServerSync(Communicator& world, const JobSpec& job);
+
+  Communicator& peers() override { return *workers_; }
+  void start(float* params, size_t count) override;
+  void beginStep(double lr) override { lr_ = lr; }
+  SyncStats sync(float* grads, size_t count) override;
+  bool updatesParameters() const override { return true; }
+  void refresh(float* params, size_t count) override;
+  void finish() override;
+
+ private:
+  Communicator& world_;
+  std::unique_ptr<Communicator> workers_;
+  int servers_;
+  std::unique_ptr<KvWorker> kv_;
+  float* params_ = nullptr;
+  double lr_ = 0;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,51 @@
+// Runs the real `ranklab` CLI (RANKLAB_CLI) for the integration tests, each test with a
+// run store of its own.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/temp_folder.h"
+
+namespace ranklab::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr, interleaved
+};
+
+// `prefix` goes before the CLI (e.g. "timeout -s INT 4 ").
+inline CliResult runCli(const std::string& args, const std::string& prefix = "") {
+  const std::string command = prefix + std::string(RANKLAB_CLI) + " " + args + " 2>&1";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// The JSON document at the end of the output (progress lines come before it).
+inline nlohmann::json lastJson(const std::string& out) {
+  const size_t start = out.find("\n{");
+  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1));
+}
+
+// A test with its own run store in a fresh folder, and the quickstart preset at hand.
+class CliTest : public ::testing::Test {
+ protected:
+  std::string db() const { return folder_.file("runs.db"); }
+  std::string quickstart() const {
+    return std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
+  }
+  TempFolder folder_;
+};
+
+}  // namespace ranklab::testing

@@ -1,0 +1,141 @@
+// Every communication strategy through the real CLI under mpirun: accuracy against one
+// rank on the same samples, a straggler's effect read back from the stored run, and
+// `ranklab bench allreduce` checking its own results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "storage/run_store.h"
+#include "tests/integration/cli_runner.h"
+
+namespace ranklab {
+namespace {
+
+using testing::runCli;
+
+class Strategies : public testing::CliTest {
+ protected:
+  // Runs the quickstart with `args`, returns the stored run's summary as JSON.
+  nlohmann::json runQuickstart(const std::string& args) {
+    const auto r = runCli("run " + quickstart() + " " + args + " --quiet --json --db " + db());
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return testing::lastJson(r.out);
+  }
+
+  // Mean wait per step (ms) of the training ranks other than `skip`, from the store.
+  double meanWaitMs(int64_t run_id, int training_ranks, int skip) {
+    RunStore store(db());
+    double wait_ns = 0;
+    int64_t steps = 0;
+    for (const StepRow& s : store.steps(run_id)) {
+      if (s.rank == skip || s.rank >= training_ranks) continue;
+      wait_ns += static_cast<double>(s.wait_ns);
+      ++steps;
+    }
+    return steps ? wait_ns / steps / 1e6 : 0;
+  }
+};
+
+struct AccuracyCase {
+  const char* strategy;
+  double tolerance;  // how far below the 1-rank accuracy a 4-rank run may land
+};
+
+class StrategyAccuracy : public Strategies, public ::testing::WithParamInterface<AccuracyCase> {};
+
+// The quickstart (2 epochs, 64 samples per rank per step) on 1 rank and on 4 ranks sees the
+// same 120k samples; 4 ranks must not lose more than the tolerance.
+TEST_P(StrategyAccuracy, FourRanksKeepTheOneRankAccuracy) {
+  const auto [strategy, tolerance] = GetParam();
+  const auto one = runQuickstart("--ranks 1");
+  const auto four = runQuickstart(std::string("--ranks 4 --set parallel.strategy=") + strategy);
+  const double a1 = one["test_accuracy"].get<double>(), a4 = four["test_accuracy"].get<double>();
+  std::printf("%s: 1 rank %.4f, 4 ranks %.4f (%+.2f points), %lld vs %lld samples\n", strategy, a1,
+              a4, 100 * (a4 - a1), one["samples"].get<long long>(),
+              four["samples"].get<long long>());
+  EXPECT_EQ(four["status"], "done");
+  EXPECT_EQ(four["strategy"], strategy);
+  EXPECT_NEAR(four["samples"].get<double>(), one["samples"].get<double>(), 4 * 64);
+  EXPECT_GE(a4, a1 - tolerance);
+  const bool ps = std::string(strategy).rfind("ps-", 0) == 0;
+  EXPECT_EQ(four["world"], ps ? 5 : 4) << "one server rank on top of the 4 workers";
+  EXPECT_EQ(four["servers"].size(), ps ? 1u : 0u);
+  if (ps) {
+    EXPECT_GT(four["servers"][0]["pushes"].get<int64_t>(), 4 * 400);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Quickstart, StrategyAccuracy,
+                         ::testing::Values(AccuracyCase{"allreduce", 0.01},
+                                           AccuracyCase{"ps-sync", 0.01},
+                                           AccuracyCase{"local-sgd", 0.01},
+                                           AccuracyCase{"ps-async", 0.02}),
+                         [](const auto& info) {
+                           std::string name = info.param.strategy;
+                           std::erase(name, '-');
+                           return name;
+                         });
+
+// A rank that sleeps 30 ms per step: synchronous ranks wait for it at every step, ps-async
+// workers do not (unless a staleness bound makes them).
+TEST_F(Strategies, StragglerMakesSyncRanksWaitButNotAsyncOnes) {
+  const std::string small =
+      " --ranks 4 --set data.train_limit=6400 --set data.test_limit=1000 --set train.epochs=1";
+  const std::string straggler = " --set fault.straggler_rank=0 --set fault.straggler_delay_ms=30";
+  struct Arm {
+    std::string name, args;
+    double wait_ms = 0;
+  };
+  std::vector<Arm> arms{
+      {"sync", ""},
+      {"sync + straggler", straggler},
+      {"ps-async", " --set parallel.strategy=ps-async"},
+      {"ps-async + straggler", " --set parallel.strategy=ps-async" + straggler},
+      {"ps-async staleness 2 + straggler",
+       " --set parallel.strategy=ps-async --set parallel.staleness=2" + straggler}};
+  for (auto& arm : arms) {
+    const auto s = runQuickstart(small + arm.args);
+    ASSERT_EQ(s["status"], "done") << arm.name;
+    arm.wait_ms = meanWaitMs(s["id"].get<int64_t>(), 4, 0);
+    std::printf("%-34s ranks 1-3 wait %6.2f ms per step\n", arm.name.c_str(), arm.wait_ms);
+  }
+  EXPECT_GT(arms[1].wait_ms, arms[0].wait_ms + 15) << "sync ranks wait for the straggler";
+  EXPECT_LT(arms[3].wait_ms, arms[2].wait_ms + 3) << "async workers do not";
+  EXPECT_GT(arms[4].wait_ms, arms[3].wait_ms + 15) << "a staleness bound makes them wait again";
+}
+
+TEST_F(Strategies, HierarchicalAndBucketedAllreduceTrain) {
+  const std::string small =
+      " --ranks 4 --set data.train_limit=6400 --set data.test_limit=1000 --set train.epochs=1";
+  const auto plain = runQuickstart(small);
+  const auto hier = runQuickstart(small +
+                                  " --set parallel.algorithm=hierarchical"
+                                  " --set parallel.ranks_per_host=2");
+  const auto bucketed = runQuickstart(small + " --set parallel.bucket_kb=128");
+  EXPECT_EQ(hier["algorithm"], "hierarchical");
+  // Same samples, same mean gradient; only the order of float additions differs.
+  EXPECT_NEAR(hier["test_accuracy"].get<double>(), plain["test_accuracy"].get<double>(), 0.01);
+  EXPECT_NEAR(bucketed["test_accuracy"].get<double>(), plain["test_accuracy"].get<double>(), 0.01);
+}
+
+TEST_F(Strategies, BenchAllreduceVerifiesEveryRow) {
+  const auto r = runCli("bench allreduce --worlds 2,3 --max-bytes 64K --repeats 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = nlohmann::json::parse(r.out.substr(r.out.find('[')));
+  // 15 sizes (4 B .. 64 KiB) x 3 algorithms x 2 worlds.
+  ASSERT_EQ(rows.size(), 15u * 3 * 2);
+  for (const auto& row : rows) {
+    EXPECT_TRUE(row["verified"].get<bool>()) << row.dump();
+    EXPECT_GT(row["busbw_gbs"].get<double>(), 0) << row.dump();
+    const int n = row["world"].get<int>();
+    // The rows carry 6 significant digits.
+    const double algbw = row["algbw_gbs"].get<double>();
+    EXPECT_NEAR(row["busbw_gbs"].get<double>(), algbw * 2 * (n - 1) / n, 1e-5 * algbw);
+  }
+}
+
+}  // namespace
+}  // namespace ranklab
