@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "storage/run_store.h"
@@ -43,6 +44,10 @@ struct AccuracyCase {
   const char* strategy;
   double tolerance;  // how far below the 1-rank accuracy a 4-rank run may land
 };
+
+void PrintTo(const AccuracyCase& c, std::ostream* out) {
+  *out << c.strategy << " within " << c.tolerance;
+}
 
 class StrategyAccuracy : public Strategies, public ::testing::WithParamInterface<AccuracyCase> {};
 

@@ -9,6 +9,7 @@
 
 #include "comm/memory/thread_communicator.h"
 #include "engine/data/idx_dataset.h"
+#include "engine/train/ps_server.h"
 #include "engine/train/trainer.h"
 
 namespace ranklab::testing {
@@ -41,25 +42,35 @@ class RunRecorder : public TrainObserver {
   void onStep(const StepStats& s) override {
     steps.push_back(s.step);
     losses.push_back(s.loss);
+    stats.push_back(s);
   }
   void onEval(const EvalStats& e) override { evals.push_back(e); }
+  void onServerLoad(const ServerLoad& l) override { loads.push_back(l); }
   std::vector<int64_t> steps;
   std::vector<double> losses;
+  std::vector<StepStats> stats;
   std::vector<EvalStats> evals;
+  std::vector<ServerLoad> loads;  // server ranks only
 };
 
-// Runs `job` with job.parallel.ranks threads; rethrows the first rank's error, if any.
+// Runs `job` with one thread per process (training ranks, then parameter servers);
+// rethrows the first rank's error, if any.
 inline std::vector<RunRecorder> trainWithThreads(const JobSpec& job,
                                                  const Dataset& train_set = smallTrainSet(),
                                                  const Dataset& test_set = smallTestSet()) {
-  ThreadRendezvous rendezvous(job.parallel.ranks);
-  std::vector<RunRecorder> recorders(job.parallel.ranks);
-  std::vector<std::exception_ptr> errors(job.parallel.ranks);
+  const int world = processCount(job);
+  ThreadRendezvous rendezvous(world, job.parallel.ranks_per_host);
+  std::vector<RunRecorder> recorders(world);
+  std::vector<std::exception_ptr> errors(world);
   std::vector<std::thread> threads;
-  for (int r = 0; r < job.parallel.ranks; ++r) {
+  for (int r = 0; r < world; ++r) {
     threads.emplace_back([&, r] {
       try {
         ThreadCommunicator comm(rendezvous, r);
+        if (isServerRank(job, r)) {
+          serveParameters(job, comm, recorders[r]);
+          return;
+        }
         train(job, comm, train_set, test_set, recorders[r]);
       } catch (const std::exception& e) {
         // Say so at once: a rank that fails alone leaves the others waiting in a collective.

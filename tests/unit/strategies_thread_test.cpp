@@ -1,0 +1,126 @@
+// The training strategies with ranks (and parameter servers) as threads: each is checked
+// against plain synchronous all-reduce where the mathematics says they must agree.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/train/trainer.h"
+#include "tests/support/thread_ranks.h"
+
+namespace ranklab {
+namespace {
+
+using testing::trainWithThreads;
+
+JobSpec smallJob(const std::string& strategy, int ranks = 2) {
+  JobSpec job;
+  job.model.layers = {32};
+  job.train.epochs = 1;
+  job.train.batch_size = 25;
+  job.parallel.ranks = ranks;
+  job.parallel.strategy = strategy;
+  return job;
+}
+
+// Largest relative gap between two loss curves of the same length.
+double largestGap(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(1e-12, std::abs(b[i])));
+  return worst;
+}
+
+TEST(Strategies, PsSyncFollowsAllreduce) {
+  // The server applies the same optimizer to the same mean gradient; only the order of
+  // float additions differs.
+  const auto sync = trainWithThreads(smallJob("allreduce", 3));
+  auto job = smallJob("ps-sync", 3);
+  job.parallel.servers = 2;
+  const auto ps = trainWithThreads(job);
+  ASSERT_EQ(ps.size(), 5u);
+  const double gap = largestGap(ps[0].losses, sync[0].losses);
+  std::printf("ps-sync vs allreduce: largest relative loss gap %.3g\n", gap);
+  EXPECT_LT(gap, 1e-3);
+  EXPECT_NEAR(ps[0].evals.back().test_accuracy, sync[0].evals.back().test_accuracy, 0.01);
+  // Both servers reported their shard; together they saw every push.
+  int64_t pushes = 0;
+  for (int server : {3, 4}) {
+    ASSERT_FALSE(ps[server].loads.empty());
+    for (const auto& load : ps[server].loads) pushes += load.pushes;
+  }
+  EXPECT_EQ(pushes, 2 * 3 * static_cast<int64_t>(ps[0].losses.size()));
+}
+
+TEST(Strategies, LocalSgdAveragingEveryStepEqualsAllreduce) {
+  // SGD with momentum is linear in the gradient: averaging the models after every local
+  // step is averaging the gradients before it.
+  auto job = smallJob("local-sgd");
+  job.parallel.average_every = 1;
+  const auto local = trainWithThreads(job);
+  const auto sync = trainWithThreads(smallJob("allreduce"));
+  const double gap = largestGap(local[1].losses, sync[1].losses);
+  std::printf("local-sgd every 1 vs allreduce: largest relative loss gap %.3g\n", gap);
+  EXPECT_LT(gap, 1e-3);
+}
+
+TEST(Strategies, LocalSgdAveragesOnlyEveryKSteps) {
+  auto job = smallJob("local-sgd");
+  job.parallel.average_every = 5;
+  const auto ranks = trainWithThreads(job);
+  for (const auto& s : ranks[0].stats) {
+    const bool averages = s.step % 5 == 0;
+    EXPECT_EQ(s.bytes_tx > 0, averages) << "step " << s.step;
+  }
+  // Evaluated after a final average: every rank scores the same model.
+  EXPECT_EQ(ranks[0].evals.back().test_accuracy, ranks[1].evals.back().test_accuracy);
+}
+
+TEST(Strategies, PsAsyncTrainsAndReportsStaleness) {
+  auto job = smallJob("ps-async", 3);
+  const auto ranks = trainWithThreads(job);
+  int64_t stale = 0;
+  for (int r = 0; r < 3; ++r)
+    for (const auto& s : ranks[r].stats) stale += s.staleness;
+  std::printf("ps-async, 3 workers: mean staleness %.2f, accuracy %.3f\n",
+              static_cast<double>(stale) / (3 * ranks[0].stats.size()),
+              ranks[0].evals.back().test_accuracy);
+  EXPECT_GT(ranks[0].evals.back().test_accuracy, 0.5);
+  EXPECT_EQ(ranks[0].evals.back().test_accuracy, ranks[2].evals.back().test_accuracy)
+      << "workers pull the same model before evaluating";
+}
+
+TEST(Strategies, BucketedAllreduceHidesCommunicationBehindBackward) {
+  auto job = smallJob("allreduce");
+  job.model.layers = {256, 128};  // three parameterized layers: three buckets at 64 KiB
+  job.parallel.bucket_kb = 64;
+  const auto bucketed = trainWithThreads(job);
+  job.parallel.bucket_kb = 0;
+  const auto whole = trainWithThreads(job);
+  const double gap = largestGap(bucketed[0].losses, whole[0].losses);
+  int64_t hidden = 0, comm = 0;
+  for (const auto& s : bucketed[0].stats) {
+    hidden += s.comm_hidden_ns;
+    comm += s.comm_ns;
+    EXPECT_LE(s.comm_hidden_ns, s.comm_ns);
+  }
+  std::printf("bucketed: %.1f%% of communication hidden behind backward; loss gap %.3g\n",
+              100.0 * hidden / std::max<int64_t>(comm, 1), gap);
+  EXPECT_LT(gap, 1e-3);
+  EXPECT_GT(hidden, 0) << "the last layers' buckets move while the first layers differentiate";
+  for (const auto& s : whole[0].stats) EXPECT_EQ(s.comm_hidden_ns, 0);
+}
+
+TEST(Strategies, HierarchicalAllreduceTrainsLikeRing) {
+  auto job = smallJob("allreduce", 4);
+  const auto ring = trainWithThreads(job);
+  job.parallel.algorithm = "hierarchical";
+  job.parallel.ranks_per_host = 2;
+  const auto hier = trainWithThreads(job);
+  EXPECT_LT(largestGap(hier[3].losses, ring[3].losses), 1e-3);
+}
+
+}  // namespace
+}  // namespace ranklab
