@@ -12,9 +12,7 @@ Usage: torch_ddp_mlp.py --world N --batch B --steps S --warmup W [--json]
 """
 
 import argparse
-import gzip
 import os
-import struct
 import sys
 import tempfile
 import time
@@ -24,36 +22,20 @@ for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[name] = "1"
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 from torch import nn  # noqa: E402
 
-DATA = "/usr/share/datasets/fashion-mnist"
-MEAN, STD = 0.2860, 0.3530
-LR, MOMENTUM, SEED = 0.05, 0.9, 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_mlp  # noqa: E402  (the 1-rank twin: data loading and hyper-parameters)
 
-
-def idx_payload(path, magic, dims):
-    """The array in a gzipped IDX file, after checking its magic number and size."""
-    try:
-        with gzip.open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        sys.exit(f"torch_ddp_mlp.py: {path}: cannot read: {e}")
-    head = 4 + 4 * dims
-    if len(raw) < head or struct.unpack(">I", raw[:4])[0] != magic:
-        sys.exit(f"torch_ddp_mlp.py: {path}: not an IDX file with magic {magic:#x}")
-    shape = struct.unpack(">" + "I" * dims, raw[4:head])
-    return np.frombuffer(raw, dtype=np.uint8, offset=head).reshape(shape)
+LR, MOMENTUM, SEED = torch_mlp.LR, torch_mlp.MOMENTUM, 1
 
 
 def train_set():
-    x = idx_payload(f"{DATA}/train-images-idx3-ubyte.gz", 0x803, 3)
-    y = idx_payload(f"{DATA}/train-labels-idx1-ubyte.gz", 0x801, 1)
-    x = (x.reshape(len(x), -1).astype(np.float32) / 255.0 - MEAN) / STD
-    return torch.from_numpy(x.astype(np.float32)), torch.from_numpy(y.astype(np.int64))
+    x, y = torch_mlp.load_train_set()  # the same file reading and normalization
+    return torch.from_numpy(x), torch.from_numpy(y)
 
 
 def rank_main(rank, args, store, results):

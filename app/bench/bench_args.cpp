@@ -14,15 +14,15 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-std::vector<std::string> splitList(const std::string& text) {
+}  // namespace
+
+std::vector<std::string> splitCommaList(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');)
     if (!item.empty()) out.push_back(item);
   return out;
 }
-
-}  // namespace
 
 std::vector<std::string> benchArgs(const AllreduceBenchOptions& o) {
   return {"--bench",          "allreduce",
@@ -45,7 +45,7 @@ AllreduceBenchOptions parseBenchArgs(const std::vector<std::string>& args) {
     const std::string& value = args[i + 1];
     try {
       if (flag == "--algorithms")
-        o.algorithms = splitList(value);
+        o.algorithms = splitCommaList(value);
       else if (flag == "--min-bytes")
         o.min_bytes = std::stoull(value);
       else if (flag == "--max-bytes")

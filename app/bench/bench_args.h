@@ -11,6 +11,9 @@ namespace ranklab {
 
 std::vector<std::string> benchArgs(const AllreduceBenchOptions& options);
 
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> splitCommaList(const std::string& text);
+
 // Throws std::invalid_argument naming the option and what it takes.
 AllreduceBenchOptions parseBenchArgs(const std::vector<std::string>& args);
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 
+#include "app/bench/bench_args.h"
 #include "app/core/bench_runner.h"
 
 namespace ranklab {
@@ -17,14 +17,6 @@ namespace {
 constexpr const char* kBenchUsage =
     "usage: ranklab bench allreduce [--worlds 2,4] [--algorithms ring,mpi,hierarchical]\n"
     "         [--min-bytes 4] [--max-bytes 64M] [--ranks-per-host N] [--repeats 3] [--json]";
-
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // "64M", "4K", "4096" -> bytes.
 size_t parseBytes(const std::string& flag, const std::string& text) {
@@ -112,9 +104,9 @@ int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
     const std::string& value = args[++i];
     if (flag == "--worlds") {
       launch.worlds.clear();
-      for (const auto& w : splitList(value)) launch.worlds.push_back(parseInt(flag, w, 1));
+      for (const auto& w : splitCommaList(value)) launch.worlds.push_back(parseInt(flag, w, 1));
     } else if (flag == "--algorithms") {
-      launch.options.algorithms = splitList(value);
+      launch.options.algorithms = splitCommaList(value);
     } else if (flag == "--min-bytes") {
       launch.options.min_bytes = parseBytes(flag, value);
     } else if (flag == "--max-bytes") {
