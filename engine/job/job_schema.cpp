@@ -105,7 +105,8 @@ struct DoubleRange {
 
 template <class Ref>
 Field intField(std::string_view key, Ref ref, int64_t lo, int64_t hi) {
-  return {key, false,
+  return {key,
+          false,
           [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
             auto v = readInteger(value, path, log);
             if (!v || !inIntRange(*v, lo, hi, value, path, log)) return;
@@ -119,7 +120,8 @@ Field intField(std::string_view key, Ref ref, int64_t lo, int64_t hi) {
 
 template <class Ref>
 Field doubleField(std::string_view key, Ref ref, DoubleRange range) {
-  return {key, false,
+  return {key,
+          false,
           [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
             double v;
             if (const auto* real = value.as_floating_point()) {
@@ -143,7 +145,8 @@ Field doubleField(std::string_view key, Ref ref, DoubleRange range) {
 
 template <class Ref>
 Field boolField(std::string_view key, Ref ref) {
-  return {key, false,
+  return {key,
+          false,
           [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
             if (const auto* flag = value.as_boolean()) {
               ref(job) = flag->get();
@@ -163,7 +166,8 @@ enum class EmptyText { kRejected, kAllowed };
 template <class Ref>
 Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> allowed = {},
                   EmptyText empty = EmptyText::kRejected) {
-  return {key, true,
+  return {key,
+          true,
           [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
             const auto* text = value.as_string();
             if (!text) {
@@ -184,7 +188,7 @@ Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> a
           },
           [=](const JobSpec& job) { return tomlString(ref(job)); },
           allowed,
-          !allowed.empty()                ? "one of: " + joinNames(allowed)
+          !allowed.empty()               ? "one of: " + joinNames(allowed)
           : empty == EmptyText::kAllowed ? "any text, may be empty"
                                          : "any non-empty text"};
 }
@@ -194,7 +198,8 @@ template <class Ref>
 Field widthsField(std::string_view key, Ref ref, int64_t min_count, int64_t max_count,
                   int64_t min_width, int64_t max_width, std::string entry_meaning) {
   return {
-      key, false,
+      key,
+      false,
       [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
         const auto* array = value.as_array();
         if (!array) {
@@ -416,6 +421,10 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +
                 ") for the cosine schedule to decay, got " + formatDouble(job.train.lr_min));
+  checkRule(root, log, "compression.codec", {"parallel.strategy"},
+            job.compression.codec != "none" && job.parallel.strategy != "allreduce",
+            "codecs compress the all-reduce of parallel.strategy = \"allreduce\"; with " +
+                quoted(job.parallel.strategy) + " use \"none\"");
 }
 
 }  // namespace ranklab::job_detail

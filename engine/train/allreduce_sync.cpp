@@ -76,7 +76,7 @@ void AllreduceSync::gradientReady(float* grads, size_t offset, size_t count) {
   }
 }
 
-SyncStats AllreduceSync::bucketedSync(float* grads, size_t count) {
+SyncStats AllreduceSync::bucketedSync(float* grads) {
   const int64_t backward_end = steadyNowNs();
   // Whatever backward did not announce goes now, last layers first.
   for (auto& bucket : buckets_)
@@ -131,7 +131,7 @@ SyncStats AllreduceSync::sync(float* grads, size_t count) {
     return averageOverRanks(comm_, *allreduce_, grads, count);
   }
   makeBuckets(count);
-  return bucketedSync(grads, count);
+  return bucketedSync(grads);
 }
 
 }  // namespace ranklab

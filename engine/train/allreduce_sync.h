@@ -42,7 +42,7 @@ class AllreduceSync : public GradientSync {
   };
   void makeBuckets(size_t count);
   void launch(float* grads, Bucket& bucket);
-  SyncStats bucketedSync(float* grads, size_t count);
+  SyncStats bucketedSync(float* grads);
   SyncStats compressedSync(float* grads, size_t count);
 
   Communicator& comm_;

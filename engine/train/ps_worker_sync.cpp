@@ -17,7 +17,7 @@ void ParameterServerSync::start(float* params, size_t count) {
   if (workers_->rank() == 0) kv_->init(params);
 }
 
-SyncStats ParameterServerSync::sync(float* grads, size_t count) {
+SyncStats ParameterServerSync::sync(float* grads, size_t /*count*/) {
   const int64_t start = steadyNowNs();
   const PsRoundStats round = kv_->pushPull(grads, params_, lr_).wait();
   const int64_t total = steadyNowNs() - start;

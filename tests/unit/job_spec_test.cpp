@@ -276,6 +276,25 @@ TEST(JobSpec, MalformedOverridesAreIssues) {
   EXPECT_EQ(issues[2].key, "oops");
 }
 
+TEST(JobSpec, CommunicationStrategiesAndTheirKeys) {
+  const JobSpec job = parseJob(
+      "[parallel]\nranks = 3\nstrategy = \"ps-async\"\nservers = 2\nstaleness = 4\n"
+      "delay_compensation = 0.04\n",
+      "job.toml");
+  EXPECT_EQ(job.parallel.strategy, "ps-async");
+  EXPECT_EQ(processCount(job), 5) << "servers come on top of the training ranks";
+  EXPECT_EQ(job.parallel.staleness, 4);
+  EXPECT_EQ(parseJob(toTomlText(job), "again.toml"), job);
+  EXPECT_EQ(processCount(parseJob("[parallel]\nranks = 3\nservers = 2\n", "job.toml")), 3);
+  JobIssue issue = onlyIssueOf("[parallel]\nstrategy = \"gossip\"\n");
+  EXPECT_THAT(issue.message, HasSubstr("allreduce, ps-sync, ps-async, local-sgd"));
+  // Codecs compress the all-reduce only.
+  JobIssue codec =
+      onlyIssueOf("[parallel]\nstrategy = \"ps-sync\"\n[compression]\ncodec = \"fp16\"\n");
+  EXPECT_EQ(codec.key, "compression.codec");
+  EXPECT_THAT(codec.message, HasSubstr("ps-sync"));
+}
+
 TEST(JobSpec, StragglerMustBeOneOfTheRanks) {
   JobIssue issue = onlyIssueOf("[parallel]\nranks = 4\n[fault]\nstraggler_rank = 4\n");
   EXPECT_EQ(issue.key, "fault.straggler_rank");
