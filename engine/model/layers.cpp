@@ -123,6 +123,10 @@ std::string Conv2d::describe() const {
          ", kernel_size=" + std::to_string(kernel_) + ", padding=" + std::to_string(padding_) + ")";
 }
 
+bool Conv2d::usesInPlaceGemm() const {
+  return precision_ == kernels::Precision::kFp32 && kernels::inPlaceConvGemm(out_channels_);
+}
+
 size_t Conv2d::paddedSize(int batch) const {
   const Shape in = inputShape();
   return static_cast<size_t>(batch) * (in.height + 2 * padding_) * (in.width + 2 * padding_) *
@@ -151,14 +155,20 @@ void Conv2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
   weight_in_.set(precision_, packed_weight_t_.data(), weights_);
   padded_.resize(paddedSize(batch));
   kernels::padImage(x, padded_.data(), batch, g);
+  const bool in_place = usesInPlaceGemm();
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
-    kernels::im2col(padded_.data(), g, first, n, columns_.data());
-    input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
     // y rows (n, Cout) = columns (n, K) . W^T (K, Cout) + b
     float* out = y + first * out_channels_;
-    kernels::gemm(Trans::kNo, Trans::kNo, n, out_channels_, k, 1.f, input_in_, k, weight_in_,
-                  out_channels_, 0.f, out, out_channels_);
+    if (in_place) {
+      kernels::convForwardInPlace(padded_.data(), g, first, n, packed_weight_t_.data(),
+                                  out_channels_, out);
+    } else {
+      kernels::im2col(padded_.data(), g, first, n, columns_.data());
+      input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
+      kernels::gemm(Trans::kNo, Trans::kNo, n, out_channels_, k, 1.f, input_in_, k, weight_in_,
+                    out_channels_, 0.f, out, out_channels_);
+    }
     kernels::addBiasRows(out, bias_, n, out_channels_);
   }
 }
@@ -173,16 +183,22 @@ void Conv2d::backward(const float*, const float*, const float* dy, float* dx, in
   // packed_weight_ and padded_ still hold this batch's weight and input from forward().
   packed_weight_in_.set(precision_, packed_weight_.data(), weights_);
   if (dx) padded_grad_.assign(paddedSize(batch), 0.f);
+  const bool in_place = usesInPlaceGemm();
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
     const float* grad_out = dy + first * out_channels_;  // (n, Cout)
-    kernels::im2col(padded_.data(), g, first, n, columns_.data());
-    input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
     grad_in_.set(precision_, grad_out, static_cast<size_t>(n) * out_channels_);
     // dW^T (K, Cout) (+)= columns^T (K, n) . dy (n, Cout), in im2col's column order
-    kernels::gemm(Trans::kYes, Trans::kNo, k, out_channels_, n, 1.f, input_in_, k, grad_in_,
-                  out_channels_, first == 0 ? 0.f : 1.f, packed_weight_grad_.data(),
-                  out_channels_);
+    const float beta = first == 0 ? 0.f : 1.f;
+    if (in_place) {
+      kernels::convWeightGradInPlace(padded_.data(), g, first, n, grad_out, out_channels_, beta,
+                                     packed_weight_grad_.data());
+    } else {
+      kernels::im2col(padded_.data(), g, first, n, columns_.data());
+      input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
+      kernels::gemm(Trans::kYes, Trans::kNo, k, out_channels_, n, 1.f, input_in_, k, grad_in_,
+                    out_channels_, beta, packed_weight_grad_.data(), out_channels_);
+    }
     kernels::sumRowsInto(bias_grad_, grad_out, n, out_channels_);
     if (!dx) continue;
     // d columns (n, K) = dy (n, Cout) . W (Cout, K), then scattered back onto the image

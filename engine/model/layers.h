@@ -54,6 +54,8 @@ class Conv2d : public WeightedLayer {
  private:
   int rowsPerChunk() const;
   size_t paddedSize(int batch) const;
+  // fp32 products read the im2col matrix in place from padded_ (kernels::inPlaceConvGemm).
+  bool usesInPlaceGemm() const;
 
   int out_channels_, kernel_, padding_;
   std::vector<float> padded_;              // (B, H+2p, W+2p, Cin): the input with its zero border

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/skinny_gemm.h"
 #include "kernels/cpu/vectorize.h"
 
 namespace ranklab::kernels {
@@ -78,6 +81,38 @@ void im2col(const float* xp, const ConvGeometry& g, int64_t first_row, int rows,
       }
     }
   });
+}
+
+namespace {
+
+// The receptive fields of output pixels first_row.. as the rows of the im2col matrix, in
+// place in the padded image (pointers in a per-thread buffer).
+skinny::ARows receptiveFieldRows(const float* xp, const ConvGeometry& g, int64_t first_row,
+                                 int rows) {
+  thread_local std::vector<const float*> pointers;
+  pointers.resize(rows);
+  forEachReceptiveField(g, first_row, rows,
+                        [&](int r, int64_t offset) { pointers[r] = xp + offset; });
+  const int run = g.kernel * g.channels;
+  return {pointers.data(), g.kernel, run, static_cast<long>(g.width + 2 * g.padding) * g.channels};
+}
+
+}  // namespace
+
+bool inPlaceConvGemm(int out_channels) {
+  return out_channels <= skinny::kMaxOuter && blasThreads() == 1;
+}
+
+void convForwardInPlace(const float* xp, const ConvGeometry& g, int64_t first_row, int rows,
+                        const float* wt, int out_channels, float* y) {
+  skinny::gemmRowsNN(receptiveFieldRows(xp, g, first_row, rows), rows, out_channels, 1.f, wt,
+                     out_channels, 0.f, y, out_channels);
+}
+
+void convWeightGradInPlace(const float* xp, const ConvGeometry& g, int64_t first_row, int rows,
+                           const float* dy, int out_channels, float beta, float* dwt) {
+  skinny::gemmRowsTN(receptiveFieldRows(xp, g, first_row, rows), g.columns(), out_channels, rows,
+                     1.f, dy, out_channels, beta, dwt, out_channels);
 }
 
 void col2imAdd(const float* dcol, const ConvGeometry& g, int64_t first_row, int rows, float* dxp) {

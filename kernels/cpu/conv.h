@@ -33,6 +33,17 @@ void im2col(const float* xp, const ConvGeometry& g, int64_t first_row, int rows,
 // dxp (B, H+2p, W+2p, C) += the receptive-field gradients dcol (rows, k*k*C): im2col's adjoint.
 void col2imAdd(const float* dcol, const ConvGeometry& g, int64_t first_row, int rows, float* dxp);
 
+// The same product as im2col + GEMM, with the im2col matrix read in place from the padded
+// image instead of formed: for fp32 on one BLAS thread and at most 64 output channels
+// (inPlaceConvGemm says when), where it saves writing and re-reading every receptive field.
+bool inPlaceConvGemm(int out_channels);
+// y (rows, Cout) = im2col(xp) (rows, K) . wt (K, Cout), output pixels first_row.. .
+void convForwardInPlace(const float* xp, const ConvGeometry& g, int64_t first_row, int rows,
+                        const float* wt, int out_channels, float* y);
+// dwt (K, Cout) = im2col(xp)^T (K, rows) . dy (rows, Cout) + beta * dwt.
+void convWeightGradInPlace(const float* xp, const ConvGeometry& g, int64_t first_row, int rows,
+                           const float* dy, int out_channels, float beta, float* dwt);
+
 // 2x2 max pooling, stride 2, floor mode: x (B, H, W, C) -> y (B, H/2, W/2, C). argmax holds
 // which of the four taps (0..3, row-major) won, for backward.
 void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int height, int width,
