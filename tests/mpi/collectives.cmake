@@ -12,6 +12,10 @@ function(ranklab_add_mpi_test name target max_ranks)
   endforeach()
 endfunction()
 
+# One main() for every mpirun test program (tests/support/mpi_test_main.cpp).
+add_library(ranklab_mpi_test_main STATIC support/mpi_test_main.cpp)
+target_link_libraries(ranklab_mpi_test_main PUBLIC ranklab_comm_mpi GTest::gtest)
+
 add_executable(mpi_collectives_test mpi/collectives_test.cpp)
-target_link_libraries(mpi_collectives_test PRIVATE ranklab_comm_mpi GTest::gtest)
+target_link_libraries(mpi_collectives_test PRIVATE ranklab_mpi_test_main)
 ranklab_add_mpi_test(mpi_collectives mpi_collectives_test 8)

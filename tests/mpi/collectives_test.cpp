@@ -149,19 +149,3 @@ TEST(MpiBackend, SplitAndHostSplit) {
 
 }  // namespace
 }  // namespace ranklab
-
-int main(int argc, char** argv) {
-  ranklab::MpiSession mpi(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  // Only rank 0 prints; every rank's failure still fails the exit code.
-  if (rank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  int failed = RUN_ALL_TESTS();
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any_failed;
-}

@@ -36,12 +36,3 @@ TEST(NcclAllreduce, SumsDeviceBuffers) {
 
 }  // namespace
 }  // namespace ranklab
-
-int main(int argc, char** argv) {
-  ranklab::MpiSession mpi(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int failed = RUN_ALL_TESTS();
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any_failed;
-}
