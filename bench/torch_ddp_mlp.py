@@ -28,13 +28,13 @@ import torch.multiprocessing as mp  # noqa: E402
 from torch import nn  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch_mlp  # noqa: E402  (the 1-rank twin: data loading and hyper-parameters)
+import torch_train  # noqa: E402  (the 1-rank twin: data loading and hyper-parameters)
 
-LR, MOMENTUM, SEED = torch_mlp.LR, torch_mlp.MOMENTUM, 1
+LR, MOMENTUM, SEED = torch_train.LR, torch_train.MOMENTUM, 1
 
 
 def train_set():
-    x, y = torch_mlp.load_train_set()  # the same file reading and normalization
+    x, y = torch_train.load_train_set()  # the same file reading and normalization
     return torch.from_numpy(x), torch.from_numpy(y)
 
 

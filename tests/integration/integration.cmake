@@ -19,3 +19,15 @@ target_compile_definitions(strategies_test PRIVATE
   RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(strategies_test ranklab ranklab-worker)
 gtest_discover_tests(strategies_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+
+# The PyTorch twins of bench/ start and print their JSON line (a few steps each), so a
+# benchmark's peer cannot break unnoticed between benchmark runs.
+set(bench_dir ${PROJECT_SOURCE_DIR}/bench)
+add_test(NAME bench.TorchTrainTwinRuns
+         COMMAND ${RANKLAB_TORCH_PYTHON} ${bench_dir}/torch_train.py --model mlp --batch 64
+                 --threads 1 --steps 5 --warmup 1 --json)
+add_test(NAME bench.TorchDdpTwinRunsOnTwoRanks
+         COMMAND ${RANKLAB_TORCH_PYTHON} ${bench_dir}/torch_ddp_mlp.py --world 2 --batch 64
+                 --steps 5 --warmup 1 --json)
+set_tests_properties(bench.TorchTrainTwinRuns bench.TorchDdpTwinRunsOnTwoRanks PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"samples_per_s\": *[1-9]" TIMEOUT 120 PROCESSORS 2)
