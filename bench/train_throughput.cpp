@@ -3,11 +3,13 @@
 //   mlp  784-256-128-10 (ReLU), SGD lr 0.05 momentum 0.9
 //   cnn  conv(1->16, 5x5) pool ReLU conv(16->32, 5x5) pool ReLU fc(1568->10), same SGD
 //        (the resources/jobs/fashion-cnn.toml model)
-// A timed step is the whole training step: gather the batch from a world-1 ShardLoader,
-// forward, zero grads, backward, SGD update. bench/torch_train.py is the PyTorch twin.
-// GFLOP/s counts the GEMM work of a step (2·M·N·K per GEMM: forward, weight gradients,
-// input gradients except the first layer's), the figure the SGEMM peak is compared with.
-// Usage: bench_train_throughput --model mlp|cnn --batch N --threads T --steps S --warmup W
+// A timed step is the whole training step as the trainer runs it: take the next batch from
+// a BatchStream over a world-1 ShardLoader (gathered ahead on its background thread, with
+// the job file's default data.prefetch), forward, zero grads, backward, SGD update.
+// bench/torch_train.py is the PyTorch twin. GFLOP/s counts the GEMM work of a step (2·M·N·K per
+// GEMM: forward, weight gradients, input gradients except the first layer's), the figure the SGEMM
+// peak is compared with. Usage: bench_train_throughput --model mlp|cnn --batch N --threads T
+// --steps S --warmup W
 //                               [--json]
 #include <time.h>
 
@@ -16,13 +18,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench/bench_args.h"
+#include "engine/data/batch_stream.h"
 #include "engine/data/idx_dataset.h"
 #include "engine/data/shard_loader.h"
+#include "engine/job/job_spec.h"
 #include "engine/model/layers.h"
 #include "engine/model/models.h"
 #include "engine/optim/optimizer.h"
@@ -74,43 +79,39 @@ class TrainingStep {
       : batch_(batch),
         model_(benchmarkModel(kind, data)),
         optimizer_(model_.parameterCount(), kMomentum, 0.0),
-        loader_(data, /*rank=*/0, /*world=*/1, batch, kSeed),
-        images_(static_cast<size_t>(batch) * data.features),
-        labels_(batch) {
-    if (loader_.stepsPerEpoch() == 0) {
-      throw std::invalid_argument("bench_train_throughput: --batch " + std::to_string(batch) +
-                                  " exceeds the " + std::to_string(data.count) +
-                                  " training samples");
-    }
-    loader_.startEpoch(epoch_);
-  }
+        loader_(checkedLoader(data, batch)),
+        // Epochs without end: a long run reshuffles as the trainer does.
+        batches_(loader_, data.features, 1, 0, std::numeric_limits<int>::max(),
+                 DataSpec{}.prefetch) {}
 
   const Network& model() const { return model_; }
 
   // Runs one full step and returns its mean loss.
   double step() {
-    // Reshuffle when the epoch runs out, as the trainer does, so long runs stay valid.
-    if (step_in_epoch_ == loader_.stepsPerEpoch()) {
-      loader_.startEpoch(++epoch_);
-      step_in_epoch_ = 0;
-    }
-    loader_.batch(step_in_epoch_++, images_.data(), labels_.data());
-    const BatchLoss loss = model_.forward(images_.data(), labels_.data(), batch_);
+    const Batch* next = batches_.next();
+    const BatchLoss loss = model_.forward(next->images.data(), next->labels.data(), batch_);
     model_.zeroGrads();
-    model_.backward(images_.data(), labels_.data(), batch_);
+    model_.backward(next->images.data(), next->labels.data(), batch_);
     optimizer_.step(model_.params(), model_.grads(), kLr);
     return loss.loss_sum / batch_;
   }
 
  private:
+  static ShardLoader checkedLoader(const Dataset& data, int batch) {
+    ShardLoader loader(data, /*rank=*/0, /*world=*/1, batch, kSeed);
+    if (loader.stepsPerEpoch() == 0) {
+      throw std::invalid_argument("bench_train_throughput: --batch " + std::to_string(batch) +
+                                  " exceeds the " + std::to_string(data.count) +
+                                  " training samples");
+    }
+    return loader;
+  }
+
   int batch_;
   Network model_;
   Sgd optimizer_;
   ShardLoader loader_;
-  std::vector<float> images_;    // (B, 784)
-  std::vector<uint8_t> labels_;  // (B)
-  int epoch_ = 1;
-  int64_t step_in_epoch_ = 0;
+  BatchStream batches_;
 };
 
 int run(const bench::Args& args) {

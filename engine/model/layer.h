@@ -3,7 +3,9 @@
 //   a batch is (B, H, W, C), row-major, so (B, features) for flat layers;
 // - parameters and their gradients live in slices of the network's two flat buffers,
 //   handed to the layer by bind(); tensors are in PyTorch's order and layout;
-// - backward ADDS into parameter gradients and WRITES the input gradient dx;
+// - backward ADDS into parameter gradients (or WRITES them after overwriteGradients(true):
+//   the first backward after a zeroGrads() needs no zeroed buffer) and WRITES the input
+//   gradient dx;
 // - backward is for the batch of the latest forward (a layer may keep what it needs from
 //   it: a dropout mask, max-pool winners, a padded input).
 #pragma once
@@ -59,12 +61,19 @@ class Layer {
   // The precision of the layer's matrix products (AMP); layers without any ignore it.
   virtual void setPrecision(kernels::Precision /*precision*/) {}
 
+  // Whether backward() writes the parameter gradients instead of adding to them.
+  void overwriteGradients(bool overwrite) { overwrite_gradients_ = overwrite; }
+
   // x (B, input) -> y (B, output)
   virtual void forward(const float* x, float* y, int batch, const ForwardPass& pass) = 0;
   // dy (B, output) -> dx (B, input), dx null when no one needs it; parameter grads +=.
   virtual void backward(const float* x, const float* y, const float* dy, float* dx, int batch) = 0;
 
+ protected:
+  bool overwritesGradients() const { return overwrite_gradients_; }
+
  private:
+  bool overwrite_gradients_ = false;
   std::string name_;
   Shape input_;
   Shape output_;

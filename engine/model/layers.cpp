@@ -80,9 +80,11 @@ void Linear::backward(const float* x, const float*, const float* dy, float* dx, 
   if (!input_in_.holds(x, inputs)) input_in_.set(precision_, x, inputs);
   if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
   grad_in_.set(precision_, dy, static_cast<size_t>(batch) * out_);
-  // dW (out, in) += dy^T (out, B) . x (B, in);  db (out) += column sums of dy
-  kernels::gemm(Trans::kYes, Trans::kNo, out_, in_, batch, 1.f, grad_in_, out_, input_in_, in_, 1.f,
-                weight_grad_, in_);
+  // dW (out, in) (+)= dy^T (out, B) . x (B, in);  db (out) (+)= column sums of dy
+  const bool overwrite = overwritesGradients();
+  kernels::gemm(Trans::kYes, Trans::kNo, out_, in_, batch, 1.f, grad_in_, out_, input_in_, in_,
+                overwrite ? 0.f : 1.f, weight_grad_, in_);
+  if (overwrite) std::fill(bias_grad_, bias_grad_ + biases_, 0.f);
   kernels::sumRowsInto(bias_grad_, dy, batch, out_);
   // dx (B, in) = dy (B, out) . W (out, in)
   if (dx) {
@@ -183,6 +185,8 @@ void Conv2d::backward(const float*, const float*, const float* dy, float* dx, in
   // packed_weight_ and padded_ still hold this batch's weight and input from forward().
   packed_weight_in_.set(precision_, packed_weight_.data(), weights_);
   if (dx) padded_grad_.assign(paddedSize(batch), 0.f);
+  // The conv's gradients are small: zeroed here, while about to be used, when told to write.
+  if (overwritesGradients()) std::fill(weight_grad_, weight_grad_ + weights_ + biases_, 0.f);
   const bool in_place = usesInPlaceGemm();
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));

@@ -89,8 +89,12 @@ BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
   return run(x, labels, batch, pass);
 }
 
-void Network::zeroGrads() {
-  std::fill(grads_.begin(), grads_.end(), 0.f);
+float* Network::settledGrads() const {
+  if (zero_pending_) {
+    std::fill(grads_.begin(), grads_.end(), 0.f);
+    zero_pending_ = false;
+  }
+  return grads_.data();
 }
 
 void Network::backward(const float* x, const uint8_t* labels, int batch,
@@ -99,6 +103,9 @@ void Network::backward(const float* x, const uint8_t* labels, int batch,
   // d(scale * mean loss)/d(logits) = (softmax - onehot) * scale / B
   kernels::softmaxXentBackward(output_grads_[last].data(), probs_.data(), labels, batch, classes(),
                                loss_scale_ / batch);
+  // After zeroGrads() every layer writes its gradients; otherwise they accumulate.
+  for (auto& layer : layers_) layer->overwriteGradients(zero_pending_);
+  zero_pending_ = false;
   for (size_t l = last + 1; l-- > 0;) {
     const float* input = l == 0 ? x : outputs_[l - 1].data();
     float* input_grad = l == 0 ? nullptr : output_grads_[l - 1].data();

@@ -45,8 +45,8 @@ class Network {
   size_t parameterCount() const { return params_.size(); }
   float* params() { return params_.data(); }
   const float* params() const { return params_.data(); }
-  float* grads() { return grads_.data(); }
-  const float* grads() const { return grads_.data(); }
+  float* grads() { return settledGrads(); }
+  const float* grads() const { return settledGrads(); }
   const std::vector<ParamView>& views() const { return views_; }
 
   // Dropout masks are drawn from (seed, rank, training pass number), so they are
@@ -63,7 +63,9 @@ class Network {
 
   // Training forward pass over x (B, input); keeps what backward() needs.
   BatchLoss forward(const float* x, const uint8_t* labels, int batch);
-  void zeroGrads();
+  // Zeroes the gradients lazily: the next backward() writes them instead of adding (no pass
+  // over the buffer); reading grads() before then sees zeros.
+  void zeroGrads() { zero_pending_ = true; }
   // Adds d(mean loss)/d(params) of the last forward() into grads(); calls on_ready (if set)
   // after each layer with parameters, last layer first.
   void backward(const float* x, const uint8_t* labels, int batch,
@@ -75,12 +77,16 @@ class Network {
  private:
   BatchLoss run(const float* x, const uint8_t* labels, int batch, const ForwardPass& pass);
   void ensureBatch(int batch);
+  // grads_, zeroed first if a zeroGrads() is still pending.
+  float* settledGrads() const;
 
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<size_t> layer_offset_;  // each layer's first parameter in the flat buffer
   std::vector<size_t> layer_count_;   // and how many it owns
   std::vector<float> params_;
-  std::vector<float> grads_;
+  // mutable: a pending zeroGrads() is carried out by whichever reader comes first.
+  mutable std::vector<float> grads_;
+  mutable bool zero_pending_ = false;
   std::vector<ParamView> views_;
   uint64_t dropout_seed_ = 0;
   float loss_scale_ = 1.f;

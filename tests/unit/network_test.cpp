@@ -2,8 +2,10 @@
 // dropout's train/eval behaviour, and the models a job file can ask for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -79,6 +81,25 @@ TEST(NetworkBackward, AddsIntoGradients) {
   const std::vector<float> once(model.grads(), model.grads() + model.parameterCount());
   model.backward(b.x.data(), b.y.data(), 2);
   for (size_t i = 0; i < once.size(); ++i) EXPECT_FLOAT_EQ(model.grads()[i], 2 * once[i]);
+}
+
+// zeroGrads() only marks the buffer: the next backward writes every gradient (the first
+// weight-gradient GEMM with beta 0), whatever the buffer held; a reader before then sees zeros.
+TEST(NetworkBackward, AfterZeroGradsWritesOverWhateverTheBufferHeld) {
+  Network model = makeCnn({6, 6, 1}, {2, 3}, 3, {4}, 3, 0.f, 3);
+  const Batch b = randomBatch(2, 36, 3, 5);
+  const size_t n = model.parameterCount();
+  model.forward(b.x.data(), b.y.data(), 2);
+  std::fill(model.grads(), model.grads() + n, 0.f);
+  model.backward(b.x.data(), b.y.data(), 2);  // adds into explicit zeros
+  const std::vector<float> expected(model.grads(), model.grads() + n);
+  std::fill(model.grads(), model.grads() + n, std::numeric_limits<float>::quiet_NaN());
+  model.zeroGrads();
+  model.backward(b.x.data(), b.y.data(), 2);
+  EXPECT_EQ(0, std::memcmp(expected.data(), model.grads(), n * sizeof(float)));
+  model.zeroGrads();
+  const float* grads = model.grads();
+  EXPECT_TRUE(std::all_of(grads, grads + n, [](float g) { return g == 0.f; }));
 }
 
 // The callback comes once per parameterized layer, last layer first, with slices that tile
