@@ -68,10 +68,11 @@ void Linear::forward(const float* x, float* y, int batch, const ForwardPass&) {
   const size_t inputs = static_cast<size_t>(batch) * in_;
   weight_in_.set(precision_, weight_, weights_);
   input_in_.set(precision_, x, inputs);
-  // y (B, out) = x (B, in) . W^T (in, out) + b
+  // y (B, out) = b + x (B, in) . W^T (in, out), as PyTorch's addmm: the GEMM adds onto the
+  // bias rows (beta 1), so y is written once before the GEMM instead of zeroed and then added to.
+  kernels::copyBiasRows(y, bias_, batch, out_);
   kernels::gemm(Trans::kNo, Trans::kYes, batch, out_, in_, 1.f, input_in_, in_, weight_in_, in_,
-                0.f, y, out_);
-  kernels::addBiasRows(y, bias_, batch, out_);
+                1.f, y, out_);
 }
 
 void Linear::backward(const float* x, const float*, const float* dy, float* dx, int batch) {

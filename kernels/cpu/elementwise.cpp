@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/cpu/vectorize.h"
 
@@ -13,6 +14,11 @@ void addBiasRows(float* y, const float* bias, int rows, int cols) {
     float* row = y + static_cast<size_t>(r) * cols;
     for (int c = 0; c < cols; ++c) row[c] += bias[c];
   }
+}
+
+void copyBiasRows(float* y, const float* bias, int rows, int cols) {
+  const size_t row_bytes = static_cast<size_t>(cols) * sizeof(float);
+  for (int r = 0; r < rows; ++r) std::memcpy(y + static_cast<size_t>(r) * cols, bias, row_bytes);
 }
 
 RANKLAB_VECTORIZED

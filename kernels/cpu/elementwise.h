@@ -8,6 +8,8 @@ namespace ranklab::kernels {
 
 // y (B, N) += bias (N) broadcast over rows
 void addBiasRows(float* y, const float* bias, int rows, int cols);
+// y (B, N) = bias (N) in every row
+void copyBiasRows(float* y, const float* bias, int rows, int cols);
 // dbias (N) += column sums of dy (B, N)
 void sumRowsInto(float* dbias, const float* dy, int rows, int cols);
 
