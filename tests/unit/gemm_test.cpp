@@ -1,11 +1,13 @@
 // kernels::sgemm against a double-precision reference (error relative to the sum of the
-// terms' magnitudes, at most 1e-6), for every transposition and for the narrow and short
-// shapes it computes itself instead of calling OpenBLAS (N <= 64 for A.B^T and A^T.B; N <= 64
-// or K <= 64 for A.B), with ragged sizes, strides and beta.
+// terms' magnitudes, at most 1e-6), for every transposition (oneDNN with one thread when
+// built with it, OpenBLAS otherwise) and for the narrow and short shapes it computes itself (N <=
+// 64 for A.B^T and A^T.B; N <= 64 or K <= 64 for A.B), with ragged sizes, strides and beta.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
@@ -22,7 +24,9 @@ struct Case {
   int pad;  // extra columns in every leading dimension
 };
 
-void checkAgainstReference(const Case& c) {
+using SgemmFn = decltype(&kernels::sgemm);
+
+void checkAgainstReference(const Case& c, SgemmFn sgemm = kernels::sgemm) {
   std::mt19937 rng(c.m * 131 + c.n * 17 + c.k);
   std::normal_distribution<float> normal;
   const int a_rows = c.ta == Trans::kNo ? c.m : c.k, a_cols = c.ta == Trans::kNo ? c.k : c.m;
@@ -35,8 +39,7 @@ void checkAgainstReference(const Case& c) {
   }
   const std::vector<float> before = out;
   const float alpha = 0.75f;
-  kernels::sgemm(c.ta, c.tb, c.m, c.n, c.k, alpha, a.data(), lda, b.data(), ldb, c.beta, out.data(),
-                 ldc);
+  sgemm(c.ta, c.tb, c.m, c.n, c.k, alpha, a.data(), lda, b.data(), ldb, c.beta, out.data(), ldc);
   double worst = 0;
   for (int i = 0; i < c.m; ++i) {
     for (int j = 0; j < ldc; ++j) {
@@ -107,7 +110,7 @@ TEST_P(Sgemm, NarrowOrShortPlainProductsMatchTheReference) {
   for (int m : {1, 6, 7, 13, 100}) {
     for (int n : {1, 10, 16, 31, 48, 64, 65, 200, 400}) {
       for (int k : {1, 25, 32, 64, 65, 400}) {
-        if (n > 64 && k > 64) continue;  // OpenBLAS's, covered below
+        if (n > 64 && k > 64) continue;  // the wide shapes, covered below
         for (float beta : {0.f, 1.f}) {
           for (int pad : {0, 3})
             checkAgainstReference({Trans::kNo, Trans::kNo, m, n, k, beta, pad});
@@ -117,13 +120,38 @@ TEST_P(Sgemm, NarrowOrShortPlainProductsMatchTheReference) {
   }
 }
 
-TEST_P(Sgemm, EveryTranspositionThroughOpenBlas) {
+TEST_P(Sgemm, EveryTranspositionOfTheWideShapes) {
   for (Trans ta : {Trans::kNo, Trans::kYes}) {
     for (Trans tb : {Trans::kNo, Trans::kYes}) {
       checkAgainstReference({ta, tb, 70, 90, 110, 0.f, 0});
       checkAgainstReference({ta, tb, 33, 65, 129, 1.f, 5});
     }
   }
+}
+
+// beta 0 must not read C: Network's lazy zeroGrads() leaves whatever the last step held there.
+TEST_P(Sgemm, BetaZeroIgnoresWhatCHeld) {
+  const int m = 40, n = 300, k = 70;  // beyond the skinny kernels: oneDNN or OpenBLAS
+  for (Trans ta : {Trans::kNo, Trans::kYes}) {
+    for (Trans tb : {Trans::kNo, Trans::kYes}) {
+      std::vector<float> a(static_cast<size_t>(m) * k, 0.5f), b(static_cast<size_t>(k) * n, 2.f);
+      std::vector<float> c(static_cast<size_t>(m) * n, std::numeric_limits<float>::quiet_NaN());
+      kernels::sgemm(ta, tb, m, n, k, 1.f, a.data(), ta == Trans::kNo ? k : m, b.data(),
+                     tb == Trans::kNo ? n : k, 0.f, c.data(), n);
+      for (float v : c) ASSERT_EQ(v, static_cast<float>(k));
+    }
+  }
+}
+
+// The library sgemm() hands the wide shapes to, and OpenBLAS called directly, both right.
+TEST_P(Sgemm, OpenBlasDirectlyMatchesTheReference) {
+  const std::string library = kernels::sgemmLibrary();
+  EXPECT_TRUE(library == "oneDNN" || library == "OpenBLAS") << library;
+  if (GetParam() > 1) {
+    EXPECT_EQ(library, "OpenBLAS");
+  }
+  checkAgainstReference({Trans::kYes, Trans::kYes, 70, 90, 110, 0.f, 2}, kernels::sgemmOpenBlas);
+  checkAgainstReference({Trans::kNo, Trans::kYes, 33, 65, 129, 1.f, 5}, kernels::sgemmOpenBlas);
 }
 
 }  // namespace
