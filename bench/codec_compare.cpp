@@ -1,8 +1,12 @@
 // bench_codecs: every gradient codec on the quickstart job (784-256-128-10 MLP,
 // Fashion-MNIST, batch 64 per rank, SGD lr 0.05 momentum 0.9, ring all-reduce), trained
 // one after another in the same MPI job, and one table: bytes per step, compression ratio,
-// encode+decode time, final test accuracy, samples/s.
+// encode+decode time, final test accuracy, samples/s. With --strategy ps-sync or ps-async
+// the last rank is a parameter server and the others are workers (mpirun -np 5 for 4
+// workers): the table then has the pulls' bytes and ratio too (powersgd is skipped, the
+// parameter server refuses it).
 // Usage: mpirun -np 4 bench_codecs [--epochs E] [--only label,label] [--json]
+//        mpirun -np 5 bench_codecs --strategy ps-sync|ps-async [...]
 #include <mpi.h>
 
 #include <algorithm>
@@ -14,6 +18,7 @@
 #include "comm/mpi/mpi_communicator.h"
 #include "engine/data/idx_dataset.h"
 #include "engine/job/job_spec.h"
+#include "engine/train/ps_server.h"
 #include "engine/train/trainer.h"
 #include "kernels/cpu/gemm.h"
 
@@ -58,22 +63,36 @@ std::vector<Variant> variants() {
   };
 }
 
-// Sums what each step reports on this rank.
+// Sums what each step (a worker) or each load report (a server) says on this rank.
 class Totals : public TrainObserver {
  public:
   void onStep(const StepStats& s) override {
     ++steps;
     bytes_tx += s.bytes_tx;
+    bytes_rx += s.bytes_rx;
     bytes_raw += s.bytes_raw;
     compress_ns += s.compress_ns;
   }
-  int64_t steps = 0, bytes_tx = 0, bytes_raw = 0, compress_ns = 0;
+  void onServerLoad(const ServerLoad& l) override {
+    server_tx += l.bytes_tx;
+    server_raw += l.bytes_raw;
+  }
+  int64_t steps = 0, bytes_tx = 0, bytes_rx = 0, bytes_raw = 0, compress_ns = 0;
+  int64_t server_tx = 0, server_raw = 0;
 };
 
 struct Row {
   std::string label;
   double bytes_per_step = 0, raw_per_step = 0, codec_ms = 0, accuracy = 0, samples_per_s = 0;
+  double pull_bytes_per_step = 0, pull_ratio = 0;  // parameter server only
 };
+
+// The parallel section for `strategy` on a world of `world` ranks: one server under ps-*.
+JobOverrides strategyOverrides(const std::string& strategy, int world) {
+  if (strategy == "allreduce") return {};
+  return {"parallel.strategy=" + strategy, "parallel.servers=1",
+          "parallel.ranks=" + std::to_string(world - 1)};
+}
 
 // Every rank's value, in rank order (an all-reduce of one-hot vectors).
 std::vector<double> gather(Communicator& comm, double value) {
@@ -83,65 +102,110 @@ std::vector<double> gather(Communicator& comm, double value) {
   return {slots.begin(), slots.end()};
 }
 
-Row runVariant(const Variant& v, int epochs, Communicator& comm, const Dataset& train_set,
-               const Dataset& test_set) {
-  JobOverrides overrides = v.overrides;
+double sum(const std::vector<double>& values) {
+  double total = 0;
+  for (double v : values) total += v;
+  return total;
+}
+
+Row runVariant(const Variant& v, const std::string& strategy, int epochs, Communicator& comm,
+               const Dataset& train_set, const Dataset& test_set) {
+  JobOverrides overrides = strategyOverrides(strategy, comm.size());
+  overrides.insert(overrides.end(), v.overrides.begin(), v.overrides.end());
   overrides.push_back("train.epochs=" + std::to_string(epochs));
   const JobSpec job = parseJob("", "bench_codecs", overrides);
   Totals totals;
-  const TrainResult result = train(job, comm, train_set, test_set, totals);
+  TrainResult result;
+  if (isServerRank(job, comm.rank())) {
+    serveParameters(job, comm, totals);
+  } else {
+    result = train(job, comm, train_set, test_set, totals);
+  }
+  // Rank 0 is a worker; servers report 0 steps and stay out of the maxima.
+  const int64_t steps = std::max<int64_t>(totals.steps, 1);
   const auto train_s = gather(comm, result.train_ns / 1e9);
-  const auto codec_ms = gather(comm, totals.compress_ns / 1e6 / totals.steps);
+  const auto codec_ms = gather(comm, totals.compress_ns / 1e6 / steps);
+  const auto server_tx = gather(comm, double(totals.server_tx));
+  const auto server_raw = gather(comm, double(totals.server_raw));
   Row row;
   row.label = v.label;
-  row.bytes_per_step = double(totals.bytes_tx) / totals.steps;
-  row.raw_per_step = double(totals.bytes_raw) / totals.steps;
+  row.bytes_per_step = double(totals.bytes_tx) / steps;
+  row.raw_per_step = double(totals.bytes_raw) / steps;
   row.codec_ms = *std::max_element(codec_ms.begin(), codec_ms.end());
   row.accuracy = result.last_eval.test_accuracy;
   const double slowest = *std::max_element(train_s.begin(), train_s.end());
-  row.samples_per_s = double(totals.steps) * job.train.batch_size * comm.size() / slowest;
+  row.samples_per_s = double(totals.steps) * job.train.batch_size * job.parallel.ranks / slowest;
+  if (usesParameterServer(job)) {
+    row.pull_bytes_per_step = double(totals.bytes_rx) / steps;
+    row.pull_ratio = sum(server_tx) > 0 ? sum(server_raw) / sum(server_tx) : 0;
+  }
   return row;
 }
 
-void print(const std::vector<Row>& rows, int world, int epochs, bool json) {
+void printJson(const std::vector<Row>& rows, const std::string& strategy, int world, int epochs) {
   const Row& base = rows.front();
-  if (json) {
-    for (const auto& r : rows) {
-      std::printf(
-          "{\"codec\":\"%s\",\"world\":%d,\"epochs\":%d,\"bytes_per_step\":%.0f,"
-          "\"ratio\":%.2f,\"codec_ms_per_step\":%.3f,\"test_accuracy\":%.4f,"
-          "\"samples_per_s\":%.0f}\n",
-          r.label.c_str(), world, epochs, r.bytes_per_step,
-          r.bytes_per_step > 0 ? base.bytes_per_step / r.bytes_per_step : 0.0, r.codec_ms,
-          r.accuracy, r.samples_per_s);
-    }
-    return;
+  for (const auto& r : rows) {
+    std::printf(
+        "{\"codec\":\"%s\",\"strategy\":\"%s\",\"world\":%d,\"epochs\":%d,"
+        "\"bytes_per_step\":%.0f,\"ratio\":%.2f,\"pull_bytes_per_step\":%.0f,"
+        "\"pull_ratio\":%.2f,\"codec_ms_per_step\":%.3f,\"test_accuracy\":%.4f,"
+        "\"samples_per_s\":%.0f}\n",
+        r.label.c_str(), strategy.c_str(), world, epochs, r.bytes_per_step,
+        r.bytes_per_step > 0 ? base.bytes_per_step / r.bytes_per_step : 0.0, r.pull_bytes_per_step,
+        r.pull_ratio, r.codec_ms, r.accuracy, r.samples_per_s);
   }
-  std::printf("%d ranks, ring all-reduce, quickstart MLP, %d epochs, batch 64 per rank\n", world,
-              epochs);
-  std::printf("%-16s %13s %8s %15s %10s %10s %10s\n", "codec", "bytes/step", "ratio",
-              "enc+dec ms/step", "accuracy", "vs none", "samples/s");
+}
+
+void print(const std::vector<Row>& rows, const std::string& strategy, int world, int epochs) {
+  const Row& base = rows.front();
+  const bool ps = strategy != "allreduce";
+  if (ps) {
+    std::printf("%d workers + 1 server, %s, quickstart MLP, %d epochs, batch 64 per worker\n",
+                world - 1, strategy.c_str(), epochs);
+  } else {
+    std::printf("%d ranks, ring all-reduce, quickstart MLP, %d epochs, batch 64 per rank\n", world,
+                epochs);
+  }
+  std::printf("%-16s %13s %8s", "codec", ps ? "push B/step" : "bytes/step", "ratio");
+  if (ps) std::printf(" %13s %8s", "pull B/step", "ratio");
+  std::printf(" %15s %10s %10s %10s\n", "enc+dec ms/step", "accuracy", "vs none", "samples/s");
   for (const auto& r : rows) {
     const double ratio = r.bytes_per_step > 0 ? base.bytes_per_step / r.bytes_per_step : 0.0;
-    std::printf("%-16s %13.0f %7.1fx %15.3f %10.4f %+10.4f %10.0f\n", r.label.c_str(),
-                r.bytes_per_step, ratio, r.codec_ms, r.accuracy, r.accuracy - base.accuracy,
-                r.samples_per_s);
+    std::printf("%-16s %13.0f %7.1fx", r.label.c_str(), r.bytes_per_step, ratio);
+    if (ps) std::printf(" %13.0f %7.1fx", r.pull_bytes_per_step, r.pull_ratio);
+    std::printf(" %15.3f %10.4f %+10.4f %10.0f\n", r.codec_ms, r.accuracy,
+                r.accuracy - base.accuracy, r.samples_per_s);
   }
   std::printf(
-      "bytes/step: sent by one rank per step (rank 0); ratio: uncompressed bytes/step over "
-      "this row's;\nenc+dec: encode, decode and error feedback per step (slowest rank); "
-      "samples/s: all ranks' samples over the slowest rank's training time\n");
+      "%s: sent by one rank per step (rank 0); ratio: uncompressed bytes/step over this "
+      "row's;\n",
+      ps ? "push B/step" : "bytes/step");
+  if (ps) {
+    std::printf(
+        "pull B/step: received by worker 0 per step; its ratio: the servers' replies "
+        "uncompressed over sent;\n");
+  }
+  std::printf(
+      "enc+dec: encode, decode and error feedback per step (slowest worker); samples/s: all "
+      "training ranks' samples over the slowest rank's training time\n");
 }
 
 int run(int argc, char** argv) {
   MpiCommunicator comm;
   int epochs = 2;
   bool json = false;
+  std::string strategy = "allreduce";
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--json") {
       json = true;
+    } else if (flag == "--strategy" && i + 1 < argc) {
+      strategy = argv[++i];
+      if (strategy != "allreduce" && strategy != "ps-sync" && strategy != "ps-async") {
+        throw std::invalid_argument("bench_codecs: --strategy " + strategy +
+                                    " (allowed: allreduce, ps-sync, ps-async)");
+      }
     } else if (flag == "--epochs" && i + 1 < argc) {
       epochs = std::stoi(argv[++i]);
     } else if (flag == "--only" && i + 1 < argc) {
@@ -149,7 +213,7 @@ int run(int argc, char** argv) {
       for (std::string label; std::getline(list, label, ',');) only.push_back(label);
     } else {
       throw std::invalid_argument("bench_codecs: unknown option " + flag +
-                                  " (allowed: --epochs E, --only a,b, --json)");
+                                  " (allowed: --epochs E, --only a,b, --strategy S, --json)");
     }
   }
   const JobSpec defaults;
@@ -157,19 +221,30 @@ int run(int argc, char** argv) {
   const Dataset train_set = loadFashionMnist(defaults.data.path, "train", 0);
   const Dataset test_set = loadFashionMnist(defaults.data.path, "t10k", 0);
   std::vector<Row> rows;
+  if (strategy != "allreduce" && comm.size() < 2) {
+    throw std::invalid_argument("bench_codecs: --strategy " + strategy +
+                                " needs at least 2 ranks (workers + 1 server)");
+  }
   for (const auto& v : variants()) {
     // The baseline always runs: ratios and accuracy differences are relative to it.
     if (!only.empty() && v.label != "none" &&
         std::find(only.begin(), only.end(), v.label) == only.end()) {
       continue;
     }
-    rows.push_back(runVariant(v, epochs, comm, train_set, test_set));
+    if (strategy != "allreduce" && v.label.rfind("powersgd", 0) == 0) continue;
+    rows.push_back(runVariant(v, strategy, epochs, comm, train_set, test_set));
     if (comm.rank() == 0 && !json) {
       std::fprintf(stderr, "  %s: accuracy %.4f\n", rows.back().label.c_str(),
                    rows.back().accuracy);
     }
   }
-  if (comm.rank() == 0) print(rows, comm.size(), epochs, json);
+  if (comm.rank() == 0) {
+    if (json) {
+      printJson(rows, strategy, comm.size(), epochs);
+    } else {
+      print(rows, strategy, comm.size(), epochs);
+    }
+  }
   return 0;
 }
 

@@ -116,7 +116,8 @@ struct ServerLoadRow {
   int64_t held_ns = 0;  // replies held back, summed
   int64_t max_staleness = 0;
   int64_t version = 0;
-  int64_t time_ns = 0;  // when the interval ended, the rank's clock
+  int64_t time_ns = 0;    // when the interval ended, the rank's clock
+  int64_t bytes_raw = 0;  // bytes_tx uncompressed (0 in files before schema 4: = bytes_tx)
 };
 
 // Everything received since the last flush; written in one transaction.
@@ -162,6 +163,7 @@ struct ServerSummary {
   int64_t pulls = 0;
   int64_t bytes_rx = 0;
   int64_t bytes_tx = 0;
+  int64_t bytes_raw = 0;  // what bytes_tx would have been uncompressed
   double busy_s = 0;
   double idle_s = 0;
   int64_t max_staleness = 0;

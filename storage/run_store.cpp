@@ -47,18 +47,19 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
 
 constexpr const char* kInsertServerLoad = R"sql(
 INSERT INTO server_loads (run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls,
-  bytes_rx, bytes_tx, busy_ns, idle_ns, held_ns, max_staleness, version, time_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
+  bytes_rx, bytes_tx, busy_ns, idle_ns, held_ns, max_staleness, version, time_ns, bytes_raw)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
 
 constexpr const char* kSelectServerLoads = R"sql(
 SELECT run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls, bytes_rx, bytes_tx,
-       busy_ns, idle_ns, held_ns, max_staleness, version, time_ns
+       busy_ns, idle_ns, held_ns, max_staleness, version, time_ns, bytes_raw
 FROM server_loads WHERE run_id = ? ORDER BY rank, time_ns)sql";
 
 // Each shard over the whole run.
 constexpr const char* kServerTotals = R"sql(
 SELECT rank, shard, MIN(key_begin), MAX(key_end), SUM(pushes), SUM(pulls), SUM(bytes_rx),
-       SUM(bytes_tx), SUM(busy_ns), SUM(idle_ns), MAX(max_staleness)
+       SUM(bytes_tx), SUM(busy_ns), SUM(idle_ns), MAX(max_staleness),
+       SUM(CASE WHEN bytes_raw > 0 THEN bytes_raw ELSE bytes_tx END)
 FROM server_loads WHERE run_id = ? GROUP BY rank, shard ORDER BY rank)sql";
 
 constexpr const char* kReplaceEval = R"sql(
@@ -187,6 +188,7 @@ ServerLoadRow readServerLoad(Query& q) {
   r.max_staleness = q.int64();
   r.version = q.int64();
   r.time_ns = q.int64();
+  r.bytes_raw = q.int64();
   return r;
 }
 
@@ -242,7 +244,7 @@ void writeServerLoad(Statement& statement, const ServerLoadRow& r) {
   Query q(statement);
   q.bind(r.run_id, r.rank, r.shard, r.key_begin, r.key_end, r.interval_ns, r.pushes, r.pulls,
          r.bytes_rx, r.bytes_tx, r.busy_ns, r.idle_ns, r.held_ns, r.max_staleness, r.version,
-         r.time_ns)
+         r.time_ns, r.bytes_raw)
       .run();
 }
 
@@ -297,8 +299,9 @@ void addServerTotals(Statement& statement, RunSummary& s) {
     r.busy_s = static_cast<double>(q.int64()) / 1e9;
     r.idle_s = static_cast<double>(q.int64()) / 1e9;
     r.max_staleness = q.int64();
+    r.bytes_raw = q.int64();
     s.bytes_tx += r.bytes_tx;
-    s.bytes_raw += r.bytes_tx;  // servers send parameters uncompressed
+    s.bytes_raw += r.bytes_raw;
     s.servers.push_back(r);
   }
 }

@@ -150,10 +150,19 @@ CREATE INDEX server_loads_by_run ON server_loads(run_id, rank, time_ns);
 PRAGMA user_version = 3;
 )sql";
 
+// Compressed parameter-server replies: what each shard's replies would have been
+// uncompressed (rows written before this version read as their bytes_tx).
+constexpr const char* kVersion4 = R"sql(
+ALTER TABLE server_loads ADD COLUMN bytes_raw INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 4;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1},
     {2, kVersion2},
     {3, kVersion3},
+    {4, kVersion4},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

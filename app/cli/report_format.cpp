@@ -18,6 +18,12 @@ std::string megabytes(int64_t bytes) {
   return format("%.1f MB", bytes / 1e6);
 }
 
+// Bytes sent, and with a codec how many times fewer than uncompressed.
+std::string sentWithRatio(int64_t tx, int64_t raw) {
+  if (raw <= 0 || raw == tx || tx <= 0) return megabytes(tx);
+  return megabytes(tx) + format(" (%.1fx)", double(raw) / double(tx));
+}
+
 }  // namespace
 
 nlohmann::json summaryJson(const RunSummary& s) {
@@ -30,7 +36,8 @@ nlohmann::json summaryJson(const RunSummary& s) {
                      {"wait_s", r.wait_s},
                      {"comm_hidden_s", r.comm_hidden_s},
                      {"mean_staleness", r.mean_staleness},
-                     {"bytes_tx", r.bytes_tx}});
+                     {"bytes_tx", r.bytes_tx},
+                     {"bytes_raw", r.bytes_raw}});
   }
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& v : s.servers) {
@@ -42,6 +49,7 @@ nlohmann::json summaryJson(const RunSummary& s) {
                        {"pulls", v.pulls},
                        {"bytes_rx", v.bytes_rx},
                        {"bytes_tx", v.bytes_tx},
+                       {"bytes_raw", v.bytes_raw},
                        {"busy_s", v.busy_s},
                        {"idle_s", v.idle_s},
                        {"max_staleness", v.max_staleness}});
@@ -118,7 +126,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
       continue;  // a server: listed below
     out << format("  %4d  %6lld  %10.2f  %7.2f (%6.2f)  %7.2f  %9s\n", r.rank,
                   static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.comm_hidden_s, r.wait_s,
-                  megabytes(r.bytes_tx).c_str());
+                  sentWithRatio(r.bytes_tx, r.bytes_raw).c_str());
   }
   if (s.servers.empty()) return;
   out << "  server rank   keys              pushes   pulls   busy s   idle s   max stale       "
@@ -129,7 +137,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
     out << format("  %6d %4d   %-16s %7lld %7lld %8.2f %8.2f %11lld %10s\n", v.shard, v.rank,
                   keys.c_str(), static_cast<long long>(v.pushes), static_cast<long long>(v.pulls),
                   v.busy_s, v.idle_s, static_cast<long long>(v.max_staleness),
-                  megabytes(v.bytes_tx).c_str());
+                  sentWithRatio(v.bytes_tx, v.bytes_raw).c_str());
   }
 }
 

@@ -101,10 +101,10 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
     case telemetry::Envelope::kServerLoad: {
       const auto& l = e.server_load();
       const ServerLoadRow row{
-          run_id_,         rank,        l.shard(),   l.key_begin(),     l.key_end(),
-          l.interval_ns(), l.pushes(),  l.pulls(),   l.bytes_rx(),      l.bytes_tx(),
-          l.busy_ns(),     l.idle_ns(), l.held_ns(), l.max_staleness(), l.version(),
-          e.time_ns()};
+          run_id_,         rank,         l.shard(),   l.key_begin(),     l.key_end(),
+          l.interval_ns(), l.pushes(),   l.pulls(),   l.bytes_rx(),      l.bytes_tx(),
+          l.busy_ns(),     l.idle_ns(),  l.held_ns(), l.max_staleness(), l.version(),
+          e.time_ns(),     l.bytes_raw()};
       observer_.onServerLoad(row);
       batch_.server_loads.push_back(row);
       break;

@@ -104,6 +104,7 @@ class TelemetryBridge : public TrainObserver {
     load.set_pulls(l.pulls);
     load.set_bytes_rx(l.bytes_rx);
     load.set_bytes_tx(l.bytes_tx);
+    load.set_bytes_raw(l.bytes_raw);
     load.set_busy_ns(l.busy_ns);
     load.set_idle_ns(l.idle_ns);
     load.set_held_ns(l.held_ns);

@@ -51,6 +51,11 @@ class GradientCodec {
   // it small and the residual bounded (stochastic 2-bit rounding makes it grow).
   virtual void roundToNearest(bool /*nearest*/) {}
 
+  // For a decoder on another rank than its encoder (the parameter server's): advance the
+  // state an encode() of n elements would, so decode() reads that encode's payload. Only
+  // randomk has such state (its indices); the other codecs decode from the payload alone.
+  virtual void followEncode(size_t /*n*/) {}
+
   // True when a payload carries a subset of the elements exactly and nothing of the rest
   // (topk, randomk, threshold).
   virtual bool sparse() const { return false; }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "comm/codecs/momentum_correction.h"
 #include "comm/codecs/powersgd.h"
 #include "comm/collectives/allreduce.h"
 #include "comm/collectives/compressed_ring_allreduce.h"
@@ -30,6 +31,8 @@ CompressedAllreduce::CompressedAllreduce(Communicator& comm, const std::string& 
     }
   }
   if (options.error_feedback) feedback_ = std::make_unique<ErrorFeedback>();
+  if (options.local_momentum > 0.f)
+    momentum_ = std::make_unique<MomentumCorrection>(options.local_momentum);
 }
 
 CompressedAllreduce::~CompressedAllreduce() = default;
@@ -39,11 +42,7 @@ CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
   const int n = comm_.size();
   if (n > 1) stats.bytes_raw = static_cast<int64_t>(2.0 * (n - 1) / n * count * sizeof(float));
   const int64_t start = steadyNowNs();
-  if (options_.local_momentum > 0.f) {
-    velocity_.resize(count, 0.f);
-    for (size_t i = 0; i < count; ++i)
-      data[i] = velocity_[i] = options_.local_momentum * velocity_[i] + data[i];
-  }
+  if (momentum_) momentum_->accumulate(data, count);
   if (feedback_) feedback_->compensate(data, count);
   stats.codec_ns = steadyNowNs() - start;
   if (powersgd_) {
@@ -66,9 +65,7 @@ void CompressedAllreduce::encodeOwn(const float* data, size_t count,
   sent_.resize(count);
   codec_->decode(payload_.data(), payload_.size(), count, sent_.data(), DecodeMode::kAssign);
   if (feedback_) feedback_->update(data, sent_.data(), count);
-  if (options_.local_momentum > 0.f && codec_->sparse()) {
-    for (size_t i = 0; i < count; ++i) velocity_[i] = sent_[i] != 0.f ? 0.f : velocity_[i];
-  }
+  if (momentum_ && codec_->sparse()) momentum_->maskSent(sent_.data(), count);
   stats.codec_ns += steadyNowNs() - t;
 }
 

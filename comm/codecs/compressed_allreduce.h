@@ -22,6 +22,7 @@ namespace ranklab {
 
 class Allreduce;
 class CompressedRingAllreduce;
+class MomentumCorrection;
 class PayloadAllgather;
 class PowerSgd;
 
@@ -68,7 +69,7 @@ class CompressedAllreduce {
   std::vector<uint8_t> payload_;
   std::vector<std::vector<uint8_t>> gathered_;
   std::vector<float> sent_;
-  std::vector<float> velocity_;  // options_.local_momentum > 0
+  std::unique_ptr<MomentumCorrection> momentum_;  // options_.local_momentum > 0
 };
 
 }  // namespace ranklab

@@ -19,7 +19,7 @@ size_t RandomkCodec::keptCount(size_t n) const {
   return std::clamp<size_t>(k, 1, n);
 }
 
-void RandomkCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
+void RandomkCodec::drawIndices(size_t n) {
   const size_t k = keptCount(n);
   // Floyd's algorithm: k distinct indices in k draws, whatever k / n is.
   FastRng rng(mixSeed(seed_, step_++));
@@ -35,6 +35,11 @@ void RandomkCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
     if (taken_[i]) indices_.push_back(static_cast<uint32_t>(i));
   }
   drawn_for_ = n;
+}
+
+void RandomkCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
+  drawIndices(n);
+  const size_t k = indices_.size();
   out.resize(k * sizeof(float));
   auto* values = reinterpret_cast<float*>(out.data());
   for (size_t i = 0; i < k; ++i) values[i] = x[indices_[i]];

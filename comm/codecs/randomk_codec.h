@@ -4,7 +4,7 @@
 // them. Bound: the k chosen elements are exact, the others decode to 0.
 // Wire format: k f32 values, in increasing index order (4k bytes).
 // decode() reads payloads of the index set drawn by the last encode(): call encode once
-// per step on every rank, then decode.
+// per step on every rank, then decode (or followEncode where a rank only decodes).
 #pragma once
 
 #include "comm/codecs/codec.h"
@@ -20,10 +20,13 @@ class RandomkCodec : public GradientCodec {
   CodecCollective collective() const override { return CodecCollective::kSummed; }
   void encode(const float* x, size_t n, std::vector<uint8_t>& out) override;
   void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMode mode) override;
+  void followEncode(size_t n) override { drawIndices(n); }
   bool sparse() const override { return true; }
   size_t payloadBytes(size_t n) const override { return keptCount(n) * sizeof(float); }
 
   size_t keptCount(size_t n) const;
+  // Draws the next step's sorted indices for n elements.
+  void drawIndices(size_t n);
   // The sorted indices of the last encode().
   const std::vector<uint32_t>& indices() const { return indices_; }
 

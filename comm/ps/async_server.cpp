@@ -16,10 +16,11 @@ bool AsyncServer::tooFarAhead(int worker) const {
   return clocks_[worker] - slowest > options_.staleness_bound;
 }
 
-void AsyncServer::replyTo(int worker, int64_t staleness, int64_t held_ns) {
-  shard_.reply(worker, staleness, held_ns);
+void AsyncServer::replyTo(int worker, int64_t staleness, int64_t held_ns, bool exact) {
+  shard_.reply(worker, staleness, held_ns, exact);
   seen_version_[worker] = shard_.version();
-  if (!backup_.empty()) std::copy_n(shard_.params(), shard_.size(), backup_[worker].begin());
+  // What the worker computes its next gradient on (with a codec, its copy, not the shard).
+  if (!backup_.empty()) std::copy_n(shard_.heldBy(worker), shard_.size(), backup_[worker].begin());
 }
 
 void AsyncServer::releaseHeld() {
@@ -71,7 +72,7 @@ void AsyncServer::run() {
         push(request);
         break;
       case PsOp::kPull:
-        replyTo(request.worker, 0, 0);
+        replyTo(request.worker, 0, 0, true);
         break;
       case PsOp::kStop:
         active_[request.worker] = false;

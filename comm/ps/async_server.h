@@ -31,7 +31,7 @@ class AsyncServer {
     int64_t arrived_ns;
   };
   void push(const ShardRequest& request);
-  void replyTo(int worker, int64_t staleness, int64_t held_ns);
+  void replyTo(int worker, int64_t staleness, int64_t held_ns, bool exact = false);
   bool tooFarAhead(int worker) const;
   void releaseHeld();
 

@@ -1,18 +1,24 @@
 #include "comm/ps/kv_worker.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "comm/ps/shard_codecs.h"
+#include "comm/steady_clock.h"
 
 namespace ranklab {
 
 PsRoundStats PsTicket::wait() {
   waitAll(sends_);
-  waitAll(receives_);
-  PsRoundStats stats;
-  stats.bytes_tx = bytes_tx_;
-  stats.bytes_rx = bytes_rx_;
+  if (bodies_from_) {
+    bodies_from_->receiveBodies(*this);
+  } else {
+    waitAll(receives_);
+  }
+  PsRoundStats stats = stats_;
   if (!replies_ || replies_->empty()) return stats;
   stats.version = std::numeric_limits<int64_t>::max();
   for (const auto& reply : *replies_) {
@@ -24,7 +30,7 @@ PsRoundStats PsTicket::wait() {
 }
 
 KvWorker::KvWorker(Communicator& comm, int worker_index, std::vector<int> server_ranks, size_t keys,
-                   const KeySlicer& slicer)
+                   const KeySlicer& slicer, const CodecOptions& codec)
     : comm_(comm),
       worker_(worker_index),
       servers_(std::move(server_ranks)),
@@ -35,37 +41,108 @@ KvWorker::KvWorker(Communicator& comm, int worker_index, std::vector<int> server
         "KvWorker: the key slicer returned " + std::to_string(ranges_.size()) + " ranges for " +
         std::to_string(servers_.size()) + " servers and " + std::to_string(keys) + " keys");
   }
+  if (codec.codec == "none") return;
+  checkPsCodec(codec);
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    encoders_.push_back(std::make_unique<ShardPushEncoder>(codec, worker_));
+    pull_decoders_.push_back(makePullCodec(codec));
+  }
+  payloads_.resize(servers_.size());
+}
+
+KvWorker::~KvWorker() = default;
+
+void KvWorker::postReplies(PsTicket& ticket, float* params) {
+  ticket.replies_ = std::make_unique<std::vector<PsReply>>(servers_.size());
+  ticket.params_ = params;
+  if (compressed()) ticket.bodies_from_ = this;
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    ticket.receives_.push_back(
+        comm_.irecv(&(*ticket.replies_)[s], sizeof(PsReply), servers_[s], tags::kPsReply));
+    if (compressed()) continue;
+    const KeyRange& range = ranges_[s];
+    ticket.receives_.push_back(comm_.irecv(params + range.begin, range.size() * sizeof(float),
+                                           servers_[s], tags::kPsParams));
+    const auto bytes = static_cast<int64_t>(sizeof(PsReply) + range.size() * sizeof(float));
+    ticket.stats_.bytes_rx += bytes;
+    ticket.stats_.bytes_raw_rx += bytes;
+  }
+}
+
+void KvWorker::send(PsTicket& ticket, size_t s, PsOp op, const void* payload, int64_t bytes,
+                    double lr) {
+  // An empty shard's payload may have no address, so ask the op, not the pointer.
+  const bool carries = op == PsOp::kInit || op == PsOp::kPush;
+  PsRequest& header = (*ticket.requests_)[s];
+  header.op = op;
+  header.worker = worker_;
+  header.count = carries ? static_cast<int64_t>(ranges_[s].size()) : 0;
+  header.bytes = carries ? bytes : 0;
+  header.total = static_cast<int64_t>(keys_);
+  header.lr = lr;
+  ticket.sends_.push_back(comm_.isend(&header, sizeof header, servers_[s], tags::kPsRequest));
+  if (carries) {
+    ticket.sends_.push_back(comm_.isend(payload, header.bytes, servers_[s], tags::kPsPayload));
+  }
+  const int64_t raw = static_cast<int64_t>(sizeof header) + header.count * int64_t{sizeof(float)};
+  ticket.stats_.bytes_tx += static_cast<int64_t>(sizeof header) + header.bytes;
+  ticket.stats_.bytes_raw_tx += raw;
 }
 
 PsTicket KvWorker::request(PsOp op, const float* payload, float* params, double lr) {
-  const bool replies = op == PsOp::kPush || op == PsOp::kPull;
   PsTicket ticket;
   ticket.requests_ = std::make_unique<std::vector<PsRequest>>(servers_.size());
-  ticket.replies_ = std::make_unique<std::vector<PsReply>>(replies ? servers_.size() : 0);
+  if (op == PsOp::kPush || op == PsOp::kPull) postReplies(ticket, params);
+  const bool encoded = op == PsOp::kPush && compressed();
+  if (encoded) encodePush(payload, ticket.stats_);
   for (size_t s = 0; s < servers_.size(); ++s) {
-    const KeyRange& range = ranges_[s];
-    if (replies) {
-      ticket.receives_.push_back(
-          comm_.irecv(&(*ticket.replies_)[s], sizeof(PsReply), servers_[s], tags::kPsReply));
-      ticket.receives_.push_back(comm_.irecv(params + range.begin, range.size() * sizeof(float),
-                                             servers_[s], tags::kPsParams));
-      ticket.bytes_rx_ += static_cast<int64_t>(sizeof(PsReply) + range.size() * sizeof(float));
-    }
-    PsRequest& header = (*ticket.requests_)[s];
-    header.op = op;
-    header.worker = worker_;
-    header.count = payload ? static_cast<int64_t>(range.size()) : 0;
-    header.total = static_cast<int64_t>(keys_);
-    header.lr = lr;
-    ticket.sends_.push_back(comm_.isend(&header, sizeof header, servers_[s], tags::kPsRequest));
-    ticket.bytes_tx_ += static_cast<int64_t>(sizeof header);
-    if (payload) {
-      ticket.sends_.push_back(comm_.isend(payload + range.begin, range.size() * sizeof(float),
-                                          servers_[s], tags::kPsPayload));
-      ticket.bytes_tx_ += static_cast<int64_t>(range.size() * sizeof(float));
+    if (encoded) {
+      send(ticket, s, op, payloads_[s].data(), static_cast<int64_t>(payloads_[s].size()), lr);
+    } else {
+      const KeyRange& range = ranges_[s];
+      send(ticket, s, op, payload ? payload + range.begin : nullptr,
+           static_cast<int64_t>(range.size() * sizeof(float)), lr);
     }
   }
   return ticket;
+}
+
+void KvWorker::encodePush(const float* grads, PsRoundStats& stats) {
+  const int64_t start = steadyNowNs();
+  scratch_.assign(grads, grads + keys_);  // error feedback works in place; grads stay as given
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    encoders_[s]->encode(scratch_.data() + ranges_[s].begin, ranges_[s].size(), payloads_[s]);
+  }
+  stats.codec_ns += steadyNowNs() - start;
+}
+
+void KvWorker::receiveBodies(PsTicket& ticket) {
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    ticket.receives_[s]->wait();
+    const PsReply& reply = (*ticket.replies_)[s];
+    const size_t n = ranges_[s].size();
+    const bool exact = reply.body == PsBody::kParams;
+    if (static_cast<size_t>(reply.count) != n ||
+        (exact && static_cast<size_t>(reply.bytes) != n * sizeof(float))) {
+      throw std::runtime_error("KvWorker: server " + std::to_string(s) + " replied " +
+                               std::to_string(reply.count) + " parameters in " +
+                               std::to_string(reply.bytes) + " bytes for a " + std::to_string(n) +
+                               "-key range");
+    }
+    float* out = ticket.params_ + ranges_[s].begin;
+    if (exact) {
+      comm_.recv(out, n * sizeof(float), servers_[s], tags::kPsParams);
+    } else {
+      body_.resize(static_cast<size_t>(reply.bytes));
+      comm_.recv(body_.data(), body_.size(), servers_[s], tags::kPsParams);
+      const int64_t start = steadyNowNs();
+      if (n > 0) pull_decoders_[s]->decode(body_.data(), body_.size(), n, out, DecodeMode::kAdd);
+      ticket.stats_.codec_ns += steadyNowNs() - start;
+    }
+    ticket.stats_.bytes_rx += static_cast<int64_t>(sizeof(PsReply)) + reply.bytes;
+    ticket.stats_.bytes_raw_rx += static_cast<int64_t>(sizeof(PsReply) + n * sizeof(float));
+  }
+  ticket.receives_.clear();
 }
 
 void KvWorker::init(const float* params) {

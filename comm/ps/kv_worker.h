@@ -1,6 +1,8 @@
 // The worker side of the parameter server (ps-lite's KVWorker): push gradients and pull
 // parameters, sliced by key range across the server ranks. Every call returns a ticket to
-// wait() on, so a worker can keep computing while bytes move.
+// wait() on, so a worker can keep computing while bytes move; one ticket at a time.
+// With a codec (CodecOptions::codec != "none") pushes and their replies are compressed
+// per shard (shard_codecs.h); the servers must be given the same options.
 #pragma once
 
 #include <cstddef>
@@ -8,11 +10,14 @@
 #include <memory>
 #include <vector>
 
+#include "comm/codecs/codec.h"
 #include "comm/communicator.h"
 #include "comm/ps/key_ranges.h"
 #include "comm/ps/ps_messages.h"
 
 namespace ranklab {
+
+class ShardPushEncoder;
 
 // What one push/pull round cost and found, over all servers.
 struct PsRoundStats {
@@ -21,7 +26,12 @@ struct PsRoundStats {
   int64_t version = 0;    // smallest shard version in the replies
   int64_t bytes_tx = 0;
   int64_t bytes_rx = 0;
+  int64_t bytes_raw_tx = 0;  // what the requests would have been uncompressed
+  int64_t bytes_raw_rx = 0;  // what the replies would have been uncompressed
+  int64_t codec_ns = 0;      // encoding the push, decoding the replies
 };
+
+class KvWorker;
 
 class PsTicket {
  public:
@@ -37,36 +47,55 @@ class PsTicket {
   std::unique_ptr<std::vector<PsReply>> replies_;     // filled by the receives
   std::vector<Ticket> sends_;
   std::vector<Ticket> receives_;
-  int64_t bytes_tx_ = 0;
-  int64_t bytes_rx_ = 0;
+  KvWorker* bodies_from_ = nullptr;  // set: wait() receives the reply bodies through it
+  float* params_ = nullptr;
+  PsRoundStats stats_;
 };
 
 class KvWorker {
  public:
   // comm: the whole world; server_ranks[s] holds key range s of slicer(keys, servers).
   KvWorker(Communicator& comm, int worker_index, std::vector<int> server_ranks, size_t keys,
-           const KeySlicer& slicer = evenKeyRanges);
+           const KeySlicer& slicer = evenKeyRanges, const CodecOptions& codec = {});
+  ~KvWorker();
 
-  // Worker 0 only, before anyone pushes: seeds every server's shard.
+  // Worker 0 only, before anyone pushes: seeds every server's shard (uncompressed).
   void init(const float* params);
   // Sends grads (to be applied at `lr`); params receives each shard after its server
-  // applied them.
+  // applied them. With a codec params must hold what the last reply left there.
   PsTicket pushPull(const float* grads, float* params, double lr);
+  // The parameters exactly, whatever the codec.
   PsTicket pull(float* params);
   // No more requests from this worker.
   void stop();
 
   const std::vector<KeyRange>& ranges() const { return ranges_; }
+  bool compressed() const { return !encoders_.empty(); }
+  // Shard s's push encoder (compressed only), for its residual.
+  const ShardPushEncoder& pushEncoder(size_t s) const { return *encoders_.at(s); }
 
  private:
-  // Posts the replies first, so a server never waits for a receive to be posted.
+  friend class PsTicket;
   PsTicket request(PsOp op, const float* payload, float* params, double lr = 0);
+  // Posts the reply receives first, so a server never waits for a receive to be posted;
+  // with a codec only the headers (the bodies' sizes come in them).
+  void postReplies(PsTicket& ticket, float* params);
+  void send(PsTicket& ticket, size_t s, PsOp op, const void* payload, int64_t bytes, double lr);
+  // Encodes each shard's slice of grads into payloads_.
+  void encodePush(const float* grads, PsRoundStats& stats);
+  // In server order: each reply header, then its body into params.
+  void receiveBodies(PsTicket& ticket);
 
   Communicator& comm_;
   int worker_;
   std::vector<int> servers_;
   size_t keys_;
   std::vector<KeyRange> ranges_;
+  std::vector<std::unique_ptr<ShardPushEncoder>> encoders_;    // per shard; empty: no codec
+  std::vector<std::unique_ptr<GradientCodec>> pull_decoders_;  // per shard
+  std::vector<std::vector<uint8_t>> payloads_;                 // per shard, alive until sent
+  std::vector<float> scratch_;
+  std::vector<uint8_t> body_;
 };
 
 }  // namespace ranklab

@@ -34,7 +34,7 @@ void SyncServer::run() {
         arrived_ns_[request.worker] = last_push_ns_ = request.arrived_ns;
         break;
       case PsOp::kPull:
-        shard_.reply(request.worker, 0, 0);
+        shard_.reply(request.worker, 0, 0, true);
         break;
       case PsOp::kStop:
         --active;

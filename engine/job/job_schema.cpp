@@ -421,10 +421,21 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +
                 ") for the cosine schedule to decay, got " + formatDouble(job.train.lr_min));
+  const std::string& codec = job.compression.codec;
+  const std::string& strategy = job.parallel.strategy;
   checkRule(root, log, "compression.codec", {"parallel.strategy"},
-            job.compression.codec != "none" && job.parallel.strategy != "allreduce",
-            "codecs compress the all-reduce of parallel.strategy = \"allreduce\"; with " +
-                quoted(job.parallel.strategy) + " use \"none\"");
+            codec != "none" && strategy == "local-sgd",
+            "codecs compress gradients, and parallel.strategy = \"local-sgd\" averages models; "
+            "use \"none\", or a strategy that moves gradients: \"allreduce\", \"ps-sync\" or "
+            "\"ps-async\"");
+  checkRule(root, log, "compression.codec", {"parallel.strategy"},
+            codec == "powersgd" && (strategy == "ps-sync" || strategy == "ps-async"),
+            "\"powersgd\" needs every worker's P summed before Q can be computed (two "
+            "all-reduces per step), which one push and one pull per step to a parameter server "
+            "cannot do; with parallel.strategy = " +
+                quoted(strategy) +
+                " use fp16, bf16, qsgd, topk, randomk, threshold or sign, or parallel.strategy = "
+                "\"allreduce\"");
 }
 
 }  // namespace ranklab::job_detail

@@ -6,6 +6,7 @@
 #include "comm/ps/async_server.h"
 #include "comm/ps/sync_server.h"
 #include "engine/optim/optimizer.h"
+#include "engine/train/gradient_sync.h"
 
 namespace ranklab {
 
@@ -18,8 +19,9 @@ void serveParameters(const JobSpec& job, Communicator& world, TrainObserver& obs
   const int workers = job.parallel.ranks;
   std::vector<int> worker_ranks(workers);
   for (int w = 0; w < workers; ++w) worker_ranks[w] = w;
-  ParameterShard shard(world, world.rank() - workers, job.parallel.servers, worker_ranks,
-                       evenKeyRanges, [&](const ServerLoad& load) { observer.onServerLoad(load); });
+  ParameterShard shard(
+      world, world.rank() - workers, job.parallel.servers, worker_ranks, evenKeyRanges,
+      [&](const ServerLoad& load) { observer.onServerLoad(load); }, 250, codecOptions(job));
   // ps-async applies each worker's gradient alone at lr / W, so W pushes move the model as
   // far as one ps-sync step of their mean: the same learning rate per sample for both.
   const bool async = job.parallel.strategy == "ps-async";
@@ -27,8 +29,11 @@ void serveParameters(const JobSpec& job, Communicator& world, TrainObserver& obs
   // The job's optimizer over this shard, made once the shard's size is known; the learning
   // rate comes with each push (the workers run the schedule).
   std::unique_ptr<Optimizer> optimizer;
+  // With momentum correction the workers apply the momentum before compressing.
+  TrainSpec update_rule = job.train;
+  if (compressesWithMomentum(job)) update_rule.momentum = 0;
   UpdateHandler update = [&](float* params, const float* grads, size_t n, double lr) {
-    if (!optimizer) optimizer = makeOptimizer(job.train, n);
+    if (!optimizer) optimizer = makeOptimizer(update_rule, n);
     optimizer->step(params, grads, lr * lr_scale);
   };
   if (async) {

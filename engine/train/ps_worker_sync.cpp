@@ -7,12 +7,15 @@
 namespace ranklab {
 
 ParameterServerSync::ParameterServerSync(Communicator& world, const JobSpec& job)
-    : world_(world), workers_(world.split(0, world.rank())), servers_(job.parallel.servers) {}
+    : world_(world),
+      workers_(world.split(0, world.rank())),
+      servers_(job.parallel.servers),
+      codec_(codecOptions(job)) {}
 
 void ParameterServerSync::start(float* params, size_t count) {
   std::vector<int> servers(servers_);
   for (int s = 0; s < servers_; ++s) servers[s] = workers_->size() + s;
-  kv_ = std::make_unique<KvWorker>(world_, workers_->rank(), servers, count);
+  kv_ = std::make_unique<KvWorker>(world_, workers_->rank(), servers, count, evenKeyRanges, codec_);
   params_ = params;
   if (workers_->rank() == 0) kv_->init(params);
 }
@@ -26,7 +29,9 @@ SyncStats ParameterServerSync::sync(float* grads, size_t /*count*/) {
   stats.comm_ns = total - stats.wait_ns;
   stats.bytes_tx = round.bytes_tx;
   stats.bytes_rx = round.bytes_rx;
-  stats.bytes_raw = round.bytes_tx;  // nothing is compressed on this path yet
+  stats.bytes_raw = round.bytes_raw_tx;  // the pulls' ratio is the servers' (ServerLoad)
+  stats.compress_ns = round.codec_ns;
+  stats.comm_ns -= std::min(stats.comm_ns, stats.compress_ns);
   stats.staleness = round.staleness;
   return stats;
 }

@@ -1,6 +1,7 @@
 // A training rank of ps-sync or ps-async: pushes its gradients to the servers and takes
 // back the parameters they produced (the servers run the optimizer). Workers are world
-// ranks 0..W-1, servers W..W+S-1 (see ps_server.h).
+// ranks 0..W-1, servers W..W+S-1 (see ps_server.h). With a codec, pushes and their replies
+// are compressed per shard (comm/ps/shard_codecs.h); encode and decode time is compress_ns.
 #pragma once
 
 #include <memory>
@@ -27,6 +28,7 @@ class ParameterServerSync : public GradientSync {
   Communicator& world_;
   std::unique_ptr<Communicator> workers_;
   int servers_;
+  CodecOptions codec_;  // "none": plain floats both ways
   std::unique_ptr<KvWorker> kv_;
   float* params_ = nullptr;
   double lr_ = 0;

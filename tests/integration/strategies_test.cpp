@@ -84,6 +84,74 @@ INSTANTIATE_TEST_SUITE_P(Quickstart, StrategyAccuracy,
                            return name;
                          });
 
+// Sums of a stored run's bytes: what the workers sent (pushes) and the servers sent
+// (replies), each with what it would have been uncompressed.
+struct PsBytes {
+  int64_t push = 0, push_raw = 0, pull = 0, pull_raw = 0;
+};
+
+PsBytes psBytes(const nlohmann::json& summary) {
+  PsBytes b;
+  for (const auto& r : summary["ranks"]) {
+    if (r["steps"].get<int64_t>() == 0) continue;  // a server
+    b.push += r["bytes_tx"].get<int64_t>();
+    b.push_raw += r["bytes_raw"].get<int64_t>();
+  }
+  for (const auto& v : summary["servers"]) {
+    b.pull += v["bytes_tx"].get<int64_t>();
+    b.pull_raw += v["bytes_raw"].get<int64_t>();
+  }
+  return b;
+}
+
+class CompressedPs : public Strategies, public ::testing::WithParamInterface<AccuracyCase> {};
+
+// The quickstart on 4 workers and a server, uncompressed, with fp16 and with topk 1%: the
+// compressed runs land within the tolerance of the uncompressed one and store fewer bytes
+// both ways (fp16 2x; topk's pushes >= 20x, its replies, the sparse change of a round,
+// >= 5x).
+TEST_P(CompressedPs, TopkAndFp16TrainLikeUncompressedOnFewerBytes) {
+  const auto [strategy, tolerance] = GetParam();
+  const std::string ps = std::string(" --ranks 4 --set parallel.strategy=") + strategy;
+  const auto plain = runQuickstart(ps);
+  const PsBytes plain_bytes = psBytes(plain);
+  EXPECT_EQ(plain_bytes.push, plain_bytes.push_raw);
+  EXPECT_EQ(plain_bytes.pull, plain_bytes.pull_raw);
+  struct Arm {
+    const char* codec;
+    double push_ratio, pull_ratio;
+  };
+  for (const Arm& arm : {Arm{"fp16", 1.9, 1.9}, Arm{"topk", 20, 5}}) {
+    const auto run = runQuickstart(ps + " --set compression.codec=" + arm.codec);
+    const PsBytes bytes = psBytes(run);
+    const double a0 = plain["test_accuracy"].get<double>(), a = run["test_accuracy"].get<double>();
+    std::printf(
+        "%s + %s: accuracy %.4f vs %.4f uncompressed (%+.2f points); pushes %.1fx, replies "
+        "%.1fx fewer bytes\n",
+        strategy, arm.codec, a, a0, 100 * (a - a0), double(bytes.push_raw) / bytes.push,
+        double(bytes.pull_raw) / bytes.pull);
+    EXPECT_EQ(run["status"], "done");
+    EXPECT_EQ(run["codec"], arm.codec);
+    EXPECT_EQ(run["samples"], plain["samples"]);
+    EXPECT_GE(a, a0 - tolerance) << arm.codec;
+    // The uncompressed equivalent is what the uncompressed run sent.
+    EXPECT_EQ(bytes.push_raw, plain_bytes.push);
+    EXPECT_GE(double(bytes.push_raw) / bytes.push, arm.push_ratio) << arm.codec;
+    EXPECT_GE(double(bytes.pull_raw) / bytes.pull, arm.pull_ratio) << arm.codec;
+    EXPECT_LT(run["bytes_tx"].get<int64_t>(), plain["bytes_tx"].get<int64_t>());
+    EXPECT_EQ(run["bytes_raw"].get<int64_t>(), plain_bytes.push + plain_bytes.pull);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Quickstart, CompressedPs,
+                         ::testing::Values(AccuracyCase{"ps-sync", 0.01},
+                                           AccuracyCase{"ps-async", 0.02}),
+                         [](const auto& info) {
+                           std::string name = info.param.strategy;
+                           std::erase(name, '-');
+                           return name;
+                         });
+
 // A rank that sleeps 30 ms per step: synchronous ranks wait for it at every step, ps-async
 // workers do not (unless a staleness bound makes them).
 TEST_F(Strategies, StragglerMakesSyncRanksWaitButNotAsyncOnes) {

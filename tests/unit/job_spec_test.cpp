@@ -288,11 +288,27 @@ TEST(JobSpec, CommunicationStrategiesAndTheirKeys) {
   EXPECT_EQ(processCount(parseJob("[parallel]\nranks = 3\nservers = 2\n", "job.toml")), 3);
   JobIssue issue = onlyIssueOf("[parallel]\nstrategy = \"gossip\"\n");
   EXPECT_THAT(issue.message, HasSubstr("allreduce, ps-sync, ps-async, local-sgd"));
-  // Codecs compress the all-reduce only.
-  JobIssue codec =
-      onlyIssueOf("[parallel]\nstrategy = \"ps-sync\"\n[compression]\ncodec = \"fp16\"\n");
-  EXPECT_EQ(codec.key, "compression.codec");
-  EXPECT_THAT(codec.message, HasSubstr("ps-sync"));
+  // Codecs compress the all-reduce and the parameter server's push and pull, but
+  // local-sgd averages models, and powersgd needs two all-reduces per step.
+  for (const char* strategy : {"ps-sync", "ps-async", "allreduce"}) {
+    for (const char* codec : {"fp16", "topk", "randomk", "sign"}) {
+      const std::string text = std::string("[parallel]\nstrategy = \"") + strategy +
+                               "\"\n[compression]\ncodec = \"" + codec + "\"\n";
+      EXPECT_EQ(parseJob(text, "job.toml").compression.codec, codec) << strategy;
+    }
+  }
+  JobIssue local =
+      onlyIssueOf("[parallel]\nstrategy = \"local-sgd\"\n[compression]\ncodec = \"fp16\"\n");
+  EXPECT_EQ(local.key, "compression.codec");
+  EXPECT_EQ(local.line, 4);
+  EXPECT_THAT(local.message, HasSubstr("\"allreduce\", \"ps-sync\" or \"ps-async\""));
+  for (const char* strategy : {"ps-sync", "ps-async"}) {
+    JobIssue powersgd = onlyIssueOf(std::string("[parallel]\nstrategy = \"") + strategy +
+                                    "\"\n[compression]\ncodec = \"powersgd\"\n");
+    EXPECT_EQ(powersgd.key, "compression.codec");
+    EXPECT_THAT(powersgd.message, HasSubstr(strategy));
+    EXPECT_THAT(powersgd.message, HasSubstr("fp16, bf16, qsgd, topk, randomk, threshold or sign"));
+  }
 }
 
 TEST(JobSpec, StragglerMustBeOneOfTheRanks) {

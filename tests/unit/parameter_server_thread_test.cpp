@@ -8,60 +8,25 @@
 #include <thread>
 #include <vector>
 
-#include "comm/memory/thread_communicator.h"
-#include "comm/ps/async_server.h"
-#include "comm/ps/kv_worker.h"
-#include "comm/ps/sync_server.h"
+#include "tests/support/ps_thread_ranks.h"
 
 namespace ranklab {
 namespace {
 
 constexpr float kLr = 0.5f;
 
-UpdateHandler plainSgd() {
-  return [](float* p, const float* g, size_t n, double lr) {
-    for (size_t i = 0; i < n; ++i) p[i] -= static_cast<float>(lr) * g[i];
-  };
-}
+using testing::PsSetup;
 
-std::vector<int> rankRange(int begin, int count) {
-  std::vector<int> ranks(count);
-  for (int i = 0; i < count; ++i) ranks[i] = begin + i;
-  return ranks;
-}
-
-// Ranks 0..W-1 run `worker` (given a communicator of the workers alone, for barriers),
-// ranks W..W+S-1 serve with a sync or async server.
 void runPs(int workers, int servers, bool sync, AsyncServerOptions options,
-           const std::function<void(Communicator&, KvWorker&)>& worker,
-           std::vector<ServerLoad>* loads = nullptr, size_t keys = 10) {
-  ThreadRendezvous rendezvous(workers + servers);
-  std::mutex load_mutex;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < workers + servers; ++r) {
-    threads.emplace_back([&, r] {
-      ThreadCommunicator comm(rendezvous, r);
-      auto peers = comm.split(r < workers ? 0 : -1, r);
-      if (r < workers) {
-        KvWorker kv(comm, r, rankRange(workers, servers), keys);
-        worker(*peers, kv);
-        kv.stop();
-        return;
-      }
-      LoadReporter report = [&](const ServerLoad& load) {
-        std::lock_guard lock(load_mutex);
-        if (loads) loads->push_back(load);
-      };
-      ParameterShard shard(comm, r - workers, servers, rankRange(0, workers), evenKeyRanges, report,
-                           1000000);
-      if (sync) {
-        SyncServer(shard, plainSgd()).run();
-      } else {
-        AsyncServer(shard, plainSgd(), options).run();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+           const testing::PsWorkerFn& worker, std::vector<ServerLoad>* loads = nullptr,
+           size_t keys = 10) {
+  PsSetup setup;
+  setup.workers = workers;
+  setup.servers = servers;
+  setup.sync = sync;
+  setup.async = options;
+  setup.keys = keys;
+  testing::runPs(setup, worker, loads);
 }
 
 TEST(ParameterServer, EvenKeyRangesCoverTheKeysInOrder) {
