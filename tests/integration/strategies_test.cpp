@@ -104,14 +104,24 @@ PsBytes psBytes(const nlohmann::json& summary) {
   return b;
 }
 
-class CompressedPs : public Strategies, public ::testing::WithParamInterface<AccuracyCase> {};
+struct CompressedPsCase {
+  const char* strategy;
+  double fp16_tolerance, topk_tolerance;  // how far below uncompressed each may land
+};
+
+void PrintTo(const CompressedPsCase& c, std::ostream* out) {
+  *out << c.strategy;
+}
+
+class CompressedPs : public Strategies, public ::testing::WithParamInterface<CompressedPsCase> {};
 
 // The quickstart on 4 workers and a server, uncompressed, with fp16 and with topk 1%: the
 // compressed runs land within the tolerance of the uncompressed one and store fewer bytes
 // both ways (fp16 2x; topk's pushes >= 20x, its replies, the sparse change of a round,
-// >= 5x).
+// >= 5x). topk 1% costs about 0.9 points on this job under all-reduce too
+// (bench/README.md), hence 1.5 under ps-sync; ps-async allows 2 as in the issue.
 TEST_P(CompressedPs, TopkAndFp16TrainLikeUncompressedOnFewerBytes) {
-  const auto [strategy, tolerance] = GetParam();
+  const auto [strategy, fp16_tolerance, topk_tolerance] = GetParam();
   const std::string ps = std::string(" --ranks 4 --set parallel.strategy=") + strategy;
   const auto plain = runQuickstart(ps);
   const PsBytes plain_bytes = psBytes(plain);
@@ -119,9 +129,10 @@ TEST_P(CompressedPs, TopkAndFp16TrainLikeUncompressedOnFewerBytes) {
   EXPECT_EQ(plain_bytes.pull, plain_bytes.pull_raw);
   struct Arm {
     const char* codec;
-    double push_ratio, pull_ratio;
+    double push_ratio, pull_ratio, tolerance;
   };
-  for (const Arm& arm : {Arm{"fp16", 1.9, 1.9}, Arm{"topk", 20, 5}}) {
+  for (const Arm& arm :
+       {Arm{"fp16", 1.9, 1.9, fp16_tolerance}, Arm{"topk", 20, 5, topk_tolerance}}) {
     const auto run = runQuickstart(ps + " --set compression.codec=" + arm.codec);
     const PsBytes bytes = psBytes(run);
     const double a0 = plain["test_accuracy"].get<double>(), a = run["test_accuracy"].get<double>();
@@ -133,7 +144,7 @@ TEST_P(CompressedPs, TopkAndFp16TrainLikeUncompressedOnFewerBytes) {
     EXPECT_EQ(run["status"], "done");
     EXPECT_EQ(run["codec"], arm.codec);
     EXPECT_EQ(run["samples"], plain["samples"]);
-    EXPECT_GE(a, a0 - tolerance) << arm.codec;
+    EXPECT_GE(a, a0 - arm.tolerance) << arm.codec;
     // The uncompressed equivalent is what the uncompressed run sent.
     EXPECT_EQ(bytes.push_raw, plain_bytes.push);
     EXPECT_GE(double(bytes.push_raw) / bytes.push, arm.push_ratio) << arm.codec;
@@ -144,8 +155,8 @@ TEST_P(CompressedPs, TopkAndFp16TrainLikeUncompressedOnFewerBytes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Quickstart, CompressedPs,
-                         ::testing::Values(AccuracyCase{"ps-sync", 0.01},
-                                           AccuracyCase{"ps-async", 0.02}),
+                         ::testing::Values(CompressedPsCase{"ps-sync", 0.01, 0.015},
+                                           CompressedPsCase{"ps-async", 0.02, 0.02}),
                          [](const auto& info) {
                            std::string name = info.param.strategy;
                            std::erase(name, '-');

@@ -209,6 +209,35 @@ TEST_F(RunStoreTest, SummaryMatchesClosedForm) {
   }
 }
 
+// Server loads keep what the replies would have been uncompressed (schema 4); the summary
+// adds the servers' replies to the run's bytes, rows without bytes_raw counting as sent.
+TEST_F(RunStoreTest, ServerLoadsKeepTheirUncompressedBytes) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  RecordBatch batch;
+  for (int64_t k = 0; k < 3; ++k) {
+    ServerLoadRow compressed{id, 4, 0, 0, 100, 250, 10, 0, 4000, 1000, 7, 8, 9, 1, k, 100 * k};
+    compressed.bytes_raw = 8000;
+    ServerLoadRow legacy{id, 5, 1, 100, 200, 250, 10, 0, 4000, 3000, 7, 8, 9, 1, k, 100 * k};
+    batch.server_loads.push_back(compressed);
+    batch.server_loads.push_back(legacy);  // bytes_raw 0: written before schema 4
+  }
+  store.write(batch);
+  const auto rows = store.serverLoads(id);
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0].bytes_raw, 8000);
+  EXPECT_EQ(rows[0].bytes_tx, 1000);
+  EXPECT_EQ(rows[3].bytes_raw, 0);
+  const std::optional<RunSummary> s = store.summary(id);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->servers.size(), 2u);
+  EXPECT_EQ(s->servers[0].bytes_tx, 3000);
+  EXPECT_EQ(s->servers[0].bytes_raw, 24000);
+  EXPECT_EQ(s->servers[1].bytes_raw, 9000) << "no bytes_raw: sent uncompressed";
+  EXPECT_EQ(s->bytes_tx, 3000 + 9000);
+  EXPECT_EQ(s->bytes_raw, 24000 + 9000);
+}
+
 TEST_F(RunStoreTest, SummaryOfRunWithoutRowsIsZero) {
   RunStore store(dbPath());
   const int64_t id = store.createRun(exampleRun());
