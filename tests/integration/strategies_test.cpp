@@ -151,6 +151,12 @@ TEST_P(CompressedPs, TopkAndFp16TrainLikeUncompressedOnFewerBytes) {
     EXPECT_GE(double(bytes.pull_raw) / bytes.pull, arm.pull_ratio) << arm.codec;
     EXPECT_LT(run["bytes_tx"].get<int64_t>(), plain["bytes_tx"].get<int64_t>());
     EXPECT_EQ(run["bytes_raw"].get<int64_t>(), plain_bytes.push + plain_bytes.pull);
+    // `runs show` prints the ratios: the run's, each worker's pushes, the server's replies.
+    const auto shown =
+        runCli("runs show " + std::to_string(run["id"].get<int64_t>()) + " --db " + db());
+    EXPECT_NE(shown.out.find(" uncompressed ("), std::string::npos) << shown.out;
+    const auto server_line = shown.out.substr(shown.out.find("server rank"));
+    EXPECT_NE(server_line.find("x)"), std::string::npos) << shown.out;
   }
 }
 
