@@ -80,6 +80,26 @@ struct StepRow {
   int64_t time_ns = 0;  // when the step ended, ns since the rank's start (steady clock)
 };
 
+// One row of `step_bins`: consecutive steps of one rank summed up when the run ended, so a
+// view draws a long run from ~1,000 bins per rank instead of every step.
+struct StepBin {
+  int rank = 0;
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  int64_t steps = 0;  // rows in the bin
+  int epoch = 0;      // of the last step
+  int64_t samples = 0;
+  int64_t data_ns = 0, forward_ns = 0, backward_ns = 0, compress_ns = 0;
+  int64_t comm_ns = 0, wait_ns = 0, update_ns = 0;
+  double loss_sum = 0;     // finite losses only
+  int64_t loss_count = 0;  // 0: no finite loss, loss_min/max are meaningless
+  double loss_min = 0, loss_max = 0;
+  int64_t bytes_tx = 0, bytes_rx = 0;
+  double loss_scale_min = 1, loss_scale_max = 1;
+  int64_t staleness_sum = 0;
+  int64_t first_time_ns = 0, last_time_ns = 0;
+};
+
 struct EvalRow {
   int64_t run_id = 0;
   int rank = 0;

@@ -87,6 +87,12 @@ SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, com
        overflow, staleness, time_ns
 FROM steps WHERE run_id = ? AND rank BETWEEN ? AND ? ORDER BY rank, step)sql";
 
+constexpr const char* kSelectStepsOfRankFrom = R"sql(
+SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
+       comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
+       overflow, staleness, time_ns, comm_hidden_ns
+FROM steps WHERE run_id = ? AND rank = ? AND step >= ? ORDER BY step)sql";
+
 // Per-rank totals in one pass over the run's steps; ranks that said hello but never
 // finished a step are listed with zeros.
 constexpr const char* kRankTotals = R"sql(
@@ -168,6 +174,15 @@ StepRow readStep(Query& q) {
   s.time_ns = q.int64();
   s.comm_hidden_ns = q.int64();
   return s;
+}
+
+template <typename... Args>
+std::vector<StepRow> readSteps(Statement& statement, const Args&... args) {
+  std::vector<StepRow> rows;
+  Query q(statement);
+  q.bind(args...);
+  while (q.next()) rows.push_back(readStep(q));
+  return rows;
 }
 
 ServerLoadRow readServerLoad(Query& q) {
@@ -417,10 +432,15 @@ void RunStore::write(const RecordBatch& batch) {
 }
 
 void RunStore::finishRun(int64_t run_id, const std::string& status, double wall_s, double train_s) {
-  Query q(stmts_->finishRun);
-  q.bind(status, wall_s, train_s, run_id).run();
-  if (q.changes() == 0)
-    throw sqlite::error(path_, "finish run", "no run with id " + std::to_string(run_id));
+  sqlite::Transaction transaction(db_, path_, "finish run");
+  {
+    Query q(stmts_->finishRun);
+    q.bind(status, wall_s, train_s, run_id).run();
+    if (q.changes() == 0)
+      throw sqlite::error(path_, "finish run", "no run with id " + std::to_string(run_id));
+  }
+  writeStepBins(run_id);
+  transaction.commit();
 }
 
 void RunStore::renameRun(int64_t run_id, const std::string& name) {
@@ -488,11 +508,12 @@ void RunStore::forEachStep(int64_t run_id, int first_rank, int last_rank,
 
 std::vector<StepRow> RunStore::stepsBetween(int64_t run_id, int64_t first_step, int64_t last_step) {
   Statement statement(db_, path_, "read steps in a window", kSelectStepWindow);
-  std::vector<StepRow> rows;
-  Query q(statement);
-  q.bind(run_id, first_step, last_step);
-  while (q.next()) rows.push_back(readStep(q));
-  return rows;
+  return readSteps(statement, run_id, first_step, last_step);
+}
+
+std::vector<StepRow> RunStore::stepsOfRankFrom(int64_t run_id, int rank, int64_t first_step) {
+  Statement statement(db_, path_, "read the last steps of a rank", kSelectStepsOfRankFrom);
+  return readSteps(statement, run_id, rank, first_step);
 }
 
 int64_t RunStore::lastCommonStep(int64_t run_id) {

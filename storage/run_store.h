@@ -23,7 +23,7 @@ class StoreError : public std::runtime_error {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   // Opens (creating folders and file as needed) and migrates forward to kSchemaVersion.
   // A RunStore is used by one thread at a time; each thread opens its own.
@@ -40,6 +40,7 @@ class RunStore {
 
   int64_t createRun(const NewRun& run);
   void write(const RecordBatch& batch);  // one transaction
+  // Also sums the run's steps into step_bins (summariseSteps), in the same transaction.
   void finishRun(int64_t run_id, const std::string& status, double wall_s, double train_s);
   void renameRun(int64_t run_id, const std::string& name);
   void deleteRun(int64_t run_id);  // the run and all its rows
@@ -66,7 +67,20 @@ class RunStore {
   // Steps first_step..last_step of every rank, ordered by rank, step (the timeline window).
   std::vector<StepRow> stepsBetween(int64_t run_id, int64_t first_step, int64_t last_step);
 
+  // Step bins (step_bins.cpp). Replaces the run's bins: each rank's steps summed in bins of
+  // stepBinWidth() steps, aligned on multiples of it.
+  void summariseSteps(int64_t run_id);
+  std::vector<StepBin> stepBins(int64_t run_id);  // ordered by rank, first_step; may be none
+  // One rank's steps from first_step on, in order (the part of a run a view reads row by row).
+  std::vector<StepRow> stepsOfRankFrom(int64_t run_id, int rank, int64_t first_step);
+  // Bins per rank at most (one more when the steps do not start on a bin boundary).
+  static constexpr int64_t kStepBinsPerRank = 1000;
+  // The smallest power of two that keeps `steps` steps within kStepBinsPerRank bins.
+  static int64_t stepBinWidth(int64_t steps);
+
  private:
+  void writeStepBins(int64_t run_id);  // inside the caller's transaction
+
   struct Statements;
   std::string path_;
   sqlite3* db_ = nullptr;

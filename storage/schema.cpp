@@ -158,11 +158,48 @@ ALTER TABLE server_loads ADD COLUMN bytes_raw INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 4;
 )sql";
 
+// Long runs open fast: each rank's steps summed in ~1,000 bins when the run ends (see
+// RunStore::summariseSteps). Runs finished before this version have none; readers fall
+// back to the steps themselves.
+constexpr const char* kVersion5 = R"sql(
+CREATE TABLE step_bins (
+  run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank           INTEGER NOT NULL,
+  first_step     INTEGER NOT NULL,
+  last_step      INTEGER NOT NULL,
+  steps          INTEGER NOT NULL,
+  epoch          INTEGER NOT NULL DEFAULT 0,
+  samples        INTEGER NOT NULL DEFAULT 0,
+  data_ns        INTEGER NOT NULL DEFAULT 0,
+  forward_ns     INTEGER NOT NULL DEFAULT 0,
+  backward_ns    INTEGER NOT NULL DEFAULT 0,
+  compress_ns    INTEGER NOT NULL DEFAULT 0,
+  comm_ns        INTEGER NOT NULL DEFAULT 0,
+  wait_ns        INTEGER NOT NULL DEFAULT 0,
+  update_ns      INTEGER NOT NULL DEFAULT 0,
+  loss_sum       REAL    NOT NULL DEFAULT 0,
+  loss_count     INTEGER NOT NULL DEFAULT 0,
+  loss_min       REAL,
+  loss_max       REAL,
+  bytes_tx       INTEGER NOT NULL DEFAULT 0,
+  bytes_rx       INTEGER NOT NULL DEFAULT 0,
+  loss_scale_min REAL    NOT NULL DEFAULT 1,
+  loss_scale_max REAL    NOT NULL DEFAULT 1,
+  staleness_sum  INTEGER NOT NULL DEFAULT 0,
+  first_time_ns  INTEGER NOT NULL DEFAULT 0,
+  last_time_ns   INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (run_id, rank, first_step)
+) WITHOUT ROWID;
+
+PRAGMA user_version = 5;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1},
     {2, kVersion2},
     {3, kVersion3},
     {4, kVersion4},
+    {5, kVersion5},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

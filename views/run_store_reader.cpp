@@ -5,9 +5,12 @@
 #include <QTextStream>
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <exception>
 #include <future>
+#include <iterator>
 #include <limits>
+#include <span>
 
 #include "storage/run_store.h"
 #include "views/models/record_metatypes.h"
@@ -51,6 +54,70 @@ Answer<RunList> readRunList(const std::string& path) {
   return answer;
 }
 
+// Every step row of the run; the upper half of the ranks is read by a second thread on
+// its own connection.
+void readEveryRow(RunStore& store, const std::string& path, StoredRun& stored) {
+  const int64_t run_id = stored.run.id;
+  const int split = stored.run.world / 2;
+  auto upper = std::async(std::launch::async, [&path, run_id, split, world = stored.run.world] {
+    std::pair<RunSeries, int64_t> part;
+    part.first.setBulkLoad(true);
+    if (split == 0) return part;
+    RunStore own(path);
+    own.forEachStep(run_id, split, std::max(split, world - 1), [&part](const StepRow& step) {
+      part.first.addStep(step);
+      ++part.second;
+    });
+    return part;
+  });
+  const auto visit = [&stored](const StepRow& step) {
+    stored.series.addStep(step);
+    ++stored.step_rows;
+  };
+  if (split == 0)
+    store.forEachStep(run_id, visit);
+  else
+    store.forEachStep(run_id, 0, split - 1, visit);
+  auto [series, rows] = upper.get();
+  stored.series.absorb(std::move(series));
+  stored.step_rows += rows;
+  // Ranks past the run's world (should there be any) are read last.
+  if (split > 0)
+    store.forEachStep(run_id, std::max(split, stored.run.world), std::numeric_limits<int>::max(),
+                      visit);
+  stored.rows_read = stored.step_rows;
+}
+
+// Each rank's bins, then its last steps as rows (RunSeries::firstBinAsRows).
+void readBinsThenRows(RunStore& store, const std::vector<StepBin>& bins, StoredRun& stored) {
+  int64_t longest = 0;  // the span the bin width was chosen for
+  for (auto begin = bins.begin(); begin != bins.end();) {
+    const auto end =
+        std::find_if(begin, bins.end(), [&](auto& b) { return b.rank != begin->rank; });
+    longest = std::max(longest, std::prev(end)->last_step - begin->first_step + 1);
+    begin = end;
+  }
+  const int64_t width = RunStore::stepBinWidth(longest);
+  for (auto begin = bins.begin(); begin != bins.end();) {
+    const auto end =
+        std::find_if(begin, bins.end(), [&](auto& b) { return b.rank != begin->rank; });
+    const std::span<const StepBin> of_rank(&*begin, size_t(end - begin));
+    const size_t as_rows = RunSeries::firstBinAsRows(of_rank);
+    for (size_t i = 0; i < as_rows; ++i) {
+      stored.series.addBin(of_rank[i], width);
+      stored.step_rows += of_rank[i].steps;
+    }
+    stored.bins_read += int64_t(as_rows);
+    for (const StepRow& step :
+         store.stepsOfRankFrom(stored.run.id, begin->rank, of_rank[as_rows].first_step)) {
+      stored.series.addStep(step);
+      ++stored.step_rows;
+      ++stored.rows_read;
+    }
+    begin = end;
+  }
+}
+
 Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
   Answer<StoredRun> answer;
   try {
@@ -63,36 +130,14 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
     }
     StoredRun& stored = answer.value;
     stored.run = std::move(*run);
-    // The upper half of the ranks is read by a second thread on its own connection.
-    const int split = stored.run.world / 2;
-    auto upper = std::async(std::launch::async, [&path, run_id, split, world = stored.run.world] {
-      std::pair<RunSeries, int64_t> part;
-      part.first.setBulkLoad(true);
-      if (split == 0) return part;
-      RunStore own(path);
-      own.forEachStep(run_id, split, std::max(split, world - 1), [&part](const StepRow& step) {
-        part.first.addStep(step);
-        ++part.second;
-      });
-      return part;
-    });
     stored.series.setWorld(stored.run.world);
     stored.series.setBulkLoad(true);
-    const auto visit = [&stored](const StepRow& step) {
-      stored.series.addStep(step);
-      ++stored.step_rows;
-    };
-    if (split == 0)
-      store.forEachStep(run_id, visit);
+    // A running run has no bins yet; a run finished by an older ranklab has none either.
+    const std::vector<StepBin> bins = store.stepBins(run_id);
+    if (bins.empty())
+      readEveryRow(store, path, stored);
     else
-      store.forEachStep(run_id, 0, split - 1, visit);
-    auto [series, rows] = upper.get();
-    stored.series.absorb(std::move(series));
-    stored.step_rows += rows;
-    // Ranks past the run's world (should there be any) are read last.
-    if (split > 0)
-      store.forEachStep(run_id, std::max(split, stored.run.world), std::numeric_limits<int>::max(),
-                        visit);
+      readBinsThenRows(store, bins, stored);
     for (const RankRow& rank : store.ranks(run_id)) stored.series.setRank(rank);
     for (const EvalRow& eval : store.evals(run_id)) stored.series.addEval(eval);
     if (stored.run.status != "running") stored.series.finish(stored.run.status);

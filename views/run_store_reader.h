@@ -22,11 +22,14 @@ struct RunList {
 };
 
 // A stored run ready to draw: its curves are built on the pool thread, bounded in size
-// however many steps it has (see SampleSeries).
+// however many steps it has (see SampleSeries). A finished run is read from its step bins
+// and only each rank's last steps as rows; a run without bins, row by row.
 struct StoredRun {
   RunRow run;
   RunSeries series;
-  int64_t step_rows = 0;  // rows read from `steps`
+  int64_t step_rows = 0;  // step rows the curves cover
+  int64_t rows_read = 0;  // of them, read as rows (the rest came summed in bins)
+  int64_t bins_read = 0;
   std::vector<EventRow> events;
 };
 

@@ -38,3 +38,6 @@ target_link_libraries(test_compare_models PRIVATE ranklab_view_models Qt6::Test)
 
 ranklab_gui_test(test_workbench_pages ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_workbench_pages.cpp)
 target_link_libraries(test_workbench_pages PRIVATE ranklab_views Qt6::Test)
+
+ranklab_gui_test(test_stored_run ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_stored_run.cpp)
+target_link_libraries(test_stored_run PRIVATE ranklab_views Qt6::Test)

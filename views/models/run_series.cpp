@@ -79,6 +79,8 @@ void Sample::merge(const Sample& later) {
   sent_mb = later.sent_mb;
   loss_sum += later.loss_sum;
   loss_count += later.loss_count;
+  loss_min = std::min(loss_min, later.loss_min);
+  loss_max = std::max(loss_max, later.loss_max);
   loss_scale = std::min(loss_scale, later.loss_scale);
   staleness_sum += later.staleness_sum;
   tx_bytes += later.tx_bytes;
@@ -135,14 +137,8 @@ void RunSeries::addStep(const StepRow& s) {
   r.epoch = s.epoch;
   r.step = s.step;
   r.loss = s.loss;
-  r.steps += 1;
-  r.samples += s.samples;
-  r.bytes_tx += s.bytes_tx;
-  r.bytes_rx += s.bytes_rx;
-  for (int p = 0; p < kPhaseCount; ++p) {
-    r.total[p] += phases[p];
-    r.recent[p] += phases[p];
-  }
+  addTotals(r, phases, 1, s.samples, s.bytes_tx, s.bytes_rx);
+  for (int p = 0; p < kPhaseCount; ++p) r.recent[p] += phases[p];
   r.recent_steps.push_back(phases);
   if (r.recent_steps.size() > size_t(kRecentSteps)) {
     for (int p = 0; p < kPhaseCount; ++p) r.recent[p] -= r.recent_steps.front()[p];
@@ -168,7 +164,7 @@ void RunSeries::addStep(const StepRow& s) {
   sample.time_s = double(s.time_ns) / kNsPerS;
   sample.sent_mb = double(r.bytes_tx) / 1e6;
   if (std::isfinite(s.loss)) {
-    sample.loss_sum = s.loss;
+    sample.loss_sum = sample.loss_min = sample.loss_max = s.loss;
     sample.loss_count = 1;
   }
   sample.loss_scale = s.loss_scale;
@@ -181,6 +177,69 @@ void RunSeries::addStep(const StepRow& s) {
   uses_loss_scale_ = uses_loss_scale_ || s.loss_scale != 1.0;
   uses_staleness_ = uses_staleness_ || s.staleness != 0;
   if (!bulk_) addToGlobal(s, sample);
+}
+
+void RunSeries::addTotals(RankSeries& r, const PhaseTimes& phases, int64_t steps, int64_t samples,
+                          int64_t tx, int64_t rx) {
+  r.steps += steps;
+  r.samples += samples;
+  r.bytes_tx += tx;
+  r.bytes_rx += rx;
+  for (int p = 0; p < kPhaseCount; ++p) r.total[p] += phases[p];
+}
+
+void RunSeries::addBin(const StepBin& b, int64_t width) {
+  RankSeries& r = rankFor(b.rank);
+  const PhaseTimes phases{b.data_ns, b.forward_ns, b.backward_ns, b.compress_ns,
+                          b.wait_ns, b.comm_ns,    b.update_ns};
+  double phases_s = 0;
+  for (int64_t ns : phases) phases_s += double(ns) / kNsPerS;
+  // As addStep: the time since the previous step, or a first step's own phases.
+  double span_s = phases_s;
+  if (r.last_time_ns > 0 && b.last_time_ns > r.last_time_ns)
+    span_s = double(b.last_time_ns - r.last_time_ns) / kNsPerS;
+  else if (b.last_time_ns > b.first_time_ns && b.steps > 0)
+    span_s = double(b.last_time_ns - b.first_time_ns) / kNsPerS + phases_s / double(b.steps);
+  r.last_time_ns = b.last_time_ns;
+  r.epoch = b.epoch;
+  r.step = b.last_step;
+  addTotals(r, phases, b.steps, b.samples, b.bytes_tx, b.bytes_rx);
+
+  Sample sample;
+  sample.step = double(b.last_step);
+  sample.time_s = double(b.last_time_ns) / kNsPerS;
+  sample.sent_mb = double(r.bytes_tx) / 1e6;
+  sample.loss_sum = b.loss_sum;
+  sample.loss_count = b.loss_count;
+  if (b.loss_count > 0) {
+    sample.loss_min = b.loss_min;
+    sample.loss_max = b.loss_max;
+  }
+  sample.loss_scale = b.loss_scale_min;
+  sample.staleness_sum = double(b.staleness_sum);
+  sample.tx_bytes = double(b.bytes_tx);
+  sample.rx_bytes = double(b.bytes_rx);
+  sample.span_s = span_s;
+  sample.count = b.steps;
+  r.series.widen(width);
+  r.series.append(sample);
+  uses_loss_scale_ = uses_loss_scale_ || b.loss_scale_min != 1.0 || b.loss_scale_max != 1.0;
+  uses_staleness_ = uses_staleness_ || b.staleness_sum != 0;
+}
+
+size_t RunSeries::firstBinAsRows(std::span<const StepBin> bins) {
+  constexpr int64_t kMostRows = 4096;  // bounds the rows read per rank, whatever the step rate
+  if (bins.empty()) return 0;
+  const int64_t window_start = bins.back().last_time_ns - int64_t(kRateWindowS * kNsPerS);
+  size_t first = bins.size();
+  int64_t rows = 0;
+  while (first > 0) {
+    --first;
+    rows += bins[first].steps;
+    const bool enough = rows >= kRecentSteps && bins[first].first_time_ns <= window_start;
+    if (enough || rows >= kMostRows) break;
+  }
+  return first;
 }
 
 void RunSeries::addToGlobal(const StepRow& step, const Sample& sample) {
@@ -215,6 +274,7 @@ void RunSeries::flushGlobal(bool all) {
       s.sent_mb = p.sent_sum / p.ranks;
       s.loss_sum = p.loss_sum;
       s.loss_count = p.loss_count;
+      if (p.loss_count > 0) s.loss_min = s.loss_max = p.loss_sum / double(p.loss_count);
       s.loss_scale = p.scale;
       s.staleness_sum = p.staleness_sum / p.ranks;
       s.tx_bytes = p.tx / p.ranks;
@@ -275,12 +335,19 @@ void RunSeries::globalFromRanks() {
   for (size_t i = 0; i < n; ++i) {
     Sample mean = ranks_.front().series.samples()[i];
     double time = 0, sent = 0, tx = 0, rx = 0, span = 0, stale = 0;
+    double low = 0, high = 0;
+    int with_loss = 0;
     mean.loss_sum = 0;
     mean.loss_count = 0;
     for (const RankSeries& r : ranks_) {
       const Sample& s = r.series.samples()[i];
       mean.loss_sum += s.loss_sum;
       mean.loss_count += s.loss_count;
+      if (s.loss_count > 0) {
+        low += s.loss_min;
+        high += s.loss_max;
+        ++with_loss;
+      }
       mean.loss_scale = std::min(mean.loss_scale, s.loss_scale);
       time += s.time_s;
       sent += s.sent_mb;
@@ -290,6 +357,11 @@ void RunSeries::globalFromRanks() {
       stale += s.staleness_sum;
     }
     const double k = double(ranks_.size());
+    // Bounds of the mean over ranks: one rank's spike lifts it by spike / ranks, as it should.
+    if (with_loss > 0) {
+      mean.loss_min = low / with_loss;
+      mean.loss_max = high / with_loss;
+    }
     mean.time_s = time / k;
     mean.sent_mb = sent / k;
     mean.tx_bytes = tx / k;
@@ -394,17 +466,23 @@ double sampleX(const Sample& sample, XAxis x) {
 QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing,
                            int max_points) {
   const std::vector<Sample>& all = series.samples();
-  const size_t group = std::max<size_t>(
-      1, (all.size() + size_t(std::max(1, max_points)) - 1) / size_t(std::max(1, max_points)));
-  QList<QPointF> points;
-  points.reserve(qsizetype(all.size() / group + 1));
   const double w = std::clamp(smoothing, 0.0, 0.999);
+  const bool envelope = metric == Metric::Loss && w == 0;  // two points per sample
+  const size_t budget = size_t(std::max(1, envelope ? max_points / 2 : max_points));
+  const size_t group = std::max<size_t>(1, (all.size() + budget - 1) / budget);
+  QList<QPointF> points;
+  points.reserve(qsizetype(all.size() / group + 1) * (envelope ? 2 : 1));
   double ema = 0, weight = 1;  // weight = w^n, for the debiasing
   for (size_t i = 0; i < all.size(); i += group) {
     Sample s = all[i];
     for (size_t j = i + 1; j < std::min(all.size(), i + group); ++j) s.merge(all[j]);
     const double v = metricValue(s, metric);
     if (!std::isfinite(v)) continue;
+    if (envelope && s.loss_count > 1 && s.loss_min < s.loss_max) {
+      points.append(QPointF(sampleX(s, x), s.loss_min));
+      points.append(QPointF(sampleX(s, x), s.loss_max));
+      continue;
+    }
     ema = w * ema + (1 - w) * v;
     weight *= w;
     // Debiased: early points are not pulled towards the zero the average starts from.

@@ -6,9 +6,12 @@
 
 #include <QList>
 #include <QPointF>
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,7 +46,10 @@ struct Sample {
   double sent_mb = 0;  // MB the rank had sent by then
   double loss_sum = 0;
   int64_t loss_count = 0;  // finite losses only
-  double loss_scale = 1;   // the smallest in it: a backoff stays visible
+  // Extremes of the finite losses in it: a one-step spike survives any merging.
+  double loss_min = std::numeric_limits<double>::infinity();
+  double loss_max = -std::numeric_limits<double>::infinity();
+  double loss_scale = 1;  // the smallest in it: a backoff stays visible
   double staleness_sum = 0;
   double tx_bytes = 0, rx_bytes = 0, span_s = 0;  // for MB/s over the sample
   int64_t count = 0;                              // steps in it
@@ -58,6 +64,8 @@ class SampleSeries {
   void append(const Sample& sample);
   const std::vector<Sample>& samples() const { return samples_; }
   int64_t stepsPerSample() const { return unit_; }
+  // Later samples merge until they hold at least `steps` steps (after a stored run's bins).
+  void widen(int64_t steps) { unit_ = std::max(unit_, steps); }
   bool empty() const { return samples_.empty(); }
 
  private:
@@ -108,6 +116,12 @@ class RunSeries {
   void setBulkLoad(bool bulk) { bulk_ = bulk; }
   void absorb(RunSeries&& other);  // the other's ranks (none of them here yet) join these
   void addStep(const StepRow& step);
+  // A stored run summarised in bins (bulk load only): a rank's bins, `width` steps each,
+  // then its steps after them as rows with addStep.
+  void addBin(const StepBin& bin, int64_t width);
+  // Of one rank's bins, in order: the first that must be read as rows instead, so that
+  // the recent-steps profile and the samples/s window are built from real steps.
+  static size_t firstBinAsRows(std::span<const StepBin> bins);
   void addEval(const EvalRow& eval);
   void setRank(const RankRow& rank);       // hello, then bye with the exit status
   void finish(const std::string& status);  // the run ended: no rank is running any more
@@ -128,6 +142,8 @@ class RunSeries {
 
  private:
   RankSeries& rankFor(int rank);
+  void addTotals(RankSeries& r, const PhaseTimes& phases, int64_t steps, int64_t samples,
+                 int64_t tx, int64_t rx);
   void addToGlobal(const StepRow& step, const Sample& sample);
   void flushGlobal(bool all);
   void globalFromRanks();
@@ -156,6 +172,8 @@ class RunSeries {
 // The points of a curve for an x-axis choice, smoothed by a debiased EMA of weight
 // `smoothing` (0 = raw). Samples without a value for the metric are skipped. At most
 // max_points: neighbouring samples merge when there are more (a chart has so many pixels).
+// Raw loss draws a point that merges several steps as its lowest then highest loss, so a
+// one-step spike stays on the chart however long the run.
 QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing,
                            int max_points = 2 * SampleSeries::kKeep);
 double sampleX(const Sample& sample, XAxis x);

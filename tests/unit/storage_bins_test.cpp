@@ -1,0 +1,192 @@
+// Step bins: what finishRun sums each rank's steps into, checked against sums of the rows
+// themselves; the migration that adds the table; bins follow their run.
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "tests/unit/storage_test_support.h"
+
+namespace ranklab::storage_test {
+namespace {
+
+// The bin every step falls in, summed here in C++ from the rows.
+std::map<std::pair<int, int64_t>, StepBin> binsFromRows(const std::vector<StepRow>& rows,
+                                                        int64_t width) {
+  std::map<std::pair<int, int64_t>, StepBin> bins;
+  for (const StepRow& s : rows) {
+    auto [it, fresh] = bins.try_emplace({s.rank, s.step / width});
+    StepBin& b = it->second;
+    if (fresh) {
+      b.rank = s.rank;
+      b.first_step = s.step;
+      b.first_time_ns = s.time_ns;
+      b.loss_scale_min = b.loss_scale_max = s.loss_scale;
+      b.loss_min = std::numeric_limits<double>::infinity();
+      b.loss_max = -b.loss_min;
+    }
+    b.last_step = s.step;
+    b.last_time_ns = s.time_ns;
+    b.steps += 1;
+    b.epoch = s.epoch;
+    b.samples += s.samples;
+    b.data_ns += s.data_ns;
+    b.forward_ns += s.forward_ns;
+    b.backward_ns += s.backward_ns;
+    b.compress_ns += s.compress_ns;
+    b.comm_ns += s.comm_ns;
+    b.wait_ns += s.wait_ns;
+    b.update_ns += s.update_ns;
+    if (std::isfinite(s.loss)) {
+      b.loss_sum += s.loss;
+      b.loss_count += 1;
+      b.loss_min = std::min(b.loss_min, s.loss);
+      b.loss_max = std::max(b.loss_max, s.loss);
+    }
+    b.bytes_tx += s.bytes_tx;
+    b.bytes_rx += s.bytes_rx;
+    b.loss_scale_min = std::min(b.loss_scale_min, s.loss_scale);
+    b.loss_scale_max = std::max(b.loss_scale_max, s.loss_scale);
+    b.staleness_sum += s.staleness;
+  }
+  return bins;
+}
+
+void expectSameBin(const StepBin& a, const StepBin& b) {
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.first_step, b.first_step);
+  EXPECT_EQ(a.last_step, b.last_step);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.epoch, b.epoch);
+  EXPECT_EQ(a.samples, b.samples);
+  EXPECT_EQ(a.data_ns, b.data_ns);
+  EXPECT_EQ(a.forward_ns, b.forward_ns);
+  EXPECT_EQ(a.backward_ns, b.backward_ns);
+  EXPECT_EQ(a.compress_ns, b.compress_ns);
+  EXPECT_EQ(a.comm_ns, b.comm_ns);
+  EXPECT_EQ(a.wait_ns, b.wait_ns);
+  EXPECT_EQ(a.update_ns, b.update_ns);
+  EXPECT_NEAR(a.loss_sum, b.loss_sum, 1e-12 * std::abs(b.loss_sum) + 1e-12);
+  EXPECT_EQ(a.loss_count, b.loss_count);
+  if (b.loss_count > 0) {
+    EXPECT_EQ(a.loss_min, b.loss_min);
+    EXPECT_EQ(a.loss_max, b.loss_max);
+  }
+  EXPECT_EQ(a.bytes_tx, b.bytes_tx);
+  EXPECT_EQ(a.bytes_rx, b.bytes_rx);
+  EXPECT_EQ(a.loss_scale_min, b.loss_scale_min);
+  EXPECT_EQ(a.loss_scale_max, b.loss_scale_max);
+  EXPECT_EQ(a.staleness_sum, b.staleness_sum);
+  EXPECT_EQ(a.first_time_ns, b.first_time_ns);
+  EXPECT_EQ(a.last_time_ns, b.last_time_ns);
+}
+
+TEST(StepBinWidth, KeepsEachRankWithinTheBinBudget) {
+  EXPECT_EQ(RunStore::stepBinWidth(0), 1);
+  EXPECT_EQ(RunStore::stepBinWidth(RunStore::kStepBinsPerRank), 1);
+  EXPECT_EQ(RunStore::stepBinWidth(RunStore::kStepBinsPerRank + 1), 2);
+  EXPECT_EQ(RunStore::stepBinWidth(62'500), 64);
+  EXPECT_EQ(RunStore::stepBinWidth(1'000'000), 1024);
+  for (int64_t steps : {999, 4'321, 65'537, 3'000'000}) {
+    const int64_t width = RunStore::stepBinWidth(steps);
+    EXPECT_LE((steps + width - 1) / width, RunStore::kStepBinsPerRank) << steps;
+    if (width > 1) {
+      EXPECT_GT((steps + width / 2 - 1) / (width / 2), RunStore::kStepBinsPerRank)
+          << steps << ": a narrower bin would do";
+    }
+  }
+}
+
+TEST_F(RunStoreTest, FinishRunSumsStepsIntoBinsEqualToTheRows) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  RecordBatch batch;
+  // 2,500 steps per rank from step 3 (bins do not start on a boundary), rank 1 stops early.
+  for (int r = 0; r < 2; ++r)
+    for (int64_t k = 3; k < (r == 0 ? 2503 : 1800); ++k)
+      batch.steps.push_back(exampleStep(id, r, k));
+  batch.steps[10].loss = std::numeric_limits<double>::infinity();  // left out of the loss
+  batch.steps[11].loss = 1e6;                                      // a spike kept as the max
+  store.write(batch);
+  EXPECT_TRUE(store.stepBins(id).empty()) << "a running run has no bins yet";
+  store.finishRun(id, "done", 1, 1);
+
+  const int64_t width = RunStore::stepBinWidth(2500);
+  ASSERT_EQ(width, 4);
+  const auto expected = binsFromRows(batch.steps, width);
+  const std::vector<StepBin> bins = store.stepBins(id);
+  ASSERT_EQ(bins.size(), expected.size());
+  size_t i = 0;
+  for (const auto& [key, bin] : expected) expectSameBin(bins[i++], bin);
+  // Rank 0's steps 12..15: 13 has an infinite loss, 14 the spike.
+  const StepBin& spiked = bins[3];
+  ASSERT_EQ(spiked.first_step, 12);
+  EXPECT_EQ(spiked.loss_count, 3);
+  EXPECT_EQ(spiked.loss_max, 1e6);
+  EXPECT_TRUE(std::isfinite(spiked.loss_sum));
+}
+
+TEST_F(RunStoreTest, BinsAreReplacedWhenARunIsFinishedAgainAndDeletedWithIt) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  const int64_t other = store.createRun(exampleRun("other"));
+  RecordBatch batch;
+  for (int64_t k = 0; k < 50; ++k) {
+    batch.steps.push_back(exampleStep(id, 0, k));
+    batch.steps.push_back(exampleStep(other, 0, k));
+  }
+  store.write(batch);
+  store.finishRun(id, "stopped", 1, 1);
+  store.finishRun(other, "done", 1, 1);
+  store.finishRun(id, "done", 2, 2);
+  EXPECT_EQ(store.stepBins(id).size(), 50u);  // width 1: one bin per step, not twice
+  store.deleteRun(id);
+  EXPECT_TRUE(store.stepBins(id).empty());
+  EXPECT_EQ(store.stepBins(other).size(), 50u);
+  RawFile raw(dbPath());
+  EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM step_bins WHERE run_id = " + std::to_string(id)), 0);
+}
+
+TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  store.finishRun(id, "failed", 0.5, 0);
+  EXPECT_TRUE(store.stepBins(id).empty());
+  EXPECT_EQ(store.run(id)->status, "failed");
+}
+
+TEST_F(RunStoreTest, VersionFourFileGainsTheBinsTableAndKeepsItsRuns) {
+  int64_t id = 0;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+    store.write(RecordBatch{{}, {exampleStep(id, 0, 1)}, {}, {}, {}});
+  }
+  {
+    RawFile raw(dbPath());
+    raw.exec("DROP TABLE step_bins; PRAGMA user_version = 4");
+  }
+  RunStore store(dbPath());
+  RawFile raw(dbPath());
+  EXPECT_EQ(raw.integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  EXPECT_EQ(store.steps(id).size(), 1u);
+  EXPECT_TRUE(store.stepBins(id).empty()) << "old runs are not summed: readers use the rows";
+  store.finishRun(id, "done", 1, 1);
+  EXPECT_EQ(store.stepBins(id).size(), 1u);
+}
+
+TEST_F(RunStoreTest, StepsOfRankFromReadsOneRanksTailInOrder) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  RecordBatch batch;
+  for (int64_t k = 20; k >= 0; --k)
+    for (int r = 0; r < 3; ++r) batch.steps.push_back(exampleStep(id, r, k));
+  store.write(batch);
+  std::vector<StepRow> expected;
+  for (int64_t k = 15; k <= 20; ++k) expected.push_back(exampleStep(id, 1, k));
+  expectSameRows(store.stepsOfRankFrom(id, 1, 15), expected);
+  EXPECT_TRUE(store.stepsOfRankFrom(id, 1, 21).empty());
+  EXPECT_TRUE(store.stepsOfRankFrom(id, 7, 0).empty());
+}
+
+}  // namespace
+}  // namespace ranklab::storage_test
