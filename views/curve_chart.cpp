@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "views/chart_style.h"
+#include "views/models/rank_colour.h"
 
 namespace ranklab {
 
@@ -123,6 +124,17 @@ void CurveChart::fitAxes(const std::vector<Curve>& curves, bool y_floor_zero) {
   double low = y_lo - 0.05 * span;
   if (y_floor_zero && y_lo >= 0) low = std::max(0.0, low);
   fitAxis(y_axis_, low, y_hi + 0.05 * span);
+}
+
+std::vector<Curve> lossCurves(const RunSeries& run, XAxis x, double smoothing, int budget) {
+  std::vector<Curve> curves;
+  for (const RankSeries& r : run.ranks())
+    curves.push_back({r.rank, CurveChart::tr("rank %1").arg(r.rank), rankColour(r.rank), 1.0, false,
+                      false, true, curvePoints(r.series, Metric::Loss, x, smoothing, budget)});
+  if (!run.global().empty())
+    curves.push_back({kMeanKey, CurveChart::tr("mean of ranks"), Qt::black, 2.6, false, false, true,
+                      curvePoints(run.global(), Metric::Loss, x, smoothing, budget)});
+  return curves;
 }
 
 }  // namespace ranklab

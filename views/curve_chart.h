@@ -11,6 +11,8 @@
 #include <map>
 #include <vector>
 
+#include "views/models/run_series.h"
+
 class QLineSeries;
 class QValueAxis;
 
@@ -53,5 +55,9 @@ class CurveChart : public QChartView {
   std::map<int, QLineSeries*> series_;
   bool legend_stale_ = false;  // a series was added: its legend marker is new
 };
+
+// The loss of every rank (thin, rank colours) and their mean (bold black, key kMeanKey).
+constexpr int kMeanKey = -1;
+std::vector<Curve> lossCurves(const RunSeries& run, XAxis x, double smoothing, int budget);
 
 }  // namespace ranklab

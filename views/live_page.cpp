@@ -239,13 +239,12 @@ void LivePage::drawCharts(int group) {
   if (!model_) return;
   const bool all = group < 0;
   const RunSeries& run = model_->series();
-  std::vector<Curve> loss, bandwidth, staleness;
+  std::vector<Curve> bandwidth, staleness;
   const int budget = loss_->pointBudget();  // the charts share one width
+  const std::vector<Curve> loss = lossCurves(run, x_axis_, smoothing_, budget);
   for (const RankSeries& r : run.ranks()) {
     const QColor colour = rankColour(r.rank);
     const QString name = tr("rank %1").arg(r.rank);
-    loss.push_back({r.rank, name, colour, 1.0, false, false, true,
-                    curvePoints(r.series, Metric::Loss, x_axis_, smoothing_, budget)});
     bandwidth.push_back({r.rank, name, colour, 1.0, false, false, true,
                          curvePoints(r.series, Metric::SentMBps, x_axis_, smoothing_, budget)});
     bandwidth.push_back({kReceivedKeyOffset + r.rank, name, colour, 1.0, true, false, false,
@@ -254,9 +253,6 @@ void LivePage::drawCharts(int group) {
       staleness.push_back({r.rank, name, colour, 1.4, false, false, true,
                            curvePoints(r.series, Metric::Staleness, x_axis_, 0, budget)});
   }
-  if (!run.global().empty())
-    loss.push_back({kGlobalKey, tr("mean of ranks"), Qt::black, 2.6, false, false, true,
-                    curvePoints(run.global(), Metric::Loss, x_axis_, smoothing_, budget)});
   if (all || group == LossGroup) loss_->setCurves(loss);
   if (all || group == BandwidthGroup) bandwidth_->setCurves(bandwidth);
   if (!all && group != OtherGroup) return;

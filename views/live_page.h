@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include "views/curve_chart.h"
 #include "views/models/live_run_model.h"
 
 class QComboBox;
@@ -55,7 +56,7 @@ class LivePage : public QWidget {
   QString statusText() const;  // plain text of the status line
   QWidget* chartsArea() const { return charts_; }
 
-  static constexpr int kGlobalKey = -1;            // the mean-of-ranks curve's key in lossChart()
+  static constexpr int kGlobalKey = kMeanKey;      // the mean-of-ranks curve's key in lossChart()
   static constexpr int kReceivedKeyOffset = 1000;  // bandwidthChart(): received = rank + this
 
  protected:

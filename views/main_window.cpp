@@ -150,6 +150,10 @@ void MainWindow::connectRunsPage() {
     showPage(LiveTab);
   });
   connect(runs_page_, &RunsPage::openDbRequested, this, &MainWindow::openDb);
+  connect(runs_page_, &RunsPage::currentRunChanged, this, [this](qint64 id) {
+    if (id > 0) reader_->loadPreview(id);
+  });
+  connect(reader_, &RunStoreReader::previewLoaded, runs_page_, &RunsPage::showPreview);
   connect(runs_page_, &RunsPage::renameRequested, reader_, &RunStoreReader::renameRun);
   connect(runs_page_, &RunsPage::tagsRequested, reader_, &RunStoreReader::setTags);
   connect(runs_page_, &RunsPage::exportCsvRequested, reader_, &RunStoreReader::exportCsv);

@@ -185,16 +185,26 @@ void RunStoreReader::listRuns() {
 }
 
 void RunStoreReader::loadRun(int64_t run_id) {
-  const quint64 generation = ++load_generation_;
+  readOne(run_id, &load_generation_, &RunStoreReader::runLoaded);
+}
+
+void RunStoreReader::loadPreview(int64_t run_id) {
+  readOne(run_id, &preview_generation_, &RunStoreReader::previewLoaded);
+}
+
+// One run; the answer is dropped when a newer request of the same kind was made since.
+void RunStoreReader::readOne(int64_t run_id, quint64* generation,
+                             void (RunStoreReader::*answer)(const StoredRun&)) {
+  const quint64 mine = ++*generation;
   readAsync<StoredRun>(
       this,
       [path = db_path_.toStdString(), run_id] {
         return readWithRetry<StoredRun>([&] { return readRun(path, run_id); });
       },
-      [this, generation](const Answer<StoredRun>& a) {
-        if (generation != load_generation_) return;  // a newer request superseded this one
+      [this, generation, mine, answer](const Answer<StoredRun>& a) {
+        if (mine != *generation) return;
         if (a.error.isEmpty())
-          emit runLoaded(a.value);
+          emit(this->*answer)(a.value);
         else
           emit failed(a.error);
       });

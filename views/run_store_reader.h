@@ -42,8 +42,9 @@ class RunStoreReader : public QObject {
   const QString& dbPath() const { return db_path_; }
   void setDbPath(const QString& path) { db_path_ = path; }  // later requests read this file
 
-  void listRuns();               // -> runsListed or failed
-  void loadRun(int64_t run_id);  // -> runLoaded or failed; only the latest request answers
+  void listRuns();                   // -> runsListed or failed
+  void loadRun(int64_t run_id);      // -> runLoaded or failed; only the latest request answers
+  void loadPreview(int64_t run_id);  // -> previewLoaded (the runs page's chart); latest answers
   void loadRuns(const QList<qint64>& run_ids);  // -> runsLoaded (for compare); latest answers
   // Steps first..last of every rank -> windowLoaded (for the timeline); latest answers.
   void loadWindow(int64_t run_id, int64_t first_step, int64_t last_step);
@@ -59,6 +60,7 @@ class RunStoreReader : public QObject {
  signals:
   void runsListed(const ranklab::RunList& list);
   void runLoaded(const ranklab::StoredRun& run);
+  void previewLoaded(const ranklab::StoredRun& run);
   void runsLoaded(const std::vector<ranklab::StoredRun>& runs);
   void windowLoaded(qint64 run_id, const std::vector<ranklab::StepRow>& steps);
   void changed(const QString& message);
@@ -67,10 +69,13 @@ class RunStoreReader : public QObject {
  private:
   template <typename Edit>
   void edit(Edit edit);
+  void readOne(int64_t run_id, quint64* generation,
+               void (RunStoreReader::*answer)(const StoredRun&));
   void readWindow(int64_t run_id, int64_t first_step, int64_t last_step, int latest);
 
   QString db_path_;
   quint64 load_generation_ = 0;
+  quint64 preview_generation_ = 0;
   quint64 compare_generation_ = 0;
   quint64 window_generation_ = 0;
 };

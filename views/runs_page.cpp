@@ -1,5 +1,6 @@
 #include "views/runs_page.h"
 
+#include <QChart>
 #include <QDir>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -10,11 +11,16 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "views/chart_export.h"
+#include "views/curve_chart.h"
 #include "views/models/runs_table_model.h"
+#include "views/models/workbench_settings.h"
+#include "views/run_store_reader.h"
 
 namespace ranklab {
 
@@ -24,7 +30,8 @@ RunsPage::RunsPage(RunsTableModel* model, QWidget* parent)
       proxy_(new QSortFilterProxyModel(this)),
       view_(new QTableView(this)),
       filter_(new QLineEdit(this)),
-      db_label_(new QLabel(this)) {
+      db_label_(new QLabel(this)),
+      preview_(new CurveChart(tr("Loss of the selected run"), tr("training loss"), this)) {
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(RunsTableModel::SortRole);
   proxy_->setFilterKeyColumn(-1);  // a filter word may match any column (name, tag, codec…)
@@ -51,6 +58,9 @@ RunsPage::RunsPage(RunsTableModel* model, QWidget* parent)
     emit openRequested(index.data(RunsTableModel::RunIdRole).toLongLong());
   });
 
+  preview_->setObjectName(QStringLiteral("runPreview"));
+  connect(model_, &QAbstractItemModel::modelReset, this, &RunsPage::clearPreviewIfGone);
+
   db_label_->setObjectName(QStringLiteral("dbPath"));
   db_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -59,7 +69,12 @@ RunsPage::RunsPage(RunsTableModel* model, QWidget* parent)
   top->addWidget(db_label_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
-  layout->addWidget(view_, 1);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(view_);
+  split->addWidget(preview_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
   layout->addWidget(buildActions());
 }
 
@@ -85,6 +100,9 @@ QWidget* RunsPage::buildActions() {
   add(QStringLiteral("renameRun"), tr("Rename…"), &RunsPage::renameCurrent);
   add(QStringLiteral("tagRun"), tr("Tags…"), &RunsPage::tagCurrent);
   add(QStringLiteral("exportCsv"), tr("Export CSV…"), &RunsPage::exportCurrent);
+  export_chart_ =
+      add(QStringLiteral("exportChart"), tr("Export chart…"), &RunsPage::exportChartDialog);
+  export_chart_->setEnabled(false);
   add(QStringLiteral("deleteRuns"), tr("Delete…"), &RunsPage::deleteSelected);
   row->addStretch(1);
   add(QStringLiteral("openDb"), tr("Open another run store…"), &RunsPage::openDbDialog);
@@ -169,6 +187,41 @@ void RunsPage::exportCurrent() {
       this, tr("Export run %1 as CSV").arg(id),
       QDir::home().filePath(QStringLiteral("run-%1-steps.csv").arg(id)), tr("CSV files (*.csv)"));
   if (!path.isEmpty()) emit exportCsvRequested(id, path);
+}
+
+void RunsPage::showPreview(const StoredRun& run) {
+  preview_run_id_ = run.run.id;
+  const double smoothing = WorkbenchSettings::smoothing();
+  preview_->chart()->setTitle(tr("Loss of run %1 %2 (smoothing %3)")
+                                  .arg(run.run.id)
+                                  .arg(QString::fromStdString(run.run.name))
+                                  .arg(smoothing, 0, 'f', 2));
+  preview_->setCurves(lossCurves(run.series, XAxis::Step, smoothing, preview_->pointBudget()));
+  export_chart_->setEnabled(true);
+}
+
+void RunsPage::clearPreviewIfGone() {
+  if (preview_run_id_ == 0 || model_->rowOfRun(preview_run_id_) >= 0) return;
+  preview_run_id_ = 0;
+  preview_->chart()->setTitle(tr("Loss of the selected run"));
+  preview_->clear();
+  export_chart_->setEnabled(false);
+}
+
+QString RunsPage::exportPreview(const QString& path) {
+  if (preview_run_id_ == 0) return tr("%1: no run's chart is shown to export").arg(path);
+  return exportChart(preview_, path);
+}
+
+void RunsPage::exportChartDialog() {
+  if (preview_run_id_ == 0) return;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export the chart of run %1").arg(preview_run_id_),
+      QDir::home().filePath(QStringLiteral("run-%1-loss.png").arg(preview_run_id_)),
+      tr("PNG image (*.png);;SVG drawing (*.svg)"));
+  if (path.isEmpty()) return;
+  const QString error = exportPreview(path);
+  if (!error.isEmpty()) QMessageBox::warning(this, tr("Export chart"), error);
 }
 
 void RunsPage::openDbDialog() {

@@ -1,18 +1,22 @@
-// The runs browser: every run of the store in a sortable, filterable table, and what can be
-// done to one (open, rename, tag, delete, export) or several (compare). The page never
-// touches SQLite: it asks through signals, and the window's reader and writer answer.
+// The runs browser: every run of the store in a sortable, filterable table, the loss of the
+// selected run as a chart, and what can be done to one (open, rename, tag, delete, export
+// its steps as CSV or its chart as PNG/SVG) or several (compare). The page never touches
+// SQLite: it asks through signals, and the window's reader answers.
 #pragma once
 
 #include <QWidget>
 
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QSortFilterProxyModel;
 class QTableView;
 
 namespace ranklab {
 
+class CurveChart;
 class RunsTableModel;
+struct StoredRun;
 
 class RunsPage : public QWidget {
   Q_OBJECT
@@ -28,9 +32,15 @@ class RunsPage : public QWidget {
   QList<int64_t> selectedRunIds() const;  // in the order shown
   int64_t currentRunId() const;           // 0 when none
 
+  // The chart of the selected run: its loss per rank and the mean, as loaded for it.
+  void showPreview(const StoredRun& run);
+  CurveChart* previewChart() const { return preview_; }
+  int64_t previewRunId() const { return preview_run_id_; }  // 0 when none is drawn
+  QString exportPreview(const QString& path);  // PNG or SVG by suffix; "" or why it failed
+
  signals:
-  void currentRunChanged(qint64 run_id);
-  void openRequested(qint64 run_id);  // double click or Open: show it on the live page
+  void currentRunChanged(qint64 run_id);  // also: load its preview (0: none selected)
+  void openRequested(qint64 run_id);      // double click or Open: show it on the live page
   void compareRequested(const QList<qint64>& run_ids);
   void renameRequested(qint64 run_id, const QString& name);
   void tagsRequested(qint64 run_id, const QStringList& tags);
@@ -45,12 +55,17 @@ class RunsPage : public QWidget {
   void deleteSelected();
   void exportCurrent();
   void openDbDialog();
+  void exportChartDialog();
+  void clearPreviewIfGone();
 
   RunsTableModel* model_;
   QSortFilterProxyModel* proxy_;
   QTableView* view_;
   QLineEdit* filter_;
   QLabel* db_label_;
+  CurveChart* preview_;
+  int64_t preview_run_id_ = 0;
+  QPushButton* export_chart_ = nullptr;
 };
 
 }  // namespace ranklab

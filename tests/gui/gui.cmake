@@ -41,3 +41,6 @@ target_link_libraries(test_workbench_pages PRIVATE ranklab_views Qt6::Test)
 
 ranklab_gui_test(test_stored_run ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_stored_run.cpp)
 target_link_libraries(test_stored_run PRIVATE ranklab_views Qt6::Test)
+
+ranklab_gui_test(test_runs_page ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_runs_page.cpp)
+target_link_libraries(test_runs_page PRIVATE ranklab_views Qt6::Test)
