@@ -99,6 +99,9 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
           &RunStoreReader::loadLatestWindow);
   connect(reader_, &RunStoreReader::windowLoaded, timeline_page_, &TimelinePage::setSteps);
   connect(live_model_, &LiveRunModel::updated, this, [this] {
+    if (runs_page_->isVisible() && runs_page_->currentRunId() == live_run_id_ &&
+        preview_clock_.elapsed() >= kLivePreviewMs)
+      previewLiveRun();
     if (shown_run_id_ == live_run_id_ && live_run_id_ > 0)
       timeline_page_->setLatestStep(live_model_->latestStep());
   });
@@ -151,9 +154,13 @@ void MainWindow::connectRunsPage() {
   });
   connect(runs_page_, &RunsPage::openDbRequested, this, &MainWindow::openDb);
   connect(runs_page_, &RunsPage::currentRunChanged, this, [this](qint64 id) {
-    if (id > 0) reader_->loadPreview(id);
+    if (id == live_run_id_ && isRunning())
+      previewLiveRun();
+    else if (id > 0)
+      reader_->loadPreview(id);
   });
-  connect(reader_, &RunStoreReader::previewLoaded, runs_page_, &RunsPage::showPreview);
+  connect(reader_, &RunStoreReader::previewLoaded, runs_page_,
+          qOverload<const StoredRun&>(&RunsPage::showPreview));
   connect(runs_page_, &RunsPage::renameRequested, reader_, &RunStoreReader::renameRun);
   connect(runs_page_, &RunsPage::tagsRequested, reader_, &RunStoreReader::setTags);
   connect(runs_page_, &RunsPage::exportCsvRequested, reader_, &RunStoreReader::exportCsv);
@@ -343,6 +350,15 @@ void MainWindow::openRun(int64_t run_id) {
   loading_run_id_ = run_id;
   reader_->loadRun(run_id);
   statusBar()->showMessage(tr("Loading run %1…").arg(run_id));
+}
+
+// The runs page's chart of the running run, drawn from the live model (the store has no
+// bins for it yet, and the model holds every step received).
+void MainWindow::previewLiveRun() {
+  preview_clock_.start();
+  const int row = runs_model_->rowOfRun(live_run_id_);
+  const QString name = row >= 0 ? QString::fromStdString(runs_model_->runAt(row).name) : QString();
+  runs_page_->showPreview(live_run_id_, name, live_model_->series());
 }
 
 void MainWindow::showLive() {

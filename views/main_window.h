@@ -3,6 +3,7 @@
 // draw what they are given.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QStringList>
 
@@ -86,6 +87,7 @@ class MainWindow : public QMainWindow {
   void onStarted(qint64 run_id, const QStringList& command);
   void onEnded(const RunOutcome& outcome);
   void showLive();
+  void previewLiveRun();
   void showError(const QString& what, const QString& message);
   void appendLog(int rank, bool is_stderr, const QString& line);
 
@@ -111,6 +113,12 @@ class MainWindow : public QMainWindow {
   bool first_listing_ = true;
   bool launch_pending_ = false;  // launch() came before the store was first read
   bool launch_shows_monitor_ = true;
+  static constexpr int kLivePreviewMs = 500;  // the runs page redraws a live run's chart so often
+  QElapsedTimer preview_clock_ = [] {
+    QElapsedTimer clock;
+    clock.start();
+    return clock;
+  }();
 };
 
 }  // namespace ranklab

@@ -72,8 +72,8 @@ RunsPage::RunsPage(RunsTableModel* model, QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(view_);
   split->addWidget(preview_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
   layout->addWidget(split, 1);
   layout->addWidget(buildActions());
 }
@@ -190,13 +190,15 @@ void RunsPage::exportCurrent() {
 }
 
 void RunsPage::showPreview(const StoredRun& run) {
-  preview_run_id_ = run.run.id;
+  showPreview(run.run.id, QString::fromStdString(run.run.name), run.series);
+}
+
+void RunsPage::showPreview(int64_t run_id, const QString& name, const RunSeries& series) {
+  preview_run_id_ = run_id;
   const double smoothing = WorkbenchSettings::smoothing();
-  preview_->chart()->setTitle(tr("Loss of run %1 %2 (smoothing %3)")
-                                  .arg(run.run.id)
-                                  .arg(QString::fromStdString(run.run.name))
-                                  .arg(smoothing, 0, 'f', 2));
-  preview_->setCurves(lossCurves(run.series, XAxis::Step, smoothing, preview_->pointBudget()));
+  preview_->chart()->setTitle(
+      tr("Loss of run %1 “%2” (smoothing %3)").arg(run_id).arg(name).arg(smoothing, 0, 'f', 2));
+  preview_->setCurves(lossCurves(series, XAxis::Step, smoothing, preview_->pointBudget()));
   export_chart_->setEnabled(true);
 }
 

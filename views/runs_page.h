@@ -15,6 +15,7 @@ class QTableView;
 namespace ranklab {
 
 class CurveChart;
+class RunSeries;
 class RunsTableModel;
 struct StoredRun;
 
@@ -34,6 +35,7 @@ class RunsPage : public QWidget {
 
   // The chart of the selected run: its loss per rank and the mean, as loaded for it.
   void showPreview(const StoredRun& run);
+  void showPreview(int64_t run_id, const QString& name, const RunSeries& series);  // a live run
   CurveChart* previewChart() const { return preview_; }
   int64_t previewRunId() const { return preview_run_id_; }  // 0 when none is drawn
   QString exportPreview(const QString& path);  // PNG or SVG by suffix; "" or why it failed

@@ -14,6 +14,7 @@
 #include "views/log_pane.h"
 #include "views/main_window.h"
 #include "views/models/runs_table_model.h"
+#include "views/runs_page.h"
 #include "views/time_breakdown_chart.h"
 
 using namespace ranklab;
@@ -111,6 +112,22 @@ class WorkbenchLiveTest : public QObject {
     window.launch();
     // Stop once steps flow, as a person would after seeing the loss move.
     QTRY_VERIFY_WITH_TIMEOUT(window.livePage()->lossChart()->seriesCount() > 0, 120000);
+    QVERIFY(window.isRunning());
+
+    // The runs page's chart of the running run follows the live steps.
+    window.showPage(MainWindow::RunsTab);
+    QTRY_VERIFY_WITH_TIMEOUT(window.runsModel()->rowCount() == 1, 10000);
+    const int64_t run_id = window.runsModel()->runAt(0).id;
+    window.runsPage()->selectRun(run_id);
+    RunsPage* runs = window.runsPage();
+    QTRY_COMPARE_WITH_TIMEOUT(runs->previewRunId(), run_id, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(runs->previewChart()->seriesFor(kMeanKey) != nullptr, 10000);
+    const auto last_step = [runs] {
+      const QLineSeries* mean = runs->previewChart()->seriesFor(kMeanKey);
+      return mean->count() > 0 ? mean->at(mean->count() - 1).x() : -1.0;
+    };
+    const double first = last_step();
+    QTRY_VERIFY_WITH_TIMEOUT(last_step() > first, 30000);
     QVERIFY(window.isRunning());
     window.stop();
     QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 60000);
