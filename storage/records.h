@@ -204,4 +204,11 @@ struct RunSummary {
   std::vector<ServerSummary> servers;  // parameter server shards; empty otherwise
 };
 
+// How many times fewer bytes went on the wire than uncompressed: none without a codec
+// (raw equals sent) or without bytes.
+inline std::optional<double> compressionRatio(int64_t bytes_raw, int64_t bytes_tx) {
+  if (bytes_raw <= 0 || bytes_tx <= 0 || bytes_raw == bytes_tx) return std::nullopt;
+  return double(bytes_raw) / double(bytes_tx);
+}
+
 }  // namespace ranklab

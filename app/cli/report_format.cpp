@@ -20,8 +20,9 @@ std::string megabytes(int64_t bytes) {
 
 // Bytes sent, and with a codec how many times fewer than uncompressed.
 std::string sentWithRatio(int64_t tx, int64_t raw) {
-  if (raw <= 0 || raw == tx || tx <= 0) return megabytes(tx);
-  return megabytes(tx) + format(" (%.1fx)", double(raw) / double(tx));
+  const std::optional<double> ratio = compressionRatio(raw, tx);
+  if (!ratio) return megabytes(tx);
+  return megabytes(tx) + format(" (%.1fx)", *ratio);
 }
 
 }  // namespace
@@ -111,9 +112,8 @@ void printSummary(std::ostream& out, const RunSummary& s) {
       << "  test accuracy " << accuracy << "   test loss " << loss << "   sent "
       << megabytes(s.bytes_tx);
   // With a codec: what the same collective would have sent, and the ratio.
-  if (s.bytes_raw > 0 && s.bytes_raw != s.bytes_tx && s.bytes_tx > 0) {
-    out << format(" of %s uncompressed (%.1fx)", megabytes(s.bytes_raw).c_str(),
-                  double(s.bytes_raw) / s.bytes_tx);
+  if (const std::optional<double> ratio = compressionRatio(s.bytes_raw, s.bytes_tx)) {
+    out << format(" of %s uncompressed (%.1fx)", megabytes(s.bytes_raw).c_str(), *ratio);
   }
   if (s.run.amp != "fp32") {
     out << format("   overflow skips %lld", static_cast<long long>(s.overflow_steps));

@@ -44,6 +44,7 @@ void RunsTableModel::setRuns(std::vector<RunRow> runs, const std::vector<RunSumm
       row.test_accuracy = it->second->test_accuracy;
       if (it->second->samples_per_s > 0) row.samples_per_s = it->second->samples_per_s;
       row.bytes_tx = it->second->bytes_tx;
+      row.bytes_raw = it->second->bytes_raw;
     }
     if (auto it = tags.find(run.id); it != tags.end())
       for (const std::string& tag : it->second) row.tags << QString::fromStdString(tag);
@@ -93,6 +94,10 @@ QVariant RunsTableModel::display(const Row& row, int column) const {
     case BytesColumn:
       if (row.bytes_tx <= 0) return {};
       return QStringLiteral("%1 MB").arg(double(row.bytes_tx) / 1e6, 0, 'f', 1);
+    case CompressionColumn:
+      if (auto ratio = compressionRatio(row.bytes_raw, row.bytes_tx))
+        return QStringLiteral("%1x").arg(*ratio, 0, 'f', 1);
+      return QStringLiteral("—");
     case TagsColumn:
       return row.tags.join(QStringLiteral(", "));
     case TestAccuracyColumn:
@@ -115,6 +120,8 @@ QVariant RunsTableModel::sortValue(const Row& row, int column) const {
       return row.samples_per_s ? QVariant(*row.samples_per_s) : QVariant(-1.0);
     case BytesColumn:
       return QVariant::fromValue<qlonglong>(row.bytes_tx);
+    case CompressionColumn:  // "—" sends as many bytes as raw: 1x
+      return compressionRatio(row.bytes_raw, row.bytes_tx).value_or(1.0);
     default:
       return display(row, column);
   }
@@ -138,6 +145,7 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
         case TestAccuracyColumn:
         case SamplesPerSecondColumn:
         case BytesColumn:
+        case CompressionColumn:
           return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         default:
           return QVariant::fromValue(Qt::AlignLeft | Qt::AlignVCenter);
@@ -175,6 +183,8 @@ QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, in
       return tr("codec");
     case BytesColumn:
       return tr("sent");
+    case CompressionColumn:
+      return tr("compression");
     case TagsColumn:
       return tr("tags");
   }

@@ -26,6 +26,7 @@ class RunsTableModel : public QAbstractTableModel {
     TestAccuracyColumn,
     SamplesPerSecondColumn,
     BytesColumn,
+    CompressionColumn,  // raw bytes / wire bytes
     TagsColumn,
     ColumnCount
   };
@@ -57,6 +58,7 @@ class RunsTableModel : public QAbstractTableModel {
     std::optional<double> test_accuracy;  // fraction 0..1
     std::optional<double> samples_per_s;
     int64_t bytes_tx = 0;
+    int64_t bytes_raw = 0;
     QStringList tags;
   };
   QVariant display(const Row& row, int column) const;
