@@ -95,6 +95,7 @@ struct StepBin {
   int64_t loss_count = 0;  // 0: no finite loss, loss_min/max are meaningless
   double loss_min = 0, loss_max = 0;
   int64_t bytes_tx = 0, bytes_rx = 0;
+  int64_t bytes_raw = 0;  // bytes_tx uncompressed
   double loss_scale_min = 1, loss_scale_max = 1;
   int64_t staleness_sum = 0;
   int64_t first_time_ns = 0, last_time_ns = 0;

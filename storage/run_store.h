@@ -23,7 +23,7 @@ class StoreError : public std::runtime_error {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   // Opens (creating folders and file as needed) and migrates forward to kSchemaVersion.
   // A RunStore is used by one thread at a time; each thread opens its own.

@@ -194,12 +194,20 @@ CREATE TABLE step_bins (
 PRAGMA user_version = 5;
 )sql";
 
+// Bins carry the steps' uncompressed bytes too, so a long run's compression ratio opens from
+// its bins. Bins written before this version are filled from their steps (PK range reads).
+constexpr const char* kVersion6 = R"sql(
+ALTER TABLE step_bins ADD COLUMN bytes_raw INTEGER NOT NULL DEFAULT 0;
+UPDATE step_bins SET bytes_raw = (
+  SELECT COALESCE(SUM(s.bytes_raw), 0) FROM steps s
+  WHERE s.run_id = step_bins.run_id AND s.rank = step_bins.rank
+    AND s.step BETWEEN step_bins.first_step AND step_bins.last_step);
+
+PRAGMA user_version = 6;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kVersion1},
-    {2, kVersion2},
-    {3, kVersion3},
-    {4, kVersion4},
-    {5, kVersion5},
+    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}, {5, kVersion5}, {6, kVersion6},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

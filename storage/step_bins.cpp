@@ -23,12 +23,12 @@ constexpr const char* kInsertBins = R"sql(
 INSERT INTO step_bins (run_id, rank, first_step, last_step, steps, epoch, samples, data_ns,
   forward_ns, backward_ns, compress_ns, comm_ns, wait_ns, update_ns, loss_sum, loss_count,
   loss_min, loss_max, bytes_tx, bytes_rx, loss_scale_min, loss_scale_max, staleness_sum,
-  first_time_ns, last_time_ns)
+  first_time_ns, last_time_ns, bytes_raw)
 SELECT run_id, rank, MIN(step), MAX(step), COUNT(*), MAX(epoch), SUM(samples), SUM(data_ns),
        SUM(forward_ns), SUM(backward_ns), SUM(compress_ns), SUM(comm_ns), SUM(wait_ns),
        SUM(update_ns), TOTAL(finite), COUNT(finite), MIN(finite), MAX(finite), SUM(bytes_tx),
        SUM(bytes_rx), MIN(loss_scale), MAX(loss_scale), SUM(staleness), MIN(time_ns),
-       MAX(time_ns)
+       MAX(time_ns), SUM(bytes_raw)
 FROM (SELECT *, CASE WHEN loss BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308
                      THEN loss END AS finite
       FROM steps WHERE run_id = ?1)
@@ -38,7 +38,7 @@ constexpr const char* kSelectBins = R"sql(
 SELECT rank, first_step, last_step, steps, epoch, samples, data_ns, forward_ns, backward_ns,
        compress_ns, comm_ns, wait_ns, update_ns, loss_sum, loss_count, COALESCE(loss_min, 0),
        COALESCE(loss_max, 0), bytes_tx, bytes_rx, loss_scale_min, loss_scale_max,
-       staleness_sum, first_time_ns, last_time_ns
+       staleness_sum, first_time_ns, last_time_ns, bytes_raw
 FROM step_bins WHERE run_id = ? ORDER BY rank, first_step)sql";
 
 StepBin readBin(Query& q) {
@@ -67,6 +67,7 @@ StepBin readBin(Query& q) {
   b.staleness_sum = q.int64();
   b.first_time_ns = q.int64();
   b.last_time_ns = q.int64();
+  b.bytes_raw = q.int64();
   return b;
 }
 

@@ -102,6 +102,28 @@ class LiveRunModelTest : public QObject {
     QVERIFY(near(by_time[3].x(), 4.0));
   }
 
+  // Rank 0 compresses 57.4x (sent 1000 bytes a step of 57,400 raw); rank 1 sends raw.
+  void sentCellShowsTheCompressionRatio() {
+    LiveRunModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    for (int64_t step = 0; step < 1000; ++step) {
+      StepRow compressed = makeStep(0, step, 2.0);
+      compressed.bytes_raw = 57'400;
+      StepRow plain = makeStep(1, step, 2.0);
+      plain.bytes_raw = plain.bytes_tx;
+      model.addSteps({compressed, plain});
+    }
+    QCOMPARE(model.rankAt(0).bytes_raw, 57'400'000);
+    auto cell = [&](int row, int role) {
+      return model.index(row, LiveRunModel::SentColumn).data(role).toString();
+    };
+    QCOMPARE(cell(0, Qt::DisplayRole), QStringLiteral("1.0 · 57.4x"));
+    QCOMPARE(cell(0, Qt::ToolTipRole),
+             QStringLiteral("1.0 MB sent of 57.4 MB uncompressed (57.4x)"));
+    QCOMPARE(cell(1, Qt::DisplayRole), QStringLiteral("1.0"));
+    QCOMPARE(cell(1, Qt::ToolTipRole), QStringLiteral("1.0 MB sent, uncompressed"));
+  }
+
   void nonFiniteLossIsNotPlotted() {
     LiveRunModel model;
     model.addStep(makeStep(0, 0, 1.0));

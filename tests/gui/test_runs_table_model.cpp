@@ -140,8 +140,8 @@ class RunsTableModelTest : public QObject {
     };
     QCOMPARE(text(topk), QStringLiteral("50.0x"));
     QCOMPARE(text(fp16), QStringLiteral("2.0x"));
-    QCOMPARE(text(none), QStringLiteral("—"));
-    QCOMPARE(text(empty), QStringLiteral("—"));
+    QCOMPARE(text(none), QStringLiteral("–"));
+    QCOMPARE(text(empty), QStringLiteral("–"));
 
     QSortFilterProxyModel proxy;
     proxy.setSourceModel(&model);
@@ -155,7 +155,7 @@ class RunsTableModelTest : public QObject {
     QCOMPARE(idAt(0), topk);  // 50x above 2x: as text "2.0x" would sort first
     QCOMPARE(idAt(1), fp16);
     QCOMPARE(proxy.index(2, RunsTableModel::CompressionColumn).data().toString(),
-             QStringLiteral("—"));
+             QStringLiteral("–"));
   }
 };
 

@@ -3,6 +3,7 @@
 // one-step loss spike in a run of 1,000,000 step rows survives onto the raw loss curve.
 #include <sqlite3.h>
 
+#include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -10,6 +11,7 @@
 #include <cmath>
 
 #include "storage/run_store.h"
+#include "views/models/compare_models.h"
 #include "views/run_store_reader.h"
 
 using namespace ranklab;
@@ -20,7 +22,8 @@ constexpr int64_t kMs = 1'000'000;
 constexpr double kSpike = 40.0;
 
 // 100 steps/s; loss decays with a little noise; rank `slow` computes 3 ms more per step.
-StepRow stepOf(int64_t run_id, int rank, int64_t step, int slow) {
+// A compressed run sends 1/50 of its raw bytes.
+StepRow stepOf(int64_t run_id, int rank, int64_t step, int slow, bool compressed) {
   StepRow s;
   s.run_id = run_id;
   s.rank = rank;
@@ -37,11 +40,13 @@ StepRow stepOf(int64_t run_id, int rank, int64_t step, int slow) {
       2.3 * std::exp(-double(step) / 800.0) + 0.3 + 0.05 * double((step * 7 + rank) % 11) / 11.0;
   s.bytes_tx = 900'000 + rank;
   s.bytes_rx = 800'000;
+  s.bytes_raw = compressed ? 50 * s.bytes_tx : s.bytes_tx;
   s.time_ns = (step + 1) * 10 * kMs;
   return s;
 }
 
-int64_t writeRun(RunStore& store, int ranks, int64_t steps, int spike_rank, int64_t spike_step) {
+int64_t writeRun(RunStore& store, int ranks, int64_t steps, int spike_rank, int64_t spike_step,
+                 bool compressed = true) {
   NewRun run;
   run.name = "long";
   run.world = ranks;
@@ -49,7 +54,7 @@ int64_t writeRun(RunStore& store, int ranks, int64_t steps, int spike_rank, int6
   RecordBatch batch;
   for (int r = 0; r < ranks; ++r) {
     for (int64_t k = 0; k < steps; ++k) {
-      batch.steps.push_back(stepOf(id, r, k, 1));
+      batch.steps.push_back(stepOf(id, r, k, 1, compressed));
       if (r == spike_rank && k == spike_step) batch.steps.back().loss = kSpike;
       if (batch.steps.size() >= 100'000) {
         store.write(batch);
@@ -125,6 +130,8 @@ class TestStoredRun : public QObject {
       QCOMPARE(x.steps, y.steps);
       QCOMPARE(x.samples, y.samples);
       QCOMPARE(x.bytes_tx, y.bytes_tx);
+      QCOMPARE(x.bytes_raw, y.bytes_raw);
+      QCOMPARE(x.bytes_raw, 50 * x.bytes_tx);
       QCOMPARE(x.total, y.total);
       QCOMPARE(x.recent, y.recent);
       QCOMPARE(x.step, y.step);
@@ -153,6 +160,30 @@ class TestStoredRun : public QObject {
     QCOMPARE(a.global().samples().size(), b.global().samples().size());
     QCOMPARE(a.stragglerRank(), 1);
     QCOMPARE(b.stragglerRank(), 1);
+  }
+
+  // The compare page's ratio from stored runs: raw / sent summed from bins and last rows.
+  void compareShowsTheCompressionRatio() {
+    const QString db = dir_.filePath(QStringLiteral("ratio.db"));
+    int64_t compressed = 0, plain = 0;
+    {
+      RunStore store(db.toStdString());
+      compressed = writeRun(store, 2, 5'000, -1, -1, true);
+      plain = writeRun(store, 2, 5'000, -1, -1, false);
+    }
+    const StoredRun a = load(db, compressed);
+    const StoredRun b = load(db, plain);
+    QVERIFY(a.bins_read > 0);  // the ratio survives the bins
+    SummaryCompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setRuns({ComparedRun{a.run, a.series}, ComparedRun{b.run, b.series}});
+    int row = 0;
+    while (row < model.rowCount() &&
+           model.headerData(row, Qt::Vertical).toString() != "compression (raw / sent bytes)")
+      ++row;
+    QVERIFY(row < model.rowCount());
+    QCOMPARE(model.index(row, 0).data().toString(), QStringLiteral("50.0x"));
+    QCOMPARE(model.index(row, 1).data().toString(), QStringLiteral("–"));
   }
 
   // 16 ranks x 62,500 steps; rank 5's loss jumps to 40 for one step.

@@ -44,6 +44,7 @@ std::map<std::pair<int, int64_t>, StepBin> binsFromRows(const std::vector<StepRo
     }
     b.bytes_tx += s.bytes_tx;
     b.bytes_rx += s.bytes_rx;
+    b.bytes_raw += s.bytes_raw;
     b.loss_scale_min = std::min(b.loss_scale_min, s.loss_scale);
     b.loss_scale_max = std::max(b.loss_scale_max, s.loss_scale);
     b.staleness_sum += s.staleness;
@@ -73,6 +74,7 @@ void expectSameBin(const StepBin& a, const StepBin& b) {
   }
   EXPECT_EQ(a.bytes_tx, b.bytes_tx);
   EXPECT_EQ(a.bytes_rx, b.bytes_rx);
+  EXPECT_EQ(a.bytes_raw, b.bytes_raw);
   EXPECT_EQ(a.loss_scale_min, b.loss_scale_min);
   EXPECT_EQ(a.loss_scale_max, b.loss_scale_max);
   EXPECT_EQ(a.staleness_sum, b.staleness_sum);
@@ -172,6 +174,34 @@ TEST_F(RunStoreTest, VersionFourFileGainsTheBinsTableAndKeepsItsRuns) {
   EXPECT_TRUE(store.stepBins(id).empty()) << "old runs are not summed: readers use the rows";
   store.finishRun(id, "done", 1, 1);
   EXPECT_EQ(store.stepBins(id).size(), 1u);
+}
+
+// A version 5 file's bins lack bytes_raw: the migration sums it from each bin's steps.
+TEST_F(RunStoreTest, VersionFiveBinsGainTheirStepsRawBytes) {
+  int64_t id = 0;
+  std::vector<StepRow> rows;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+    RecordBatch batch;
+    for (int64_t k = 0; k < 2'500; ++k)
+      for (int r = 0; r < 2; ++r) batch.steps.push_back(exampleStep(id, r, k));
+    store.write(batch);
+    store.finishRun(id, "done", 1, 1);
+    rows = store.steps(id);
+  }
+  {
+    RawFile raw(dbPath());
+    raw.exec("ALTER TABLE step_bins DROP COLUMN bytes_raw; PRAGMA user_version = 5");
+  }
+  RunStore store(dbPath());
+  const std::vector<StepBin> bins = store.stepBins(id);
+  const auto expected = binsFromRows(rows, RunStore::stepBinWidth(2'500));
+  ASSERT_EQ(bins.size(), expected.size());
+  for (const StepBin& b : bins) {
+    EXPECT_GT(b.bytes_raw, b.bytes_tx) << "the example steps are compressed";
+    expectSameBin(b, expected.at({b.rank, b.first_step / RunStore::stepBinWidth(2'500)}));
+  }
 }
 
 TEST_F(RunStoreTest, StepsOfRankFromReadsOneRanksTailInOrder) {

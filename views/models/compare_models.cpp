@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/job/job_keys.h"
+#include "views/models/compression_text.h"
 
 namespace ranklab {
 
@@ -80,6 +81,7 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
               tr("final test accuracy"),
               tr("final training loss (mean of ranks)"),
               tr("MB sent (all ranks)"),
+              tr("compression (raw / sent bytes)"),
               tr("compute ms/step (mean)"),
               tr("comm ms/step (mean)"),
               tr("wait ms/step (mean)")};
@@ -88,13 +90,14 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
   for (const ComparedRun& c : runs) {
     const RunRow& r = c.run;
     runs_ << runLabel(r);
-    int64_t steps = 0, samples = 0, bytes = 0;
+    int64_t steps = 0, samples = 0, bytes = 0, raw_bytes = 0;
     double compute = 0, comm = 0, wait = 0;
     int counted = 0;
     for (const RankSeries& rank : c.series.ranks()) {
       steps = std::max(steps, rank.steps);
       samples += rank.samples;
       bytes += rank.bytes_tx;
+      raw_bytes += rank.bytes_raw;
       if (rank.steps == 0) continue;
       compute += rank.computeSeconds() * 1e3 / double(rank.steps);
       comm += rank.commSeconds() * 1e3 / double(rank.steps);
@@ -120,6 +123,7 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
                       : n.arg(evals.back().accuracy * 100.0, 0, 'f', 2) + QStringLiteral(" %"),
         global.empty() ? QStringLiteral("–") : QString::number(final_loss, 'f', 4),
         QString::number(double(bytes) / 1e6, 'f', 1),
+        compressionText(raw_bytes, bytes),
         counted ? QString::number(compute / counted, 'f', 2) : QStringLiteral("–"),
         counted ? QString::number(comm / counted, 'f', 2) : QStringLiteral("–"),
         counted ? QString::number(wait / counted, 'f', 2) : QStringLiteral("–")};

@@ -5,7 +5,22 @@
 #include <algorithm>
 #include <cmath>
 
+#include "views/models/compression_text.h"
+
 namespace ranklab {
+
+namespace {
+
+// Wire bytes against what the same collectives would have sent uncompressed.
+QString sentTip(const RankSeries& r) {
+  const QString sent = QObject::tr("%1 MB sent").arg(double(r.bytes_tx) / 1e6, 0, 'f', 1);
+  if (!compressionRatio(r.bytes_raw, r.bytes_tx)) return sent + QObject::tr(", uncompressed");
+  return sent + QObject::tr(" of %1 MB uncompressed (%2)")
+                    .arg(double(r.bytes_raw) / 1e6, 0, 'f', 1)
+                    .arg(compressionText(r.bytes_raw, r.bytes_tx));
+}
+
+}  // namespace
 
 LiveRunModel::LiveRunModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -152,6 +167,7 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
       if (index.column() == StateColumn) return QBrush(stateColour(r.state));
       return {};
     case Qt::ToolTipRole:
+      if (index.column() == SentColumn) return sentTip(r);
       if (r.straggler) return QString::fromStdString(series_.stragglerReason());
       return QString::fromStdString(r.host);
     case Qt::TextAlignmentRole:
@@ -186,8 +202,11 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
       return QString::number(ms[CommPhase], 'f', 2);
     case WaitColumn:
       return QString::number(ms[WaitPhase], 'f', 2);
-    case SentColumn:
-      return QString::number(double(r.bytes_tx) / 1e6, 'f', 1);
+    case SentColumn: {
+      const QString sent = QString::number(double(r.bytes_tx) / 1e6, 'f', 1);
+      if (!compressionRatio(r.bytes_raw, r.bytes_tx)) return sent;
+      return sent + QStringLiteral(" · ") + compressionText(r.bytes_raw, r.bytes_tx);
+    }
   }
   return {};
 }

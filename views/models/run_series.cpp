@@ -137,7 +137,7 @@ void RunSeries::addStep(const StepRow& s) {
   r.epoch = s.epoch;
   r.step = s.step;
   r.loss = s.loss;
-  addTotals(r, phases, 1, s.samples, s.bytes_tx, s.bytes_rx);
+  addTotals(r, phases, 1, s.samples, s.bytes_tx, s.bytes_rx, s.bytes_raw);
   for (int p = 0; p < kPhaseCount; ++p) r.recent[p] += phases[p];
   r.recent_steps.push_back(phases);
   if (r.recent_steps.size() > size_t(kRecentSteps)) {
@@ -180,11 +180,12 @@ void RunSeries::addStep(const StepRow& s) {
 }
 
 void RunSeries::addTotals(RankSeries& r, const PhaseTimes& phases, int64_t steps, int64_t samples,
-                          int64_t tx, int64_t rx) {
+                          int64_t tx, int64_t rx, int64_t raw) {
   r.steps += steps;
   r.samples += samples;
   r.bytes_tx += tx;
   r.bytes_rx += rx;
+  r.bytes_raw += raw;
   for (int p = 0; p < kPhaseCount; ++p) r.total[p] += phases[p];
 }
 
@@ -203,7 +204,7 @@ void RunSeries::addBin(const StepBin& b, int64_t width) {
   r.last_time_ns = b.last_time_ns;
   r.epoch = b.epoch;
   r.step = b.last_step;
-  addTotals(r, phases, b.steps, b.samples, b.bytes_tx, b.bytes_rx);
+  addTotals(r, phases, b.steps, b.samples, b.bytes_tx, b.bytes_rx, b.bytes_raw);
 
   Sample sample;
   sample.step = double(b.last_step);

@@ -86,8 +86,9 @@ struct RankSeries {
   int64_t steps = 0;
   int64_t samples = 0;
   int64_t bytes_tx = 0, bytes_rx = 0;
-  PhaseTimes total{};   // over the whole run
-  PhaseTimes recent{};  // over the last kRecentSteps steps
+  int64_t bytes_raw = 0;  // bytes_tx uncompressed
+  PhaseTimes total{};     // over the whole run
+  PhaseTimes recent{};    // over the last kRecentSteps steps
   std::deque<PhaseTimes> recent_steps;
   int64_t last_time_ns = 0;
   double samples_per_s = 0;                             // over the recent steps
@@ -143,7 +144,7 @@ class RunSeries {
  private:
   RankSeries& rankFor(int rank);
   void addTotals(RankSeries& r, const PhaseTimes& phases, int64_t steps, int64_t samples,
-                 int64_t tx, int64_t rx);
+                 int64_t tx, int64_t rx, int64_t raw);
   void addToGlobal(const StepRow& step, const Sample& sample);
   void flushGlobal(bool all);
   void globalFromRanks();

@@ -5,6 +5,8 @@
 #include <QDateTime>
 #include <unordered_map>
 
+#include "views/models/compression_text.h"
+
 namespace ranklab {
 
 namespace {
@@ -95,9 +97,7 @@ QVariant RunsTableModel::display(const Row& row, int column) const {
       if (row.bytes_tx <= 0) return {};
       return QStringLiteral("%1 MB").arg(double(row.bytes_tx) / 1e6, 0, 'f', 1);
     case CompressionColumn:
-      if (auto ratio = compressionRatio(row.bytes_raw, row.bytes_tx))
-        return QStringLiteral("%1x").arg(*ratio, 0, 'f', 1);
-      return QStringLiteral("—");
+      return compressionText(row.bytes_raw, row.bytes_tx);
     case TagsColumn:
       return row.tags.join(QStringLiteral(", "));
     case TestAccuracyColumn:
@@ -120,7 +120,7 @@ QVariant RunsTableModel::sortValue(const Row& row, int column) const {
       return row.samples_per_s ? QVariant(*row.samples_per_s) : QVariant(-1.0);
     case BytesColumn:
       return QVariant::fromValue<qlonglong>(row.bytes_tx);
-    case CompressionColumn:  // "—" sends as many bytes as raw: 1x
+    case CompressionColumn:  // "–" sends as many bytes as raw: 1x
       return compressionRatio(row.bytes_raw, row.bytes_tx).value_or(1.0);
     default:
       return display(row, column);
