@@ -30,6 +30,18 @@ inline constexpr int kPsParams = 4;   // server -> worker: the shard's parameter
 inline constexpr int kBench = 5;
 }  // namespace tags
 
+// Memory that every rank of a one-host communicator maps: one slot per rank, all the same
+// size (an MPI-3 shared window, or one heap block for ranks as threads). Any rank may read
+// and write any slot; fence() orders those accesses between ranks.
+class SharedSlots {
+ public:
+  virtual ~SharedSlots() = default;
+  virtual float* slot(int rank) = 0;
+  virtual size_t floatsPerSlot() const = 0;
+  // Collective barrier: every rank's writes before it are seen by every rank after it.
+  virtual void fence() = 0;
+};
+
 // Where a probed message comes from and how long it is.
 struct MessageInfo {
   int source = -1;
@@ -70,6 +82,10 @@ class Communicator {
 
   // Collective: the ranks that share this rank's memory (one host).
   virtual std::unique_ptr<Communicator> splitByHost() = 0;
+
+  // Collective: `floats_per_slot` floats of shared memory per rank; nullptr (on every rank)
+  // when the ranks do not all share one host's memory.
+  virtual std::unique_ptr<SharedSlots> allocateSharedSlots(size_t floats_per_slot) = 0;
 
   // True when another thread may make the calls while this one does not (a communication
   // thread); false when the backend only allows the thread that set it up.

@@ -14,7 +14,7 @@
 namespace ranklab {
 
 struct AllreduceBenchOptions {
-  std::vector<std::string> algorithms{"ring", "mpi", "hierarchical"};
+  std::vector<std::string> algorithms{"ring", "mpi", "hierarchical", "shm"};
   size_t min_bytes = 4;
   size_t max_bytes = size_t{64} << 20;  // sizes double from min to max
   int ranks_per_host = 0;               // for hierarchical

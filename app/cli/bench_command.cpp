@@ -15,7 +15,7 @@ namespace ranklab {
 namespace {
 
 constexpr const char* kBenchUsage =
-    "usage: ranklab bench allreduce [--worlds 2,4] [--algorithms ring,mpi,hierarchical]\n"
+    "usage: ranklab bench allreduce [--worlds 2,4] [--algorithms ring,mpi,hierarchical,shm]\n"
     "         [--min-bytes 4] [--max-bytes 64M] [--ranks-per-host N] [--repeats 3] [--json]";
 
 // "64M", "4K", "4096" -> bytes.
@@ -53,20 +53,37 @@ std::string format(const char* pattern, auto... values) {
 
 }  // namespace
 
+namespace {
+
+// Ratio columns "X/mpi" for ring and shm, where both X and mpi ran.
+std::vector<std::string> ratioColumns(const std::vector<std::string>& algorithms) {
+  auto ran = [&](const char* a) { return std::count(algorithms.begin(), algorithms.end(), a) > 0; };
+  std::vector<std::string> columns;
+  if (!ran("mpi")) return columns;
+  for (const char* a : {"ring", "shm"})
+    if (ran(a)) columns.push_back(a);
+  return columns;
+}
+
+double busbw(const std::map<std::string, AllreduceBenchRow>& by_algorithm, const std::string& a) {
+  const auto it = by_algorithm.find(a);
+  return it == by_algorithm.end() ? 0 : it->second.busbw_gbs;
+}
+
+}  // namespace
+
 void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& rows,
                      const std::vector<std::string>& algorithms) {
   // (world, bytes) -> algorithm -> row, in the order the rows came.
   std::map<std::pair<int, size_t>, std::map<std::string, AllreduceBenchRow>> table;
   for (const auto& row : rows) table[{row.world, row.bytes}][row.algorithm] = row;
-  const bool ratio = table.empty() ? false
-                                   : std::count(algorithms.begin(), algorithms.end(), "ring") &&
-                                         std::count(algorithms.begin(), algorithms.end(), "mpi");
+  const auto ratios = ratioColumns(algorithms);
   out << "all-reduce, float sum in place; busbw = algbw * 2(n-1)/n in GB/s; time per call in us\n"
       << "(best of alternating batches; every result checked against the closed-form sum)\n";
   out << format("%5s %10s", "world", "bytes");
   for (const auto& a : algorithms)
     out << format(" %12s %8s", (a.substr(0, 9) + " us").c_str(), "busbw");
-  if (ratio) out << format(" %9s", "ring/mpi");
+  for (const auto& a : ratios) out << format(" %9s", (a + "/mpi").c_str());
   out << format(" %6s\n", "check");
   for (const auto& [key, by_algorithm] : table) {
     out << format("%5d %10zu", key.first, key.second);
@@ -80,11 +97,9 @@ void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& ro
       out << format(" %12.1f %8.3f", it->second.seconds * 1e6, it->second.busbw_gbs);
       ok = ok && it->second.verified;
     }
-    if (ratio) {
-      const double mpi = by_algorithm.count("mpi") ? by_algorithm.at("mpi").busbw_gbs : 0;
-      const double ring = by_algorithm.count("ring") ? by_algorithm.at("ring").busbw_gbs : 0;
-      out << (mpi > 0 ? format(" %9.2f", ring / mpi) : format(" %9s", "-"));
-    }
+    const double mpi = busbw(by_algorithm, "mpi");
+    for (const auto& a : ratios)
+      out << (mpi > 0 ? format(" %9.2f", busbw(by_algorithm, a) / mpi) : format(" %9s", "-"));
     out << format(" %6s\n", ok ? "ok" : "FAIL");
   }
 }

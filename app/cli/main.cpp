@@ -22,7 +22,7 @@ commands:
   runs list                                                every stored run, newest first
   runs show ID                                             one run's summary
   runs delete ID                                           remove a run and all its rows
-  bench allreduce [--worlds 2,4] [--algorithms ring,mpi,hierarchical] [--min-bytes 4]
+  bench allreduce [--worlds 2,4] [--algorithms ring,mpi,hierarchical,shm] [--min-bytes 4]
         [--max-bytes 64M] [--ranks-per-host N] [--repeats 3]  all-reduce busbw per size, checked
 
 options for every command:

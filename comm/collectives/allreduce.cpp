@@ -5,6 +5,7 @@
 
 #include "comm/collectives/hierarchical_allreduce.h"
 #include "comm/collectives/ring_allreduce.h"
+#include "comm/collectives/shm_allreduce.h"
 
 namespace ranklab {
 
@@ -20,8 +21,23 @@ class Adapter : public Allreduce {
   int64_t bytesSent() const override { return algorithm_.bytesSent(); }
   int64_t bytesReceived() const override { return algorithm_.bytesReceived(); }
 
+ protected:
+  Algorithm& algorithm() { return algorithm_; }
+  const Algorithm& algorithm() const { return algorithm_; }
+
  private:
   Algorithm algorithm_;
+};
+
+// shm meets the other ranks in its own first barrier, so it reports that wait itself.
+class ShmAdapter : public Adapter<ShmAllreduce> {
+ public:
+  explicit ShmAdapter(Communicator& comm) : Adapter<ShmAllreduce>(comm) {}
+  void runScaled(float* data, size_t count, float scale) override {
+    algorithm().run(data, count, scale);
+  }
+  bool waitsForPeers() const override { return true; }
+  SpanNs lastWait() const override { return algorithm().lastWait(); }
 };
 
 class NativeAlgorithm : public Allreduce {
@@ -48,8 +64,13 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
+void Allreduce::runScaled(float* data, size_t count, float scale) {
+  run(data, count);
+  for (size_t i = 0; i < count; ++i) data[i] *= scale;
+}
+
 const std::vector<std::string>& allreduceAlgorithms() {
-  static const std::vector<std::string> names{"ring", "mpi", "hierarchical"};
+  static const std::vector<std::string> names{"ring", "mpi", "hierarchical", "shm"};
   return names;
 }
 
@@ -57,6 +78,7 @@ std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communica
                                          const AllreduceOptions& options) {
   if (algorithm == "ring") return std::make_unique<Adapter<RingAllreduce>>(comm);
   if (algorithm == "mpi") return std::make_unique<NativeAlgorithm>(comm);
+  if (algorithm == "shm") return std::make_unique<ShmAdapter>(comm);
   if (algorithm == "hierarchical") {
     return std::make_unique<Adapter<HierarchicalAllreduce>>(comm, options.ranks_per_host);
   }

@@ -1,6 +1,6 @@
 // Sum all-reduce by a named algorithm, with the bytes it moved. Used by the allreduce
 // strategy and `ranklab bench allreduce`: `ring` (ring_allreduce.h), `hierarchical`
-// (hierarchical_allreduce.h), `mpi` (the backend's native one).
+// (hierarchical_allreduce.h), `shm` (shm_allreduce.h), `mpi` (the backend's native one).
 #pragma once
 
 #include <cstddef>
@@ -13,14 +13,28 @@
 
 namespace ranklab {
 
+// An interval on the steady clock, in ns; empty when begin_ns == end_ns.
+struct SpanNs {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+};
+
 class Allreduce {
  public:
   virtual ~Allreduce() = default;
   virtual void run(float* data, size_t count) = 0;
+  // The sum times `scale` (1/n: the mean). shm folds the scaling into its reduction; the
+  // others run() and then scale, which gives the same bits.
+  virtual void runScaled(float* data, size_t count, float scale);
   // Bytes this rank sent / received in the last run(). For `mpi` the library chooses its
   // own algorithm, so this is the ring-equivalent volume 2(n-1)/n * size.
   virtual int64_t bytesSent() const = 0;
   virtual int64_t bytesReceived() const = 0;
+  // True when run() itself starts with a barrier of every rank (shm): a caller measuring
+  // how long it waits for peers reads lastWait() instead of paying a barrier of its own.
+  virtual bool waitsForPeers() const { return false; }
+  // That barrier in the last run() (empty for the others).
+  virtual SpanNs lastWait() const { return {}; }
 };
 
 struct AllreduceOptions {

@@ -1,7 +1,5 @@
 #include "comm/collectives/hierarchical_allreduce.h"
 
-#include "comm/collectives/sum_into.h"
-
 namespace ranklab {
 
 HierarchicalAllreduce::HierarchicalAllreduce(Communicator& comm, int ranks_per_host) {
@@ -14,25 +12,7 @@ HierarchicalAllreduce::HierarchicalAllreduce(Communicator& comm, int ranks_per_h
   comm.allreduceSumNative(&count, 1);
   hosts_ = static_cast<int>(count);
   if (leaders_) ring_ = std::make_unique<RingAllreduce>(*leaders_);
-}
-
-void HierarchicalAllreduce::reduceToLeader(float* data, size_t count) {
-  // Binomial tree: at distance `mask`, odd multiples send their partial sum down and stop.
-  const int r = host_->rank(), n = host_->size();
-  const size_t bytes = count * sizeof(float);
-  for (int mask = 1; mask < n; mask <<= 1) {
-    if (r & mask) {
-      host_->send(data, bytes, r - mask, tags::kCollective);
-      bytes_sent_ += static_cast<int64_t>(bytes);
-      return;
-    }
-    if (r + mask < n) {
-      incoming_.resize(count);
-      host_->recv(incoming_.data(), bytes, r + mask, tags::kCollective);
-      bytes_received_ += static_cast<int64_t>(bytes);
-      sumInto(data, incoming_.data(), count);
-    }
-  }
+  inside_ = std::make_unique<ShmAllreduce>(*host_);
 }
 
 void HierarchicalAllreduce::broadcastFromLeader(float* data, size_t count) {
@@ -55,7 +35,11 @@ void HierarchicalAllreduce::broadcastFromLeader(float* data, size_t count) {
 void HierarchicalAllreduce::run(float* data, size_t count) {
   bytes_sent_ = bytes_received_ = 0;
   if (count == 0) return;
-  reduceToLeader(data, count);
+  // Every rank of a host ends with the host's sum; with one host that is the answer.
+  inside_->run(data, count);
+  bytes_sent_ += inside_->bytesSent();
+  bytes_received_ += inside_->bytesReceived();
+  if (hosts_ == 1) return;
   if (ring_) {
     ring_->run(data, count);
     bytes_sent_ += ring_->bytesSent();

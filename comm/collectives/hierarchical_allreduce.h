@@ -1,6 +1,7 @@
-// Hierarchical all-reduce (sum, in place): reduce to each host's leader, ring all-reduce
-// across the leaders, broadcast back inside each host. Only leaders cross hosts, so the
-// slow link carries 2(h-1)/h of the buffer per host instead of per rank.
+// Hierarchical all-reduce (sum, in place): a shared-memory all-reduce inside each host
+// (shm_allreduce.h), ring all-reduce across the host leaders, broadcast back inside each
+// host. Only leaders cross hosts, so the slow link carries 2(h-1)/h of the buffer per host
+// instead of per rank; with one host it is the shared-memory all-reduce alone.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "comm/collectives/ring_allreduce.h"
+#include "comm/collectives/shm_allreduce.h"
 #include "comm/communicator.h"
 
 namespace ranklab {
@@ -26,14 +28,13 @@ class HierarchicalAllreduce {
   int64_t bytesReceived() const { return bytes_received_; }
 
  private:
-  void reduceToLeader(float* data, size_t count);
   void broadcastFromLeader(float* data, size_t count);
 
   std::unique_ptr<Communicator> host_;     // the ranks of this host; leader is rank 0
+  std::unique_ptr<ShmAllreduce> inside_;   // over host_
   std::unique_ptr<Communicator> leaders_;  // one rank per host; null on non-leaders
   std::unique_ptr<RingAllreduce> ring_;    // over leaders_
   int hosts_ = 1;
-  std::vector<float> incoming_;
   int64_t bytes_sent_ = 0;
   int64_t bytes_received_ = 0;
 };

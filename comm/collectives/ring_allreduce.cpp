@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "comm/collectives/chunks.h"
 #include "comm/collectives/sum_into.h"
 
 namespace ranklab {
@@ -16,11 +17,8 @@ RingAllreduce::RingAllreduce(Communicator& comm, size_t segment_floats)
 
 RingAllreduce::Span RingAllreduce::chunk(float* data, size_t count, int c) const {
   // The first count % world chunks take one extra float.
-  c = ((c % world_) + world_) % world_;
-  const size_t base = count / world_, extra = count % world_;
-  const size_t i = static_cast<size_t>(c);
-  const size_t begin = i * base + std::min(i, extra);
-  return {data + begin, base + (i < extra ? 1 : 0)};
+  const Chunk bounds = evenChunk(count, world_, ((c % world_) + world_) % world_);
+  return {data + bounds.begin, bounds.len};
 }
 
 void RingAllreduce::reduceStep(const Span& out, const Span& in) {
@@ -32,8 +30,8 @@ void RingAllreduce::reduceStep(const Span& out, const Span& in) {
     return off < s.len ? std::min(segment_floats_, s.len - off) : size_t{0};
   };
   auto post = [&](size_t k, Ticket& recv, Ticket& send) {
-    recv = comm_.irecv(incoming_[k % 2].data(), len(in, k) * sizeof(float), left_,
-                       tags::kCollective);
+    recv =
+        comm_.irecv(incoming_[k % 2].data(), len(in, k) * sizeof(float), left_, tags::kCollective);
     send = comm_.isend(out.ptr + k * segment_floats_, len(out, k) * sizeof(float), right_,
                        tags::kCollective);
     bytes_sent_ += static_cast<int64_t>(len(out, k) * sizeof(float));

@@ -27,7 +27,7 @@ class RingAllreduce {
     float* ptr;
     size_t len;
   };
-  // Chunk c (mod world) when count floats are split over the ring.
+  // Chunk c (mod world) when count floats are split over the ring (chunks.h).
   Span chunk(float* data, size_t count, int c) const;
   void reduceStep(const Span& out, const Span& in);
   void gatherStep(const Span& out, const Span& in);
@@ -38,7 +38,7 @@ class RingAllreduce {
   int right_;
   int left_;
   size_t segment_floats_;
-  size_t longest_ = 0;  // floats in chunk 0 during run()
+  size_t longest_ = 0;              // floats in chunk 0 during run()
   std::vector<float> incoming_[2];  // double buffer: one piece arriving, one being added
   int64_t bytes_sent_ = 0;
   int64_t bytes_received_ = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,31 @@ std::string sizeMismatch(int rank, size_t expected, int src, size_t got) {
   return "ThreadCommunicator: rank " + std::to_string(rank) + " expected " +
          std::to_string(expected) + " bytes from rank " + std::to_string(src) + ", got " +
          std::to_string(got);
+}
+
+// Every rank's slot in one heap block; a fence is the world's barrier, whose arrive/wait
+// orders memory like a release/acquire pair.
+class ThreadSharedSlots : public SharedSlots {
+ public:
+  ThreadSharedSlots(std::shared_ptr<float[]> block, size_t stride, size_t floats,
+                    Communicator& comm)
+      : block_(std::move(block)), stride_(stride), floats_(floats), comm_(comm) {}
+  float* slot(int rank) override { return block_.get() + static_cast<size_t>(rank) * stride_; }
+  size_t floatsPerSlot() const override { return floats_; }
+  void fence() override { comm_.barrier(); }
+
+ private:
+  std::shared_ptr<float[]> block_;
+  size_t stride_;
+  size_t floats_;
+  Communicator& comm_;
+};
+
+// Starts on a cache line, as a page-aligned MPI window would.
+std::shared_ptr<float[]> cacheAlignedFloats(size_t count) {
+  constexpr std::align_val_t kLine{64};
+  auto* block = static_cast<float*>(::operator new(count * sizeof(float), kLine));
+  return std::shared_ptr<float[]>(block, [](float* p) { ::operator delete(p, kLine); });
 }
 
 }  // namespace
@@ -201,6 +227,29 @@ std::unique_ptr<Communicator> ThreadCommunicator::split(int color, int key) {
                                [&](const auto& member) { return member.second == rank_; });
   const int new_rank = static_cast<int>(me - members.begin());
   return std::unique_ptr<Communicator>(new ThreadCommunicator(std::move(child), new_rank));
+}
+
+std::unique_ptr<SharedSlots> ThreadCommunicator::allocateSharedSlots(size_t floats_per_slot) {
+  const int per_host = rendezvous_.ranksPerHost();
+  if (per_host > 0 && per_host < size()) return nullptr;  // pretend hosts share nothing
+  // Slots start on their own cache lines, so ranks writing neighbouring slots do not collide.
+  const size_t stride = (floats_per_slot + 15) / 16 * 16;
+  if (rank_ == 0) {
+    std::lock_guard lock(rendezvous_.shared_mutex_);
+    rendezvous_.shared_block_ = cacheAlignedFloats(stride * size());
+  }
+  barrier();
+  std::shared_ptr<float[]> block;
+  {
+    std::lock_guard lock(rendezvous_.shared_mutex_);
+    block = rendezvous_.shared_block_;
+  }
+  barrier();  // every rank holds the block; the rendezvous may let go of it
+  if (rank_ == 0) {
+    std::lock_guard lock(rendezvous_.shared_mutex_);
+    rendezvous_.shared_block_.reset();
+  }
+  return std::make_unique<ThreadSharedSlots>(std::move(block), stride, floats_per_slot, *this);
 }
 
 std::unique_ptr<Communicator> ThreadCommunicator::splitByHost() {

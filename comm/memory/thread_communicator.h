@@ -53,6 +53,9 @@ class ThreadRendezvous {
   std::mutex split_mutex_;
   std::vector<std::pair<int, int>> split_requests_;
   std::map<std::pair<int64_t, int>, std::shared_ptr<ThreadRendezvous>> split_children_;
+  // allocateSharedSlots(): the block rank 0 made, until every rank holds it.
+  std::mutex shared_mutex_;
+  std::shared_ptr<float[]> shared_block_;
 };
 
 class ThreadCommunicator : public Communicator {
@@ -70,6 +73,7 @@ class ThreadCommunicator : public Communicator {
   void allreduceSumNative(float* data, size_t count) override;
   std::unique_ptr<Communicator> split(int color, int key) override;
   std::unique_ptr<Communicator> splitByHost() override;
+  std::unique_ptr<SharedSlots> allocateSharedSlots(size_t floats_per_slot) override;
 
  private:
   ThreadCommunicator(std::shared_ptr<ThreadRendezvous> child, int rank);

@@ -55,6 +55,51 @@ class MpiRequest : public CommRequest {
   std::vector<MPI_Request> requests_;
 };
 
+// An MPI-3 shared window over a one-host communicator, in one passive-target epoch for
+// its whole life (MPI's unified model): fence() = Win_sync, Barrier, Win_sync.
+class MpiSharedSlots : public SharedSlots {
+ public:
+  MpiSharedSlots(MPI_Comm comm, size_t floats) : comm_(comm), floats_(floats) {
+    int size = 0;
+    MPI_Comm_size(comm_, &size);
+    // Slots start on their own cache lines, so ranks writing neighbouring slots do not collide.
+    const size_t stride = (floats + 15) / 16 * 16;
+    void* mine = nullptr;
+    checkMpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(stride * sizeof(float)), sizeof(float),
+                                     MPI_INFO_NULL, comm_, &mine, &window_),
+             "Win_allocate_shared");
+    MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN);
+    for (int r = 0; r < size; ++r) {
+      MPI_Aint bytes = 0;
+      int unit = 0;
+      void* base = nullptr;
+      checkMpi(MPI_Win_shared_query(window_, r, &bytes, &unit, &base), "Win_shared_query");
+      slots_.push_back(static_cast<float*>(base));
+    }
+    checkMpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "Win_lock_all");
+  }
+
+  ~MpiSharedSlots() override {
+    MPI_Win_unlock_all(window_);
+    MPI_Win_free(&window_);
+  }
+
+  float* slot(int rank) override { return slots_[rank]; }
+  size_t floatsPerSlot() const override { return floats_; }
+
+  void fence() override {
+    checkMpi(MPI_Win_sync(window_), "Win_sync");
+    checkMpi(MPI_Barrier(comm_), "Barrier");
+    checkMpi(MPI_Win_sync(window_), "Win_sync");
+  }
+
+ private:
+  MPI_Comm comm_;
+  size_t floats_;
+  MPI_Win window_ = MPI_WIN_NULL;
+  std::vector<float*> slots_;
+};
+
 }  // namespace
 
 void checkMpi(int code, const char* operation) {
@@ -167,6 +212,14 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm child = MPI_COMM_NULL;
   checkMpi(MPI_Comm_split(comm_, color >= 0 ? color : MPI_UNDEFINED, key, &child), "Comm_split");
   return adopt(child);
+}
+
+std::unique_ptr<SharedSlots> MpiCommunicator::allocateSharedSlots(size_t floats_per_slot) {
+  // Every rank gets the same answer: the host split is smaller than the world on all of
+  // them or on none.
+  auto host = splitByHost();
+  if (host->size() != size_) return nullptr;
+  return std::make_unique<MpiSharedSlots>(comm_, std::max<size_t>(floats_per_slot, 1));
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::splitByHost() {

@@ -40,6 +40,7 @@ class MpiCommunicator : public Communicator {
   void allreduceSumNative(float* data, size_t count) override;
   std::unique_ptr<Communicator> split(int color, int key) override;
   std::unique_ptr<Communicator> splitByHost() override;
+  std::unique_ptr<SharedSlots> allocateSharedSlots(size_t floats_per_slot) override;
   bool allowsCommThread() const override;
 
  private:

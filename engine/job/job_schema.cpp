@@ -317,7 +317,7 @@ std::vector<Section> buildSchema() {
         stringField("strategy", RANKLAB_JOB_KEY(parallel.strategy),
                     {"allreduce", "ps-sync", "ps-async", "local-sgd"}),
         stringField("algorithm", RANKLAB_JOB_KEY(parallel.algorithm),
-                    {"ring", "mpi", "hierarchical"}),
+                    {"ring", "mpi", "hierarchical", "shm"}),
         intField("threads", RANKLAB_JOB_KEY(parallel.threads), 0, 256),
         intField("ranks_per_host", RANKLAB_JOB_KEY(parallel.ranks_per_host), 0, 256),
         intField("bucket_kb", RANKLAB_JOB_KEY(parallel.bucket_kb), 0, 1 << 20),

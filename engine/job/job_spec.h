@@ -61,7 +61,7 @@ struct TrainSpec {
 struct ParallelSpec {
   int ranks = 2;                       // training ranks (ps-*: workers; servers come on top)
   std::string strategy = "allreduce";  // allreduce | ps-sync | ps-async | local-sgd
-  std::string algorithm = "ring";      // ring | mpi | hierarchical
+  std::string algorithm = "ring";      // ring | mpi | hierarchical | shm
   int threads = 0;                     // BLAS threads per rank; 0 = cores / ranks
   int ranks_per_host = 0;              // hierarchical: ranks per host; 0 = shared-memory split
   int bucket_kb = 0;                   // allreduce: gradient bucket size; 0 = one bucket

@@ -45,15 +45,20 @@ void AllreduceSync::launch(float* grads, Bucket& bucket) {
   float* data = grads + bucket.begin;
   const size_t n = bucket.end - bucket.begin;
   auto task = [this, first, data, n] {
-    if (first) {
+    if (first && !allreduce_->waitsForPeers()) {
       const int64_t t0 = steadyNowNs();
       comm_.barrier();  // separates waiting for a slow peer from moving bytes
       wait_spans_.push_back({t0, steadyNowNs()});
     }
-    const int64_t t0 = steadyNowNs();
-    allreduce_->run(data, n);
-    const float scale = 1.f / static_cast<float>(comm_.size());
-    for (size_t i = 0; i < n; ++i) data[i] *= scale;
+    int64_t t0 = steadyNowNs();
+    allreduce_->runScaled(data, n, 1.f / static_cast<float>(comm_.size()));
+    // shm waits inside run(): that part is waiting, the rest around it moving bytes.
+    const SpanNs own = allreduce_->lastWait();
+    if (own.end_ns > own.begin_ns) {
+      wait_spans_.push_back({own.begin_ns, own.end_ns});
+      comm_spans_.push_back({t0, own.begin_ns});
+      t0 = own.end_ns;
+    }
     comm_spans_.push_back({t0, steadyNowNs()});
     bytes_tx_ += allreduce_->bytesSent();
     bytes_rx_ += allreduce_->bytesReceived();

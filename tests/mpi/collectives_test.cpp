@@ -5,11 +5,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "comm/collectives/allreduce.h"
+#include "comm/collectives/shm_allreduce.h"
 #include "comm/mpi/mpi_communicator.h"
+#include "tests/support/random_floats.h"
 
 namespace ranklab {
 namespace {
@@ -24,11 +25,7 @@ std::vector<float> integerData(int rank, size_t count) {
 }
 
 std::vector<float> randomData(int rank, size_t count) {
-  std::mt19937 rng(1234 + rank);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<float> v(count);
-  for (auto& x : v) x = dist(rng);
-  return v;
+  return testing::normalFloats(1234 + rank, count);
 }
 
 std::vector<float> mpiReference(std::vector<float> v) {
@@ -42,8 +39,8 @@ struct Variant {
   const char* algorithm;
   int ranks_per_host;
 };
-const Variant kVariants[] = {
-    {"ring", 0}, {"mpi", 0}, {"hierarchical", 0}, {"hierarchical", 2}, {"hierarchical", 3}};
+const Variant kVariants[] = {{"ring", 0},         {"mpi", 0},          {"hierarchical", 0},
+                             {"hierarchical", 2}, {"hierarchical", 3}, {"shm", 0}};
 
 // Sizes 0, 1, 7 and 1,000,003; exact on integer data.
 TEST(CollectivesVersusMpi, ExactOnIntegerData) {
@@ -94,6 +91,19 @@ TEST(CollectivesVersusMpi, AllRanksAgreeBitwise) {
     MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
     EXPECT_EQ(0, std::memcmp(root.data(), mine.data(), mine.size() * sizeof(float)))
         << v.algorithm << "/" << v.ranks_per_host;
+  }
+}
+
+// The MPI-3 shared window piece by piece (pieces not dividing the buffer), reused across
+// sizes that make it grow: still MPI_Allreduce's sums.
+TEST(CollectivesVersusMpi, SharedMemoryPiecesAndGrowth) {
+  MpiCommunicator comm;
+  ShmAllreduce reduce(comm, 4099);
+  for (size_t count : {size_t{1}, size_t{4098}, size_t{4100}, size_t{1000003}, size_t{7}}) {
+    auto mine = integerData(comm.rank(), count);
+    const auto reference = mpiReference(mine);
+    reduce.run(mine.data(), count);
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(mine[i], reference[i]) << count << " " << i;
   }
 }
 

@@ -1,5 +1,6 @@
 // All-reduce algorithms with ranks as threads over the in-memory transport: closed-form
-// sums for worlds 1..16 and sizes 0, 1, odd and large.
+// sums for worlds 1..16 and sizes 0, 1, odd and large (shm: shm_allreduce_thread_test.cpp
+// too).
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -83,6 +84,12 @@ TEST_P(RingThreads, HierarchicalOverEveryHostLayout) {
   }
 }
 
+TEST_P(RingThreads, SharedMemorySumsEverySize) {
+  for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}, size_t{100003}}) {
+    runWorld(GetParam(), count, 0, "shm");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Worlds, RingThreads, ::testing::Range(1, 17));
 
 TEST(Hierarchical, LeadersCrossHostsAndOthersStayInside) {
@@ -107,9 +114,9 @@ TEST(Hierarchical, LeadersCrossHostsAndOthersStayInside) {
   const int64_t full = kCount * sizeof(float);
   for (int r = 0; r < kWorld; ++r) {
     EXPECT_EQ(hosts[r], 3);
-    // A follower sends its buffer once (to its leader); a leader sends the ring's share
-    // 2(h-1)/h plus the broadcast to its follower.
-    const int64_t expected = r % 2 ? full : full * 2 * 2 / 3 + full;
+    // Inside a host of 2 the shared-memory all-reduce passes 2(2-1)/2 of the buffer each
+    // way; a leader adds the ring's share 2(h-1)/h and the broadcast to its follower.
+    const int64_t expected = r % 2 ? full : full + full * 2 * 2 / 3 + full;
     EXPECT_EQ(sent[r], expected) << "rank " << r;
   }
 }
