@@ -122,5 +122,37 @@ TEST(Strategies, HierarchicalAllreduceTrainsLikeRing) {
   EXPECT_LT(largestGap(hier[3].losses, ring[3].losses), 1e-3);
 }
 
+TEST(Strategies, ShmTrainsBitForBitLikeRingOnTwoRanks) {
+  // Two addends: the ring's a1 + a0 and shm's a0 + a1 are the same float.
+  auto job = smallJob("allreduce", 2);
+  const auto ring = trainWithThreads(job);
+  job.parallel.algorithm = "shm";
+  const auto shm = trainWithThreads(job);
+  EXPECT_EQ(shm[0].losses, ring[0].losses);
+  EXPECT_EQ(shm[1].losses, ring[1].losses);
+}
+
+// shm's own first barrier is the step's wait: a straggler shows up as the other rank's
+// wait, not as communication, whole-gradient or bucketed.
+TEST(Strategies, ShmCountsTheStragglerAsWait) {
+  for (int bucket_kb : {0, 64}) {
+    auto job = smallJob("allreduce", 2);
+    job.model.layers = {256, 128};
+    job.parallel.algorithm = "shm";
+    job.parallel.bucket_kb = bucket_kb;
+    job.train.max_steps = 4;
+    job.fault.straggler_rank = 1;
+    job.fault.straggler_delay_ms = 30;
+    const auto runs = trainWithThreads(job);
+    ASSERT_EQ(runs[0].stats.size(), 4u);
+    // Bucketed, rank 0 meets the sleep of step k in step k + 1's first bucket.
+    for (const auto& s : runs[0].stats) {
+      if (s.step == 1) continue;
+      EXPECT_GE(s.wait_ns, 20'000'000) << "bucket_kb " << bucket_kb << " step " << s.step;
+      EXPECT_LT(s.comm_ns, 20'000'000) << "bucket_kb " << bucket_kb << " step " << s.step;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ranklab
