@@ -3,6 +3,7 @@
 // too).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -52,7 +53,9 @@ void runWorld(int world, size_t count, size_t segment, const std::string& algori
   if (world > 1 && count >= static_cast<size_t>(world) && algorithm != "hierarchical") {
     // Every rank sends about 2(n-1)/n of the buffer.
     const double ideal = 2.0 * (world - 1) / world * count * sizeof(float);
-    EXPECT_NEAR(static_cast<double>(sent[0]), ideal, 2.0 * world * sizeof(float));
+    // Chunks round to whole floats (shm: in each of its pieces).
+    const double slack = std::max(2.0 * world * sizeof(float), 1e-4 * ideal);
+    EXPECT_NEAR(static_cast<double>(sent[0]), ideal, slack);
   }
 }
 
