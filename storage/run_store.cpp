@@ -380,6 +380,9 @@ struct RunStore::Statements {
 
 RunStore::RunStore(const std::string& path) : path_(path) {
   createParentFolders(path_);
+  // SQLite would only say "unable to open database file".
+  if (std::filesystem::is_directory(path_))
+    throw sqlite::error(path_, "open", "is a folder; pass a file, e.g. " + path_ + "/runs.db");
   // One connection per thread (never shared): SQLite's own locking would only cost time.
   constexpr int kFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path_.c_str(), &db_, kFlags, nullptr) != SQLITE_OK) {

@@ -1,7 +1,9 @@
 #include "app/cli/bench_command.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -34,15 +36,36 @@ size_t parseBytes(const std::string& flag, const std::string& text) {
   return static_cast<size_t>(value) * scale;
 }
 
-int parseInt(const std::string& flag, const std::string& text, int minimum) {
+// The same bound as a job's parallel.ranks: more ranks than that only swamps the machine.
+constexpr int kMaxWorld = 256;
+
+int parseInt(const std::string& flag, const std::string& text, int minimum,
+             int maximum = std::numeric_limits<int>::max()) {
   try {
     size_t used = 0;
     const int value = std::stoi(text, &used);
-    if (used == text.size() && value >= minimum) return value;
+    if (used == text.size() && value >= minimum && value <= maximum) return value;
   } catch (const std::logic_error&) {
   }
-  throw std::invalid_argument(flag + " takes an integer >= " + std::to_string(minimum) +
-                              ", got \"" + text + "\"");
+  const std::string allowed = maximum == std::numeric_limits<int>::max()
+                                  ? ">= " + std::to_string(minimum)
+                                  : std::to_string(minimum) + ".." + std::to_string(maximum);
+  throw std::invalid_argument(flag + " takes an integer " + allowed + ", got \"" + text + "\"");
+}
+
+// "2,4" -> its items; an empty list would run nothing and still look like success.
+std::vector<std::string> nonEmptyList(const std::string& flag, const std::string& text) {
+  auto items = splitCommaList(text);
+  if (items.empty())
+    throw std::invalid_argument(flag + " takes a comma-separated list, got \"" + text + "\"");
+  return items;
+}
+
+volatile std::sig_atomic_t g_bench_stop = 0;
+
+// Ctrl-C ends the ranks too (they run in mpirun's own process group).
+void stopBenchOnSignal(int) {
+  g_bench_stop = 1;
 }
 
 std::string format(const char* pattern, auto... values) {
@@ -119,15 +142,16 @@ int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
     const std::string& value = args[++i];
     if (flag == "--worlds") {
       launch.worlds.clear();
-      for (const auto& w : splitCommaList(value)) launch.worlds.push_back(parseInt(flag, w, 1));
+      for (const auto& w : nonEmptyList(flag, value))
+        launch.worlds.push_back(parseInt(flag, w, 1, kMaxWorld));
     } else if (flag == "--algorithms") {
-      launch.options.algorithms = splitCommaList(value);
+      launch.options.algorithms = nonEmptyList(flag, value);
     } else if (flag == "--min-bytes") {
       launch.options.min_bytes = parseBytes(flag, value);
     } else if (flag == "--max-bytes") {
       launch.options.max_bytes = parseBytes(flag, value);
     } else if (flag == "--ranks-per-host") {
-      launch.options.ranks_per_host = parseInt(flag, value, 0);
+      launch.options.ranks_per_host = parseInt(flag, value, 0, kMaxWorld);
     } else if (flag == "--repeats") {
       launch.options.repeats = parseInt(flag, value, 1);
     } else {
@@ -136,6 +160,10 @@ int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
   }
   if (launch.options.min_bytes < 4 || launch.options.min_bytes > launch.options.max_bytes)
     throw std::invalid_argument("--min-bytes must be >= 4 and <= --max-bytes");
+  g_bench_stop = 0;
+  launch.stop = &g_bench_stop;
+  std::signal(SIGINT, stopBenchOnSignal);
+  std::signal(SIGTERM, stopBenchOnSignal);
   const auto rows = runAllreduceBenchmark(launch);
   bool all_verified = true;
   for (const auto& row : rows) all_verified = all_verified && row.verified;

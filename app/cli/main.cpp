@@ -1,6 +1,7 @@
 // ranklab: run, validate and inspect distributed training jobs from a terminal.
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,7 @@ struct CliArgs {
   std::string db;
   bool json = false;
   bool quiet = false;
-  int ranks = 0;
+  std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check
   JobOverrides overrides;
 };
 
@@ -62,11 +63,13 @@ CliArgs parseArgs(int argc, char** argv) {
       args.overrides.push_back(value());
     else if (a == "--ranks") {
       const std::string n = value();
+      size_t used = 0;
       try {
-        args.ranks = std::stoi(n);
+        args.ranks = std::stoi(n, &used);
       } catch (const std::exception&) {
-        throw UsageError("--ranks: \"" + n + "\" is not a number (allowed: 1..256)");
       }
+      if (used == 0 || used != n.size())
+        throw UsageError("--ranks: \"" + n + "\" is not a number (allowed: 1..256)");
     } else if (a == "-h" || a == "--help")
       args.positional.insert(args.positional.begin(), "help");
     else if (a.rfind("--", 0) == 0)
@@ -94,7 +97,7 @@ int64_t runId(const CliArgs& args) {
 
 JobSpec loadWithOverrides(const CliArgs& args) {
   JobOverrides overrides = args.overrides;
-  if (args.ranks > 0) overrides.push_back("parallel.ranks=" + std::to_string(args.ranks));
+  if (args.ranks) overrides.push_back("parallel.ranks=" + std::to_string(*args.ranks));
   return loadJob(positional(args, 1, "job file"), overrides);
 }
 

@@ -1,8 +1,10 @@
 #include "app/core/bench_runner.h"
 
+#include <chrono>
 #include <deque>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "app/bench/bench_args.h"
@@ -27,6 +29,28 @@ bool parseBenchRow(const std::string& line, AllreduceBenchRow& row) {
   return true;
 }
 
+namespace {
+
+// Pumps output until mpirun exits; on a stop request SIGTERM, then SIGKILL after a grace
+// period. True when stopped.
+bool waitForBench(ChildProcess& child, const volatile std::sig_atomic_t* stop,
+                  const ChildProcess::LineHandler& on_line) {
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> stop_sent;
+  while (child.running()) {
+    child.pump(100, on_line);
+    if (stop != nullptr && *stop != 0 && !stop_sent) {
+      child.terminate();
+      stop_sent = Clock::now();
+    } else if (stop_sent && Clock::now() - *stop_sent > std::chrono::seconds(5)) {
+      child.kill();
+    }
+  }
+  return stop_sent.has_value();
+}
+
+}  // namespace
+
 std::vector<AllreduceBenchRow> runAllreduceBenchmark(const BenchLaunch& launch) {
   const std::string worker =
       launch.worker_path.empty() ? executableDir() + "/ranklab-worker" : launch.worker_path;
@@ -50,7 +74,10 @@ std::vector<AllreduceBenchRow> runAllreduceBenchmark(const BenchLaunch& launch) 
       tail.push_back(line);
       if (tail.size() > 8) tail.pop_front();
     };
-    while (child.running()) child.pump(100, on_line);
+    const bool stopped = waitForBench(child, launch.stop, on_line);
+    if (stopped)
+      throw std::runtime_error("bench allreduce, world " + std::to_string(world) +
+                               ": interrupted; the ranks were stopped");
     for (int i = 0; i < 10; ++i) child.pump(10, on_line);
     if (child.exitCode() != 0 || found == 0) {
       std::string message = "bench allreduce, world " + std::to_string(world) +

@@ -2,6 +2,7 @@
 // `ranklab-worker --bench allreduce`, rank 0's result lines collected into rows.
 #pragma once
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ struct BenchLaunch {
   AllreduceBenchOptions options;
   std::string worker_path;  // "" = ranklab-worker next to the running executable
   std::string mpirun = "mpirun";
+  // Set by a signal handler (Ctrl-C): stop the ranks, then throw. mpirun runs in a process
+  // group of its own, so without this it outlives the CLI.
+  const volatile std::sig_atomic_t* stop = nullptr;
 };
 
 // Throws std::runtime_error with mpirun's exit status and its last lines of output when a

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -172,6 +173,47 @@ TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.out.find("allowed: run, validate, runs, bench"), std::string::npos)
       << unknown.out;
+}
+
+// --ranks 0, -3 or "4x" used to be dropped silently and the job file's ranks ran instead.
+TEST_F(Cli, BadRanksOptionIsAnErrorNotIgnored) {
+  for (const std::string n : {"0", "-3", "1000"}) {
+    const auto r = run("validate " + quickstart() + " --ranks " + n);
+    EXPECT_EQ(r.exit_code, 2) << n << ": " << r.out;
+    EXPECT_NE(r.out.find("parallel.ranks: must be 1..256, got " + n), std::string::npos) << r.out;
+  }
+  const auto trailing = run("validate " + quickstart() + " --ranks 4x");
+  EXPECT_EQ(trailing.exit_code, 2) << trailing.out;
+  EXPECT_NE(trailing.out.find("--ranks: \"4x\" is not a number (allowed: 1..256)"),
+            std::string::npos)
+      << trailing.out;
+}
+
+// --worlds 1000 used to start 1000 ranks; an empty list ran nothing and exited 0.
+TEST_F(Cli, BenchRejectsHugeOrEmptyWorldLists) {
+  const auto huge = run("bench allreduce --worlds 1000", "timeout 20 ");
+  EXPECT_EQ(huge.exit_code, 2) << huge.out;
+  EXPECT_NE(huge.out.find("--worlds takes an integer 1..256, got \"1000\""), std::string::npos)
+      << huge.out;
+  for (const std::string flag : {"--worlds", "--algorithms"}) {
+    const auto empty = run("bench allreduce " + flag + " ,", "timeout 20 ");
+    EXPECT_EQ(empty.exit_code, 2) << empty.out;
+    EXPECT_NE(empty.out.find(flag + " takes a comma-separated list, got \",\""), std::string::npos)
+        << empty.out;
+  }
+}
+
+// Ctrl-C on `bench` used to kill the CLI only: mpirun (its own process group) and the ranks
+// ran on. A --min-bytes no other run uses marks this run's processes.
+TEST_F(Cli, InterruptedBenchStopsItsRanks) {
+  const std::string marker = "--min-bytes " + std::to_string(8 + 4 * (getpid() % 4096));
+  const auto r = run("bench allreduce --worlds 2 " + marker + " --max-bytes 64M --repeats 3",
+                     "timeout -s INT 4 ");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("interrupted; the ranks were stopped"), std::string::npos) << r.out;
+  // "[-]" keeps pgrep's own shell from matching the pattern.
+  const std::string pgrep = "pgrep -f '[-]" + marker.substr(1) + " ' > /dev/null";
+  EXPECT_NE(std::system(pgrep.c_str()), 0) << "ranks still running after the interrupt";
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ TEST_F(RunStoreTest, GarbageFileIsRefusedNamingTheFile) {
 
 TEST_F(RunStoreTest, FolderInPlaceOfFileIsRefused) {
   fs::create_directories(dir_ / "runs.db");
-  expectStoreError([&] { RunStore store(dbPath()); }, {dbPath()});
+  expectStoreError([&] { RunStore store(dbPath()); }, {dbPath(), "is a folder; pass a file"});
 }
 
 TEST_F(RunStoreTest, ParentThatIsAFileIsRefused) {
