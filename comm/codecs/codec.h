@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/codecs/codec_state.h"
+
 namespace ranklab {
 
 // How payloads of different ranks combine, which picks the collective that moves them
@@ -59,6 +61,12 @@ class GradientCodec {
   // True when a payload carries a subset of the elements exactly and nothing of the rest
   // (topk, randomk, threshold).
   virtual bool sparse() const { return false; }
+
+  // Checkpoints: the state that carries over between steps (a random stream's position),
+  // under keys that start with `prefix`. Most codecs keep none.
+  virtual void saveState(CodecState& /*state*/, const std::string& /*prefix*/) const {}
+  // Throws std::invalid_argument naming the key when the state lacks it.
+  virtual void restoreState(const CodecState& /*state*/, const std::string& /*prefix*/) {}
 };
 
 // A weight matrix inside the flat gradient buffer, row-major (rows, cols): PowerSGD

@@ -14,7 +14,7 @@ namespace ranklab {
 
 CompressedAllreduce::CompressedAllreduce(Communicator& comm, const std::string& algorithm,
                                          const CodecOptions& options, size_t count)
-    : comm_(comm), options_(options), allreduce_(makeAllreduce(algorithm, comm)) {
+    : comm_(comm), options_(options), count_(count), allreduce_(makeAllreduce(algorithm, comm)) {
   if (options.codec == "none") {
     throw std::invalid_argument("CompressedAllreduce: codec none needs no compression");
   }
@@ -36,6 +36,30 @@ CompressedAllreduce::CompressedAllreduce(Communicator& comm, const std::string& 
 }
 
 CompressedAllreduce::~CompressedAllreduce() = default;
+
+CodecState CompressedAllreduce::saveState() const {
+  CodecState state;
+  if (powersgd_) powersgd_->saveState(state, "codec.");
+  if (codec_) codec_->saveState(state, "codec.");
+  if (feedback_) state.tensors["residual"] = feedback_->residual();
+  if (momentum_) state.tensors["velocity"] = momentum_->velocity();
+  return state;
+}
+
+namespace {
+// A tensor of `count` floats, or empty (the run had not stepped yet).
+std::vector<float> countOrEmpty(const CodecState& state, const std::string& key, size_t count) {
+  if (state.tensor(key).empty()) return {};
+  return state.tensor(key, count);
+}
+}  // namespace
+
+void CompressedAllreduce::restoreState(const CodecState& state) {
+  if (powersgd_) powersgd_->restoreState(state, "codec.");
+  if (codec_) codec_->restoreState(state, "codec.");
+  if (feedback_) feedback_->restoreResidual(countOrEmpty(state, "residual", count_));
+  if (momentum_) momentum_->restoreVelocity(countOrEmpty(state, "velocity", count_));
+}
 
 CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
   CompressedAllreduceStats stats;

@@ -47,6 +47,13 @@ class CompressedAllreduce {
   CompressedAllreduceStats run(float* data, size_t count);
 
   const std::string& codecName() const { return options_.codec; }
+  // Checkpoints: this rank's state that carries over between steps: the codec's
+  // ("codec."), the error-feedback residual ("residual"), the momentum-correction velocity
+  // ("velocity"). Steps not yet run leave the tensors empty.
+  CodecState saveState() const;
+  // Throws std::invalid_argument naming the key that is missing or of another size.
+  void restoreState(const CodecState& state);
+
   // Null when error feedback is off.
   const ErrorFeedback* errorFeedback() const { return feedback_.get(); }
 
@@ -60,6 +67,7 @@ class CompressedAllreduce {
 
   Communicator& comm_;
   CodecOptions options_;
+  size_t count_;
   std::unique_ptr<GradientCodec> codec_;  // null for powersgd
   std::unique_ptr<Allreduce> allreduce_;
   std::unique_ptr<CompressedRingAllreduce> ring_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace ranklab {
@@ -16,6 +17,8 @@ class ErrorFeedback {
   void update(const float* compensated, const float* sent, size_t n);
 
   const std::vector<float>& residual() const { return residual_; }
+  // From a checkpoint.
+  void restoreResidual(std::vector<float> residual) { residual_ = std::move(residual); }
 
  private:
   std::vector<float> residual_;

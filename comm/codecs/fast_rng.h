@@ -21,6 +21,9 @@ class FastRng {
   float uniform() { return static_cast<float>(next() >> 40) * 0x1.0p-24f; }
 
   // Uniform integer in [0, bound), bound > 0 (multiply-shift; bias below 2^-32 for our sizes).
+  // The stream's position, for checkpoints: FastRng(position()) continues this stream.
+  uint64_t position() const { return state_; }
+
   uint32_t below(uint32_t bound) {
     return static_cast<uint32_t>(((next() >> 32) * static_cast<uint64_t>(bound)) >> 32);
   }

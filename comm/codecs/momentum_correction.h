@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace ranklab {
@@ -17,6 +18,10 @@ class MomentumCorrection {
   void accumulate(float* data, size_t n);
   // velocity_i = 0 where sent_i != 0.
   void maskSent(const float* sent, size_t n);
+
+  // For checkpoints.
+  const std::vector<float>& velocity() const { return velocity_; }
+  void restoreVelocity(std::vector<float> velocity) { velocity_ = std::move(velocity); }
 
  private:
   float momentum_;

@@ -45,6 +45,16 @@ PowerSgd::PowerSgd(std::vector<MatrixBlock> blocks, size_t count, int rank, bool
   for (size_t b = 0; b < blocks_.size(); ++b) drawQ(b);
 }
 
+void PowerSgd::saveState(CodecState& state, const std::string& prefix) const {
+  state.counters[prefix + "step"] = step_;
+  state.tensors[prefix + "q"] = q_;
+}
+
+void PowerSgd::restoreState(const CodecState& state, const std::string& prefix) {
+  step_ = state.counter(prefix + "step");
+  q_ = state.tensor(prefix + "q", q_.size());
+}
+
 void PowerSgd::drawQ(size_t block) {
   // Standard normal entries (Box-Muller) from a stream every rank shares.
   FastRng rng(mixSeed(seed_, step_, block));

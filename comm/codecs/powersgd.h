@@ -43,6 +43,11 @@ class PowerSgd {
   size_t secondFloats() const { return second_.size(); }
   int effectiveRank(size_t block) const { return ranks_[block]; }
 
+  // Checkpoints: the step count (fresh draws of Q come from it) and the warm-start Q.
+  void saveState(CodecState& state, const std::string& prefix) const;
+  // Throws std::invalid_argument naming the key when it is missing or of another size.
+  void restoreState(const CodecState& state, const std::string& prefix);
+
  private:
   void drawQ(size_t block);
 

@@ -25,6 +25,12 @@ class QsgdCodec : public GradientCodec {
   void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMode mode) override;
   size_t payloadBytes(size_t n) const override;
   void roundToNearest(bool nearest) override { nearest_ = nearest; }
+  void saveState(CodecState& state, const std::string& prefix) const override {
+    state.counters[prefix + "rng"] = rng_.position();
+  }
+  void restoreState(const CodecState& state, const std::string& prefix) override {
+    rng_ = FastRng(state.counter(prefix + "rng"));
+  }
 
   int levels() const { return levels_; }
 

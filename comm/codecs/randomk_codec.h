@@ -23,6 +23,13 @@ class RandomkCodec : public GradientCodec {
   void followEncode(size_t n) override { drawIndices(n); }
   bool sparse() const override { return true; }
   size_t payloadBytes(size_t n) const override { return keptCount(n) * sizeof(float); }
+  // The shared stream's position: the next step draws from (seed, step).
+  void saveState(CodecState& state, const std::string& prefix) const override {
+    state.counters[prefix + "step"] = step_;
+  }
+  void restoreState(const CodecState& state, const std::string& prefix) override {
+    step_ = state.counter(prefix + "step");
+  }
 
   size_t keptCount(size_t n) const;
   // Draws the next step's sorted indices for n elements.

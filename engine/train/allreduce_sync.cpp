@@ -24,6 +24,16 @@ AllreduceSync::~AllreduceSync() = default;
 
 void AllreduceSync::start(float* /*params*/, size_t count) {
   if (bucket_floats_ > 0 && comm_.size() > 1) makeBuckets(count);
+  if (codec_.codec != "none")
+    compressed_ = std::make_unique<CompressedAllreduce>(comm_, algorithm_, codec_, count);
+}
+
+CodecState AllreduceSync::saveCodecState() const {
+  return compressed_ ? compressed_->saveState() : CodecState{};
+}
+
+void AllreduceSync::restoreCodecState(const CodecState& state) {
+  if (compressed_) compressed_->restoreState(state);
 }
 
 void AllreduceSync::makeBuckets(size_t count) {

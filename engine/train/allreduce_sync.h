@@ -30,6 +30,8 @@ class AllreduceSync : public GradientSync {
   void start(float* params, size_t count) override;
   void gradientReady(float* grads, size_t offset, size_t count) override;
   SyncStats sync(float* grads, size_t count) override;
+  CodecState saveCodecState() const override;
+  void restoreCodecState(const CodecState& state) override;
 
  private:
   struct Bucket {
@@ -49,7 +51,7 @@ class AllreduceSync : public GradientSync {
   std::string algorithm_;
   CodecOptions codec_;
   std::unique_ptr<Allreduce> allreduce_;
-  std::unique_ptr<CompressedAllreduce> compressed_;  // built on first sync, when count is known
+  std::unique_ptr<CompressedAllreduce> compressed_;  // built in start(), when count is known
   size_t bucket_floats_;
   std::vector<Bucket> buckets_;
   std::unique_ptr<CommThread> thread_;  // null: buckets run on the caller's thread

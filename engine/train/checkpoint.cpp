@@ -200,6 +200,33 @@ class RecordReader {
   std::map<std::string, Record> records_;
 };
 
+// codec.ranks, then per rank codec.R.tensor.KEY (floats) and codec.R.counter.KEY (int64).
+void writeCodecStates(RecordWriter& records, const Checkpoint& c) {
+  records.text("compression", c.compression);
+  records.integer("codec.ranks", static_cast<int64_t>(c.codec_states.size()));
+  for (size_t r = 0; r < c.codec_states.size(); ++r) {
+    const std::string prefix = "codec." + std::to_string(r) + ".";
+    for (const auto& [key, values] : c.codec_states[r].tensors)
+      records.floats(prefix + "tensor." + key, values);
+    for (const auto& [key, value] : c.codec_states[r].counters)
+      records.integer(prefix + "counter." + key, static_cast<int64_t>(value));
+  }
+}
+
+void readCodecStates(const RecordReader& records, Checkpoint& c) {
+  c.compression = records.text("compression");
+  const int64_t ranks = records.integer("codec.ranks");
+  for (int64_t r = 0; r < ranks; ++r) {
+    const std::string prefix = "codec." + std::to_string(r) + ".";
+    CodecState state;
+    for (const auto& key : records.namesUnder(prefix + "tensor."))
+      state.tensors[key] = records.floats(prefix + "tensor." + key);
+    for (const auto& key : records.namesUnder(prefix + "counter."))
+      state.counters[key] = static_cast<uint64_t>(records.integer(prefix + "counter." + key));
+    c.codec_states.push_back(std::move(state));
+  }
+}
+
 template <class T>
 T readLittleEndian(const std::string& bytes, size_t offset) {
   T value;
@@ -230,6 +257,7 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c) {
     records.integer("amp.clean_steps", c.loss_scale_clean_steps);
     records.integer("amp.skipped_steps", c.loss_scale_skipped_steps);
   }
+  writeCodecStates(records, c);
 
   const std::string& payload = records.bytes();
   std::string file(kMagic, sizeof kMagic);
@@ -271,9 +299,9 @@ Checkpoint readCheckpoint(const std::string& path) {
                           "-byte header");
   }
   const auto version = readLittleEndian<uint32_t>(bytes, 8);
-  if (version != kCheckpointVersion) {
+  if (version < 1 || version > kCheckpointVersion) {
     throw CheckpointError(path + ": checkpoint format version " + std::to_string(version) +
-                          "; this build reads version " + std::to_string(kCheckpointVersion));
+                          "; this build reads versions 1 to " + std::to_string(kCheckpointVersion));
   }
   const auto size = readLittleEndian<uint64_t>(bytes, 16);
   const auto crc = readLittleEndian<uint32_t>(bytes, 24);
@@ -314,6 +342,8 @@ Checkpoint readCheckpoint(const std::string& path) {
     c.loss_scale_clean_steps = records.integer("amp.clean_steps");
     c.loss_scale_skipped_steps = records.integer("amp.skipped_steps");
   }
+  c.version = version;
+  if (version >= 2) readCodecStates(records, c);
   return c;
 }
 

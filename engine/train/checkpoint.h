@@ -18,11 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "comm/codecs/codec_state.h"
 #include "engine/optim/optimizer.h"
 
 namespace ranklab {
 
-inline constexpr uint32_t kCheckpointVersion = 1;
+// 2 added the gradient compression's per-rank state; version 1 files still load (without it).
+inline constexpr uint32_t kCheckpointVersion = 2;
 
 class CheckpointError : public std::runtime_error {
  public:
@@ -46,6 +48,11 @@ struct Checkpoint {
   float loss_scale = 0;
   int64_t loss_scale_clean_steps = 0;  // clean steps in a row since the scale last moved
   int64_t loss_scale_skipped_steps = 0;
+  // Version 2: the compression the run used (describeCompression(), "none" without) and
+  // each rank's codec state, indexed by rank (empty for a strategy that keeps none).
+  std::string compression = "none";
+  std::vector<CodecState> codec_states;
+  uint32_t version = kCheckpointVersion;  // of the file read; 1 holds no compression records
 };
 
 // Throws CheckpointError naming the file, the operation and the cause.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 #include <stdexcept>
 
 #include "engine/train/allreduce_sync.h"
@@ -69,6 +70,27 @@ CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices)
   o.seed = job.train.seed;
   o.matrices = std::move(matrices);
   return o;
+}
+
+std::string describeCompression(const CodecOptions& o) {
+  if (o.codec == "none") return "none";
+  auto number = [](double value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+  };
+  std::string text = o.codec;
+  if (o.codec == "qsgd") text += " bits=" + std::to_string(o.bits);
+  if (o.codec == "qsgd" || o.codec == "sign") text += " bucket=" + std::to_string(o.bucket);
+  if (o.codec == "topk" || o.codec == "randomk") text += " ratio=" + number(o.ratio);
+  if (o.codec == "threshold") text += " threshold=" + number(o.threshold);
+  if (o.codec == "topk" || o.codec == "threshold")
+    text += std::string(" values=") + (o.half_values ? "fp16" : "fp32");
+  if (o.codec == "powersgd")
+    text += " rank=" + std::to_string(o.rank) + " warm_start=" + (o.warm_start ? "1" : "0");
+  text += std::string(" error_feedback=") + (o.error_feedback ? "1" : "0");
+  text += " momentum_correction=" + number(o.local_momentum);
+  return text;
 }
 
 std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,

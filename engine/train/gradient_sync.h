@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/codecs/codec.h"
@@ -52,6 +53,15 @@ class GradientSync {
   virtual void refresh(float* /*params*/, size_t /*count*/) {}
   // After the last step.
   virtual void finish() {}
+
+  // Checkpoints: this rank's compression state (comm/codecs/codec_state.h); empty when the
+  // strategy keeps none. restoreCodecState runs after start(); it throws
+  // std::invalid_argument naming the state that is missing or of another size.
+  virtual CodecState saveCodecState() const { return {}; }
+  virtual void restoreCodecState(const CodecState& /*state*/) {}
+  // The job keys whose step-to-step state a checkpoint does not hold, "" when it holds all:
+  // a resumed run warns naming them.
+  virtual std::string stateNotCheckpointed() const { return ""; }
 };
 
 // True when the compressed all-reduce applies the momentum (compression.momentum_correction,
@@ -61,6 +71,10 @@ bool compressesWithMomentum(const JobSpec& job);
 // The job's [compression] section as codec options; `matrices` are the weight matrices
 // inside the gradient buffer (PowerSGD compresses those).
 CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices = {});
+
+// The compression settings a codec's state depends on, e.g. "topk ratio=0.01 values=fp32
+// error_feedback=1 momentum_correction=0.9"; "none" without a codec. Checkpoints compare it.
+std::string describeCompression(const CodecOptions& options);
 
 // The job's parallel.strategy. Collective over `world` (strategies may split it).
 std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,

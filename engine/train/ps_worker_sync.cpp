@@ -1,16 +1,41 @@
 #include "engine/train/ps_worker_sync.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "engine/train/model_average.h"
 
 namespace ranklab {
 
+namespace {
+// What lives on the servers (and, with a codec, in every worker's encoder) where the
+// trainer's checkpoint does not reach.
+std::string serverStateKeys(const JobSpec& job) {
+  std::vector<std::string> keys;
+  const bool plain_sgd =
+      job.train.optimizer == "sgd" && (job.train.momentum == 0 || compressesWithMomentum(job));
+  if (!plain_sgd) keys.push_back("train.optimizer (its state on the servers)");
+  if (job.compression.codec != "none") {
+    keys.push_back("compression.codec = " + job.compression.codec +
+                   " (workers' and servers' codec state, error feedback, momentum correction)");
+  }
+  std::string text;
+  for (const auto& key : keys) text += (text.empty() ? "" : ", ") + key;
+  return text.empty() ? text : "parallel.strategy = " + job.parallel.strategy + ": " + text;
+}
+}  // namespace
+
 ParameterServerSync::ParameterServerSync(Communicator& world, const JobSpec& job)
     : world_(world),
       workers_(world.split(0, world.rank())),
       servers_(job.parallel.servers),
-      codec_(codecOptions(job)) {}
+      codec_(codecOptions(job)),
+      not_checkpointed_(serverStateKeys(job)) {}
+
+std::string ParameterServerSync::stateNotCheckpointed() const {
+  return not_checkpointed_;
+}
 
 void ParameterServerSync::start(float* params, size_t count) {
   std::vector<int> servers(servers_);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "comm/ps/kv_worker.h"
 #include "engine/train/gradient_sync.h"
@@ -23,6 +24,7 @@ class ParameterServerSync : public GradientSync {
   bool updatesParameters() const override { return true; }
   void refresh(float* params, size_t count) override;
   void finish() override;
+  std::string stateNotCheckpointed() const override;
 
  private:
   Communicator& world_;
@@ -31,6 +33,7 @@ class ParameterServerSync : public GradientSync {
   CodecOptions codec_;  // "none": plain floats both ways
   std::unique_ptr<KvWorker> kv_;
   float* params_ = nullptr;
+  std::string not_checkpointed_;  // stateNotCheckpointed()
   double lr_ = 0;
 };
 

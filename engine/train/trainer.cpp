@@ -1,6 +1,7 @@
 #include "engine/train/trainer.h"
 
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -89,10 +90,9 @@ std::string mismatch(const std::string& path, const std::string& what, const std
 
 // Restores model, optimizer, dropout stream and (with AMP) the loss scale from
 // train.resume_from; returns where the run was.
-Position resume(const JobSpec& job, const Communicator& comm, Network& model, Optimizer& optimizer,
-                LossScaler* scaler) {
+Position resume(const JobSpec& job, const Checkpoint& c, const Communicator& comm, Network& model,
+                Optimizer& optimizer, LossScaler* scaler) {
   const std::string& path = job.train.resume_from;
-  const Checkpoint c = readCheckpoint(path);
   if (c.model != model.describe())
     throw CheckpointError(mismatch(path, "model", c.model, model.describe()));
   if (c.params.size() != model.parameterCount()) {
@@ -133,12 +133,67 @@ Position resume(const JobSpec& job, const Communicator& comm, Network& model, Op
   return {c.step, c.epoch, c.step_in_epoch};
 }
 
-void saveCheckpoint(const JobSpec& job, const Communicator& comm, const Network& model,
-                    const Optimizer& optimizer, const LossScaler* scaler, const Position& at,
-                    TrainObserver& observer) {
-  // Synchronous data parallel keeps every rank's state identical: rank 0 speaks for all.
+// After gradient_sync.start(): this rank's compression state from the checkpoint. Warns,
+// naming the job keys, about state the checkpoint does not hold (the run then differs).
+void resumeCompression(const JobSpec& job, const Checkpoint& c, const Communicator& comm,
+                       GradientSync& sync, TrainObserver& observer, int64_t step) {
+  const std::string& path = job.train.resume_from;
+  const std::string compression = describeCompression(codecOptions(job));
+  if (c.version >= 2 && c.compression != compression)
+    throw CheckpointError(mismatch(path, "compression", c.compression, compression));
+  std::string missing = sync.stateNotCheckpointed();
+  if (c.version < 2 && compression != "none") {
+    missing =
+        "compression.codec, compression.error_feedback, "
+        "compression.momentum_correction (a version-1 checkpoint holds no codec state)";
+  } else if (static_cast<size_t>(comm.rank()) < c.codec_states.size()) {
+    try {
+      sync.restoreCodecState(c.codec_states[comm.rank()]);
+    } catch (const std::invalid_argument& e) {
+      throw CheckpointError(path + ": rank " + std::to_string(comm.rank()) + ": " + e.what());
+    }
+  }
+  if (missing.empty() || comm.rank() != 0) return;
+  const std::string warning =
+      path + ": not resumed exactly: the checkpoint does not hold the state of " + missing +
+      "; that state starts afresh, so this run's losses differ from a run that never stopped";
+  std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  observer.onEvent("warning", warning, step);
+}
+
+constexpr int kCodecStateTag = 0x7c4b;  // rank -> rank 0: a checkpoint's compression state
+
+// Every rank's compression state on rank 0, in rank order (empty on the other ranks).
+std::vector<CodecState> gatherCodecStates(Communicator& comm, const GradientSync& sync) {
+  const std::vector<uint8_t> own = toBytes(sync.saveCodecState());
+  if (comm.rank() != 0) {
+    const uint64_t size = own.size();
+    comm.send(&size, sizeof size, 0, kCodecStateTag);
+    comm.send(own.data(), own.size(), 0, kCodecStateTag);
+    return {};
+  }
+  std::vector<CodecState> states{codecStateFromBytes(own)};
+  for (int r = 1; r < comm.size(); ++r) {
+    uint64_t size = 0;
+    comm.recv(&size, sizeof size, r, kCodecStateTag);
+    std::vector<uint8_t> bytes(size);
+    comm.recv(bytes.data(), bytes.size(), r, kCodecStateTag);
+    states.push_back(codecStateFromBytes(bytes));
+  }
+  return states;
+}
+
+void saveCheckpoint(const JobSpec& job, Communicator& comm, const GradientSync& sync,
+                    const Network& model, const Optimizer& optimizer, const LossScaler* scaler,
+                    const Position& at, TrainObserver& observer) {
+  // Compression state differs per rank: rank 0 gathers it and writes one file.
+  std::vector<CodecState> codec_states;
+  if (job.compression.codec != "none") codec_states = gatherCodecStates(comm, sync);
+  // Synchronous data parallel keeps every other part identical: rank 0 speaks for all.
   if (comm.rank() != 0) return;
   Checkpoint c;
+  c.compression = describeCompression(codecOptions(job));
+  c.codec_states = std::move(codec_states);
   c.model = model.describe();
   c.params.assign(model.params(), model.params() + model.parameterCount());
   c.optimizer = optimizer.kind();
@@ -197,14 +252,18 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
   // and resumed follows the same curve).
   const LrSchedule schedule(job.train, loader.stepsPerEpoch(), planned_steps);
   Position at;
+  std::optional<Checkpoint> saved;
   if (!job.train.resume_from.empty()) {
-    at = resume(job, peers, model, *optimizer, scaler ? &*scaler : nullptr);
+    saved = readCheckpoint(job.train.resume_from);
+    at = resume(job, *saved, peers, model, *optimizer, scaler ? &*scaler : nullptr);
     observer.onEvent(
         "checkpoint",
         "resumed from " + job.train.resume_from + " after step " + std::to_string(at.step),
         at.step);
   }
   gradient_sync->start(model.params(), model.parameterCount());
+  if (saved) resumeCompression(job, *saved, peers, *gradient_sync, observer, at.step);
+  saved.reset();
   const bool straggler =
       peers.rank() == job.fault.straggler_rank && job.fault.straggler_delay_ms > 0;
   if (straggler) {
@@ -299,7 +358,8 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
       stop = s.step >= total_steps;
       const int64_t every = job.train.checkpoint_every;
       if (every > 0 && s.step % every == 0 && !stop) {
-        saveCheckpoint(job, peers, model, *optimizer, scaler ? &*scaler : nullptr, at, observer);
+        saveCheckpoint(job, peers, *gradient_sync, model, *optimizer, scaler ? &*scaler : nullptr,
+                       at, observer);
         checkpointed_step = s.step;
       }
     }
@@ -312,7 +372,8 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
     observer.onEval(result.last_eval);
   }
   if (!job.train.checkpoint_path.empty() && checkpointed_step != at.step) {
-    saveCheckpoint(job, peers, model, *optimizer, scaler ? &*scaler : nullptr, at, observer);
+    saveCheckpoint(job, peers, *gradient_sync, model, *optimizer, scaler ? &*scaler : nullptr, at,
+                   observer);
   }
   gradient_sync->finish();
   result.train_ns = nowNs() - loop_start - eval_ns;

@@ -46,11 +46,15 @@ class RunRecorder : public TrainObserver {
   }
   void onEval(const EvalStats& e) override { evals.push_back(e); }
   void onServerLoad(const ServerLoad& l) override { loads.push_back(l); }
+  void onEvent(const std::string& kind, const std::string& text, int64_t /*step*/) override {
+    events.push_back(kind + ": " + text);
+  }
   std::vector<int64_t> steps;
   std::vector<double> losses;
   std::vector<StepStats> stats;
   std::vector<EvalStats> evals;
-  std::vector<ServerLoad> loads;  // server ranks only
+  std::vector<ServerLoad> loads;    // server ranks only
+  std::vector<std::string> events;  // "kind: text"
 };
 
 // Runs `job` with one thread per process (training ranks, then parameter servers);

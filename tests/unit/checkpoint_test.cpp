@@ -136,10 +136,11 @@ TEST_F(CheckpointFile, ForeignNewerCorruptedAndMissingFilesAreRefusedClearly) {
   writeCheckpoint(path("a.ckpt"), sample());
   std::string bytes = readBytes(path("a.ckpt"));
   std::string newer = bytes;
-  newer[8] = 2;
+  newer[8] = 3;
   writeBytes(path("newer.ckpt"), newer);
-  EXPECT_NE(readError(path("newer.ckpt")).find("format version 2; this build reads version 1"),
-            std::string::npos)
+  EXPECT_NE(
+      readError(path("newer.ckpt")).find("format version 3; this build reads versions 1 to 2"),
+      std::string::npos)
       << readError(path("newer.ckpt"));
 
   std::string flipped = bytes;
