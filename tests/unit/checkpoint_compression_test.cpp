@@ -143,5 +143,30 @@ TEST(CompressedCheckpointFile, AVersion1CheckpointResumesWithAWarningNamingTheKe
   EXPECT_TRUE(warned);
 }
 
+// ps-sync's codec state lives on the workers' encoders and the servers: not in the file.
+TEST(CompressedCheckpointFile, APsSyncResumeWarnsNamingTheStrategyAndCodec) {
+  testing::TempFolder folder;
+  auto psJob = [](int64_t max_steps) {
+    JobSpec job = compressedJob("topk", max_steps);
+    job.parallel.strategy = "ps-sync";
+    job.parallel.servers = 1;
+    return job;
+  };
+  JobSpec first = psJob(5);
+  first.train.checkpoint_path = folder.file("ps.ckpt");
+  trainAllRanks(first);
+  JobSpec rest = psJob(10);
+  rest.train.resume_from = folder.file("ps.ckpt");
+  std::vector<std::string> events;
+  trainAllRanks(rest, &events);
+  bool warned = false;
+  for (const auto& event : events) {
+    warned |=
+        event.find("warning: ") == 0 && event.find("ps.ckpt") != std::string::npos &&
+        event.find("parallel.strategy = ps-sync: compression.codec = topk") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
 }  // namespace
 }  // namespace ranklab
