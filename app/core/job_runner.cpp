@@ -120,6 +120,22 @@ std::vector<std::string> JobRunner::command(const JobSpec& job,
 }
 
 RunOutcome JobRunner::run(const JobSpec& job, const std::string& job_path, RunObserver& observer) {
+  try {
+    return launch(job, job_path, observer);
+  } catch (const StoreError&) {
+    // A run deleted while it ran (runs delete, the workbench) fails every later write with
+    // a bare "FOREIGN KEY constraint failed"; say what happened instead.
+    if (last_run_id_ > 0 && !RunStore(options_.db_path).summary(last_run_id_)) {
+      throw StoreError(options_.db_path + ": run " + std::to_string(last_run_id_) +
+                       " was deleted from the store while it ran; its ranks were stopped");
+    }
+    throw;
+  }
+}
+
+RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
+                             RunObserver& observer) {
+  last_run_id_ = 0;
   if (!std::filesystem::exists(options_.worker_path)) {
     throw std::runtime_error(options_.worker_path +
                              ": ranklab-worker not found (build it, or pass its path)");
@@ -129,6 +145,7 @@ RunOutcome JobRunner::run(const JobSpec& job, const std::string& job_path, RunOb
   RunStore store(options_.db_path);
   RunOutcome outcome;
   outcome.run_id = store.createRun(newRunFor(job, job_path));
+  last_run_id_ = outcome.run_id;
   const int world = processCount(job);
   const std::string wire_id = std::to_string(outcome.run_id) + "-" + randomTag();
   Collector collector(wire_id, world);

@@ -56,8 +56,11 @@ class JobRunner {
                                    const std::string& run_id, const std::string& endpoint) const;
 
  private:
+  RunOutcome launch(const JobSpec& job, const std::string& job_path, RunObserver& observer);
+
   LaunchOptions options_;
   std::atomic<bool> stop_requested_{false};
+  int64_t last_run_id_ = 0;  // the run launch() created, for its error message
 };
 
 // What Open MPI needs here ("NAME=value"): root allowed, more ranks than cores, no

@@ -135,16 +135,22 @@ int64_t storedSteps(const std::string& db) {
   return nlohmann::json::parse(shown.out)["steps"].get<int64_t>();
 }
 
-TEST_F(Cli, InterruptStopsTheRanksAndKeepsWhatTheyReported) {
-  // Ctrl-C once steps are being stored, in a job that would run for minutes.
+// Starts a run that would last minutes; returns its pid once it has stored steps.
+pid_t startLongRunWithSteps(const std::string& db, const std::string& log) {
+  const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
   const pid_t pid = startInBackground(
-      {"run", quickstart(), "--ranks", "2", "--set", "train.epochs=100", "--quiet", "--db", db()},
-      folder_.file("run.log"));
-  ASSERT_GT(pid, 0);
+      {"run", job, "--ranks", "2", "--set", "train.epochs=100", "--quiet", "--db", db}, log);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (storedSteps(db()) <= 0 && std::chrono::steady_clock::now() < deadline) {
+  while (pid > 0 && storedSteps(db) <= 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  return pid;
+}
+
+TEST_F(Cli, InterruptStopsTheRanksAndKeepsWhatTheyReported) {
+  // Ctrl-C once steps are being stored, in a job that would run for minutes.
+  const pid_t pid = startLongRunWithSteps(db(), folder_.file("run.log"));
+  ASSERT_GT(pid, 0);
   const auto interrupted = std::chrono::steady_clock::now();
   kill(pid, SIGINT);
   int status = 0;
@@ -214,6 +220,23 @@ TEST_F(Cli, InterruptedBenchStopsItsRanks) {
   // "[-]" keeps pgrep's own shell from matching the pattern.
   const std::string pgrep = "pgrep -f '[-]" + marker.substr(1) + " ' > /dev/null";
   EXPECT_NE(std::system(pgrep.c_str()), 0) << "ranks still running after the interrupt";
+}
+
+// Deleting a run while it ran used to end the launcher with a bare "upsert rank: FOREIGN
+// KEY constraint failed".
+TEST_F(Cli, RunDeletedWhileRunningIsNamedAndItsRanksStop) {
+  const pid_t pid = startLongRunWithSteps(db(), folder_.file("run.log"));
+  ASSERT_GT(pid, 0);
+  const auto deleted = run("runs delete 1 --db " + db());
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.out;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream log(folder_.file("run.log"));
+  const std::string out((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_NE(out.find(db() + ": run 1 was deleted from the store while it ran"), std::string::npos)
+      << out;
 }
 
 }  // namespace
