@@ -65,6 +65,15 @@ void splitTaggedLine(const std::string& line, int& rank, std::string& text) {
   }
 }
 
+// Why a run that went quiet is stopped, naming the ranks that had not finished.
+std::string silenceMessage(int limit_s, const std::vector<int>& unfinished) {
+  std::string text = "no rank reported anything for " + std::to_string(limit_s) +
+                     " s (telemetry.silence_limit_s): a rank is frozen or a collective is "
+                     "blocked behind one; ranks not finished:";
+  for (int rank : unfinished) text += " " + std::to_string(rank);
+  return text;
+}
+
 NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
   NewRun run;
   run.name = job.name;
@@ -164,8 +173,11 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
     }
     observer.onOutput(rank, is_stderr, text);
   };
+  auto last_heard = Clock::now();  // launch counts as heard: MPI start-up is silent too
   auto collect = [&](int timeout_ms) {
-    for (const auto& envelope : collector.receive(timeout_ms)) recorder.ingest(envelope);
+    const auto envelopes = collector.receive(timeout_ms);
+    if (!envelopes.empty()) last_heard = Clock::now();
+    for (const auto& envelope : envelopes) recorder.ingest(envelope);
     for (const auto& rejected : collector.takeRejected()) {
       recorder.launcherEvent("error", "rejected telemetry: " + rejected.reason);
     }
@@ -176,10 +188,17 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   ChildProcess child(argv, mpiEnvironment());
   observer.onStarted(outcome.run_id, argv);
   std::optional<Clock::time_point> stop_sent;
+  std::string silence_error;  // set when the ranks went quiet for too long
+  const auto silence_limit = std::chrono::seconds(job.telemetry.silence_limit_s);
   while (child.running()) {
     child.pump(0, on_line);
     collect(50);
-    if (stop_requested_ && !stop_sent) {
+    if (!stop_sent && Clock::now() - last_heard > silence_limit) {
+      silence_error = silenceMessage(job.telemetry.silence_limit_s, recorder.ranksWithoutBye());
+      recorder.launcherEvent("error", silence_error + ": SIGTERM to mpirun");
+      child.terminate();
+      stop_sent = Clock::now();
+    } else if (stop_requested_ && !stop_sent) {
       recorder.launcherEvent("log", "stop requested: SIGTERM to mpirun");
       child.terminate();
       stop_sent = Clock::now();
@@ -197,7 +216,10 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   collect(0);
 
   outcome.exit_code = child.exitCode();
-  if (stop_sent) {
+  if (!silence_error.empty()) {
+    outcome.status = "failed";
+    outcome.error = silence_error + "; the ranks were stopped";
+  } else if (stop_sent) {
     outcome.status = "stopped";
   } else if (outcome.exit_code == 0 && recorder.allRanksSaidBye() && !recorder.anyRankFailed()) {
     outcome.status = "done";

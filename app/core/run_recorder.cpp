@@ -156,6 +156,14 @@ bool RunRecorder::allRanksSaidBye() const {
   return std::all_of(said_bye_.begin(), said_bye_.end(), [](bool b) { return b; });
 }
 
+std::vector<int> RunRecorder::ranksWithoutBye() const {
+  std::vector<int> ranks;
+  for (size_t r = 0; r < said_bye_.size(); ++r) {
+    if (!said_bye_[r]) ranks.push_back(static_cast<int>(r));
+  }
+  return ranks;
+}
+
 bool RunRecorder::anyRankFailed() const {
   return std::any_of(ranks_.begin(), ranks_.end(),
                      [](const RankRow& r) { return r.status == "failed"; });

@@ -26,6 +26,8 @@ class RunRecorder {
   void setGaps(int rank, int64_t gaps);
 
   bool allRanksSaidBye() const;
+  // Ranks that have not said Bye (not finished, or never started).
+  std::vector<int> ranksWithoutBye() const;
   bool anyRankFailed() const;
   // Max over ranks of the training-loop time; for a rank that never said Bye (stopped,
   // crashed), the span of its step telemetry stands in.

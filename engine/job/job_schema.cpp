@@ -353,7 +353,8 @@ std::vector<Section> buildSchema() {
       {"telemetry",
        "what ranks report and how they cope with a slow collector",
        {intField("heartbeat_ms", RANKLAB_JOB_KEY(telemetry.heartbeat_ms), 50, 60000),
-        intField("spool", RANKLAB_JOB_KEY(telemetry.spool), 16, 1000000)}},
+        intField("spool", RANKLAB_JOB_KEY(telemetry.spool), 16, 1000000),
+        intField("silence_limit_s", RANKLAB_JOB_KEY(telemetry.silence_limit_s), 1, 86400)}},
   };
 }
 

@@ -107,7 +107,8 @@ struct FaultSpec {
 
 struct TelemetrySpec {
   int heartbeat_ms = 1000;
-  int spool = 4096;  // messages a rank keeps while the collector is unreachable
+  int spool = 4096;           // messages a rank keeps while the collector is unreachable
+  int silence_limit_s = 120;  // launcher stops a run no rank has reported from for this long
 
   bool operator==(const TelemetrySpec&) const = default;
 };

@@ -136,10 +136,13 @@ int64_t storedSteps(const std::string& db) {
 }
 
 // Starts a run that would last minutes; returns its pid once it has stored steps.
-pid_t startLongRunWithSteps(const std::string& db, const std::string& log) {
+pid_t startLongRunWithSteps(const std::string& db, const std::string& log,
+                            const std::vector<std::string>& extra = {}) {
   const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
-  const pid_t pid = startInBackground(
-      {"run", job, "--ranks", "2", "--set", "train.epochs=100", "--quiet", "--db", db}, log);
+  std::vector<std::string> args{"run",     job,    "--ranks", "2", "--set", "train.epochs=100",
+                                "--quiet", "--db", db};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const pid_t pid = startInBackground(args, log);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (pid > 0 && storedSteps(db) <= 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -237,6 +240,39 @@ TEST_F(Cli, RunDeletedWhileRunningIsNamedAndItsRanksStop) {
   EXPECT_EQ(WEXITSTATUS(status), 1) << out;
   EXPECT_NE(out.find(db() + ": run 1 was deleted from the store while it ran"), std::string::npos)
       << out;
+}
+
+// A rank that is alive but frozen (SIGSTOP) used to keep the run "running" for ever: the
+// others block in the all-reduce and nobody reports. The launcher's silence limit ends it.
+TEST_F(Cli, FrozenRankEndsTheRunAfterTheSilenceLimit) {
+  const pid_t pid = startLongRunWithSteps(db(), folder_.file("run.log"),
+                                          {"--set", "telemetry.silence_limit_s=3"});
+  ASSERT_GT(pid, 0);
+  // The launcher's job file is named after its pid; mpirun's command line is not a worker's.
+  const std::string workers =
+      "pgrep -f '^[^ ]*ranklab-worker --job .*ranklab-job-" + std::to_string(pid) + "-'";
+  FILE* list = popen((workers + " | head -n 1").c_str(), "r");
+  int worker = 0;
+  ASSERT_EQ(std::fscanf(list, "%d", &worker), 1);
+  pclose(list);
+  kill(worker, SIGSTOP);
+  const auto frozen = std::chrono::steady_clock::now();
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double end_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - frozen).count();
+  kill(worker, SIGKILL);  // in case the launcher left it behind
+  std::ifstream log(folder_.file("run.log"));
+  const std::string out((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_NE(out.find("telemetry.silence_limit_s"), std::string::npos) << out;
+  EXPECT_LT(end_s, 30.0) << "the silent run was not ended promptly";
+  const auto shown = run("runs show 1 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto s = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(s["status"], "failed");
+  EXPECT_GT(s["steps"].get<int64_t>(), 0) << "steps recorded before the freeze were lost";
 }
 
 }  // namespace

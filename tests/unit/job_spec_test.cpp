@@ -50,6 +50,7 @@ TEST(JobSpec, EmptyFileGivesDefaults) {
   EXPECT_EQ(job.parallel.algorithm, "ring");
   EXPECT_EQ(job.fault.straggler_rank, -1);
   EXPECT_EQ(job.telemetry.heartbeat_ms, 1000);
+  EXPECT_EQ(job.telemetry.silence_limit_s, 120);
   EXPECT_TRUE(checkJob("# only a comment\n", "empty.toml").empty());
 }
 
@@ -147,6 +148,7 @@ TEST(JobSpec, OutOfRangeSaysAllowedRange) {
   EXPECT_EQ(onlyIssueOf("[train]\nseed = -1\n").message, "must be >= 0, got -1");
   EXPECT_EQ(onlyIssueOf("[parallel]\nranks = 257\n").message, "must be 1..256, got 257");
   EXPECT_EQ(onlyIssueOf("[telemetry]\nheartbeat_ms = 10\n").message, "must be 50..60000, got 10");
+  EXPECT_EQ(onlyIssueOf("[telemetry]\nsilence_limit_s = 0\n").message, "must be 1..86400, got 0");
   EXPECT_EQ(onlyIssueOf("[data]\npath = \"\"\n").message, "must not be empty");
 }
 
