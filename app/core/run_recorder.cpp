@@ -153,7 +153,7 @@ void RunRecorder::flush() {
 }
 
 bool RunRecorder::allRanksSaidBye() const {
-  return std::all_of(said_bye_.begin(), said_bye_.end(), [](bool b) { return b; });
+  return ranksWithoutBye().empty();
 }
 
 std::vector<int> RunRecorder::ranksWithoutBye() const {
