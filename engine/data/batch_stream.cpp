@@ -1,5 +1,7 @@
 #include "engine/data/batch_stream.h"
 
+#include <algorithm>
+
 namespace ranklab {
 
 BatchStream::BatchStream(ShardLoader& loader, int features, int first_epoch, int64_t first_step,
@@ -16,6 +18,7 @@ BatchStream::BatchStream(ShardLoader& loader, int features, int first_epoch, int
   // A resume point at the very end of an epoch starts with the next epoch's first batch.
   if (next_step_ >= loader_.stepsPerEpoch()) at_end_ = !advance(next_epoch_, next_step_);
   if (next_epoch_ > last_epoch_) at_end_ = true;
+  refill_at_ = std::max<int64_t>(1, static_cast<int64_t>(slots_.size()) - 1);
   if (prefetch > 0) producer_ = std::thread([this] { produce(); });
 }
 
@@ -50,10 +53,11 @@ void BatchStream::produce() {
     for (bool more = !at_end_; more;) {
       {
         std::unique_lock lock(mutex_);
-        // Slot produced_ is free once fewer than all slots are loaded or held.
-        changed_.wait(lock, [&] {
-          return stopping_ || produced_ - consumed_ < static_cast<int64_t>(slots_.size());
-        });
+        if (freeSlots() == 0) {
+          producer_sleeps_ = true;
+          changed_.wait(lock, [&] { return stopping_ || freeSlots() >= refill_at_; });
+          producer_sleeps_ = false;
+        }
         if (stopping_) return;
       }
       load(slots_[produced_ % slots_.size()], next_epoch_, next_step_);
@@ -61,7 +65,7 @@ void BatchStream::produce() {
       std::lock_guard lock(mutex_);
       ++produced_;
       finished_ = !more;
-      changed_.notify_all();
+      if (consumer_sleeps_) changed_.notify_all();
     }
   } catch (...) {
     std::lock_guard lock(mutex_);
@@ -72,6 +76,10 @@ void BatchStream::produce() {
   std::lock_guard lock(mutex_);
   finished_ = true;
   changed_.notify_all();
+}
+
+int64_t BatchStream::freeSlots() const {
+  return static_cast<int64_t>(slots_.size()) - (produced_ - consumed_);
 }
 
 const Batch* BatchStream::next() {
@@ -85,9 +93,13 @@ const Batch* BatchStream::next() {
   if (holding_) {
     ++consumed_;  // the caller is done with the previous batch
     holding_ = false;
-    changed_.notify_all();
+    if (producer_sleeps_ && freeSlots() >= refill_at_) changed_.notify_all();
   }
-  changed_.wait(lock, [&] { return produced_ > consumed_ || finished_; });
+  if (produced_ == consumed_ && !finished_) {
+    consumer_sleeps_ = true;
+    changed_.wait(lock, [&] { return produced_ > consumed_ || finished_; });
+    consumer_sleeps_ = false;
+  }
   if (error_) std::rethrow_exception(error_);
   if (produced_ == consumed_) return nullptr;
   holding_ = true;

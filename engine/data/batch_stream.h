@@ -40,6 +40,8 @@ class BatchStream {
   bool advance(int& epoch, int64_t& step) const;  // to the following batch; false at the end
   void load(Batch& slot, int epoch, int64_t step);
   void produce();
+  // Slots neither loaded nor held by the caller (with mutex_ held).
+  int64_t freeSlots() const;
 
   ShardLoader& loader_;
   const int last_epoch_;
@@ -57,6 +59,11 @@ class BatchStream {
   bool holding_ = false;   // whether the caller holds slot consumed_ % size
   bool finished_ = false;  // the producer has loaded the last batch
   bool stopping_ = false;
+  // A wake-up costs the waker a system call, so each side wakes the other only when it
+  // sleeps, and the producer sleeps until refill_at_ slots are free: one wake-up a burst.
+  int64_t refill_at_ = 1;
+  bool producer_sleeps_ = false;
+  bool consumer_sleeps_ = false;
   std::exception_ptr error_;
   std::thread producer_;
 };

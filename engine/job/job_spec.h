@@ -18,7 +18,7 @@ struct DataSpec {
   int64_t test_samples = 2000;  // spirals, moons: test samples drawn
   double noise = 0.1;           // spirals, moons: std. deviation of the Gaussian jitter
   int arms = 3;                 // spirals: arms (= classes)
-  int prefetch = 2;  // batches loaded ahead on a background thread; 0 = on the training thread
+  int prefetch = 4;  // batches loaded ahead on a background thread; 0 = on the training thread
 
   bool operator==(const DataSpec&) const = default;
 };

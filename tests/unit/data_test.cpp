@@ -2,7 +2,9 @@
 // background prefetch (same batches, in order, from any starting point).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "engine/data/batch_stream.h"
@@ -87,6 +89,25 @@ TEST(BatchStream, PrefetchingGivesExactlyTheLoadersBatchesInOrder) {
   loader.batch(3, images.data(), labels.data());
   EXPECT_EQ(direct[9].images, images);
   for (int prefetch : {1, 2, 5}) EXPECT_EQ(drain(data, 1, 0, 3, prefetch), direct) << prefetch;
+}
+
+// The producer sleeps until a burst of slots is free and each side wakes the other only when
+// it sleeps: a consumer slower than the producer, then faster, must still see every batch.
+TEST(BatchStream, WakesTheProducerWhetherTheConsumerIsSlowOrFast) {
+  const Dataset data = numberedSet(50);
+  const auto direct = drain(data, 1, 0, 3, 0);
+  for (int prefetch : {1, 2, 4}) {
+    ShardLoader loader(data, 1, 2, 4, 7);
+    BatchStream stream(loader, data.features, 1, 0, 3, prefetch);
+    std::vector<Seen> seen;
+    while (const Batch* b = stream.next()) {
+      seen.push_back({b->epoch, b->step, b->images});
+      // Slow for the first half (the producer fills up and sleeps), fast after.
+      if (seen.size() < direct.size() / 2)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_EQ(seen, direct) << "prefetch " << prefetch;
+  }
 }
 
 TEST(BatchStream, StartsAnywhereAndStopsEarlyCleanly) {
