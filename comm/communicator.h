@@ -86,6 +86,9 @@ class Communicator {
   // Collective: `floats_per_slot` floats of shared memory per rank; nullptr (on every rank)
   // when the ranks do not all share one host's memory.
   virtual std::unique_ptr<SharedSlots> allocateSharedSlots(size_t floats_per_slot) = 0;
+  // Collective: one block of `floats` every rank maps (slot(r) is that block for every r);
+  // nullptr under the same condition as allocateSharedSlots.
+  virtual std::unique_ptr<SharedSlots> allocateSharedBlock(size_t floats) = 0;
 
   // True when another thread may make the calls while this one does not (a communication
   // thread); false when the backend only allows the thread that set it up.

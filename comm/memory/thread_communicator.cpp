@@ -230,13 +230,20 @@ std::unique_ptr<Communicator> ThreadCommunicator::split(int color, int key) {
 }
 
 std::unique_ptr<SharedSlots> ThreadCommunicator::allocateSharedSlots(size_t floats_per_slot) {
+  // Slots start on their own cache lines, so ranks writing neighbouring slots do not collide.
+  return sharedSlots((floats_per_slot + 15) / 16 * 16, floats_per_slot);
+}
+
+std::unique_ptr<SharedSlots> ThreadCommunicator::allocateSharedBlock(size_t floats) {
+  return sharedSlots(0, floats);
+}
+
+std::unique_ptr<SharedSlots> ThreadCommunicator::sharedSlots(size_t stride, size_t floats) {
   const int per_host = rendezvous_.ranksPerHost();
   if (per_host > 0 && per_host < size()) return nullptr;  // pretend hosts share nothing
-  // Slots start on their own cache lines, so ranks writing neighbouring slots do not collide.
-  const size_t stride = (floats_per_slot + 15) / 16 * 16;
   if (rank_ == 0) {
     std::lock_guard lock(rendezvous_.shared_mutex_);
-    rendezvous_.shared_block_ = cacheAlignedFloats(stride * size());
+    rendezvous_.shared_block_ = cacheAlignedFloats(std::max<size_t>(stride * size(), floats));
   }
   barrier();
   std::shared_ptr<float[]> block;
@@ -249,7 +256,7 @@ std::unique_ptr<SharedSlots> ThreadCommunicator::allocateSharedSlots(size_t floa
     std::lock_guard lock(rendezvous_.shared_mutex_);
     rendezvous_.shared_block_.reset();
   }
-  return std::make_unique<ThreadSharedSlots>(std::move(block), stride, floats_per_slot, *this);
+  return std::make_unique<ThreadSharedSlots>(std::move(block), stride, floats, *this);
 }
 
 std::unique_ptr<Communicator> ThreadCommunicator::splitByHost() {

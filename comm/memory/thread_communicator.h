@@ -74,10 +74,13 @@ class ThreadCommunicator : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) override;
   std::unique_ptr<Communicator> splitByHost() override;
   std::unique_ptr<SharedSlots> allocateSharedSlots(size_t floats_per_slot) override;
+  std::unique_ptr<SharedSlots> allocateSharedBlock(size_t floats) override;
 
  private:
   ThreadCommunicator(std::shared_ptr<ThreadRendezvous> child, int rank);
   void checkPeer(int peer, const char* operation) const;
+  // Rank r's slot starts stride floats after rank r-1's (stride 0: one block for all).
+  std::unique_ptr<SharedSlots> sharedSlots(size_t stride, size_t floats);
 
   std::shared_ptr<ThreadRendezvous> owned_;  // set for communicators made by split()
   ThreadRendezvous& rendezvous_;

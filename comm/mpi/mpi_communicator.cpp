@@ -57,13 +57,17 @@ class MpiRequest : public CommRequest {
 
 // An MPI-3 shared window over a one-host communicator, in one passive-target epoch for
 // its whole life (MPI's unified model): fence() = Win_sync, Barrier, Win_sync.
+// one_block: rank 0 allocates every float and each slot(r) is its block.
 class MpiSharedSlots : public SharedSlots {
  public:
-  MpiSharedSlots(MPI_Comm comm, size_t floats) : comm_(comm), floats_(floats) {
-    int size = 0;
+  MpiSharedSlots(MPI_Comm comm, size_t floats, bool one_block = false)
+      : comm_(comm), floats_(floats) {
+    int size = 0, rank = 0;
     MPI_Comm_size(comm_, &size);
+    MPI_Comm_rank(comm_, &rank);
     // Slots start on their own cache lines, so ranks writing neighbouring slots do not collide.
-    const size_t stride = (floats + 15) / 16 * 16;
+    size_t stride = (floats + 15) / 16 * 16;
+    if (one_block && rank != 0) stride = 0;
     void* mine = nullptr;
     checkMpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(stride * sizeof(float)), sizeof(float),
                                      MPI_INFO_NULL, comm_, &mine, &window_),
@@ -73,7 +77,8 @@ class MpiSharedSlots : public SharedSlots {
       MPI_Aint bytes = 0;
       int unit = 0;
       void* base = nullptr;
-      checkMpi(MPI_Win_shared_query(window_, r, &bytes, &unit, &base), "Win_shared_query");
+      checkMpi(MPI_Win_shared_query(window_, one_block ? 0 : r, &bytes, &unit, &base),
+               "Win_shared_query");
       slots_.push_back(static_cast<float*>(base));
     }
     checkMpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "Win_lock_all");
@@ -220,6 +225,12 @@ std::unique_ptr<SharedSlots> MpiCommunicator::allocateSharedSlots(size_t floats_
   auto host = splitByHost();
   if (host->size() != size_) return nullptr;
   return std::make_unique<MpiSharedSlots>(comm_, std::max<size_t>(floats_per_slot, 1));
+}
+
+std::unique_ptr<SharedSlots> MpiCommunicator::allocateSharedBlock(size_t floats) {
+  auto host = splitByHost();
+  if (host->size() != size_) return nullptr;
+  return std::make_unique<MpiSharedSlots>(comm_, std::max<size_t>(floats, 1), true);
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::splitByHost() {

@@ -41,6 +41,7 @@ class MpiCommunicator : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) override;
   std::unique_ptr<Communicator> splitByHost() override;
   std::unique_ptr<SharedSlots> allocateSharedSlots(size_t floats_per_slot) override;
+  std::unique_ptr<SharedSlots> allocateSharedBlock(size_t floats) override;
   bool allowsCommThread() const override;
 
  private:

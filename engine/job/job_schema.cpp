@@ -317,7 +317,7 @@ std::vector<Section> buildSchema() {
         stringField("strategy", RANKLAB_JOB_KEY(parallel.strategy),
                     {"allreduce", "ps-sync", "ps-async", "local-sgd"}),
         stringField("algorithm", RANKLAB_JOB_KEY(parallel.algorithm),
-                    {"ring", "mpi", "hierarchical", "shm"}),
+                    {"ring", "mpi", "hierarchical", "shm", "shm-sharded"}),
         intField("threads", RANKLAB_JOB_KEY(parallel.threads), 0, 256),
         intField("ranks_per_host", RANKLAB_JOB_KEY(parallel.ranks_per_host), 0, 256),
         intField("bucket_kb", RANKLAB_JOB_KEY(parallel.bucket_kb), 0, 1 << 20),
@@ -429,6 +429,17 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             "codecs compress gradients, and parallel.strategy = \"local-sgd\" averages models; "
             "use \"none\", or a strategy that moves gradients: \"allreduce\", \"ps-sync\" or "
             "\"ps-async\"");
+  const std::string& algorithm = job.parallel.algorithm;
+  checkRule(root, log, "parallel.algorithm", {"parallel.strategy"},
+            algorithm == "shm-sharded" && strategy != "allreduce",
+            "\"shm-sharded\" shares one model's gradient sum and update among the ranks of "
+            "parallel.strategy = \"allreduce\"; with " +
+                quoted(strategy) + " use ring, mpi, hierarchical or shm");
+  checkRule(root, log, "parallel.algorithm", {"compression.codec"},
+            algorithm == "shm-sharded" && codec != "none",
+            "\"shm-sharded\" sums the gradients where backward wrote them, with nothing to "
+            "encode; with compression.codec = " +
+                quoted(codec) + " use ring, mpi, hierarchical or shm");
   checkRule(root, log, "compression.codec", {"parallel.strategy"},
             codec == "powersgd" && (strategy == "ps-sync" || strategy == "ps-async"),
             "\"powersgd\" needs every worker's P summed before Q can be computed (two "

@@ -25,14 +25,27 @@ Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed)
     }
     layer_count_.push_back(offset - layer_offset_.back());
   }
-  params_.resize(offset);
-  grads_.assign(offset, 0.f);
+  count_ = offset;
+  own_params_.resize(offset);
+  own_grads_.assign(offset, 0.f);
+  bindLayers(own_params_.data(), own_grads_.data());
   std::mt19937_64 rng(seed);
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    layers_[l]->bind(params_.data() + layer_offset_[l], grads_.data() + layer_offset_[l]);
-    layers_[l]->init(rng);
-  }
+  for (auto& layer : layers_) layer->init(rng);
   setDropoutStream(seed, 0);
+}
+
+void Network::bindLayers(float* params, float* grads) {
+  params_ = params;
+  grads_ = grads;
+  for (size_t l = 0; l < layers_.size(); ++l)
+    layers_[l]->bind(params_ + layer_offset_[l], grads_ + layer_offset_[l]);
+}
+
+void Network::useBuffers(float* params, float* grads) {
+  bindLayers(params, grads);
+  // Layers keep no other pointer into the buffers (they re-read them each pass).
+  own_params_ = {};
+  own_grads_ = {};
 }
 
 std::string Network::describe() const {
@@ -91,10 +104,10 @@ BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
 
 float* Network::settledGrads() const {
   if (zero_pending_) {
-    std::fill(grads_.begin(), grads_.end(), 0.f);
+    std::fill(grads_, grads_ + count_, 0.f);
     zero_pending_ = false;
   }
-  return grads_.data();
+  return grads_;
 }
 
 void Network::backward(const float* x, const uint8_t* labels, int batch,

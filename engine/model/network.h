@@ -42,12 +42,16 @@ class Network {
   // "Linear(784, 256) -> ReLU() -> Linear(256, 10)": identifies the architecture.
   std::string describe() const;
 
-  size_t parameterCount() const { return params_.size(); }
-  float* params() { return params_.data(); }
-  const float* params() const { return params_.data(); }
+  size_t parameterCount() const { return count_; }
+  float* params() { return params_; }
+  const float* params() const { return params_; }
   float* grads() { return settledGrads(); }
   const float* grads() const { return settledGrads(); }
   const std::vector<ParamView>& views() const { return views_; }
+  // Moves the flat buffers into memory the caller owns and keeps alive (shared memory the
+  // ranks of one host read the parameters from): `params` must already hold params()'s
+  // values; `grads` is any memory of parameterCount() floats. Any pending zeroGrads() holds.
+  void useBuffers(float* params, float* grads);
 
   // Dropout masks are drawn from (seed, rank, training pass number), so they are
   // reproducible and differ between ranks; the pass number is checkpointed.
@@ -77,15 +81,20 @@ class Network {
  private:
   BatchLoss run(const float* x, const uint8_t* labels, int batch, const ForwardPass& pass);
   void ensureBatch(int batch);
+  // Points params_, grads_ and every layer at these buffers.
+  void bindLayers(float* params, float* grads);
   // grads_, zeroed first if a zeroGrads() is still pending.
   float* settledGrads() const;
 
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<size_t> layer_offset_;  // each layer's first parameter in the flat buffer
   std::vector<size_t> layer_count_;   // and how many it owns
-  std::vector<float> params_;
-  // mutable: a pending zeroGrads() is carried out by whichever reader comes first.
-  mutable std::vector<float> grads_;
+  size_t count_ = 0;
+  std::vector<float> own_params_, own_grads_;  // the buffers until useBuffers()
+  float* params_ = nullptr;
+  // Written through a const read: a pending zeroGrads() is carried out by whichever reader
+  // comes first.
+  float* grads_ = nullptr;
   mutable bool zero_pending_ = false;
   std::vector<ParamView> views_;
   uint64_t dropout_seed_ = 0;

@@ -24,6 +24,14 @@ const std::vector<float>& tensorOf(const OptimizerState& state, const std::strin
   throw std::invalid_argument(kind + " state has no \"" + name + "\" tensor");
 }
 
+void checkRange(ParamRange range, size_t parameters) {
+  if (range.begin > range.end || range.end > parameters) {
+    throw std::invalid_argument("optimizer step over parameters [" + std::to_string(range.begin) +
+                                ", " + std::to_string(range.end) + ") of a model with " +
+                                std::to_string(parameters));
+  }
+}
+
 }  // namespace
 
 Sgd::Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov)
@@ -32,10 +40,12 @@ Sgd::Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov)
       nesterov_(nesterov),
       velocity_(parameters, 0.f) {}
 
-void Sgd::step(float* params, const float* grads, double lr) {
+void Sgd::stepRange(float* params, const float* grads, double lr, ParamRange range) {
+  checkRange(range, velocity_.size());
+  const size_t b = range.begin;
   // PyTorch starts the momentum buffer as a copy of the first gradient: momentum * 0 + g.
-  kernels::sgdUpdate(params, grads, velocity_.data(), velocity_.size(), static_cast<float>(lr),
-                     momentum_, weight_decay_, nesterov_);
+  kernels::sgdUpdate(params + b, grads + b, velocity_.data() + b, range.end - b,
+                     static_cast<float>(lr), momentum_, weight_decay_, nesterov_);
   ++steps_;
 }
 
@@ -58,7 +68,8 @@ Adam::Adam(size_t parameters, double beta1, double beta2, double eps, double wei
       first_moment_(parameters, 0.f),
       second_moment_(parameters, 0.f) {}
 
-void Adam::step(float* params, const float* grads, double lr) {
+void Adam::stepRange(float* params, const float* grads, double lr, ParamRange range) {
+  checkRange(range, first_moment_.size());
   ++steps_;
   // Scalars in double, as PyTorch computes them in Python before the float kernels.
   const double t = static_cast<double>(steps_);
@@ -72,8 +83,9 @@ void Adam::step(float* params, const float* grads, double lr) {
   s.sqrt_bias_correction2 = static_cast<float>(std::sqrt(1.0 - std::pow(beta2_, t)));
   s.l2 = decoupled_ ? 0.f : static_cast<float>(weight_decay_);
   s.decay_factor = decoupled_ ? static_cast<float>(1.0 - lr * weight_decay_) : 1.f;
-  kernels::adamUpdate(params, grads, first_moment_.data(), second_moment_.data(),
-                      first_moment_.size(), s);
+  const size_t b = range.begin;
+  kernels::adamUpdate(params + b, grads + b, first_moment_.data() + b, second_moment_.data() + b,
+                      range.end - b, s);
 }
 
 OptimizerState Adam::state() const {

@@ -12,6 +12,12 @@
 
 namespace ranklab {
 
+// A slice [begin, end) of the flat parameter buffer.
+struct ParamRange {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
 struct OptimizerState {
   int64_t steps = 0;  // updates taken (Adam's bias correction needs it)
   std::vector<std::pair<std::string, std::vector<float>>> tensors;  // e.g. ("momentum", ...)
@@ -23,7 +29,13 @@ class Optimizer {
   // "sgd", "adam", "adamw": what a checkpoint records, and must match on resume.
   virtual std::string kind() const = 0;
   // params -= update(grads) at learning rate lr.
-  virtual void step(float* params, const float* grads, double lr) = 0;
+  void step(float* params, const float* grads, double lr) {
+    stepRange(params, grads, lr, {0, parameterCount()});
+  }
+  // The same update for params[range] only (the ranks that share an update each take a
+  // slice); the state of the other parameters stays as it is. Counts as one step.
+  virtual void stepRange(float* params, const float* grads, double lr, ParamRange range) = 0;
+  virtual size_t parameterCount() const = 0;
   virtual OptimizerState state() const = 0;
   // Throws std::invalid_argument naming the tensor that is missing or has the wrong size.
   virtual void restore(const OptimizerState& state) = 0;
@@ -34,7 +46,8 @@ class Sgd : public Optimizer {
  public:
   Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov = false);
   std::string kind() const override { return "sgd"; }
-  void step(float* params, const float* grads, double lr) override;
+  void stepRange(float* params, const float* grads, double lr, ParamRange range) override;
+  size_t parameterCount() const override { return velocity_.size(); }
   OptimizerState state() const override;
   void restore(const OptimizerState& state) override;
 
@@ -54,7 +67,8 @@ class Adam : public Optimizer {
   Adam(size_t parameters, double beta1, double beta2, double eps, double weight_decay,
        bool decoupled_weight_decay);
   std::string kind() const override { return decoupled_ ? "adamw" : "adam"; }
-  void step(float* params, const float* grads, double lr) override;
+  void stepRange(float* params, const float* grads, double lr, ParamRange range) override;
+  size_t parameterCount() const override { return first_moment_.size(); }
   OptimizerState state() const override;
   void restore(const OptimizerState& state) override;
 

@@ -9,6 +9,7 @@
 #include "engine/train/local_sgd_sync.h"
 #include "engine/train/model_average.h"
 #include "engine/train/ps_worker_sync.h"
+#include "engine/train/shm_sharded_sync.h"
 
 namespace ranklab {
 
@@ -97,6 +98,9 @@ std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator&
                                                std::vector<MatrixBlock> matrices) {
   const auto& p = job.parallel;
   const AllreduceOptions options{p.ranks_per_host};
+  if (p.strategy == "allreduce" && p.algorithm == "shm-sharded") {
+    return std::make_unique<ShmShardedSync>(world);
+  }
   if (p.strategy == "allreduce") {
     return std::make_unique<AllreduceSync>(world, p.algorithm, options,
                                            static_cast<size_t>(p.bucket_kb) * 1024,

@@ -13,6 +13,7 @@
 #include "comm/codecs/codec.h"
 #include "comm/communicator.h"
 #include "engine/job/job_spec.h"
+#include "engine/optim/optimizer.h"
 
 namespace ranklab {
 
@@ -29,6 +30,12 @@ struct SyncStats {
   SyncStats& operator+=(const SyncStats& other);
 };
 
+// Where a model's flat parameter and gradient buffers live; null: where they are.
+struct ModelBuffers {
+  float* params = nullptr;
+  float* grads = nullptr;
+};
+
 class GradientSync {
  public:
   virtual ~GradientSync() = default;
@@ -37,6 +44,9 @@ class GradientSync {
   // except under a parameter server, whose servers do not train.
   virtual Communicator& peers() = 0;
 
+  // Once, before start(), with the initial parameters: memory the model's buffers move
+  // into (params already holding those values on return), or {} to leave them.
+  virtual ModelBuffers placeModel(const float* /*params*/, size_t /*count*/) { return {}; }
   // Once, before the first step, with the initial parameters (the same on every rank).
   virtual void start(float* /*params*/, size_t /*count*/) {}
   // Before backward, with the step's learning rate (servers apply it under ps-*).
@@ -45,6 +55,9 @@ class GradientSync {
   virtual void gradientReady(float* /*grads*/, size_t /*offset*/, size_t /*count*/) {}
   // After backward: leaves grads ready for this rank's optimizer (e.g. the mean over ranks).
   virtual SyncStats sync(float* grads, size_t count) = 0;
+  // The parameters this rank's optimizer updates after sync(): all, unless the ranks share
+  // one copy and each updates a slice (the same range on every call).
+  virtual ParamRange updateRange(size_t count) const { return {0, count}; }
   // True when sync() already wrote the new parameters (a server ran the optimizer).
   virtual bool updatesParameters() const { return false; }
   // After the optimizer step (local SGD averages the models here).

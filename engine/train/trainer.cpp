@@ -14,6 +14,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/sharded_optimizer_state.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -189,6 +190,11 @@ void saveCheckpoint(const JobSpec& job, Communicator& comm, const GradientSync& 
   // Compression state differs per rank: rank 0 gathers it and writes one file.
   std::vector<CodecState> codec_states;
   if (job.compression.codec != "none") codec_states = gatherCodecStates(comm, sync);
+  // So does the optimizer state of ranks that each update a slice of one shared model.
+  const ParamRange own = sync.updateRange(model.parameterCount());
+  const bool sliced = onAnyRank(comm, own.begin != 0 || own.end != model.parameterCount());
+  OptimizerState optimizer_state =
+      sliced ? gatherOptimizerState(comm, optimizer, own) : optimizer.state();
   // Synchronous data parallel keeps every other part identical: rank 0 speaks for all.
   if (comm.rank() != 0) return;
   Checkpoint c;
@@ -197,7 +203,7 @@ void saveCheckpoint(const JobSpec& job, Communicator& comm, const GradientSync& 
   c.model = model.describe();
   c.params.assign(model.params(), model.params() + model.parameterCount());
   c.optimizer = optimizer.kind();
-  c.optimizer_state = optimizer.state();
+  c.optimizer_state = std::move(optimizer_state);
   c.step = at.step;
   c.epoch = at.epoch;
   c.step_in_epoch = at.step_in_epoch;
@@ -261,7 +267,13 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
         "resumed from " + job.train.resume_from + " after step " + std::to_string(at.step),
         at.step);
   }
-  gradient_sync->start(model.params(), model.parameterCount());
+  const size_t parameters = model.parameterCount();
+  if (const ModelBuffers shared = gradient_sync->placeModel(model.params(), parameters);
+      shared.params) {
+    model.useBuffers(shared.params, shared.grads);
+  }
+  const ParamRange update_range = gradient_sync->updateRange(parameters);
+  gradient_sync->start(model.params(), parameters);
   if (saved) resumeCompression(job, *saved, peers, *gradient_sync, observer, at.step);
   saved.reset();
   const bool straggler =
@@ -340,7 +352,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
 
         t = nowNs();
         if (!gradient_sync->updatesParameters())
-          optimizer->step(model.params(), model.grads(), s.lr);
+          optimizer->stepRange(model.params(), model.grads(), s.lr, update_range);
         if (scaler) scaler->update(false);
         s.update_ns = nowNs() - t;
         sync += gradient_sync->afterUpdate(model.params(), model.parameterCount());

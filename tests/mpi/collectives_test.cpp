@@ -9,8 +9,10 @@
 
 #include "comm/collectives/allreduce.h"
 #include "comm/collectives/shm_allreduce.h"
+#include "comm/collectives/shm_shared_model.h"
 #include "comm/mpi/mpi_communicator.h"
 #include "tests/support/random_floats.h"
+#include "tests/support/shared_model_reduce.h"
 
 namespace ranklab {
 namespace {
@@ -104,6 +106,31 @@ TEST(CollectivesVersusMpi, SharedMemoryPiecesAndGrowth) {
     const auto reference = mpiReference(mine);
     reduce.run(mine.data(), count);
     for (size_t i = 0; i < count; ++i) ASSERT_EQ(mine[i], reference[i]) << count << " " << i;
+  }
+}
+
+// shm-sharded's shared model in an MPI-3 window: the parameters one block every rank
+// maps, and each rank's own chunk of the gradient sum exactly MPI_Allreduce's on integer
+// data and shm's bits on random data, sizes 0, 1, 7 and 1,000,003.
+TEST(CollectivesVersusMpi, SharedModelOwnChunk) {
+  MpiCommunicator comm;
+  for (size_t count : kSizes) {
+    ShmSharedModel model(comm, count);
+    if (comm.rank() == 0) std::fill(model.params(), model.params() + count, 3.f);
+    model.publish();
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(model.params()[i], 3.f) << count << " " << i;
+    const Chunk own = model.ownChunk();
+    auto mine = integerData(comm.rank(), count);
+    const auto reference = mpiReference(mine);
+    auto slot = testing::reduceInSharedModel(model, mine, 1.f);
+    for (size_t i = own.begin; i < own.begin + own.len; ++i)
+      ASSERT_EQ(slot[i], reference[i]) << "size " << count << " index " << i;
+    mine = randomData(comm.rank(), count);
+    auto shm = mine;
+    ShmAllreduce(comm).run(shm.data(), count, 1.f / comm.size());
+    slot = testing::reduceInSharedModel(model, mine, 1.f / comm.size());
+    for (size_t i = own.begin; i < own.begin + own.len; ++i)
+      ASSERT_EQ(slot[i], shm[i]) << "size " << count << " index " << i;
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "engine/data/idx_dataset.h"
@@ -201,6 +202,23 @@ TEST_F(CheckpointFile, ResumedRunContinuesTheLossCurveBitForBit) {
               static_cast<long long>(k));
 }
 
+// Trains make(k) writing a checkpoint to `file`, then make(k + more) resumed from it:
+// rank 0's losses after step k must be an uninterrupted make(k + more)'s, bit for bit.
+void expectResumeContinues(const std::function<JobSpec(int64_t)>& make, int64_t k, int64_t more,
+                           const std::string& file) {
+  const auto uninterrupted = trainRank0(make(k + more));
+  JobSpec first = make(k);
+  first.train.checkpoint_path = file;
+  trainRank0(first);
+  JobSpec rest = make(k + more);
+  rest.train.resume_from = file;
+  const auto resumed = trainRank0(rest);
+  ASSERT_EQ(resumed.size(), static_cast<size_t>(more));
+  for (const auto& [step, loss] : resumed) {
+    ASSERT_EQ(loss, uninterrupted.at(step)) << "step " << step;
+  }
+}
+
 // With AMP the loss scale is part of the state: fp16 with a small growth interval, so the
 // scale moves (and overflow skips happen) on both sides of the checkpoint.
 TEST_F(CheckpointFile, ResumedAmpRunContinuesTheLossCurveBitForBit) {
@@ -211,22 +229,33 @@ TEST_F(CheckpointFile, ResumedAmpRunContinuesTheLossCurveBitForBit) {
     return job;
   };
   const int64_t k = 25;
-  const auto uninterrupted = trainRank0(ampJob(k + 40));
-  JobSpec first = ampJob(k);
-  first.train.checkpoint_path = path("amp.ckpt");
-  trainRank0(first);
+  expectResumeContinues(ampJob, k, 40, path("amp.ckpt"));
   const Checkpoint saved = readCheckpoint(path("amp.ckpt"));
   EXPECT_TRUE(saved.has_loss_scale);
-  JobSpec rest = ampJob(k + 40);
-  rest.train.resume_from = path("amp.ckpt");
-  const auto resumed = trainRank0(rest);
-  ASSERT_EQ(resumed.size(), 40u);
-  for (const auto& [step, loss] : resumed) {
-    ASSERT_EQ(loss, uninterrupted.at(step)) << "step " << step;
-  }
-  std::printf("fp16: loss scale %g at step %lld; loss at step %lld: %.9g both ways\n",
-              saved.loss_scale, static_cast<long long>(k), static_cast<long long>(k + 40),
-              resumed.at(k + 40));
+  std::printf("fp16: loss scale %g at step %lld\n", saved.loss_scale, static_cast<long long>(k));
+}
+
+// shm-sharded: each rank's optimizer holds current state only for its own chunk, so rank 0
+// gathers the chunks into the checkpoint; with Adam a stale chunk would show at once. Three
+// ranks, so two chunks come from other ranks; the file equals a plain shm run's.
+TEST_F(CheckpointFile, ShardedUpdateResumesBitForBitFromGatheredOptimizerState) {
+  auto shardedJob = [](int64_t max_steps, const std::string& algorithm = "shm-sharded") {
+    JobSpec job = resumableJob(max_steps);
+    job.parallel.ranks = 3;
+    job.parallel.algorithm = algorithm;
+    return job;
+  };
+  const int64_t k = 30;
+  expectResumeContinues([&](int64_t steps) { return shardedJob(steps); }, k, 40,
+                        path("sharded.ckpt"));
+  JobSpec plain = shardedJob(k, "shm");
+  plain.train.checkpoint_path = path("shm.ckpt");
+  trainRank0(plain);
+  const Checkpoint sharded = readCheckpoint(path("sharded.ckpt"));
+  const Checkpoint shm = readCheckpoint(path("shm.ckpt"));
+  EXPECT_EQ(sharded.step, k);
+  EXPECT_EQ(sharded.params, shm.params);
+  EXPECT_EQ(sharded.optimizer_state.tensors, shm.optimizer_state.tensors);
 }
 
 TEST_F(CheckpointFile, ResumingAnotherRunsCheckpointSaysWhatDiffers) {

@@ -313,6 +313,26 @@ TEST(JobSpec, CommunicationStrategiesAndTheirKeys) {
   }
 }
 
+// shm-sharded applies where one model's gradients are summed in place: allreduce, no codec.
+TEST(JobSpec, ShmShardedOnlyForUncompressedAllreduce) {
+  EXPECT_EQ(parseJob("[parallel]\nalgorithm = \"shm-sharded\"\n", "job.toml").parallel.algorithm,
+            "shm-sharded");
+  for (const char* strategy : {"local-sgd", "ps-sync", "ps-async"}) {
+    JobIssue issue = onlyIssueOf(std::string("[parallel]\nstrategy = \"") + strategy +
+                                 "\"\nalgorithm = \"shm-sharded\"\n");
+    EXPECT_EQ(issue.key, "parallel.algorithm");
+    EXPECT_EQ(issue.line, 3);
+    EXPECT_THAT(issue.message, HasSubstr(strategy));
+    EXPECT_THAT(issue.message, HasSubstr("use ring, mpi, hierarchical or shm"));
+  }
+  JobIssue codec =
+      onlyIssueOf("[parallel]\nalgorithm = \"shm-sharded\"\n[compression]\ncodec = \"topk\"\n");
+  EXPECT_EQ(codec.key, "parallel.algorithm");
+  EXPECT_THAT(codec.message, HasSubstr("compression.codec = \"topk\""));
+  JobIssue typo = onlyIssueOf("[parallel]\nalgorithm = \"shm-shard\"\n");
+  EXPECT_THAT(typo.message, HasSubstr("shm-sharded"));
+}
+
 TEST(JobSpec, StragglerMustBeOneOfTheRanks) {
   JobIssue issue = onlyIssueOf("[parallel]\nranks = 4\n[fault]\nstraggler_rank = 4\n");
   EXPECT_EQ(issue.key, "fault.straggler_rank");

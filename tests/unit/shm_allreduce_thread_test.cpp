@@ -16,23 +16,12 @@
 #include "comm/collectives/shm_allreduce.h"
 #include "comm/memory/thread_communicator.h"
 #include "tests/support/random_floats.h"
+#include "tests/support/thread_world.h"
 
 namespace ranklab {
 namespace {
 
-// Runs body(comm) on every rank of a world of `world` threads.
-void onEveryRank(int world, const std::function<void(Communicator&)>& body,
-                 int ranks_per_host = 0) {
-  ThreadRendezvous rendezvous(world, ranks_per_host);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      ThreadCommunicator comm(rendezvous, r);
-      body(comm);
-    });
-  }
-  for (auto& t : threads) t.join();
-}
+using testing::onEveryRank;
 
 std::vector<float> randomData(int rank, size_t count) {
   return testing::normalFloats(77 + rank, count);

@@ -132,16 +132,58 @@ TEST(Strategies, ShmTrainsBitForBitLikeRingOnTwoRanks) {
   EXPECT_EQ(shm[1].losses, ring[1].losses);
 }
 
+// The sharded update over one shared model sums in shm's order and updates each element
+// as the full optimizer would: every rank trains bit for bit as under shm (and, at two
+// ranks, the ring), with SGD momentum, AdamW and under AMP.
+TEST(Strategies, ShmShardedTrainsBitForBitLikeShm) {
+  for (const char* optimizer : {"sgd", "adamw"}) {
+    for (int ranks : {2, 3}) {
+      auto job = smallJob("allreduce", ranks);
+      job.train.optimizer = optimizer;
+      job.train.weight_decay = 0.01;
+      job.parallel.algorithm = "shm";
+      const auto shm = trainWithThreads(job);
+      job.parallel.algorithm = "shm-sharded";
+      const auto sharded = trainWithThreads(job);
+      for (int r = 0; r < ranks; ++r) {
+        EXPECT_EQ(sharded[r].losses, shm[r].losses) << optimizer << " rank " << r << "/" << ranks;
+        EXPECT_EQ(sharded[r].evals.back().test_loss, shm[r].evals.back().test_loss);
+      }
+      if (ranks == 2) {
+        job.parallel.algorithm = "ring";
+        EXPECT_EQ(sharded[1].losses, trainWithThreads(job)[1].losses) << optimizer;
+      }
+      int64_t bytes = 0;
+      for (const auto& s : sharded[0].stats) bytes += s.bytes_tx;
+      for (const auto& s : shm[0].stats) bytes -= s.bytes_tx;
+      EXPECT_LE(std::abs(bytes), 64 * static_cast<int64_t>(shm[0].stats.size()))
+          << "bytes counted as shm counts them";
+    }
+  }
+  auto job = smallJob("allreduce", 2);
+  job.amp.dtype = "fp16";
+  job.amp.growth_interval = 5;
+  job.parallel.algorithm = "shm";
+  const auto shm = trainWithThreads(job);
+  job.parallel.algorithm = "shm-sharded";
+  const auto sharded = trainWithThreads(job);
+  EXPECT_EQ(sharded[0].losses, shm[0].losses) << "fp16";
+  int overflows = 0;
+  for (const auto& s : sharded[0].stats) overflows += s.overflow;
+  std::printf("shm-sharded fp16: %d overflow skips\n", overflows);
+}
+
 // shm's own first barrier is the step's wait: a straggler shows up as the other rank's
-// wait, not as communication, whole-gradient or bucketed. Summed over steps 2..4, with a
+// wait, not as communication, whole-gradient or bucketed (bucket_kb -1 below: shm-sharded,
+// whose first fence is the wait). Summed over steps 2..4, with a
 // delay long enough that a loaded machine's scheduling stays small beside it.
 TEST(Strategies, ShmCountsTheStragglerAsWait) {
   constexpr int kDelayMs = 150;
-  for (int bucket_kb : {0, 64}) {
+  for (int bucket_kb : {0, 64, -1}) {
     auto job = smallJob("allreduce", 2);
     job.model.layers = {256, 128};
-    job.parallel.algorithm = "shm";
-    job.parallel.bucket_kb = bucket_kb;
+    job.parallel.algorithm = bucket_kb < 0 ? "shm-sharded" : "shm";
+    job.parallel.bucket_kb = std::max(bucket_kb, 0);
     job.train.max_steps = 4;
     job.fault.straggler_rank = 1;
     job.fault.straggler_delay_ms = kDelayMs;
