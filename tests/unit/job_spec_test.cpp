@@ -168,7 +168,8 @@ TEST(JobSpec, BadEnumListsAllowedValues) {
   JobIssue issue = onlyIssueOf("[parallel]\nalgorithm = \"tree\"\n");
   EXPECT_EQ(issue.key, "parallel.algorithm");
   EXPECT_EQ(issue.line, 2);
-  EXPECT_EQ(issue.message, "must be one of: ring, mpi, hierarchical, shm; got \"tree\"");
+  EXPECT_EQ(issue.message,
+            "must be one of: ring, mpi, hierarchical, shm, shm-sharded; got \"tree\"");
   EXPECT_EQ(onlyIssueOf("[data]\ndataset = \"mnist\"\n").message,
             "must be one of: fashion-mnist, spirals, moons; got \"mnist\"");
 }
@@ -246,7 +247,7 @@ TEST(JobSpec, BadOverrideNamesTheKey) {
   EXPECT_EQ(onlyIssueOf("", {"train.lr=fast"}).message, "expected a number, got string");
   EXPECT_EQ(onlyIssueOf("", {"model.layers=[64,0]"}).file, "--set");
   EXPECT_EQ(onlyIssueOf("", {"parallel.algorithm=tree"}).message,
-            "must be one of: ring, mpi, hierarchical, shm; got \"tree\"");
+            "must be one of: ring, mpi, hierarchical, shm, shm-sharded; got \"tree\"");
 
   JobIssue unknown = onlyIssueOf("", {"train.lrr=0.1"});
   EXPECT_EQ(unknown.key, "train.lrr");
