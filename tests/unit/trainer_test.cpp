@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "engine/data/datasets.h"
+#include "engine/data/shard_loader.h"
+#include "engine/model/models.h"
+#include "engine/optim/optimizer.h"
 #include "engine/train/thread_policy.h"
 #include "engine/train/trainer.h"
 #include "tests/support/thread_ranks.h"
@@ -82,6 +85,32 @@ TEST(Trainer, PrefetchingChangesNothing) {
   const auto prefetched = trainWithThreads(job);
   EXPECT_EQ(direct[0].losses, prefetched[0].losses);
   EXPECT_EQ(direct[1].losses, prefetched[1].losses);
+}
+
+// The trainer warms the GEMM kernels up with a pass before the clock starts; the steps
+// after it are the ones a bare model, loader and optimizer take (dropout masks included).
+TEST(Trainer, KernelWarmUpLeavesTheModelAsItWas) {
+  JobSpec job = smallJob(1, "ring");
+  job.model.dropout = 0.3;
+  job.train.momentum = 0.9;
+  job.train.max_steps = 3;
+  const auto trained = trainWithThreads(job);
+  const Dataset& data = testing::smallTrainSet();
+  Network model = makeModel(job.model, {data.height, data.width, 1}, data.classes, job.train.seed);
+  model.setDropoutStream(job.train.seed, 0);
+  auto optimizer = makeOptimizer(job.train, model.parameterCount());
+  ShardLoader loader(data, 0, 1, job.train.batch_size, job.train.seed);
+  loader.startEpoch(1);
+  std::vector<float> images(static_cast<size_t>(job.train.batch_size) * data.features);
+  std::vector<uint8_t> labels(job.train.batch_size);
+  for (int step = 0; step < 3; ++step) {
+    loader.batch(step, images.data(), labels.data());
+    const BatchLoss loss = model.forward(images.data(), labels.data(), job.train.batch_size);
+    model.zeroGrads();
+    model.backward(images.data(), labels.data(), job.train.batch_size);
+    optimizer->step(model.params(), model.grads(), job.train.lr);
+    EXPECT_EQ(trained[0].losses.at(step), loss.loss_sum / job.train.batch_size) << "step " << step;
+  }
 }
 
 TEST(Trainer, SameJobWithDropoutAdamAndCosineIsBitForBitReproducible) {
