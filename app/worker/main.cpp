@@ -141,6 +141,9 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
   options.run_id = args.run_id;
   options.rank = comm.rank();
   options.spool_limit = static_cast<size_t>(job.telemetry.spool);
+  // Steps leave in batches of up to 20 ms: one message per ~1 ms step woke zmq's I/O
+  // thread and the collector each time, on cores the ranks need (bench/README.md).
+  options.step_batch_ms = 20;
   Reporter reporter(options);
   reporter.hello(comm.size(), hostName(), static_cast<int64_t>(getpid()));
   try {

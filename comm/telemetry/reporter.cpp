@@ -79,7 +79,7 @@ void Reporter::step(const telemetry::Step& step) {
   if (!socket_) return;
   telemetry::Envelope envelope;
   *envelope.mutable_step() = step;
-  send(envelope);
+  send(envelope, true);
 }
 
 void Reporter::eval(const telemetry::Eval& eval) {
@@ -130,20 +130,34 @@ void Reporter::bye(int exit_status, int64_t train_ns, const std::string& reason)
   send(envelope);
 }
 
-void Reporter::send(telemetry::Envelope& envelope) {
+void Reporter::send(telemetry::Envelope& envelope, bool may_wait) {
   if (!socket_) return;
+  const int64_t now = steadyNs();
   envelope.set_version(kWireVersion);
   envelope.set_run_id(options_.run_id);
   envelope.set_rank(options_.rank);
   envelope.set_seq(next_seq_++);  // taken even if dropped later, so the collector sees the hole
-  envelope.set_time_ns(steadyNs() - start_ns_);
+  envelope.set_time_ns(now - start_ns_);
   std::string bytes = envelope.SerializeAsString();
+  if (may_wait && options_.step_batch_ms > 0) {
+    if (spool_.empty()) batch_start_ns_ = now;
+    // A batch never takes more than half the spool, so waiting steps are not dropped.
+    if (now - batch_start_ns_ < int64_t{options_.step_batch_ms} * 1'000'000 &&
+        spool_.size() < options_.spool_limit / 2) {
+      keep(std::move(bytes));
+      return;
+    }
+  }
   drainSpool();
   // Only send directly behind an empty spool, so messages keep their order.
   if (spool_.empty() && trySend(socket_->push, bytes)) {
     ++sent_;
     return;
   }
+  keep(std::move(bytes));
+}
+
+void Reporter::keep(std::string bytes) {
   if (options_.spool_limit == 0) {
     ++dropped_;
     return;

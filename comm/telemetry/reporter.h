@@ -16,11 +16,17 @@ struct ReporterOptions {
   int rank = 0;
   size_t spool_limit = 4096;    // messages kept while the collector is unreachable
   int close_timeout_ms = 3000;  // how long close() may wait to drain the spool
+  // > 0: a step waits in the spool until the oldest waiting one is this old, and they
+  // leave together (each with its own seq and time_ns); any other message sends them
+  // first; a batch holds at most spool_limit / 2 steps. Fewer wake-ups of zmq's I/O
+  // thread and of the collector per step.
+  int step_batch_ms = 0;
 };
 
 // Sends Envelopes with per-rank sequence numbers. send() never blocks: a message the
-// socket will not take at once waits in a bounded spool; when the spool is full the
-// oldest is dropped (the collector sees the hole in `seq`).
+// socket will not take at once (or a step waiting for its batch) waits in a bounded
+// spool; when the spool is full the oldest is dropped (the collector sees the hole in
+// `seq`).
 class Reporter {
  public:
   explicit Reporter(ReporterOptions options);
@@ -45,8 +51,11 @@ class Reporter {
   size_t spooled() const { return spool_.size(); }
 
  private:
-  void send(telemetry::Envelope& envelope);
+  // may_wait: the message may wait for its batch (steps under step_batch_ms).
+  void send(telemetry::Envelope& envelope, bool may_wait = false);
   void drainSpool();
+  // Appends to the spool; when it is full the oldest message is dropped.
+  void keep(std::string bytes);
 
   struct Socket;
   ReporterOptions options_;
@@ -56,6 +65,7 @@ class Reporter {
   uint64_t sent_ = 0;
   uint64_t dropped_ = 0;
   int64_t start_ns_ = 0;
+  int64_t batch_start_ns_ = 0;  // when the first step of the waiting batch was sent
 };
 
 }  // namespace ranklab

@@ -223,6 +223,46 @@ TEST(TelemetryWire, FourRanksAsThreadsDeliverEveryStepInOrder) {
   }
 }
 
+// step_batch_ms: steps wait for their batch (here longer than the test) and leave, in
+// order and with their own seq and time, ahead of the next other message or at close().
+TEST(TelemetryWire, BatchedStepsLeaveBeforeTheNextOtherMessageInOrder) {
+  Collector collector("run-batch", 1);
+  ReporterOptions o = options(collector.endpoint(), "run-batch", 0);
+  o.step_batch_ms = 600'000;
+  o.spool_limit = 8;
+  Reporter reporter(o);
+  telemetry::Step step;
+  for (int i = 0; i < 3; ++i) {
+    step.set_step(i);
+    reporter.step(step);
+  }
+  EXPECT_EQ(reporter.spooled(), 3u);
+  EXPECT_TRUE(collector.receive(200).empty()) << "steps left before their batch did";
+  reporter.heartbeat();
+  auto got = collect(collector, 4);
+  ASSERT_EQ(got.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(got[i].seq(), static_cast<uint64_t>(i));
+    EXPECT_EQ(got[i].step().step(), i);
+    EXPECT_LE(got[i].time_ns(), got[i + 1].time_ns());
+  }
+  EXPECT_TRUE(got[3].has_heartbeat());
+  // At most half the spool waits: the fifth step goes at once, with the four before it.
+  for (int i = 3; i < 8; ++i) {
+    step.set_step(i);
+    reporter.step(step);
+  }
+  EXPECT_EQ(collect(collector, 5).size(), 5u);
+  step.set_step(8);
+  reporter.step(step);
+  EXPECT_EQ(reporter.close(), 0u);
+  got = collect(collector, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].step().step(), 8);
+  EXPECT_EQ(reporter.dropped(), 0u);
+  EXPECT_EQ(collector.gaps(0), 0);
+}
+
 TEST(TelemetryWire, UnreachableCollectorNeverBlocksAndDrainsLater) {
   const std::string endpoint = freeEndpoint();
   ReporterOptions o = options(endpoint, "run-late", 0);
