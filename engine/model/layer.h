@@ -61,6 +61,11 @@ class Layer {
   // The precision of the layer's matrix products (AMP); layers without any ignore it.
   virtual void setPrecision(kernels::Precision /*precision*/) {}
 
+  // Offered the ReLU that follows it: true when this layer applies that ReLU itself from now
+  // on, and the network runs the pair as one (forward writes the ReLU's output; backward
+  // gets the ReLU's output and output gradient as y and dy), saving the ReLU's passes.
+  virtual bool absorbFollowingRelu() { return false; }
+
   // Whether backward() writes the parameter gradients instead of adding to them.
   void overwriteGradients(bool overwrite) { overwrite_gradients_ = overwrite; }
 

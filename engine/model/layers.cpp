@@ -8,6 +8,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linear_forward.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -64,30 +65,49 @@ std::string Linear::describe() const {
   return "Linear(" + std::to_string(in_) + ", " + std::to_string(out_) + ")";
 }
 
+bool Linear::absorbFollowingRelu() {
+  relu_ = true;
+  return true;
+}
+
 void Linear::forward(const float* x, float* y, int batch, const ForwardPass&) {
   const size_t inputs = static_cast<size_t>(batch) * in_;
   weight_in_.set(precision_, weight_, weights_);
   input_in_.set(precision_, x, inputs);
+  if (precision_ == kernels::Precision::kFp32) {
+    return kernels::linearForward(x, weight_, bias_, y, batch, in_, out_, relu_);
+  }
   // y (B, out) = b + x (B, in) . W^T (in, out), as PyTorch's addmm: the GEMM adds onto the
   // bias rows (beta 1), so y is written once before the GEMM instead of zeroed and then added to.
   kernels::copyBiasRows(y, bias_, batch, out_);
   kernels::gemm(Trans::kNo, Trans::kYes, batch, out_, in_, 1.f, input_in_, in_, weight_in_, in_,
                 1.f, y, out_);
+  if (relu_) kernels::reluForward(y, y, static_cast<size_t>(batch) * out_);
 }
 
-void Linear::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
+const float* Linear::biasGradient(const float* y, const float* dy, int batch) {
+  if (overwritesGradients()) std::fill(bias_grad_, bias_grad_ + biases_, 0.f);
+  if (!relu_) {
+    kernels::sumRowsInto(bias_grad_, dy, batch, out_);
+    return dy;
+  }
+  masked_grad_.resize(static_cast<size_t>(batch) * out_);
+  kernels::reluBackwardSumRows(dy, y, masked_grad_.data(), bias_grad_, batch, out_);
+  return masked_grad_.data();
+}
+
+void Linear::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
   const size_t inputs = static_cast<size_t>(batch) * in_;
   // The weight and input cast by forward() are this batch's unless the caller changed them.
   if (!input_in_.holds(x, inputs)) input_in_.set(precision_, x, inputs);
   if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
-  grad_in_.set(precision_, dy, static_cast<size_t>(batch) * out_);
-  // dW (out, in) (+)= dy^T (out, B) . x (B, in);  db (out) (+)= column sums of dy
-  const bool overwrite = overwritesGradients();
+  // db (out) (+)= column sums of dz, dz = dy (through the ReLU if absorbed)
+  const float* dz = biasGradient(y, dy, batch);
+  grad_in_.set(precision_, dz, static_cast<size_t>(batch) * out_);
+  // dW (out, in) (+)= dz^T (out, B) . x (B, in)
   kernels::gemm(Trans::kYes, Trans::kNo, out_, in_, batch, 1.f, grad_in_, out_, input_in_, in_,
-                overwrite ? 0.f : 1.f, weight_grad_, in_);
-  if (overwrite) std::fill(bias_grad_, bias_grad_ + biases_, 0.f);
-  kernels::sumRowsInto(bias_grad_, dy, batch, out_);
-  // dx (B, in) = dy (B, out) . W (out, in)
+                overwritesGradients() ? 0.f : 1.f, weight_grad_, in_);
+  // dx (B, in) = dz (B, out) . W (out, in)
   if (dx) {
     kernels::gemm(Trans::kNo, Trans::kNo, batch, in_, out_, 1.f, grad_in_, out_, weight_in_, in_,
                   0.f, dx, in_);
@@ -245,6 +265,10 @@ void ReLU::forward(const float* x, float* y, int batch, const ForwardPass&) {
 
 void ReLU::backward(const float*, const float* y, const float* dy, float* dx, int batch) {
   if (dx) kernels::reluBackward(dy, y, dx, batch * inputShape().size());
+}
+
+bool absorbIfRelu(Layer& layer, const Layer& next) {
+  return dynamic_cast<const ReLU*>(&next) && layer.absorbFollowingRelu();
 }
 
 // ---- Dropout ----

@@ -30,16 +30,24 @@ class WeightedLayer : public Layer {
   float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
 };
 
-// y (B, out) = x (B, in) . W^T + b, with W (out, in) and b (out).
+// y (B, out) = x (B, in) . W^T + b, with W (out, in) and b (out). Absorbs a following
+// ReLU: bias and ReLU in the GEMM's epilogue, the ReLU's backward in the bias-gradient pass.
 class Linear : public WeightedLayer {
  public:
   Linear(std::string name, Shape input, int outputs);
   std::string describe() const override;
+  bool absorbFollowingRelu() override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 
  private:
+  // db (+)= column sums of the gradient at the GEMM's output, which it returns: dy, or dy
+  // through the absorbed ReLU (whose output is y).
+  const float* biasGradient(const float* y, const float* dy, int batch);
+
   int in_, out_;
+  bool relu_ = false;               // applies the following ReLU itself
+  std::vector<float> masked_grad_;  // dy * (y > 0) when it does
 };
 
 // Stride-1 convolution with a square kernel and zero padding of kernel/2 (same size for odd
@@ -88,6 +96,9 @@ class ReLU : public Layer {
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 };
+
+// Offers `next` to `layer` when it is a ReLU (Layer::absorbFollowingRelu); true if absorbed.
+bool absorbIfRelu(Layer& layer, const Layer& next);
 
 // Inverted dropout: in training each value is zeroed with probability p and the rest scaled
 // by 1/(1-p); in evaluation it is the identity. The mask comes from the pass's key.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/model/layers.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/mixed_gemm.h"
 
@@ -31,6 +32,10 @@ Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed)
   bindLayers(own_params_.data(), own_grads_.data());
   std::mt19937_64 rng(seed);
   for (auto& layer : layers_) layer->init(rng);
+  relu_absorbed_.assign(layers_.size(), false);
+  for (size_t l = 0; l + 1 < layers_.size(); ++l) {
+    relu_absorbed_[l] = absorbIfRelu(*layers_[l], *layers_[l + 1]);
+  }
   setDropoutStream(seed, 0);
 }
 
@@ -88,8 +93,11 @@ BatchLoss Network::run(const float* x, const uint8_t* labels, int batch, const F
   for (size_t l = 0; l < layers_.size(); ++l) {
     ForwardPass layer_pass = pass;
     layer_pass.dropout_key = pass.dropout_key + 0xbf58476d1ce4e5b9ULL * (l + 1);
-    layers_[l]->forward(input, outputs_[l].data(), batch, layer_pass);
-    input = outputs_[l].data();
+    // A layer that absorbed the following ReLU writes the ReLU's output; the ReLU is skipped.
+    const size_t written = relu_absorbed_[l] ? l + 1 : l;
+    layers_[l]->forward(input, outputs_[written].data(), batch, layer_pass);
+    input = outputs_[written].data();
+    l = written;
   }
   const auto result = kernels::softmaxXentForward(input, labels, probs_.data(), batch, classes());
   return {result.loss_sum, result.correct};
@@ -120,9 +128,11 @@ void Network::backward(const float* x, const uint8_t* labels, int batch,
   for (auto& layer : layers_) layer->overwriteGradients(zero_pending_);
   zero_pending_ = false;
   for (size_t l = last + 1; l-- > 0;) {
+    if (l > 0 && relu_absorbed_[l - 1]) continue;  // differentiated by the layer before it
     const float* input = l == 0 ? x : outputs_[l - 1].data();
     float* input_grad = l == 0 ? nullptr : output_grads_[l - 1].data();
-    layers_[l]->backward(input, outputs_[l].data(), output_grads_[l].data(), input_grad, batch);
+    const size_t out = relu_absorbed_[l] ? l + 1 : l;
+    layers_[l]->backward(input, outputs_[out].data(), output_grads_[out].data(), input_grad, batch);
     if (on_ready && layer_count_[l] > 0) on_ready(layer_offset_[l], layer_count_[l]);
   }
 }

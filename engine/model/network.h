@@ -89,6 +89,7 @@ class Network {
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<size_t> layer_offset_;  // each layer's first parameter in the flat buffer
   std::vector<size_t> layer_count_;   // and how many it owns
+  std::vector<bool> relu_absorbed_;   // [l]: layer l applies the ReLU at l + 1 itself
   size_t count_ = 0;
   std::vector<float> own_params_, own_grads_;  // the buffers until useBuffers()
   float* params_ = nullptr;

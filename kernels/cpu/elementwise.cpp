@@ -30,6 +30,19 @@ void sumRowsInto(float* dbias, const float* dy, int rows, int cols) {
 }
 
 RANKLAB_VECTORIZED
+void reluBackwardSumRows(const float* __restrict dy, const float* __restrict y,
+                         float* __restrict dz, float* __restrict dbias, int rows, int cols) {
+  for (int r = 0; r < rows; ++r) {
+    const size_t row = static_cast<size_t>(r) * cols;
+    for (int c = 0; c < cols; ++c) {
+      const float g = y[row + c] > 0.f ? dy[row + c] : 0.f;
+      dz[row + c] = g;
+      dbias[c] += g;
+    }
+  }
+}
+
+RANKLAB_VECTORIZED
 void reluForward(const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
 }

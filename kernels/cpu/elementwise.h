@@ -13,6 +13,11 @@ void copyBiasRows(float* y, const float* bias, int rows, int cols);
 // dbias (N) += column sums of dy (B, N)
 void sumRowsInto(float* dbias, const float* dy, int rows, int cols);
 
+// A ReLU's backward and the bias gradient of the layer before it in one pass over dy:
+// dz (B, N) = dy * (y > 0), y being the ReLU's output; dbias (N) += column sums of dz.
+void reluBackwardSumRows(const float* dy, const float* y, float* dz, float* dbias, int rows,
+                         int cols);
+
 // y = max(x, 0); y may be x
 void reluForward(const float* x, float* y, size_t n);
 // dx = dy * (y > 0), where y is the ReLU output (written, not added; dx may be dy)

@@ -45,31 +45,38 @@ bool singleThreadOnednn() {
 #endif
 }
 
+// The narrow and short shapes the skinny kernels compute (one BLAS thread only).
+bool skinnyTakes(Trans trans_a, Trans trans_b, int n, int k) {
+  if (trans_a == Trans::kNo && trans_b == Trans::kYes) return skinny::fitsNT(n, k);
+  if (trans_a == Trans::kNo && trans_b == Trans::kNo) return skinny::fitsNN(n, k);
+  if (trans_a == Trans::kYes && trans_b == Trans::kNo) return skinny::fitsTN(n);
+  return false;
+}
+
 }  // namespace
+
+bool sgemmRunsInOnednn(Trans trans_a, Trans trans_b, int n, int k) {
+  // One thread: oneDNN's AVX-512 SGEMM measured 5-20 % faster than OpenBLAS's on every
+  // shape tried, the MLP's and large squares alike (bench/README.md).
+  return k > 0 && openblas_get_num_threads() == 1 && singleThreadOnednn() &&
+         !skinnyTakes(trans_a, trans_b, n, k);
+}
 
 void sgemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc) {
   if (m == 0 || n == 0) return;
-  if (k > 0 && openblas_get_num_threads() == 1) {
-    // Narrow or short shapes: OpenBLAS would spend much of its time packing. The skinny
-    // kernels run on the calling thread, so with more BLAS threads OpenBLAS keeps them.
-    if (trans_a == Trans::kNo && trans_b == Trans::kYes && skinny::fitsNT(n, k)) {
-      return skinny::gemmNT(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
-    if (trans_a == Trans::kNo && trans_b == Trans::kNo && skinny::fitsNN(n, k)) {
-      return skinny::gemmNN(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
-    if (trans_a == Trans::kYes && trans_b == Trans::kNo && skinny::fitsTN(n)) {
-      return skinny::gemmTN(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
-#ifdef RANKLAB_HAVE_DNNL
-    // One thread: oneDNN's AVX-512 SGEMM measured 5-20 % faster than OpenBLAS's on every
-    // shape tried, the MLP's and large squares alike (bench/README.md).
-    if (singleThreadOnednn()) {
-      return onednnSgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
-#endif
+  // Narrow or short shapes: OpenBLAS would spend much of its time packing. The skinny
+  // kernels run on the calling thread, so with more BLAS threads OpenBLAS keeps them.
+  if (k > 0 && openblas_get_num_threads() == 1 && skinnyTakes(trans_a, trans_b, n, k)) {
+    if (trans_b == Trans::kYes) return skinny::gemmNT(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (trans_a == Trans::kNo) return skinny::gemmNN(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return skinny::gemmTN(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
+#ifdef RANKLAB_HAVE_DNNL
+  if (sgemmRunsInOnednn(trans_a, trans_b, n, k)) {
+    return onednnSgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+#endif
   sgemmOpenBlas(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

@@ -16,6 +16,9 @@ void sgemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const
 // The same product always through OpenBLAS (the peak benchmark measures both libraries).
 void sgemmOpenBlas(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a,
                    int lda, const float* b, int ldb, float beta, float* c, int ldc);
+// Whether sgemm() gives this product to oneDNN (one BLAS thread, a shape the skinny kernels
+// leave, oneDNN built in and not switched off by RANKLAB_SGEMM=openblas).
+bool sgemmRunsInOnednn(Trans trans_a, Trans trans_b, int n, int k);
 // "oneDNN" or "OpenBLAS": the library sgemm() calls for shapes the skinny kernels leave.
 const char* sgemmLibrary();
 

@@ -10,6 +10,7 @@ gtest_discover_tests(engine_tests TEST_PREFIX "engine." PROPERTIES TIMEOUT 120)
 add_executable(model_tests
   unit/layer_gradient_test.cpp
   unit/gemm_test.cpp
+  unit/linear_fusion_test.cpp
   unit/network_test.cpp
   unit/optimizer_test.cpp)
 target_link_libraries(model_tests PRIVATE ranklab_engine GTest::gtest_main)

@@ -113,6 +113,13 @@ TEST(LayerGradient, Linear) {
   checkLayer(layer, normal(3 * 7, 1), 3, 2);
 }
 
+// The pair Linear + ReLU run as one: y is the ReLU's output, dy arrives through it.
+TEST(LayerGradient, LinearAbsorbingTheFollowingRelu) {
+  Linear layer("fc0", {1, 1, 7}, 5);
+  ASSERT_TRUE(layer.absorbFollowingRelu());
+  checkLayer(layer, normal(3 * 7, 1), 3, 2);
+}
+
 TEST(LayerGradient, Conv2dWithPaddingAndSeveralChannels) {
   Conv2d layer("conv0", {5, 6, 3}, 4, 3);  // (H, W, C) = 5x6x3 -> 5x6x4
   checkLayer(layer, normal(2 * 5 * 6 * 3, 3), 2, 4);
