@@ -1,14 +1,18 @@
 #include "kernels/cpu/optimizer_update.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/vectorize.h"
 
 namespace ranklab::kernels {
 
+namespace {
+
 RANKLAB_VECTORIZED
-void sgdUpdate(float* __restrict params, const float* __restrict grads, float* __restrict velocity,
-               size_t n, float lr, float momentum, float weight_decay, bool nesterov) {
+void sgdUpdateRange(float* __restrict params, const float* __restrict grads,
+                    float* __restrict velocity, size_t n, float lr, float momentum,
+                    float weight_decay, bool nesterov) {
   if (nesterov) {
     for (size_t i = 0; i < n; ++i) {
       const float g = grads[i] + weight_decay * params[i];
@@ -23,6 +27,23 @@ void sgdUpdate(float* __restrict params, const float* __restrict grads, float* _
     const float v = momentum * velocity[i] + g;
     velocity[i] = v;
     params[i] -= lr * v;
+  }
+}
+
+}  // namespace
+
+void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
+               float momentum, float weight_decay, bool nesterov) {
+  // Block by block from the last to the first: the first layer's parameters, which the next
+  // forward pass reads first, are written last and are still in cache then. The blocks are
+  // cut from the start, a multiple of 16 floats each, so every element falls in the same
+  // part of the vectorized loop (body or tail) as in one pass over [0, n): rounding is the
+  // same, and so is that of an update split into chunks on cache lines (shm-sharded).
+  constexpr size_t kBlock = size_t{1} << 14;
+  for (size_t block = (n + kBlock - 1) / kBlock; block-- > 0;) {
+    const size_t begin = block * kBlock;
+    sgdUpdateRange(params + begin, grads + begin, velocity + begin, std::min(kBlock, n - begin), lr,
+                   momentum, weight_decay, nesterov);
   }
 }
 

@@ -2,11 +2,13 @@
 // and the learning-rate schedules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "engine/optim/lr_schedule.h"
 #include "engine/optim/optimizer.h"
+#include "kernels/cpu/optimizer_update.h"
 
 namespace ranklab {
 namespace {
@@ -49,6 +51,28 @@ double adamByHand(bool decoupled, int steps, const std::vector<double>& grads) {
     p -= lr / (1 - std::pow(b1, t)) * m / denom;
   }
   return p;
+}
+
+// kernels::sgdUpdate walks a large buffer block by block from its end: every element is
+// updated once and rounded as in one pass, and an update split into chunks on cache lines
+// (as shm-sharded ranks do) gives the same bits as the whole.
+TEST(Sgd, UpdateInBlocksEqualsChunksOnCacheLines) {
+  const size_t n = 40000 + 10;  // two full blocks of 2^14, a third one and a ragged tail
+  std::vector<float> params(n), grads(n), velocity(n);
+  for (size_t i = 0; i < n; ++i) {
+    params[i] = std::sin(0.37f * i);
+    grads[i] = std::cos(0.11f * i);
+    velocity[i] = 0.001f * static_cast<float>(i % 97);
+  }
+  auto chunked_params = params, chunked_velocity = velocity;
+  kernels::sgdUpdate(params.data(), grads.data(), velocity.data(), n, 0.05f, 0.9f, 0.01f, false);
+  for (size_t begin = 0, chunk = 16 * 443; begin < n; begin += chunk, chunk += 16 * 1001) {
+    const size_t count = std::min(chunk, n - begin);
+    kernels::sgdUpdate(&chunked_params[begin], &grads[begin], &chunked_velocity[begin], count,
+                       0.05f, 0.9f, 0.01f, false);
+  }
+  EXPECT_EQ(params, chunked_params);
+  EXPECT_EQ(velocity, chunked_velocity);
 }
 
 TEST(Adam, AdamAndAdamWFollowPyTorch) {
