@@ -41,7 +41,8 @@ struct Reporter::Socket {
   zmq::socket_t push{context, zmq::socket_type::push};
 };
 
-Reporter::Reporter(ReporterOptions options) : options_(std::move(options)), start_ns_(steadyNs()) {
+Reporter::Reporter(ReporterOptions options)
+    : options_(std::move(options)), start_ns_(steadyNs()), last_step_ns_(start_ns_) {
   if (options_.endpoint.empty()) return;  // telemetry disabled: every call is a no-op
   socket_ = std::make_unique<Socket>();
   try {
@@ -139,14 +140,9 @@ void Reporter::send(telemetry::Envelope& envelope, bool may_wait) {
   envelope.set_seq(next_seq_++);  // taken even if dropped later, so the collector sees the hole
   envelope.set_time_ns(now - start_ns_);
   std::string bytes = envelope.SerializeAsString();
-  if (may_wait && options_.step_batch_ms > 0) {
-    if (spool_.empty()) batch_start_ns_ = now;
-    // A batch never takes more than half the spool, so waiting steps are not dropped.
-    if (now - batch_start_ns_ < int64_t{options_.step_batch_ms} * 1'000'000 &&
-        spool_.size() < options_.spool_limit / 2) {
-      keep(std::move(bytes));
-      return;
-    }
+  if (may_wait && options_.step_batch_ms > 0 && batchThisStep(now)) {
+    keep(std::move(bytes));
+    return;
   }
   drainSpool();
   // Only send directly behind an empty spool, so messages keep their order.
@@ -155,6 +151,18 @@ void Reporter::send(telemetry::Envelope& envelope, bool may_wait) {
     return;
   }
   keep(std::move(bytes));
+}
+
+bool Reporter::batchThisStep(int64_t now) {
+  const int64_t batch_ns = int64_t{options_.step_batch_ms} * 1'000'000;
+  // Only steps that come fast wait: one after a pause (slow steps, a straggler, the first
+  // after an evaluation) would otherwise wait a whole step for the next message.
+  const bool fast = now - last_step_ns_ < batch_ns;
+  last_step_ns_ = now;
+  if (!fast) return false;
+  if (spool_.empty()) batch_start_ns_ = now;
+  // A batch never takes more than half the spool, so waiting steps are not dropped.
+  return now - batch_start_ns_ < batch_ns && spool_.size() < options_.spool_limit / 2;
 }
 
 void Reporter::keep(std::string bytes) {

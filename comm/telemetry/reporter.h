@@ -16,10 +16,11 @@ struct ReporterOptions {
   int rank = 0;
   size_t spool_limit = 4096;    // messages kept while the collector is unreachable
   int close_timeout_ms = 3000;  // how long close() may wait to drain the spool
-  // > 0: a step waits in the spool until the oldest waiting one is this old, and they
-  // leave together (each with its own seq and time_ns); any other message sends them
-  // first; a batch holds at most spool_limit / 2 steps. Fewer wake-ups of zmq's I/O
-  // thread and of the collector per step.
+  // > 0: a step that comes less than this after the previous one waits in the spool
+  // until the oldest waiting one is this old, and they leave together (each with its own
+  // seq and time_ns); any other message sends them first; a batch holds at most
+  // spool_limit / 2 steps. Slower steps leave at once. Fewer wake-ups of zmq's I/O thread
+  // and of the collector per step.
   int step_batch_ms = 0;
 };
 
@@ -54,6 +55,8 @@ class Reporter {
   // may_wait: the message may wait for its batch (steps under step_batch_ms).
   void send(telemetry::Envelope& envelope, bool may_wait = false);
   void drainSpool();
+  // Whether a step sent at `now` waits for its batch (step_batch_ms > 0).
+  bool batchThisStep(int64_t now);
   // Appends to the spool; when it is full the oldest message is dropped.
   void keep(std::string bytes);
 
@@ -65,6 +68,7 @@ class Reporter {
   uint64_t sent_ = 0;
   uint64_t dropped_ = 0;
   int64_t start_ns_ = 0;
+  int64_t last_step_ns_ = 0;    // when the previous step was sent (at first: construction)
   int64_t batch_start_ns_ = 0;  // when the first step of the waiting batch was sent
 };
 

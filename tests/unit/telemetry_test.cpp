@@ -263,6 +263,25 @@ TEST(TelemetryWire, BatchedStepsLeaveBeforeTheNextOtherMessageInOrder) {
   EXPECT_EQ(collector.gaps(0), 0);
 }
 
+// Steps further apart than step_batch_ms leave at once: a slow step (a straggler, a large
+// model) must not wait a whole step for the next message, nor be lost if the rank dies then.
+TEST(TelemetryWire, StepsSlowerThanTheBatchLeaveAtOnce) {
+  Collector collector("run-slow", 1);
+  ReporterOptions o = options(collector.endpoint(), "run-slow", 0);
+  o.step_batch_ms = 100;
+  Reporter reporter(o);
+  telemetry::Step step;
+  for (int i = 0; i < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    step.set_step(i);
+    reporter.step(step);
+    EXPECT_EQ(reporter.spooled(), 0u) << "step " << i << " waits for the next message";
+    const auto got = collect(collector, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].step().step(), i);
+  }
+}
+
 TEST(TelemetryWire, UnreachableCollectorNeverBlocksAndDrainsLater) {
   const std::string endpoint = freeEndpoint();
   ReporterOptions o = options(endpoint, "run-late", 0);
