@@ -11,6 +11,7 @@
 
 #include "app/bench/bench_args.h"
 #include "app/core/bench_runner.h"
+#include "comm/collectives/allreduce.h"
 
 namespace ranklab {
 
@@ -58,6 +59,25 @@ std::vector<std::string> nonEmptyList(const std::string& flag, const std::string
   auto items = splitCommaList(text);
   if (items.empty())
     throw std::invalid_argument(flag + " takes a comma-separated list, got \"" + text + "\"");
+  return items;
+}
+
+// Checked here, before any rank starts: a rank's error would only show as mpirun's abort.
+std::vector<std::string> allreduceAlgorithmList(const std::string& flag, const std::string& text) {
+  auto items = nonEmptyList(flag, text);
+  const auto& known = allreduceAlgorithms();
+  for (const auto& a : items) {
+    if (std::find(known.begin(), known.end(), a) != known.end()) continue;
+    std::string allowed;
+    for (const auto& k : known) allowed += (allowed.empty() ? "" : ", ") + k;
+    // shm-sharded is a parallel.algorithm, but a sharded update, not an all-reduce.
+    const std::string why = a == "shm-sharded"
+                                ? " (shm-sharded sums and updates a shared model in training; it "
+                                  "is not an all-reduce)"
+                                : "";
+    throw std::invalid_argument(flag + ": unknown all-reduce algorithm \"" + a + "\"" + why +
+                                "; allowed: " + allowed);
+  }
   return items;
 }
 
@@ -145,7 +165,7 @@ int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
       for (const auto& w : nonEmptyList(flag, value))
         launch.worlds.push_back(parseInt(flag, w, 1, kMaxWorld));
     } else if (flag == "--algorithms") {
-      launch.options.algorithms = nonEmptyList(flag, value);
+      launch.options.algorithms = allreduceAlgorithmList(flag, value);
     } else if (flag == "--min-bytes") {
       launch.options.min_bytes = parseBytes(flag, value);
     } else if (flag == "--max-bytes") {

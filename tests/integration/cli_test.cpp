@@ -212,6 +212,20 @@ TEST_F(Cli, BenchRejectsHugeOrEmptyWorldLists) {
   }
 }
 
+// An unknown algorithm (or shm-sharded, a training algorithm) used to start the ranks, which
+// aborted with nothing but mpirun's MPI_ABORT notice.
+TEST_F(Cli, BenchRejectsAlgorithmsThatAreNotAllreduces) {
+  for (const std::string algorithm : {"bogus", "shm-sharded"}) {
+    const auto r = run("bench allreduce --worlds 2 --algorithms ring," + algorithm, "timeout 20 ");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("--algorithms: unknown all-reduce algorithm \"" + algorithm + "\""),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("allowed: ring, mpi, hierarchical, shm"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("MPI_ABORT"), std::string::npos) << r.out;
+  }
+}
+
 // Ctrl-C on `bench` used to kill the CLI only: mpirun (its own process group) and the ranks
 // ran on. A --min-bytes no other run uses marks this run's processes.
 TEST_F(Cli, InterruptedBenchStopsItsRanks) {
