@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -86,6 +87,10 @@ class MpiSharedSlots : public SharedSlots {
 
   ~MpiSharedSlots() override {
     MPI_Win_unlock_all(window_);
+    // The free is collective: a rank unwinding from an error (a checkpoint it cannot
+    // write) would wait there for ranks still training, and its error would never be
+    // reported (the worker aborts every rank after reporting it). The process ends soon.
+    if (std::uncaught_exceptions() > 0) return;
     MPI_Win_free(&window_);
   }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "comm/collectives/allreduce.h"
@@ -132,6 +133,47 @@ TEST(CollectivesVersusMpi, SharedModelOwnChunk) {
     for (size_t i = own.begin; i < own.begin + own.len; ++i)
       ASSERT_EQ(slot[i], shm[i]) << "size " << count << " index " << i;
   }
+}
+
+// Whether a message from `source` with `tag` arrives within `seconds` (polled).
+bool arrivesWithin(int source, int tag, double seconds) {
+  const double deadline = MPI_Wtime() + seconds;
+  for (int flag = 0; MPI_Wtime() < deadline;) {
+    MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    if (flag) return true;
+  }
+  return false;
+}
+
+// A rank unwinding from an error with a shared window alive must not wait in the window's
+// collective free for ranks that go on (shm, shm-sharded: a checkpoint rank 0 could not
+// write hung the run until the silence limit, and its error was never shown).
+TEST(MpiBackend, UnwindingRankDoesNotWaitToFreeASharedWindow) {
+  MpiCommunicator comm;
+  if (comm.size() < 2) GTEST_SKIP() << "needs a second rank";
+  constexpr int kTag = 0x5eed;
+  if (comm.rank() == 0) {
+    try {
+      auto slots = comm.allocateSharedSlots(16);
+      throw std::runtime_error("rank 0 fails");
+    } catch (const std::runtime_error&) {
+    }
+    for (int r = 1; r < comm.size(); ++r) MPI_Send(nullptr, 0, MPI_BYTE, r, kTag, MPI_COMM_WORLD);
+    return;
+  }
+  bool unwound = false;
+  try {
+    auto slots = comm.allocateSharedSlots(16);
+    unwound = arrivesWithin(0, kTag, 10.0);
+    // Rank 0 is stuck in the free: join it there, so the test ends.
+    if (!unwound)
+      slots.reset();
+    else
+      throw std::runtime_error("this rank fails too");
+  } catch (const std::runtime_error&) {
+  }
+  MPI_Recv(nullptr, 0, MPI_BYTE, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  EXPECT_TRUE(unwound) << "rank 0 waited 10 s in the shared window's free for this rank";
 }
 
 // Every rank sends its rank to rank 0, which takes them in arrival order via probe.
