@@ -94,6 +94,8 @@ class TelemetryBridge : public TrainObserver {
     reporter_.event(kind, text, step);
   }
 
+  void onPause() override { reporter_.flush(); }
+
   void onServerLoad(const ServerLoad& l) override {
     telemetry::ServerLoad load;
     load.set_shard(l.shard);

@@ -184,6 +184,10 @@ void Reporter::drainSpool() {
   }
 }
 
+void Reporter::flush() {
+  if (socket_) drainSpool();
+}
+
 size_t Reporter::close() {
   if (!socket_) return spool_.size();
   using Clock = std::chrono::steady_clock;

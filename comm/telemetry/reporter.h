@@ -44,6 +44,10 @@ class Reporter {
   void heartbeat();
   void bye(int exit_status, int64_t train_ns, const std::string& reason);
 
+  // Sends what the spool holds (steps waiting for their batch too) as far as the socket
+  // takes it now; never blocks. Before a pause in stepping (an evaluation, a checkpoint), so
+  // the last steps do not wait through it.
+  void flush();
   // Drains the spool, waiting at most close_timeout_ms. Returns messages still undelivered.
   size_t close();
 

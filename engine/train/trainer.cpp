@@ -387,11 +387,13 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
       stop = s.step >= total_steps;
       const int64_t every = job.train.checkpoint_every;
       if (every > 0 && s.step % every == 0 && !stop) {
+        observer.onPause();
         saveCheckpoint(job, peers, *gradient_sync, model, *optimizer, scaler ? &*scaler : nullptr,
                        at, observer);
         checkpointed_step = s.step;
       }
     }
+    observer.onPause();
     const int64_t t = nowNs();
     gradient_sync->refresh(model.params(), model.parameterCount());
     result.last_eval = evaluate(model, peers, test_set, 256);

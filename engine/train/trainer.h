@@ -44,6 +44,9 @@ class TrainObserver {
   }
   // A parameter server rank's load over the last interval.
   virtual void onServerLoad(const ServerLoad&) {}
+  // Stepping pauses now (an evaluation or a checkpoint follows): progress held back for
+  // batching should leave before it.
+  virtual void onPause() {}
 };
 
 struct TrainResult {

@@ -49,12 +49,14 @@ class RunRecorder : public TrainObserver {
   void onEvent(const std::string& kind, const std::string& text, int64_t /*step*/) override {
     events.push_back(kind + ": " + text);
   }
+  void onPause() override { pauses.push_back(steps.size()); }
   std::vector<int64_t> steps;
   std::vector<double> losses;
   std::vector<StepStats> stats;
   std::vector<EvalStats> evals;
   std::vector<ServerLoad> loads;    // server ranks only
   std::vector<std::string> events;  // "kind: text"
+  std::vector<size_t> pauses;       // how many steps had been seen at each pause
 };
 
 // Runs `job` with one thread per process (training ranks, then parameter servers);

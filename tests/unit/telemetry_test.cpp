@@ -282,6 +282,26 @@ TEST(TelemetryWire, StepsSlowerThanTheBatchLeaveAtOnce) {
   }
 }
 
+// flush() (before an evaluation or a checkpoint) sends the steps waiting for their batch.
+TEST(TelemetryWire, FlushSendsTheStepsWaitingForTheirBatch) {
+  Collector collector("run-flush", 1);
+  ReporterOptions o = options(collector.endpoint(), "run-flush", 0);
+  o.step_batch_ms = 60000;
+  Reporter reporter(o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the socket connects
+  telemetry::Step step;
+  for (int i = 0; i < 3; ++i) {
+    step.set_step(i);
+    reporter.step(step);
+  }
+  EXPECT_EQ(reporter.spooled(), 3u) << "fast steps wait for their batch";
+  reporter.flush();
+  EXPECT_EQ(reporter.spooled(), 0u);
+  const auto got = collect(collector, 3);
+  ASSERT_EQ(got.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(got[i].step().step(), i);
+}
+
 TEST(TelemetryWire, UnreachableCollectorNeverBlocksAndDrainsLater) {
   const std::string endpoint = freeEndpoint();
   ReporterOptions o = options(endpoint, "run-late", 0);

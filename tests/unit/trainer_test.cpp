@@ -1,6 +1,10 @@
 // The training loop with ranks as threads over the in-memory transport.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -111,6 +115,21 @@ TEST(Trainer, KernelWarmUpLeavesTheModelAsItWas) {
     optimizer->step(model.params(), model.grads(), job.train.lr);
     EXPECT_EQ(trained[0].losses.at(step), loss.loss_sum / job.train.batch_size) << "step " << step;
   }
+}
+
+// Telemetry batches fast steps; the observer hears of each evaluation and checkpoint before
+// it, so the last steps are not held through it.
+TEST(Trainer, ObserverHearsOfEveryPauseBeforeItComes) {
+  JobSpec job = smallJob(2, "ring");  // 4000 samples / 2 ranks / 25: 80 steps an epoch
+  job.train.checkpoint_every = 30;
+  job.train.checkpoint_path = (std::filesystem::temp_directory_path() /
+                               ("ranklab-pause-" + std::to_string(::getpid()) + ".ckpt"))
+                                  .string();
+  const auto ranks = trainWithThreads(job);
+  std::filesystem::remove(job.train.checkpoint_path);
+  // Checkpoints after steps 30, 60, 90, 120, 150; evaluations after 80 and 160.
+  const std::vector<size_t> expected{30, 60, 80, 90, 120, 150, 160};
+  for (const auto& rank : ranks) EXPECT_EQ(rank.pauses, expected);
 }
 
 TEST(Trainer, SameJobWithDropoutAdamAndCosineIsBitForBitReproducible) {
