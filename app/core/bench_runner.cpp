@@ -61,7 +61,8 @@ std::vector<AllreduceBenchRow> runAllreduceBenchmark(const BenchLaunch& launch) 
     std::vector<std::string> argv{launch.mpirun, "--oversubscribe",     "--bind-to", "none",
                                   "-np",         std::to_string(world), worker};
     for (const auto& arg : benchArgs(launch.options)) argv.push_back(arg);
-    ChildProcess child(argv, mpiEnvironment());
+    const MpiSegmentFolder segments;
+    ChildProcess child(argv, segments.environment());
     std::deque<std::string> tail;  // the last lines, for the failure message
     size_t found = 0;
     auto on_line = [&](bool, const std::string& line) {

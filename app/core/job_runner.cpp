@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -98,6 +99,31 @@ std::vector<std::string> mpiEnvironment() {
           "OMPI_MCA_mpi_yield_when_idle=1"};
 }
 
+MpiSegmentFolder::MpiSegmentFolder() {
+  static std::atomic<int> launched{0};
+  const std::filesystem::path shm = "/dev/shm";
+  std::error_code error;
+  const auto base =
+      std::filesystem::is_directory(shm, error) ? shm : std::filesystem::temp_directory_path();
+  path_ = (base / ("ranklab-mpi-" + std::to_string(getpid()) + "-" + std::to_string(++launched)))
+              .string();
+  if (!std::filesystem::create_directory(path_, error) && error) {
+    throw std::runtime_error(
+        path_ + ": cannot create the folder for MPI's shared memory: " + error.message());
+  }
+}
+
+MpiSegmentFolder::~MpiSegmentFolder() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::vector<std::string> MpiSegmentFolder::environment() const {
+  auto env = mpiEnvironment();
+  env.push_back("OMPI_MCA_btl_vader_backing_directory=" + path_);
+  return env;
+}
+
 std::string executableDir() {
   std::error_code error;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
@@ -185,7 +211,8 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
     recorder.flushIfDue();
   };
 
-  ChildProcess child(argv, mpiEnvironment());
+  const MpiSegmentFolder segments;
+  ChildProcess child(argv, segments.environment());
   observer.onStarted(outcome.run_id, argv);
   std::optional<Clock::time_point> stop_sent;
   std::string silence_error;  // set when the ranks went quiet for too long

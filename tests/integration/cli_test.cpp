@@ -150,6 +150,18 @@ pid_t startLongRunWithSteps(const std::string& db, const std::string& log,
   return pid;
 }
 
+// The pid of one ranklab-worker of the run `launcher` started, 0 if none. The launcher's job
+// file is named after its pid; mpirun's command line is not a worker's.
+int firstWorkerOf(pid_t launcher) {
+  const std::string workers =
+      "pgrep -f '^[^ ]*ranklab-worker --job .*ranklab-job-" + std::to_string(launcher) + "-'";
+  FILE* list = popen((workers + " | head -n 1").c_str(), "r");
+  int worker = 0;
+  if (std::fscanf(list, "%d", &worker) != 1) worker = 0;
+  pclose(list);
+  return worker;
+}
+
 TEST_F(Cli, InterruptStopsTheRanksAndKeepsWhatTheyReported) {
   // Ctrl-C once steps are being stored, in a job that would run for minutes.
   const pid_t pid = startLongRunWithSteps(db(), folder_.file("run.log"));
@@ -256,19 +268,39 @@ TEST_F(Cli, RunDeletedWhileRunningIsNamedAndItsRanksStop) {
       << out;
 }
 
+// Open MPI's shared-memory segment files (4 MB each, in /dev/shm) are unlinked by the rank
+// that made them, so a rank killed with SIGKILL left its file behind for good. They now live
+// in a folder of the run's own, which the launcher removes whatever the ending.
+TEST_F(Cli, KilledRankLeavesNoSharedMemorySegmentsBehind) {
+  const pid_t pid = startLongRunWithSteps(db(), folder_.file("run.log"));
+  ASSERT_GT(pid, 0);
+  const std::string prefix = "ranklab-mpi-" + std::to_string(pid) + "-";
+  std::vector<std::filesystem::path> folders;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) folders.push_back(entry.path());
+  ASSERT_EQ(folders.size(), 1u) << "no segment folder of this run in /dev/shm";
+  size_t segments = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folders[0]))
+    segments += entry.path().filename().string().rfind("vader_segment", 0) == 0;
+  EXPECT_EQ(segments, 2u) << "the ranks' segments are not in the run's folder";
+  const int worker = firstWorkerOf(pid);
+  ASSERT_GT(worker, 0);
+  kill(worker, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_FALSE(std::filesystem::exists(folders[0])) << folders[0] << " left behind";
+}
+
 // A rank that is alive but frozen (SIGSTOP) used to keep the run "running" for ever: the
 // others block in the all-reduce and nobody reports. The launcher's silence limit ends it.
 TEST_F(Cli, FrozenRankEndsTheRunAfterTheSilenceLimit) {
   const pid_t pid = startLongRunWithSteps(db(), folder_.file("run.log"),
                                           {"--set", "telemetry.silence_limit_s=3"});
   ASSERT_GT(pid, 0);
-  // The launcher's job file is named after its pid; mpirun's command line is not a worker's.
-  const std::string workers =
-      "pgrep -f '^[^ ]*ranklab-worker --job .*ranklab-job-" + std::to_string(pid) + "-'";
-  FILE* list = popen((workers + " | head -n 1").c_str(), "r");
-  int worker = 0;
-  ASSERT_EQ(std::fscanf(list, "%d", &worker), 1);
-  pclose(list);
+  const int worker = firstWorkerOf(pid);
+  ASSERT_GT(worker, 0);
   kill(worker, SIGSTOP);
   const auto frozen = std::chrono::steady_clock::now();
   int status = 0;
