@@ -19,13 +19,18 @@ ShmAllreduce::ShmAllreduce(Communicator& comm, size_t piece_floats)
       piece_floats_(std::max<size_t>(piece_floats, 1)) {
   reserve(16);  // also tells whether the ranks share memory at all
   if (!slots_) {
-    throw std::invalid_argument(
+    throw ranksNotOnOneHost(
         "the shared-memory all-reduce (parallel.algorithm \"shm\", and \"hierarchical\" inside "
-        "a host) needs its " +
-        std::to_string(world_) +
-        " ranks on one host, but they do not all share memory; across hosts use "
-        "parallel.algorithm ring, mpi or hierarchical with hosts from the machine split");
+        "a host)",
+        world_);
   }
+}
+
+std::invalid_argument ranksNotOnOneHost(const std::string& what, int world) {
+  return std::invalid_argument(what + " needs its " + std::to_string(world) +
+                               " ranks on one host, but they do not all share memory; across "
+                               "hosts use parallel.algorithm ring, mpi or hierarchical (with "
+                               "hosts from the machine split)");
 }
 
 void ShmAllreduce::reserve(size_t floats) {

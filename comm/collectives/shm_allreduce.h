@@ -8,11 +8,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "comm/collectives/allreduce.h"
 #include "comm/communicator.h"
 
 namespace ranklab {
+
+// The error for a shared-memory algorithm (`what` needs ...) whose `world` ranks do not all
+// share one host, naming the algorithms that work across hosts.
+std::invalid_argument ranksNotOnOneHost(const std::string& what, int world);
 
 class ShmAllreduce {
  public:

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/collectives/shm_allreduce.h"
 #include "comm/collectives/sum_into.h"
 #include "comm/steady_clock.h"
 
@@ -25,12 +26,8 @@ ShmSharedModel::ShmSharedModel(Communicator& comm, size_t count)
       grads_(comm.allocateSharedSlots(count)),
       own_(lineAlignedChunk(count, world_, rank_)) {
   if (!params_ || !grads_) {
-    throw std::invalid_argument(
-        "parallel.algorithm \"shm-sharded\" keeps the model once in shared memory and needs "
-        "its " +
-        std::to_string(world_) +
-        " ranks on one host, but they do not all share memory; across hosts use "
-        "parallel.algorithm ring, mpi or hierarchical");
+    throw ranksNotOnOneHost(
+        "parallel.algorithm \"shm-sharded\", which keeps the model once in shared memory,", world_);
   }
 }
 
