@@ -13,6 +13,7 @@
 
 #include "comm/memory/thread_communicator.h"
 #include "engine/data/idx_dataset.h"
+#include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
 #include "engine/train/trainer.h"
 #include "kernels/cpu/bf16_gemm.h"

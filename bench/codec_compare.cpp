@@ -17,6 +17,7 @@
 
 #include "comm/mpi/mpi_communicator.h"
 #include "engine/data/idx_dataset.h"
+#include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
 #include "engine/train/ps_server.h"
 #include "engine/train/trainer.h"

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/step_record.h"
+
 namespace ranklab {
 
 // What the launcher knows about a run before any rank starts.
@@ -55,28 +57,12 @@ struct RankRow {
 };
 
 // One row of `steps`: one rank, one optimizer step.
-struct StepRow {
+struct StepRow : StepMeasures {
   int64_t run_id = 0;
   int rank = 0;
   int64_t step = 0;
   int epoch = 0;
   int64_t samples = 0;  // samples this rank processed in this step
-  int64_t data_ns = 0;
-  int64_t forward_ns = 0;
-  int64_t backward_ns = 0;
-  int64_t compress_ns = 0;
-  int64_t comm_ns = 0;  // moving bytes
-  int64_t wait_ns = 0;  // blocked on a slower peer
-  int64_t update_ns = 0;
-  int64_t comm_hidden_ns = 0;  // part of comm_ns that overlapped backward
-  double loss = 0;
-  int64_t bytes_tx = 0;
-  int64_t bytes_rx = 0;
-  int64_t bytes_raw = 0;  // before compression
-  double lr = 0;
-  double loss_scale = 1;
-  bool overflow = false;
-  int staleness = 0;
   int64_t time_ns = 0;  // when the step ended, ns since the rank's start (steady clock)
 };
 
@@ -89,8 +75,9 @@ struct StepBin {
   int64_t steps = 0;  // rows in the bin
   int epoch = 0;      // of the last step
   int64_t samples = 0;
-  int64_t data_ns = 0, forward_ns = 0, backward_ns = 0, compress_ns = 0;
-  int64_t comm_ns = 0, wait_ns = 0, update_ns = 0;
+#define RANKLAB_PHASE_FIELD(name, kind) int64_t name##_ns = 0;
+  RANKLAB_STEP_PHASES(RANKLAB_PHASE_FIELD)
+#undef RANKLAB_PHASE_FIELD
   double loss_sum = 0;     // finite losses only
   int64_t loss_count = 0;  // 0: no finite loss, loss_min/max are meaningless
   double loss_min = 0, loss_max = 0;
@@ -99,6 +86,12 @@ struct StepBin {
   double loss_scale_min = 1, loss_scale_max = 1;
   int64_t staleness_sum = 0;
   int64_t first_time_ns = 0, last_time_ns = 0;
+
+  PhaseTimes phases() const {
+#define RANKLAB_PHASE_VALUE(name, kind) name##_ns,
+    return {RANKLAB_STEP_PHASES(RANKLAB_PHASE_VALUE)};
+#undef RANKLAB_PHASE_VALUE
+  }
 };
 
 struct EvalRow {
@@ -118,6 +111,22 @@ struct EventRow {
   std::string kind;  // checkpoint | fault | overflow | straggler | log | error
   std::string text;
   int64_t time_ns = 0;
+};
+
+// One row of `spans`: time a rank spent outside its steps (an evaluation, a checkpoint).
+struct SpanRow {
+  int64_t run_id = 0;
+  int rank = 0;
+  int64_t step = 0;      // the last step before it
+  std::string kind;      // evaluate | checkpoint (the table's `phase` column)
+  int64_t start_ns = 0;  // ns since the rank's start, as a step's time_ns
+  int64_t end_ns = 0;
+};
+
+// Steps first..last of every rank, and the spans among them (for a timeline window).
+struct StepWindow {
+  std::vector<StepRow> steps;
+  std::vector<SpanRow> spans;  // after a step from first - 1 to last
 };
 
 // One row of `server_loads`: a parameter server shard's load over one interval.
@@ -148,9 +157,10 @@ struct RecordBatch {
   std::vector<EvalRow> evals;
   std::vector<EventRow> events;
   std::vector<ServerLoadRow> server_loads;
+  std::vector<SpanRow> spans;
   bool empty() const {
     return ranks.empty() && steps.empty() && evals.empty() && events.empty() &&
-           server_loads.empty();
+           server_loads.empty() && spans.empty();
   }
   void clear() {
     ranks.clear();
@@ -158,6 +168,7 @@ struct RecordBatch {
     evals.clear();
     events.clear();
     server_loads.clear();
+    spans.clear();
   }
 };
 

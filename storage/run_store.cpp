@@ -39,11 +39,24 @@ ON CONFLICT (run_id, rank) DO UPDATE SET
   exit_status = excluded.exit_status, train_ns = excluded.train_ns,
   seq_gaps = excluded.seq_gaps, last_seq = excluded.last_seq)sql";
 
-constexpr const char* kReplaceStep = R"sql(
-INSERT OR REPLACE INTO steps (run_id, rank, step, epoch, samples, data_ns, forward_ns,
-  backward_ns, compress_ns, comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr,
-  loss_scale, overflow, staleness, time_ns, comm_hidden_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
+// The steps table's columns in StepRow's order, from the record's lists
+// (storage/step_record.h); readStep and writeStep walk the same lists.
+const std::string& stepColumns() {
+  static const std::string columns = joinedStepColumns(", ");
+  return columns;
+}
+
+std::string replaceStepSql() {
+  std::string marks = "?";
+  for (char ch : stepColumns())
+    if (ch == ',') marks += ", ?";
+  return "INSERT OR REPLACE INTO steps (" + stepColumns() + ") VALUES (" + marks + ")";
+}
+
+// SELECT every step column FROM steps WHERE `where`.
+std::string selectStepsSql(const char* where) {
+  return "SELECT " + stepColumns() + " FROM steps WHERE " + where;
+}
 
 constexpr const char* kInsertServerLoad = R"sql(
 INSERT INTO server_loads (run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls,
@@ -69,36 +82,20 @@ VALUES (?, ?, ?, ?, ?, ?, ?))sql";
 constexpr const char* kInsertEvent = R"sql(
 INSERT INTO events (run_id, rank, step, kind, text, time_ns) VALUES (?, ?, ?, ?, ?, ?))sql";
 
-constexpr const char* kSelectSteps = R"sql(
-SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
-       comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
-       overflow, staleness, time_ns, comm_hidden_ns
-FROM steps WHERE run_id = ? ORDER BY rank, step)sql";
-
-constexpr const char* kSelectStepWindow = R"sql(
-SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
-       comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
-       overflow, staleness, time_ns, comm_hidden_ns
-FROM steps WHERE run_id = ? AND step BETWEEN ? AND ? ORDER BY rank, step)sql";
-
-constexpr const char* kSelectStepsOfRanks = R"sql(
-SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
-       comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
-       overflow, staleness, time_ns
-FROM steps WHERE run_id = ? AND rank BETWEEN ? AND ? ORDER BY rank, step)sql";
-
-constexpr const char* kSelectStepsOfRankFrom = R"sql(
-SELECT run_id, rank, step, epoch, samples, data_ns, forward_ns, backward_ns, compress_ns,
-       comm_ns, wait_ns, update_ns, loss, bytes_tx, bytes_rx, bytes_raw, lr, loss_scale,
-       overflow, staleness, time_ns, comm_hidden_ns
-FROM steps WHERE run_id = ? AND rank = ? AND step >= ? ORDER BY step)sql";
-
 // Per-rank totals in one pass over the run's steps; ranks that said hello but never
 // finished a step are listed with zeros.
-constexpr const char* kRankTotals = R"sql(
+std::string rankTotalsSql() {
+  // compute_ns: the phases of kind kCompute (storage/step_record.h), summed per step.
+  std::string compute;
+#define RANKLAB_COMPUTE_TERM(name, kind)      \
+  if (PhaseKind::kind == PhaseKind::kCompute) \
+    compute += (compute.empty() ? "" : " + ") + std::string(#name "_ns");
+  RANKLAB_STEP_PHASES(RANKLAB_COMPUTE_TERM)
+#undef RANKLAB_COMPUTE_TERM
+  std::string sql = R"sql(
 WITH totals AS (
   SELECT rank, COUNT(*) AS n_steps, SUM(samples) AS samples,
-         SUM(data_ns + forward_ns + backward_ns + compress_ns + update_ns) AS compute_ns,
+         SUM(@COMPUTE@) AS compute_ns,
          SUM(comm_ns) AS comm_ns, SUM(wait_ns) AS wait_ns, SUM(bytes_tx) AS bytes_tx,
          SUM(bytes_raw) AS bytes_raw, SUM(overflow) AS overflows,
          SUM(comm_hidden_ns) AS hidden_ns, AVG(staleness) AS staleness
@@ -109,6 +106,9 @@ SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_
        COALESCE(bytes_raw, 0), COALESCE(overflows, 0),
        COALESCE(hidden_ns, 0), COALESCE(staleness, 0)
 FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
+  sql.replace(sql.find("@COMPUTE@"), 9, compute);
+  return sql;
+}
 
 // The last evaluation, averaged over the ranks that reported at that step; NULLs if none.
 constexpr const char* kLatestEval = R"sql(
@@ -149,30 +149,35 @@ RankRow readRank(Query& q) {
   return r;
 }
 
+void readColumn(Query& q, int64_t& v) {
+  v = q.int64();
+}
+void readColumn(Query& q, int& v) {
+  v = q.integer();
+}
+void readColumn(Query& q, double& v) {
+  v = q.real();
+}
+void readColumn(Query& q, bool& v) {
+  v = q.boolean();
+}
+
+// One row of selectStepsSql(), columns in stepColumns() order.
 StepRow readStep(Query& q) {
   StepRow s;
-  s.run_id = q.int64();
-  s.rank = q.integer();
-  s.step = q.int64();
-  s.epoch = q.integer();
-  s.samples = q.int64();
-  s.data_ns = q.int64();
-  s.forward_ns = q.int64();
-  s.backward_ns = q.int64();
-  s.compress_ns = q.int64();
-  s.comm_ns = q.int64();
-  s.wait_ns = q.int64();
-  s.update_ns = q.int64();
-  s.loss = q.real();
-  s.bytes_tx = q.int64();
-  s.bytes_rx = q.int64();
-  s.bytes_raw = q.int64();
-  s.lr = q.real();
-  s.loss_scale = q.real();
-  s.overflow = q.boolean();
-  s.staleness = q.integer();
-  s.time_ns = q.int64();
-  s.comm_hidden_ns = q.int64();
+  readColumn(q, s.run_id);
+  readColumn(q, s.rank);
+  readColumn(q, s.step);
+  readColumn(q, s.epoch);
+  readColumn(q, s.samples);
+#define RANKLAB_READ_PHASE(name, kind) readColumn(q, s.name##_ns);
+  RANKLAB_STEP_PHASES(RANKLAB_READ_PHASE)
+#undef RANKLAB_READ_PHASE
+  readColumn(q, s.comm_hidden_ns);
+#define RANKLAB_READ_MEASURE(type, name, init) readColumn(q, s.name);
+  RANKLAB_STEP_MEASURES(RANKLAB_READ_MEASURE)
+#undef RANKLAB_READ_MEASURE
+  readColumn(q, s.time_ns);
   return s;
 }
 
@@ -249,10 +254,13 @@ void writeRank(Statement& statement, const RankRow& r) {
 
 void writeStep(Statement& statement, const StepRow& s) {
   Query q(statement);
-  q.bind(s.run_id, s.rank, s.step, s.epoch, s.samples, s.data_ns, s.forward_ns, s.backward_ns,
-         s.compress_ns, s.comm_ns, s.wait_ns, s.update_ns, s.loss, s.bytes_tx, s.bytes_rx,
-         s.bytes_raw, s.lr, s.loss_scale, s.overflow, s.staleness, s.time_ns, s.comm_hidden_ns)
+#define RANKLAB_PHASE_VALUE(name, kind) , s.name##_ns
+#define RANKLAB_MEASURE_VALUE(type, name, init) , s.name
+  q.bind(s.run_id, s.rank, s.step, s.epoch, s.samples RANKLAB_STEP_PHASES(RANKLAB_PHASE_VALUE),
+         s.comm_hidden_ns RANKLAB_STEP_MEASURES(RANKLAB_MEASURE_VALUE), s.time_ns)
       .run();
+#undef RANKLAB_PHASE_VALUE
+#undef RANKLAB_MEASURE_VALUE
 }
 
 void writeServerLoad(Statement& statement, const ServerLoadRow& r) {
@@ -271,6 +279,22 @@ void writeEval(Statement& statement, const EvalRow& e) {
 void writeEvent(Statement& statement, const EventRow& e) {
   Query q(statement);
   q.bind(e.run_id, e.rank, e.step, e.kind, e.text, e.time_ns).run();
+}
+
+void writeSpan(Statement& statement, const SpanRow& s) {
+  Query q(statement);
+  q.bind(s.run_id, s.rank, s.step, s.kind, s.start_ns, s.end_ns).run();
+}
+
+SpanRow readSpan(Query& q) {
+  SpanRow s;
+  s.run_id = q.int64();
+  s.rank = q.integer();
+  s.step = q.int64();
+  s.kind = q.text();
+  s.start_ns = q.int64();
+  s.end_ns = q.int64();
+  return s;
 }
 
 void addRankTotals(Statement& statement, RunSummary& s) {
@@ -350,30 +374,38 @@ struct RunStore::Statements {
                  "SELECT " RANKLAB_RUN_COLUMNS " FROM runs ORDER BY id DESC"),
         selectRun(db, file, "read run", "SELECT " RANKLAB_RUN_COLUMNS " FROM runs WHERE id = ?"),
         upsertRank(db, file, "upsert rank", kUpsertRank),
-        replaceStep(db, file, "insert step", kReplaceStep),
+        replaceStep(db, file, "insert step", replaceStepSql().c_str()),
         replaceEval(db, file, "insert eval", kReplaceEval),
         insertEvent(db, file, "insert event", kInsertEvent),
         selectRanks(db, file, "read ranks",
                     "SELECT run_id, rank, host, pid, status, exit_status, train_ns, seq_gaps, "
                     "last_seq FROM ranks WHERE run_id = ? ORDER BY rank"),
-        selectSteps(db, file, "read steps", kSelectSteps),
+        selectSteps(db, file, "read steps",
+                    selectStepsSql("run_id = ? ORDER BY rank, step").c_str()),
         selectEvals(db, file, "read evals",
                     "SELECT run_id, rank, step, epoch, test_loss, test_accuracy, time_ns "
                     "FROM evals WHERE run_id = ? ORDER BY step, rank"),
         selectEvents(db, file, "read events",
                      "SELECT run_id, rank, step, kind, text, time_ns "
                      "FROM events WHERE run_id = ? ORDER BY id"),
-        rankTotals(db, file, "sum steps per rank", kRankTotals),
+        rankTotals(db, file, "sum steps per rank", rankTotalsSql().c_str()),
         latestEval(db, file, "read latest eval", kLatestEval),
         insertServerLoad(db, file, "insert server load", kInsertServerLoad),
         selectServerLoads(db, file, "read server loads", kSelectServerLoads),
-        serverTotals(db, file, "sum server loads per shard", kServerTotals) {}
+        serverTotals(db, file, "sum server loads per shard", kServerTotals),
+        insertSpan(db, file, "insert span",
+                   "INSERT INTO spans (run_id, rank, step, phase, start_ns, end_ns) "
+                   "VALUES (?, ?, ?, ?, ?, ?)"),
+        selectSpans(db, file, "read spans",
+                    "SELECT run_id, rank, step, phase, start_ns, end_ns FROM spans "
+                    "WHERE run_id = ? ORDER BY rank, start_ns") {}
 
   Statement insertRun, finishRun, renameRun, deleteRun, listRuns, selectRun;
   Statement upsertRank, replaceStep, replaceEval, insertEvent;
   Statement selectRanks, selectSteps, selectEvals, selectEvents;
   Statement rankTotals, latestEval;
   Statement insertServerLoad, selectServerLoads, serverTotals;
+  Statement insertSpan, selectSpans;
 };
 
 #undef RANKLAB_RUN_COLUMNS
@@ -431,6 +463,7 @@ void RunStore::write(const RecordBatch& batch) {
   for (const EvalRow& e : batch.evals) writeEval(stmts_->replaceEval, e);
   for (const EventRow& e : batch.events) writeEvent(stmts_->insertEvent, e);
   for (const ServerLoadRow& r : batch.server_loads) writeServerLoad(stmts_->insertServerLoad, r);
+  for (const SpanRow& s : batch.spans) writeSpan(stmts_->insertSpan, s);
   transaction.commit();
 }
 
@@ -503,19 +536,25 @@ void RunStore::forEachStep(int64_t run_id, const std::function<void(const StepRo
 
 void RunStore::forEachStep(int64_t run_id, int first_rank, int last_rank,
                            const std::function<void(const StepRow&)>& visit) {
-  Statement statement(db_, path_, "read the steps of some ranks", kSelectStepsOfRanks);
+  Statement statement(
+      db_, path_, "read the steps of some ranks",
+      selectStepsSql("run_id = ? AND rank BETWEEN ? AND ? ORDER BY rank, step").c_str());
   Query q(statement);
   q.bind(run_id, first_rank, last_rank);
   while (q.next()) visit(readStep(q));
 }
 
 std::vector<StepRow> RunStore::stepsBetween(int64_t run_id, int64_t first_step, int64_t last_step) {
-  Statement statement(db_, path_, "read steps in a window", kSelectStepWindow);
+  Statement statement(
+      db_, path_, "read steps in a window",
+      selectStepsSql("run_id = ? AND step BETWEEN ? AND ? ORDER BY rank, step").c_str());
   return readSteps(statement, run_id, first_step, last_step);
 }
 
 std::vector<StepRow> RunStore::stepsOfRankFrom(int64_t run_id, int rank, int64_t first_step) {
-  Statement statement(db_, path_, "read the last steps of a rank", kSelectStepsOfRankFrom);
+  Statement statement(
+      db_, path_, "read the last steps of a rank",
+      selectStepsSql("run_id = ? AND rank = ? AND step >= ? ORDER BY step").c_str());
   return readSteps(statement, run_id, rank, first_step);
 }
 
@@ -562,6 +601,10 @@ std::vector<EventRow> RunStore::events(int64_t run_id) {
 
 std::vector<ServerLoadRow> RunStore::serverLoads(int64_t run_id) {
   return readAll(stmts_->selectServerLoads, run_id, &readServerLoad);
+}
+
+std::vector<SpanRow> RunStore::spans(int64_t run_id) {
+  return readAll(stmts_->selectSpans, run_id, &readSpan);
 }
 
 }  // namespace ranklab

@@ -10,16 +10,11 @@
 #include <vector>
 
 #include "storage/records.h"
+#include "storage/store_error.h"
 
 struct sqlite3;
 
 namespace ranklab {
-
-// Any failure of the store: message names the file, the operation and SQLite's cause.
-class StoreError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 class RunStore {
  public:
@@ -53,6 +48,7 @@ class RunStore {
   std::vector<EvalRow> evals(int64_t run_id);  // ordered by step, rank
   std::vector<EventRow> events(int64_t run_id);
   std::vector<ServerLoadRow> serverLoads(int64_t run_id);  // ordered by rank, time
+  std::vector<SpanRow> spans(int64_t run_id);              // ordered by rank, start
 
   // For the workbench's views (run_queries.cpp).
   void setTags(int64_t run_id, const std::vector<std::string>& tags);  // replaces them

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "storage/run_store.h"
+#include "storage/store_error.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -17,29 +17,42 @@ constexpr const char* kLongestRankSpan = R"sql(
 SELECT COALESCE(MAX(last - first + 1), 0)
 FROM (SELECT MIN(step) AS first, MAX(step) AS last FROM steps WHERE run_id = ?1 GROUP BY rank))sql";
 
+// The phase columns, "data_ns, forward_ns, …", each wrapped as `pattern` says ("%" = column).
+std::string phaseColumns(const std::string& pattern) {
+  std::string out;
+#define RANKLAB_PHASE_COLUMN(name, kind) \
+  out +=                                 \
+      (out.empty() ? "" : ", ") + std::string(pattern).replace(pattern.find('%'), 1, #name "_ns");
+  RANKLAB_STEP_PHASES(RANKLAB_PHASE_COLUMN)
+#undef RANKLAB_PHASE_COLUMN
+  return out;
+}
+
 // ?1 run, ?2 bin width. Non-finite losses (inf; NaN is stored as NULL) stay out of the loss
 // columns, as they stay out of the curves.
-constexpr const char* kInsertBins = R"sql(
-INSERT INTO step_bins (run_id, rank, first_step, last_step, steps, epoch, samples, data_ns,
-  forward_ns, backward_ns, compress_ns, comm_ns, wait_ns, update_ns, loss_sum, loss_count,
-  loss_min, loss_max, bytes_tx, bytes_rx, loss_scale_min, loss_scale_max, staleness_sum,
-  first_time_ns, last_time_ns, bytes_raw)
-SELECT run_id, rank, MIN(step), MAX(step), COUNT(*), MAX(epoch), SUM(samples), SUM(data_ns),
-       SUM(forward_ns), SUM(backward_ns), SUM(compress_ns), SUM(comm_ns), SUM(wait_ns),
-       SUM(update_ns), TOTAL(finite), COUNT(finite), MIN(finite), MAX(finite), SUM(bytes_tx),
+std::string insertBinsSql() {
+  return "INSERT INTO step_bins (run_id, rank, first_step, last_step, steps, epoch, samples, " +
+         phaseColumns("%") +
+         R"sql(, loss_sum, loss_count, loss_min, loss_max, bytes_tx, bytes_rx, loss_scale_min,
+  loss_scale_max, staleness_sum, first_time_ns, last_time_ns, bytes_raw)
+SELECT run_id, rank, MIN(step), MAX(step), COUNT(*), MAX(epoch), SUM(samples), )sql" +
+         phaseColumns("SUM(%)") +
+         R"sql(, TOTAL(finite), COUNT(finite), MIN(finite), MAX(finite), SUM(bytes_tx),
        SUM(bytes_rx), MIN(loss_scale), MAX(loss_scale), SUM(staleness), MIN(time_ns),
        MAX(time_ns), SUM(bytes_raw)
 FROM (SELECT *, CASE WHEN loss BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308
                      THEN loss END AS finite
       FROM steps WHERE run_id = ?1)
 GROUP BY rank, step / ?2)sql";
+}
 
-constexpr const char* kSelectBins = R"sql(
-SELECT rank, first_step, last_step, steps, epoch, samples, data_ns, forward_ns, backward_ns,
-       compress_ns, comm_ns, wait_ns, update_ns, loss_sum, loss_count, COALESCE(loss_min, 0),
-       COALESCE(loss_max, 0), bytes_tx, bytes_rx, loss_scale_min, loss_scale_max,
-       staleness_sum, first_time_ns, last_time_ns, bytes_raw
+std::string selectBinsSql() {
+  return "SELECT rank, first_step, last_step, steps, epoch, samples, " + phaseColumns("%") +
+         R"sql(, loss_sum, loss_count, COALESCE(loss_min, 0), COALESCE(loss_max, 0), bytes_tx,
+       bytes_rx, loss_scale_min, loss_scale_max, staleness_sum, first_time_ns, last_time_ns,
+       bytes_raw
 FROM step_bins WHERE run_id = ? ORDER BY rank, first_step)sql";
+}
 
 StepBin readBin(Query& q) {
   StepBin b;
@@ -49,13 +62,9 @@ StepBin readBin(Query& q) {
   b.steps = q.int64();
   b.epoch = q.integer();
   b.samples = q.int64();
-  b.data_ns = q.int64();
-  b.forward_ns = q.int64();
-  b.backward_ns = q.int64();
-  b.compress_ns = q.int64();
-  b.comm_ns = q.int64();
-  b.wait_ns = q.int64();
-  b.update_ns = q.int64();
+#define RANKLAB_READ_PHASE(name, kind) b.name##_ns = q.int64();
+  RANKLAB_STEP_PHASES(RANKLAB_READ_PHASE)
+#undef RANKLAB_READ_PHASE
   b.loss_sum = q.real();
   b.loss_count = q.int64();
   b.loss_min = q.real();
@@ -89,7 +98,7 @@ void RunStore::writeStepBins(int64_t run_id) {
     if (q.next()) longest = q.int64();
   }
   if (longest == 0) return;  // no steps
-  Statement insert(db_, path_, "sum steps into bins", kInsertBins);
+  Statement insert(db_, path_, "sum steps into bins", insertBinsSql().c_str());
   Query(insert).bind(run_id, stepBinWidth(longest)).run();
 }
 
@@ -100,7 +109,7 @@ void RunStore::summariseSteps(int64_t run_id) {
 }
 
 std::vector<StepBin> RunStore::stepBins(int64_t run_id) {
-  Statement statement(db_, path_, "read step bins", kSelectBins);
+  Statement statement(db_, path_, "read step bins", selectBinsSql().c_str());
   std::vector<StepBin> bins;
   Query q(statement);
   q.bind(run_id);

@@ -40,6 +40,34 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
       settings_note_(new QLabel(this)) {
   run_list_->setObjectName(QStringLiteral("compareRunList"));
   connect(runs_, &QAbstractItemModel::modelReset, this, &ComparePage::refillRunList);
+  QWidget* left = buildRunPicker();
+  QHBoxLayout* controls = buildChartControls();
+  QSplitter* tables = buildTables();
+
+  auto* right = new QWidget(this);
+  auto* right_layout = new QVBoxLayout(right);
+  right_layout->setContentsMargins(0, 0, 0, 0);
+  right_layout->addLayout(controls);
+  auto* vertical = new QSplitter(Qt::Vertical, right);
+  vertical->addWidget(chart_);
+  vertical->addWidget(tables);
+  vertical->setStretchFactor(0, 3);
+  vertical->setStretchFactor(1, 2);
+  right_layout->addWidget(vertical, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 5);
+  left->setMinimumWidth(280);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+  setRuns({});
+}
+
+// The runs to tick, and the button that compares them.
+QWidget* ComparePage::buildRunPicker() {
   auto* compare = new QPushButton(tr("Compare ticked runs"), this);
   compare->setObjectName(QStringLiteral("compareTicked"));
   connect(compare, &QPushButton::clicked, this, [this] {
@@ -55,7 +83,11 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
   left_layout->addWidget(new QLabel(tr("Tick two or more runs:"), left));
   left_layout->addWidget(run_list_, 1);
   left_layout->addWidget(compare);
+  return left;
+}
 
+// Which curve against which x axis, and the chart's export.
+QHBoxLayout* ComparePage::buildChartControls() {
   metric_->setObjectName(QStringLiteral("compareMetric"));
   metric_->addItems({tr("training loss (mean of ranks)"), tr("test accuracy (%)"),
                      tr("MB/s sent (mean of ranks)")});
@@ -81,7 +113,11 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
   controls->addWidget(x_axis_);
   controls->addStretch(1);
   controls->addWidget(export_chart);
+  return controls;
+}
 
+// The settings that differ beside the summaries.
+QSplitter* ComparePage::buildTables() {
   for (QTableView* view : {settings_view_, summary_view_}) {
     view->setAlternatingRowColors(true);
     view->setSelectionMode(QAbstractItemView::NoSelection);
@@ -102,27 +138,7 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
   auto* tables = new QSplitter(Qt::Horizontal, this);
   tables->addWidget(settings_box);
   tables->addWidget(summary_view_);
-
-  auto* right = new QWidget(this);
-  auto* right_layout = new QVBoxLayout(right);
-  right_layout->setContentsMargins(0, 0, 0, 0);
-  right_layout->addLayout(controls);
-  auto* vertical = new QSplitter(Qt::Vertical, right);
-  vertical->addWidget(chart_);
-  vertical->addWidget(tables);
-  vertical->setStretchFactor(0, 3);
-  vertical->setStretchFactor(1, 2);
-  right_layout->addWidget(vertical, 1);
-
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(left);
-  split->addWidget(right);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 5);
-  left->setMinimumWidth(280);
-  auto* layout = new QVBoxLayout(this);
-  layout->addWidget(split);
-  setRuns({});
+  return tables;
 }
 
 void ComparePage::refillRunList() {

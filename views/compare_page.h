@@ -9,6 +9,8 @@
 #include "views/models/compare_models.h"
 
 class QComboBox;
+class QHBoxLayout;
+class QSplitter;
 class QLabel;
 class QListWidget;
 class QTableView;
@@ -36,6 +38,9 @@ class ComparePage : public QWidget {
   void compareRequested(const QList<qint64>& run_ids);
 
  private:
+  QWidget* buildRunPicker();
+  QHBoxLayout* buildChartControls();
+  QSplitter* buildTables();
   void refillRunList();
   void redraw();
 

@@ -3,6 +3,7 @@
 #include <QThread>
 #include <exception>
 
+#include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
 
 namespace ranklab {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "app/core/job_runner.h"
+#include "launch/job_runner.h"
 #include "views/models/record_metatypes.h"
 #include "views/models/step_batcher.h"
 

@@ -1,8 +1,6 @@
 #include "views/run_store_reader.h"
 
 #include <QFutureWatcher>
-#include <QSaveFile>
-#include <QTextStream>
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include <span>
 
 #include "storage/run_store.h"
+#include "storage/steps_csv.h"
 #include "views/models/record_metatypes.h"
 
 namespace ranklab {
@@ -243,7 +242,7 @@ void RunStoreReader::loadLatestWindow(int64_t run_id, int count) {
 // latest > 0: the last `latest` steps every rank has stored, else first..last.
 void RunStoreReader::readWindow(int64_t run_id, int64_t first_step, int64_t last_step, int latest) {
   const quint64 generation = ++window_generation_;
-  using Steps = std::vector<StepRow>;
+  using Steps = StepWindow;
   readAsync<Steps>(
       this,
       [path = db_path_.toStdString(), run_id, first_step, last_step, latest] {
@@ -256,7 +255,10 @@ void RunStoreReader::readWindow(int64_t run_id, int64_t first_step, int64_t last
               last = store.lastCommonStep(run_id);
               first = std::max<int64_t>(0, last - latest + 1);
             }
-            answer.value = store.stepsBetween(run_id, first, last);
+            answer.value.steps = store.stepsBetween(run_id, first, last);
+            for (SpanRow& span : store.spans(run_id))  // few: one per rank per epoch
+              if (span.step >= first - 1 && span.step <= last)
+                answer.value.spans.push_back(std::move(span));
           } catch (const std::exception& e) {
             answer.error = QString::fromStdString(e.what());
           }
@@ -322,29 +324,7 @@ void RunStoreReader::deleteRuns(const QList<qint64>& run_ids) {
 
 void RunStoreReader::exportCsv(int64_t run_id, const QString& path) {
   edit([run_id, path](RunStore& store) {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-      throw std::runtime_error(path.toStdString() +
-                               ": cannot write: " + file.errorString().toStdString());
-    QTextStream out(&file);
-    out << "run_id,rank,step,epoch,samples,data_ns,forward_ns,backward_ns,compress_ns,comm_ns,"
-           "wait_ns,update_ns,loss,bytes_tx,bytes_rx,bytes_raw,lr,loss_scale,overflow,staleness,"
-           "time_ns\n";
-    int64_t rows = 0;
-    store.forEachStep(run_id, [&](const StepRow& s) {
-      out << s.run_id << ',' << s.rank << ',' << s.step << ',' << s.epoch << ',' << s.samples << ','
-          << s.data_ns << ',' << s.forward_ns << ',' << s.backward_ns << ',' << s.compress_ns << ','
-          << s.comm_ns << ',' << s.wait_ns << ',' << s.update_ns << ','
-          << QString::number(s.loss, 'g', 17) << ',' << s.bytes_tx << ',' << s.bytes_rx << ','
-          << s.bytes_raw << ',' << QString::number(s.lr, 'g', 17) << ','
-          << QString::number(s.loss_scale, 'g', 17) << ',' << int(s.overflow) << ',' << s.staleness
-          << ',' << s.time_ns << '\n';
-      ++rows;
-    });
-    out.flush();
-    if (out.status() != QTextStream::Ok || !file.commit())
-      throw std::runtime_error(path.toStdString() +
-                               ": cannot write: " + file.errorString().toStdString());
+    const int64_t rows = exportStepsCsv(store, run_id, path.toStdString());
     return tr("Run %1: %2 step rows written to %3").arg(run_id).arg(rows).arg(path);
   });
 }

@@ -62,7 +62,7 @@ class RunStoreReader : public QObject {
   void runLoaded(const ranklab::StoredRun& run);
   void previewLoaded(const ranklab::StoredRun& run);
   void runsLoaded(const std::vector<ranklab::StoredRun>& runs);
-  void windowLoaded(qint64 run_id, const std::vector<ranklab::StepRow>& steps);
+  void windowLoaded(qint64 run_id, const ranklab::StepWindow& window);
   void changed(const QString& message);
   void failed(const QString& message);
 

@@ -21,6 +21,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "engine/job/job_key_docs.h"
+#include "engine/job/job_key_relevance.h"
 #include "views/models/workbench_settings.h"
 
 namespace ranklab {
@@ -33,6 +35,23 @@ QString issueText(const std::vector<JobIssue>& issues) {
   QStringList lines;
   for (const JobIssue& issue : issues) lines << QString::fromStdString(issue.message);
   return lines.join(QLatin1Char('\n'));
+}
+
+// The key's row of docs/job-file.md: type, default and what it does.
+QString toolTipFor(const JobKey& key) {
+  const auto& docs = jobKeyDocs();
+  const auto it = docs.find(key.path);
+  const QString path = QString::fromStdString(key.path).toHtmlEscaped();
+  if (it == docs.end())  // a key without docs also fails JobKeyDocs.EveryKeyIsDocumented
+    return QStringLiteral("<b>%1</b> (default %2): %3")
+        .arg(path, QString::fromStdString(key.default_value).toHtmlEscaped(),
+             QString::fromStdString(key.allowed).toHtmlEscaped());
+  const JobKeyDoc& doc = it->second;
+  return QStringLiteral("<p style='white-space:pre-wrap'><b>%1</b> — %2, default %3</p><p>%4</p>")
+      .arg(path, QString::fromStdString(doc.type).toHtmlEscaped(),
+           QString::fromStdString(doc.default_value.empty() ? "\"\"" : doc.default_value)
+               .toHtmlEscaped(),
+           QString::fromStdString(doc.text).toHtmlEscaped());
 }
 
 QString sectionTitle(const JobKey& key) {
@@ -137,6 +156,18 @@ QWidget* SetupPage::buildFileBar() {
     row->addWidget(w);
   row->addSpacing(12);
   row->addWidget(file_label_, 1);
+
+  hidden_count_ = new QLabel(bar);
+  hidden_count_->setObjectName(QStringLiteral("hiddenKeys"));
+  hidden_count_->setStyleSheet(QStringLiteral("color: #666;"));
+  show_all_ = new QCheckBox(tr("Show every key"), bar);
+  show_all_->setObjectName(QStringLiteral("showAllKeys"));
+  show_all_->setToolTip(
+      tr("Also show the keys that change nothing for this job (another "
+         "dataset's, optimizer's, strategy's or codec's)."));
+  connect(show_all_, &QCheckBox::toggled, this, &SetupPage::showApplicableKeys);
+  row->addWidget(hidden_count_);
+  row->addWidget(show_all_);
   return bar;
 }
 
@@ -151,12 +182,13 @@ QWidget* SetupPage::buildForm() {
   int height[2] = {0, 0};
   int side = 0;
   QGridLayout* grid = nullptr;
+  QGroupBox* box = nullptr;
   std::string section = "\x01";
   int row = 0;
   for (const JobKey& key : jobKeys()) {
     if (key.section != section) {
       section = key.section;
-      auto* box = new QGroupBox(sectionTitle(key), form);
+      box = new QGroupBox(sectionTitle(key), form);
       grid = new QGridLayout(box);
       grid->setColumnStretch(1, 1);
       side = height[0] <= height[1] ? 0 : 1;
@@ -169,6 +201,7 @@ QWidget* SetupPage::buildForm() {
     const QString path = QString::fromStdString(key.path);
     auto* label = new QLabel(QString::fromStdString(key.key), form);
     QWidget* editor = editorFor(key);
+    label->setToolTip(editor->toolTip());
     auto* hint = new QLabel(QString::fromStdString(key.allowed), form);
     hint->setStyleSheet(QStringLiteral("color: #666;"));
     hint->setWordWrap(true);
@@ -182,7 +215,8 @@ QWidget* SetupPage::buildForm() {
     grid->addWidget(hint, row, 2);
     grid->addWidget(error, row + 1, 1, 1, 2);
     row += 2;
-    fields_.insert(path, {editor, error});
+    hint->setToolTip(editor->toolTip());
+    fields_.insert(path, {editor, error, label, hint, box});
   }
   column[0]->addStretch(1);
   column[1]->addStretch(1);
@@ -212,9 +246,7 @@ QWidget* SetupPage::editorFor(const JobKey& key) {
     editor = edit;
   }
   editor->setObjectName(QStringLiteral("field:") + path);
-  editor->setToolTip(tr("%1 (default %2): %3")
-                         .arg(path, QString::fromStdString(key.default_value),
-                              QString::fromStdString(key.allowed)));
+  editor->setToolTip(toolTipFor(key));
   return editor;
 }
 
@@ -284,7 +316,31 @@ void SetupPage::showIssues() {
     verdict_->setStyleSheet(QStringLiteral("color: #b31b1b;"));
   }
   launch_->setEnabled(n == 0 && !running_);
+  showApplicableKeys();
   updateCommand();
+}
+
+bool SetupPage::isShown(const QString& path) const {
+  return (show_all_ && show_all_->isChecked()) || keyApplies(path.toStdString(), draft_.values()) ||
+         !errorTextFor(path).isEmpty();
+}
+
+void SetupPage::showApplicableKeys() {
+  QMap<QWidget*, bool> section_shown;
+  int hidden = 0;
+  for (auto it = fields_.begin(); it != fields_.end(); ++it) {
+    const bool shown = isShown(it.key());
+    hidden += shown ? 0 : 1;
+    for (QWidget* w :
+         {static_cast<QWidget*>(it->label), it->editor, static_cast<QWidget*>(it->hint)})
+      w->setVisible(shown);
+    if (!shown) it->error->hide();
+    section_shown[it->section] = section_shown.value(it->section) || shown;
+  }
+  for (auto it = section_shown.begin(); it != section_shown.end(); ++it)
+    it.key()->setVisible(it.value());
+  hidden_count_->setText(hidden == 0 ? QString()
+                                     : tr("%n key(s) that do not apply are hidden", "", hidden));
 }
 
 void SetupPage::updateCommand() {

@@ -1,5 +1,6 @@
 // The job setup page: a form over every key of the job schema (built from jobKeys(), so new
-// keys appear on their own), checked as you type by checkJob; the field in error is marked
+// keys appear on their own) showing the keys that apply to the job as chosen, each with its
+// docs/job-file.md row as tooltip, checked as you type by checkJob; the field in error is marked
 // and says why; Launch stays disabled until the job is valid. Presets, open/save, recent
 // jobs, and the exact mpirun command the launch will run.
 #pragma once
@@ -7,9 +8,10 @@
 #include <QMap>
 #include <QWidget>
 
-#include "app/core/job_runner.h"
+#include "launch/job_runner.h"
 #include "views/models/job_draft.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
@@ -32,6 +34,10 @@ class SetupPage : public QWidget {
   // The editor of a key ("train.lr"): a QLineEdit, QComboBox or QCheckBox.
   QWidget* editorFor(const QString& path) const { return fields_.value(path).editor; }
   QString errorTextFor(const QString& path) const;  // "" when the value is valid
+  // Whether the form shows the key: it applies to the job (keyApplies), is in error, or
+  // "Show every key" is on.
+  bool isShown(const QString& path) const;
+  QCheckBox* showAllBox() const { return show_all_; }
   QPushButton* launchButton() const { return launch_; }
   QString commandText() const;
   const JobDraft& draft() const { return draft_; }
@@ -45,6 +51,9 @@ class SetupPage : public QWidget {
   struct FieldWidgets {
     QWidget* editor = nullptr;
     QLabel* error = nullptr;
+    QLabel* label = nullptr;
+    QLabel* hint = nullptr;
+    QWidget* section = nullptr;  // the group box of the key's section
   };
   QWidget* buildForm();
   QWidget* buildFileBar();
@@ -53,6 +62,7 @@ class SetupPage : public QWidget {
   void fillFromDraft();
   void onEdited(const QString& path, const QString& text);
   void showIssues();
+  void showApplicableKeys();
   void updateCommand();
   void updateRecentMenu();
   void openDialog();
@@ -72,6 +82,8 @@ class SetupPage : public QWidget {
   QLabel* other_issues_ = nullptr;
   QPlainTextEdit* command_ = nullptr;
   QPushButton* launch_ = nullptr;
+  QCheckBox* show_all_ = nullptr;
+  QLabel* hidden_count_ = nullptr;
 };
 
 }  // namespace ranklab

@@ -108,9 +108,9 @@ void TimelinePage::request() {
   emit windowRequested(run_id_, first_->value(), first_->value() + count_->value() - 1);
 }
 
-void TimelinePage::setSteps(int64_t run_id, const std::vector<StepRow>& steps) {
+void TimelinePage::setSteps(int64_t run_id, const StepWindow& window) {
   if (run_id != run_id_) return;  // an answer for a run no longer shown
-  TimelineData data = buildTimeline(run_id, steps, align_);
+  TimelineData data = buildTimeline(run_id, window.steps, align_, window.spans);
   const bool same_window = view_->data().first_step == data.first_step && !view_->data().empty();
   if (!data.empty()) {
     const QSignalBlocker quiet(first_);

@@ -28,8 +28,8 @@ class TimelinePage : public QWidget {
   // live: still running (its newest steps may not be stored yet).
   void setRun(int64_t run_id, const QString& label, bool align, int64_t latest_step,
               bool live = false);
-  void setLatestStep(int64_t step);                                  // a live run moved on
-  void setSteps(int64_t run_id, const std::vector<StepRow>& steps);  // the window arrived
+  void setLatestStep(int64_t step);                         // a live run moved on
+  void setSteps(int64_t run_id, const StepWindow& window);  // the window arrived
   void showWindow(int64_t first_step, int count);
 
   TimelineView* view() const { return view_; }

@@ -104,8 +104,16 @@ const TimelineBar* TimelineView::barAt(const QPoint& point) const {
 }
 
 QString TimelineView::describeAt(const QPoint& point) const {
-  const TimelineBar* bar = barAt(point);
-  return bar ? describeBar(*bar) : QString();
+  if (const TimelineBar* bar = barAt(point)) return describeBar(*bar);
+  const QRect plot = plotRect();
+  if (!plot.contains(point) || data_.ranks.empty()) return {};
+  const int row = (point.y() - plot.top()) / rowHeight();
+  const double ms = msOf(point.x());
+  for (const TimelineSpan& span : data_.spans)
+    if (row >= 0 && row < int(data_.ranks.size()) && span.rank == data_.ranks[size_t(row)] &&
+        ms >= span.start_ms && ms <= span.end_ms)
+      return describeSpan(span);
+  return {};
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
@@ -163,6 +171,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   }
   painter.setFont(font);
   painter.setClipRect(plot);
+  drawSpans(painter);
   for (const TimelineBar& bar : data_.bars) {
     if (bar.end_ms < view_begin_ || bar.start_ms > view_end_) continue;
     const auto row = size_t(std::lower_bound(data_.ranks.begin(), data_.ranks.end(), bar.rank) -
@@ -172,10 +181,28 @@ void TimelineView::paintEvent(QPaintEvent*) {
         QPointF(std::max(xOf(bar.end_ms), xOf(bar.start_ms) + 1.0), rowTop(int(row)) + h - 3));
     painter.fillRect(box, phaseColour(bar.phase));
     // Step numbers on the forward pass when there is room: the eye follows one step across ranks.
-    if (bar.phase == ForwardPhase && box.width() > 36) {
+    if (bar.phase == forwardPhase && box.width() > 36) {
       painter.setPen(Qt::white);
       painter.drawText(box, Qt::AlignCenter, QString::number(bar.step));
     }
+  }
+}
+
+// Evaluations and checkpoints: hatched grey boxes with their name, behind the steps.
+void TimelineView::drawSpans(QPainter& painter) const {
+  const int h = rowHeight();
+  for (const TimelineSpan& span : data_.spans) {
+    if (span.end_ms < view_begin_ || span.start_ms > view_end_) continue;
+    const auto row = size_t(std::lower_bound(data_.ranks.begin(), data_.ranks.end(), span.rank) -
+                            data_.ranks.begin());
+    const QRectF box(
+        QPointF(xOf(span.start_ms), rowTop(int(row)) + 3),
+        QPointF(std::max(xOf(span.end_ms), xOf(span.start_ms) + 2.0), rowTop(int(row)) + h - 3));
+    painter.fillRect(box, QColor(0xee, 0xee, 0xee));
+    painter.fillRect(box, QBrush(QColor(0x99, 0x99, 0x99), Qt::BDiagPattern));
+    painter.setPen(QColor(0x55, 0x55, 0x55));
+    painter.drawRect(box);
+    if (box.width() > 60) painter.drawText(box, Qt::AlignCenter, span.kind);
   }
 }
 

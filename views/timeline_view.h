@@ -1,10 +1,13 @@
-// Draws a TimelineData: one row per rank, one coloured bar per phase, a time axis in ms.
+// Draws a TimelineData: one row per rank, one coloured bar per phase, evaluations and
+// checkpoints as hatched boxes, a time axis in ms.
 // Wheel zooms around the pointer, dragging pans, hovering shows the bar's durations.
 #pragma once
 
 #include <QWidget>
 
 #include "views/models/timeline_data.h"
+
+class QPainter;
 
 namespace ranklab {
 
@@ -33,6 +36,7 @@ class TimelineView : public QWidget {
   void mouseReleaseEvent(QMouseEvent* event) override;
 
  private:
+  void drawSpans(QPainter& painter) const;
   double xOf(double ms) const;
   double msOf(double x) const;
   int rowTop(int row) const;

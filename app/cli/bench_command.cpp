@@ -9,17 +9,23 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "app/bench/bench_args.h"
-#include "app/core/bench_runner.h"
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
+#include "launch/bench/bench_args.h"
+#include "launch/bench_runner.h"
 
 namespace ranklab {
 
 namespace {
 
-constexpr const char* kBenchUsage =
-    "usage: ranklab bench allreduce [--worlds 2,4] [--algorithms ring,mpi,hierarchical,shm]\n"
-    "         [--min-bytes 4] [--max-bytes 64M] [--ranks-per-host N] [--repeats 3] [--json]";
+// The algorithms come from the registry, so a new one shows here without an edit.
+std::string benchUsage() {
+  std::string algorithms;
+  for (const auto& name : allreduceAlgorithms())
+    algorithms += (algorithms.empty() ? "" : ",") + name;
+  return "usage: ranklab bench allreduce [--worlds 2,4] [--algorithms " + algorithms +
+         "]\n         [--min-bytes 4] [--max-bytes 64M] [--ranks-per-host N] [--repeats 3] "
+         "[--json]";
+}
 
 // "64M", "4K", "4096" -> bytes.
 size_t parseBytes(const std::string& flag, const std::string& text) {
@@ -63,20 +69,18 @@ std::vector<std::string> nonEmptyList(const std::string& flag, const std::string
 }
 
 // Checked here, before any rank starts: a rank's error would only show as mpirun's abort.
-std::vector<std::string> allreduceAlgorithmList(const std::string& flag, const std::string& text) {
+std::vector<std::string> checkedAlgorithms(const std::string& flag, const std::string& text) {
   auto items = nonEmptyList(flag, text);
   const auto& known = allreduceAlgorithms();
   for (const auto& a : items) {
     if (std::find(known.begin(), known.end(), a) != known.end()) continue;
-    std::string allowed;
-    for (const auto& k : known) allowed += (allowed.empty() ? "" : ", ") + k;
     // shm-sharded is a parallel.algorithm, but a sharded update, not an all-reduce.
     const std::string why = a == "shm-sharded"
                                 ? " (shm-sharded sums and updates a shared model in training; it "
                                   "is not an all-reduce)"
                                 : "";
     throw std::invalid_argument(flag + ": unknown all-reduce algorithm \"" + a + "\"" + why +
-                                "; allowed: " + allowed);
+                                "; allowed: " + allreduceAlgorithmList());
   }
   return items;
 }
@@ -149,7 +153,7 @@ void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& ro
 
 int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
   if (args.empty() || args[0] != "allreduce")
-    throw std::invalid_argument(std::string("bench takes allreduce\n") + kBenchUsage);
+    throw std::invalid_argument(std::string("bench takes allreduce\n") + benchUsage());
   BenchLaunch launch;
   bool json = false;
   for (size_t i = 1; i < args.size(); ++i) {
@@ -158,14 +162,14 @@ int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
       json = true;
       continue;
     }
-    if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value\n" + kBenchUsage);
+    if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value\n" + benchUsage());
     const std::string& value = args[++i];
     if (flag == "--worlds") {
       launch.worlds.clear();
       for (const auto& w : nonEmptyList(flag, value))
         launch.worlds.push_back(parseInt(flag, w, 1, kMaxWorld));
     } else if (flag == "--algorithms") {
-      launch.options.algorithms = allreduceAlgorithmList(flag, value);
+      launch.options.algorithms = checkedAlgorithms(flag, value);
     } else if (flag == "--min-bytes") {
       launch.options.min_bytes = parseBytes(flag, value);
     } else if (flag == "--max-bytes") {
@@ -175,7 +179,7 @@ int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
     } else if (flag == "--repeats") {
       launch.options.repeats = parseInt(flag, value, 1);
     } else {
-      throw std::invalid_argument("unknown option " + flag + "\n" + kBenchUsage);
+      throw std::invalid_argument("unknown option " + flag + "\n" + benchUsage());
     }
   }
   if (launch.options.min_bytes < 4 || launch.options.min_bytes > launch.options.max_bytes)

@@ -1,8 +1,50 @@
 #include "app/cli/progress_printer.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace ranklab {
+
+namespace {
+
+// "42 s", "3 min 05 s", "1 h 02 min"
+std::string duration(double seconds) {
+  const auto s = static_cast<long long>(std::llround(seconds));
+  char text[48];
+  if (s < 60)
+    std::snprintf(text, sizeof text, "%lld s", s);
+  else if (s < 3600)
+    std::snprintf(text, sizeof text, "%lld min %02lld s", s / 60, s % 60);
+  else
+    std::snprintf(text, sizeof text, "%lld h %02lld min", s / 3600, s % 3600 / 60);
+  return text;
+}
+
+}  // namespace
+
+std::string progressLine(const ProgressSnapshot& p) {
+  char head[160];
+  if (p.total_steps > 0) {
+    std::snprintf(head, sizeof head, "  epoch %d/%d  step %lld/%lld  %5.1f %%", p.epoch, p.epochs,
+                  static_cast<long long>(p.step), static_cast<long long>(p.total_steps),
+                  100.0 * double(p.step) / double(p.total_steps));
+  } else {
+    std::snprintf(head, sizeof head, "  epoch %d/%d  step %lld", p.epoch, p.epochs,
+                  static_cast<long long>(p.step));
+  }
+  const std::string eta = p.eta_s >= 0 ? "  ETA " + duration(p.eta_s) : "  ETA ?";
+  char tail[128];
+  std::snprintf(tail, sizeof tail, "  rank %d loss %.4f  %.0f samples/s", p.rank, p.loss,
+                p.samples_per_s);
+  return head + eta + tail;
+}
+
+double etaSeconds(int64_t first_step, int64_t step, int64_t total_steps, double elapsed_s) {
+  const int64_t done = step - first_step;
+  if (total_steps <= 0 || done <= 0 || elapsed_s <= 0) return -1;
+  return double(std::max<int64_t>(0, total_steps - step)) * elapsed_s / double(done);
+}
 
 void ProgressPrinter::onStarted(int64_t run_id, const std::vector<std::string>& command) {
   std::string joined;
@@ -15,14 +57,22 @@ void ProgressPrinter::onStep(const StepRow& step) {
   if (!seen_step_) {
     seen_step_ = true;
     first_step_ = last_print_ = now;
+    first_step_number_ = step.step;
   }
   samples_ += step.samples;
   if (quiet_ || now - last_print_ < std::chrono::seconds(1)) return;
   last_print_ = now;
   const double elapsed = std::chrono::duration<double>(now - first_step_).count();
-  std::fprintf(stderr, "  epoch %d/%d  step %5lld  rank %d loss %.4f  %8.0f samples/s\n",
-               step.epoch, epochs_, static_cast<long long>(step.step), step.rank, step.loss,
-               elapsed > 0 ? samples_ / elapsed : 0.0);
+  ProgressSnapshot p;
+  p.epoch = step.epoch;
+  p.epochs = epochs_;
+  p.step = step.step;
+  p.total_steps = total_steps_;
+  p.rank = step.rank;
+  p.loss = step.loss;
+  p.samples_per_s = elapsed > 0 ? samples_ / elapsed : 0.0;
+  p.eta_s = etaSeconds(first_step_number_, step.step, total_steps_, elapsed);
+  std::fprintf(stderr, "%s\n", progressLine(p).c_str());
 }
 
 void ProgressPrinter::onEval(const EvalRow& eval) {
@@ -31,6 +81,10 @@ void ProgressPrinter::onEval(const EvalRow& eval) {
 }
 
 void ProgressPrinter::onEvent(const EventRow& event) {
+  if (event.kind == "plan") {
+    total_steps_ = event.step;  // the run's last step: what percent and ETA count towards
+    return;
+  }
   if (event.kind == "error" || event.kind == "fault" || !quiet_) {
     std::fprintf(stderr, "  [%s] rank %d: %s\n", event.kind.c_str(), event.rank,
                  event.text.c_str());

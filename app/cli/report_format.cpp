@@ -25,6 +25,73 @@ std::string sentWithRatio(int64_t tx, int64_t raw) {
   return megabytes(tx) + format(" (%.1fx)", *ratio);
 }
 
+// Mean over the ranks that stepped of one of their per-step times, in ms.
+double meanMsPerStep(const RunSummary& s, double RankSummary::*seconds) {
+  double sum = 0;
+  int counted = 0;
+  for (const auto& r : s.ranks) {
+    if (r.steps == 0) continue;
+    sum += r.*seconds * 1e3 / double(r.steps);
+    ++counted;
+  }
+  return counted ? sum / counted : 0;
+}
+
+// The rows of the side-by-side summary: a metric's name and its text for one run.
+struct ComparedMetric {
+  const char* name;
+  std::string (*text)(const RunSummary&);
+};
+
+const std::vector<ComparedMetric>& comparedMetrics() {
+  static const std::vector<ComparedMetric> metrics = {
+      {"name", [](const RunSummary& s) { return s.run.name; }},
+      {"status", [](const RunSummary& s) { return s.run.status; }},
+      {"ranks", [](const RunSummary& s) { return std::to_string(s.run.world); }},
+      {"strategy", [](const RunSummary& s) { return s.run.strategy + "/" + s.run.algorithm; }},
+      {"codec, precision", [](const RunSummary& s) { return s.run.codec + ", " + s.run.amp; }},
+      {"steps", [](const RunSummary& s) { return std::to_string(s.steps); }},
+      {"wall s", [](const RunSummary& s) { return format("%.2f", s.run.wall_s); }},
+      {"training s", [](const RunSummary& s) { return format("%.2f", s.run.train_s); }},
+      {"samples/s", [](const RunSummary& s) { return format("%.0f", s.samples_per_s); }},
+      {"test accuracy",
+       [](const RunSummary& s) {
+         return s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
+       }},
+      {"test loss",
+       [](const RunSummary& s) {
+         return s.test_loss ? format("%.4f", *s.test_loss) : std::string("-");
+       }},
+      {"sent", [](const RunSummary& s) { return sentWithRatio(s.bytes_tx, s.bytes_raw); }},
+      {"compute ms/step",
+       [](const RunSummary& s) {
+         return format("%.2f", meanMsPerStep(s, &RankSummary::compute_s));
+       }},
+      {"comm ms/step",
+       [](const RunSummary& s) { return format("%.2f", meanMsPerStep(s, &RankSummary::comm_s)); }},
+      {"wait ms/step",
+       [](const RunSummary& s) { return format("%.2f", meanMsPerStep(s, &RankSummary::wait_s)); }},
+  };
+  return metrics;
+}
+
+// A table with a first column of names and one column per run, each as wide as it needs.
+void printColumns(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (widths.size() <= c) widths.push_back(0);
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c)
+      line += " " + row[c] + std::string(widths[c] - row[c].size() + 2, ' ');
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+}
+
 }  // namespace
 
 nlohmann::json summaryJson(const RunSummary& s) {
@@ -151,6 +218,40 @@ void printRunList(std::ostream& out, const std::vector<RunRow>& runs) {
                   r.world, strategy.c_str(), r.wall_s);
   }
   if (runs.empty()) out << "(no runs yet: try `ranklab run resources/jobs/quickstart.toml`)\n";
+}
+
+nlohmann::json compareJson(const std::vector<RunSummary>& runs,
+                           const std::vector<SettingDifference>& differences) {
+  nlohmann::json doc{{"runs", nlohmann::json::array()}, {"differences", nlohmann::json::array()}};
+  for (const auto& s : runs) doc["runs"].push_back(summaryJson(s));
+  for (const auto& d : differences)
+    doc["differences"].push_back({{"key", d.path}, {"values", d.values}});
+  return doc;
+}
+
+void printComparison(std::ostream& out, const std::vector<RunSummary>& runs,
+                     const std::vector<SettingDifference>& differences) {
+  std::vector<std::string> header{"setting"};
+  for (const auto& s : runs) header.push_back("run " + std::to_string(s.run.id));
+  out << "settings that differ\n";
+  if (differences.empty()) {
+    out << "  (none: the jobs are the same)\n";
+  } else {
+    std::vector<std::vector<std::string>> rows{header};
+    for (const auto& d : differences) {
+      rows.push_back({d.path});
+      rows.back().insert(rows.back().end(), d.values.begin(), d.values.end());
+    }
+    printColumns(out, rows);
+  }
+  out << "\nsummaries\n";
+  header.front() = "metric";
+  std::vector<std::vector<std::string>> rows{header};
+  for (const auto& metric : comparedMetrics()) {
+    rows.push_back({metric.name});
+    for (const auto& s : runs) rows.back().push_back(metric.text(s));
+  }
+  printColumns(out, rows);
 }
 
 }  // namespace ranklab

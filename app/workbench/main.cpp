@@ -7,6 +7,7 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "app/build_info.h"
 #include "storage/run_store.h"
 #include "views/live_page.h"
 #include "views/main_window.h"
@@ -84,6 +85,35 @@ int fail(const QString& message) {
   return 2;
 }
 
+// What the options ask for, checked before any window exists; "" or the error to print.
+struct Choices {
+  ranklab::MainWindow::Page page = ranklab::MainWindow::SetupTab;
+  bool page_set = false;
+  qint64 open_run = 0;
+  QList<qint64> compare_runs;
+  int after_ms = 0;
+};
+
+QString readChoices(Options& cli, Choices& out) {
+  out.page_set = cli.parser.isSet(cli.page);
+  if (out.page_set && !ranklab::MainWindow::pageFromName(cli.parser.value(cli.page), &out.page))
+    return "--page: one of setup, live, timeline, runs, compare; got " + cli.parser.value(cli.page);
+  bool ok = true;
+  out.open_run = cli.parser.isSet(cli.open) ? cli.parser.value(cli.open).toLongLong(&ok) : 0;
+  if (!ok || out.open_run < 0) return "--open: not a run id: " + cli.parser.value(cli.open);
+  for (const QString& id :
+       cli.parser.value(cli.compare).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    out.compare_runs << id.trimmed().toLongLong(&ok);
+    if (!ok) return "--compare: not a run id: " + id;
+  }
+  if (cli.parser.isSet(cli.compare) && out.compare_runs.size() < 2)
+    return QStringLiteral("--compare: two or more run ids, e.g. --compare 3,4");
+  out.after_ms = cli.parser.value(cli.shot_after).toInt(&ok);
+  if (!ok || out.after_ms < 0)
+    return "--screenshot-after-ms: not a count of ms: " + cli.parser.value(cli.shot_after);
+  return {};
+}
+
 int main(int argc, char** argv) {
   QStringList arguments;
   for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
@@ -98,33 +128,20 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cli.parser.isSet(version)) {
-    std::printf("ranklab-workbench %s\n", RANKLAB_VERSION);
+    std::printf("%s\n", ranklab::versionLine("ranklab-workbench").c_str());
     return 0;
   }
-  ranklab::MainWindow::Page page = ranklab::MainWindow::SetupTab;
-  const bool page_set = cli.parser.isSet(cli.page);
-  if (page_set && !ranklab::MainWindow::pageFromName(cli.parser.value(cli.page), &page))
-    return fail("--page: one of setup, live, timeline, runs, compare; got " +
-                cli.parser.value(cli.page));
-  bool ok = true;
-  const qint64 open_run =
-      cli.parser.isSet(cli.open) ? cli.parser.value(cli.open).toLongLong(&ok) : 0;
-  if (!ok || open_run < 0) return fail("--open: not a run id: " + cli.parser.value(cli.open));
-  QList<qint64> compare_runs;
-  for (const QString& id :
-       cli.parser.value(cli.compare).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-    compare_runs << id.trimmed().toLongLong(&ok);
-    if (!ok) return fail("--compare: not a run id: " + id);
-  }
-  if (cli.parser.isSet(cli.compare) && compare_runs.size() < 2)
-    return fail("--compare: two or more run ids, e.g. --compare 3,4");
-  const int after_ms = cli.parser.value(cli.shot_after).toInt(&ok);
-  if (!ok || after_ms < 0)
-    return fail("--screenshot-after-ms: not a count of ms: " + cli.parser.value(cli.shot_after));
+  Choices chosen;
+  if (const QString error = readChoices(cli, chosen); !error.isEmpty()) return fail(error);
+  const auto page = chosen.page;
+  const bool page_set = chosen.page_set;
+  const qint64 open_run = chosen.open_run;
+  const QList<qint64>& compare_runs = chosen.compare_runs;
+  const int after_ms = chosen.after_ms;
 
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ranklab-workbench"));
-  QApplication::setApplicationVersion(QStringLiteral(RANKLAB_VERSION));
+  QApplication::setApplicationVersion(QString::fromLatin1(ranklab::buildVersion()));
 
   ranklab::WorkbenchOptions options;
   try {

@@ -1,23 +1,26 @@
 // ranklab-worker: one MPI rank of a training job, started by `mpirun` from the launcher.
 // Usage: ranklab-worker --job RESOLVED.toml --run-id ID [--telemetry tcp://host:port]
-//        ranklab-worker --bench allreduce [options]   (see app/bench/bench_args.h)
+//        ranklab-worker --bench allreduce [options]   (see launch/bench/bench_args.h)
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <future>
 #include <string>
 #include <thread>
 
-#include "app/bench/bench_args.h"
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/telemetry/reporter.h"
+#include "comm/telemetry/step_wire.h"
 #include "engine/data/datasets.h"
+#include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
 #include "engine/train/ps_server.h"
 #include "engine/train/thread_policy.h"
 #include "engine/train/trainer.h"
 #include "kernels/cpu/gemm.h"
+#include "launch/bench/bench_args.h"
 
 namespace ranklab {
 namespace {
@@ -59,25 +62,18 @@ class TelemetryBridge : public TrainObserver {
     step.set_step(s.step);
     step.set_epoch(s.epoch);
     step.set_samples(s.samples);
-    auto* p = step.mutable_phases();
-    p->set_data_ns(s.data_ns);
-    p->set_forward_ns(s.forward_ns);
-    p->set_backward_ns(s.backward_ns);
-    p->set_compress_ns(s.compress_ns);
-    p->set_comm_ns(s.comm_ns);
-    p->set_wait_ns(s.wait_ns);
-    p->set_update_ns(s.update_ns);
-    p->set_comm_hidden_ns(s.comm_hidden_ns);
-    step.set_loss(s.loss);
-    step.set_bytes_tx(s.bytes_tx);
-    step.set_bytes_rx(s.bytes_rx);
-    step.set_bytes_raw(s.bytes_raw);
-    step.set_lr(s.lr);
-    step.set_loss_scale(s.loss_scale);
-    step.set_overflow(s.overflow);
-    step.set_staleness(static_cast<int32_t>(s.staleness));
+    encodeMeasures(s, step);
     reporter_.step(step);
     beatIfDue();
+  }
+
+  void onSpan(const std::string& kind, int64_t step, int64_t start_ns, int64_t end_ns) override {
+    telemetry::Span span;
+    span.set_phase(kind);
+    span.set_step(step);
+    span.set_start_ns(reporter_.sinceStart(start_ns));
+    span.set_end_ns(reporter_.sinceStart(end_ns));
+    reporter_.span(span);
   }
 
   void onEval(const EvalStats& e) override {
@@ -130,6 +126,17 @@ class TelemetryBridge : public TrainObserver {
   std::chrono::steady_clock::time_point last_beat_ = std::chrono::steady_clock::now();
 };
 
+// Loads the job's data on a helper thread while this one sends heartbeats: decoding a large
+// dataset on a loaded machine can outlast telemetry.silence_limit_s, and a rank that is
+// only loading must not read as frozen. The reporter stays on this thread alone.
+DataSplits loadDataWhileBeating(const JobSpec& job, Reporter& reporter) {
+  auto loading =
+      std::async(std::launch::async, [&job] { return loadJobData(job.data, job.train.seed); });
+  const auto beat = std::chrono::milliseconds(job.telemetry.heartbeat_ms);
+  while (loading.wait_for(beat) != std::future_status::ready) reporter.heartbeat();
+  return loading.get();
+}
+
 std::string hostName() {
   char name[256] = {};
   gethostname(name, sizeof name - 1);
@@ -144,7 +151,7 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
   options.rank = comm.rank();
   options.spool_limit = static_cast<size_t>(job.telemetry.spool);
   // Steps leave in batches of up to 20 ms: one message per ~1 ms step woke zmq's I/O
-  // thread and the collector each time, on cores the ranks need (bench/README.md).
+  // thread and the collector each time, on cores the ranks need (bench/LOG.md).
   options.step_batch_ms = 20;
   Reporter reporter(options);
   reporter.hello(comm.size(), hostName(), static_cast<int64_t>(getpid()));
@@ -167,7 +174,7 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
                          ")",
                      0);
     }
-    const DataSplits data = loadJobData(job.data, job.train.seed);
+    const DataSplits data = loadDataWhileBeating(job, reporter);
     TelemetryBridge bridge(reporter, comm.rank(), job.telemetry.heartbeat_ms);
     const TrainResult result = train(job, comm, data.train, data.test, bridge);
     reporter.bye(0, result.train_ns, "");

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,13 +97,22 @@ struct CodecOptions {
   std::vector<MatrixBlock> matrices;  // powersgd: which parts of the buffer are matrices
 };
 
-// The flat-buffer codec named by options.codec (not `none`, not `powersgd`, which is a
-// collective of its own). `rank` separates the random streams of ranks where they must
-// differ (qsgd); randomk's indices are the same on every rank by design.
-// Throws std::invalid_argument naming the codec and the allowed ones.
-std::unique_ptr<GradientCodec> makeCodec(const CodecOptions& options, int rank);
+// One codec the job file can name: what it does, and how to make it where it is a
+// flat-buffer codec (`none` and `powersgd` are collectives of their own: no factory).
+struct CodecEntry {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<GradientCodec>(const CodecOptions&, int rank)> make;
+};
 
-// Every codec name the job file accepts, `none` first.
+// Every codec, `none` first: the one list the job schema's test, messages and benches use.
+// Adding a codec: its own file, one entry in codec_registry.cpp, its test.
+const std::vector<CodecEntry>& codecRegistry();
 const std::vector<std::string>& codecNames();
+
+// The flat-buffer codec named by options.codec. `rank` separates the random streams of
+// ranks where they must differ (qsgd); randomk's indices are the same on every rank by
+// design. Throws std::invalid_argument naming the codec and the allowed ones.
+std::unique_ptr<GradientCodec> makeCodec(const CodecOptions& options, int rank);
 
 }  // namespace ranklab

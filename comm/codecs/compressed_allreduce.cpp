@@ -5,7 +5,7 @@
 
 #include "comm/codecs/momentum_correction.h"
 #include "comm/codecs/powersgd.h"
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/collectives/compressed_ring_allreduce.h"
 #include "comm/collectives/payload_allgather.h"
 #include "comm/steady_clock.h"

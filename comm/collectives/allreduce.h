@@ -1,13 +1,9 @@
-// Sum all-reduce by a named algorithm, with the bytes it moved. Used by the allreduce
-// strategy and `ranklab bench allreduce`: `ring` (ring_allreduce.h), `hierarchical`
-// (hierarchical_allreduce.h), `shm` (shm_allreduce.h), `mpi` (the backend's native one).
+// The sum all-reduce interface, with the bytes it moved. The algorithms, by name, are in
+// allreduce_registry.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <string>
-#include <vector>
 
 #include "comm/communicator.h"
 
@@ -40,13 +36,5 @@ class Allreduce {
 struct AllreduceOptions {
   int ranks_per_host = 0;  // hierarchical: ranks per host; 0 = the backend's host split
 };
-
-// The algorithm names makeAllreduce accepts.
-const std::vector<std::string>& allreduceAlgorithms();
-
-// Collective over `comm` (hierarchical splits it). Throws std::invalid_argument naming
-// the algorithm and the allowed ones.
-std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communicator& comm,
-                                         const AllreduceOptions& options = {});
 
 }  // namespace ranklab

@@ -25,7 +25,7 @@ class ShmAllreduce {
   // Collective over `comm`. Throws std::invalid_argument when its ranks do not all share
   // one host. Buffers longer than piece_floats go through the slots piece by piece: 128 KiB
   // pieces keep a piece's slots and chunk in L2 (1 MiB in one piece ran 2x slower,
-  // bench/README.md).
+  // bench/LOG.md).
   explicit ShmAllreduce(Communicator& comm, size_t piece_floats = size_t{1} << 15);
 
   // The sum times `scale`: the rank that sums a chunk scales it once, in the same pass.

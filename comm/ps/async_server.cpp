@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "comm/steady_clock.h"
+
 namespace ranklab {
 
 AsyncServer::AsyncServer(ParameterShard& shard, UpdateHandler update, AsyncServerOptions options)
@@ -25,7 +27,7 @@ void AsyncServer::replyTo(int worker, int64_t staleness, int64_t held_ns, bool e
 
 void AsyncServer::releaseHeld() {
   // A push or a stop may have moved the slowest worker's clock: answer who may go on.
-  const int64_t now = ParameterShard::nowNs();
+  const int64_t now = steadyNowNs();
   std::erase_if(held_, [&](const HeldReply& h) {
     if (tooFarAhead(h.worker)) return false;
     replyTo(h.worker, h.staleness, now - h.arrived_ns);

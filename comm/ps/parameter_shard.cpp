@@ -7,14 +7,9 @@
 #include <string>
 
 #include "comm/ps/shard_codecs.h"
+#include "comm/steady_clock.h"
 
 namespace ranklab {
-
-int64_t ParameterShard::nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 ParameterShard::ParameterShard(Communicator& comm, int shard_index, int servers,
                                std::vector<int> worker_ranks, KeySlicer slicer, LoadReporter report,
@@ -61,11 +56,11 @@ void ParameterShard::receiveInit() {
   }
   load_.shard = shard_;
   load_.range = range_;
-  interval_start_ns_ = nowNs();
+  interval_start_ns_ = steadyNowNs();
 }
 
 ShardRequest ParameterShard::next() {
-  const int64_t start = nowNs();
+  const int64_t start = steadyNowNs();
   const MessageInfo info = comm_.probe(Communicator::kAnySource, tags::kPsRequest);
   ShardRequest request;
   comm_.recv(&request.header, sizeof request.header, info.source, tags::kPsRequest);
@@ -82,7 +77,7 @@ ShardRequest ParameterShard::next() {
   } else if (request.header.op == PsOp::kPull) {
     ++load_.pulls;
   }
-  request.arrived_ns = nowNs();
+  request.arrived_ns = steadyNowNs();
   load_.idle_ns += request.arrived_ns - start;
   return request;
 }
@@ -102,19 +97,19 @@ void ParameterShard::receivePush(const ShardRequest& request, int source) {
   } else {
     push_bytes_.resize(static_cast<size_t>(h.bytes));
     comm_.recv(push_bytes_.data(), push_bytes_.size(), source, tags::kPsPayload);
-    const int64_t start = nowNs();
+    const int64_t start = steadyNowNs();
     channels_[request.worker]->decodePush(push_bytes_.data(), push_bytes_.size(), payload_.data());
-    load_.busy_ns += nowNs() - start;
+    load_.busy_ns += steadyNowNs() - start;
   }
   load_.bytes_rx += h.bytes;
   ++load_.pushes;
 }
 
 void ParameterShard::apply(const UpdateHandler& update, const float* grads, double lr) {
-  const int64_t start = nowNs();
+  const int64_t start = steadyNowNs();
   update(params_.data(), grads, params_.size(), lr);
   ++version_;
-  load_.busy_ns += nowNs() - start;
+  load_.busy_ns += steadyNowNs() - start;
 }
 
 void ParameterShard::reply(int worker, int64_t staleness, int64_t held_ns, bool exact) {
@@ -132,7 +127,7 @@ void ParameterShard::reply(int worker, int64_t staleness, int64_t held_ns, bool 
     // The worker received the previous body before it asked again: the buffer is free.
     if (body_sends_[worker]) body_sends_[worker]->wait();
     std::vector<uint8_t>& body = bodies_[worker];
-    const int64_t start = nowNs();
+    const int64_t start = steadyNowNs();
     if (exact) {
       body.resize(params_.size() * sizeof(float));
       std::memcpy(body.data(), params_.data(), body.size());
@@ -142,7 +137,7 @@ void ParameterShard::reply(int worker, int64_t staleness, int64_t held_ns, bool 
       header.body = PsBody::kDelta;
       header.bytes = static_cast<int64_t>(body.size());
     }
-    load_.busy_ns += nowNs() - start;
+    load_.busy_ns += steadyNowNs() - start;
     sendBody(worker, header, body.data());
   }
   load_.bytes_tx += static_cast<int64_t>(sizeof header) + header.bytes;
@@ -164,7 +159,7 @@ const float* ParameterShard::heldBy(int worker) const {
 }
 
 void ParameterShard::reportLoad(bool force) {
-  const int64_t now = nowNs();
+  const int64_t now = steadyNowNs();
   if (!report_ || (!force && now - interval_start_ns_ < report_ns_)) return;
   load_.interval_ns = now - interval_start_ns_;
   load_.version = version_;

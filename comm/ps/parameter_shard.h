@@ -79,8 +79,6 @@ class ParameterShard {
   // Hands the interval's load to the reporter when due (or now, with force).
   void reportLoad(bool force = false);
 
-  static int64_t nowNs();
-
  private:
   void receivePush(const ShardRequest& request, int source);
   // With a codec: the reply body leaves on its own buffer while the server goes on.

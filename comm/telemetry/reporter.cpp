@@ -9,6 +9,7 @@
 
 #include <zmq.hpp>
 
+#include "comm/steady_clock.h"
 #include "comm/telemetry/collector.h"  // kWireVersion
 
 namespace ranklab {
@@ -18,12 +19,6 @@ namespace {
 constexpr int kSendHighWaterMark = 1000;
 // Pause between drain attempts in close(): short, so close() ends soon after delivery.
 constexpr auto kDrainRetry = std::chrono::milliseconds(2);
-
-int64_t steadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // True when zmq took the message; false when it would block or failed (caller keeps it).
 bool trySend(zmq::socket_t& socket, const std::string& bytes) {
@@ -42,7 +37,7 @@ struct Reporter::Socket {
 };
 
 Reporter::Reporter(ReporterOptions options)
-    : options_(std::move(options)), start_ns_(steadyNs()), last_step_ns_(start_ns_) {
+    : options_(std::move(options)), start_ns_(steadyNowNs()), last_step_ns_(start_ns_) {
   if (options_.endpoint.empty()) return;  // telemetry disabled: every call is a no-op
   socket_ = std::make_unique<Socket>();
   try {
@@ -133,7 +128,7 @@ void Reporter::bye(int exit_status, int64_t train_ns, const std::string& reason)
 
 void Reporter::send(telemetry::Envelope& envelope, bool may_wait) {
   if (!socket_) return;
-  const int64_t now = steadyNs();
+  const int64_t now = steadyNowNs();
   envelope.set_version(kWireVersion);
   envelope.set_run_id(options_.run_id);
   envelope.set_rank(options_.rank);

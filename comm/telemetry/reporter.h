@@ -40,6 +40,9 @@ class Reporter {
   void eval(const telemetry::Eval& eval);
   void event(const std::string& kind, const std::string& text, int64_t step);
   void span(const telemetry::Span& span);
+  // A steady-clock time (comm/steady_clock.h) on this reporter's clock: ns since it started,
+  // the clock of every envelope's time_ns and of a Span's start and end.
+  int64_t sinceStart(int64_t steady_ns) const { return steady_ns - start_ns_; }
   void serverLoad(const telemetry::ServerLoad& load);
   void heartbeat();
   void bye(int exit_status, int64_t train_ns, const std::string& reason);

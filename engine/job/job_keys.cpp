@@ -1,8 +1,10 @@
 #include "engine/job/job_keys.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
+#include "engine/job/job_file.h"
 #include "engine/job/job_schema.h"
 
 namespace ranklab {
@@ -118,6 +120,23 @@ JobValues jobValuesInText(const std::string& toml_text) {
 
 JobValues jobValues(const JobSpec& job) {
   return jobValuesInText(toTomlText(job));
+}
+
+std::vector<SettingDifference> differingSettings(const std::vector<std::string>& job_tomls) {
+  std::vector<JobValues> jobs;
+  for (const std::string& text : job_tomls) jobs.push_back(jobValuesInText(text));
+  std::vector<SettingDifference> differences;
+  for (const JobKey& key : jobKeys()) {
+    SettingDifference d{key.path, {}};
+    for (const JobValues& job : jobs) {
+      const auto it = job.find(key.path);
+      d.values.push_back(it == job.end() ? key.default_value : it->second);
+    }
+    const bool all_same = std::all_of(d.values.begin(), d.values.end(),
+                                      [&](const std::string& v) { return v == d.values.front(); });
+    if (!all_same) differences.push_back(std::move(d));
+  }
+  return differences;
 }
 
 std::string jobTextFromValues(const JobValues& values) {

@@ -41,4 +41,14 @@ JobValues jobValues(const JobSpec& job);
 // string, so checkJob reports it against its key ("expected an integer, got string").
 std::string jobTextFromValues(const JobValues& values);
 
+// One key whose value is not the same in every job compared.
+struct SettingDifference {
+  std::string path;                 // "train.lr"
+  std::vector<std::string> values;  // form text, one per job, in the order given
+};
+
+// The keys, in schema order, on which the jobs (as stored TOML text) disagree; a key a job
+// does not set counts as its default. Used by `ranklab compare` and the compare page.
+std::vector<SettingDifference> differingSettings(const std::vector<std::string>& job_tomls);
+
 }  // namespace ranklab

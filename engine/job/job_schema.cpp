@@ -9,6 +9,8 @@
 #include <limits>
 #include <optional>
 
+#include "comm/collectives/allreduce_registry.h"
+
 namespace ranklab::job_detail {
 namespace {
 
@@ -161,6 +163,23 @@ Field boolField(std::string_view key, Ref ref) {
 
 enum class EmptyText { kRejected, kAllowed };
 
+// parallel.algorithm: every registered all-reduce, and shm-sharded (a sharded update of one
+// shared model, not an all-reduce: engine/train/shm_sharded_sync.h).
+std::vector<std::string_view> algorithmChoices() {
+  std::vector<std::string_view> choices(allreduceAlgorithms().begin(), allreduceAlgorithms().end());
+  choices.push_back("shm-sharded");
+  return choices;
+}
+
+// "ring, mpi, hierarchical or shm"
+std::string allreduceChoices() {
+  const auto& names = allreduceAlgorithms();
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return text;
+}
+
 // A string from a fixed set; an empty `allowed` means any string (non-empty unless `empty`
 // says it may be, for optional paths).
 template <class Ref>
@@ -263,30 +282,9 @@ Field oddKernelField(std::string_view key, Ref ref) {
     return job.member;          \
   }
 
-std::vector<Section> buildSchema() {
+// The sections from [train] on; buildSchema() adds the top level, [data] and [model].
+std::vector<Section> trainingSections() {
   return {
-      {"", "what the run is called in the run store", {stringField("name", RANKLAB_JOB_KEY(name))}},
-      {"data",
-       "what to train on",
-       {stringField("dataset", RANKLAB_JOB_KEY(data.dataset),
-                    {"fashion-mnist", "spirals", "moons"}),
-        stringField("path", RANKLAB_JOB_KEY(data.path)),
-        intField("train_limit", RANKLAB_JOB_KEY(data.train_limit), 0, kNoUpperLimit),
-        intField("test_limit", RANKLAB_JOB_KEY(data.test_limit), 0, kNoUpperLimit),
-        intField("samples", RANKLAB_JOB_KEY(data.samples), 1, 10000000),
-        intField("test_samples", RANKLAB_JOB_KEY(data.test_samples), 1, 10000000),
-        doubleField("noise", RANKLAB_JOB_KEY(data.noise), {0.0, 10.0}),
-        intField("arms", RANKLAB_JOB_KEY(data.arms), 2, 10),
-        intField("prefetch", RANKLAB_JOB_KEY(data.prefetch), 0, 64)}},
-      {"model",
-       "the network",
-       {stringField("kind", RANKLAB_JOB_KEY(model.kind), {"mlp", "cnn"}),
-        widthsField("layers", RANKLAB_JOB_KEY(model.layers), 0, 8, 1, 65536,
-                    "one width per hidden layer"),
-        widthsField("channels", RANKLAB_JOB_KEY(model.channels), 1, 4, 1, 4096,
-                    "one per conv+pool stage"),
-        oddKernelField("kernel_size", RANKLAB_JOB_KEY(model.kernel_size)),
-        doubleField("dropout", RANKLAB_JOB_KEY(model.dropout), {0.0, 1.0, false, true})}},
       {"train",
        "the optimisation loop",
        {intField("epochs", RANKLAB_JOB_KEY(train.epochs), 1, 10000),
@@ -316,8 +314,7 @@ std::vector<Section> buildSchema() {
        {intField("ranks", RANKLAB_JOB_KEY(parallel.ranks), 1, 256),
         stringField("strategy", RANKLAB_JOB_KEY(parallel.strategy),
                     {"allreduce", "ps-sync", "ps-async", "local-sgd"}),
-        stringField("algorithm", RANKLAB_JOB_KEY(parallel.algorithm),
-                    {"ring", "mpi", "hierarchical", "shm", "shm-sharded"}),
+        stringField("algorithm", RANKLAB_JOB_KEY(parallel.algorithm), algorithmChoices()),
         intField("threads", RANKLAB_JOB_KEY(parallel.threads), 0, 256),
         intField("ranks_per_host", RANKLAB_JOB_KEY(parallel.ranks_per_host), 0, 256),
         intField("bucket_kb", RANKLAB_JOB_KEY(parallel.bucket_kb), 0, 1 << 20),
@@ -356,6 +353,35 @@ std::vector<Section> buildSchema() {
         intField("spool", RANKLAB_JOB_KEY(telemetry.spool), 16, 1000000),
         intField("silence_limit_s", RANKLAB_JOB_KEY(telemetry.silence_limit_s), 1, 86400)}},
   };
+}
+
+std::vector<Section> buildSchema() {
+  std::vector<Section> sections = {
+      {"", "what the run is called in the run store", {stringField("name", RANKLAB_JOB_KEY(name))}},
+      {"data",
+       "what to train on",
+       {stringField("dataset", RANKLAB_JOB_KEY(data.dataset),
+                    {"fashion-mnist", "spirals", "moons"}),
+        stringField("path", RANKLAB_JOB_KEY(data.path)),
+        intField("train_limit", RANKLAB_JOB_KEY(data.train_limit), 0, kNoUpperLimit),
+        intField("test_limit", RANKLAB_JOB_KEY(data.test_limit), 0, kNoUpperLimit),
+        intField("samples", RANKLAB_JOB_KEY(data.samples), 1, 10000000),
+        intField("test_samples", RANKLAB_JOB_KEY(data.test_samples), 1, 10000000),
+        doubleField("noise", RANKLAB_JOB_KEY(data.noise), {0.0, 10.0}),
+        intField("arms", RANKLAB_JOB_KEY(data.arms), 2, 10),
+        intField("prefetch", RANKLAB_JOB_KEY(data.prefetch), 0, 64)}},
+      {"model",
+       "the network",
+       {stringField("kind", RANKLAB_JOB_KEY(model.kind), {"mlp", "cnn"}),
+        widthsField("layers", RANKLAB_JOB_KEY(model.layers), 0, 8, 1, 65536,
+                    "one width per hidden layer"),
+        widthsField("channels", RANKLAB_JOB_KEY(model.channels), 1, 4, 1, 4096,
+                    "one per conv+pool stage"),
+        oddKernelField("kernel_size", RANKLAB_JOB_KEY(model.kernel_size)),
+        doubleField("dropout", RANKLAB_JOB_KEY(model.dropout), {0.0, 1.0, false, true})}},
+  };
+  for (Section& section : trainingSections()) sections.push_back(std::move(section));
+  return sections;
 }
 
 #undef RANKLAB_JOB_KEY
@@ -434,12 +460,12 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             algorithm == "shm-sharded" && strategy != "allreduce",
             "\"shm-sharded\" shares one model's gradient sum and update among the ranks of "
             "parallel.strategy = \"allreduce\"; with " +
-                quoted(strategy) + " use ring, mpi, hierarchical or shm");
+                quoted(strategy) + " use " + allreduceChoices());
   checkRule(root, log, "parallel.algorithm", {"compression.codec"},
             algorithm == "shm-sharded" && codec != "none",
             "\"shm-sharded\" sums the gradients where backward wrote them, with nothing to "
             "encode; with compression.codec = " +
-                quoted(codec) + " use ring, mpi, hierarchical or shm");
+                quoted(codec) + " use " + allreduceChoices());
   checkRule(root, log, "compression.codec", {"parallel.strategy"},
             codec == "powersgd" && (strategy == "ps-sync" || strategy == "ps-async"),
             "\"powersgd\" needs every worker's P summed before Q can be computed (two "

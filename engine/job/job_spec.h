@@ -146,24 +146,9 @@ class JobError : public std::runtime_error {
   std::vector<JobIssue> issues_;
 };
 
-// "section.key=value" overrides from the command line, applied before validation.
-using JobOverrides = std::vector<std::string>;
-
-// Parses and validates; throws JobError listing every problem found (not just the first).
-JobSpec parseJob(const std::string& toml_text, const std::string& file_name,
-                 const JobOverrides& overrides = {});
-JobSpec loadJob(const std::string& path, const JobOverrides& overrides = {});
-
-// Same checks, returning the problems instead of throwing (for validate-as-you-type).
-std::vector<JobIssue> checkJob(const std::string& toml_text, const std::string& file_name,
-                               const JobOverrides& overrides = {});
-
 // MPI processes the job needs: the training ranks, plus the servers of a ps-* strategy.
 int processCount(const JobSpec& job);
 // True for ps-sync and ps-async.
 bool usesParameterServer(const JobSpec& job);
-
-// The resolved job as TOML, every key written out; parseJob(toTomlText(j)) == j.
-std::string toTomlText(const JobSpec& job);
 
 }  // namespace ranklab

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "comm/codecs/compressed_allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "engine/train/model_average.h"
 
 namespace ranklab {

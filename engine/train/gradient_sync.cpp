@@ -1,15 +1,8 @@
 #include "engine/train/gradient_sync.h"
 
 #include <algorithm>
-#include <chrono>
 #include <sstream>
 #include <stdexcept>
-
-#include "engine/train/allreduce_sync.h"
-#include "engine/train/local_sgd_sync.h"
-#include "engine/train/model_average.h"
-#include "engine/train/ps_worker_sync.h"
-#include "engine/train/shm_sharded_sync.h"
 
 namespace ranklab {
 
@@ -23,28 +16,6 @@ SyncStats& SyncStats::operator+=(const SyncStats& o) {
   compress_ns += o.compress_ns;
   staleness = std::max(staleness, o.staleness);
   return *this;
-}
-
-int64_t steadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-SyncStats averageOverRanks(Communicator& comm, Allreduce& allreduce, float* data, size_t count) {
-  SyncStats stats;
-  if (comm.size() == 1) return stats;
-  const int64_t t0 = steadyNowNs();
-  // Separates waiting for a slow peer from moving bytes; shm has a barrier of its own.
-  if (!allreduce.waitsForPeers()) comm.barrier();
-  const int64_t t1 = steadyNowNs();
-  allreduce.runScaled(data, count, 1.f / static_cast<float>(comm.size()));
-  const SpanNs own = allreduce.lastWait();
-  stats.wait_ns = t1 - t0 + own.end_ns - own.begin_ns;
-  stats.comm_ns = steadyNowNs() - t0 - stats.wait_ns;
-  stats.bytes_tx = stats.bytes_raw = allreduce.bytesSent();
-  stats.bytes_rx = allreduce.bytesReceived();
-  return stats;
 }
 
 bool compressesWithMomentum(const JobSpec& job) {
@@ -92,27 +63,6 @@ std::string describeCompression(const CodecOptions& o) {
   text += std::string(" error_feedback=") + (o.error_feedback ? "1" : "0");
   text += " momentum_correction=" + number(o.local_momentum);
   return text;
-}
-
-std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,
-                                               std::vector<MatrixBlock> matrices) {
-  const auto& p = job.parallel;
-  const AllreduceOptions options{p.ranks_per_host};
-  if (p.strategy == "allreduce" && p.algorithm == "shm-sharded") {
-    return std::make_unique<ShmShardedSync>(world);
-  }
-  if (p.strategy == "allreduce") {
-    return std::make_unique<AllreduceSync>(world, p.algorithm, options,
-                                           static_cast<size_t>(p.bucket_kb) * 1024,
-                                           codecOptions(job, std::move(matrices)));
-  }
-  if (p.strategy == "local-sgd") {
-    return std::make_unique<LocalSgdSync>(world, p.algorithm, options, p.average_every);
-  }
-  if (usesParameterServer(job)) return std::make_unique<ParameterServerSync>(world, job);
-  throw std::invalid_argument("parallel.strategy \"" + p.strategy +
-                              "\" is not available; allowed: allreduce, ps-sync, ps-async, "
-                              "local-sgd");
 }
 
 }  // namespace ranklab

@@ -89,8 +89,4 @@ CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices 
 // error_feedback=1 momentum_correction=0.9"; "none" without a codec. Checkpoints compare it.
 std::string describeCompression(const CodecOptions& options);
 
-// The job's parallel.strategy. Collective over `world` (strategies may split it).
-std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,
-                                               std::vector<MatrixBlock> matrices = {});
-
 }  // namespace ranklab

@@ -1,5 +1,6 @@
 #include "engine/train/local_sgd_sync.h"
 
+#include "comm/collectives/allreduce_registry.h"
 #include "engine/train/model_average.h"
 
 namespace ranklab {

@@ -5,12 +5,11 @@
 #include <cstddef>
 
 #include "comm/collectives/allreduce.h"
+#include "comm/steady_clock.h"
 #include "engine/train/gradient_sync.h"
 
 namespace ranklab {
 
 SyncStats averageOverRanks(Communicator& comm, Allreduce& allreduce, float* data, size_t count);
-
-int64_t steadyNowNs();
 
 }  // namespace ranklab

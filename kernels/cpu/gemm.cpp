@@ -57,7 +57,7 @@ bool skinnyTakes(Trans trans_a, Trans trans_b, int n, int k) {
 
 bool sgemmRunsInOnednn(Trans trans_a, Trans trans_b, int n, int k) {
   // One thread: oneDNN's AVX-512 SGEMM measured 5-20 % faster than OpenBLAS's on every
-  // shape tried, the MLP's and large squares alike (bench/README.md).
+  // shape tried, the MLP's and large squares alike (bench/LOG.md).
   return k > 0 && openblas_get_num_threads() == 1 && singleThreadOnednn() &&
          !skinnyTakes(trans_a, trans_b, n, k);
 }

@@ -22,7 +22,7 @@ namespace {
 using dnnl::memory;
 
 // oneDNN's matmul for one shape: y = act(x . W^T + b), W^T read in place from W (out, in).
-// Measured 2-8 % faster than dnnl_sgemm on the MLP's forward shapes (bench/README.md).
+// Measured 2-8 % faster than dnnl_sgemm on the MLP's forward shapes (bench/LOG.md).
 class LinearMatmul {
  public:
   LinearMatmul(const dnnl::engine& engine, int rows, int in, int out, bool relu)

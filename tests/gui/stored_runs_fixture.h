@@ -4,6 +4,7 @@
 
 #include <QTemporaryDir>
 
+#include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
 #include "storage/run_store.h"
 

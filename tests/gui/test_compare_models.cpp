@@ -3,6 +3,7 @@
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
+#include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
 #include "views/models/compare_models.h"
 #include "views/models/timeline_data.h"
@@ -103,13 +104,27 @@ class CompareModelsTest : public QObject {
     QCOMPARE(t.ranks, (std::vector<int>{0}));
     // forward 3, backward 5, wait 4, comm 2, update 1 = 15 ms ending at 100 ms.
     QCOMPARE(int(t.bars.size()), 5);
-    QCOMPARE(t.bars.front().phase, int(ForwardPhase));
+    QCOMPARE(t.bars.front().phase, int(forwardPhase));
     QCOMPARE(t.bars.front().start_ms, 0.0);
-    QCOMPARE(t.bars.back().phase, int(UpdatePhase));
+    QCOMPARE(t.bars.back().phase, int(updatePhase));
     QCOMPARE(t.bars.back().end_ms, 15.0);
     QCOMPARE(t.end_ms, 15.0);
     QCOMPARE(describeBar(t.bars[1]),
              QStringLiteral("rank 0 · step 7 · backward 5.00 ms (3.00 → 8.00 ms)"));
+  }
+
+  // An evaluation after step 7 sits on the same axis as the step, after it.
+  void spansArePlacedOnTheBarsAxis() {
+    const std::vector<SpanRow> spans = {{5, 0, 7, "evaluate", 101000000, 131000000},
+                                        {5, 3, 7, "evaluate", 0, 1}};  // rank not shown
+    const TimelineData t = buildTimeline(5, {timedStep(0, 7, 100, 4)}, false, spans);
+    QCOMPARE(int(t.spans.size()), 1);
+    QCOMPARE(t.spans[0].kind, QStringLiteral("evaluate"));
+    QCOMPARE(t.spans[0].start_ms, 16.0);  // the step ended at 15 ms on this axis
+    QCOMPARE(t.spans[0].end_ms, 46.0);
+    QCOMPARE(t.end_ms, 46.0);
+    QCOMPARE(describeSpan(t.spans[0]),
+             QStringLiteral("rank 0 · evaluate after step 7 · 30.00 ms (16.00 → 46.00 ms)"));
   }
 
   void ranksAreAlignedAtTheBarrier() {
@@ -119,7 +134,7 @@ class CompareModelsTest : public QObject {
     QCOMPARE(aligned.aligned_at_step, 3);
     auto waitEnd = [&](int rank) {
       for (const TimelineBar& bar : aligned.bars)
-        if (bar.rank == rank && bar.phase == WaitPhase) return bar.end_ms;
+        if (bar.rank == rank && bar.phase == waitPhase) return bar.end_ms;
       return -1.0;
     };
     QCOMPARE(waitEnd(0), waitEnd(1));

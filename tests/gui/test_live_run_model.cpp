@@ -85,8 +85,8 @@ class LiveRunModelTest : public QObject {
     QCOMPARE(r1.samples, 256);
     QCOMPARE(r1.bytes_tx, 4000);
     const auto ms = model.series().phaseMeansMs(1);
-    QVERIFY(near(ms[WaitPhase], 20.0));
-    QVERIFY(near(ms[BackwardPhase], 3.0));
+    QVERIFY(near(ms[waitPhase], 20.0));
+    QVERIFY(near(ms[backwardPhase], 3.0));
     QCOMPARE(model.index(1, LiveRunModel::ComputeColumn).data().toString(),
              QStringLiteral("15.00"));
     // 64 samples a second, each step one second after the last.

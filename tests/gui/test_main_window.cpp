@@ -140,11 +140,11 @@ class MainWindowTest : public QObject {
     QCOMPARE(time->barCount(), 2);
     const int bar0 = TimeBreakdownChart::barOfRow(0, 2);
     const int bar1 = TimeBreakdownChart::barOfRow(1, 2);
-    QVERIFY(std::abs(time->phaseSet(ForwardPhase)->at(bar0) - 4.0) < 1e-9);  // ms per step
-    QVERIFY(std::abs(time->phaseSet(BackwardPhase)->at(bar0) - 6.0) < 1e-9);
-    QVERIFY(std::abs(time->phaseSet(CommPhase)->at(bar0) - 2.0) < 1e-9);
-    QVERIFY(std::abs(time->phaseSet(CommPhase)->at(bar1) - 4.0) < 1e-9);
-    QVERIFY(std::abs(time->phaseSet(WaitPhase)->at(bar1) - 1.0) < 1e-9);
+    QVERIFY(std::abs(time->phaseSet(forwardPhase)->at(bar0) - 4.0) < 1e-9);  // ms per step
+    QVERIFY(std::abs(time->phaseSet(backwardPhase)->at(bar0) - 6.0) < 1e-9);
+    QVERIFY(std::abs(time->phaseSet(commPhase)->at(bar0) - 2.0) < 1e-9);
+    QVERIFY(std::abs(time->phaseSet(commPhase)->at(bar1) - 4.0) < 1e-9);
+    QVERIFY(std::abs(time->phaseSet(waitPhase)->at(bar1) - 1.0) < 1e-9);
     QCOMPARE(window.livePage()->rankGrid()->model()->rowCount(), 2);
 
     const QString status = window.livePage()->statusText();

@@ -1,5 +1,6 @@
 // The job setup page with real widgets: typing an invalid value marks the field with the
 // validator's reason and disables Launch; fixing it enables Launch and shows the command.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -36,6 +37,54 @@ class SetupPageTest : public QObject {
     for (const JobKey& key : jobKeys())
       QVERIFY2(page.editorFor(QString::fromStdString(key.path)), key.path.c_str());
     QVERIFY(qobject_cast<QComboBox*>(page.editorFor(QStringLiteral("parallel.algorithm"))));
+  }
+
+  // Keys that change nothing for the job as chosen are hidden; choosing shows them.
+  void onlyTheKeysThatApplyAreShown() {
+    SetupPage page(launchOptions(), presetsDir());
+    page.show();
+    QVERIFY(page.loadFile(presetsDir() + QStringLiteral("/quickstart.toml")));
+    const auto visible = [&page](const char* path) {
+      return page.editorFor(QString::fromLatin1(path))->isVisible();
+    };
+    QVERIFY(visible("data.path"));
+    QVERIFY(!visible("data.arms"));         // spirals only
+    QVERIFY(!visible("parallel.servers"));  // parameter server only
+    QVERIFY(!visible("compression.bits"));  // qsgd only
+    const auto* hidden = page.findChild<QLabel*>(QStringLiteral("hiddenKeys"));
+    QVERIFY(hidden && hidden->text().contains(QStringLiteral("hidden")));
+
+    auto* dataset = qobject_cast<QComboBox*>(page.editorFor(QStringLiteral("data.dataset")));
+    dataset->setCurrentText(QStringLiteral("spirals"));
+    QVERIFY(visible("data.arms"));
+    QVERIFY(!visible("data.path"));
+    auto* strategy = qobject_cast<QComboBox*>(page.editorFor(QStringLiteral("parallel.strategy")));
+    strategy->setCurrentText(QStringLiteral("ps-async"));
+    QVERIFY(visible("parallel.servers"));
+    QVERIFY(visible("parallel.staleness"));
+    QVERIFY(!visible("parallel.algorithm"));
+
+    page.showAllBox()->setChecked(true);
+    QVERIFY(visible("compression.bits"));
+    QVERIFY(hidden->text().isEmpty());
+    page.showAllBox()->setChecked(false);
+    QVERIFY(!visible("compression.bits"));
+  }
+
+  // A hidden key in error is shown anyway: its error must be seen to be fixed.
+  void aKeyInErrorIsShownEvenWhereItDoesNotApply() {
+    SetupPage page(launchOptions(), presetsDir());
+    page.show();
+    page.setValue(QStringLiteral("compression.bits"), QStringLiteral("99"));
+    QVERIFY(page.editorFor(QStringLiteral("compression.bits"))->isVisible());
+    QVERIFY(!page.launchButton()->isEnabled());
+  }
+
+  void tooltipsComeFromTheJobFileDocs() {
+    SetupPage page(launchOptions(), presetsDir());
+    const QString tip = page.editorFor(QStringLiteral("parallel.bucket_kb"))->toolTip();
+    QVERIFY2(tip.contains(QStringLiteral("gradient bucket size in KiB")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("integer, default 0")), qPrintable(tip));
   }
 
   void invalidValueShowsItsErrorAndDisablesLaunch() {

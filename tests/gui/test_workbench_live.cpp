@@ -69,8 +69,8 @@ class WorkbenchLiveTest : public QObject {
     }
     TimeBreakdownChart* time = window.livePage()->timeChart();
     QCOMPARE(time->barCount(), 2);
-    QVERIFY(time->phaseSet(ForwardPhase)->at(0) > 0);
-    QVERIFY(time->phaseSet(CommPhase)->at(0) > 0);
+    QVERIFY(time->phaseSet(forwardPhase)->at(0) > 0);
+    QVERIFY(time->phaseSet(commPhase)->at(0) > 0);
     QVERIFY(window.livePage()->accuracyChart()->seriesFor(0)->count() >= 1);  // one epoch
     QCOMPARE(window.livePage()->rankGrid()->model()->rowCount(), 2);
     QCOMPARE(window.livePage()

@@ -147,7 +147,7 @@ class WorkbenchPagesTest : public QObject {
     QSignalSpy loaded(&reader, &RunStoreReader::windowLoaded);
     reader.loadLatestWindow(f.mpi, 3);
     QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 10000);
-    const auto steps = loaded.first().at(1).value<std::vector<StepRow>>();
+    const auto steps = loaded.first().at(1).value<StepWindow>().steps;
     QCOMPARE(int(steps.size()), 3 * 3);
     for (const StepRow& s : steps) QVERIFY(s.step >= 5 && s.step <= 7);
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/integration/cli_runner.h"
+#include "tests/support/process_lookup.h"
 
 namespace {
 
@@ -27,8 +28,17 @@ ranklab::testing::CliResult run(const std::string& args, const std::string& pref
   return ranklab::testing::runCli(args, prefix);
 }
 
+// The runs this test started in the background.
+std::vector<pid_t>& launched() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
+void stopLaunchedRuns();
+
 class Cli : public ranklab::testing::CliTest {
  protected:
+  void TearDown() override { stopLaunchedRuns(); }
   std::string file(const std::string& name, const std::string& text) const {
     const auto path = folder_.file(name);
     std::ofstream(path) << text;
@@ -135,7 +145,8 @@ int64_t storedSteps(const std::string& db) {
   return nlohmann::json::parse(shown.out)["steps"].get<int64_t>();
 }
 
-// Starts a run that would last minutes; returns its pid once it has stored steps.
+// Starts a run that would last minutes; returns its pid once it has stored steps, or -1
+// (with the reason on stderr) when it ended or stored nothing within two minutes.
 pid_t startLongRunWithSteps(const std::string& db, const std::string& log,
                             const std::vector<std::string>& extra = {}) {
   const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
@@ -143,23 +154,48 @@ pid_t startLongRunWithSteps(const std::string& db, const std::string& log,
                                 "--quiet", "--db", db};
   args.insert(args.end(), extra.begin(), extra.end());
   const pid_t pid = startInBackground(args, log);
+  launched().push_back(pid);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (pid > 0 && storedSteps(db) <= 0 && std::chrono::steady_clock::now() < deadline) {
+  while (pid > 0 && storedSteps(db) <= 0) {
+    int status = 0;
+    const bool ended = waitpid(pid, &status, WNOHANG) == pid;
+    if (ended || std::chrono::steady_clock::now() > deadline) {
+      std::ifstream in(log);
+      std::fprintf(stderr, "the long run %s before storing a step; its output:\n%s\n",
+                   ended ? "ended" : "stored nothing in 120 s",
+                   std::string(std::istreambuf_iterator<char>(in), {}).c_str());
+      return -1;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return pid;
 }
 
+// Stops and reaps every run a test started that is still going (Ctrl-C, then SIGKILL): a
+// failed assertion used to leave a 100-epoch run loading the machine for the whole suite.
+void stopLaunchedRuns() {
+  for (const pid_t pid : launched()) {
+    if (pid <= 0 || waitpid(pid, nullptr, WNOHANG) != 0) continue;  // reaped or gone
+    kill(pid, SIGINT);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (waitpid(pid, nullptr, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  launched().clear();
+}
+
 // The pid of one ranklab-worker of the run `launcher` started, 0 if none. The launcher's job
 // file is named after its pid; mpirun's command line is not a worker's.
 int firstWorkerOf(pid_t launcher) {
-  const std::string workers =
-      "pgrep -f '^[^ ]*ranklab-worker --job .*ranklab-job-" + std::to_string(launcher) + "-'";
-  FILE* list = popen((workers + " | head -n 1").c_str(), "r");
-  int worker = 0;
-  if (std::fscanf(list, "%d", &worker) != 1) worker = 0;
-  pclose(list);
-  return worker;
+  const auto workers = ranklab::testing::processesMatching(
+      "^[^ ]*ranklab-worker --job .*ranklab-job-" + std::to_string(launcher) + "-");
+  return workers.empty() ? 0 : workers.front();
 }
 
 TEST_F(Cli, InterruptStopsTheRanksAndKeepsWhatTheyReported) {
@@ -192,7 +228,8 @@ TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
   EXPECT_NE(missing.out.find("no run with id 42"), std::string::npos) << missing.out;
   const auto unknown = run("frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.out.find("allowed: run, validate, runs, bench"), std::string::npos)
+  EXPECT_NE(unknown.out.find("allowed: run, validate, runs, compare, bench, version"),
+            std::string::npos)
       << unknown.out;
 }
 
@@ -246,9 +283,9 @@ TEST_F(Cli, InterruptedBenchStopsItsRanks) {
                      "timeout -s INT 4 ");
   EXPECT_NE(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("interrupted; the ranks were stopped"), std::string::npos) << r.out;
-  // "[-]" keeps pgrep's own shell from matching the pattern.
-  const std::string pgrep = "pgrep -f '[-]" + marker.substr(1) + " ' > /dev/null";
-  EXPECT_NE(std::system(pgrep.c_str()), 0) << "ranks still running after the interrupt";
+  // mpirun and the ranks carry the marker; the CLI and timeout that passed it on have exited.
+  EXPECT_EQ(ranklab::testing::processesMatching(marker + " ").size(), 0u)
+      << "ranks still running after the interrupt";
 }
 
 // Deleting a run while it ran used to end the launcher with a bare "upsert rank: FOREIGN

@@ -1,24 +1,23 @@
 # Real sockets, real SQLite files, real mpirun: the parts working together.
 add_executable(telemetry_store_test integration/telemetry_store_test.cpp)
-target_link_libraries(telemetry_store_test PRIVATE ranklab_core GTest::gtest_main Threads::Threads)
+target_link_libraries(telemetry_store_test PRIVATE ranklab_launch GTest::gtest_main Threads::Threads)
 gtest_discover_tests(telemetry_store_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 120)
 
-add_executable(cli_test integration/cli_test.cpp)
-target_link_libraries(cli_test PRIVATE GTest::gtest_main)
-target_compile_definitions(cli_test PRIVATE
-  RANKLAB_CLI="$<TARGET_FILE:ranklab>"
-  RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-add_dependencies(cli_test ranklab ranklab-worker)
-# Each case launches mpirun with up to 4 ranks on 2 cores: run them one at a time.
-gtest_discover_tests(cli_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+# Tests of the real `ranklab` CLI. Each case launches mpirun with up to 4 ranks on 2 cores:
+# run them one at a time.
+function(ranklab_cli_test name)
+  add_executable(${name} integration/${name}.cpp)
+  target_link_libraries(${name} PRIVATE ranklab_storage GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    RANKLAB_CLI="$<TARGET_FILE:ranklab>"
+    RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  add_dependencies(${name} ranklab ranklab-worker)
+  gtest_discover_tests(${name} TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+endfunction()
 
-add_executable(strategies_test integration/strategies_test.cpp)
-target_link_libraries(strategies_test PRIVATE ranklab_storage GTest::gtest_main)
-target_compile_definitions(strategies_test PRIVATE
-  RANKLAB_CLI="$<TARGET_FILE:ranklab>"
-  RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-add_dependencies(strategies_test ranklab ranklab-worker)
-gtest_discover_tests(strategies_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+ranklab_cli_test(cli_test)
+ranklab_cli_test(strategies_test)
+ranklab_cli_test(cli_store_test)
 
 # The PyTorch twins of bench/ start and print their JSON line (a few steps each), so a
 # benchmark's peer cannot break unnoticed between benchmark runs.
@@ -31,3 +30,4 @@ add_test(NAME bench.TorchDdpTwinRunsOnTwoRanks
                  --steps 5 --warmup 1 --json)
 set_tests_properties(bench.TorchTrainTwinRuns bench.TorchDdpTwinRunsOnTwoRanks PROPERTIES
   PASS_REGULAR_EXPRESSION "\"samples_per_s\": *[1-9]" TIMEOUT 120 PROCESSORS 2)
+

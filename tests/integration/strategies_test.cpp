@@ -119,7 +119,7 @@ class CompressedPs : public Strategies, public ::testing::WithParamInterface<Com
 // compressed runs land within the tolerance of the uncompressed one and store fewer bytes
 // both ways (fp16 2x; topk's pushes >= 20x, its replies, the sparse change of a round,
 // >= 5x). topk 1% costs about 0.9 points on this job under all-reduce too
-// (bench/README.md), hence 1.5 under ps-sync; ps-async allows 2 as in the issue.
+// (bench/LOG.md), hence 1.5 under ps-sync; ps-async allows 2 as in the issue.
 TEST_P(CompressedPs, TopkAndFp16TrainLikeUncompressedOnFewerBytes) {
   const auto [strategy, fp16_tolerance, topk_tolerance] = GetParam();
   const std::string ps = std::string(" --ranks 4 --set parallel.strategy=") + strategy;

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "app/core/run_recorder.h"
 #include "comm/telemetry/collector.h"
 #include "comm/telemetry/reporter.h"
+#include "launch/run_recorder.h"
 #include "storage/run_store.h"
 #include "tests/support/temp_folder.h"
 

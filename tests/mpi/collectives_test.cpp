@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/collectives/shm_allreduce.h"
 #include "comm/collectives/shm_shared_model.h"
 #include "comm/mpi/mpi_communicator.h"

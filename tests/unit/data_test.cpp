@@ -9,6 +9,7 @@
 
 #include "engine/data/batch_stream.h"
 #include "engine/data/datasets.h"
+#include "engine/job/job_file.h"
 #include "tests/support/thread_ranks.h"
 
 namespace ranklab {

@@ -1,4 +1,5 @@
 add_executable(engine_tests
+  unit/registry_test.cpp
   unit/idx_dataset_test.cpp
   unit/shard_loader_test.cpp
   unit/strategies_thread_test.cpp

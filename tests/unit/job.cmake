@@ -7,6 +7,7 @@ target_compile_definitions(job_tests PRIVATE
 gtest_discover_tests(job_tests TEST_PREFIX "job.")
 
 # What the workbench's job form is built from.
-add_executable(job_keys_tests ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_keys_test.cpp)
+add_executable(job_keys_tests ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_keys_test.cpp
+                              ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_key_relevance_test.cpp)
 target_link_libraries(job_keys_tests PRIVATE ranklab_job GTest::gmock GTest::gtest_main)
 gtest_discover_tests(job_keys_tests TEST_PREFIX "job_keys.")

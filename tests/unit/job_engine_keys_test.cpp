@@ -1,6 +1,7 @@
 // The job keys of the engine: models, optimizers, schedules, checkpoints, synthetic data.
 #include <gtest/gtest.h>
 
+#include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
 
 namespace ranklab {

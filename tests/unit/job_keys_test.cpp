@@ -1,6 +1,7 @@
 // The job keys a form is built from: every schema key, with its kind and allowed values,
 // and files written from form text are checked exactly like files on disk.
 #include "engine/job/job_keys.h"
+#include "engine/job/job_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
 // The job file: defaults, the quickstart preset, every kind of problem (with its place in
 // the file and the allowed values), --set overrides, and the toTomlText round trip.
 #include "engine/job/job_spec.h"
+#include "engine/job/job_file.h"
 
 #include <cmath>
 #include <fstream>

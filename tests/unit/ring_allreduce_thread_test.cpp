@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/collectives/hierarchical_allreduce.h"
 #include "comm/collectives/ring_allreduce.h"
 #include "comm/memory/thread_communicator.h"

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/collectives/shm_allreduce.h"
 #include "comm/memory/thread_communicator.h"
 #include "tests/support/random_floats.h"

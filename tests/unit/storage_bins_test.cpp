@@ -161,7 +161,7 @@ TEST_F(RunStoreTest, VersionFourFileGainsTheBinsTableAndKeepsItsRuns) {
   {
     RunStore store(dbPath());
     id = store.createRun(exampleRun());
-    store.write(RecordBatch{{}, {exampleStep(id, 0, 1)}, {}, {}, {}});
+    store.write(RecordBatch{{}, {exampleStep(id, 0, 1)}, {}, {}, {}, {}});
   }
   {
     RawFile raw(dbPath());

@@ -10,6 +10,7 @@
 
 #include "engine/data/datasets.h"
 #include "engine/data/shard_loader.h"
+#include "engine/job/job_file.h"
 #include "engine/model/models.h"
 #include "engine/optim/optimizer.h"
 #include "engine/train/thread_policy.h"

@@ -18,18 +18,17 @@ void SettingsDiffModel::setRuns(const std::vector<ComparedRun>& runs) {
   beginResetModel();
   runs_.clear();
   rows_.clear();
-  std::vector<JobValues> values;
+  std::vector<std::string> jobs;
   for (const ComparedRun& r : runs) {
     runs_ << runLabel(r.run);
-    values.push_back(jobValuesInText(r.run.job_toml));
+    jobs.push_back(r.run.job_toml);
   }
-  for (const JobKey& key : jobKeys()) {
-    QStringList row{QString::fromStdString(key.path)};
-    for (const JobValues& v : values) {
-      auto it = v.find(key.path);
-      row << QString::fromStdString(it == v.end() ? key.default_value : it->second);
+  if (runs.size() > 1) {
+    for (const SettingDifference& d : differingSettings(jobs)) {
+      QStringList row{QString::fromStdString(d.path)};
+      for (const std::string& v : d.values) row << QString::fromStdString(v);
+      rows_.push_back(row);
     }
-    if (row.size() > 2 && row.mid(1).removeDuplicates() < row.size() - 2) rows_.push_back(row);
   }
   endResetModel();
 }

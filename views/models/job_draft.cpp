@@ -1,4 +1,5 @@
 #include "views/models/job_draft.h"
+#include "engine/job/job_file.h"
 
 namespace ranklab {
 

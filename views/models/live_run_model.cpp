@@ -195,13 +195,13 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
     case SamplesPerSecondColumn:
       return QString::number(r.samples_per_s, 'f', 0);
     case ComputeColumn:
-      return QString::number(ms[DataPhase] + ms[ForwardPhase] + ms[BackwardPhase] +
-                                 ms[CompressPhase] + ms[UpdatePhase],
+      return QString::number(ms[dataPhase] + ms[forwardPhase] + ms[backwardPhase] +
+                                 ms[compressPhase] + ms[updatePhase],
                              'f', 2);
     case CommColumn:
-      return QString::number(ms[CommPhase], 'f', 2);
+      return QString::number(ms[commPhase], 'f', 2);
     case WaitColumn:
-      return QString::number(ms[WaitPhase], 'f', 2);
+      return QString::number(ms[waitPhase], 'f', 2);
     case SentColumn: {
       const QString sent = QString::number(double(r.bytes_tx) / 1e6, 'f', 1);
       if (!compressionRatio(r.bytes_raw, r.bytes_tx)) return sent;

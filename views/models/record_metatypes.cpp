@@ -10,6 +10,7 @@ void registerRecordMetaTypes() {
   qRegisterMetaType<RunRow>();
   qRegisterMetaType<RunSummary>();
   qRegisterMetaType<std::vector<StepRow>>();
+  qRegisterMetaType<StepWindow>();
 }
 
 }  // namespace ranklab

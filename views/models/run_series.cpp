@@ -22,8 +22,7 @@ double median(std::vector<double> values) {
 }
 
 double computeNs(const PhaseTimes& t) {
-  return double(t[DataPhase] + t[ForwardPhase] + t[BackwardPhase] + t[CompressPhase] +
-                t[UpdatePhase]);
+  return double(phaseSum(t, PhaseKind::kCompute));
 }
 
 double metricValue(const Sample& s, Metric metric) {
@@ -46,9 +45,7 @@ double metricValue(const Sample& s, Metric metric) {
 }  // namespace
 
 const char* phaseName(int phase) {
-  static const char* names[kPhaseCount] = {"data", "forward", "backward", "compress",
-                                           "wait", "comm",    "update"};
-  return phase >= 0 && phase < kPhaseCount ? names[phase] : "?";
+  return phase >= 0 && phase < kPhaseCount ? kStepPhaseNames[size_t(phase)] : "?";
 }
 
 const char* stateName(RankState state) {
@@ -70,7 +67,7 @@ const char* stateName(RankState state) {
 }
 
 PhaseTimes phaseTimes(const StepRow& s) {
-  return {s.data_ns, s.forward_ns, s.backward_ns, s.compress_ns, s.wait_ns, s.comm_ns, s.update_ns};
+  return s.phases();
 }
 
 void Sample::merge(const Sample& later) {
@@ -191,8 +188,7 @@ void RunSeries::addTotals(RankSeries& r, const PhaseTimes& phases, int64_t steps
 
 void RunSeries::addBin(const StepBin& b, int64_t width) {
   RankSeries& r = rankFor(b.rank);
-  const PhaseTimes phases{b.data_ns, b.forward_ns, b.backward_ns, b.compress_ns,
-                          b.wait_ns, b.comm_ns,    b.update_ns};
+  const PhaseTimes phases = b.phases();
   double phases_s = 0;
   for (int64_t ns : phases) phases_s += double(ns) / kNsPerS;
   // As addStep: the time since the previous step, or a first step's own phases.
@@ -397,7 +393,7 @@ void RunSeries::findStraggler() {
     const double n = double(r.recent_steps.size());
     if (n < 5) continue;
     profiles.push_back(
-        {int(i), computeNs(r.recent) / n / 1e6, double(r.recent[WaitPhase]) / n / 1e6});
+        {int(i), computeNs(r.recent) / n / 1e6, double(r.recent[waitPhase]) / n / 1e6});
   }
   if (profiles.size() < 2) return;
   auto slowest = std::max_element(profiles.begin(), profiles.end(),
@@ -426,7 +422,7 @@ void RunSeries::updateStates() {
     const double n = double(r.recent_steps.size());
     double step_ns = 0;
     for (int64_t ns : r.recent) step_ns += double(ns);
-    const bool waits = n > 0 && step_ns > 0 && double(r.recent[WaitPhase]) > 0.3 * step_ns;
+    const bool waits = n > 0 && step_ns > 0 && double(r.recent[waitPhase]) > 0.3 * step_ns;
     if (r.failed)
       r.state = RankState::Failed;
     else if (r.said_bye || finished_)

@@ -23,18 +23,15 @@ enum class XAxis { Step = 0, WallTime = 1, MegabytesSent = 2 };
 enum class Metric { Loss, SentMBps, ReceivedMBps, LossScale, Staleness };
 enum class RankState { Starting, Running, Waiting, Straggling, Failed, Done };
 
-// Phases of a step in the order the trainer runs them.
+// Phases of a step in the order the trainer runs them: the step record's list
+// (storage/step_record.h), as dataPhase, forwardPhase, …
 enum Phase {
-  DataPhase,
-  ForwardPhase,
-  BackwardPhase,
-  CompressPhase,
-  WaitPhase,
-  CommPhase,
-  UpdatePhase,
-  kPhaseCount
+#define RANKLAB_PHASE_ENUM(name, kind) name##Phase,
+  RANKLAB_STEP_PHASES(RANKLAB_PHASE_ENUM)
+#undef RANKLAB_PHASE_ENUM
+      kPhaseCount
 };
-using PhaseTimes = std::array<int64_t, kPhaseCount>;  // ns
+static_assert(kPhaseCount == kStepPhaseCount);
 const char* phaseName(int phase);
 PhaseTimes phaseTimes(const StepRow& step);
 const char* stateName(RankState state);
@@ -97,8 +94,8 @@ struct RankSeries {
   SampleSeries series;
 
   double computeSeconds() const;  // data + forward + backward + compress + update
-  double commSeconds() const { return double(total[CommPhase]) / 1e9; }
-  double waitSeconds() const { return double(total[WaitPhase]) / 1e9; }
+  double commSeconds() const { return double(total[commPhase]) / 1e9; }
+  double waitSeconds() const { return double(total[waitPhase]) / 1e9; }
 };
 
 struct EvalPoint {

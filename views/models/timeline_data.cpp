@@ -18,7 +18,8 @@ double barrierExitMs(const StepRow& s) {
 
 }  // namespace
 
-TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align) {
+TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align,
+                           const std::vector<SpanRow>& spans) {
   TimelineData data;
   data.run_id = run_id;
   if (steps.empty()) return data;
@@ -67,10 +68,21 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
       }
     }
   }
+  for (const SpanRow& s : spans) {
+    if (!by_rank.count(s.rank)) continue;
+    data.spans.push_back({s.rank, s.step, QString::fromStdString(s.kind),
+                          double(s.start_ns) / 1e6 + offset[s.rank],
+                          double(s.end_ns) / 1e6 + offset[s.rank]});
+    end = std::max(end, data.spans.back().end_ms);
+  }
   // Times shown from the start of the window.
   for (TimelineBar& bar : data.bars) {
     bar.start_ms -= begin;
     bar.end_ms -= begin;
+  }
+  for (TimelineSpan& span : data.spans) {
+    span.start_ms = std::max(0.0, span.start_ms - begin);
+    span.end_ms -= begin;
   }
   data.begin_ms = 0;
   data.end_ms = data.bars.empty() ? 0 : end - begin;
@@ -85,6 +97,16 @@ QString describeBar(const TimelineBar& bar) {
       .arg(bar.end_ms - bar.start_ms, 0, 'f', 2)
       .arg(bar.start_ms, 0, 'f', 2)
       .arg(bar.end_ms, 0, 'f', 2);
+}
+
+QString describeSpan(const TimelineSpan& span) {
+  return QObject::tr("rank %1 · %2 after step %3 · %4 ms (%5 → %6 ms)")
+      .arg(span.rank)
+      .arg(span.kind)
+      .arg(span.step)
+      .arg(span.end_ms - span.start_ms, 0, 'f', 2)
+      .arg(span.start_ms, 0, 'f', 2)
+      .arg(span.end_ms, 0, 'f', 2);
 }
 
 }  // namespace ranklab

@@ -19,20 +19,33 @@ struct TimelineBar {
   double start_ms = 0, end_ms = 0;
 };
 
+// Time a rank spent outside its steps (an evaluation, a checkpoint), on the bars' axis.
+struct TimelineSpan {
+  int rank = 0;
+  int64_t step = 0;  // the step before it
+  QString kind;      // evaluate | checkpoint
+  double start_ms = 0, end_ms = 0;
+};
+
 struct TimelineData {
   int64_t run_id = 0;
   int64_t first_step = 0, last_step = -1;
   std::vector<int> ranks;           // ascending
   std::vector<TimelineBar> bars;    // by rank, then start
+  std::vector<TimelineSpan> spans;  // of the window's ranks, from their stored spans
   double begin_ms = 0, end_ms = 0;  // extent of the bars
   int64_t aligned_at_step = -1;     // -1: not aligned (each rank on its own clock)
   bool empty() const { return bars.empty(); }
 };
 
 // align: the run synchronises every step (all-reduce, synchronous parameter server).
-TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align);
+// spans: the run's stored spans; those of the window's ranks are placed on the same axis.
+TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align,
+                           const std::vector<SpanRow>& spans = {});
 
 // "rank 2 · step 412 · backward 12.30 ms (1234.50 → 1246.80 ms)"
 QString describeBar(const TimelineBar& bar);
+// "rank 1 · evaluate after step 468 · 38.20 ms (1250.10 → 1288.30 ms)"
+QString describeSpan(const TimelineSpan& span);
 
 }  // namespace ranklab

@@ -1,4 +1,4 @@
-#include "app/core/bench_runner.h"
+#include "launch/bench_runner.h"
 
 #include <chrono>
 #include <deque>
@@ -7,9 +7,9 @@
 #include <optional>
 #include <stdexcept>
 
-#include "app/bench/bench_args.h"
-#include "app/core/child_process.h"
-#include "app/core/job_runner.h"
+#include "launch/bench/bench_args.h"
+#include "launch/child_process.h"
+#include "launch/job_runner.h"
 
 namespace ranklab {
 

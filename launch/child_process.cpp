@@ -1,4 +1,4 @@
-#include "app/core/child_process.h"
+#include "launch/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>

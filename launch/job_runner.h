@@ -8,24 +8,10 @@
 #include <vector>
 
 #include "engine/job/job_spec.h"
+#include "launch/run_observer.h"
 #include "storage/records.h"
 
 namespace ranklab {
-
-// Receives a run's progress on the thread that called JobRunner::run().
-class RunObserver {
- public:
-  virtual ~RunObserver() = default;
-  virtual void onStarted(int64_t /*run_id*/, const std::vector<std::string>& /*command*/) {}
-  virtual void onRank(const RankRow&) {}
-  virtual void onStep(const StepRow&) {}
-  virtual void onEval(const EvalRow&) {}
-  virtual void onEvent(const EventRow&) {}
-  virtual void onServerLoad(const ServerLoadRow&) {}
-  // One line a rank (or mpirun itself, rank -1) printed.
-  virtual void onOutput(int /*rank*/, bool /*is_stderr*/, const std::string& /*line*/) {}
-  virtual void onFinished(const RunSummary&) {}
-};
 
 struct LaunchOptions {
   std::string db_path;      // run store file

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "app/bench/allreduce_bench.h"
+#include "launch/bench/allreduce_bench.h"
 
 namespace ranklab {
 

@@ -1,4 +1,4 @@
-#include "app/bench/allreduce_bench.h"
+#include "launch/bench/allreduce_bench.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,14 +6,15 @@
 #include <cstdio>
 #include <memory>
 
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
+#include "comm/steady_clock.h"
 
 namespace ranklab {
 
 namespace {
 
 double nowSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return double(steadyNowNs()) * 1e-9;
 }
 
 // The largest value over ranks, through the backend's own sum: each rank fills its slot.

@@ -1,6 +1,8 @@
-#include "app/core/run_recorder.h"
+#include "launch/run_recorder.h"
 
 #include <algorithm>
+
+#include "comm/telemetry/step_wire.h"
 
 namespace ranklab {
 
@@ -36,27 +38,10 @@ void RunRecorder::onStep(int rank, int64_t time_ns, const telemetry::Step& s) {
   row.step = s.step();
   row.epoch = s.epoch();
   row.samples = s.samples();
-  row.data_ns = s.phases().data_ns();
-  row.forward_ns = s.phases().forward_ns();
-  row.backward_ns = s.phases().backward_ns();
-  row.compress_ns = s.phases().compress_ns();
-  row.comm_ns = s.phases().comm_ns();
-  row.wait_ns = s.phases().wait_ns();
-  row.update_ns = s.phases().update_ns();
-  row.comm_hidden_ns = s.phases().comm_hidden_ns();
-  row.loss = s.loss();
-  row.bytes_tx = s.bytes_tx();
-  row.bytes_rx = s.bytes_rx();
-  row.bytes_raw = s.bytes_raw();
-  row.lr = s.lr();
-  row.loss_scale = s.loss_scale();
-  row.overflow = s.overflow();
-  row.staleness = s.staleness();
+  decodeMeasures(s, row);
   row.time_ns = time_ns;
   if (first_step_start_ns_[rank] < 0) {
-    first_step_start_ns_[rank] =
-        time_ns - (row.data_ns + row.forward_ns + row.backward_ns + row.compress_ns + row.comm_ns +
-                   row.wait_ns + row.update_ns);
+    first_step_start_ns_[rank] = time_ns - phaseTotal(row.phases());
   }
   last_step_end_ns_[rank] = time_ns;
   ++steps_received_;
@@ -116,7 +101,14 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
       r.status = r.exit_status == 0 ? "done" : "failed";
       observer_.onRank(r);
       break;
-    default:  // heartbeats and spans only refresh the rank's sequence number here
+    case telemetry::Envelope::kSpan: {
+      const SpanRow row{
+          run_id_, rank, e.span().step(), e.span().phase(), e.span().start_ns(), e.span().end_ns()};
+      observer_.onSpan(row);
+      batch_.spans.push_back(row);
+      break;
+    }
+    default:  // heartbeats only refresh the rank's sequence number here
       break;
   }
   flushIfDue();

@@ -1,4 +1,4 @@
-#include "app/bench/bench_args.h"
+#include "launch/bench/bench_args.h"
 
 #include <cstdio>
 #include <sstream>

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "app/core/job_runner.h"
 #include "comm/telemetry/telemetry.pb.h"
+#include "launch/run_observer.h"
 #include "storage/run_store.h"
 
 namespace ranklab {

@@ -1,4 +1,4 @@
-#include "app/core/job_runner.h"
+#include "launch/job_runner.h"
 
 #include <unistd.h>
 
@@ -10,9 +10,10 @@
 #include <random>
 #include <regex>
 
-#include "app/core/child_process.h"
-#include "app/core/run_recorder.h"
 #include "comm/telemetry/collector.h"
+#include "engine/job/job_file.h"
+#include "launch/child_process.h"
+#include "launch/run_recorder.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -168,13 +169,45 @@ RunOutcome JobRunner::run(const JobSpec& job, const std::string& job_path, RunOb
   }
 }
 
+namespace {
+
+void requireWorker(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(path + ": ranklab-worker not found (build it, or pass its path)");
+}
+
+// Keeps the last 8 lines.
+void keepTail(std::deque<std::string>& tail, std::string line) {
+  tail.push_back(std::move(line));
+  if (tail.size() > 8) tail.pop_front();
+}
+
+// How the run ended: stopped for silence, stopped on request, done, or failed (with the
+// tail of the ranks' stderr), from mpirun's exit status and what the ranks reported.
+void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& silence_error,
+            bool stopped, const std::deque<std::string>& last_errors) {
+  if (!silence_error.empty()) {
+    outcome.status = "failed";
+    outcome.error = silence_error + "; the ranks were stopped";
+  } else if (stopped) {
+    outcome.status = "stopped";
+  } else if (outcome.exit_code == 0 && recorder.allRanksSaidBye() && !recorder.anyRankFailed()) {
+    outcome.status = "done";
+  } else {
+    outcome.status = "failed";
+    outcome.error = "mpirun exited with status " + std::to_string(outcome.exit_code);
+    if (!recorder.allRanksSaidBye()) outcome.error += "; not every rank finished";
+    for (const auto& line : last_errors) outcome.error += "\n  " + line;
+    recorder.launcherEvent("error", outcome.error);
+  }
+}
+
+}  // namespace
+
 RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
                              RunObserver& observer) {
   last_run_id_ = 0;
-  if (!std::filesystem::exists(options_.worker_path)) {
-    throw std::runtime_error(options_.worker_path +
-                             ": ranklab-worker not found (build it, or pass its path)");
-  }
+  requireWorker(options_.worker_path);
   const auto started = Clock::now();
   stop_requested_ = false;
   RunStore store(options_.db_path);
@@ -193,10 +226,8 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
     int rank = -1;
     std::string text;
     splitTaggedLine(line, rank, text);
-    if (is_stderr) {
-      last_errors.push_back(rank >= 0 ? "rank " + std::to_string(rank) + ": " + text : text);
-      if (last_errors.size() > 8) last_errors.pop_front();
-    }
+    if (is_stderr)
+      keepTail(last_errors, rank >= 0 ? "rank " + std::to_string(rank) + ": " + text : text);
     observer.onOutput(rank, is_stderr, text);
   };
   auto last_heard = Clock::now();  // launch counts as heard: MPI start-up is silent too
@@ -243,20 +274,7 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   collect(0);
 
   outcome.exit_code = child.exitCode();
-  if (!silence_error.empty()) {
-    outcome.status = "failed";
-    outcome.error = silence_error + "; the ranks were stopped";
-  } else if (stop_sent) {
-    outcome.status = "stopped";
-  } else if (outcome.exit_code == 0 && recorder.allRanksSaidBye() && !recorder.anyRankFailed()) {
-    outcome.status = "done";
-  } else {
-    outcome.status = "failed";
-    outcome.error = "mpirun exited with status " + std::to_string(outcome.exit_code);
-    if (!recorder.allRanksSaidBye()) outcome.error += "; not every rank finished";
-    for (const auto& line : last_errors) outcome.error += "\n  " + line;
-    recorder.launcherEvent("error", outcome.error);
-  }
+  settle(outcome, recorder, silence_error, stop_sent.has_value(), last_errors);
   recorder.flush();
   store.finishRun(outcome.run_id, outcome.status, secondsSince(started),
                   recorder.slowestTrainNs() / 1e9);

@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/communicator.h"
 
 namespace ranklab {
 
 struct AllreduceBenchOptions {
-  std::vector<std::string> algorithms{"ring", "mpi", "hierarchical", "shm"};
+  std::vector<std::string> algorithms = allreduceAlgorithms();  // every registered one
   size_t min_bytes = 4;
   size_t max_bytes = size_t{64} << 20;  // sizes double from min to max
   int ranks_per_host = 0;               // for hierarchical

@@ -1,0 +1,74 @@
+#include "app/cli/cli_args.h"
+
+#include "storage/run_store.h"
+
+namespace ranklab {
+
+namespace {
+
+int parseRanks(const std::string& n) {
+  size_t used = 0;
+  int ranks = 0;
+  try {
+    ranks = std::stoi(n, &used);
+  } catch (const std::exception&) {
+  }
+  if (used == 0 || used != n.size())
+    throw UsageError("--ranks: \"" + n + "\" is not a number (allowed: 1..256)");
+  return ranks;
+}
+
+}  // namespace
+
+CliArgs parseArgs(int argc, char** argv) {
+  CliArgs args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--db")
+      args.db = value();
+    else if (a == "--csv")
+      args.csv = value();
+    else if (a == "--json")
+      args.json = true;
+    else if (a == "--quiet")
+      args.quiet = true;
+    else if (a == "--set")
+      args.overrides.push_back(value());
+    else if (a == "--ranks")
+      args.ranks = parseRanks(value());
+    else if (a == "-h" || a == "--help")
+      args.positional.insert(args.positional.begin(), "help");
+    else if (a == "--version")
+      args.positional.insert(args.positional.begin(), "version");
+    else if (a.rfind("--", 0) == 0)
+      throw UsageError("unknown option " + a);
+    else
+      args.positional.push_back(a);
+  }
+  if (args.db.empty()) args.db = RunStore::defaultPath();
+  return args;
+}
+
+const std::string& positional(const CliArgs& args, size_t i, const char* what) {
+  if (args.positional.size() <= i) throw UsageError(std::string("missing ") + what);
+  return args.positional[i];
+}
+
+int64_t runIdAt(const CliArgs& args, size_t i) {
+  const std::string& text = positional(args, i, "run ID");
+  size_t used = 0;
+  int64_t id = 0;
+  try {
+    id = std::stoll(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used == 0 || used != text.size() || id <= 0)
+    throw UsageError("run ID \"" + text + "\" is not a run id (a positive number)");
+  return id;
+}
+
+}  // namespace ranklab

@@ -1,0 +1,36 @@
+// The CLI's command line: positional words and the options every command shares.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/job/job_file.h"
+#include "engine/job/job_spec.h"
+
+namespace ranklab {
+
+// A mistake on the command line: printed with the usage text, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CliArgs {
+  std::vector<std::string> positional;
+  std::string db;
+  std::string csv;  // runs export: the file to write
+  bool json = false;
+  bool quiet = false;
+  std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check
+  JobOverrides overrides;
+};
+
+CliArgs parseArgs(int argc, char** argv);
+
+// positional[i], or a UsageError naming `what`.
+const std::string& positional(const CliArgs& args, size_t i, const char* what);
+// positional[i] as a run id.
+int64_t runIdAt(const CliArgs& args, size_t i);
+
+}  // namespace ranklab

@@ -1,0 +1,141 @@
+#include "app/cli/store_commands.h"
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "app/cli/report_format.h"
+#include "storage/run_store.h"
+#include "storage/steps_csv.h"
+
+namespace ranklab {
+
+namespace {
+
+RunSummary summaryOrThrow(RunStore& store, const CliArgs& args, int64_t id) {
+  auto summary = store.summary(id);
+  if (!summary) throw std::runtime_error(args.db + ": no run with id " + std::to_string(id));
+  return *summary;
+}
+
+std::vector<std::string> tagsOf(RunStore& store, int64_t id) {
+  const auto all = store.tags();
+  const auto it = all.find(id);
+  return it == all.end() ? std::vector<std::string>{} : it->second;
+}
+
+// The words from positional[3] on: the tags of `runs tag ID TAG…`.
+std::vector<std::string> tagsFromArgs(const CliArgs& args) {
+  positional(args, 3, "tag (one or more)");
+  std::vector<std::string> tags(args.positional.begin() + 3, args.positional.end());
+  for (const std::string& t : tags)
+    if (t.empty() || t.find(',') != std::string::npos)
+      throw UsageError("tag \"" + t + "\": a tag is one non-empty word without commas");
+  return tags;
+}
+
+int listRuns(RunStore& store, const CliArgs& args) {
+  const auto runs = store.listRuns();
+  if (args.json) {
+    auto list = nlohmann::json::array();
+    for (const auto& r : runs) list.push_back(runRowJson(r));
+    std::cout << list.dump(2) << "\n";
+  } else {
+    printRunList(std::cout, runs);
+  }
+  return 0;
+}
+
+int showRun(RunStore& store, const CliArgs& args, int64_t id) {
+  const RunSummary summary = summaryOrThrow(store, args, id);
+  const std::vector<std::string> tags = tagsOf(store, id);
+  if (args.json) {
+    nlohmann::json doc = summaryJson(summary);
+    doc["tags"] = tags;
+    std::cout << doc.dump(2) << "\n";
+    return 0;
+  }
+  printSummary(std::cout, summary);
+  if (!tags.empty()) {
+    std::cout << "  tags";
+    for (const auto& t : tags) std::cout << " " << t;
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+// tag adds the words to the run's tags, untag removes them; either prints the result.
+int editTags(RunStore& store, const CliArgs& args, int64_t id, bool add) {
+  summaryOrThrow(store, args, id);
+  std::set<std::string> tags;
+  for (const auto& t : tagsOf(store, id)) tags.insert(t);
+  for (const auto& t : tagsFromArgs(args)) add ? (void)tags.insert(t) : (void)tags.erase(t);
+  const std::vector<std::string> result(tags.begin(), tags.end());
+  store.setTags(id, result);
+  if (args.json) {
+    std::cout << nlohmann::json{{"id", id}, {"tags", result}}.dump(2) << "\n";
+  } else {
+    std::cout << "run " << id << " tags:";
+    for (const auto& t : result) std::cout << " " << t;
+    std::cout << (result.empty() ? " (none)\n" : "\n");
+  }
+  return 0;
+}
+
+int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
+  if (args.csv.empty()) throw UsageError("runs export ID needs --csv FILE");
+  const int64_t rows = exportStepsCsv(store, id, args.csv);
+  if (args.json)
+    std::cout << nlohmann::json{{"id", id}, {"rows", rows}, {"csv", args.csv}}.dump(2) << "\n";
+  else
+    std::cout << "run " << id << ": " << rows << " step rows written to " << args.csv << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int runsCommand(const CliArgs& args) {
+  const std::string& verb =
+      positional(args, 1, "runs verb (list, show, delete, rename, tag, untag, export)");
+  RunStore store(args.db);
+  if (verb == "list") return listRuns(store, args);
+  const int64_t id = runIdAt(args, 2);
+  if (verb == "show") return showRun(store, args, id);
+  if (verb == "export") return exportRun(store, args, id);
+  if (verb == "tag" || verb == "untag") return editTags(store, args, id, verb == "tag");
+  if (verb == "rename") {
+    const std::string& name = positional(args, 3, "new name");
+    if (name.empty()) throw UsageError("runs rename: the new name is empty");
+    summaryOrThrow(store, args, id);
+    store.renameRun(id, name);
+    if (!args.json) std::cout << "run " << id << " renamed to \"" << name << "\"\n";
+    return 0;
+  }
+  if (verb == "delete") {
+    store.deleteRun(id);
+    if (!args.json) std::cout << "deleted run " << id << "\n";
+    return 0;
+  }
+  throw UsageError("unknown runs verb \"" + verb +
+                   "\" (allowed: list, show, delete, rename, tag, untag, export)");
+}
+
+int compareCommand(const CliArgs& args) {
+  if (args.positional.size() < 3) throw UsageError("compare needs two or more run IDs");
+  RunStore store(args.db);
+  std::vector<RunSummary> runs;
+  std::vector<std::string> jobs;
+  for (size_t i = 1; i < args.positional.size(); ++i) {
+    runs.push_back(summaryOrThrow(store, args, runIdAt(args, i)));
+    jobs.push_back(runs.back().run.job_toml);
+  }
+  const std::vector<SettingDifference> differences = differingSettings(jobs);
+  if (args.json)
+    std::cout << compareJson(runs, differences).dump(2) << "\n";
+  else
+    printComparison(std::cout, runs, differences);
+  return 0;
+}
+
+}  // namespace ranklab

@@ -1,0 +1,31 @@
+// The all-reduce algorithms by name, each with what it does and how to make it: the one
+// list that the job schema's check, error messages, CLI usage and `ranklab bench` use.
+// `ring` (ring_allreduce.h), `mpi` (the backend's native one), `hierarchical`
+// (hierarchical_allreduce.h), `shm` (shm_allreduce.h).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/collectives/allreduce.h"
+
+namespace ranklab {
+
+struct AllreduceAlgorithm {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<Allreduce>(Communicator&, const AllreduceOptions&)> make;
+};
+
+const std::vector<AllreduceAlgorithm>& allreduceRegistry();
+const std::vector<std::string>& allreduceAlgorithms();  // the names, in registry order
+std::string allreduceAlgorithmList();                   // "ring, mpi, hierarchical, shm"
+
+// Collective over `comm` (hierarchical splits it). Throws std::invalid_argument naming
+// the algorithm and the allowed ones.
+std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communicator& comm,
+                                         const AllreduceOptions& options = {});
+
+}  // namespace ranklab

@@ -1,0 +1,27 @@
+// Reading and writing job files: TOML syntax, then --set overrides, then every key checked
+// against the schema (job_schema.cpp), collecting all problems before reporting any.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/job/job_spec.h"
+
+namespace ranklab {
+
+// "section.key=value" overrides from the command line, applied before validation.
+using JobOverrides = std::vector<std::string>;
+
+// Parses and validates; throws JobError listing every problem found (not just the first).
+JobSpec parseJob(const std::string& toml_text, const std::string& file_name,
+                 const JobOverrides& overrides = {});
+JobSpec loadJob(const std::string& path, const JobOverrides& overrides = {});
+
+// Same checks, returning the problems instead of throwing (for validate-as-you-type).
+std::vector<JobIssue> checkJob(const std::string& toml_text, const std::string& file_name,
+                               const JobOverrides& overrides = {});
+
+// The resolved job as TOML, every key written out; parseJob(toTomlText(j)) == j.
+std::string toTomlText(const JobSpec& job);
+
+}  // namespace ranklab

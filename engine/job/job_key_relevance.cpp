@@ -1,0 +1,83 @@
+#include "engine/job/job_key_relevance.h"
+
+#include <algorithm>
+
+namespace ranklab {
+
+namespace {
+
+using Values = std::vector<std::string>;
+
+const Values kLossyCodecs = {"qsgd", "topk", "randomk", "threshold", "sign", "powersgd"};
+
+}  // namespace
+
+const std::vector<RelevanceRule>& relevanceRules() {
+  static const std::vector<RelevanceRule> rules = {
+      // [data]: each dataset's own keys.
+      {"data.path", "data.dataset", {"fashion-mnist"}},
+      {"data.train_limit", "data.dataset", {"fashion-mnist"}},
+      {"data.test_limit", "data.dataset", {"fashion-mnist"}},
+      {"data.samples", "data.dataset", {"spirals", "moons"}},
+      {"data.test_samples", "data.dataset", {"spirals", "moons"}},
+      {"data.noise", "data.dataset", {"spirals", "moons"}},
+      {"data.arms", "data.dataset", {"spirals"}},
+      // [model]: the convolution stages only for the CNN.
+      {"model.channels", "model.kind", {"cnn"}},
+      {"model.kernel_size", "model.kind", {"cnn"}},
+      // [train]: each optimizer's and schedule's own keys.
+      {"train.momentum", "train.optimizer", {"sgd"}},
+      {"train.nesterov", "train.optimizer", {"sgd"}},
+      {"train.beta1", "train.optimizer", {"adam", "adamw"}},
+      {"train.beta2", "train.optimizer", {"adam", "adamw"}},
+      {"train.eps", "train.optimizer", {"adam", "adamw"}},
+      {"train.lr_step_epochs", "train.lr_schedule", {"step"}},
+      {"train.lr_gamma", "train.lr_schedule", {"step"}},
+      {"train.lr_min", "train.lr_schedule", {"cosine"}},
+      {"train.checkpoint_every", "train.checkpoint_path", {""}, true},
+      // [parallel]: each strategy's and algorithm's own keys.
+      {"parallel.algorithm", "parallel.strategy", {"allreduce", "local-sgd"}},
+      {"parallel.ranks_per_host", "parallel.algorithm", {"hierarchical"}},
+      {"parallel.ranks_per_host", "parallel.strategy", {"allreduce", "local-sgd"}},
+      {"parallel.bucket_kb", "parallel.strategy", {"allreduce"}},
+      {"parallel.bucket_kb", "parallel.algorithm", {"shm-sharded"}, true},
+      {"parallel.servers", "parallel.strategy", {"ps-sync", "ps-async"}},
+      {"parallel.staleness", "parallel.strategy", {"ps-async"}},
+      {"parallel.delay_compensation", "parallel.strategy", {"ps-async"}},
+      {"parallel.average_every", "parallel.strategy", {"local-sgd"}},
+      // [compression]: nothing but the codec without one; then each codec's own keys.
+      {"compression.error_feedback", "compression.codec", kLossyCodecs},
+      {"compression.momentum_correction", "compression.codec", {"none", "powersgd"}, true},
+      {"compression.momentum_correction", "train.optimizer", {"sgd"}},
+      {"compression.bits", "compression.codec", {"qsgd"}},
+      {"compression.bucket", "compression.codec", {"qsgd", "sign"}},
+      {"compression.ratio", "compression.codec", {"topk", "randomk"}},
+      {"compression.threshold", "compression.codec", {"threshold"}},
+      {"compression.value_dtype", "compression.codec", {"topk", "threshold"}},
+      {"compression.rank", "compression.codec", {"powersgd"}},
+      {"compression.warm_start", "compression.codec", {"powersgd"}},
+      // [amp]: loss scaling and the fp32 head only with a low precision.
+      {"amp.init_scale", "amp.dtype", {"fp32"}, true},
+      {"amp.growth_interval", "amp.dtype", {"fp32"}, true},
+      {"amp.head_fp32", "amp.dtype", {"fp32"}, true},
+      // [fault]: the delay only with a straggler.
+      {"fault.straggler_delay_ms", "fault.straggler_rank", {"-1"}, true},
+  };
+  return rules;
+}
+
+bool keyApplies(const std::string& path, const JobValues& values) {
+  for (const RelevanceRule& rule : relevanceRules()) {
+    if (rule.key != path) continue;
+    const auto it = values.find(rule.when);
+    const JobKey* when = findJobKey(rule.when);
+    const std::string value =
+        it != values.end() ? it->second : (when ? when->default_value : std::string());
+    const bool listed =
+        std::find(rule.values.begin(), rule.values.end(), value) != rule.values.end();
+    if (listed == rule.negate) return false;
+  }
+  return true;
+}
+
+}  // namespace ranklab

@@ -1,0 +1,49 @@
+// What the trainer writes to and reads from a checkpoint (engine/train/checkpoint.h is the
+// file format): the model, the optimizer (gathered from the ranks that each update a
+// slice), the loss scale and each rank's codec state, with the checks that make a resumed
+// run continue exactly where it stopped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "comm/communicator.h"
+#include "engine/amp/loss_scaler.h"
+#include "engine/job/job_spec.h"
+#include "engine/model/network.h"
+#include "engine/optim/optimizer.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/gradient_sync.h"
+#include "engine/train/train_observer.h"
+
+namespace ranklab {
+
+// Where a run stands: the last completed step, counted overall and within its epoch.
+struct Position {
+  int64_t step = 0;
+  int epoch = 1;
+  int64_t step_in_epoch = 0;
+};
+
+// True when `local` holds on any rank (one tiny all-reduce).
+bool onAnyRank(Communicator& comm, bool local);
+
+// Restores model, optimizer, dropout stream and (with AMP) the loss scale from
+// train.resume_from; returns where the run was. Throws CheckpointError naming what differs.
+Position resumeFrom(const JobSpec& job, const Checkpoint& c, const Communicator& comm,
+                    Network& model, Optimizer& optimizer, LossScaler* scaler);
+
+// After sync.start(): this rank's compression state. `compression` is
+// describeCompression() of the job. Warns, naming the job keys, about state the checkpoint
+// does not hold (the run then differs).
+void resumeCompression(const JobSpec& job, const std::string& compression, const Checkpoint& c,
+                       const Communicator& comm, GradientSync& sync, TrainObserver& observer,
+                       int64_t step);
+
+// Collective: gathers what differs per rank on rank 0, which writes train.checkpoint_path
+// and reports a "checkpoint" event.
+void saveCheckpoint(const JobSpec& job, const std::string& compression, Communicator& comm,
+                    const GradientSync& sync, const Network& model, const Optimizer& optimizer,
+                    const LossScaler* scaler, const Position& at, TrainObserver& observer);
+
+}  // namespace ranklab

@@ -1,0 +1,288 @@
+#include "engine/train/training_run.h"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "comm/steady_clock.h"
+#include "engine/model/models.h"
+#include "engine/train/strategy_registry.h"
+#include "kernels/cpu/mixed_gemm.h"
+
+namespace ranklab {
+
+namespace {
+
+Shape sampleShape(const Dataset& data) {
+  return {data.height, data.width, data.features / (data.height * data.width)};
+}
+
+// The weight tensors inside the flat buffer as matrices (output features, the rest), for
+// codecs that use shapes: a Linear weight is (out, in), a Conv2d kernel (out, in*k*k).
+std::vector<MatrixBlock> weightMatrices(const Network& model) {
+  std::vector<MatrixBlock> blocks;
+  const std::string suffix = ".weight";
+  for (const auto& view : model.views()) {
+    if (view.name.size() <= suffix.size() ||
+        view.name.compare(view.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    const std::string layer = view.name.substr(0, view.name.size() - suffix.size());
+    for (const auto& l : model.layers()) {
+      if (l->name() != layer) continue;
+      const int rows = l->outputShape().channels;
+      if (rows > 0 && view.size % rows == 0) {
+        blocks.push_back({view.offset, rows, static_cast<int>(view.size / rows)});
+      }
+    }
+  }
+  return blocks;
+}
+
+// With momentum correction the gradient sync applies the momentum, before compression.
+TrainSpec updateRule(const JobSpec& job) {
+  TrainSpec rule = job.train;
+  if (compressesWithMomentum(job)) rule.momentum = 0;
+  return rule;
+}
+
+// One forward and backward pass on a zero batch before the clock starts. The GEMM library
+// (oneDNN) compiles a kernel for each shape on its first call: ~25 ms per rank, twice that
+// when two ranks compile at once, which step 1 used to pay. Leaves the model as it was:
+// no update, the dropout pass count restored, the gradients discarded by a zeroGrads().
+void warmUpKernels(Network& model, int batch) {
+  const std::vector<float> images(static_cast<size_t>(batch) * model.inputShape().size(), 0.f);
+  const std::vector<uint8_t> labels(static_cast<size_t>(batch), 0);
+  const uint64_t passes = model.trainingPasses();
+  model.forward(images.data(), labels.data(), batch);
+  model.zeroGrads();
+  model.backward(images.data(), labels.data(), batch);
+  model.zeroGrads();
+  model.setTrainingPasses(passes);
+}
+
+// Test loss and accuracy over the whole test set: each rank scores its slice, then sum.
+EvalStats evaluateOn(Network& model, Communicator& comm, const Dataset& test, int batch) {
+  const int64_t begin = test.count * comm.rank() / comm.size();
+  const int64_t end = test.count * (comm.rank() + 1) / comm.size();
+  const BatchLoss part =
+      model.evaluate(test.image(begin), test.labels.data() + begin, end - begin, batch);
+  float totals[3] = {static_cast<float>(part.loss_sum), static_cast<float>(part.correct),
+                     static_cast<float>(end - begin)};
+  comm.allreduceSumNative(totals, 3);
+  EvalStats stats;
+  stats.test_loss = totals[2] > 0 ? totals[0] / totals[2] : 0;
+  stats.test_accuracy = totals[2] > 0 ? totals[1] / totals[2] : 0;
+  return stats;
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& train_set,
+                         const Dataset& test_set, TrainObserver& observer)
+    : job_(job),
+      observer_(observer),
+      test_set_(test_set),
+      model_(makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed)),
+      optimizer_(makeOptimizer(updateRule(job), model_.parameterCount())),
+      sync_(makeGradientSync(job, comm, weightMatrices(model_))),
+      peers_(sync_->peers()),
+      compression_(describeCompression(codecOptions(job))) {
+  model_.setDropoutStream(job.train.seed, comm.rank());
+  // AMP: low-precision products, fp32 master weights, dynamic loss scaling.
+  const kernels::Precision precision = kernels::parsePrecision(job.amp.dtype);
+  model_.setPrecision(precision, job.amp.head_fp32);
+  if (precision != kernels::Precision::kFp32) {
+    LossScalerOptions options;
+    options.init_scale = static_cast<float>(job.amp.init_scale);
+    options.growth_interval = job.amp.growth_interval;
+    scaler_.emplace(options);
+  }
+  loader_.emplace(train_set, peers_.rank(), peers_.size(), job.train.batch_size, job.train.seed);
+  if (loader_->stepsPerEpoch() == 0) {
+    throw std::invalid_argument("train.batch_size " + std::to_string(job.train.batch_size) + " x " +
+                                std::to_string(peers_.size()) + " ranks exceeds the " +
+                                std::to_string(train_set.count) + " training samples");
+  }
+  const int64_t planned_steps = loader_->stepsPerEpoch() * job.train.epochs;
+  total_steps_ =
+      job.train.max_steps > 0 ? std::min(job.train.max_steps, planned_steps) : planned_steps;
+  // The schedule spans the planned epochs; max_steps only stops early (so a run cut short
+  // and resumed follows the same curve).
+  schedule_.emplace(job.train, loader_->stepsPerEpoch(), planned_steps);
+  startFrom(train_set);
+}
+
+// Resume, the shared model's buffers, the sync's start, the batch stream, the clock.
+void TrainingRun::startFrom(const Dataset& train_set) {
+  std::optional<Checkpoint> saved;
+  if (!job_.train.resume_from.empty()) {
+    saved = readCheckpoint(job_.train.resume_from);
+    at_ = resumeFrom(job_, *saved, peers_, model_, *optimizer_, scaler_ ? &*scaler_ : nullptr);
+    observer_.onEvent(
+        "checkpoint",
+        "resumed from " + job_.train.resume_from + " after step " + std::to_string(at_.step),
+        at_.step);
+  }
+  if (peers_.rank() == 0) {
+    // The run's last step, so a launcher can show percent done and an ETA.
+    observer_.onEvent("plan",
+                      std::to_string(total_steps_) + " steps in all (" +
+                          std::to_string(loader_->stepsPerEpoch()) + " per epoch)",
+                      total_steps_);
+  }
+  const size_t parameters = model_.parameterCount();
+  if (const ModelBuffers shared = sync_->placeModel(model_.params(), parameters); shared.params)
+    model_.useBuffers(shared.params, shared.grads);
+  update_range_ = sync_->updateRange(parameters);
+  sync_->start(model_.params(), parameters);
+  if (saved) resumeCompression(job_, compression_, *saved, peers_, *sync_, observer_, at_.step);
+  saved.reset();
+  straggler_ = peers_.rank() == job_.fault.straggler_rank && job_.fault.straggler_delay_ms > 0;
+  if (straggler_) {
+    observer_.onEvent("fault",
+                      "straggler: +" + std::to_string(job_.fault.straggler_delay_ms) +
+                          " ms per step on rank " + std::to_string(peers_.rank()),
+                      at_.step);
+  }
+  // Each layer's finished gradient may start moving while backward goes on (bucketing);
+  // not under AMP, whose gradients are unscaled and checked only after backward.
+  if (!scaler_) {
+    on_ready_ = [this](size_t offset, size_t count) {
+      sync_->gradientReady(model_.grads(), offset, count);
+    };
+  }
+  batches_.emplace(*loader_, train_set.features, at_.epoch, at_.step_in_epoch, job_.train.epochs,
+                   job_.data.prefetch);
+  checkpointed_step_ = at_.step;
+  warmUpKernels(model_, job_.train.batch_size);
+  // Start the clock together: start-up skew (data loading, MPI wire-up, kernel compilation)
+  // is not training.
+  peers_.barrier();
+  loop_start_ns_ = steadyNowNs();
+}
+
+int64_t TrainingRun::stepsLeftIn(int epoch) const {
+  return loader_->stepsPerEpoch() - (epoch == at_.epoch ? at_.step_in_epoch : 0);
+}
+
+StepStats TrainingRun::step(int epoch) {
+  StepStats s;
+  s.step = at_.step + 1;
+  s.epoch = epoch;
+  s.samples = job_.train.batch_size;
+  s.lr = schedule_->at(s.step);
+  const int64_t in_epoch = epoch == at_.epoch ? at_.step_in_epoch : 0;
+  int64_t t = steadyNowNs();
+  const Batch* next = batches_->next();
+  s.data_ns = steadyNowNs() - t;
+  bool overflow = forwardBackward(s, *next);
+  if (scaler_) {
+    // Every rank skips together: one rank's inf would reach every rank through the sum.
+    t = steadyNowNs();
+    overflow = onAnyRank(peers_, overflow);
+    s.wait_ns += steadyNowNs() - t;
+  }
+  if (overflow)
+    skipOverflowedStep(s);
+  else
+    syncAndUpdate(s);
+  observer_.onStep(s);
+  at_ = {s.step, epoch, in_epoch + 1};
+  return s;
+}
+
+bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
+  const int size = job_.train.batch_size;
+  int64_t t = steadyNowNs();
+  const BatchLoss loss = model_.forward(batch.images.data(), batch.labels.data(), size);
+  s.loss = loss.loss_sum / size;
+  s.forward_ns = steadyNowNs() - t;
+
+  t = steadyNowNs();
+  if (scaler_) model_.setLossScale(scaler_->scale());
+  model_.zeroGrads();
+  sync_->beginStep(s.lr);
+  model_.backward(batch.images.data(), batch.labels.data(), size, on_ready_);
+  if (straggler_)
+    std::this_thread::sleep_for(std::chrono::milliseconds(job_.fault.straggler_delay_ms));
+  bool overflow = false;
+  if (scaler_) {
+    s.loss_scale = scaler_->scale();
+    overflow = !scaler_->unscale(model_.grads(), model_.parameterCount());
+  }
+  s.backward_ns = steadyNowNs() - t;
+  return overflow;
+}
+
+void TrainingRun::skipOverflowedStep(StepStats& s) {
+  s.overflow = true;
+  scaler_->update(true);
+  observer_.onEvent("overflow",
+                    "inf/NaN in the gradients: update skipped, loss scale " +
+                        std::to_string(static_cast<int64_t>(s.loss_scale)) + " -> " +
+                        std::to_string(static_cast<int64_t>(scaler_->scale())),
+                    s.step);
+}
+
+void TrainingRun::syncAndUpdate(StepStats& s) {
+  SyncStats sync = sync_->sync(model_.grads(), model_.parameterCount());
+  const int64_t t = steadyNowNs();
+  if (!sync_->updatesParameters())
+    optimizer_->stepRange(model_.params(), model_.grads(), s.lr, update_range_);
+  if (scaler_) scaler_->update(false);
+  s.update_ns = steadyNowNs() - t;
+  sync += sync_->afterUpdate(model_.params(), model_.parameterCount());
+  s.wait_ns += sync.wait_ns;
+  s.comm_ns = sync.comm_ns;
+  s.comm_hidden_ns = sync.hidden_ns;
+  s.bytes_tx = sync.bytes_tx;
+  s.bytes_rx = sync.bytes_rx;
+  s.bytes_raw = sync.bytes_raw;
+  s.compress_ns = sync.compress_ns;
+  s.staleness = sync.staleness;
+}
+
+bool TrainingRun::checkpointDue() const {
+  const int64_t every = job_.train.checkpoint_every;
+  return every > 0 && at_.step % every == 0 && !finished() && checkpointed_step_ != at_.step;
+}
+
+void TrainingRun::checkpoint() {
+  observer_.onPause();
+  saveCheckpointNow();
+}
+
+void TrainingRun::saveCheckpointNow() {
+  const int64_t start = steadyNowNs();
+  saveCheckpoint(job_, compression_, peers_, *sync_, model_, *optimizer_,
+                 scaler_ ? &*scaler_ : nullptr, at_, observer_);
+  observer_.onSpan("checkpoint", at_.step, start, steadyNowNs());
+  checkpointed_step_ = at_.step;
+}
+
+EvalStats TrainingRun::evaluate(int epoch) {
+  observer_.onPause();
+  const int64_t t = steadyNowNs();
+  sync_->refresh(model_.params(), model_.parameterCount());
+  last_eval_ = evaluateOn(model_, peers_, test_set_, 256);
+  last_eval_.step = at_.step;
+  last_eval_.epoch = epoch;
+  const int64_t end = steadyNowNs();
+  eval_ns_ += end - t;
+  observer_.onSpan("evaluate", at_.step, t, end);
+  observer_.onEval(last_eval_);
+  return last_eval_;
+}
+
+TrainResult TrainingRun::finish() {
+  if (!job_.train.checkpoint_path.empty() && checkpointed_step_ != at_.step) saveCheckpointNow();
+  sync_->finish();
+  TrainResult result;
+  result.steps = at_.step;
+  result.train_ns = steadyNowNs() - loop_start_ns_ - eval_ns_;
+  result.last_eval = last_eval_;
+  return result;
+}
+
+}  // namespace ranklab

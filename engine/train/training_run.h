@@ -1,0 +1,81 @@
+// One rank's training run as an object with seams: setup (and resume) in the constructor,
+// then step(), evaluate(), checkpoint() and finish(), driven by train() (trainer.cpp) or by
+// a schedule of its own. A step reads top to bottom: next batch, forward, zero grads,
+// backward, sync gradients, update.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "comm/communicator.h"
+#include "engine/amp/loss_scaler.h"
+#include "engine/data/batch_stream.h"
+#include "engine/data/idx_dataset.h"
+#include "engine/data/shard_loader.h"
+#include "engine/job/job_spec.h"
+#include "engine/model/network.h"
+#include "engine/optim/lr_schedule.h"
+#include "engine/optim/optimizer.h"
+#include "engine/train/checkpointing.h"
+#include "engine/train/gradient_sync.h"
+#include "engine/train/train_observer.h"
+
+namespace ranklab {
+
+class TrainingRun {
+ public:
+  // Builds the model, optimizer, gradient sync and loader; resumes from train.resume_from;
+  // warms the kernels up and starts the clock together with the other ranks (collective).
+  TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& train_set,
+              const Dataset& test_set, TrainObserver& observer);
+  TrainingRun(const TrainingRun&) = delete;
+  TrainingRun& operator=(const TrainingRun&) = delete;
+
+  const Position& position() const { return at_; }
+  bool finished() const { return at_.step >= total_steps_; }
+  // Steps of `epoch` not yet run (all of them for an epoch not yet begun).
+  int64_t stepsLeftIn(int epoch) const;
+
+  // One optimizer step of `epoch` on the next batch; the observer gets its StepStats.
+  StepStats step(int epoch);
+  bool checkpointDue() const;
+  void checkpoint();
+  // Test loss and accuracy after `epoch`, on every rank's slice of the test set.
+  EvalStats evaluate(int epoch);
+  // The last checkpoint (if one is wanted and not yet written) and the sync's end.
+  TrainResult finish();
+
+ private:
+  void startFrom(const Dataset& train_set);
+  // Returns whether this rank's gradients overflowed (AMP).
+  bool forwardBackward(StepStats& s, const Batch& batch);
+  void syncAndUpdate(StepStats& s);
+  void skipOverflowedStep(StepStats& s);
+  void saveCheckpointNow();  // collective; a "checkpoint" span
+
+  const JobSpec& job_;
+  TrainObserver& observer_;
+  const Dataset& test_set_;
+  Network model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<GradientSync> sync_;
+  Communicator& peers_;  // the ranks that train (a parameter server's workers)
+  std::optional<LossScaler> scaler_;
+  std::optional<ShardLoader> loader_;
+  std::optional<LrSchedule> schedule_;
+  std::optional<BatchStream> batches_;
+  std::string compression_;  // describeCompression() of the job, for checkpoints
+  GradientReadyFn on_ready_;
+  ParamRange update_range_;
+  int64_t total_steps_ = 0;
+  bool straggler_ = false;
+  Position at_;
+  int64_t checkpointed_step_ = 0;
+  int64_t eval_ns_ = 0;
+  int64_t loop_start_ns_ = 0;
+  EvalStats last_eval_;
+};
+
+}  // namespace ranklab

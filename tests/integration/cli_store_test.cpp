@@ -1,0 +1,155 @@
+// The CLI's powers over stored runs (compare, export, rename, tag), its version line and its
+// progress line, against real runs in a real store file.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "storage/run_store.h"
+#include "tests/integration/cli_runner.h"
+
+namespace {
+
+using ranklab::testing::runCli;
+
+class CliStore : public ranklab::testing::CliTest {
+ protected:
+  // A short 2-rank run (100 steps); returns the CLI's output.
+  std::string shortRun(const std::string& extra) {
+    const auto r = runCli("run " + quickstart() +
+                          " --ranks 2 --set data.train_limit=12800 --set data.test_limit=1000"
+                          " --set train.epochs=1 --quiet --db " +
+                          db() + " " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r.out;
+  }
+};
+
+TEST_F(CliStore, VersionNamesTheCommit) {
+  const auto r = runCli("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^ranklab \d+\.\d+\.\d+ \(commit \S+\))")))
+      << r.out;
+  EXPECT_EQ(r.out.find("unknown"), std::string::npos) << "built from a git checkout: " << r.out;
+}
+
+TEST_F(CliStore, CompareListsTheSettingsThatDifferAndBothSummaries) {
+  shortRun("");
+  shortRun("--set parallel.algorithm=mpi --set train.lr=0.02");
+  const auto text = runCli("compare 1 2 --db " + db());
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(parallel\.algorithm +ring +mpi)")))
+      << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(train\.lr +0\.05 +0\.02)"))) << text.out;
+  EXPECT_EQ(text.out.find("train.epochs"), std::string::npos) << "same in both: " << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(status +done +done)"))) << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(steps +100 +100)"))) << text.out;
+
+  const auto json = runCli("compare 1 2 --json --db " + db());
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const auto doc = nlohmann::json::parse(json.out);
+  ASSERT_EQ(doc["runs"].size(), 2u);
+  EXPECT_EQ(doc["runs"][1]["algorithm"], "mpi");
+  bool algorithm_listed = false;
+  for (const auto& d : doc["differences"])
+    if (d["key"] == "parallel.algorithm") {
+      algorithm_listed = true;
+      EXPECT_EQ(d["values"], nlohmann::json({"ring", "mpi"}));
+    }
+  EXPECT_TRUE(algorithm_listed) << json.out;
+
+  const auto one = runCli("compare 1 --db " + db());
+  EXPECT_EQ(one.exit_code, 2) << one.out;
+  EXPECT_NE(one.out.find("two or more run IDs"), std::string::npos) << one.out;
+  const auto missing = runCli("compare 1 9 --db " + db());
+  EXPECT_EQ(missing.exit_code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("no run with id 9"), std::string::npos) << missing.out;
+}
+
+TEST_F(CliStore, ExportWritesEveryStepRowAsCsv) {
+  shortRun("");
+  const std::string csv = folder_.file("steps.csv");
+  const auto r = runCli("runs export 1 --csv " + csv + " --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("200 step rows written"), std::string::npos) << r.out;
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("run_id,rank,step,epoch,samples,data_ns,", 0), 0u) << header;
+  int rows = 0;
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 2 * 100);
+
+  const auto no_file = runCli("runs export 1 --db " + db());
+  EXPECT_EQ(no_file.exit_code, 2) << no_file.out;
+  EXPECT_NE(no_file.out.find("--csv FILE"), std::string::npos) << no_file.out;
+  const auto bad_dir = runCli("runs export 1 --csv /nonexistent/dir/x.csv --db " + db());
+  EXPECT_EQ(bad_dir.exit_code, 1) << bad_dir.out;
+  EXPECT_NE(bad_dir.out.find("/nonexistent/dir/x.csv"), std::string::npos) << bad_dir.out;
+}
+
+TEST_F(CliStore, RenameAndTagEditTheStoredRun) {
+  shortRun("");
+  ASSERT_EQ(runCli("runs rename 1 baseline-ring --db " + db()).exit_code, 0);
+  ASSERT_EQ(runCli("runs tag 1 fast ring --db " + db()).exit_code, 0);
+  ASSERT_EQ(runCli("runs tag 1 teaching --db " + db()).exit_code, 0);
+  const auto untag = runCli("runs untag 1 fast --db " + db());
+  ASSERT_EQ(untag.exit_code, 0) << untag.out;
+  EXPECT_NE(untag.out.find("run 1 tags: ring teaching"), std::string::npos) << untag.out;
+  const auto shown = nlohmann::json::parse(runCli("runs show 1 --json --db " + db()).out);
+  EXPECT_EQ(shown["name"], "baseline-ring");
+  EXPECT_EQ(shown["tags"], nlohmann::json({"ring", "teaching"}));
+
+  const auto no_run = runCli("runs rename 7 x --db " + db());
+  EXPECT_EQ(no_run.exit_code, 1) << no_run.out;
+  EXPECT_NE(no_run.out.find("no run with id 7"), std::string::npos) << no_run.out;
+  const auto no_tag = runCli("runs tag 1 --db " + db());
+  EXPECT_EQ(no_tag.exit_code, 2) << no_tag.out;
+  const auto comma = runCli("runs tag 1 a,b --db " + db());
+  EXPECT_EQ(comma.exit_code, 2) << comma.out;
+  EXPECT_NE(comma.out.find("tag \"a,b\""), std::string::npos) << comma.out;
+}
+
+// Evaluations and checkpoints are spans: from each rank through ZeroMQ into the store.
+TEST_F(CliStore, EvaluationsAndCheckpointsAreStoredAsSpans) {
+  shortRun("--set train.checkpoint_path=" + folder_.file("run.ckpt"));
+  ranklab::RunStore store(db());
+  const auto spans = store.spans(1);
+  int evaluations = 0, checkpoints = 0;
+  for (const auto& s : spans) {
+    EXPECT_EQ(s.step, 100) << s.kind;
+    EXPECT_GT(s.end_ns, s.start_ns) << s.kind;
+    EXPECT_GT(s.start_ns, 0) << "on the rank's clock, after its start";
+    evaluations += s.kind == "evaluate";
+    checkpoints += s.kind == "checkpoint";
+  }
+  EXPECT_EQ(evaluations, 2) << "one per rank";
+  EXPECT_EQ(checkpoints, 2) << "every rank takes part in writing it";
+  // The evaluation follows the rank's last step on the same clock.
+  const auto steps = store.steps(1);
+  for (const auto& s : spans) {
+    for (const auto& step : steps) {
+      if (step.rank == s.rank && step.step == 100 && s.kind == "evaluate") {
+        EXPECT_GE(s.start_ns, step.time_ns - 1000000) << "rank " << s.rank;
+      }
+    }
+  }
+}
+
+// The one-line-a-second progress counts towards the ranks' planned last step.
+TEST_F(CliStore, ProgressShowsPercentDoneAndAnEta) {
+  const auto r = runCli("run " + quickstart() + " --ranks 2 --set train.epochs=4 --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::regex line(R"(step (\d+)/1872 +(\d+\.\d) % +ETA (\d+ s|\d+ min \d+ s))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, line)) << r.out;
+  const double percent = std::stod(m[2]);
+  EXPECT_NEAR(percent, 100.0 * std::stod(m[1]) / 1872, 0.06) << m[0];
+  EXPECT_GT(percent, 0);
+  EXPECT_LT(percent, 100);
+}
+
+}  // namespace

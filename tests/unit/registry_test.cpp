@@ -1,0 +1,56 @@
+// Every choice the job file offers is registered once, with a description and a factory:
+// the schema's lists, the all-reduce, codec and strategy registries agree.
+#include <gtest/gtest.h>
+
+#include "comm/codecs/codec.h"
+#include "comm/collectives/allreduce_registry.h"
+#include "engine/job/job_keys.h"
+#include "engine/train/strategy_registry.h"
+
+namespace ranklab {
+namespace {
+
+std::vector<std::string> schemaChoices(const char* path) {
+  const JobKey* key = findJobKey(path);
+  EXPECT_NE(key, nullptr) << path;
+  return key ? key->choices : std::vector<std::string>{};
+}
+
+TEST(Registries, AlgorithmChoicesAreTheRegisteredAllreducesAndShmSharded) {
+  std::vector<std::string> expected = allreduceAlgorithms();
+  expected.push_back("shm-sharded");
+  EXPECT_EQ(schemaChoices("parallel.algorithm"), expected);
+  EXPECT_EQ(allreduceAlgorithmList(), "ring, mpi, hierarchical, shm");
+}
+
+TEST(Registries, CodecChoicesAreTheRegisteredCodecs) {
+  EXPECT_EQ(schemaChoices("compression.codec"), codecNames());
+}
+
+TEST(Registries, StrategyChoicesAreTheRegisteredStrategies) {
+  EXPECT_EQ(schemaChoices("parallel.strategy"), strategyNames());
+}
+
+TEST(Registries, EveryEntryIsDescribedAndMakesWhatItNames) {
+  for (const auto& a : allreduceRegistry()) {
+    EXPECT_FALSE(a.description.empty()) << a.name;
+    EXPECT_TRUE(a.make) << a.name;
+  }
+  for (const auto& s : strategyRegistry()) {
+    EXPECT_FALSE(s.description.empty()) << s.name;
+    EXPECT_TRUE(s.make) << s.name;
+  }
+  for (const auto& c : codecRegistry()) {
+    EXPECT_FALSE(c.description.empty()) << c.name;
+    if (!c.make) continue;  // none and powersgd are collectives of their own
+    CodecOptions options;
+    options.codec = c.name;
+    EXPECT_NE(makeCodec(options, 0), nullptr) << c.name;
+  }
+  CodecOptions bogus;
+  bogus.codec = "zip";
+  EXPECT_THROW(makeCodec(bogus, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ranklab
