@@ -169,6 +169,23 @@ RunOutcome JobRunner::run(const JobSpec& job, const std::string& job_path, RunOb
   }
 }
 
+RunOutcome JobRunner::runJobText(const std::string& toml_text, const std::string& job_path,
+                                 const std::vector<std::string>& overrides, RunObserver& observer) {
+  const std::string name = job_path.empty() ? "job.toml" : job_path;
+  JobSpec job;
+  try {
+    job = toml_text.empty() ? loadJob(name, overrides) : parseJob(toml_text, name, overrides);
+  } catch (const JobError& e) {
+    RunOutcome outcome;
+    outcome.status = "failed";
+    for (const JobIssue& issue : e.issues())
+      outcome.error += (outcome.error.empty() ? "" : "\n") + issue.str();
+    if (outcome.error.empty()) outcome.error = e.what();
+    return outcome;
+  }
+  return run(job, job_path, observer);
+}
+
 namespace {
 
 void requireWorker(const std::string& path) {

@@ -34,6 +34,12 @@ class JobRunner {
   // Blocks until the run ends. Every step received is in the store when this returns.
   RunOutcome run(const JobSpec& job, const std::string& job_path, RunObserver& observer);
 
+  // Reads the job (from `toml_text`, or the file `job_path` when the text is empty), applies
+  // the overrides and runs it; a job that does not check out is a failed outcome listing
+  // every problem, file, line and key, with nothing launched.
+  RunOutcome runJobText(const std::string& toml_text, const std::string& job_path,
+                        const std::vector<std::string>& overrides, RunObserver& observer);
+
   // Safe from any thread: asks the running job to stop (clean, then forced).
   void requestStop() { stop_requested_ = true; }
 

@@ -3,9 +3,6 @@
 #include <QThread>
 #include <exception>
 
-#include "engine/job/job_file.h"
-#include "engine/job/job_spec.h"
-
 namespace ranklab {
 
 RunWorker::RunWorker(JobRunner* runner, QString job_path, QStringList overrides, QString toml_text)
@@ -17,17 +14,10 @@ RunWorker::RunWorker(JobRunner* runner, QString job_path, QStringList overrides,
 void RunWorker::run() {
   RunOutcome outcome;
   try {
-    JobOverrides overrides;
+    std::vector<std::string> overrides;
     for (const QString& o : overrides_) overrides.push_back(o.toStdString());
-    const std::string name = job_path_.isEmpty() ? "job.toml" : job_path_.toStdString();
-    const JobSpec job = toml_text_.isEmpty() ? loadJob(name, overrides)
-                                             : parseJob(toml_text_.toStdString(), name, overrides);
-    outcome = runner_->run(job, job_path_.toStdString(), *this);
-  } catch (const JobError& e) {
-    outcome.status = "failed";
-    std::string text;
-    for (const JobIssue& issue : e.issues()) text += (text.empty() ? "" : "\n") + issue.str();
-    outcome.error = text.empty() ? e.what() : text;
+    outcome =
+        runner_->runJobText(toml_text_.toStdString(), job_path_.toStdString(), overrides, *this);
   } catch (const std::exception& e) {
     outcome.status = "failed";
     outcome.error = e.what();

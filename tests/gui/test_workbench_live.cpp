@@ -104,8 +104,9 @@ class WorkbenchLiveTest : public QObject {
     options.db_path = dir.filePath(QStringLiteral("runs.db"));
     options.job_path = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/quickstart.toml");
     options.worker_path = worker;
-    options.overrides = {"parallel.ranks=2", "data.train_limit=2048", "data.test_limit=512",
-                         "train.epochs=200", "model.layers=[32]",     "parallel.threads=1"};
+    options.overrides = {
+        "parallel.ranks=2",  "data.train_limit=2048", "data.test_limit=512", "train.epochs=10000",
+        "model.layers=[32]", "parallel.threads=1"};  // minutes: stopped long before its end
     MainWindow window(options);
     QSignalSpy ended(&window, &MainWindow::runEnded);
     window.show();
