@@ -188,6 +188,19 @@ RunOutcome JobRunner::runJobText(const std::string& toml_text, const std::string
 
 namespace {
 
+constexpr auto kStartupGrace = std::chrono::seconds(30);
+
+// telemetry.silence_limit_s; but MPI start-up is silent and slow on a loaded machine, so
+// until every rank has spoken the limit is at least kStartupGrace: a short limit catches
+// hangs in training, not a slow wire-up.
+std::chrono::steady_clock::duration silenceLimit(const JobSpec& job, const RunRecorder& recorder) {
+  const std::chrono::steady_clock::duration limit =
+      std::chrono::seconds(job.telemetry.silence_limit_s);
+  return recorder.allRanksReported()
+             ? limit
+             : std::max<std::chrono::steady_clock::duration>(limit, kStartupGrace);
+}
+
 void requireWorker(const std::string& path) {
   if (!std::filesystem::exists(path))
     throw std::runtime_error(path + ": ranklab-worker not found (build it, or pass its path)");
@@ -264,11 +277,11 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   observer.onStarted(outcome.run_id, argv);
   std::optional<Clock::time_point> stop_sent;
   std::string silence_error;  // set when the ranks went quiet for too long
-  const auto silence_limit = std::chrono::seconds(job.telemetry.silence_limit_s);
   while (child.running()) {
     child.pump(0, on_line);
     collect(50);
-    if (!stop_sent && Clock::now() - last_heard > silence_limit) {
+    const auto limit = silenceLimit(job, recorder);
+    if (!stop_sent && Clock::now() - last_heard > limit) {
       silence_error = silenceMessage(job.telemetry.silence_limit_s, recorder.ranksWithoutBye());
       recorder.launcherEvent("error", silence_error + ": SIGTERM to mpirun");
       child.terminate();

@@ -144,6 +144,11 @@ void RunRecorder::flush() {
   last_flush_ = std::chrono::steady_clock::now();
 }
 
+bool RunRecorder::allRanksReported() const {
+  return std::none_of(ranks_.begin(), ranks_.end(),
+                      [](const RankRow& r) { return r.status == "starting"; });
+}
+
 bool RunRecorder::allRanksSaidBye() const {
   return ranksWithoutBye().empty();
 }

@@ -26,6 +26,7 @@ class RunRecorder {
   void setGaps(int rank, int64_t gaps);
 
   bool allRanksSaidBye() const;
+  bool allRanksReported() const;  // every rank has sent something (MPI start-up is over)
   // Ranks that have not said Bye (not finished, or never started).
   std::vector<int> ranksWithoutBye() const;
   bool anyRankFailed() const;
