@@ -174,13 +174,10 @@ QWidget* SetupPage::buildFileBar() {
 QWidget* SetupPage::buildForm() {
   auto* form = new QWidget(this);
   auto* columns = new QHBoxLayout(form);
-  QVBoxLayout* column[2] = {new QVBoxLayout, new QVBoxLayout};
-  columns->addLayout(column[0], 1);
-  columns->addLayout(column[1], 1);
-
-  // Sections go to the shorter column so both end at about the same height.
-  int height[2] = {0, 0};
-  int side = 0;
+  for (QVBoxLayout*& column : columns_) {
+    column = new QVBoxLayout;
+    columns->addLayout(column, 1);
+  }
   QGridLayout* grid = nullptr;
   QGroupBox* box = nullptr;
   std::string section = "\x01";
@@ -191,12 +188,9 @@ QWidget* SetupPage::buildForm() {
       box = new QGroupBox(sectionTitle(key), form);
       grid = new QGridLayout(box);
       grid->setColumnStretch(1, 1);
-      side = height[0] <= height[1] ? 0 : 1;
-      column[side]->addWidget(box);
-      height[side] += 2;  // the box's title and margins
+      sections_.push_back(box);
       row = 0;
     }
-    height[side] += 1;
 
     const QString path = QString::fromStdString(key.path);
     auto* label = new QLabel(QString::fromStdString(key.key), form);
@@ -218,9 +212,25 @@ QWidget* SetupPage::buildForm() {
     hint->setToolTip(editor->toolTip());
     fields_.insert(path, {editor, error, label, hint, box});
   }
-  column[0]->addStretch(1);
-  column[1]->addStretch(1);
+  balanceColumns();
   return form;
+}
+
+// Sections go to the shorter column, counting the rows shown, so both end at about the same
+// height whatever keys are hidden.
+void SetupPage::balanceColumns() {
+  for (QVBoxLayout* column : columns_)
+    while (QLayoutItem* item = column->takeAt(0)) delete item;  // the widgets stay
+  int height[2] = {0, 0};
+  for (QGroupBox* box : sections_) {
+    int rows = 0;
+    for (const FieldWidgets& field : fields_)
+      rows += field.section == box && !field.editor->isHidden() ? 1 : 0;
+    const int side = height[0] <= height[1] ? 0 : 1;
+    columns_[side]->addWidget(box);
+    if (!box->isHidden()) height[side] += 2 + rows;  // the box's title and margins, its rows
+  }
+  for (QVBoxLayout* column : columns_) column->addStretch(1);
 }
 
 QWidget* SetupPage::editorFor(const JobKey& key) {
@@ -339,6 +349,7 @@ void SetupPage::showApplicableKeys() {
   }
   for (auto it = section_shown.begin(); it != section_shown.end(); ++it)
     it.key()->setVisible(it.value());
+  balanceColumns();
   hidden_count_->setText(hidden == 0 ? QString()
                                      : tr("%n key(s) that do not apply are hidden", "", hidden));
 }

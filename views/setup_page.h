@@ -7,12 +7,15 @@
 
 #include <QMap>
 #include <QWidget>
+#include <vector>
 
 #include "launch/job_runner.h"
 #include "views/models/job_draft.h"
 
 class QCheckBox;
 class QComboBox;
+class QGroupBox;
+class QVBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -63,6 +66,7 @@ class SetupPage : public QWidget {
   void onEdited(const QString& path, const QString& text);
   void showIssues();
   void showApplicableKeys();
+  void balanceColumns();
   void updateCommand();
   void updateRecentMenu();
   void openDialog();
@@ -84,6 +88,8 @@ class SetupPage : public QWidget {
   QPushButton* launch_ = nullptr;
   QCheckBox* show_all_ = nullptr;
   QLabel* hidden_count_ = nullptr;
+  QVBoxLayout* columns_[2] = {nullptr, nullptr};
+  std::vector<QGroupBox*> sections_;  // in schema order
 };
 
 }  // namespace ranklab
