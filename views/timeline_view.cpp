@@ -90,14 +90,22 @@ int TimelineView::rowTop(int row) const {
   return plotRect().top() + row * rowHeight();
 }
 
-const TimelineBar* TimelineView::barAt(const QPoint& point) const {
+int TimelineView::rankAt(const QPoint& point) const {
   const QRect plot = plotRect();
-  if (!plot.contains(point) || data_.ranks.empty()) return nullptr;
+  if (!plot.contains(point) || data_.ranks.empty()) return -1;
   const int row = (point.y() - plot.top()) / rowHeight();
-  if (row < 0 || row >= int(data_.ranks.size())) return nullptr;
-  const int rank = data_.ranks[size_t(row)];
+  return row >= 0 && row < int(data_.ranks.size()) ? data_.ranks[size_t(row)] : -1;
+}
+
+int TimelineView::rowOf(int rank) const {
+  return int(std::lower_bound(data_.ranks.begin(), data_.ranks.end(), rank) - data_.ranks.begin());
+}
+
+const TimelineBar* TimelineView::barAt(const QPoint& point) const {
+  const int rank = rankAt(point);
+  if (rank < 0) return nullptr;
   const double ms = msOf(point.x());
-  const double slack = 2 * (view_end_ - view_begin_) / plot.width();  // 2 px either side
+  const double slack = 2 * (view_end_ - view_begin_) / plotRect().width();  // 2 px either side
   for (const TimelineBar& bar : data_.bars)
     if (bar.rank == rank && ms >= bar.start_ms - slack && ms <= bar.end_ms + slack) return &bar;
   return nullptr;
@@ -105,13 +113,10 @@ const TimelineBar* TimelineView::barAt(const QPoint& point) const {
 
 QString TimelineView::describeAt(const QPoint& point) const {
   if (const TimelineBar* bar = barAt(point)) return describeBar(*bar);
-  const QRect plot = plotRect();
-  if (!plot.contains(point) || data_.ranks.empty()) return {};
-  const int row = (point.y() - plot.top()) / rowHeight();
+  const int rank = rankAt(point);
   const double ms = msOf(point.x());
   for (const TimelineSpan& span : data_.spans)
-    if (row >= 0 && row < int(data_.ranks.size()) && span.rank == data_.ranks[size_t(row)] &&
-        ms >= span.start_ms && ms <= span.end_ms)
+    if (rank >= 0 && span.rank == rank && ms >= span.start_ms && ms <= span.end_ms)
       return describeSpan(span);
   return {};
 }
@@ -174,8 +179,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   drawSpans(painter);
   for (const TimelineBar& bar : data_.bars) {
     if (bar.end_ms < view_begin_ || bar.start_ms > view_end_) continue;
-    const auto row = size_t(std::lower_bound(data_.ranks.begin(), data_.ranks.end(), bar.rank) -
-                            data_.ranks.begin());
+    const int row = rowOf(bar.rank);
     const QRectF box(
         QPointF(xOf(bar.start_ms), rowTop(int(row)) + 3),
         QPointF(std::max(xOf(bar.end_ms), xOf(bar.start_ms) + 1.0), rowTop(int(row)) + h - 3));
@@ -193,8 +197,7 @@ void TimelineView::drawSpans(QPainter& painter) const {
   const int h = rowHeight();
   for (const TimelineSpan& span : data_.spans) {
     if (span.end_ms < view_begin_ || span.start_ms > view_end_) continue;
-    const auto row = size_t(std::lower_bound(data_.ranks.begin(), data_.ranks.end(), span.rank) -
-                            data_.ranks.begin());
+    const int row = rowOf(span.rank);
     const QRectF box(
         QPointF(xOf(span.start_ms), rowTop(int(row)) + 3),
         QPointF(std::max(xOf(span.end_ms), xOf(span.start_ms) + 2.0), rowTop(int(row)) + h - 3));
