@@ -47,10 +47,7 @@ class OnednnMatmul {
     using dnnl::memory;
     const Key key{ta == Trans::kYes, tb == Trans::kYes, m, n, k, lda, ldb, ldc, alpha, beta};
     std::lock_guard lock(mutex_);
-    // oneDNN runs on OpenMP threads: as many as OpenBLAS was given (setBlasThreads).
-    if (const int threads = blasThreads(); threads != omp_get_max_threads()) {
-      omp_set_num_threads(threads);
-    }
+    useOnednnTeam();
     auto it = cache_.find(key);
     if (it == cache_.end()) it = cache_.emplace(key, build(key)).first;
     Entry& e = it->second;

@@ -26,17 +26,17 @@ bool openBlasForced() {
   return env && std::strcmp(env, "openblas") == 0;
 }
 
-// oneDNN's SGEMM on the calling thread (its OpenMP team of one); row-major like ours.
+// oneDNN's SGEMM on the calling thread's OpenMP team; row-major like ours.
 void onednnSgemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a,
                  int lda, const float* b, int ldb, float beta, float* c, int ldc) {
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+  useOnednnTeam();
   dnnl_sgemm(trans_a == Trans::kYes ? 'T' : 'N', trans_b == Trans::kYes ? 'T' : 'N', m, n, k, alpha,
              a, lda, b, ldb, beta, c, ldc);
 }
 #endif
 
-// Whether single-threaded GEMMs beyond the skinny shapes go to oneDNN.
-bool singleThreadOnednn() {
+// Whether GEMMs beyond the skinny shapes go to oneDNN.
+bool onednnChosen() {
 #ifdef RANKLAB_HAVE_DNNL
   static const bool use = !openBlasForced();
   return use;
@@ -55,11 +55,22 @@ bool skinnyTakes(Trans trans_a, Trans trans_b, int n, int k) {
 
 }  // namespace
 
+#ifdef RANKLAB_HAVE_DNNL
+void useOnednnTeam() {
+  if (const int threads = blasThreads(); omp_get_max_threads() != threads) {
+    omp_set_num_threads(threads);
+  }
+}
+#endif
+
 bool sgemmRunsInOnednn(Trans trans_a, Trans trans_b, int n, int k) {
   // One thread: oneDNN's AVX-512 SGEMM measured 5-20 % faster than OpenBLAS's on every
-  // shape tried, the MLP's and large squares alike (bench/LOG.md).
-  return k > 0 && openblas_get_num_threads() == 1 && singleThreadOnednn() &&
-         !skinnyTakes(trans_a, trans_b, n, k);
+  // shape tried, the MLP's and large squares alike (bench/LOG.md). More threads: every
+  // product on oneDNN's one OpenMP team, because OpenBLAS's threads and OpenMP's spinning
+  // ones fight for the cores when a step uses both (bf16 AMP with an fp32 head ran at 1.0x
+  // fp32 on 2 threads instead of 1.8x).
+  if (k <= 0 || !onednnChosen()) return false;
+  return blasThreads() > 1 || !skinnyTakes(trans_a, trans_b, n, k);
 }
 
 void sgemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a, int lda,
@@ -88,7 +99,7 @@ void sgemmOpenBlas(Trans trans_a, Trans trans_b, int m, int n, int k, float alph
 }
 
 const char* sgemmLibrary() {
-  return openblas_get_num_threads() == 1 && singleThreadOnednn() ? "oneDNN" : "OpenBLAS";
+  return onednnChosen() ? "oneDNN" : "OpenBLAS";
 }
 
 void setBlasThreads(int threads) {

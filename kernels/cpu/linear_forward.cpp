@@ -73,7 +73,7 @@ struct ThreadMatmuls {
 
 void onednnLinearForward(const float* x, const float* w, const float* bias, float* y, int rows,
                          int in, int out, bool relu) {
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);  // its OpenMP team of one
+  useOnednnTeam();
   thread_local ThreadMatmuls matmuls;
   matmuls.of(rows, in, out, relu).run(matmuls.stream, x, w, bias, y);
 }
