@@ -322,7 +322,8 @@ std::vector<Section> trainingSections() {
         intField("staleness", RANKLAB_JOB_KEY(parallel.staleness), -1, 1000000),
         doubleField("delay_compensation", RANKLAB_JOB_KEY(parallel.delay_compensation),
                     {0.0, 10.0}),
-        intField("average_every", RANKLAB_JOB_KEY(parallel.average_every), 1, 1000000)}},
+        intField("average_every", RANKLAB_JOB_KEY(parallel.average_every), 1, 1000000),
+        intField("microbatches", RANKLAB_JOB_KEY(parallel.microbatches), 1, 65536)}},
       {"compression",
        "how gradients are encoded on the wire",
        {stringField(
@@ -444,6 +445,11 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   checkRule(root, log, "train.checkpoint_every", {"train.checkpoint_path"},
             job.train.checkpoint_every > 0 && job.train.checkpoint_path.empty(),
             "needs train.checkpoint_path, the file to write checkpoints to");
+  checkRule(root, log, "parallel.microbatches", {"train.batch_size"},
+            job.parallel.microbatches > job.train.batch_size,
+            "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +
+                "): each micro-batch needs at least one sample, got " +
+                std::to_string(job.parallel.microbatches));
   checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +

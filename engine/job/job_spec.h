@@ -69,6 +69,7 @@ struct ParallelSpec {
   int staleness = -1;                  // ps-async: max versions ahead of the slowest; -1 = no bound
   double delay_compensation = 0.0;     // ps-async: DC-ASGD lambda; 0 = off
   int average_every = 4;               // local-sgd: steps between model averages
+  int microbatches = 1;                // slices of each rank's batch, gradients accumulated
 
   bool operator==(const ParallelSpec&) const = default;
 };

@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "engine/model/layers.h"
-#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -84,10 +83,9 @@ void Network::ensureBatch(int batch) {
     outputs_[l].resize(static_cast<size_t>(batch) * layers_[l]->outputShape().size());
     output_grads_[l].resize(outputs_[l].size());
   }
-  probs_.resize(static_cast<size_t>(batch) * classes());
 }
 
-BatchLoss Network::run(const float* x, const uint8_t* labels, int batch, const ForwardPass& pass) {
+const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
   ensureBatch(batch);
   const float* input = x;
   for (size_t l = 0; l < layers_.size(); ++l) {
@@ -99,15 +97,18 @@ BatchLoss Network::run(const float* x, const uint8_t* labels, int batch, const F
     input = outputs_[written].data();
     l = written;
   }
-  const auto result = kernels::softmaxXentForward(input, labels, probs_.data(), batch, classes());
-  return {result.loss_sum, result.correct};
+  return input;
 }
 
-BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
+const float* Network::forwardActivations(const float* x, int batch) {
   ForwardPass pass;
   pass.training = true;
   pass.dropout_key = dropout_seed_ + 0x94d049bb133111ebULL * ++training_passes_;
-  return run(x, labels, batch, pass);
+  return run(x, batch, pass);
+}
+
+BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
+  return head_.forward(forwardActivations(x, batch), labels, batch, classes());
 }
 
 float* Network::settledGrads() const {
@@ -120,17 +121,20 @@ float* Network::settledGrads() const {
 
 void Network::backward(const float* x, const uint8_t* labels, int batch,
                        const GradientReadyFn& on_ready) {
+  // d(scale * mean loss)/d(logits)
+  head_.backward(outputGradient(), labels, batch, loss_scale_ / batch);
+  backwardFrom(x, nullptr, batch, on_ready);
+}
+
+void Network::backwardFrom(const float* x, float* dx, int batch, const GradientReadyFn& on_ready) {
   const size_t last = layers_.size() - 1;
-  // d(scale * mean loss)/d(logits) = (softmax - onehot) * scale / B
-  kernels::softmaxXentBackward(output_grads_[last].data(), probs_.data(), labels, batch, classes(),
-                               loss_scale_ / batch);
   // After zeroGrads() every layer writes its gradients; otherwise they accumulate.
   for (auto& layer : layers_) layer->overwriteGradients(zero_pending_);
   zero_pending_ = false;
   for (size_t l = last + 1; l-- > 0;) {
     if (l > 0 && relu_absorbed_[l - 1]) continue;  // differentiated by the layer before it
     const float* input = l == 0 ? x : outputs_[l - 1].data();
-    float* input_grad = l == 0 ? nullptr : output_grads_[l - 1].data();
+    float* input_grad = l == 0 ? dx : output_grads_[l - 1].data();
     const size_t out = relu_absorbed_[l] ? l + 1 : l;
     layers_[l]->backward(input, outputs_[out].data(), output_grads_[out].data(), input_grad, batch);
     if (on_ready && layer_count_[l] > 0) on_ready(layer_offset_[l], layer_count_[l]);
@@ -144,7 +148,8 @@ BatchLoss Network::evaluate(const float* x, const uint8_t* labels, int64_t n, in
   BatchLoss total;
   for (int64_t start = 0; start < n; start += batch) {
     const int b = static_cast<int>(std::min<int64_t>(batch, n - start));
-    const auto part = run(x + start * features, labels + start, b, pass);
+    const float* logits = run(x + start * features, b, pass);
+    const BatchLoss part = head_.forward(logits, labels + start, b, classes());
     total.loss_sum += part.loss_sum;
     total.correct += part.correct;
   }

@@ -1,7 +1,9 @@
-// A feed-forward network: a chain of layers (engine/model/layers.h) ending in softmax
-// cross-entropy. All parameters live in one flat buffer (and gradients in a twin) with
-// named views, so a strategy reduces one buffer (or buckets of it) and an optimizer is one
-// loop. Each layer's tensors are contiguous, weight then bias, in PyTorch's layout.
+// A feed-forward network: a chain of layers (engine/model/layers.h) and, apart from them, a
+// softmax cross-entropy head (engine/model/loss_head.h). A pipeline stage runs the layers
+// alone (forwardActivations, backwardFrom); forward/backward/evaluate add the head. All parameters
+// live in one flat buffer (and gradients in a twin) with named views, so a strategy reduces one
+// buffer (or buckets of it) and an optimizer is one loop. Each layer's tensors are contiguous,
+// weight then bias, in PyTorch's layout.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "engine/model/layer.h"
+#include "engine/model/loss_head.h"
 
 namespace ranklab {
 
@@ -18,11 +21,6 @@ struct ParamView {
   std::string name;  // "fc0.weight", "conv1.bias", ...
   size_t offset = 0;
   size_t size = 0;
-};
-
-struct BatchLoss {
-  double loss_sum = 0;  // summed over the batch
-  int64_t correct = 0;
 };
 
 // Called by backward() as soon as one layer's parameter gradients are complete, in reverse
@@ -37,7 +35,8 @@ class Network {
   Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed);
 
   Shape inputShape() const { return layers_.front()->inputShape(); }
-  int classes() const { return static_cast<int>(layers_.back()->outputShape().size()); }
+  Shape outputShape() const { return layers_.back()->outputShape(); }
+  int classes() const { return static_cast<int>(outputShape().size()); }
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
   // "Linear(784, 256) -> ReLU() -> Linear(256, 10)": identifies the architecture.
   std::string describe() const;
@@ -65,7 +64,17 @@ class Network {
   // backward() differentiates loss_scale * mean loss (AMP's loss scaling); 1 by default.
   void setLossScale(float loss_scale) { loss_scale_ = loss_scale; }
 
-  // Training forward pass over x (B, input); keeps what backward() needs.
+  // Training forward pass of the layers alone over x (B, input): returns their output
+  // (B, output), valid until the next forward; keeps what backwardFrom() needs.
+  const float* forwardActivations(const float* x, int batch);
+  // Where the gradient of the loss with respect to that output goes (B, output) before
+  // backwardFrom(): the head writes it, or a pipeline stage receives it there.
+  float* outputGradient() { return output_grads_.back().data(); }
+  // Backward through the layers from outputGradient() for the last forward over x: adds the
+  // parameter gradients as backward() does, and writes dx (B, input) unless it is null.
+  void backwardFrom(const float* x, float* dx, int batch, const GradientReadyFn& on_ready = {});
+
+  // Training forward pass over x (B, input) and the head; keeps what backward() needs.
   BatchLoss forward(const float* x, const uint8_t* labels, int batch);
   // Zeroes the gradients lazily: the next backward() writes them instead of adding (no pass
   // over the buffer); reading grads() before then sees zeros.
@@ -79,7 +88,7 @@ class Network {
   BatchLoss evaluate(const float* x, const uint8_t* labels, int64_t n, int batch);
 
  private:
-  BatchLoss run(const float* x, const uint8_t* labels, int batch, const ForwardPass& pass);
+  const float* run(const float* x, int batch, const ForwardPass& pass);
   void ensureBatch(int batch);
   // Points params_, grads_ and every layer at these buffers.
   void bindLayers(float* params, float* grads);
@@ -104,7 +113,7 @@ class Network {
   int batch_capacity_ = 0;
   std::vector<std::vector<float>> outputs_;       // outputs_[l]: (B, output of layer l)
   std::vector<std::vector<float>> output_grads_;  // same shapes: d loss / d outputs_[l]
-  std::vector<float> probs_;                      // (B, classes)
+  SoftmaxCrossEntropy head_;
 };
 
 }  // namespace ranklab

@@ -86,6 +86,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       model_(makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed)),
       optimizer_(makeOptimizer(updateRule(job), model_.parameterCount())),
       sync_(makeGradientSync(job, comm, weightMatrices(model_))),
+      schedule_(makeStepSchedule(job)),
       peers_(sync_->peers()),
       compression_(describeCompression(codecOptions(job))) {
   model_.setDropoutStream(job.train.seed, comm.rank());
@@ -98,10 +99,14 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
     options.growth_interval = job.amp.growth_interval;
     scaler_.emplace(options);
   }
-  loader_.emplace(train_set, peers_.rank(), peers_.size(), job.train.batch_size, job.train.seed);
+  // Data parallel across every training rank (pipeline and tensor degrees come next).
+  layout_.emplace(peers_, LayoutDegrees{peers_.size(), 1, 1});
+  Communicator& replicas = layout_->dataGroup();
+  loader_.emplace(train_set, replicas.rank(), replicas.size(), job.train.batch_size,
+                  job.train.seed);
   if (loader_->stepsPerEpoch() == 0) {
     throw std::invalid_argument("train.batch_size " + std::to_string(job.train.batch_size) + " x " +
-                                std::to_string(peers_.size()) + " ranks exceeds the " +
+                                std::to_string(replicas.size()) + " ranks exceeds the " +
                                 std::to_string(train_set.count) + " training samples");
   }
   const int64_t planned_steps = loader_->stepsPerEpoch() * job.train.epochs;
@@ -109,7 +114,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       job.train.max_steps > 0 ? std::min(job.train.max_steps, planned_steps) : planned_steps;
   // The schedule spans the planned epochs; max_steps only stops early (so a run cut short
   // and resumed follows the same curve).
-  schedule_.emplace(job.train, loader_->stepsPerEpoch(), planned_steps);
+  lr_.emplace(job.train, loader_->stepsPerEpoch(), planned_steps);
   startFrom(train_set);
 }
 
@@ -171,7 +176,7 @@ StepStats TrainingRun::step(int epoch) {
   s.step = at_.step + 1;
   s.epoch = epoch;
   s.samples = job_.train.batch_size;
-  s.lr = schedule_->at(s.step);
+  s.lr = lr_->at(s.step);
   const int64_t in_epoch = epoch == at_.epoch ? at_.step_in_epoch : 0;
   int64_t t = steadyNowNs();
   const Batch* next = batches_->next();
@@ -193,17 +198,13 @@ StepStats TrainingRun::step(int epoch) {
 }
 
 bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
-  const int size = job_.train.batch_size;
-  int64_t t = steadyNowNs();
-  const BatchLoss loss = model_.forward(batch.images.data(), batch.labels.data(), size);
-  s.loss = loss.loss_sum / size;
-  s.forward_ns = steadyNowNs() - t;
-
-  t = steadyNowNs();
-  if (scaler_) model_.setLossScale(scaler_->scale());
-  model_.zeroGrads();
-  sync_->beginStep(s.lr);
-  model_.backward(batch.images.data(), batch.labels.data(), size, on_ready_);
+  StepHooks hooks;
+  hooks.before_backward = [&] { sync_->beginStep(s.lr); };
+  hooks.on_ready = on_ready_;
+  const PassTimes times = schedule_->run(model_, batch, scaler_ ? scaler_->scale() : 1.f, hooks);
+  s.loss = times.loss_sum / job_.train.batch_size;
+  s.forward_ns = times.forward_ns;
+  const int64_t t = steadyNowNs();
   if (straggler_)
     std::this_thread::sleep_for(std::chrono::milliseconds(job_.fault.straggler_delay_ms));
   bool overflow = false;
@@ -211,7 +212,7 @@ bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
     s.loss_scale = scaler_->scale();
     overflow = !scaler_->unscale(model_.grads(), model_.parameterCount());
   }
-  s.backward_ns = steadyNowNs() - t;
+  s.backward_ns = times.backward_ns + steadyNowNs() - t;
   return overflow;
 }
 

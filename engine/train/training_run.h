@@ -1,7 +1,7 @@
 // One rank's training run as an object with seams: setup (and resume) in the constructor,
-// then step(), evaluate(), checkpoint() and finish(), driven by train() (trainer.cpp) or by
-// a schedule of its own. A step reads top to bottom: next batch, forward, zero grads,
-// backward, sync gradients, update.
+// then step(), evaluate(), checkpoint() and finish(), driven by train() (trainer.cpp). A step
+// reads top to bottom: next batch, the schedule's passes (engine/train/step_schedule.h:
+// forward, zero grads, backward, per micro-batch), sync gradients, update.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,8 @@
 #include "engine/optim/optimizer.h"
 #include "engine/train/checkpointing.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/parallel_layout.h"
+#include "engine/train/step_schedule.h"
 #include "engine/train/train_observer.h"
 
 namespace ranklab {
@@ -61,10 +63,12 @@ class TrainingRun {
   Network model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<GradientSync> sync_;
-  Communicator& peers_;  // the ranks that train (a parameter server's workers)
+  std::unique_ptr<StepSchedule> schedule_;
+  Communicator& peers_;                   // the ranks that train (a parameter server's workers)
+  std::optional<ParallelLayout> layout_;  // peers_ as data x pipeline x tensor groups
   std::optional<LossScaler> scaler_;
   std::optional<ShardLoader> loader_;
-  std::optional<LrSchedule> schedule_;
+  std::optional<LrSchedule> lr_;
   std::optional<BatchStream> batches_;
   std::string compression_;  // describeCompression() of the job, for checkpoints
   GradientReadyFn on_ready_;

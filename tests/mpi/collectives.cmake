@@ -19,3 +19,8 @@ target_link_libraries(ranklab_mpi_test_main PUBLIC ranklab_comm_mpi GTest::gtest
 add_executable(mpi_collectives_test mpi/collectives_test.cpp)
 target_link_libraries(mpi_collectives_test PRIVATE ranklab_mpi_test_main)
 ranklab_add_mpi_test(mpi_collectives mpi_collectives_test 8)
+
+# The data x pipeline x tensor layout's sub-communicators (engine/train/parallel_layout.h).
+add_executable(mpi_layout_test mpi/parallel_layout_test.cpp)
+target_link_libraries(mpi_layout_test PRIVATE ranklab_mpi_test_main ranklab_engine)
+ranklab_add_mpi_test(mpi_layout mpi_layout_test 8)

@@ -1,0 +1,30 @@
+// The loss at the end of a model, apart from its layers, so that a pipeline stage can run
+// forward to an activation and backward from a gradient that arrives from the next stage;
+// only the last stage owns a head.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ranklab {
+
+struct BatchLoss {
+  double loss_sum = 0;  // summed over the batch
+  int64_t correct = 0;
+};
+
+// Softmax cross-entropy over logits (B, classes), with accuracy.
+class SoftmaxCrossEntropy {
+ public:
+  // Keeps the batch's probabilities for backward().
+  BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes);
+  // dlogits (B, classes) = d(scale * summed loss)/d(logits) of the last forward():
+  // scale = loss_scale / B for the mean loss.
+  void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const;
+
+ private:
+  std::vector<float> probs_;  // (B, classes)
+  int classes_ = 0;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,58 @@
+// A step schedule decides which micro-batch runs which pass on this rank, and when the
+// gradients are complete for the strategy to combine. Data parallelism is the first: the
+// rank's batch in parallel.microbatches slices, a forward and a backward each, gradients
+// accumulated, buckets released during the last slice's backward only. Pipeline schedules
+// (GPipe, 1F1B) are the next, running a stage's layers through Network::forwardActivations
+// and backwardFrom with activations and gradients exchanged between neighbouring stages.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/data/batch_stream.h"
+#include "engine/job/job_spec.h"
+#include "engine/model/network.h"
+
+namespace ranklab {
+
+// What one step's passes measured on this rank.
+struct PassTimes {
+  double loss_sum = 0;  // over the rank's batch
+  int64_t forward_ns = 0;
+  int64_t backward_ns = 0;
+};
+
+// Where a schedule hands control back, so it knows nothing of syncs or faults.
+struct StepHooks {
+  std::function<void()> before_backward;  // once, before the step's first backward
+  GradientReadyFn on_ready;               // final gradient slices, during the last backward
+};
+
+class StepSchedule {
+ public:
+  virtual ~StepSchedule() = default;
+  virtual std::string name() const = 0;  // "data-parallel"
+  // This rank's passes of one optimizer step over `batch`: on return model.grads() hold
+  // d(loss_scale * mean loss over the batch)/d(params).
+  virtual PassTimes run(Network& model, const Batch& batch, float loss_scale,
+                        const StepHooks& hooks) = 0;
+};
+
+// The data-parallel schedule over `microbatches` slices of each batch.
+class DataParallelSchedule : public StepSchedule {
+ public:
+  explicit DataParallelSchedule(int microbatches) : microbatches_(microbatches) {}
+  std::string name() const override { return "data-parallel"; }
+  PassTimes run(Network& model, const Batch& batch, float loss_scale,
+                const StepHooks& hooks) override;
+
+ private:
+  int microbatches_;
+};
+
+// The schedule the job's [parallel] section asks for.
+std::unique_ptr<StepSchedule> makeStepSchedule(const JobSpec& job);
+
+}  // namespace ranklab
