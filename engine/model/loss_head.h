@@ -13,14 +13,21 @@ struct BatchLoss {
   int64_t correct = 0;
 };
 
-// Softmax cross-entropy over logits (B, classes), with accuracy.
-class SoftmaxCrossEntropy {
+class LossHead {
  public:
-  // Keeps the batch's probabilities for backward().
-  BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes);
+  virtual ~LossHead() = default;
+  // Loss and accuracy of logits (B, classes); keeps what backward() needs.
+  virtual BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) = 0;
   // dlogits (B, classes) = d(scale * summed loss)/d(logits) of the last forward():
   // scale = loss_scale / B for the mean loss.
-  void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const;
+  virtual void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const = 0;
+};
+
+// Softmax cross-entropy on the CPU (kernels/cpu/elementwise.h).
+class SoftmaxCrossEntropy : public LossHead {
+ public:
+  BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) override;
+  void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const override;
 
  private:
   std::vector<float> probs_;  // (B, classes)

@@ -3,42 +3,44 @@
 #include <map>
 #include <stdexcept>
 
-#include "engine/model/layers.h"
+#include "engine/model/compute_device.h"
 
 namespace ranklab {
 
 namespace {
 
-// Builds a chain where each layer takes the previous one's output shape.
+// Builds a chain where each layer takes the previous one's output shape, each made by the
+// device.
 class LayerChain {
  public:
-  explicit LayerChain(Shape input) : shape_(input) {}
+  LayerChain(Shape input, const ComputeDevice& device) : shape_(input), device_(device) {}
 
-  template <class L, class... Args>
-  void add(const std::string& kind, Args... args) {
-    const std::string name = kind + std::to_string(count_[kind]++);
-    layers_.push_back(std::make_unique<L>(name, shape_, args...));
+  void add(const std::string& prefix, LayerRequest request) {
+    request.name = prefix + std::to_string(count_[prefix]++);
+    request.input = shape_;
+    layers_.push_back(device_.makeLayer(request));
     shape_ = layers_.back()->outputShape();
   }
 
   void addDropout(float p) {
-    if (p > 0.f) add<Dropout>("drop", p);
+    if (p > 0.f) add("drop", {.kind = LayerKind::kDropout, .dropout = p});
   }
 
   // Hidden Linear -> ReLU [-> Dropout] layers, then the Linear to the classes.
   void addClassifier(const std::vector<int>& hidden, int classes, float dropout) {
     for (int width : hidden) {
-      add<Linear>("fc", width);
-      add<ReLU>("relu");
+      add("fc", {.kind = LayerKind::kLinear, .outputs = width});
+      add("relu", {.kind = LayerKind::kReLU});
       addDropout(dropout);
     }
-    add<Linear>("fc", classes);
+    add("fc", {.kind = LayerKind::kLinear, .outputs = classes});
   }
 
-  std::vector<std::unique_ptr<Layer>> take() { return std::move(layers_); }
+  Network finish(uint64_t seed) { return Network(std::move(layers_), seed, device_); }
 
  private:
   Shape shape_;
+  const ComputeDevice& device_;
   std::map<std::string, int> count_;
   std::vector<std::unique_ptr<Layer>> layers_;
 };
@@ -46,31 +48,33 @@ class LayerChain {
 }  // namespace
 
 Network makeMlp(Shape input, const std::vector<int>& hidden, int classes, float dropout,
-                uint64_t seed) {
-  LayerChain chain(input);
+                uint64_t seed, const ComputeDevice& device) {
+  LayerChain chain(input, device);
   chain.addClassifier(hidden, classes, dropout);
-  return Network(chain.take(), seed);
+  return chain.finish(seed);
 }
 
 Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
-                const std::vector<int>& hidden, int classes, float dropout, uint64_t seed) {
-  LayerChain chain(input);
+                const std::vector<int>& hidden, int classes, float dropout, uint64_t seed,
+                const ComputeDevice& device) {
+  LayerChain chain(input, device);
   for (int width : channels) {
-    chain.add<Conv2d>("conv", width, kernel);
+    chain.add("conv", {.kind = LayerKind::kConv2d, .outputs = width, .kernel = kernel});
     // ReLU after the pooling equals ReLU before it (max commutes with the monotone ReLU)
     // and touches a quarter of the values.
-    chain.add<MaxPool2d>("pool");
-    chain.add<ReLU>("relu");
+    chain.add("pool", {.kind = LayerKind::kMaxPool2d});
+    chain.add("relu", {.kind = LayerKind::kReLU});
   }
-  chain.add<Flatten>("flatten");
+  chain.add("flatten", {.kind = LayerKind::kFlatten});
   chain.addDropout(dropout);
   chain.addClassifier(hidden, classes, dropout);
-  return Network(chain.take(), seed);
+  return chain.finish(seed);
 }
 
-Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed) {
+Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,
+                  const ComputeDevice& device) {
   const auto dropout = static_cast<float>(spec.dropout);
-  if (spec.kind == "mlp") return makeMlp(input, spec.layers, classes, dropout, seed);
+  if (spec.kind == "mlp") return makeMlp(input, spec.layers, classes, dropout, seed, device);
   if (spec.kind == "cnn") {
     // Each conv keeps the size (same padding) and each pool halves it.
     int side = std::min(input.height, input.width);
@@ -82,7 +86,8 @@ Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed
                                   " conv+pool stages (use data.dataset = "
                                   "\"fashion-mnist\", or model.kind = \"mlp\")");
     }
-    return makeCnn(input, spec.channels, spec.kernel_size, spec.layers, classes, dropout, seed);
+    return makeCnn(input, spec.channels, spec.kernel_size, spec.layers, classes, dropout, seed,
+                   device);
   }
   throw std::invalid_argument("model.kind \"" + spec.kind +
                               "\" is not available; allowed: mlp, cnn");

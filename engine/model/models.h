@@ -1,27 +1,31 @@
-// The models a job file can ask for ([model] kind), built as Networks.
+// The models a job file can ask for ([model] kind), built as Networks whose layers a
+// compute device makes (the CPU unless told).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "engine/job/job_spec.h"
+#include "engine/model/compute_device.h"
 #include "engine/model/network.h"
 
 namespace ranklab {
 
 // Linear -> ReLU [-> Dropout] -> ... -> Linear: one hidden layer per width.
 Network makeMlp(Shape input, const std::vector<int>& hidden, int classes, float dropout,
-                uint64_t seed);
+                uint64_t seed, const ComputeDevice& device = cpuDevice());
 
 // conv-pool-conv-pool-fc: per entry of `channels`, Conv2d(kernel, same padding) ->
 // MaxPool2d(2) -> ReLU (the same function as Conv -> ReLU -> MaxPool, with less work);
 // then Flatten, the hidden Linear -> ReLU layers of `hidden`, and a Linear
 // to the classes, with Dropout before each Linear when dropout > 0.
 Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
-                const std::vector<int>& hidden, int classes, float dropout, uint64_t seed);
+                const std::vector<int>& hidden, int classes, float dropout, uint64_t seed,
+                const ComputeDevice& device = cpuDevice());
 
 // The job's [model] for samples of shape `input`; std::invalid_argument names the
 // model key that does not fit the data.
-Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed);
+Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,
+                  const ComputeDevice& device = cpuDevice());
 
 }  // namespace ranklab

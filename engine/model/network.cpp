@@ -8,8 +8,9 @@
 
 namespace ranklab {
 
-Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed)
-    : layers_(std::move(layers)) {
+Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed,
+                 const ComputeDevice& device)
+    : layers_(std::move(layers)), device_(&device), head_(device.makeLossHead()) {
   if (layers_.empty()) throw std::invalid_argument("Network: no layers");
   size_t offset = 0;
   for (size_t l = 0; l < layers_.size(); ++l) {
@@ -26,9 +27,9 @@ Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed)
     layer_count_.push_back(offset - layer_offset_.back());
   }
   count_ = offset;
-  own_params_.resize(offset);
-  own_grads_.assign(offset, 0.f);
-  bindLayers(own_params_.data(), own_grads_.data());
+  own_params_ = device.allocate(offset);
+  own_grads_ = device.allocate(offset);
+  bindLayers(own_params_->data(), own_grads_->data());
   std::mt19937_64 rng(seed);
   for (auto& layer : layers_) layer->init(rng);
   relu_absorbed_.assign(layers_.size(), false);
@@ -48,8 +49,8 @@ void Network::bindLayers(float* params, float* grads) {
 void Network::useBuffers(float* params, float* grads) {
   bindLayers(params, grads);
   // Layers keep no other pointer into the buffers (they re-read them each pass).
-  own_params_ = {};
-  own_grads_ = {};
+  own_params_.reset();
+  own_grads_.reset();
 }
 
 std::string Network::describe() const {
@@ -108,7 +109,7 @@ const float* Network::forwardActivations(const float* x, int batch) {
 }
 
 BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
-  return head_.forward(forwardActivations(x, batch), labels, batch, classes());
+  return head_->forward(forwardActivations(x, batch), labels, batch, classes());
 }
 
 float* Network::settledGrads() const {
@@ -122,7 +123,7 @@ float* Network::settledGrads() const {
 void Network::backward(const float* x, const uint8_t* labels, int batch,
                        const GradientReadyFn& on_ready) {
   // d(scale * mean loss)/d(logits)
-  head_.backward(outputGradient(), labels, batch, loss_scale_ / batch);
+  head_->backward(outputGradient(), labels, batch, loss_scale_ / batch);
   backwardFrom(x, nullptr, batch, on_ready);
 }
 
@@ -149,7 +150,7 @@ BatchLoss Network::evaluate(const float* x, const uint8_t* labels, int64_t n, in
   for (int64_t start = 0; start < n; start += batch) {
     const int b = static_cast<int>(std::min<int64_t>(batch, n - start));
     const float* logits = run(x + start * features, b, pass);
-    const BatchLoss part = head_.forward(logits, labels + start, b, classes());
+    const BatchLoss part = head_->forward(logits, labels + start, b, classes());
     total.loss_sum += part.loss_sum;
     total.correct += part.correct;
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/compute_device.h"
 #include "engine/model/layer.h"
 #include "engine/model/loss_head.h"
 
@@ -32,7 +33,11 @@ class Network {
  public:
   // Takes the layers in order (each one's input shape is the previous one's output) and
   // draws the parameters layer by layer from `seed`, so every rank starts from one model.
-  Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed);
+  // The buffers and the loss head come from `device`, which made the layers.
+  Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed,
+          const ComputeDevice& device = cpuDevice());
+
+  const ComputeDevice& device() const { return *device_; }
 
   Shape inputShape() const { return layers_.front()->inputShape(); }
   Shape outputShape() const { return layers_.back()->outputShape(); }
@@ -100,7 +105,8 @@ class Network {
   std::vector<size_t> layer_count_;   // and how many it owns
   std::vector<bool> relu_absorbed_;   // [l]: layer l applies the ReLU at l + 1 itself
   size_t count_ = 0;
-  std::vector<float> own_params_, own_grads_;  // the buffers until useBuffers()
+  const ComputeDevice* device_;
+  std::unique_ptr<DeviceBuffer> own_params_, own_grads_;  // the buffers until useBuffers()
   float* params_ = nullptr;
   // Written through a const read: a pending zeroGrads() is carried out by whichever reader
   // comes first.
@@ -113,7 +119,7 @@ class Network {
   int batch_capacity_ = 0;
   std::vector<std::vector<float>> outputs_;       // outputs_[l]: (B, output of layer l)
   std::vector<std::vector<float>> output_grads_;  // same shapes: d loss / d outputs_[l]
-  SoftmaxCrossEntropy head_;
+  std::unique_ptr<LossHead> head_;
 };
 
 }  // namespace ranklab

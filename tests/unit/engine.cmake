@@ -12,6 +12,7 @@ gtest_discover_tests(engine_tests TEST_PREFIX "engine." PROPERTIES TIMEOUT 120)
 add_executable(model_tests
   unit/layer_gradient_test.cpp
   unit/gemm_test.cpp
+  unit/compute_device_test.cpp
   unit/linear_fusion_test.cpp
   unit/network_test.cpp
   unit/optimizer_test.cpp)
