@@ -46,17 +46,17 @@ TrainSpec updateRule(const JobSpec& job) {
   return rule;
 }
 
-// One forward and backward pass on a zero batch before the clock starts. The GEMM library
-// (oneDNN) compiles a kernel for each shape on its first call: ~25 ms per rank, twice that
-// when two ranks compile at once, which step 1 used to pay. Leaves the model as it was:
-// no update, the dropout pass count restored, the gradients discarded by a zeroGrads().
-void warmUpKernels(Network& model, int batch) {
-  const std::vector<float> images(static_cast<size_t>(batch) * model.inputShape().size(), 0.f);
-  const std::vector<uint8_t> labels(static_cast<size_t>(batch), 0);
+// One step's passes on a zero batch before the clock starts, through the step's schedule
+// (so every micro-batch shape is seen). The GEMM library (oneDNN) compiles a kernel for
+// each shape on its first call: ~25 ms per rank, twice that when two ranks compile at once,
+// which step 1 used to pay. Leaves the model as it was: no update, the dropout pass count
+// restored, the gradients discarded by a zeroGrads().
+void warmUpKernels(Network& model, StepSchedule& schedule, int batch) {
+  Batch zeros;
+  zeros.images.assign(static_cast<size_t>(batch) * model.inputShape().size(), 0.f);
+  zeros.labels.assign(static_cast<size_t>(batch), 0);
   const uint64_t passes = model.trainingPasses();
-  model.forward(images.data(), labels.data(), batch);
-  model.zeroGrads();
-  model.backward(images.data(), labels.data(), batch);
+  schedule.run(model, zeros, 1.f, {});
   model.zeroGrads();
   model.setTrainingPasses(passes);
 }
@@ -160,7 +160,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   batches_.emplace(*loader_, train_set.features, at_.epoch, at_.step_in_epoch, job_.train.epochs,
                    job_.data.prefetch);
   checkpointed_step_ = at_.step;
-  warmUpKernels(model_, job_.train.batch_size);
+  warmUpKernels(model_, *schedule_, job_.train.batch_size);
   // Start the clock together: start-up skew (data loading, MPI wire-up, kernel compilation)
   // is not training.
   peers_.barrier();
