@@ -28,6 +28,7 @@ inline constexpr int kPsPayload = 2;  // worker -> server: the floats of a push 
 inline constexpr int kPsReply = 3;    // server -> worker: version, staleness, hold time
 inline constexpr int kPsParams = 4;   // server -> worker: the shard's parameters
 inline constexpr int kBench = 5;
+inline constexpr int kPipeline = 6;  // activations forward, gradients backward (engine/train)
 }  // namespace tags
 
 // Memory that every rank of a one-host communicator maps: one slot per rank, all the same

@@ -323,7 +323,9 @@ std::vector<Section> trainingSections() {
         doubleField("delay_compensation", RANKLAB_JOB_KEY(parallel.delay_compensation),
                     {0.0, 10.0}),
         intField("average_every", RANKLAB_JOB_KEY(parallel.average_every), 1, 1000000),
-        intField("microbatches", RANKLAB_JOB_KEY(parallel.microbatches), 1, 65536)}},
+        intField("microbatches", RANKLAB_JOB_KEY(parallel.microbatches), 1, 65536),
+        intField("pipeline", RANKLAB_JOB_KEY(parallel.pipeline), 1, 64),
+        stringField("schedule", RANKLAB_JOB_KEY(parallel.schedule), {"gpipe", "1f1b"})}},
       {"compression",
        "how gradients are encoded on the wire",
        {stringField(
@@ -423,6 +425,38 @@ void checkRule(const toml::table& root, IssueLog& log, const std::string& key,
   log.add(node->source(), key, message);
 }
 
+// Pipeline stages: whole ranks per stage, blocks enough to divide, and only the strategy
+// and store features that know a model can be split.
+void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  const int p = job.parallel.pipeline;
+  if (p == 1) return;
+  const std::string stages = "parallel.pipeline = " + std::to_string(p);
+  checkRule(root, log, "parallel.pipeline", {"parallel.ranks"}, job.parallel.ranks % p != 0,
+            "must divide parallel.ranks (" + std::to_string(job.parallel.ranks) +
+                "): every data replica needs all " + std::to_string(p) + " stages, got " +
+                std::to_string(p));
+  const size_t blocks =
+      job.model.layers.size() + 1 + (job.model.kind == "cnn" ? job.model.channels.size() : 0);
+  checkRule(root, log, "parallel.pipeline", {"model.layers", "model.channels", "model.kind"},
+            static_cast<size_t>(p) > blocks,
+            "must be at most the model's " + std::to_string(blocks) +
+                " blocks (a layer with parameters and what follows it), got " + std::to_string(p) +
+                "; add model.layers or use fewer stages");
+  checkRule(root, log, "parallel.pipeline", {"parallel.strategy"},
+            job.parallel.strategy != "allreduce",
+            "needs parallel.strategy = \"allreduce\" (the stages' replicas all-reduce their "
+            "stage's gradients); got " +
+                quoted(job.parallel.strategy));
+  checkRule(root, log, "parallel.pipeline", {"parallel.algorithm"},
+            job.parallel.algorithm == "shm-sharded",
+            "\"shm-sharded\" shares one whole model per host; with " + stages + " use " +
+                allreduceChoices());
+  checkRule(root, log, "parallel.pipeline", {"train.checkpoint_path", "train.resume_from"},
+            !job.train.checkpoint_path.empty() || !job.train.resume_from.empty(),
+            "checkpoints hold one rank's whole model, and with " + stages +
+                " no rank has it: leave train.checkpoint_path and train.resume_from empty");
+}
+
 }  // namespace
 
 void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& log) {
@@ -450,6 +484,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +
                 "): each micro-batch needs at least one sample, got " +
                 std::to_string(job.parallel.microbatches));
+  checkPipeline(root, job, log);
   checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +

@@ -70,6 +70,8 @@ struct ParallelSpec {
   double delay_compensation = 0.0;     // ps-async: DC-ASGD lambda; 0 = off
   int average_every = 4;               // local-sgd: steps between model averages
   int microbatches = 1;                // slices of each rank's batch, gradients accumulated
+  int pipeline = 1;                    // pipeline stages; ranks / pipeline data replicas
+  std::string schedule = "1f1b";       // pipeline order: gpipe | 1f1b
 
   bool operator==(const ParallelSpec&) const = default;
 };

@@ -15,25 +15,31 @@ class LayerChain {
  public:
   LayerChain(Shape input, const ComputeDevice& device) : shape_(input), device_(device) {}
 
-  void add(const std::string& prefix, LayerRequest request) {
+  void add(const std::string& prefix, LayerKind kind, int outputs = 0, int kernel = 0,
+           float dropout = 0.f) {
+    LayerRequest request;
+    request.kind = kind;
     request.name = prefix + std::to_string(count_[prefix]++);
     request.input = shape_;
+    request.outputs = outputs;
+    request.kernel = kernel;
+    request.dropout = dropout;
     layers_.push_back(device_.makeLayer(request));
     shape_ = layers_.back()->outputShape();
   }
 
   void addDropout(float p) {
-    if (p > 0.f) add("drop", {.kind = LayerKind::kDropout, .dropout = p});
+    if (p > 0.f) add("drop", LayerKind::kDropout, 0, 0, p);
   }
 
   // Hidden Linear -> ReLU [-> Dropout] layers, then the Linear to the classes.
   void addClassifier(const std::vector<int>& hidden, int classes, float dropout) {
     for (int width : hidden) {
-      add("fc", {.kind = LayerKind::kLinear, .outputs = width});
-      add("relu", {.kind = LayerKind::kReLU});
+      add("fc", LayerKind::kLinear, width);
+      add("relu", LayerKind::kReLU);
       addDropout(dropout);
     }
-    add("fc", {.kind = LayerKind::kLinear, .outputs = classes});
+    add("fc", LayerKind::kLinear, classes);
   }
 
   Network finish(uint64_t seed) { return Network(std::move(layers_), seed, device_); }
@@ -59,13 +65,13 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
                 const ComputeDevice& device) {
   LayerChain chain(input, device);
   for (int width : channels) {
-    chain.add("conv", {.kind = LayerKind::kConv2d, .outputs = width, .kernel = kernel});
+    chain.add("conv", LayerKind::kConv2d, width, kernel);
     // ReLU after the pooling equals ReLU before it (max commutes with the monotone ReLU)
     // and touches a quarter of the values.
-    chain.add("pool", {.kind = LayerKind::kMaxPool2d});
-    chain.add("relu", {.kind = LayerKind::kReLU});
+    chain.add("pool", LayerKind::kMaxPool2d);
+    chain.add("relu", LayerKind::kReLU);
   }
-  chain.add("flatten", {.kind = LayerKind::kFlatten});
+  chain.add("flatten", LayerKind::kFlatten);
   chain.addDropout(dropout);
   chain.addClassifier(hidden, classes, dropout);
   return chain.finish(seed);

@@ -91,7 +91,7 @@ const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
   const float* input = x;
   for (size_t l = 0; l < layers_.size(); ++l) {
     ForwardPass layer_pass = pass;
-    layer_pass.dropout_key = pass.dropout_key + 0xbf58476d1ce4e5b9ULL * (l + 1);
+    layer_pass.dropout_key = pass.dropout_key + 0xbf58476d1ce4e5b9ULL * (first_layer_ + l + 1);
     // A layer that absorbed the following ReLU writes the ReLU's output; the ReLU is skipped.
     const size_t written = relu_absorbed_[l] ? l + 1 : l;
     layers_[l]->forward(input, outputs_[written].data(), batch, layer_pass);
@@ -120,11 +120,39 @@ float* Network::settledGrads() const {
   return grads_;
 }
 
+void Network::lossGradient(const uint8_t* labels, int batch) {
+  head_->backward(outputGradient(), labels, batch, loss_scale_ / batch);
+}
+
 void Network::backward(const float* x, const uint8_t* labels, int batch,
                        const GradientReadyFn& on_ready) {
-  // d(scale * mean loss)/d(logits)
-  head_->backward(outputGradient(), labels, batch, loss_scale_ / batch);
+  lossGradient(labels, batch);
   backwardFrom(x, nullptr, batch, on_ready);
+}
+
+const float* Network::predict(const float* x, int batch) {
+  ForwardPass pass;
+  pass.training = false;
+  return run(x, batch, pass);
+}
+
+BatchLoss Network::score(const float* output, const uint8_t* labels, int batch) {
+  return head_->forward(output, labels, batch, classes());
+}
+
+Network Network::takeStage(size_t first, size_t end) && {
+  if (first >= end || end > layers_.size()) {
+    throw std::invalid_argument("Network::takeStage: layers [" + std::to_string(first) + ", " +
+                                std::to_string(end) + ") of " + std::to_string(layers_.size()));
+  }
+  const float* values = params_ + layer_offset_[first];
+  std::vector<std::unique_ptr<Layer>> taken;
+  for (size_t l = first; l < end; ++l) taken.push_back(std::move(layers_[l]));
+  Network stage(std::move(taken), 0, *device_);
+  std::copy(values, values + stage.parameterCount(), stage.params());
+  stage.first_layer_ = first_layer_ + first;
+  stage.dropout_seed_ = dropout_seed_;
+  return stage;
 }
 
 void Network::backwardFrom(const float* x, float* dx, int batch, const GradientReadyFn& on_ready) {
@@ -143,14 +171,11 @@ void Network::backwardFrom(const float* x, float* dx, int batch, const GradientR
 }
 
 BatchLoss Network::evaluate(const float* x, const uint8_t* labels, int64_t n, int batch) {
-  ForwardPass pass;
-  pass.training = false;
   const size_t features = inputShape().size();
   BatchLoss total;
   for (int64_t start = 0; start < n; start += batch) {
     const int b = static_cast<int>(std::min<int64_t>(batch, n - start));
-    const float* logits = run(x + start * features, b, pass);
-    const BatchLoss part = head_->forward(logits, labels + start, b, classes());
+    const BatchLoss part = score(predict(x + start * features, b), labels + start, b);
     total.loss_sum += part.loss_sum;
     total.correct += part.correct;
   }

@@ -79,6 +79,17 @@ class Network {
   // parameter gradients as backward() does, and writes dx (B, input) unless it is null.
   void backwardFrom(const float* x, float* dx, int batch, const GradientReadyFn& on_ready = {});
 
+  // The head's gradient d(loss_scale * mean loss)/d(output) of the last forward(), written to
+  // outputGradient(): a last pipeline stage's first half of backward().
+  void lossGradient(const uint8_t* labels, int batch);
+  // Evaluation forward of the layers alone (no dropout), and the head's loss over an output.
+  const float* predict(const float* x, int batch);
+  BatchLoss score(const float* output, const uint8_t* labels, int batch);
+
+  // Layers [first, end) as a network of their own (a pipeline stage) with their current
+  // parameters, drawing dropout masks as they did here; this network is left unusable.
+  Network takeStage(size_t first, size_t end) &&;
+
   // Training forward pass over x (B, input) and the head; keeps what backward() needs.
   BatchLoss forward(const float* x, const uint8_t* labels, int batch);
   // Zeroes the gradients lazily: the next backward() writes them instead of adding (no pass
@@ -101,6 +112,7 @@ class Network {
   float* settledGrads() const;
 
   std::vector<std::unique_ptr<Layer>> layers_;
+  size_t first_layer_ = 0;            // index of layers_[0] in the whole model (a stage's)
   std::vector<size_t> layer_offset_;  // each layer's first parameter in the flat buffer
   std::vector<size_t> layer_count_;   // and how many it owns
   std::vector<bool> relu_absorbed_;   // [l]: layer l applies the ReLU at l + 1 itself

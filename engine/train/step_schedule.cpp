@@ -14,8 +14,7 @@ PassTimes DataParallelSchedule::run(Network& model, const Batch& batch, float lo
   PassTimes times;
   int begin = 0;
   for (int i = 0; i < slices; ++i) {
-    // Sizes differ by at most one: the first size % slices slices take one more.
-    const int n = size / slices + (i < size % slices ? 1 : 0);
+    const int n = sliceSize(size, slices, i);
     const float* x = batch.images.data() + static_cast<size_t>(begin) * features;
     const uint8_t* y = batch.labels.data() + begin;
     int64_t t = steadyNowNs();
@@ -36,8 +35,15 @@ PassTimes DataParallelSchedule::run(Network& model, const Batch& batch, float lo
   return times;
 }
 
-std::unique_ptr<StepSchedule> makeStepSchedule(const JobSpec& job) {
-  return std::make_unique<DataParallelSchedule>(job.parallel.microbatches);
+int sliceSize(int size, int slices, int index) {
+  // The first size % slices slices take one more.
+  return size / slices + (index < size % slices ? 1 : 0);
+}
+
+ScoredSamples StepSchedule::evaluate(Network& model, const float* x, const uint8_t* labels,
+                                     int64_t n, int batch) {
+  const BatchLoss part = model.evaluate(x, labels, n, batch);
+  return {part.loss_sum, part.correct, n};
 }
 
 }  // namespace ranklab

@@ -19,9 +19,20 @@ namespace ranklab {
 
 // What one step's passes measured on this rank.
 struct PassTimes {
-  double loss_sum = 0;  // over the rank's batch
+  double loss_sum = 0;  // over the rank's batch (every stage of a pipeline gets it)
   int64_t forward_ns = 0;
   int64_t backward_ns = 0;
+  int64_t wait_ns = 0;   // blocked on a neighbouring stage: the pipeline's bubble
+  int64_t bytes_tx = 0;  // activations and their gradients sent to other stages
+  int64_t bytes_rx = 0;
+  int stashed_peak = 0;  // most micro-batches whose activations this rank held at once
+};
+
+// An evaluation's share on this rank: samples is 0 where another rank scores them.
+struct ScoredSamples {
+  double loss_sum = 0;
+  int64_t correct = 0;
+  int64_t samples = 0;
 };
 
 // Where a schedule hands control back, so it knows nothing of syncs or faults.
@@ -38,6 +49,9 @@ class StepSchedule {
   // d(loss_scale * mean loss over the batch)/d(params).
   virtual PassTimes run(Network& model, const Batch& batch, float loss_scale,
                         const StepHooks& hooks) = 0;
+  // Loss and accuracy over n samples in batches of `batch`, no dropout, no gradients.
+  virtual ScoredSamples evaluate(Network& model, const float* x, const uint8_t* labels, int64_t n,
+                                 int batch);
 };
 
 // The data-parallel schedule over `microbatches` slices of each batch.
@@ -52,7 +66,7 @@ class DataParallelSchedule : public StepSchedule {
   int microbatches_;
 };
 
-// The schedule the job's [parallel] section asks for.
-std::unique_ptr<StepSchedule> makeStepSchedule(const JobSpec& job);
+// The slices of a batch of `size` samples: sizes differ by at most one, larger first.
+int sliceSize(int size, int slices, int index);
 
 }  // namespace ranklab

@@ -6,6 +6,7 @@
 
 #include "comm/steady_clock.h"
 #include "engine/model/models.h"
+#include "engine/train/pipeline_schedule.h"
 #include "engine/train/strategy_registry.h"
 #include "kernels/cpu/mixed_gemm.h"
 
@@ -61,19 +62,49 @@ void warmUpKernels(Network& model, StepSchedule& schedule, int batch) {
   model.setTrainingPasses(passes);
 }
 
-// Test loss and accuracy over the whole test set: each rank scores its slice, then sum.
-EvalStats evaluateOn(Network& model, Communicator& comm, const Dataset& test, int batch) {
-  const int64_t begin = test.count * comm.rank() / comm.size();
-  const int64_t end = test.count * (comm.rank() + 1) / comm.size();
-  const BatchLoss part =
-      model.evaluate(test.image(begin), test.labels.data() + begin, end - begin, batch);
+// Test loss and accuracy over the whole test set: each data replica scores its slice
+// (through its pipeline's stages when there are several), then every rank sums.
+EvalStats evaluateOn(Network& model, StepSchedule& schedule, Communicator& replicas,
+                     Communicator& peers, const Dataset& test, int batch) {
+  const int64_t begin = test.count * replicas.rank() / replicas.size();
+  const int64_t end = test.count * (replicas.rank() + 1) / replicas.size();
+  const ScoredSamples part =
+      schedule.evaluate(model, test.image(begin), test.labels.data() + begin, end - begin, batch);
   float totals[3] = {static_cast<float>(part.loss_sum), static_cast<float>(part.correct),
-                     static_cast<float>(end - begin)};
-  comm.allreduceSumNative(totals, 3);
+                     static_cast<float>(part.samples)};
+  peers.allreduceSumNative(totals, 3);
   EvalStats stats;
   stats.test_loss = totals[2] > 0 ? totals[0] / totals[2] : 0;
   stats.test_accuracy = totals[2] > 0 ? totals[1] / totals[2] : 0;
   return stats;
+}
+
+LayoutDegrees degreesOf(const JobSpec& job, int ranks) {
+  return {ranks / job.parallel.pipeline, job.parallel.pipeline, 1};
+}
+
+// This rank's part of the model, set up for the job (dropout stream, AMP precision): the
+// whole model, or under a pipeline the stage its place in the layout gives it. Every stage
+// draws the whole model from the seed first, so the stages hold one model's parameters.
+Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks) {
+  Network whole = makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed);
+  whole.setDropoutStream(job.train.seed, rank);
+  whole.setPrecision(kernels::parsePrecision(job.amp.dtype), job.amp.head_fp32);
+  if (job.parallel.pipeline == 1) return whole;
+  const int stage = coordsOf(rank, degreesOf(job, ranks)).stage;
+  const std::vector<size_t> bounds = stageBoundaries(whole, job.parallel.pipeline);
+  return std::move(whole).takeStage(bounds[stage], bounds[stage + 1]);
+}
+
+bool underParameterServer(const JobSpec& job) {
+  return job.parallel.strategy.rfind("ps-", 0) == 0;
+}
+
+// The layout, built before the gradient sync that runs over its data groups; null under a
+// parameter server, whose servers leave the world only once the sync exists.
+std::unique_ptr<ParallelLayout> layoutBeforeSync(const JobSpec& job, Communicator& world) {
+  if (underParameterServer(job)) return nullptr;
+  return std::make_unique<ParallelLayout>(world, degreesOf(job, world.size()));
 }
 
 }  // namespace
@@ -83,24 +114,24 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
     : job_(job),
       observer_(observer),
       test_set_(test_set),
-      model_(makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed)),
+      model_(stageModel(job, train_set, comm.rank(), comm.size())),
       optimizer_(makeOptimizer(updateRule(job), model_.parameterCount())),
-      sync_(makeGradientSync(job, comm, weightMatrices(model_))),
-      schedule_(makeStepSchedule(job)),
-      peers_(sync_->peers()),
+      layout_(layoutBeforeSync(job, comm)),
+      sync_(makeGradientSync(job, layout_ ? layout_->dataGroup() : comm, weightMatrices(model_))),
+      peers_(layout_ ? comm : sync_->peers()),
       compression_(describeCompression(codecOptions(job))) {
-  model_.setDropoutStream(job.train.seed, comm.rank());
-  // AMP: low-precision products, fp32 master weights, dynamic loss scaling.
-  const kernels::Precision precision = kernels::parsePrecision(job.amp.dtype);
-  model_.setPrecision(precision, job.amp.head_fp32);
-  if (precision != kernels::Precision::kFp32) {
+  // AMP: low-precision products (stageModel), fp32 master weights, dynamic loss scaling.
+  if (kernels::parsePrecision(job.amp.dtype) != kernels::Precision::kFp32) {
     LossScalerOptions options;
     options.init_scale = static_cast<float>(job.amp.init_scale);
     options.growth_interval = job.amp.growth_interval;
     scaler_.emplace(options);
   }
-  // Data parallel across every training rank (pipeline and tensor degrees come next).
-  layout_.emplace(peers_, LayoutDegrees{peers_.size(), 1, 1});
+  if (!layout_) layout_ = std::make_unique<ParallelLayout>(peers_, degreesOf(job, peers_.size()));
+  const int world_rank = comm.rank(), world_size = comm.size();
+  schedule_ = makeStepSchedule(job, *layout_, [&job, &train_set, world_rank, world_size] {
+    return stageModel(job, train_set, world_rank, world_size);
+  });
   Communicator& replicas = layout_->dataGroup();
   loader_.emplace(train_set, replicas.rank(), replicas.size(), job.train.batch_size,
                   job.train.seed);
@@ -135,6 +166,16 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                       std::to_string(total_steps_) + " steps in all (" +
                           std::to_string(loader_->stepsPerEpoch()) + " per epoch)",
                       total_steps_);
+  }
+  if (job_.parallel.pipeline > 1) {
+    const LayoutCoords& at = layout_->coords();
+    observer_.onEvent(
+        "pipeline",
+        "stage " + std::to_string(at.stage) + " of " + std::to_string(job_.parallel.pipeline) +
+            ": " + model_.layers().front()->name() + ".." + model_.layers().back()->name() + " (" +
+            std::to_string(model_.parameterCount()) + " parameters), " + schedule_->name() + ", " +
+            std::to_string(job_.parallel.microbatches) + " micro-batches",
+        at_.step);
   }
   const size_t parameters = model_.parameterCount();
   if (const ModelBuffers shared = sync_->placeModel(model_.params(), parameters); shared.params)
@@ -175,7 +216,9 @@ StepStats TrainingRun::step(int epoch) {
   StepStats s;
   s.step = at_.step + 1;
   s.epoch = epoch;
-  s.samples = job_.train.batch_size;
+  // A pipeline's samples are counted once per replica, by its last stage.
+  const bool counts_samples = layout_->coords().stage == layout_->degrees().pipeline - 1;
+  s.samples = counts_samples ? job_.train.batch_size : 0;
   s.lr = lr_->at(s.step);
   const int64_t in_epoch = epoch == at_.epoch ? at_.step_in_epoch : 0;
   int64_t t = steadyNowNs();
@@ -204,6 +247,9 @@ bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
   const PassTimes times = schedule_->run(model_, batch, scaler_ ? scaler_->scale() : 1.f, hooks);
   s.loss = times.loss_sum / job_.train.batch_size;
   s.forward_ns = times.forward_ns;
+  s.wait_ns += times.wait_ns;
+  s.bytes_tx = times.bytes_tx;
+  s.bytes_rx = times.bytes_rx;
   const int64_t t = steadyNowNs();
   if (straggler_)
     std::this_thread::sleep_for(std::chrono::milliseconds(job_.fault.straggler_delay_ms));
@@ -237,8 +283,8 @@ void TrainingRun::syncAndUpdate(StepStats& s) {
   s.wait_ns += sync.wait_ns;
   s.comm_ns = sync.comm_ns;
   s.comm_hidden_ns = sync.hidden_ns;
-  s.bytes_tx = sync.bytes_tx;
-  s.bytes_rx = sync.bytes_rx;
+  s.bytes_tx += sync.bytes_tx;
+  s.bytes_rx += sync.bytes_rx;
   s.bytes_raw = sync.bytes_raw;
   s.compress_ns = sync.compress_ns;
   s.staleness = sync.staleness;
@@ -266,7 +312,7 @@ EvalStats TrainingRun::evaluate(int epoch) {
   observer_.onPause();
   const int64_t t = steadyNowNs();
   sync_->refresh(model_.params(), model_.parameterCount());
-  last_eval_ = evaluateOn(model_, peers_, test_set_, 256);
+  last_eval_ = evaluateOn(model_, *schedule_, layout_->dataGroup(), peers_, test_set_, 256);
   last_eval_.step = at_.step;
   last_eval_.epoch = epoch;
   const int64_t end = steadyNowNs();

@@ -62,10 +62,10 @@ class TrainingRun {
   const Dataset& test_set_;
   Network model_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<ParallelLayout> layout_;  // the training ranks as data x pipeline x tensor
+  std::unique_ptr<GradientSync> sync_;      // over the layout's data group
+  Communicator& peers_;                     // the ranks that train (a parameter server's workers)
   std::unique_ptr<StepSchedule> schedule_;
-  Communicator& peers_;                   // the ranks that train (a parameter server's workers)
-  std::optional<ParallelLayout> layout_;  // peers_ as data x pipeline x tensor groups
   std::optional<LossScaler> scaler_;
   std::optional<ShardLoader> loader_;
   std::optional<LrSchedule> lr_;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/integration/cli_runner.h"
@@ -103,6 +104,43 @@ TEST_F(Cli, ValidateNamesLineKeyAndAllowedValues) {
   EXPECT_NE(r.out.find("bad.toml:6"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ring, mpi, hierarchical"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(db())) << "validate must not create a run";
+}
+
+// A pipeline preset over real mpirun ranks: both stages report every step, the samples
+// are counted once per replica, activations cross between the ranks, and the run learns.
+TEST_F(Cli, PipelinePresetTrainsOnTwoStages) {
+  const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/pipeline-1f1b.toml";
+  const auto r = run("run " + job + " --set data.train_limit=3200 --set data.test_limit=1000" +
+                     " --quiet --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto shown = run("runs show 1 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto s = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(s["status"], "done");
+  EXPECT_EQ(s["world"], 2);
+  EXPECT_EQ(s["steps"], 3200 / 128);
+  EXPECT_EQ(s["samples"], 3200 / 128 * 128);
+  EXPECT_GT(s["test_accuracy"].get<double>(), 0.3);  // 10 classes: chance is 0.1
+  ASSERT_EQ(s["ranks"].size(), 2u);
+  for (const auto& rank : s["ranks"]) {
+    EXPECT_EQ(rank["steps"], s["steps"]) << rank.dump();
+    EXPECT_GT(rank["bytes_tx"].get<int64_t>(), 0) << rank.dump();
+  }
+}
+
+TEST_F(Cli, PipelineKeysThatCannotWorkAreNamed) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"ranks = 3\npipeline = 2\n", "parallel.pipeline: must divide parallel.ranks (3)"},
+      {"ranks = 4\npipeline = 4\n", "must be at most the model's 2 blocks"},
+      {"ranks = 2\npipeline = 2\nstrategy = \"ps-sync\"\n",
+       "needs parallel.strategy = \"allreduce\""},
+      {"ranks = 2\npipeline = 2\nschedule = \"zigzag\"\n", "one of: gpipe, 1f1b"}};
+  for (const auto& [parallel, expected] : cases) {
+    const auto job = file("pp.toml", "[model]\nlayers = [32]\n[parallel]\n" + parallel);
+    const auto r = run("validate " + job);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+  }
 }
 
 TEST_F(Cli, ValidAJobPassesValidate) {

@@ -1,0 +1,268 @@
+#include "engine/train/pipeline_schedule.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "comm/steady_clock.h"
+
+namespace ranklab {
+
+namespace {
+
+// Each block's first layer and parameter count: a block starts at every layer with
+// parameters (and at layer 0), so a stage never separates a layer from the ReLU it absorbed.
+struct Block {
+  size_t first = 0;
+  size_t params = 0;
+};
+
+std::vector<Block> blocksOf(const Network& model) {
+  std::vector<Block> blocks;
+  const auto& layers = model.layers();
+  for (size_t l = 0; l < layers.size(); ++l) {
+    size_t params = 0;
+    for (const auto& tensor : layers[l]->paramTensors()) params += tensor.size;
+    if (blocks.empty() || params > 0) blocks.push_back({l, 0});
+    blocks.back().params += params;
+  }
+  return blocks;
+}
+
+}  // namespace
+
+std::vector<size_t> stageBoundaries(const Network& model, int stages) {
+  const std::vector<Block> blocks = blocksOf(model);
+  const size_t n = blocks.size();
+  if (stages < 1 || static_cast<size_t>(stages) > n) {
+    throw std::invalid_argument("parallel.pipeline = " + std::to_string(stages) +
+                                " stages, but the model has " + std::to_string(n) +
+                                " blocks (a layer with parameters and what follows it) to "
+                                "divide; use at most " +
+                                std::to_string(n) + " stages or a deeper model");
+  }
+  // cost[k][i]: the least possible largest stage over blocks [0, i) in k stages.
+  const size_t kInf = std::numeric_limits<size_t>::max();
+  std::vector<std::vector<size_t>> cost(stages + 1, std::vector<size_t>(n + 1, kInf));
+  std::vector<std::vector<size_t>> cut(stages + 1, std::vector<size_t>(n + 1, 0));
+  std::vector<size_t> prefix(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + blocks[i].params;
+  cost[0][0] = 0;
+  for (int k = 1; k <= stages; ++k) {
+    for (size_t i = k; i <= n; ++i) {
+      for (size_t j = k - 1; j < i; ++j) {
+        if (cost[k - 1][j] == kInf) continue;
+        const size_t largest = std::max(cost[k - 1][j], prefix[i] - prefix[j]);
+        if (largest < cost[k][i]) cost[k][i] = largest, cut[k][i] = j;
+      }
+    }
+  }
+  std::vector<size_t> bounds(stages + 1, model.layers().size());
+  for (size_t k = stages, i = n; k > 0; --k) {
+    i = cut[k][i];
+    bounds[k - 1] = blocks[i].first;
+  }
+  return bounds;
+}
+
+std::vector<std::pair<bool, int>> PipelineSchedule::passOrder(PipelineOrder order, int stage,
+                                                              int stages, int microbatches) {
+  std::vector<std::pair<bool, int>> passes;
+  const int m = microbatches;
+  const int warmup = order == PipelineOrder::kGpipe ? m : std::min(stages - stage - 1, m);
+  for (int i = 0; i < warmup; ++i) passes.push_back({true, i});
+  for (int i = 0; i < m - warmup; ++i) {
+    passes.push_back({true, warmup + i});
+    passes.push_back({false, i});
+  }
+  for (int i = m - warmup; i < m; ++i) passes.push_back({false, i});
+  return passes;
+}
+
+struct PipelineSchedule::Slot {
+  std::unique_ptr<Network> own;  // null for the first slot, which is the model itself
+  Network* net = nullptr;
+  const float* x = nullptr;  // this micro-batch's input to the stage
+  std::vector<float> input;  // received activations (not on the first stage)
+  std::vector<float> dx;     // its gradient, sent back (not on the first stage)
+  std::vector<Ticket> sends;
+};
+
+struct PipelineSchedule::StepState {
+  Network* model = nullptr;
+  const Batch* batch = nullptr;
+  float loss_scale = 1;
+  const StepHooks* hooks = nullptr;
+  std::vector<int> begin, size;  // each micro-batch's first sample and sample count
+  bool backward_started = false;
+  int in_flight = 0;
+  PassTimes times;
+};
+
+PipelineSchedule::PipelineSchedule(PipelineOrder order, int microbatches, Communicator& stages,
+                                   std::function<Network()> make_stage)
+    : order_(order),
+      microbatches_(microbatches),
+      stages_(stages),
+      make_stage_(std::move(make_stage)) {}
+
+PipelineSchedule::Slot& PipelineSchedule::slotFor(Network& model, int micro) {
+  const int p = stages_.size(), s = stages_.rank();
+  const int copies =
+      order_ == PipelineOrder::kGpipe ? microbatches_ : std::min(p - s, microbatches_);
+  while (static_cast<int>(slots_.size()) < copies) {
+    auto slot = std::make_unique<Slot>();
+    if (!slots_.empty()) slot->own = std::make_unique<Network>(make_stage_());
+    slots_.push_back(std::move(slot));
+  }
+  Slot& slot = *slots_[micro % copies];
+  slot.net = slot.own ? slot.own.get() : &model;
+  // Every copy reads and adds into the model's one pair of buffers.
+  if (slot.own && slot.own->params() != model.params())
+    slot.own->useBuffers(model.params(), model.grads());
+  for (auto& ticket : slot.sends) ticket->wait();
+  slot.sends.clear();
+  return slot;
+}
+
+void PipelineSchedule::receive(StepState& step, float* data, size_t floats, int from) {
+  const int64_t t = steadyNowNs();
+  stages_.recv(data, floats * sizeof(float), from, tags::kPipeline);
+  step.times.wait_ns += steadyNowNs() - t;
+  step.times.bytes_rx += static_cast<int64_t>(floats * sizeof(float));
+}
+
+void PipelineSchedule::sendAsync(StepState& step, Slot& slot, const float* data, size_t floats,
+                                 int to) {
+  slot.sends.push_back(stages_.isend(data, floats * sizeof(float), to, tags::kPipeline));
+  step.times.bytes_tx += static_cast<int64_t>(floats * sizeof(float));
+}
+
+void PipelineSchedule::forward(StepState& step, int micro) {
+  Slot& slot = slotFor(*step.model, micro);
+  const int s = stages_.rank(), last = stages_.size() - 1;
+  const int n = step.size[micro];
+  Network& net = *slot.net;
+  if (s == 0) {
+    slot.x = step.batch->images.data() +
+             static_cast<size_t>(step.begin[micro]) * net.inputShape().size();
+  } else {
+    slot.input.resize(static_cast<size_t>(n) * net.inputShape().size());
+    receive(step, slot.input.data(), slot.input.size(), s - 1);
+    slot.x = slot.input.data();
+  }
+  const int64_t t = steadyNowNs();
+  if (s == last) {
+    step.times.loss_sum +=
+        net.forward(slot.x, step.batch->labels.data() + step.begin[micro], n).loss_sum;
+  } else {
+    const float* out = net.forwardActivations(slot.x, n);
+    sendAsync(step, slot, out, static_cast<size_t>(n) * net.outputShape().size(), s + 1);
+  }
+  step.times.forward_ns += steadyNowNs() - t;
+  step.times.stashed_peak = std::max(step.times.stashed_peak, ++step.in_flight);
+}
+
+void PipelineSchedule::backward(StepState& step, int micro) {
+  Slot& slot = slotFor(*step.model, micro);
+  const int s = stages_.rank(), last = stages_.size() - 1;
+  const int n = step.size[micro];
+  Network& net = *slot.net;
+  if (!step.backward_started && step.hooks->before_backward) step.hooks->before_backward();
+  step.backward_started = true;
+  if (s != last) {
+    receive(step, net.outputGradient(), static_cast<size_t>(n) * net.outputShape().size(), s + 1);
+  }
+  const int64_t t = steadyNowNs();
+  if (s == last) {
+    // Each micro-batch's mean loss weighted by its share: the sum is the whole batch's mean.
+    const int batch = static_cast<int>(step.batch->labels.size());
+    net.setLossScale(step.loss_scale * static_cast<float>(n) / static_cast<float>(batch));
+    net.lossGradient(step.batch->labels.data() + step.begin[micro], n);
+  }
+  float* dx = nullptr;
+  if (s > 0) {
+    slot.dx.resize(static_cast<size_t>(n) * net.inputShape().size());
+    dx = slot.dx.data();
+  }
+  const bool final_pass = micro + 1 == microbatches_;
+  net.backwardFrom(slot.x, dx, n, final_pass ? step.hooks->on_ready : GradientReadyFn{});
+  step.times.backward_ns += steadyNowNs() - t;
+  if (dx) sendAsync(step, slot, dx, slot.dx.size(), s - 1);
+  --step.in_flight;
+}
+
+PassTimes PipelineSchedule::run(Network& model, const Batch& batch, float loss_scale,
+                                const StepHooks& hooks) {
+  StepState step;
+  step.model = &model;
+  step.batch = &batch;
+  step.loss_scale = loss_scale;
+  step.hooks = &hooks;
+  const int size = static_cast<int>(batch.labels.size());
+  for (int i = 0, begin = 0; i < microbatches_; ++i) {
+    step.begin.push_back(begin);
+    step.size.push_back(sliceSize(size, microbatches_, i));
+    begin += step.size.back();
+  }
+  // Every copy adds into the one gradient buffer: zero it now (settle the lazy zeroing).
+  model.zeroGrads();
+  model.grads();
+  for (const auto& [is_forward, micro] :
+       passOrder(order_, stages_.rank(), stages_.size(), microbatches_)) {
+    if (is_forward)
+      forward(step, micro);
+    else
+      backward(step, micro);
+  }
+  // The last sends, and the loss from the last stage to every stage.
+  const int64_t t = steadyNowNs();
+  for (auto& slot : slots_) {
+    for (auto& ticket : slot->sends) ticket->wait();
+    slot->sends.clear();
+  }
+  float loss = stages_.rank() == stages_.size() - 1 ? static_cast<float>(step.times.loss_sum) : 0;
+  stages_.allreduceSumNative(&loss, 1);
+  step.times.loss_sum = loss;
+  step.times.wait_ns += steadyNowNs() - t;
+  return step.times;
+}
+
+ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const uint8_t* labels,
+                                         int64_t n, int batch) {
+  const int s = stages_.rank(), last = stages_.size() - 1;
+  const size_t in = model.inputShape().size(), out = model.outputShape().size();
+  std::vector<float> input;
+  ScoredSamples scored;
+  for (int64_t start = 0; start < n; start += batch) {
+    const int b = static_cast<int>(std::min<int64_t>(batch, n - start));
+    const float* stage_input = x + start * in;
+    if (s > 0) {
+      input.resize(static_cast<size_t>(b) * in);
+      stages_.recv(input.data(), input.size() * sizeof(float), s - 1, tags::kPipeline);
+      stage_input = input.data();
+    }
+    const float* output = model.predict(stage_input, b);
+    if (s == last) {
+      const BatchLoss part = model.score(output, labels + start, b);
+      scored.loss_sum += part.loss_sum;
+      scored.correct += part.correct;
+      scored.samples += b;
+    } else {
+      stages_.send(output, static_cast<size_t>(b) * out * sizeof(float), s + 1, tags::kPipeline);
+    }
+  }
+  return scored;
+}
+
+std::unique_ptr<StepSchedule> makeStepSchedule(const JobSpec& job, ParallelLayout& layout,
+                                               std::function<Network()> make_stage) {
+  if (layout.degrees().pipeline == 1)
+    return std::make_unique<DataParallelSchedule>(job.parallel.microbatches);
+  const PipelineOrder order =
+      job.parallel.schedule == "gpipe" ? PipelineOrder::kGpipe : PipelineOrder::k1F1B;
+  return std::make_unique<PipelineSchedule>(order, job.parallel.microbatches,
+                                            layout.pipelineGroup(), std::move(make_stage));
+}
+
+}  // namespace ranklab

@@ -1,0 +1,69 @@
+// Pipeline parallelism: each rank of a pipeline group runs one stage (a contiguous run of
+// the model's layers); micro-batches' activations go forward and their gradients backward
+// between neighbouring stages over MPI point-to-point (tags::kPipeline). Two orders:
+// - GPipe: every micro-batch's forward, then every backward: m micro-batches in flight.
+// - 1F1B: p - s - 1 warm-up forwards on stage s, then one forward and one backward in turn,
+//   then the remaining backwards: at most p - s in flight.
+// Each micro-batch in flight has its own copy of the stage's layers (their caches hold its
+// activations), all bound to the stage's one parameter and gradient buffer.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "engine/train/parallel_layout.h"
+#include "engine/train/step_schedule.h"
+
+namespace ranklab {
+
+// Layer indices cutting `model` into `stages` runs of whole blocks (a layer with parameters
+// and the layers after it up to the next one), balanced by parameter count: stages + 1
+// entries from 0 to the layer count. Throws std::invalid_argument when there are fewer
+// blocks than stages.
+std::vector<size_t> stageBoundaries(const Network& model, int stages);
+
+enum class PipelineOrder { kGpipe, k1F1B };
+
+class PipelineSchedule : public StepSchedule {
+ public:
+  // `stages`: this replica's pipeline group, ordered by stage. make_stage builds another
+  // copy of this rank's stage (for a micro-batch in flight).
+  PipelineSchedule(PipelineOrder order, int microbatches, Communicator& stages,
+                   std::function<Network()> make_stage);
+  std::string name() const override { return order_ == PipelineOrder::kGpipe ? "gpipe" : "1f1b"; }
+  PassTimes run(Network& model, const Batch& batch, float loss_scale,
+                const StepHooks& hooks) override;
+  ScoredSamples evaluate(Network& model, const float* x, const uint8_t* labels, int64_t n,
+                         int batch) override;
+
+  // The order of one step's passes on stage s of p: (forward?, micro-batch) pairs.
+  static std::vector<std::pair<bool, int>> passOrder(PipelineOrder order, int stage, int stages,
+                                                     int microbatches);
+
+ private:
+  struct Slot;  // one micro-batch in flight: its copy of the stage and its buffers
+  struct StepState;
+  void forward(StepState& step, int micro);
+  void backward(StepState& step, int micro);
+  // The slot of micro-batch `micro`, its sends finished (its buffers free to reuse).
+  Slot& slotFor(Network& model, int micro);
+  // Blocking receive from a neighbour, its wait counted as the pipeline's bubble.
+  void receive(StepState& step, float* data, size_t floats, int from);
+  void sendAsync(StepState& step, Slot& slot, const float* data, size_t floats, int to);
+
+  PipelineOrder order_;
+  int microbatches_;
+  Communicator& stages_;
+  std::function<Network()> make_stage_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+};
+
+// The schedule the job's [parallel] section asks for: data parallel, or a pipeline over
+// the layout's pipeline group when parallel.pipeline > 1.
+std::unique_ptr<StepSchedule> makeStepSchedule(const JobSpec& job, ParallelLayout& layout,
+                                               std::function<Network()> make_stage);
+
+}  // namespace ranklab

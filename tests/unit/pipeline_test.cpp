@@ -1,0 +1,111 @@
+// Pipeline parallelism with ranks as threads: the pass orders, the stage split, and whole
+// runs whose loss curves follow one rank training the same model on the same global batch.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/model/models.h"
+#include "engine/train/pipeline_schedule.h"
+#include "tests/support/thread_ranks.h"
+
+namespace ranklab {
+namespace {
+
+int peakInFlight(const std::vector<std::pair<bool, int>>& passes) {
+  int in_flight = 0, peak = 0;
+  for (const auto& [is_forward, micro] : passes) {
+    in_flight += is_forward ? 1 : -1;
+    peak = std::max(peak, in_flight);
+  }
+  return peak;
+}
+
+TEST(PipelineOrder, OneFOneBHoldsAtMostStagesLeftWhileGpipeHoldsEveryMicroBatch) {
+  for (int p : {2, 3, 4}) {
+    for (int m : {1, 2, 4, 8}) {
+      for (int s = 0; s < p; ++s) {
+        const auto ofob = PipelineSchedule::passOrder(PipelineOrder::k1F1B, s, p, m);
+        const auto gpipe = PipelineSchedule::passOrder(PipelineOrder::kGpipe, s, p, m);
+        EXPECT_EQ(peakInFlight(ofob), std::min(p - s, m)) << p << " stages, stage " << s;
+        EXPECT_EQ(peakInFlight(gpipe), m);
+        ASSERT_EQ(ofob.size(), 2u * m);
+        // Micro-batches go forward and backward in order, each backward after its forward.
+        int next_forward = 0, next_backward = 0;
+        for (const auto& [is_forward, micro] : ofob) {
+          EXPECT_EQ(micro, is_forward ? next_forward++ : next_backward++);
+          EXPECT_LE(next_backward, next_forward);
+        }
+      }
+    }
+  }
+}
+
+TEST(StageBoundaries, BalanceParametersAndNeverSplitALayerFromItsRelu) {
+  const Network deep = makeMlp({1, 1, 784}, {1024, 1024, 1024, 1024}, 10, 0.f, 1);
+  // Blocks: fc0 (803,840), fc1..fc3 (1,049,600 each), fc4 (10,250): best split fc0 fc1 | rest.
+  EXPECT_EQ(stageBoundaries(deep, 2), (std::vector<size_t>{0, 4, 9}));
+  const auto four = stageBoundaries(deep, 4);
+  for (size_t cut : four) {
+    if (cut > 0 && cut < deep.layers().size()) {
+      EXPECT_FALSE(deep.layers()[cut]->paramTensors().empty()) << "cut at layer " << cut;
+    }
+  }
+  const Network small = makeMlp({1, 1, 4}, {3}, 2, 0.f, 1);
+  try {
+    stageBoundaries(small, 3);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has 2 blocks"), std::string::npos) << e.what();
+  }
+}
+
+JobSpec pipelineJob(int ranks, int stages, const std::string& schedule, int microbatches) {
+  JobSpec job;
+  job.model.layers = {48, 32, 24};
+  job.train.batch_size = 24;
+  job.train.max_steps = 20;
+  job.parallel.ranks = ranks;
+  job.parallel.pipeline = stages;
+  job.parallel.schedule = schedule;
+  job.parallel.microbatches = microbatches;
+  return job;
+}
+
+void expectSameCurve(const std::vector<double>& got, const std::vector<double>& want,
+                     const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-5 * want[i]) << what << " step " << i + 1;
+}
+
+TEST(Pipeline, BothSchedulesFollowOneRankOnTheSameGlobalBatch) {
+  const auto one = testing::trainWithThreads(pipelineJob(1, 1, "1f1b", 1));
+  for (const std::string schedule : {"gpipe", "1f1b"}) {
+    for (int m : {1, 2, 4}) {
+      for (int stages : {2, 3}) {
+        const auto ranks = testing::trainWithThreads(pipelineJob(stages, stages, schedule, m));
+        const std::string what =
+            schedule + " m=" + std::to_string(m) + " p=" + std::to_string(stages);
+        for (const auto& rank : ranks) expectSameCurve(rank.losses, one[0].losses, what);
+        EXPECT_NEAR(ranks[0].evals.back().test_accuracy, one[0].evals.back().test_accuracy, 1e-3)
+            << what;
+        // Every stage but the last waits for its neighbours: a bubble is measured.
+        int64_t wait = 0;
+        for (const auto& s : ranks[0].stats) wait += s.wait_ns;
+        EXPECT_GT(wait, 0) << what;
+      }
+    }
+  }
+}
+
+TEST(Pipeline, DataTimesPipelineFollowsDataParallelOnTheSameGlobalBatch) {
+  const auto data = testing::trainWithThreads(pipelineJob(2, 1, "1f1b", 2));
+  const auto hybrid = testing::trainWithThreads(pipelineJob(4, 2, "1f1b", 2));
+  for (int r = 0; r < 4; ++r)
+    expectSameCurve(hybrid[r].losses, data[r / 2].losses, "rank " + std::to_string(r));
+}
+
+}  // namespace
+}  // namespace ranklab
