@@ -118,7 +118,7 @@ struct SpanRow {
   int64_t run_id = 0;
   int rank = 0;
   int64_t step = 0;      // the last step before it
-  std::string kind;      // evaluate | checkpoint (the table's `phase` column)
+  std::string kind;      // evaluate | checkpoint | F<n> | B<n> (the table's `phase` column)
   int64_t start_ns = 0;  // ns since the rank's start, as a step's time_ns
   int64_t end_ns = 0;
 };

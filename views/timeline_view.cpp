@@ -184,10 +184,19 @@ void TimelineView::paintEvent(QPaintEvent*) {
         QPointF(xOf(bar.start_ms), rowTop(int(row)) + 3),
         QPointF(std::max(xOf(bar.end_ms), xOf(bar.start_ms) + 1.0), rowTop(int(row)) + h - 3));
     painter.fillRect(box, phaseColour(bar.phase));
-    // Step numbers on the forward pass when there is room: the eye follows one step across ranks.
-    if (bar.phase == forwardPhase && box.width() > 36) {
+    // A pipeline pass shows its micro-batch (the schedule reads across the stages); otherwise
+    // step numbers on the forward pass: the eye follows one step across ranks.
+    if (bar.micro >= 0 && box.width() > 14) {
+      painter.setPen(Qt::white);
+      painter.drawText(box, Qt::AlignCenter, QString::number(bar.micro));
+    } else if (bar.micro < 0 && bar.phase == forwardPhase && box.width() > 36) {
       painter.setPen(Qt::white);
       painter.drawText(box, Qt::AlignCenter, QString::number(bar.step));
+    }
+    // Consecutive passes of one phase stay apart: a thin line at each pass's start.
+    if (bar.micro >= 0) {
+      painter.setPen(QColor(255, 255, 255, 160));
+      painter.drawLine(box.topLeft(), box.bottomLeft());
     }
   }
 }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "app/cli/layout_json.h"
+
 namespace ranklab {
 
 namespace {
@@ -125,29 +127,31 @@ nlohmann::json summaryJson(const RunSummary& s) {
   auto optional = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
-  return {{"id", s.run.id},
-          {"name", s.run.name},
-          {"status", s.run.status},
-          {"created", s.run.created},
-          {"finished", s.run.finished},
-          {"world", s.run.world},
-          {"strategy", s.run.strategy},
-          {"algorithm", s.run.algorithm},
-          {"codec", s.run.codec},
-          {"amp", s.run.amp},
-          {"epochs", s.run.epochs},
-          {"steps", s.steps},
-          {"samples", s.samples},
-          {"wall_s", s.run.wall_s},
-          {"train_s", s.run.train_s},
-          {"samples_per_s", s.samples_per_s},
-          {"test_accuracy", optional(s.test_accuracy)},
-          {"test_loss", optional(s.test_loss)},
-          {"bytes_tx", s.bytes_tx},
-          {"bytes_raw", s.bytes_raw},
-          {"overflow_steps", s.overflow_steps},
-          {"ranks", ranks},
-          {"servers", servers}};
+  nlohmann::json json = {{"id", s.run.id},
+                         {"name", s.run.name},
+                         {"status", s.run.status},
+                         {"created", s.run.created},
+                         {"finished", s.run.finished},
+                         {"world", s.run.world},
+                         {"strategy", s.run.strategy},
+                         {"algorithm", s.run.algorithm},
+                         {"codec", s.run.codec},
+                         {"amp", s.run.amp},
+                         {"epochs", s.run.epochs},
+                         {"steps", s.steps},
+                         {"samples", s.samples},
+                         {"wall_s", s.run.wall_s},
+                         {"train_s", s.run.train_s},
+                         {"samples_per_s", s.samples_per_s},
+                         {"test_accuracy", optional(s.test_accuracy)},
+                         {"test_loss", optional(s.test_loss)},
+                         {"bytes_tx", s.bytes_tx},
+                         {"bytes_raw", s.bytes_raw},
+                         {"overflow_steps", s.overflow_steps},
+                         {"ranks", ranks},
+                         {"servers", servers}};
+  json.update(layoutJson(s));
+  return json;
 }
 
 nlohmann::json runRowJson(const RunRow& r) {

@@ -65,9 +65,9 @@ std::vector<size_t> stageBoundaries(const Network& model, int stages) {
   return bounds;
 }
 
-std::vector<std::pair<bool, int>> PipelineSchedule::passOrder(PipelineOrder order, int stage,
-                                                              int stages, int microbatches) {
-  std::vector<std::pair<bool, int>> passes;
+std::vector<PipelineSchedule::Pass> PipelineSchedule::passOrder(PipelineOrder order, int stage,
+                                                                int stages, int microbatches) {
+  std::vector<Pass> passes;
   const int m = microbatches;
   const int warmup = order == PipelineOrder::kGpipe ? m : std::min(stages - stage - 1, m);
   for (int i = 0; i < warmup; ++i) passes.push_back({true, i});
@@ -85,7 +85,6 @@ struct PipelineSchedule::Slot {
   const float* x = nullptr;  // this micro-batch's input to the stage
   std::vector<float> input;  // received activations (not on the first stage)
   std::vector<float> dx;     // its gradient, sent back (not on the first stage)
-  std::vector<Ticket> sends;
 };
 
 struct PipelineSchedule::StepState {
@@ -120,59 +119,53 @@ PipelineSchedule::Slot& PipelineSchedule::slotFor(Network& model, int micro) {
   // Every copy reads and adds into the model's one pair of buffers.
   if (slot.own && slot.own->params() != model.params())
     slot.own->useBuffers(model.params(), model.grads());
-  for (auto& ticket : slot.sends) ticket->wait();
-  slot.sends.clear();
   return slot;
 }
 
-void PipelineSchedule::receive(StepState& step, float* data, size_t floats, int from) {
-  const int64_t t = steadyNowNs();
-  stages_.recv(data, floats * sizeof(float), from, tags::kPipeline);
-  step.times.wait_ns += steadyNowNs() - t;
-  step.times.bytes_rx += static_cast<int64_t>(floats * sizeof(float));
+PipelineSchedule::Message PipelineSchedule::incoming(StepState& step, const Pass& pass) {
+  const int s = stages_.rank(), last = stages_.size() - 1;
+  Slot& slot = slotFor(*step.model, pass.micro);
+  const size_t n = static_cast<size_t>(step.size[pass.micro]);
+  if (pass.forward && s > 0) {
+    slot.input.resize(n * slot.net->inputShape().size());
+    return {slot.input.data(), slot.input.size(), s - 1};
+  }
+  if (!pass.forward && s < last)
+    return {slot.net->outputGradient(), n * slot.net->outputShape().size(), s + 1};
+  return {};
 }
 
-void PipelineSchedule::sendAsync(StepState& step, Slot& slot, const float* data, size_t floats,
-                                 int to) {
-  slot.sends.push_back(stages_.isend(data, floats * sizeof(float), to, tags::kPipeline));
-  step.times.bytes_tx += static_cast<int64_t>(floats * sizeof(float));
-}
-
-void PipelineSchedule::forward(StepState& step, int micro) {
+PipelineSchedule::Message PipelineSchedule::forward(StepState& step, int micro) {
   Slot& slot = slotFor(*step.model, micro);
   const int s = stages_.rank(), last = stages_.size() - 1;
   const int n = step.size[micro];
   Network& net = *slot.net;
-  if (s == 0) {
-    slot.x = step.batch->images.data() +
-             static_cast<size_t>(step.begin[micro]) * net.inputShape().size();
-  } else {
-    slot.input.resize(static_cast<size_t>(n) * net.inputShape().size());
-    receive(step, slot.input.data(), slot.input.size(), s - 1);
-    slot.x = slot.input.data();
-  }
+  slot.x = s == 0 ? step.batch->images.data() +
+                        static_cast<size_t>(step.begin[micro]) * net.inputShape().size()
+                  : slot.input.data();
   const int64_t t = steadyNowNs();
+  Message out;
   if (s == last) {
     step.times.loss_sum +=
         net.forward(slot.x, step.batch->labels.data() + step.begin[micro], n).loss_sum;
   } else {
-    const float* out = net.forwardActivations(slot.x, n);
-    sendAsync(step, slot, out, static_cast<size_t>(n) * net.outputShape().size(), s + 1);
+    out = {const_cast<float*>(net.forwardActivations(slot.x, n)),
+           static_cast<size_t>(n) * net.outputShape().size(), s + 1};
   }
-  step.times.forward_ns += steadyNowNs() - t;
+  const int64_t done = steadyNowNs();
+  step.times.forward_ns += done - t;
+  step.times.passes.push_back({true, micro, t, done});
   step.times.stashed_peak = std::max(step.times.stashed_peak, ++step.in_flight);
+  return out;
 }
 
-void PipelineSchedule::backward(StepState& step, int micro) {
+PipelineSchedule::Message PipelineSchedule::backward(StepState& step, int micro) {
   Slot& slot = slotFor(*step.model, micro);
   const int s = stages_.rank(), last = stages_.size() - 1;
   const int n = step.size[micro];
   Network& net = *slot.net;
   if (!step.backward_started && step.hooks->before_backward) step.hooks->before_backward();
   step.backward_started = true;
-  if (s != last) {
-    receive(step, net.outputGradient(), static_cast<size_t>(n) * net.outputShape().size(), s + 1);
-  }
   const int64_t t = steadyNowNs();
   if (s == last) {
     // Each micro-batch's mean loss weighted by its share: the sum is the whole batch's mean.
@@ -180,16 +173,26 @@ void PipelineSchedule::backward(StepState& step, int micro) {
     net.setLossScale(step.loss_scale * static_cast<float>(n) / static_cast<float>(batch));
     net.lossGradient(step.batch->labels.data() + step.begin[micro], n);
   }
-  float* dx = nullptr;
+  Message out;
   if (s > 0) {
     slot.dx.resize(static_cast<size_t>(n) * net.inputShape().size());
-    dx = slot.dx.data();
+    out = {slot.dx.data(), slot.dx.size(), s - 1};
   }
   const bool final_pass = micro + 1 == microbatches_;
-  net.backwardFrom(slot.x, dx, n, final_pass ? step.hooks->on_ready : GradientReadyFn{});
-  step.times.backward_ns += steadyNowNs() - t;
-  if (dx) sendAsync(step, slot, dx, slot.dx.size(), s - 1);
+  net.backwardFrom(slot.x, out.data, n, final_pass ? step.hooks->on_ready : GradientReadyFn{});
+  const int64_t done = steadyNowNs();
+  step.times.backward_ns += done - t;
+  step.times.passes.push_back({false, micro, t, done});
   --step.in_flight;
+  return out;
+}
+
+void PipelineSchedule::waitCounted(StepState& step, Ticket& ticket) {
+  if (!ticket) return;
+  const int64_t t = steadyNowNs();
+  ticket->wait();
+  ticket.reset();
+  step.times.wait_ns += steadyNowNs() - t;
 }
 
 PassTimes PipelineSchedule::run(Network& model, const Batch& batch, float loss_scale,
@@ -208,24 +211,38 @@ PassTimes PipelineSchedule::run(Network& model, const Batch& batch, float loss_s
   // Every copy adds into the one gradient buffer: zero it now (settle the lazy zeroing).
   model.zeroGrads();
   model.grads();
-  for (const auto& [is_forward, micro] :
-       passOrder(order_, stages_.rank(), stages_.size(), microbatches_)) {
-    if (is_forward)
-      forward(step, micro);
-    else
-      backward(step, micro);
+  const std::vector<Pass> passes = passOrder(order_, stages_.rank(), stages_.size(), microbatches_);
+  Ticket receiving;  // the next pass's input, posted while this pass's output leaves
+  for (size_t k = 0; k < passes.size(); ++k) {
+    if (!receiving) receiving = post(step, incoming(step, passes[k]), /*send=*/false);
+    waitCounted(step, receiving);
+    const Message out =
+        passes[k].forward ? forward(step, passes[k].micro) : backward(step, passes[k].micro);
+    // As Megatron's batched p2p: the output's send and the next input's receive are posted
+    // together and the send is waited for, so two neighbours sending to each other (1F1B's
+    // steady state) both progress, and a send progresses while the receiver waits.
+    Ticket sending = post(step, out, /*send=*/true);
+    if (k + 1 < passes.size()) receiving = post(step, incoming(step, passes[k + 1]), false);
+    waitCounted(step, sending);
   }
-  // The last sends, and the loss from the last stage to every stage.
+  // The loss from the last stage to every stage.
   const int64_t t = steadyNowNs();
-  for (auto& slot : slots_) {
-    for (auto& ticket : slot->sends) ticket->wait();
-    slot->sends.clear();
-  }
   float loss = stages_.rank() == stages_.size() - 1 ? static_cast<float>(step.times.loss_sum) : 0;
   stages_.allreduceSumNative(&loss, 1);
   step.times.loss_sum = loss;
   step.times.wait_ns += steadyNowNs() - t;
   return step.times;
+}
+
+Ticket PipelineSchedule::post(StepState& step, const Message& message, bool send) {
+  if (message.floats == 0) return nullptr;
+  const size_t bytes = message.floats * sizeof(float);
+  if (send) {
+    step.times.bytes_tx += static_cast<int64_t>(bytes);
+    return stages_.isend(message.data, bytes, message.peer, tags::kPipeline);
+  }
+  step.times.bytes_rx += static_cast<int64_t>(bytes);
+  return stages_.irecv(message.data, bytes, message.peer, tags::kPipeline);
 }
 
 ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const uint8_t* labels,

@@ -39,20 +39,32 @@ class PipelineSchedule : public StepSchedule {
   ScoredSamples evaluate(Network& model, const float* x, const uint8_t* labels, int64_t n,
                          int batch) override;
 
-  // The order of one step's passes on stage s of p: (forward?, micro-batch) pairs.
-  static std::vector<std::pair<bool, int>> passOrder(PipelineOrder order, int stage, int stages,
-                                                     int microbatches);
+  struct Pass {
+    bool forward = true;
+    int micro = 0;
+  };
+  // The order of one step's passes on stage s of p.
+  static std::vector<Pass> passOrder(PipelineOrder order, int stage, int stages, int microbatches);
 
  private:
   struct Slot;  // one micro-batch in flight: its copy of the stage and its buffers
   struct StepState;
-  void forward(StepState& step, int micro);
-  void backward(StepState& step, int micro);
-  // The slot of micro-batch `micro`, its sends finished (its buffers free to reuse).
+  // Floats to or from a neighbouring stage; none when floats is 0.
+  struct Message {
+    float* data = nullptr;
+    size_t floats = 0;
+    int peer = -1;
+  };
+  // Each pass returns what it sends on.
+  Message forward(StepState& step, int micro);
+  Message backward(StepState& step, int micro);
+  // What a pass receives before it runs, and where it goes.
+  Message incoming(StepState& step, const Pass& pass);
+  Ticket post(StepState& step, const Message& message, bool send);
+  // Waits for a posted message, the time counted as the pipeline's bubble.
+  void waitCounted(StepState& step, Ticket& ticket);
+  // The slot of micro-batch `micro`: its copy of the stage bound to the model's buffers.
   Slot& slotFor(Network& model, int micro);
-  // Blocking receive from a neighbour, its wait counted as the pipeline's bubble.
-  void receive(StepState& step, float* data, size_t floats, int from);
-  void sendAsync(StepState& step, Slot& slot, const float* data, size_t floats, int to);
 
   PipelineOrder order_;
   int microbatches_;

@@ -10,12 +10,21 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/data/batch_stream.h"
 #include "engine/job/job_spec.h"
 #include "engine/model/network.h"
 
 namespace ranklab {
+
+// One forward or backward pass of one micro-batch, on the steady clock (a pipeline's
+// timeline draws them).
+struct PassSpan {
+  bool forward = true;
+  int micro = 0;
+  int64_t start_ns = 0, end_ns = 0;
+};
 
 // What one step's passes measured on this rank.
 struct PassTimes {
@@ -25,7 +34,8 @@ struct PassTimes {
   int64_t wait_ns = 0;   // blocked on a neighbouring stage: the pipeline's bubble
   int64_t bytes_tx = 0;  // activations and their gradients sent to other stages
   int64_t bytes_rx = 0;
-  int stashed_peak = 0;  // most micro-batches whose activations this rank held at once
+  int stashed_peak = 0;          // most micro-batches whose activations this rank held at once
+  std::vector<PassSpan> passes;  // a pipeline's passes in the order they ran
 };
 
 // An evaluation's share on this rank: samples is 0 where another rank scores them.

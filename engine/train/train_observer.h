@@ -33,8 +33,9 @@ class TrainObserver {
   }
   // A parameter server rank's load over the last interval.
   virtual void onServerLoad(const ServerLoad&) {}
-  // Something that took time outside the steps (kind "evaluate", "checkpoint"), after
-  // `step`; start and end on the steady clock (comm/steady_clock.h), ns.
+  // Something that took time outside the steps (kind "evaluate", "checkpoint") after
+  // `step`, or a pipeline's pass inside step `step` ("F3", "B3": micro-batch 3's forward,
+  // backward); start and end on the steady clock (comm/steady_clock.h), ns.
   virtual void onSpan(const std::string& /*kind*/, int64_t /*step*/, int64_t /*start_ns*/,
                       int64_t /*end_ns*/) {}
   // Stepping pauses now (an evaluation or a checkpoint follows): progress held back for

@@ -250,6 +250,11 @@ bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
   s.wait_ns += times.wait_ns;
   s.bytes_tx = times.bytes_tx;
   s.bytes_rx = times.bytes_rx;
+  // A pipeline's passes, "F3" and "B3" for micro-batch 3: the timeline draws the schedule.
+  for (const PassSpan& pass : times.passes) {
+    observer_.onSpan((pass.forward ? "F" : "B") + std::to_string(pass.micro), s.step, pass.start_ns,
+                     pass.end_ns);
+  }
   const int64_t t = steadyNowNs();
   if (straggler_)
     std::this_thread::sleep_for(std::chrono::milliseconds(job_.fault.straggler_delay_ms));

@@ -127,6 +127,32 @@ class CompareModelsTest : public QObject {
              QStringLiteral("rank 0 · evaluate after step 7 · 30.00 ms (16.00 → 46.00 ms)"));
   }
 
+  // A pipeline step is drawn from its passes: each micro-batch's forward and backward where
+  // it ran, the gaps between them as wait, and the sync and update after the last pass.
+  void pipelinePassesBecomeBarsWithTheirGapsAsWait() {
+    // Step ends at 100 ms: forward 3 + backward 5 + wait 4 + comm 2 + update 1 = 15 ms,
+    // so it began at 85 ms. Passes: F0 85-86.5, F1 87-88.5 (0.5 ms gap), B0 90-92.5, B1 92.5-95.
+    const std::vector<SpanRow> spans = {{5, 0, 7, "F0", 85000000, 86500000},
+                                        {5, 0, 7, "B1", 92500000, 95000000},
+                                        {5, 0, 7, "F1", 87000000, 88500000},
+                                        {5, 0, 7, "B0", 90000000, 92500000},
+                                        {5, 0, 7, "evaluate", 101000000, 102000000}};
+    const TimelineData t = buildTimeline(5, {timedStep(0, 7, 100, 4)}, false, spans);
+    QCOMPARE(int(t.spans.size()), 1);         // the passes became bars
+    std::vector<std::pair<int, int>> phases;  // (phase, micro) in time order
+    for (const TimelineBar& bar : t.bars) phases.push_back({bar.phase, bar.micro});
+    const std::vector<std::pair<int, int>> expected = {
+        {int(forwardPhase), 0}, {int(waitPhase), -1},    {int(forwardPhase), 1},
+        {int(waitPhase), -1},   {int(backwardPhase), 0}, {int(backwardPhase), 1},
+        {int(waitPhase), -1},   {int(commPhase), -1},    {int(updatePhase), -1}};
+    QCOMPARE(phases, expected);
+    QCOMPARE(t.bars[2].start_ms, 2.0);  // F1 at 87 ms, the window starting at 85 ms
+    QCOMPARE(t.bars[6].end_ms, 12.0);   // wait until comm: 100 - 3 = 97 ms
+    QCOMPARE(
+        describeBar(t.bars[5]),
+        QStringLiteral("rank 0 · step 7 · backward of micro-batch 1 2.50 ms (7.50 → 10.00 ms)"));
+  }
+
   void ranksAreAlignedAtTheBarrier() {
     // Rank 1's clock runs 40 ms ahead; it waits 1 ms, rank 0 waits 6 ms: same barrier exit.
     const std::vector<StepRow> steps = {timedStep(0, 3, 100, 6), timedStep(1, 3, 140, 1)};

@@ -64,6 +64,9 @@ TEST_F(Cli, QuickstartOnFourRanksReachesTheTargetAccuracy) {
   EXPECT_EQ(s["codec"], "none");
   EXPECT_EQ(s["amp"], "fp32");
   EXPECT_EQ(s["epochs"], 2);
+  EXPECT_EQ(s["layout"]["data"], 4);
+  EXPECT_EQ(s["layout"]["schedule"], "data-parallel");
+  EXPECT_TRUE(s["bubble_fraction"].is_null());
   EXPECT_GE(s["test_accuracy"].get<double>(), 0.85);
   EXPECT_GT(s["samples_per_s"].get<double>(), 0);
   EXPECT_GT(s["wall_s"].get<double>(), s["train_s"].get<double>());
@@ -121,6 +124,14 @@ TEST_F(Cli, PipelinePresetTrainsOnTwoStages) {
   EXPECT_EQ(s["steps"], 3200 / 128);
   EXPECT_EQ(s["samples"], 3200 / 128 * 128);
   EXPECT_GT(s["test_accuracy"].get<double>(), 0.3);  // 10 classes: chance is 0.1
+  EXPECT_EQ(s["layout"]["data"], 1);
+  EXPECT_EQ(s["layout"]["pipeline"], 2);
+  EXPECT_EQ(s["layout"]["schedule"], "1f1b");
+  EXPECT_EQ(s["layout"]["microbatches"], 8);
+  EXPECT_DOUBLE_EQ(s["bubble_formula"].get<double>(), 1.0 / 9);
+  const double bubble = s["bubble_fraction"].get<double>();
+  EXPECT_GT(bubble, 0);
+  EXPECT_LT(bubble, 1);
   ASSERT_EQ(s["ranks"].size(), 2u);
   for (const auto& rank : s["ranks"]) {
     EXPECT_EQ(rank["steps"], s["steps"]) << rank.dump();

@@ -13,10 +13,10 @@
 namespace ranklab {
 namespace {
 
-int peakInFlight(const std::vector<std::pair<bool, int>>& passes) {
+int peakInFlight(const std::vector<PipelineSchedule::Pass>& passes) {
   int in_flight = 0, peak = 0;
-  for (const auto& [is_forward, micro] : passes) {
-    in_flight += is_forward ? 1 : -1;
+  for (const auto& pass : passes) {
+    in_flight += pass.forward ? 1 : -1;
     peak = std::max(peak, in_flight);
   }
   return peak;
@@ -33,8 +33,8 @@ TEST(PipelineOrder, OneFOneBHoldsAtMostStagesLeftWhileGpipeHoldsEveryMicroBatch)
         ASSERT_EQ(ofob.size(), 2u * m);
         // Micro-batches go forward and backward in order, each backward after its forward.
         int next_forward = 0, next_backward = 0;
-        for (const auto& [is_forward, micro] : ofob) {
-          EXPECT_EQ(micro, is_forward ? next_forward++ : next_backward++);
+        for (const auto& pass : ofob) {
+          EXPECT_EQ(pass.micro, pass.forward ? next_forward++ : next_backward++);
           EXPECT_LE(next_backward, next_forward);
         }
       }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "views/models/run_series.h"
 
@@ -14,6 +16,74 @@ namespace {
 // When, on its own clock, the rank left the barrier of this step: its wait ended there.
 double barrierExitMs(const StepRow& s) {
   return double(s.time_ns - s.update_ns - s.comm_ns) / 1e6;
+}
+
+// A pipeline pass read back from its span ("F3", "B12"): nothing for any other span.
+struct PassBar {
+  int phase = forwardPhase;
+  int micro = 0;
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+std::optional<PassBar> passOf(const SpanRow& span) {
+  const std::string& k = span.kind;
+  if (k.size() < 2 || (k[0] != 'F' && k[0] != 'B')) return std::nullopt;
+  if (!std::all_of(k.begin() + 1, k.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return PassBar{k[0] == 'F' ? forwardPhase : backwardPhase, std::stoi(k.substr(1)), span.start_ns,
+                 span.end_ns};
+}
+
+// A step's phases back from its end, in the trainer's order.
+std::vector<TimelineBar> stepBars(const StepRow& s, double offset) {
+  const PhaseTimes phases = phaseTimes(s);
+  double t = double(s.time_ns) / 1e6 + offset;
+  std::vector<TimelineBar> bars;
+  for (int p = kPhaseCount - 1; p >= 0; --p) {
+    const double length = double(phases[size_t(p)]) / 1e6;
+    if (length <= 0) continue;
+    bars.push_back({s.rank, s.step, p, t - length, t});
+    t -= length;
+  }
+  std::reverse(bars.begin(), bars.end());
+  return bars;
+}
+
+// A pipeline step: data first, then each pass where it ran with the gaps before and after
+// as wait, then the phases after the passes (sync, update) back from the step's end.
+std::vector<TimelineBar> pipelineStepBars(const StepRow& s, double offset,
+                                          std::vector<PassBar> passes) {
+  std::sort(passes.begin(), passes.end(),
+            [](const PassBar& a, const PassBar& b) { return a.start_ns < b.start_ns; });
+  const PhaseTimes phases = phaseTimes(s);
+  const double end = double(s.time_ns) / 1e6 + offset;
+  double all = 0, tail = 0;
+  for (int p = 0; p < kPhaseCount; ++p) {
+    all += double(phases[size_t(p)]) / 1e6;
+    if (p != dataPhase && p != forwardPhase && p != backwardPhase && p != waitPhase)
+      tail += double(phases[size_t(p)]) / 1e6;
+  }
+  std::vector<TimelineBar> bars;
+  double cursor = end - all;
+  auto add = [&](int phase, double from, double to, int micro = -1) {
+    if (to > from) bars.push_back({s.rank, s.step, phase, from, to, micro});
+  };
+  add(dataPhase, cursor, cursor + double(phases[dataPhase]) / 1e6);
+  cursor += double(phases[dataPhase]) / 1e6;
+  for (const PassBar& pass : passes) {
+    const double from = double(pass.start_ns) / 1e6 + offset;
+    add(waitPhase, cursor, from);
+    add(pass.phase, from, double(pass.end_ns) / 1e6 + offset, pass.micro);
+    cursor = std::max(cursor, double(pass.end_ns) / 1e6 + offset);
+  }
+  add(waitPhase, cursor, end - tail);
+  double t = end - tail;
+  for (int p = 0; p < kPhaseCount; ++p) {
+    if (p == dataPhase || p == forwardPhase || p == backwardPhase || p == waitPhase) continue;
+    add(p, t, t + double(phases[size_t(p)]) / 1e6);
+    t += double(phases[size_t(p)]) / 1e6;
+  }
+  return bars;
 }
 
 }  // namespace
@@ -48,19 +118,23 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
     }
   }
 
+  // A pipeline's passes by rank and step; other spans stay spans.
+  std::map<std::pair<int, int64_t>, std::vector<PassBar>> passes;
+  std::vector<const SpanRow*> others;
+  for (const SpanRow& s : spans) {
+    if (!by_rank.count(s.rank)) continue;
+    if (const auto pass = passOf(s))
+      passes[{s.rank, s.step}].push_back(*pass);
+    else
+      others.push_back(&s);
+  }
   double begin = std::numeric_limits<double>::max(), end = std::numeric_limits<double>::lowest();
   for (const auto& [rank, rows] : by_rank) {
     for (const auto& [step, s] : rows) {
-      const PhaseTimes phases = phaseTimes(*s);
-      double t = double(s->time_ns) / 1e6 + offset[rank];
-      std::vector<TimelineBar> bars;
-      for (int p = kPhaseCount - 1; p >= 0; --p) {  // back from the step's end
-        const double length = double(phases[size_t(p)]) / 1e6;
-        if (length <= 0) continue;
-        bars.push_back({rank, step, p, t - length, t});
-        t -= length;
-      }
-      std::reverse(bars.begin(), bars.end());
+      const auto found = passes.find({rank, step});
+      const std::vector<TimelineBar> bars = found == passes.end()
+                                                ? stepBars(*s, offset[rank])
+                                                : pipelineStepBars(*s, offset[rank], found->second);
       for (const TimelineBar& bar : bars) {
         begin = std::min(begin, bar.start_ms);
         end = std::max(end, bar.end_ms);
@@ -68,11 +142,10 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
       }
     }
   }
-  for (const SpanRow& s : spans) {
-    if (!by_rank.count(s.rank)) continue;
-    data.spans.push_back({s.rank, s.step, QString::fromStdString(s.kind),
-                          double(s.start_ns) / 1e6 + offset[s.rank],
-                          double(s.end_ns) / 1e6 + offset[s.rank]});
+  for (const SpanRow* s : others) {
+    data.spans.push_back({s->rank, s->step, QString::fromStdString(s->kind),
+                          double(s->start_ns) / 1e6 + offset[s->rank],
+                          double(s->end_ns) / 1e6 + offset[s->rank]});
     end = std::max(end, data.spans.back().end_ms);
   }
   // Times shown from the start of the window.
@@ -90,10 +163,12 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
 }
 
 QString describeBar(const TimelineBar& bar) {
+  QString phase = QString::fromLatin1(phaseName(bar.phase));
+  if (bar.micro >= 0) phase += QObject::tr(" of micro-batch %1").arg(bar.micro);
   return QObject::tr("rank %1 · step %2 · %3 %4 ms (%5 → %6 ms)")
       .arg(bar.rank)
       .arg(bar.step)
-      .arg(QString::fromLatin1(phaseName(bar.phase)))
+      .arg(phase)
       .arg(bar.end_ms - bar.start_ms, 0, 'f', 2)
       .arg(bar.start_ms, 0, 'f', 2)
       .arg(bar.end_ms, 0, 'f', 2);

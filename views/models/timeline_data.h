@@ -1,5 +1,7 @@
 // A per-rank Gantt of step phases over a window of steps, built from step rows: each step
-// ends at its time_ns and its phases run back from there in the trainer's order. Ranks'
+// ends at its time_ns and its phases run back from there in the trainer's order. A
+// pipeline's steps are drawn from their pass spans instead: each micro-batch's forward and
+// backward where it ran, and the gaps between them as wait (the bubble). Ranks'
 // clocks start separately; for synchronous strategies they are aligned at the barrier
 // that ends the wait of the window's first common step (every rank leaves it together).
 #pragma once
@@ -17,13 +19,14 @@ struct TimelineBar {
   int64_t step = 0;
   int phase = 0;  // Phase
   double start_ms = 0, end_ms = 0;
+  int micro = -1;  // a pipeline pass's micro-batch; -1: the step's whole phase
 };
 
 // Time a rank spent outside its steps (an evaluation, a checkpoint), on the bars' axis.
 struct TimelineSpan {
   int rank = 0;
   int64_t step = 0;  // the step before it
-  QString kind;      // evaluate | checkpoint
+  QString kind;      // evaluate | checkpoint (pipeline passes become bars)
   double start_ms = 0, end_ms = 0;
 };
 

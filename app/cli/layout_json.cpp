@@ -1,0 +1,36 @@
+#include "app/cli/layout_json.h"
+
+#include <exception>
+
+#include "engine/job/job_file.h"
+
+namespace ranklab {
+
+nlohmann::json layoutJson(const RunSummary& s) {
+  nlohmann::json out = {
+      {"layout", nullptr}, {"bubble_fraction", nullptr}, {"bubble_formula", nullptr}};
+  JobSpec job;
+  try {
+    job = parseJob(s.run.job_toml, "run " + std::to_string(s.run.id) + " job");
+  } catch (const std::exception&) {
+    return out;  // a run stored before the job was kept, or by another version
+  }
+  const ParallelSpec& p = job.parallel;
+  const int pipeline = p.pipeline;
+  out["layout"] = {{"data", p.ranks / pipeline},
+                   {"pipeline", pipeline},
+                   {"tensor", 1},
+                   {"zero", 0},
+                   {"schedule", pipeline > 1 ? p.schedule : "data-parallel"},
+                   {"microbatches", p.microbatches}};
+  if (pipeline > 1 && s.run.train_s > 0 && !s.ranks.empty()) {
+    double wait = 0;
+    for (const auto& rank : s.ranks) wait += rank.wait_s;
+    out["bubble_fraction"] = wait / static_cast<double>(s.ranks.size()) / s.run.train_s;
+    out["bubble_formula"] =
+        static_cast<double>(pipeline - 1) / static_cast<double>(p.microbatches + pipeline - 1);
+  }
+  return out;
+}
+
+}  // namespace ranklab

@@ -1,0 +1,16 @@
+// The parallel layout of a stored run, read back from its resolved job, with the pipeline's
+// bubble: measured (blocked on a neighbour over training time, mean over the ranks) beside
+// GPipe's formula (p - 1) / (m + p - 1). For `runs show --json`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "storage/records.h"
+
+namespace ranklab {
+
+// {"layout": {...}, "bubble_fraction": x, "bubble_formula": y}; the bubble fields are null
+// without a pipeline, and everything is null when the stored job cannot be read.
+nlohmann::json layoutJson(const RunSummary& s);
+
+}  // namespace ranklab
