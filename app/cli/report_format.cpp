@@ -189,8 +189,18 @@ void printSummary(std::ostream& out, const RunSummary& s) {
   if (s.run.amp != "fp32") {
     out << format("   overflow skips %lld", static_cast<long long>(s.overflow_steps));
   }
-  out << "\n"
-      << "  rank   steps   compute s   comm s (hidden)   wait s       sent\n";
+  out << "\n";
+  // A pipeline's idle share beside the formula's.
+  if (const nlohmann::json layout = layoutJson(s); !layout["bubble_fraction"].is_null()) {
+    out << format(
+        "  pipeline %d stages, %s, %d micro-batches: bubble %.3f measured, %.3f by "
+        "(p-1)/(m+p-1)\n",
+        layout["layout"]["pipeline"].get<int>(),
+        layout["layout"]["schedule"].get<std::string>().c_str(),
+        layout["layout"]["microbatches"].get<int>(), layout["bubble_fraction"].get<double>(),
+        layout["bubble_formula"].get<double>());
+  }
+  out << "  rank   steps   compute s   comm s (hidden)   wait s       sent\n";
   for (const auto& r : s.ranks) {
     if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),
                                     [&](const auto& v) { return v.rank == r.rank; }))
