@@ -181,8 +181,10 @@ struct RankSummary {
   double comm_hidden_s = 0;   // part of comm_s that overlapped backward
   double mean_staleness = 0;  // ps-async: mean over this rank's steps
   int64_t bytes_tx = 0;
-  int64_t bytes_raw = 0;       // what the same collective would have sent uncompressed
-  int64_t overflow_steps = 0;  // AMP steps skipped for inf/NaN
+  int64_t bytes_raw = 0;           // what the same collective would have sent uncompressed
+  int64_t overflow_steps = 0;      // AMP steps skipped for inf/NaN
+  int64_t stashed_peak = 0;        // pipeline: most micro-batches held for backward at once
+  int64_t stashed_bytes_peak = 0;  // pipeline: the most bytes of layer outputs they held
 };
 
 // One parameter server shard over the whole run.

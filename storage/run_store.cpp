@@ -98,13 +98,15 @@ WITH totals AS (
          SUM(@COMPUTE@) AS compute_ns,
          SUM(comm_ns) AS comm_ns, SUM(wait_ns) AS wait_ns, SUM(bytes_tx) AS bytes_tx,
          SUM(bytes_raw) AS bytes_raw, SUM(overflow) AS overflows,
-         SUM(comm_hidden_ns) AS hidden_ns, AVG(staleness) AS staleness
+         SUM(comm_hidden_ns) AS hidden_ns, AVG(staleness) AS staleness,
+         MAX(stashed) AS stashed, MAX(stashed_bytes) AS stashed_bytes
   FROM steps WHERE run_id = ?1 GROUP BY rank),
 known AS (SELECT rank FROM ranks WHERE run_id = ?1 UNION SELECT rank FROM totals)
 SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_ns, 0),
        COALESCE(comm_ns, 0), COALESCE(wait_ns, 0), COALESCE(bytes_tx, 0),
        COALESCE(bytes_raw, 0), COALESCE(overflows, 0),
-       COALESCE(hidden_ns, 0), COALESCE(staleness, 0)
+       COALESCE(hidden_ns, 0), COALESCE(staleness, 0), COALESCE(stashed, 0),
+       COALESCE(stashed_bytes, 0)
 FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
   sql.replace(sql.find("@COMPUTE@"), 9, compute);
   return sql;
@@ -313,6 +315,8 @@ void addRankTotals(Statement& statement, RunSummary& s) {
     r.overflow_steps = q.int64();
     r.comm_hidden_s = static_cast<double>(q.int64()) / 1e9;
     r.mean_staleness = q.real();
+    r.stashed_peak = q.int64();
+    r.stashed_bytes_peak = q.int64();
     s.steps = std::max(s.steps, r.steps);
     s.samples += samples;
     s.bytes_tx += r.bytes_tx;

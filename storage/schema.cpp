@@ -206,8 +206,17 @@ UPDATE step_bins SET bytes_raw = (
 PRAGMA user_version = 6;
 )sql";
 
+// A pipeline stage's peak of micro-batches held for backward, and their bytes.
+constexpr const char* kVersion7 = R"sql(
+ALTER TABLE steps ADD COLUMN stashed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN stashed_bytes INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 7;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}, {5, kVersion5}, {6, kVersion6},
+    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4},
+    {5, kVersion5}, {6, kVersion6}, {7, kVersion7},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

@@ -107,7 +107,9 @@ nlohmann::json summaryJson(const RunSummary& s) {
                      {"comm_hidden_s", r.comm_hidden_s},
                      {"mean_staleness", r.mean_staleness},
                      {"bytes_tx", r.bytes_tx},
-                     {"bytes_raw", r.bytes_raw}});
+                     {"bytes_raw", r.bytes_raw},
+                     {"stashed_peak", r.stashed_peak},
+                     {"activations_peak_bytes", r.stashed_bytes_peak}});
   }
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& v : s.servers) {

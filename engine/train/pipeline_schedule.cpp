@@ -95,8 +95,20 @@ struct PipelineSchedule::StepState {
   std::vector<int> begin, size;  // each micro-batch's first sample and sample count
   bool backward_started = false;
   int in_flight = 0;
+  int64_t in_flight_bytes = 0;
   PassTimes times;
 };
+
+namespace {
+
+// The bytes of layer outputs one micro-batch of n samples keeps for its backward.
+int64_t stashBytes(const Network& net, int n) {
+  size_t floats = 0;
+  for (const auto& layer : net.layers()) floats += layer->outputShape().size();
+  return static_cast<int64_t>(floats * sizeof(float)) * n;
+}
+
+}  // namespace
 
 PipelineSchedule::PipelineSchedule(PipelineOrder order, int microbatches, Communicator& stages,
                                    std::function<Network()> make_stage)
@@ -156,6 +168,8 @@ PipelineSchedule::Message PipelineSchedule::forward(StepState& step, int micro) 
   step.times.forward_ns += done - t;
   step.times.passes.push_back({true, micro, t, done});
   step.times.stashed_peak = std::max(step.times.stashed_peak, ++step.in_flight);
+  step.in_flight_bytes += stashBytes(net, n);
+  step.times.stashed_bytes_peak = std::max(step.times.stashed_bytes_peak, step.in_flight_bytes);
   return out;
 }
 
@@ -184,6 +198,7 @@ PipelineSchedule::Message PipelineSchedule::backward(StepState& step, int micro)
   step.times.backward_ns += done - t;
   step.times.passes.push_back({false, micro, t, done});
   --step.in_flight;
+  step.in_flight_bytes -= stashBytes(net, n);
   return out;
 }
 

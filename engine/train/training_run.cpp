@@ -250,6 +250,8 @@ bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
   s.wait_ns += times.wait_ns;
   s.bytes_tx = times.bytes_tx;
   s.bytes_rx = times.bytes_rx;
+  s.stashed = times.stashed_peak;
+  s.stashed_bytes = times.stashed_bytes_peak;
   // A pipeline's passes, "F3" and "B3" for micro-batch 3: the timeline draws the schedule.
   for (const PassSpan& pass : times.passes) {
     observer_.onSpan((pass.forward ? "F" : "B") + std::to_string(pass.micro), s.step, pass.start_ns,

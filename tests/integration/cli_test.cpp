@@ -136,6 +136,9 @@ TEST_F(Cli, PipelinePresetTrainsOnTwoStages) {
   for (const auto& rank : s["ranks"]) {
     EXPECT_EQ(rank["steps"], s["steps"]) << rank.dump();
     EXPECT_GT(rank["bytes_tx"].get<int64_t>(), 0) << rank.dump();
+    // 1F1B, 2 stages, 8 micro-batches: stage 0 holds 2, stage 1 one at a time.
+    EXPECT_EQ(rank["stashed_peak"], rank["rank"] == 0 ? 2 : 1) << rank.dump();
+    EXPECT_GT(rank["activations_peak_bytes"].get<int64_t>(), 0) << rank.dump();
   }
 }
 

@@ -91,6 +91,12 @@ TEST(Pipeline, BothSchedulesFollowOneRankOnTheSameGlobalBatch) {
         for (const auto& rank : ranks) expectSameCurve(rank.losses, one[0].losses, what);
         EXPECT_NEAR(ranks[0].evals.back().test_accuracy, one[0].evals.back().test_accuracy, 1e-3)
             << what;
+        // Micro-batches held for backward: GPipe every one, 1F1B at most the stages left.
+        for (int r = 0; r < stages; ++r) {
+          const int64_t held = schedule == "gpipe" ? m : std::min(stages - r, m);
+          EXPECT_EQ(ranks[r].stats.back().stashed, held) << what << " stage " << r;
+          EXPECT_GT(ranks[r].stats.back().stashed_bytes, 0) << what << " stage " << r;
+        }
         // Every stage but the last waits for its neighbours: a bubble is measured.
         int64_t wait = 0;
         for (const auto& s : ranks[0].stats) wait += s.wait_ns;

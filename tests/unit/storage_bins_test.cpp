@@ -156,6 +156,27 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
+// What version 7 added, taken away again to make an older file.
+constexpr const char* kDropVersion7 =
+    "ALTER TABLE steps DROP COLUMN stashed; ALTER TABLE steps DROP COLUMN stashed_bytes; ";
+
+// A version 6 file's steps gain the pipeline's stash columns, zero for the old rows.
+TEST_F(RunStoreTest, VersionSixStepsGainTheStashColumns) {
+  int64_t id = 0;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+    store.write(RecordBatch{{}, {exampleStep(id, 0, 1)}, {}, {}, {}, {}});
+  }
+  { RawFile(dbPath()).exec(std::string(kDropVersion7) + "PRAGMA user_version = 6"); }
+  RunStore store(dbPath());
+  EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  const auto steps = store.steps(id);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].stashed, 0);
+  EXPECT_EQ(steps[0].stashed_bytes, 0);
+}
+
 TEST_F(RunStoreTest, VersionFourFileGainsTheBinsTableAndKeepsItsRuns) {
   int64_t id = 0;
   {
@@ -165,7 +186,7 @@ TEST_F(RunStoreTest, VersionFourFileGainsTheBinsTableAndKeepsItsRuns) {
   }
   {
     RawFile raw(dbPath());
-    raw.exec("DROP TABLE step_bins; PRAGMA user_version = 4");
+    raw.exec("DROP TABLE step_bins; " + std::string(kDropVersion7) + "PRAGMA user_version = 4");
   }
   RunStore store(dbPath());
   RawFile raw(dbPath());
@@ -192,7 +213,8 @@ TEST_F(RunStoreTest, VersionFiveBinsGainTheirStepsRawBytes) {
   }
   {
     RawFile raw(dbPath());
-    raw.exec("ALTER TABLE step_bins DROP COLUMN bytes_raw; PRAGMA user_version = 5");
+    raw.exec("ALTER TABLE step_bins DROP COLUMN bytes_raw; " + std::string(kDropVersion7) +
+             "PRAGMA user_version = 5");
   }
   RunStore store(dbPath());
   const std::vector<StepBin> bins = store.stepBins(id);
