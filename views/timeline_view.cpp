@@ -177,6 +177,12 @@ void TimelineView::paintEvent(QPaintEvent*) {
   painter.setFont(font);
   painter.setClipRect(plot);
   drawSpans(painter);
+  drawBars(painter);
+}
+
+// Each step's phases, or a pipeline's passes labelled with their micro-batch.
+void TimelineView::drawBars(QPainter& painter) const {
+  const int h = rowHeight();
   for (const TimelineBar& bar : data_.bars) {
     if (bar.end_ms < view_begin_ || bar.start_ms > view_end_) continue;
     const int row = rowOf(bar.rank);

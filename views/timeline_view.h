@@ -37,6 +37,7 @@ class TimelineView : public QWidget {
 
  private:
   void drawSpans(QPainter& painter) const;
+  void drawBars(QPainter& painter) const;
   int rankAt(const QPoint& point) const;  // the rank of the row under point, -1: none
   int rowOf(int rank) const;              // the row a rank is drawn in
   double xOf(double ms) const;
