@@ -73,6 +73,13 @@ const std::vector<ComparedMetric>& comparedMetrics() {
        [](const RunSummary& s) { return format("%.2f", meanMsPerStep(s, &RankSummary::comm_s)); }},
       {"wait ms/step",
        [](const RunSummary& s) { return format("%.2f", meanMsPerStep(s, &RankSummary::wait_s)); }},
+      {"pipeline bubble (formula)",
+       [](const RunSummary& s) {
+         const nlohmann::json layout = layoutJson(s);
+         if (layout["bubble_fraction"].is_null()) return std::string("-");
+         return format("%.3f (%.3f)", layout["bubble_fraction"].get<double>(),
+                       layout["bubble_formula"].get<double>());
+       }},
   };
   return metrics;
 }

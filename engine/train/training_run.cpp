@@ -248,8 +248,10 @@ bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
   s.loss = times.loss_sum / job_.train.batch_size;
   s.forward_ns = times.forward_ns;
   s.wait_ns += times.wait_ns;
+  // Activations and their gradients go uncompressed: raw as sent.
   s.bytes_tx = times.bytes_tx;
   s.bytes_rx = times.bytes_rx;
+  s.bytes_raw = times.bytes_tx;
   s.stashed = times.stashed_peak;
   s.stashed_bytes = times.stashed_bytes_peak;
   // A pipeline's passes, "F3" and "B3" for micro-batch 3: the timeline draws the schedule.
@@ -292,7 +294,7 @@ void TrainingRun::syncAndUpdate(StepStats& s) {
   s.comm_hidden_ns = sync.hidden_ns;
   s.bytes_tx += sync.bytes_tx;
   s.bytes_rx += sync.bytes_rx;
-  s.bytes_raw = sync.bytes_raw;
+  s.bytes_raw += sync.bytes_raw;
   s.compress_ns = sync.compress_ns;
   s.staleness = sync.staleness;
 }

@@ -142,6 +142,25 @@ TEST_F(Cli, PipelinePresetTrainsOnTwoStages) {
   }
 }
 
+// Data x pipeline over 4 real ranks: two replicas of two stages, each replica's samples
+// counted once, and activations reported as sent uncompressed (no false codec ratio).
+TEST_F(Cli, HybridPresetRunsTwoPipelinesSideBySide) {
+  const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/hybrid-dp-pp.toml";
+  const auto r = run("run " + job + " --set data.train_limit=3200 --set data.test_limit=1000" +
+                     " --quiet --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto shown = run("runs show 1 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto s = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(s["world"], 4);
+  EXPECT_EQ(s["layout"]["data"], 2);
+  EXPECT_EQ(s["layout"]["pipeline"], 2);
+  EXPECT_EQ(s["steps"], 3200 / 2 / 64);
+  EXPECT_EQ(s["samples"], 3200 / 2 / 64 * 64 * 2);
+  EXPECT_EQ(s["bytes_raw"], s["bytes_tx"]);
+  EXPECT_GT(s["test_accuracy"].get<double>(), 0.3);
+}
+
 TEST_F(Cli, PipelineKeysThatCannotWorkAreNamed) {
   const std::pair<std::string, std::string> cases[] = {
       {"ranks = 3\npipeline = 2\n", "parallel.pipeline: must divide parallel.ranks (3)"},
