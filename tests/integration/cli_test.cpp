@@ -40,6 +40,16 @@ void stopLaunchedRuns();
 class Cli : public ranklab::testing::CliTest {
  protected:
   void TearDown() override { stopLaunchedRuns(); }
+  // Runs resources/jobs/NAME.toml on its first 3200 training samples; `runs show --json`.
+  nlohmann::json runPresetOn3200Samples(const std::string& name) const {
+    const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/" + name + ".toml";
+    const auto r = run("run " + job + " --set data.train_limit=3200 --set data.test_limit=1000" +
+                       " --quiet --db " + db());
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const auto shown = run("runs show 1 --json --db " + db());
+    EXPECT_EQ(shown.exit_code, 0) << shown.out;
+    return shown.exit_code == 0 ? nlohmann::json::parse(shown.out) : nlohmann::json::object();
+  }
   std::string file(const std::string& name, const std::string& text) const {
     const auto path = folder_.file(name);
     std::ofstream(path) << text;
@@ -112,13 +122,7 @@ TEST_F(Cli, ValidateNamesLineKeyAndAllowedValues) {
 // A pipeline preset over real mpirun ranks: both stages report every step, the samples
 // are counted once per replica, activations cross between the ranks, and the run learns.
 TEST_F(Cli, PipelinePresetTrainsOnTwoStages) {
-  const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/pipeline-1f1b.toml";
-  const auto r = run("run " + job + " --set data.train_limit=3200 --set data.test_limit=1000" +
-                     " --quiet --db " + db());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto shown = run("runs show 1 --json --db " + db());
-  ASSERT_EQ(shown.exit_code, 0) << shown.out;
-  const auto s = nlohmann::json::parse(shown.out);
+  const auto s = runPresetOn3200Samples("pipeline-1f1b");
   EXPECT_EQ(s["status"], "done");
   EXPECT_EQ(s["world"], 2);
   EXPECT_EQ(s["steps"], 3200 / 128);
@@ -145,13 +149,7 @@ TEST_F(Cli, PipelinePresetTrainsOnTwoStages) {
 // Data x pipeline over 4 real ranks: two replicas of two stages, each replica's samples
 // counted once, and activations reported as sent uncompressed (no false codec ratio).
 TEST_F(Cli, HybridPresetRunsTwoPipelinesSideBySide) {
-  const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/hybrid-dp-pp.toml";
-  const auto r = run("run " + job + " --set data.train_limit=3200 --set data.test_limit=1000" +
-                     " --quiet --db " + db());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto shown = run("runs show 1 --json --db " + db());
-  ASSERT_EQ(shown.exit_code, 0) << shown.out;
-  const auto s = nlohmann::json::parse(shown.out);
+  const auto s = runPresetOn3200Samples("hybrid-dp-pp");
   EXPECT_EQ(s["world"], 4);
   EXPECT_EQ(s["layout"]["data"], 2);
   EXPECT_EQ(s["layout"]["pipeline"], 2);
