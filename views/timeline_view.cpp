@@ -180,15 +180,17 @@ void TimelineView::paintEvent(QPaintEvent*) {
   drawBars(painter);
 }
 
+QRectF TimelineView::boxOf(int rank, double start_ms, double end_ms, double min_px) const {
+  const int top = rowTop(rowOf(rank));
+  return {QPointF(xOf(start_ms), top + 3),
+          QPointF(std::max(xOf(end_ms), xOf(start_ms) + min_px), top + rowHeight() - 3)};
+}
+
 // Each step's phases, or a pipeline's passes labelled with their micro-batch.
 void TimelineView::drawBars(QPainter& painter) const {
-  const int h = rowHeight();
   for (const TimelineBar& bar : data_.bars) {
     if (bar.end_ms < view_begin_ || bar.start_ms > view_end_) continue;
-    const int row = rowOf(bar.rank);
-    const QRectF box(
-        QPointF(xOf(bar.start_ms), rowTop(int(row)) + 3),
-        QPointF(std::max(xOf(bar.end_ms), xOf(bar.start_ms) + 1.0), rowTop(int(row)) + h - 3));
+    const QRectF box = boxOf(bar.rank, bar.start_ms, bar.end_ms, 1.0);
     painter.fillRect(box, phaseColour(bar.phase));
     // A pipeline pass shows its micro-batch (the schedule reads across the stages); otherwise
     // step numbers on the forward pass: the eye follows one step across ranks.
@@ -209,13 +211,9 @@ void TimelineView::drawBars(QPainter& painter) const {
 
 // Evaluations and checkpoints: hatched grey boxes with their name, behind the steps.
 void TimelineView::drawSpans(QPainter& painter) const {
-  const int h = rowHeight();
   for (const TimelineSpan& span : data_.spans) {
     if (span.end_ms < view_begin_ || span.start_ms > view_end_) continue;
-    const int row = rowOf(span.rank);
-    const QRectF box(
-        QPointF(xOf(span.start_ms), rowTop(int(row)) + 3),
-        QPointF(std::max(xOf(span.end_ms), xOf(span.start_ms) + 2.0), rowTop(int(row)) + h - 3));
+    const QRectF box = boxOf(span.rank, span.start_ms, span.end_ms, 2.0);
     painter.fillRect(box, QColor(0xee, 0xee, 0xee));
     painter.fillRect(box, QBrush(QColor(0x99, 0x99, 0x99), Qt::BDiagPattern));
     painter.setPen(QColor(0x55, 0x55, 0x55));

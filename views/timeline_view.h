@@ -3,6 +3,7 @@
 // Wheel zooms around the pointer, dragging pans, hovering shows the bar's durations.
 #pragma once
 
+#include <QRectF>
 #include <QWidget>
 
 #include "views/models/timeline_data.h"
@@ -38,6 +39,8 @@ class TimelineView : public QWidget {
  private:
   void drawSpans(QPainter& painter) const;
   void drawBars(QPainter& painter) const;
+  // The rectangle of an interval on a rank's row, at least min_px wide.
+  QRectF boxOf(int rank, double start_ms, double end_ms, double min_px) const;
   int rankAt(const QPoint& point) const;  // the rank of the row under point, -1: none
   int rowOf(int rank) const;              // the row a rank is drawn in
   double xOf(double ms) const;

@@ -51,6 +51,13 @@ std::vector<TimelineBar> stepBars(const StepRow& s, double offset) {
 
 // A pipeline step: data first, then each pass where it ran with the gaps before and after
 // as wait, then the phases after the passes (sync, update) back from the step's end.
+// The phases a pipeline step draws after its passes (sync, update): not data, which comes
+// first, nor forward, backward and wait, which the passes and their gaps show.
+bool afterPasses(int phase) {
+  return phase != dataPhase && phase != forwardPhase && phase != backwardPhase &&
+         phase != waitPhase;
+}
+
 std::vector<TimelineBar> pipelineStepBars(const StepRow& s, double offset,
                                           std::vector<PassBar> passes) {
   std::sort(passes.begin(), passes.end(),
@@ -60,8 +67,7 @@ std::vector<TimelineBar> pipelineStepBars(const StepRow& s, double offset,
   double all = 0, tail = 0;
   for (int p = 0; p < kPhaseCount; ++p) {
     all += double(phases[size_t(p)]) / 1e6;
-    if (p != dataPhase && p != forwardPhase && p != backwardPhase && p != waitPhase)
-      tail += double(phases[size_t(p)]) / 1e6;
+    if (afterPasses(p)) tail += double(phases[size_t(p)]) / 1e6;
   }
   std::vector<TimelineBar> bars;
   double cursor = end - all;
@@ -79,7 +85,7 @@ std::vector<TimelineBar> pipelineStepBars(const StepRow& s, double offset,
   add(waitPhase, cursor, end - tail);
   double t = end - tail;
   for (int p = 0; p < kPhaseCount; ++p) {
-    if (p == dataPhase || p == forwardPhase || p == backwardPhase || p == waitPhase) continue;
+    if (!afterPasses(p)) continue;
     add(p, t, t + double(phases[size_t(p)]) / 1e6);
     t += double(phases[size_t(p)]) / 1e6;
   }
