@@ -185,6 +185,14 @@ struct RankSummary {
   int64_t overflow_steps = 0;      // AMP steps skipped for inf/NaN
   int64_t stashed_peak = 0;        // pipeline: most micro-batches held for backward at once
   int64_t stashed_bytes_peak = 0;  // pipeline: the most bytes of layer outputs they held
+  // The memory ledger: the most bytes held over the run's steps.
+  struct Memory {
+    int64_t params = 0, grads = 0, optimizer = 0, activations_peak = 0;
+  } memory;
+  // Collectives this rank took part in, per step (mean over its steps).
+  struct Collectives {
+    double allreduce = 0, reduce_scatter = 0, all_gather = 0, send = 0, recv = 0;
+  } collectives;
 };
 
 // One parameter server shard over the whole run.

@@ -99,14 +99,21 @@ WITH totals AS (
          SUM(comm_ns) AS comm_ns, SUM(wait_ns) AS wait_ns, SUM(bytes_tx) AS bytes_tx,
          SUM(bytes_raw) AS bytes_raw, SUM(overflow) AS overflows,
          SUM(comm_hidden_ns) AS hidden_ns, AVG(staleness) AS staleness,
-         MAX(stashed) AS stashed, MAX(stashed_bytes) AS stashed_bytes
+         MAX(stashed) AS stashed, MAX(stashed_bytes) AS stashed_bytes,
+         MAX(mem_params) AS mem_params, MAX(mem_grads) AS mem_grads,
+         MAX(mem_optimizer) AS mem_optimizer, MAX(mem_activations) AS mem_activations,
+         AVG(allreduces) AS allreduces, AVG(reduce_scatters) AS reduce_scatters,
+         AVG(all_gathers) AS all_gathers, AVG(sends) AS sends, AVG(recvs) AS recvs
   FROM steps WHERE run_id = ?1 GROUP BY rank),
 known AS (SELECT rank FROM ranks WHERE run_id = ?1 UNION SELECT rank FROM totals)
 SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_ns, 0),
        COALESCE(comm_ns, 0), COALESCE(wait_ns, 0), COALESCE(bytes_tx, 0),
        COALESCE(bytes_raw, 0), COALESCE(overflows, 0),
        COALESCE(hidden_ns, 0), COALESCE(staleness, 0), COALESCE(stashed, 0),
-       COALESCE(stashed_bytes, 0)
+       COALESCE(stashed_bytes, 0), COALESCE(mem_params, 0), COALESCE(mem_grads, 0),
+       COALESCE(mem_optimizer, 0), COALESCE(mem_activations, 0), COALESCE(allreduces, 0),
+       COALESCE(reduce_scatters, 0), COALESCE(all_gathers, 0), COALESCE(sends, 0),
+       COALESCE(recvs, 0)
 FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
   sql.replace(sql.find("@COMPUTE@"), 9, compute);
   return sql;
@@ -317,6 +324,8 @@ void addRankTotals(Statement& statement, RunSummary& s) {
     r.mean_staleness = q.real();
     r.stashed_peak = q.int64();
     r.stashed_bytes_peak = q.int64();
+    r.memory = {q.int64(), q.int64(), q.int64(), q.int64()};
+    r.collectives = {q.real(), q.real(), q.real(), q.real(), q.real()};
     s.steps = std::max(s.steps, r.steps);
     s.samples += samples;
     s.bytes_tx += r.bytes_tx;

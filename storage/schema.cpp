@@ -214,9 +214,24 @@ ALTER TABLE steps ADD COLUMN stashed_bytes INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 7;
 )sql";
 
+// The memory ledger (bytes held per rank) and the collectives each step took part in.
+constexpr const char* kVersion8 = R"sql(
+ALTER TABLE steps ADD COLUMN mem_params INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN mem_grads INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN mem_optimizer INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN mem_activations INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN allreduces INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN reduce_scatters INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN all_gathers INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN sends INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN recvs INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 8;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4},
-    {5, kVersion5}, {6, kVersion6}, {7, kVersion7},
+    {5, kVersion5}, {6, kVersion6}, {7, kVersion7}, {8, kVersion8},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

@@ -20,7 +20,7 @@ nlohmann::json layoutJson(const RunSummary& s) {
   out["layout"] = {{"data", p.ranks / pipeline},
                    {"pipeline", pipeline},
                    {"tensor", 1},
-                   {"zero", 0},
+                   {"zero", p.zero},
                    {"schedule", pipeline > 1 ? p.schedule : "data-parallel"},
                    {"microbatches", p.microbatches}};
   if (pipeline > 1 && s.run.train_s > 0 && !s.ranks.empty()) {

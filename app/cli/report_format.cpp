@@ -116,7 +116,18 @@ nlohmann::json summaryJson(const RunSummary& s) {
                      {"bytes_tx", r.bytes_tx},
                      {"bytes_raw", r.bytes_raw},
                      {"stashed_peak", r.stashed_peak},
-                     {"activations_peak_bytes", r.stashed_bytes_peak}});
+                     {"activations_peak_bytes", r.stashed_bytes_peak},
+                     {"memory",
+                      {{"params", r.memory.params},
+                       {"grads", r.memory.grads},
+                       {"optimizer", r.memory.optimizer},
+                       {"activations_peak", r.memory.activations_peak}}},
+                     {"collectives",
+                      {{"allreduce", r.collectives.allreduce},
+                       {"reduce_scatter", r.collectives.reduce_scatter},
+                       {"all_gather", r.collectives.all_gather},
+                       {"send", r.collectives.send},
+                       {"recv", r.collectives.recv}}}});
   }
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& v : s.servers) {

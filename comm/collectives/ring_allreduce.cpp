@@ -16,9 +16,23 @@ RingAllreduce::RingAllreduce(Communicator& comm, size_t segment_floats)
       segment_floats_(std::max<size_t>(segment_floats, 1)) {}
 
 RingAllreduce::Span RingAllreduce::chunk(float* data, size_t count, int c) const {
-  // The first count % world chunks take one extra float.
-  const Chunk bounds = evenChunk(count, world_, ((c % world_) + world_) % world_);
-  return {data + bounds.begin, bounds.len};
+  // The first total % world chunks take one extra float.
+  const Chunk bounds = evenChunk(total_, world_, ((c % world_) + world_) % world_);
+  const size_t begin = std::clamp(bounds.begin, offset_, offset_ + count);
+  const size_t end = std::clamp(bounds.begin + bounds.len, offset_, offset_ + count);
+  return {data + (begin - offset_), end - begin};
+}
+
+void RingAllreduce::setWindow(float* data, size_t offset, size_t count, size_t total) {
+  offset_ = offset;
+  total_ = total;
+  longest_ = 0;
+  for (int c = 0; c < world_; ++c) longest_ = std::max(longest_, chunk(data, count, c).len);
+  for (auto& buffer : incoming_) buffer.resize(std::min(longest_, segment_floats_));
+}
+
+Chunk RingAllreduce::ownedChunk(size_t total) const {
+  return evenChunk(total, world_, (rank_ + 1) % world_);
 }
 
 void RingAllreduce::reduceStep(const Span& out, const Span& in) {
@@ -59,17 +73,29 @@ void RingAllreduce::gatherStep(const Span& out, const Span& in) {
 }
 
 void RingAllreduce::run(float* data, size_t count) {
+  reduceScatter(data, count);
+  const int64_t sent = bytes_sent_, received = bytes_received_;
+  allGather(data, count);
+  bytes_sent_ += sent;
+  bytes_received_ += received;
+}
+
+void RingAllreduce::reduceScatterWindow(float* window, size_t offset, size_t count, size_t total) {
   bytes_sent_ = bytes_received_ = 0;
   if (world_ == 1 || count == 0) return;
-  longest_ = chunk(data, count, 0).len;
-  for (auto& buffer : incoming_) buffer.resize(std::min(longest_, segment_floats_));
-
-  // Reduce-scatter: step s sends chunk (rank - s) and adds the received chunk (rank - s - 1);
-  // after n-1 steps this rank holds the complete sum of chunk (rank + 1).
+  setWindow(window, offset, count, total);
+  // Step s sends chunk (rank - s) and adds the received chunk (rank - s - 1); after n-1
+  // steps this rank holds the complete sum of chunk (rank + 1).
   for (int s = 0; s < world_ - 1; ++s) {
-    reduceStep(chunk(data, count, rank_ - s), chunk(data, count, rank_ - s - 1));
+    reduceStep(chunk(window, count, rank_ - s), chunk(window, count, rank_ - s - 1));
   }
-  // All-gather: step s forwards the complete chunk (rank + 1 - s) and receives (rank - s).
+}
+
+void RingAllreduce::allGather(float* data, size_t count) {
+  bytes_sent_ = bytes_received_ = 0;
+  if (world_ == 1 || count == 0) return;
+  setWindow(data, 0, count, count);
+  // Step s forwards the complete chunk (rank + 1 - s) and receives (rank - s).
   for (int s = 0; s < world_ - 1; ++s) {
     gatherStep(chunk(data, count, rank_ + 1 - s), chunk(data, count, rank_ - s));
   }

@@ -1,11 +1,15 @@
 // Ring all-reduce (sum, in place): reduce-scatter around the ring, then all-gather.
-// Each rank sends and receives 2(n-1)/n of the buffer, whatever n is.
+// Each rank sends and receives 2(n-1)/n of the buffer, whatever n is. The two halves are
+// also collectives of their own (ZeRO: gradients reduce-scattered, parameters all-gathered),
+// and the reduce-scatter can run over a window of a larger buffer (one layer's gradients)
+// with the chunks of the whole, so each rank sums the same elements in the same order.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "comm/collectives/chunks.h"
 #include "comm/communicator.h"
 
 namespace ranklab {
@@ -18,6 +22,16 @@ class RingAllreduce {
 
   void run(float* data, size_t count);
 
+  // After it, ownedChunk(count) of data holds the sum over ranks; the rest is partial.
+  void reduceScatter(float* data, size_t count) { reduceScatterWindow(data, 0, count, count); }
+  // The same for elements [offset, offset + count) of a buffer of `total` floats, of which
+  // `window` holds just those: afterwards ownedChunk(total)'s part of the window is summed.
+  void reduceScatterWindow(float* window, size_t offset, size_t count, size_t total);
+  // Every rank's owned chunk of data to every rank (after each updated its own).
+  void allGather(float* data, size_t count);
+  // The chunk of `total` floats this rank holds summed after a reduce-scatter.
+  Chunk ownedChunk(size_t total) const;
+
   // Bytes this rank sent / received in the last run().
   int64_t bytesSent() const { return bytes_sent_; }
   int64_t bytesReceived() const { return bytes_received_; }
@@ -27,8 +41,10 @@ class RingAllreduce {
     float* ptr;
     size_t len;
   };
-  // Chunk c (mod world) when count floats are split over the ring (chunks.h).
+  // Chunk c (mod world) of the window when total_ floats are split over the ring
+  // (chunks.h): its part inside [offset_, offset_ + count), at data + (that - offset_).
   Span chunk(float* data, size_t count, int c) const;
+  void setWindow(float* data, size_t offset, size_t count, size_t total);
   void reduceStep(const Span& out, const Span& in);
   void gatherStep(const Span& out, const Span& in);
 
@@ -38,7 +54,8 @@ class RingAllreduce {
   int right_;
   int left_;
   size_t segment_floats_;
-  size_t longest_ = 0;              // floats in chunk 0 during run()
+  size_t offset_ = 0, total_ = 0;   // the window during a call
+  size_t longest_ = 0;              // floats in the window's longest chunk
   std::vector<float> incoming_[2];  // double buffer: one piece arriving, one being added
   int64_t bytes_sent_ = 0;
   int64_t bytes_received_ = 0;

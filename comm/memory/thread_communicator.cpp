@@ -181,16 +181,18 @@ void ThreadCommunicator::barrier() {
 }
 
 void ThreadCommunicator::allreduceSumNative(float* data, size_t count) {
-  // Reference sum through shared memory: everyone adds in, then everyone reads out.
+  // Reference sum through shared memory: everyone posts its addend, then everyone adds them
+  // in rank order (not arrival order), so the sum is the same bits on every run.
   barrier();
-  if (rank_ == 0) rendezvous_.reduce_sum_.assign(count, 0.f);
+  if (rank_ == 0) rendezvous_.reduce_parts_.assign(static_cast<size_t>(size()), {});
   barrier();
-  {
-    std::lock_guard lock(rendezvous_.reduce_mutex_);
-    for (size_t i = 0; i < count; ++i) rendezvous_.reduce_sum_[i] += data[i];
+  rendezvous_.reduce_parts_[static_cast<size_t>(rank_)].assign(data, data + count);
+  barrier();
+  for (size_t i = 0; i < count; ++i) {
+    float sum = 0.f;
+    for (const auto& part : rendezvous_.reduce_parts_) sum += part[i];
+    data[i] = sum;
   }
-  barrier();
-  if (count > 0) std::memcpy(data, rendezvous_.reduce_sum_.data(), count * sizeof(float));
   barrier();
 }
 

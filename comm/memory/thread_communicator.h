@@ -47,8 +47,7 @@ class ThreadRendezvous {
   int ranks_per_host_;
   std::vector<std::unique_ptr<Inbox>> inboxes_;
   std::barrier<> barrier_;
-  std::mutex reduce_mutex_;
-  std::vector<float> reduce_sum_;
+  std::vector<std::vector<float>> reduce_parts_;  // allreduceSumNative: each rank's addend
   // split(): every rank's (color, key), and the child worlds made by one split call.
   std::mutex split_mutex_;
   std::vector<std::pair<int, int>> split_requests_;

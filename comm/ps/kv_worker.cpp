@@ -59,10 +59,12 @@ void KvWorker::postReplies(PsTicket& ticket, float* params) {
   for (size_t s = 0; s < servers_.size(); ++s) {
     ticket.receives_.push_back(
         comm_.irecv(&(*ticket.replies_)[s], sizeof(PsReply), servers_[s], tags::kPsReply));
+    ++ticket.stats_.recvs;
     if (compressed()) continue;
     const KeyRange& range = ranges_[s];
     ticket.receives_.push_back(comm_.irecv(params + range.begin, range.size() * sizeof(float),
                                            servers_[s], tags::kPsParams));
+    ++ticket.stats_.recvs;
     const auto bytes = static_cast<int64_t>(sizeof(PsReply) + range.size() * sizeof(float));
     ticket.stats_.bytes_rx += bytes;
     ticket.stats_.bytes_raw_rx += bytes;
@@ -84,6 +86,7 @@ void KvWorker::send(PsTicket& ticket, size_t s, PsOp op, const void* payload, in
   if (carries) {
     ticket.sends_.push_back(comm_.isend(payload, header.bytes, servers_[s], tags::kPsPayload));
   }
+  ticket.stats_.sends += carries ? 2 : 1;
   const int64_t raw = static_cast<int64_t>(sizeof header) + header.count * int64_t{sizeof(float)};
   ticket.stats_.bytes_tx += static_cast<int64_t>(sizeof header) + header.bytes;
   ticket.stats_.bytes_raw_tx += raw;
@@ -135,6 +138,7 @@ void KvWorker::receiveBodies(PsTicket& ticket) {
     } else {
       body_.resize(static_cast<size_t>(reply.bytes));
       comm_.recv(body_.data(), body_.size(), servers_[s], tags::kPsParams);
+      ++ticket.stats_.recvs;
       const int64_t start = steadyNowNs();
       if (n > 0) pull_decoders_[s]->decode(body_.data(), body_.size(), n, out, DecodeMode::kAdd);
       ticket.stats_.codec_ns += steadyNowNs() - start;

@@ -29,6 +29,8 @@ struct PsRoundStats {
   int64_t bytes_raw_tx = 0;  // what the requests would have been uncompressed
   int64_t bytes_raw_rx = 0;  // what the replies would have been uncompressed
   int64_t codec_ns = 0;      // encoding the push, decoding the replies
+  int64_t sends = 0;         // messages to the servers (a header, and a payload with one)
+  int64_t recvs = 0;         // messages from them (a reply, and a body with one)
 };
 
 class KvWorker;

@@ -45,6 +45,7 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"parallel.staleness", "parallel.strategy", {"ps-async"}},
       {"parallel.delay_compensation", "parallel.strategy", {"ps-async"}},
       {"parallel.average_every", "parallel.strategy", {"local-sgd"}},
+      {"parallel.zero", "parallel.strategy", {"allreduce"}},
       // [compression]: nothing but the codec without one; then each codec's own keys.
       {"compression.error_feedback", "compression.codec", kLossyCodecs},
       {"compression.momentum_correction", "compression.codec", {"none", "powersgd"}, true},

@@ -325,7 +325,8 @@ std::vector<Section> trainingSections() {
         intField("average_every", RANKLAB_JOB_KEY(parallel.average_every), 1, 1000000),
         intField("microbatches", RANKLAB_JOB_KEY(parallel.microbatches), 1, 65536),
         intField("pipeline", RANKLAB_JOB_KEY(parallel.pipeline), 1, 64),
-        stringField("schedule", RANKLAB_JOB_KEY(parallel.schedule), {"gpipe", "1f1b"})}},
+        stringField("schedule", RANKLAB_JOB_KEY(parallel.schedule), {"gpipe", "1f1b"}),
+        intField("zero", RANKLAB_JOB_KEY(parallel.zero), 0, 3)}},
       {"compression",
        "how gradients are encoded on the wire",
        {stringField(
@@ -457,6 +458,40 @@ void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 " no rank has it: leave train.checkpoint_path and train.resume_from empty");
 }
 
+// ZeRO: sharded over the ring's chunks, after plain sync data parallel's backward.
+void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  const int stage = job.parallel.zero;
+  if (stage == 0) return;
+  checkRule(root, log, "parallel.zero", {}, stage == 3,
+            "3 (parameters sharded too, gathered per layer) is not built yet; use 0, 1 or 2");
+  checkRule(root, log, "parallel.zero", {"parallel.strategy"}, job.parallel.strategy != "allreduce",
+            "needs parallel.strategy = \"allreduce\" (the data ranks shard the update); got " +
+                quoted(job.parallel.strategy));
+  checkRule(root, log, "parallel.zero", {"parallel.algorithm"}, job.parallel.algorithm != "ring",
+            "needs parallel.algorithm = \"ring\" (its reduce-scatter and all-gather halves "
+            "shard the gradient); got " +
+                quoted(job.parallel.algorithm));
+  checkRule(root, log, "parallel.zero", {"compression.codec"}, job.compression.codec != "none",
+            "moves gradients uncompressed; use compression.codec = \"none\", got " +
+                quoted(job.compression.codec));
+  checkRule(root, log, "parallel.zero", {"parallel.pipeline"}, job.parallel.pipeline != 1,
+            "runs on whole-model replicas; with parallel.pipeline = " +
+                std::to_string(job.parallel.pipeline) + " use parallel.zero = 0");
+  checkRule(root, log, "parallel.zero", {"parallel.bucket_kb"}, job.parallel.bucket_kb != 0,
+            "reduce-scatters after backward (stage 1) or per layer (stage 2), not in buckets: "
+            "leave parallel.bucket_kb = 0, got " +
+                std::to_string(job.parallel.bucket_kb));
+  if (stage < 2) return;
+  checkRule(root, log, "parallel.zero", {"amp.dtype"}, job.amp.dtype != "fp32",
+            "2 keeps no whole gradient to unscale and check for overflow; use amp.dtype = "
+            "\"fp32\" or parallel.zero = 1, got " +
+                quoted(job.amp.dtype));
+  checkRule(root, log, "parallel.zero", {"parallel.microbatches"}, job.parallel.microbatches != 1,
+            "2 reduces each layer's gradient as backward finishes it, so there is nothing to "
+            "accumulate into: use parallel.microbatches = 1 or parallel.zero = 1, got " +
+                std::to_string(job.parallel.microbatches));
+}
+
 }  // namespace
 
 void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& log) {
@@ -485,6 +520,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
                 "): each micro-batch needs at least one sample, got " +
                 std::to_string(job.parallel.microbatches));
   checkPipeline(root, job, log);
+  checkZero(root, job, log);
   checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +

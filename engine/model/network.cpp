@@ -53,6 +53,23 @@ void Network::useBuffers(float* params, float* grads) {
   own_grads_.reset();
 }
 
+void Network::useGradientScratch(float* scratch) {
+  grads_ = nullptr;
+  grads_in_scratch_ = true;
+  for (size_t l = 0; l < layers_.size(); ++l) layers_[l]->bind(params_ + layer_offset_[l], scratch);
+  own_grads_.reset();
+}
+
+size_t Network::largestLayerParameters() const {
+  return *std::max_element(layer_count_.begin(), layer_count_.end());
+}
+
+size_t Network::activationBytes() const {
+  size_t floats = 0;
+  for (const auto& output : outputs_) floats += output.size();
+  return floats * sizeof(float);
+}
+
 std::string Network::describe() const {
   std::string text;
   for (const auto& layer : layers_) text += (text.empty() ? "" : " -> ") + layer->describe();
@@ -113,7 +130,7 @@ BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
 }
 
 float* Network::settledGrads() const {
-  if (zero_pending_) {
+  if (zero_pending_ && grads_) {
     std::fill(grads_, grads_ + count_, 0.f);
     zero_pending_ = false;
   }
@@ -158,7 +175,7 @@ Network Network::takeStage(size_t first, size_t end) && {
 void Network::backwardFrom(const float* x, float* dx, int batch, const GradientReadyFn& on_ready) {
   const size_t last = layers_.size() - 1;
   // After zeroGrads() every layer writes its gradients; otherwise they accumulate.
-  for (auto& layer : layers_) layer->overwriteGradients(zero_pending_);
+  for (auto& layer : layers_) layer->overwriteGradients(zero_pending_ || grads_in_scratch_);
   zero_pending_ = false;
   for (size_t l = last + 1; l-- > 0;) {
     if (l > 0 && relu_absorbed_[l - 1]) continue;  // differentiated by the layer before it

@@ -56,6 +56,16 @@ class Network {
   // ranks of one host read the parameters from): `params` must already hold params()'s
   // values; `grads` is any memory of parameterCount() floats. Any pending zeroGrads() holds.
   void useBuffers(float* params, float* grads);
+  // ZeRO 2: no flat gradient. Each layer writes its gradients (overwriting, in its own
+  // layout) into `scratch`, over the previous layer's, so on_ready must take them before
+  // the next layer's backward; grads() is null from then on. `scratch` holds
+  // largestLayerParameters() floats.
+  void useGradientScratch(float* scratch);
+  size_t largestLayerParameters() const;
+  // The memory ledger: bytes of the flat gradient (0 under a scratch), and of the layer
+  // outputs kept for backward (sized for the largest batch seen).
+  size_t flatGradientBytes() const { return grads_in_scratch_ ? 0 : count_ * sizeof(float); }
+  size_t activationBytes() const;
 
   // Dropout masks are drawn from (seed, rank, training pass number), so they are
   // reproducible and differ between ranks; the pass number is checkpointed.
@@ -124,6 +134,7 @@ class Network {
   // comes first.
   float* grads_ = nullptr;
   mutable bool zero_pending_ = false;
+  bool grads_in_scratch_ = false;  // useGradientScratch()
   std::vector<ParamView> views_;
   uint64_t dropout_seed_ = 0;
   float loss_scale_ = 1.f;

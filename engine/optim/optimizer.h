@@ -36,6 +36,8 @@ class Optimizer {
   // slice); the state of the other parameters stays as it is. Counts as one step.
   virtual void stepRange(float* params, const float* grads, double lr, ParamRange range) = 0;
   virtual size_t parameterCount() const = 0;
+  // Memory its state holds (the memory ledger's "optimizer").
+  virtual size_t stateBytes() const = 0;
   virtual OptimizerState state() const = 0;
   // Throws std::invalid_argument naming the tensor that is missing or has the wrong size.
   virtual void restore(const OptimizerState& state) = 0;
@@ -48,6 +50,7 @@ class Sgd : public Optimizer {
   std::string kind() const override { return "sgd"; }
   void stepRange(float* params, const float* grads, double lr, ParamRange range) override;
   size_t parameterCount() const override { return velocity_.size(); }
+  size_t stateBytes() const override { return velocity_.size() * sizeof(float); }
   OptimizerState state() const override;
   void restore(const OptimizerState& state) override;
 
@@ -69,6 +72,7 @@ class Adam : public Optimizer {
   std::string kind() const override { return decoupled_ ? "adamw" : "adam"; }
   void stepRange(float* params, const float* grads, double lr, ParamRange range) override;
   size_t parameterCount() const override { return first_moment_.size(); }
+  size_t stateBytes() const override { return 2 * first_moment_.size() * sizeof(float); }
   OptimizerState state() const override;
   void restore(const OptimizerState& state) override;
 

@@ -73,6 +73,7 @@ void AllreduceSync::launch(float* grads, Bucket& bucket) {
     comm_spans_.push_back({t0, steadyNowNs()});
     bytes_tx_ += allreduce_->bytesSent();
     bytes_rx_ += allreduce_->bytesReceived();
+    ++allreduces_;
   };
   if (thread_) {
     thread_->post(std::move(task));
@@ -101,6 +102,7 @@ SyncStats AllreduceSync::bucketedSync(float* grads) {
   SyncStats stats;
   stats.bytes_tx = stats.bytes_raw = bytes_tx_;
   stats.bytes_rx = bytes_rx_;
+  stats.allreduces = allreduces_;
   // Time the communication thread spent before backward ended was hidden behind it; only
   // what came after held this rank up.
   auto hidden = [&](const Span& s) {
@@ -117,6 +119,7 @@ SyncStats AllreduceSync::bucketedSync(float* grads) {
   wait_spans_.clear();
   comm_spans_.clear();
   bytes_tx_ = bytes_rx_ = 0;
+  allreduces_ = 0;
   return stats;
 }
 
@@ -133,6 +136,7 @@ SyncStats AllreduceSync::compressedSync(float* grads, size_t count) {
   stats.bytes_rx = c.bytes_rx;
   stats.bytes_raw = c.bytes_raw;
   stats.compress_ns = c.codec_ns;
+  stats.allreduces = comm_.size() > 1 ? 1 : 0;
   const float scale = 1.f / static_cast<float>(comm_.size());
   for (size_t i = 0; i < count; ++i) grads[i] *= scale;
   stats.wait_ns = t1 - t0;

@@ -59,6 +59,7 @@ class AllreduceSync : public GradientSync {
   // Written by the communication thread, read after drain().
   std::vector<Span> wait_spans_, comm_spans_;
   int64_t bytes_tx_ = 0, bytes_rx_ = 0;
+  int64_t allreduces_ = 0;
 };
 
 }  // namespace ranklab

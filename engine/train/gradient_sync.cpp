@@ -10,11 +10,17 @@ SyncStats& SyncStats::operator+=(const SyncStats& o) {
   wait_ns += o.wait_ns;
   comm_ns += o.comm_ns;
   hidden_ns += o.hidden_ns;
+  inside_backward_ns += o.inside_backward_ns;
   bytes_tx += o.bytes_tx;
   bytes_rx += o.bytes_rx;
   bytes_raw += o.bytes_raw;
   compress_ns += o.compress_ns;
   staleness = std::max(staleness, o.staleness);
+  allreduces += o.allreduces;
+  reduce_scatters += o.reduce_scatters;
+  all_gathers += o.all_gathers;
+  sends += o.sends;
+  recvs += o.recvs;
   return *this;
 }
 

@@ -21,11 +21,20 @@ struct SyncStats {
   int64_t wait_ns = 0;    // blocked on a slower peer (a barrier, a reply the server held)
   int64_t comm_ns = 0;    // moving and reducing bytes
   int64_t hidden_ns = 0;  // the part of comm_ns that ran while backward still computed
+  // wait_ns + comm_ns spent on the compute thread inside backward (ZeRO 2's per-layer
+  // reduce-scatters): the step's backward time excludes it.
+  int64_t inside_backward_ns = 0;
   int64_t bytes_tx = 0;
   int64_t bytes_rx = 0;
   int64_t bytes_raw = 0;    // what the same collective would have sent uncompressed
   int64_t compress_ns = 0;  // encoding, decoding, error feedback (inside comm time's span)
   int64_t staleness = 0;    // ps-async: updates the server applied since this rank's last pull
+  // Collectives this rank took part in (the step record's counts).
+  int64_t allreduces = 0;
+  int64_t reduce_scatters = 0;
+  int64_t all_gathers = 0;
+  int64_t sends = 0;  // point to point: messages sent and received (a parameter server's)
+  int64_t recvs = 0;
 
   SyncStats& operator+=(const SyncStats& other);
 };
@@ -58,6 +67,16 @@ class GradientSync {
   // The parameters this rank's optimizer updates after sync(): all, unless the ranks share
   // one copy and each updates a slice (the same range on every call).
   virtual ParamRange updateRange(size_t count) const { return {0, count}; }
+  // True when this rank's optimizer holds state for updateRange() alone (ZeRO): the
+  // trainer builds it over that slice and steps it with shardGradients().
+  virtual bool shardsOptimizerState() const { return false; }
+  // Under shardsOptimizerState(), after sync(): updateRange()'s gradients, from its first.
+  virtual const float* shardGradients(const float* /*grads*/) const { return nullptr; }
+  // Non-null: the model keeps no flat gradient; each layer writes its gradients here in
+  // turn (largest_layer floats) and gradientReady() takes them before the next (ZeRO 2).
+  virtual float* gradientScratch(size_t /*largest_layer*/) { return nullptr; }
+  // Memory this rank holds for gradients besides the model's flat buffer (the ledger's).
+  virtual size_t gradientBytesHeld() const { return 0; }
   // True when sync() already wrote the new parameters (a server ran the optimizer).
   virtual bool updatesParameters() const { return false; }
   // After the optimizer step (local SGD averages the models here).

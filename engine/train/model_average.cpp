@@ -15,6 +15,7 @@ SyncStats averageOverRanks(Communicator& comm, Allreduce& allreduce, float* data
   stats.comm_ns = steadyNowNs() - t0 - stats.wait_ns;
   stats.bytes_tx = stats.bytes_raw = allreduce.bytesSent();
   stats.bytes_rx = allreduce.bytesReceived();
+  stats.allreduces = 1;
   return stats;
 }
 

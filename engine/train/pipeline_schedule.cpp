@@ -244,6 +244,7 @@ PassTimes PipelineSchedule::run(Network& model, const Batch& batch, float loss_s
   const int64_t t = steadyNowNs();
   float loss = stages_.rank() == stages_.size() - 1 ? static_cast<float>(step.times.loss_sum) : 0;
   stages_.allreduceSumNative(&loss, 1);
+  ++step.times.allreduces;
   step.times.loss_sum = loss;
   step.times.wait_ns += steadyNowNs() - t;
   return step.times;
@@ -254,9 +255,11 @@ Ticket PipelineSchedule::post(StepState& step, const Message& message, bool send
   const size_t bytes = message.floats * sizeof(float);
   if (send) {
     step.times.bytes_tx += static_cast<int64_t>(bytes);
+    ++step.times.sends;
     return stages_.isend(message.data, bytes, message.peer, tags::kPipeline);
   }
   step.times.bytes_rx += static_cast<int64_t>(bytes);
+  ++step.times.recvs;
   return stages_.irecv(message.data, bytes, message.peer, tags::kPipeline);
 }
 

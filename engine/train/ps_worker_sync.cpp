@@ -58,6 +58,8 @@ SyncStats ParameterServerSync::sync(float* grads, size_t /*count*/) {
   stats.compress_ns = round.codec_ns;
   stats.comm_ns -= std::min(stats.comm_ns, stats.compress_ns);
   stats.staleness = round.staleness;
+  stats.sends = round.sends;
+  stats.recvs = round.recvs;
   return stats;
 }
 

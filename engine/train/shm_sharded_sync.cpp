@@ -39,6 +39,7 @@ SyncStats ShmShardedSync::sync(float* grads, size_t count) {
   stats.wait_ns = model.lastWait().end_ns - model.lastWait().begin_ns;
   stats.comm_ns = steadyNowNs() - t0 - stats.wait_ns;
   stats.bytes_tx = stats.bytes_rx = stats.bytes_raw = model.bytesMoved();
+  stats.reduce_scatters = 1;  // each rank sums its chunk over every slot
   return stats;
 }
 

@@ -34,6 +34,9 @@ struct PassTimes {
   int64_t wait_ns = 0;   // blocked on a neighbouring stage: the pipeline's bubble
   int64_t bytes_tx = 0;  // activations and their gradients sent to other stages
   int64_t bytes_rx = 0;
+  int64_t sends = 0;  // messages to neighbouring stages, and from them
+  int64_t recvs = 0;
+  int64_t allreduces = 0;          // a pipeline's stages sharing the step's loss
   int stashed_peak = 0;            // most micro-batches whose activations this rank held at once
   int64_t stashed_bytes_peak = 0;  // their layer outputs (B x the layers' output sizes)
   std::vector<PassSpan> passes;    // a pipeline's passes in the order they ran

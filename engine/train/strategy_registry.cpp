@@ -9,6 +9,7 @@
 #include "engine/train/local_sgd_sync.h"
 #include "engine/train/ps_worker_sync.h"
 #include "engine/train/shm_sharded_sync.h"
+#include "engine/train/zero_sync.h"
 
 namespace ranklab {
 
@@ -16,10 +17,12 @@ const std::vector<StrategyEntry>& strategyRegistry() {
   static const std::vector<StrategyEntry> strategies = {
       {"allreduce",
        "synchronous data parallel: every rank all-reduces its gradient (parallel.algorithm) "
-       "and steps its own optimizer; shm-sharded shares one model and splits the update",
+       "and steps its own optimizer; shm-sharded shares one model and splits the update; "
+       "parallel.zero shards the optimizer state (1) and the gradients (2)",
        [](const JobSpec& job, Communicator& world,
           std::vector<MatrixBlock> matrices) -> std::unique_ptr<GradientSync> {
          const auto& p = job.parallel;
+         if (p.zero > 0) return std::make_unique<ZeroSync>(world, p.zero);
          if (p.algorithm == "shm-sharded") return std::make_unique<ShmShardedSync>(world);
          return std::make_unique<AllreduceSync>(
              world, p.algorithm, AllreduceOptions{p.ranks_per_host},

@@ -1,5 +1,6 @@
 #include "engine/train/training_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -115,11 +116,21 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       observer_(observer),
       test_set_(test_set),
       model_(stageModel(job, train_set, comm.rank(), comm.size())),
-      optimizer_(makeOptimizer(updateRule(job), model_.parameterCount())),
       layout_(layoutBeforeSync(job, comm)),
       sync_(makeGradientSync(job, layout_ ? layout_->dataGroup() : comm, weightMatrices(model_))),
       peers_(layout_ ? comm : sync_->peers()),
       compression_(describeCompression(codecOptions(job))) {
+  const size_t parameters = model_.parameterCount();
+  if (sync_->shardsOptimizerState()) {
+    // ZeRO: state for this rank's shard alone.
+    const ParamRange own = sync_->updateRange(parameters);
+    auto sharded = std::make_unique<ShardedOptimizer>(
+        makeOptimizer(updateRule(job), own.end - own.begin), parameters, own);
+    sharded_ = sharded.get();
+    optimizer_ = std::move(sharded);
+  } else {
+    optimizer_ = makeOptimizer(updateRule(job), parameters);
+  }
   // AMP: low-precision products (stageModel), fp32 master weights, dynamic loss scaling.
   if (kernels::parsePrecision(job.amp.dtype) != kernels::Precision::kFp32) {
     LossScalerOptions options;
@@ -180,6 +191,8 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   const size_t parameters = model_.parameterCount();
   if (const ModelBuffers shared = sync_->placeModel(model_.params(), parameters); shared.params)
     model_.useBuffers(shared.params, shared.grads);
+  if (float* scratch = sync_->gradientScratch(model_.largestLayerParameters()))
+    model_.useGradientScratch(scratch);
   update_range_ = sync_->updateRange(parameters);
   sync_->start(model_.params(), parameters);
   if (saved) resumeCompression(job_, compression_, *saved, peers_, *sync_, observer_, at_.step);
@@ -230,11 +243,13 @@ StepStats TrainingRun::step(int epoch) {
     t = steadyNowNs();
     overflow = onAnyRank(peers_, overflow);
     s.wait_ns += steadyNowNs() - t;
+    if (peers_.size() > 1) ++s.allreduces;
   }
   if (overflow)
     skipOverflowedStep(s);
   else
     syncAndUpdate(s);
+  recordMemory(s);
   observer_.onStep(s);
   at_ = {s.step, epoch, in_epoch + 1};
   return s;
@@ -254,6 +269,12 @@ bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
   s.bytes_raw = times.bytes_tx;
   s.stashed = times.stashed_peak;
   s.stashed_bytes = times.stashed_bytes_peak;
+  s.sends = times.sends;
+  s.recvs = times.recvs;
+  s.allreduces = times.allreduces;
+  // A pipeline holds a copy of its stage's outputs per micro-batch in flight.
+  s.mem_activations = job_.parallel.pipeline > 1 ? times.stashed_bytes_peak
+                                                 : static_cast<int64_t>(model_.activationBytes());
   // A pipeline's passes, "F3" and "B3" for micro-batch 3: the timeline draws the schedule.
   for (const PassSpan& pass : times.passes) {
     observer_.onSpan((pass.forward ? "F" : "B") + std::to_string(pass.micro), s.step, pass.start_ns,
@@ -283,8 +304,11 @@ void TrainingRun::skipOverflowedStep(StepStats& s) {
 
 void TrainingRun::syncAndUpdate(StepStats& s) {
   SyncStats sync = sync_->sync(model_.grads(), model_.parameterCount());
+  s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
-  if (!sync_->updatesParameters())
+  if (sharded_)
+    sharded_->stepShard(model_.params(), sync_->shardGradients(model_.grads()), s.lr);
+  else if (!sync_->updatesParameters())
     optimizer_->stepRange(model_.params(), model_.grads(), s.lr, update_range_);
   if (scaler_) scaler_->update(false);
   s.update_ns = steadyNowNs() - t;
@@ -297,6 +321,18 @@ void TrainingRun::syncAndUpdate(StepStats& s) {
   s.bytes_raw += sync.bytes_raw;
   s.compress_ns = sync.compress_ns;
   s.staleness = sync.staleness;
+  s.allreduces += sync.allreduces;
+  s.reduce_scatters = sync.reduce_scatters;
+  s.all_gathers = sync.all_gathers;
+  s.sends += sync.sends;
+  s.recvs += sync.recvs;
+}
+
+void TrainingRun::recordMemory(StepStats& s) const {
+  const auto bytes = [](size_t n) { return static_cast<int64_t>(n); };
+  s.mem_params = bytes(model_.parameterCount() * sizeof(float));
+  s.mem_grads = bytes(model_.flatGradientBytes() + sync_->gradientBytesHeld());
+  s.mem_optimizer = bytes(optimizer_->stateBytes());
 }
 
 bool TrainingRun::checkpointDue() const {

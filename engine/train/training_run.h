@@ -18,6 +18,7 @@
 #include "engine/model/network.h"
 #include "engine/optim/lr_schedule.h"
 #include "engine/optim/optimizer.h"
+#include "engine/optim/sharded_optimizer.h"
 #include "engine/train/checkpointing.h"
 #include "engine/train/gradient_sync.h"
 #include "engine/train/parallel_layout.h"
@@ -56,12 +57,15 @@ class TrainingRun {
   void syncAndUpdate(StepStats& s);
   void skipOverflowedStep(StepStats& s);
   void saveCheckpointNow();  // collective; a "checkpoint" span
+  // The memory ledger's parameters, gradients and optimizer state, in bytes.
+  void recordMemory(StepStats& s) const;
 
   const JobSpec& job_;
   TrainObserver& observer_;
   const Dataset& test_set_;
   Network model_;
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;    // over updateRange() alone under ZeRO
+  ShardedOptimizer* sharded_ = nullptr;     // optimizer_, when it is that
   std::unique_ptr<ParallelLayout> layout_;  // the training ranks as data x pipeline x tensor
   std::unique_ptr<GradientSync> sync_;      // over the layout's data group
   Communicator& peers_;                     // the ranks that train (a parameter server's workers)

@@ -35,10 +35,9 @@ void sgdUpdateRange(float* __restrict params, const float* __restrict grads,
 void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
                float momentum, float weight_decay, bool nesterov) {
   // Block by block from the last to the first: the first layer's parameters, which the next
-  // forward pass reads first, are written last and are still in cache then. The blocks are
-  // cut from the start, a multiple of 16 floats each, so every element falls in the same
-  // part of the vectorized loop (body or tail) as in one pass over [0, n): rounding is the
-  // same, and so is that of an update split into chunks on cache lines (shm-sharded).
+  // forward pass reads first, are written last and are still in cache then. This file is
+  // compiled without FMA contraction, so an element rounds alike in the vectorized body and
+  // the scalar tail: an update split anywhere (ZeRO, shm-sharded) gives one pass's bits.
   constexpr size_t kBlock = size_t{1} << 14;
   for (size_t block = (n + kBlock - 1) / kBlock; block-- > 0;) {
     const size_t begin = block * kBlock;

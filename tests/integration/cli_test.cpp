@@ -146,6 +146,31 @@ TEST_F(Cli, PipelinePresetTrainsOnTwoStages) {
   }
 }
 
+// ZeRO 2 over real mpirun ranks: each rank's ledger holds half of Adam's state and half of
+// the gradients plus one layer's scratch; one reduce-scatter per layer and one all-gather
+// per step; the run learns.
+TEST_F(Cli, ZeroPresetShardsTheLedgerAcrossRealRanks) {
+  const auto s = runPresetOn3200Samples("zero-2");
+  EXPECT_EQ(s["status"], "done");
+  EXPECT_EQ(s["layout"]["zero"], 2);
+  EXPECT_GT(s["test_accuracy"].get<double>(), 0.3);
+  const int64_t params = 784 * 1024 + 1024 + 3 * (1024 * 1024 + 1024) + 1024 * 10 + 10;
+  const int64_t largest = 1024 * 1024 + 1024;
+  ASSERT_EQ(s["ranks"].size(), 2u);
+  int64_t optimizer = 0;
+  for (const auto& rank : s["ranks"]) {
+    const auto& memory = rank["memory"];
+    EXPECT_EQ(memory["params"], 4 * params) << rank.dump();
+    EXPECT_EQ(memory["grads"], 4 * (params / 2 + largest)) << rank.dump();
+    EXPECT_GT(memory["activations_peak"].get<int64_t>(), 0) << rank.dump();
+    optimizer += memory["optimizer"].get<int64_t>();
+    EXPECT_EQ(rank["collectives"]["reduce_scatter"], 5) << rank.dump();
+    EXPECT_EQ(rank["collectives"]["all_gather"], 1) << rank.dump();
+    EXPECT_EQ(rank["collectives"]["allreduce"], 0) << rank.dump();
+  }
+  EXPECT_EQ(optimizer, 8 * params);
+}
+
 // Data x pipeline over 4 real ranks: two replicas of two stages, each replica's samples
 // counted once, and activations reported as sent uncompressed (no false codec ratio).
 TEST_F(Cli, HybridPresetRunsTwoPipelinesSideBySide) {

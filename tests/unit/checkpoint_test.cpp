@@ -258,6 +258,31 @@ TEST_F(CheckpointFile, ShardedUpdateResumesBitForBitFromGatheredOptimizerState) 
   EXPECT_EQ(sharded.optimizer_state.tensors, shm.optimizer_state.tensors);
 }
 
+// ZeRO: each rank holds Adam's state for its ring chunk alone; rank 0 gathers the chunks, so
+// the file is a plain ring run's, bit for bit, and the run resumes exactly from it.
+TEST_F(CheckpointFile, ZeroShardsGatherIntoThePlainRunsCheckpointAndResumeBitForBit) {
+  auto zeroJob = [](int64_t max_steps, int zero) {
+    JobSpec job = resumableJob(max_steps);
+    job.parallel.ranks = 3;
+    job.parallel.zero = zero;
+    return job;
+  };
+  const int64_t k = 30;
+  JobSpec plain = zeroJob(k, 0);
+  plain.train.checkpoint_path = path("plain.ckpt");
+  trainRank0(plain);
+  const Checkpoint whole = readCheckpoint(path("plain.ckpt"));
+  for (int zero : {1, 2}) {
+    const std::string file = path("zero" + std::to_string(zero) + ".ckpt");
+    expectResumeContinues([&](int64_t steps) { return zeroJob(steps, zero); }, k, 40, file);
+    const Checkpoint sharded = readCheckpoint(file);
+    EXPECT_EQ(sharded.step, k);
+    EXPECT_EQ(sharded.params, whole.params) << "zero " << zero;
+    EXPECT_EQ(sharded.optimizer_state.steps, whole.optimizer_state.steps);
+    EXPECT_EQ(sharded.optimizer_state.tensors, whole.optimizer_state.tensors) << "zero " << zero;
+  }
+}
+
 TEST_F(CheckpointFile, ResumingAnotherRunsCheckpointSaysWhatDiffers) {
   JobSpec first = resumableJob(5);
   first.train.checkpoint_path = path("run.ckpt");

@@ -108,5 +108,31 @@ TEST(JobEngineKeys, RulesAcrossKeys) {
             "train.optimizer: must be one of: sgd, adam, adamw; got \"lamb\"");
 }
 
+// ZeRO shards the ring's all-reduce: every feature that needs a whole gradient, another
+// algorithm or a split model is named with the way out.
+TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"[parallel]\nzero = 3\n",
+       "parallel.zero: 3 (parameters sharded too, gathered per layer) is not built yet"},
+      {"[parallel]\nzero = 4\n", "parallel.zero: must be 0..3, got 4"},
+      {"[parallel]\nzero = 1\nstrategy = \"ps-sync\"\n",
+       "parallel.zero: needs parallel.strategy = \"allreduce\""},
+      {"[parallel]\nzero = 1\nalgorithm = \"shm\"\n",
+       "parallel.zero: needs parallel.algorithm = \"ring\""},
+      {"[parallel]\nzero = 2\n[compression]\ncodec = \"topk\"\n",
+       "parallel.zero: moves gradients uncompressed"},
+      {"[parallel]\nzero = 1\nbucket_kb = 64\n", "leave parallel.bucket_kb = 0, got 64"},
+      {"[parallel]\nzero = 1\nranks = 2\npipeline = 2\n", "use parallel.zero = 0"},
+      {"[parallel]\nzero = 2\n[amp]\ndtype = \"bf16\"\n",
+       "use amp.dtype = \"fp32\" or parallel.zero = 1, got \"bf16\""},
+      {"[parallel]\nzero = 2\nmicrobatches = 4\n",
+       "use parallel.microbatches = 1 or parallel.zero = 1, got 4"}};
+  for (const auto& [text, expected] : cases) {
+    const std::string message = onlyMessage(text);
+    EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
+  }
+  EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\n[amp]\ndtype = \"bf16\"\n").empty());
+}
+
 }  // namespace
 }  // namespace ranklab

@@ -8,6 +8,7 @@
 
 #include "engine/optim/lr_schedule.h"
 #include "engine/optim/optimizer.h"
+#include "engine/optim/sharded_optimizer.h"
 #include "kernels/cpu/optimizer_update.h"
 
 namespace ranklab {
@@ -106,6 +107,42 @@ TEST(Optimizers, StateRoundTripContinuesIdentically) {
     wrong.tensors[0].second.resize(2);
     EXPECT_THROW(b->restore(wrong), std::invalid_argument) << kind;
   }
+}
+
+// ZeRO's shard: an Adam over [3, 7) of 10 parameters updates that slice exactly as a whole
+// Adam does, holds the state of 4 parameters, and its state round-trips through whole tensors.
+TEST(ShardedOptimizer, UpdatesItsSliceAsTheWholeOptimizerDoes) {
+  TrainSpec train;
+  train.optimizer = "adamw";
+  train.weight_decay = 0.1;
+  const ParamRange own{3, 7};
+  ShardedOptimizer shard(makeOptimizer(train, 4), 10, own);
+  auto whole = makeOptimizer(train, 10);
+  std::vector<float> a(10), b(10), grads(10);
+  for (int i = 0; i < 10; ++i) a[i] = b[i] = 0.1f * static_cast<float>(i) - 0.3f;
+  for (int step = 0; step < 3; ++step) {
+    for (int i = 0; i < 10; ++i) grads[i] = std::sin(static_cast<float>(i * (step + 1)));
+    whole->step(a.data(), grads.data(), 0.01);
+    shard.stepRange(b.data(), grads.data(), 0.01, own);
+  }
+  for (size_t i = 0; i < 10; ++i) {
+    if (i >= own.begin && i < own.end) {
+      EXPECT_EQ(b[i], a[i]) << i;
+    } else {
+      EXPECT_EQ(b[i], 0.1f * static_cast<float>(i) - 0.3f) << "outside the shard " << i;
+    }
+  }
+  EXPECT_EQ(shard.stateBytes(), 2 * 4 * sizeof(float));
+  EXPECT_EQ(whole->stateBytes(), 2 * 10 * sizeof(float));
+  const OptimizerState state = shard.state();
+  ASSERT_EQ(state.tensors.size(), 2u);
+  EXPECT_EQ(state.tensors[0].second.size(), 10u);
+  EXPECT_EQ(state.tensors[0].second[0], 0.f);
+  ShardedOptimizer again(makeOptimizer(train, 4), 10, own);
+  again.restore(whole->state());
+  EXPECT_EQ(again.state().tensors[0].second[4], whole->state().tensors[0].second[4]);
+  EXPECT_THROW(shard.stepRange(b.data(), grads.data(), 0.01, {0, 10}), std::invalid_argument);
+  EXPECT_THROW(ShardedOptimizer(makeOptimizer(train, 5), 10, own), std::invalid_argument);
 }
 
 TEST(LrSchedule, ConstantStepCosineAndWarmUp) {

@@ -156,9 +156,40 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 7 added, taken away again to make an older file.
-constexpr const char* kDropVersion7 =
-    "ALTER TABLE steps DROP COLUMN stashed; ALTER TABLE steps DROP COLUMN stashed_bytes; ";
+// What version 8 added, taken away again to make an older file.
+constexpr const char* kDropVersion8 =
+    "ALTER TABLE steps DROP COLUMN mem_params; ALTER TABLE steps DROP COLUMN mem_grads; "
+    "ALTER TABLE steps DROP COLUMN mem_optimizer; ALTER TABLE steps DROP COLUMN mem_activations; "
+    "ALTER TABLE steps DROP COLUMN allreduces; ALTER TABLE steps DROP COLUMN reduce_scatters; "
+    "ALTER TABLE steps DROP COLUMN all_gathers; ALTER TABLE steps DROP COLUMN sends; "
+    "ALTER TABLE steps DROP COLUMN recvs; ";
+// And what version 7 added: a file of version 6 or older lacks both.
+const std::string kDropVersion7 = std::string(kDropVersion8) +
+                                  "ALTER TABLE steps DROP COLUMN stashed; "
+                                  "ALTER TABLE steps DROP COLUMN stashed_bytes; ";
+
+// A version 7 file's steps gain the memory ledger and the collective counts, zero for the
+// old rows, and the run's summary reads them as zeros.
+TEST_F(RunStoreTest, VersionSevenStepsGainTheLedgerAndCollectiveColumns) {
+  int64_t id = 0;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+    StepRow step = exampleStep(id, 0, 1);
+    step.mem_params = 400;
+    step.reduce_scatters = 3;
+    store.write(RecordBatch{{}, {step}, {}, {}, {}, {}});
+    EXPECT_EQ(store.steps(id)[0].mem_params, 400);
+  }
+  { RawFile(dbPath()).exec(std::string(kDropVersion8) + "PRAGMA user_version = 7"); }
+  RunStore store(dbPath());
+  EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  const auto steps = store.steps(id);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].mem_params, 0);
+  EXPECT_EQ(steps[0].reduce_scatters, 0);
+  EXPECT_EQ(steps[0].stashed, exampleStep(id, 0, 1).stashed);
+}
 
 // A version 6 file's steps gain the pipeline's stash columns, zero for the old rows.
 TEST_F(RunStoreTest, VersionSixStepsGainTheStashColumns) {
@@ -168,7 +199,7 @@ TEST_F(RunStoreTest, VersionSixStepsGainTheStashColumns) {
     id = store.createRun(exampleRun());
     store.write(RecordBatch{{}, {exampleStep(id, 0, 1)}, {}, {}, {}, {}});
   }
-  { RawFile(dbPath()).exec(std::string(kDropVersion7) + "PRAGMA user_version = 6"); }
+  { RawFile(dbPath()).exec(kDropVersion7 + "PRAGMA user_version = 6"); }
   RunStore store(dbPath());
   EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
   const auto steps = store.steps(id);
@@ -186,7 +217,7 @@ TEST_F(RunStoreTest, VersionFourFileGainsTheBinsTableAndKeepsItsRuns) {
   }
   {
     RawFile raw(dbPath());
-    raw.exec("DROP TABLE step_bins; " + std::string(kDropVersion7) + "PRAGMA user_version = 4");
+    raw.exec("DROP TABLE step_bins; " + kDropVersion7 + "PRAGMA user_version = 4");
   }
   RunStore store(dbPath());
   RawFile raw(dbPath());

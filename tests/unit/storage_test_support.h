@@ -91,6 +91,13 @@ inline StepRow exampleStep(int64_t run_id, int rank, int64_t step) {
   s.loss_scale = 65536.0 / static_cast<double>(1 + step % 3);
   s.overflow = step % 7 == 3;
   s.staleness = static_cast<int>(step % 4);
+  s.mem_params = 4'000'000 + rank;
+  s.mem_grads = 2'000'000 + rank;
+  s.mem_optimizer = 8'000'000 + rank;
+  s.mem_activations = 100'000 + step;
+  s.reduce_scatters = 1 + step % 3;
+  s.all_gathers = 1;
+  s.sends = step % 5;
   s.time_ns = 1'000'000'000LL * step + rank;
   return s;
 }
