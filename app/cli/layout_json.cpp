@@ -17,9 +17,9 @@ nlohmann::json layoutJson(const RunSummary& s) {
   }
   const ParallelSpec& p = job.parallel;
   const int pipeline = p.pipeline;
-  out["layout"] = {{"data", p.ranks / pipeline},
+  out["layout"] = {{"data", p.ranks / (pipeline * p.tensor)},
                    {"pipeline", pipeline},
-                   {"tensor", 1},
+                   {"tensor", p.tensor},
                    {"zero", p.zero},
                    {"schedule", pipeline > 1 ? p.schedule : "data-parallel"},
                    {"microbatches", p.microbatches}};

@@ -91,13 +91,13 @@ void RingAllreduce::reduceScatterWindow(float* window, size_t offset, size_t cou
   }
 }
 
-void RingAllreduce::allGather(float* data, size_t count) {
+void RingAllreduce::allGatherWindow(float* window, size_t offset, size_t count, size_t total) {
   bytes_sent_ = bytes_received_ = 0;
   if (world_ == 1 || count == 0) return;
-  setWindow(data, 0, count, count);
+  setWindow(window, offset, count, total);
   // Step s forwards the complete chunk (rank + 1 - s) and receives (rank - s).
   for (int s = 0; s < world_ - 1; ++s) {
-    gatherStep(chunk(data, count, rank_ + 1 - s), chunk(data, count, rank_ - s));
+    gatherStep(chunk(window, count, rank_ + 1 - s), chunk(window, count, rank_ - s));
   }
 }
 

@@ -28,7 +28,10 @@ class RingAllreduce {
   // `window` holds just those: afterwards ownedChunk(total)'s part of the window is summed.
   void reduceScatterWindow(float* window, size_t offset, size_t count, size_t total);
   // Every rank's owned chunk of data to every rank (after each updated its own).
-  void allGather(float* data, size_t count);
+  void allGather(float* data, size_t count) { allGatherWindow(data, 0, count, count); }
+  // The same for elements [offset, offset + count) of a buffer of `total` floats, of which
+  // `window` holds just those, this rank's part of ownedChunk(total) already in place.
+  void allGatherWindow(float* window, size_t offset, size_t count, size_t total);
   // The chunk of `total` floats this rank holds summed after a reduce-scatter.
   Chunk ownedChunk(size_t total) const;
 

@@ -46,6 +46,7 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"parallel.delay_compensation", "parallel.strategy", {"ps-async"}},
       {"parallel.average_every", "parallel.strategy", {"local-sgd"}},
       {"parallel.zero", "parallel.strategy", {"allreduce"}},
+      {"parallel.tensor", "parallel.strategy", {"allreduce"}},
       // [compression]: nothing but the codec without one; then each codec's own keys.
       {"compression.error_feedback", "compression.codec", kLossyCodecs},
       {"compression.momentum_correction", "compression.codec", {"none", "powersgd"}, true},

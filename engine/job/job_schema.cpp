@@ -326,6 +326,7 @@ std::vector<Section> trainingSections() {
         intField("microbatches", RANKLAB_JOB_KEY(parallel.microbatches), 1, 65536),
         intField("pipeline", RANKLAB_JOB_KEY(parallel.pipeline), 1, 64),
         stringField("schedule", RANKLAB_JOB_KEY(parallel.schedule), {"gpipe", "1f1b"}),
+        intField("tensor", RANKLAB_JOB_KEY(parallel.tensor), 1, 64),
         intField("zero", RANKLAB_JOB_KEY(parallel.zero), 0, 3)}},
       {"compression",
        "how gradients are encoded on the wire",
@@ -458,12 +459,50 @@ void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 " no rank has it: leave train.checkpoint_path and train.resume_from empty");
 }
 
+// Tensor parallelism: MLP layer pairs split over whole ranks, on whole-model replicas.
+void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  const int t = job.parallel.tensor;
+  if (t == 1) return;
+  const std::string slices = "parallel.tensor = " + std::to_string(t);
+  checkRule(root, log, "parallel.tensor", {"parallel.ranks"}, job.parallel.ranks % t != 0,
+            "must divide parallel.ranks (" + std::to_string(job.parallel.ranks) +
+                "): every data replica needs all " + std::to_string(t) + " slices, got " +
+                std::to_string(t));
+  checkRule(root, log, "parallel.tensor", {"model.kind"}, job.model.kind != "mlp",
+            "splits the Linear layers of an MLP; use model.kind = \"mlp\", got " +
+                quoted(job.model.kind));
+  checkRule(root, log, "parallel.tensor", {"model.dropout"}, job.model.dropout > 0,
+            "splits MLPs without dropout (its masks would have to agree across slices); use "
+            "model.dropout = 0, got " +
+                formatDouble(job.model.dropout));
+  for (int width : job.model.layers) {
+    checkRule(root, log, "parallel.tensor", {"model.layers"}, width % t != 0,
+              "must divide every hidden width of model.layers (each slice holds width / " +
+                  std::to_string(t) + " of a layer), and " + std::to_string(width) +
+                  " is not a multiple of " + std::to_string(t));
+  }
+  checkRule(root, log, "parallel.tensor", {"parallel.strategy"},
+            job.parallel.strategy != "allreduce",
+            "needs parallel.strategy = \"allreduce\" (the replicas all-reduce their slices' "
+            "gradients); got " +
+                quoted(job.parallel.strategy));
+  checkRule(root, log, "parallel.tensor", {"parallel.algorithm"},
+            job.parallel.algorithm == "shm-sharded",
+            "\"shm-sharded\" shares one whole model per host; with " + slices + " use " +
+                allreduceChoices());
+  checkRule(root, log, "parallel.tensor", {"parallel.pipeline", "parallel.zero"},
+            job.parallel.pipeline != 1 || job.parallel.zero != 0,
+            "does not combine with parallel.pipeline or parallel.zero yet; set them to 1 and 0");
+  checkRule(root, log, "parallel.tensor", {"train.checkpoint_path", "train.resume_from"},
+            !job.train.checkpoint_path.empty() || !job.train.resume_from.empty(),
+            "checkpoints hold one rank's whole model, and with " + slices +
+                " no rank has it: leave train.checkpoint_path and train.resume_from empty");
+}
+
 // ZeRO: sharded over the ring's chunks, after plain sync data parallel's backward.
 void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const int stage = job.parallel.zero;
   if (stage == 0) return;
-  checkRule(root, log, "parallel.zero", {}, stage == 3,
-            "3 (parameters sharded too, gathered per layer) is not built yet; use 0, 1 or 2");
   checkRule(root, log, "parallel.zero", {"parallel.strategy"}, job.parallel.strategy != "allreduce",
             "needs parallel.strategy = \"allreduce\" (the data ranks shard the update); got " +
                 quoted(job.parallel.strategy));
@@ -478,17 +517,17 @@ void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "runs on whole-model replicas; with parallel.pipeline = " +
                 std::to_string(job.parallel.pipeline) + " use parallel.zero = 0");
   checkRule(root, log, "parallel.zero", {"parallel.bucket_kb"}, job.parallel.bucket_kb != 0,
-            "reduce-scatters after backward (stage 1) or per layer (stage 2), not in buckets: "
+            "reduce-scatters after backward (stage 1) or per layer (stages 2, 3), not in buckets: "
             "leave parallel.bucket_kb = 0, got " +
                 std::to_string(job.parallel.bucket_kb));
   if (stage < 2) return;
   checkRule(root, log, "parallel.zero", {"amp.dtype"}, job.amp.dtype != "fp32",
-            "2 keeps no whole gradient to unscale and check for overflow; use amp.dtype = "
+            "2 and 3 keep no whole gradient to unscale and check for overflow; use amp.dtype = "
             "\"fp32\" or parallel.zero = 1, got " +
                 quoted(job.amp.dtype));
   checkRule(root, log, "parallel.zero", {"parallel.microbatches"}, job.parallel.microbatches != 1,
-            "2 reduces each layer's gradient as backward finishes it, so there is nothing to "
-            "accumulate into: use parallel.microbatches = 1 or parallel.zero = 1, got " +
+            "2 and 3 reduce each layer's gradient as backward finishes it, so there is nothing "
+            "to accumulate into: use parallel.microbatches = 1 or parallel.zero = 1, got " +
                 std::to_string(job.parallel.microbatches));
 }
 
@@ -521,6 +560,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
                 std::to_string(job.parallel.microbatches));
   checkPipeline(root, job, log);
   checkZero(root, job, log);
+  checkTensor(root, job, log);
   checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +

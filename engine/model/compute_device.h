@@ -25,6 +25,9 @@ struct LayerRequest {
   int outputs = 0;    // Linear: features; Conv2d: channels
   int kernel = 0;     // Conv2d: square kernel side
   float dropout = 0;  // Dropout: probability
+  // Linear: false for a row-parallel slice other than the first (tensor parallelism): it
+  // holds and learns the bias but adds none, so the slices' sum has it once.
+  bool adds_bias = true;
 };
 
 // A run of floats in a device's memory, zeroed when made.

@@ -25,7 +25,7 @@ class CpuDevice : public ComputeDevice {
   std::unique_ptr<Layer> makeLayer(const LayerRequest& r) const override {
     switch (r.kind) {
       case LayerKind::kLinear:
-        return std::make_unique<Linear>(r.name, r.input, r.outputs);
+        return std::make_unique<Linear>(r.name, r.input, r.outputs, r.adds_bias);
       case LayerKind::kConv2d:
         return std::make_unique<Conv2d>(r.name, r.input, r.outputs, r.kernel);
       case LayerKind::kMaxPool2d:

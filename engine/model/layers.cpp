@@ -55,11 +55,12 @@ void WeightedLayer::init(std::mt19937_64& rng) {
 
 // ---- Linear ----
 
-Linear::Linear(std::string name, Shape input, int outputs)
+Linear::Linear(std::string name, Shape input, int outputs, bool adds_bias)
     : WeightedLayer(std::move(name), input, features(outputs), input.size() * outputs, outputs,
                     static_cast<int>(input.size())),
       in_(static_cast<int>(input.size())),
-      out_(outputs) {}
+      out_(outputs),
+      zero_bias_(adds_bias ? 0 : static_cast<size_t>(outputs), 0.f) {}
 
 std::string Linear::describe() const {
   return "Linear(" + std::to_string(in_) + ", " + std::to_string(out_) + ")";
@@ -72,14 +73,15 @@ bool Linear::absorbFollowingRelu() {
 
 void Linear::forward(const float* x, float* y, int batch, const ForwardPass&) {
   const size_t inputs = static_cast<size_t>(batch) * in_;
+  const float* bias = zero_bias_.empty() ? bias_ : zero_bias_.data();
   weight_in_.set(precision_, weight_, weights_);
   input_in_.set(precision_, x, inputs);
   if (precision_ == kernels::Precision::kFp32) {
-    return kernels::linearForward(x, weight_, bias_, y, batch, in_, out_, relu_);
+    return kernels::linearForward(x, weight_, bias, y, batch, in_, out_, relu_);
   }
   // y (B, out) = b + x (B, in) . W^T (in, out), as PyTorch's addmm: the GEMM adds onto the
   // bias rows (beta 1), so y is written once before the GEMM instead of zeroed and then added to.
-  kernels::copyBiasRows(y, bias_, batch, out_);
+  kernels::copyBiasRows(y, bias, batch, out_);
   kernels::gemm(Trans::kNo, Trans::kYes, batch, out_, in_, 1.f, input_in_, in_, weight_in_, in_,
                 1.f, y, out_);
   if (relu_) kernels::reluForward(y, y, static_cast<size_t>(batch) * out_);

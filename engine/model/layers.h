@@ -32,9 +32,11 @@ class WeightedLayer : public Layer {
 
 // y (B, out) = x (B, in) . W^T + b, with W (out, in) and b (out). Absorbs a following
 // ReLU: bias and ReLU in the GEMM's epilogue, the ReLU's backward in the bias-gradient pass.
+// adds_bias false: y = x . W^T, while b is still a parameter with its gradient (a
+// row-parallel slice whose partial outputs are summed with the first slice's bias).
 class Linear : public WeightedLayer {
  public:
-  Linear(std::string name, Shape input, int outputs);
+  Linear(std::string name, Shape input, int outputs, bool adds_bias = true);
   std::string describe() const override;
   bool absorbFollowingRelu() override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
@@ -46,6 +48,7 @@ class Linear : public WeightedLayer {
   const float* biasGradient(const float* y, const float* dy, int batch);
 
   int in_, out_;
+  std::vector<float> zero_bias_;    // added instead of b when it adds none
   bool relu_ = false;               // applies the following ReLU itself
   std::vector<float> masked_grad_;  // dy * (y > 0) when it does
 };

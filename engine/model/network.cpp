@@ -42,8 +42,14 @@ Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed,
 void Network::bindLayers(float* params, float* grads) {
   params_ = params;
   grads_ = grads;
-  for (size_t l = 0; l < layers_.size(); ++l)
-    layers_[l]->bind(params_ + layer_offset_[l], grads_ + layer_offset_[l]);
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    layers_[l]->bind(param_scratch_ ? param_scratch_ : params_ + layer_offset_[l],
+                     grad_scratch_ ? grad_scratch_ : grads_ + layer_offset_[l]);
+  }
+}
+
+void Network::gatherParameters(size_t l) const {
+  if (gather_ && layer_count_[l] > 0) gather_(layer_offset_[l], layer_count_[l]);
 }
 
 void Network::useBuffers(float* params, float* grads) {
@@ -54,10 +60,16 @@ void Network::useBuffers(float* params, float* grads) {
 }
 
 void Network::useGradientScratch(float* scratch) {
-  grads_ = nullptr;
-  grads_in_scratch_ = true;
-  for (size_t l = 0; l < layers_.size(); ++l) layers_[l]->bind(params_ + layer_offset_[l], scratch);
+  grad_scratch_ = scratch;
+  bindLayers(params_, nullptr);
   own_grads_.reset();
+}
+
+void Network::useParameterScratch(float* scratch, ParamGatherFn gather) {
+  param_scratch_ = scratch;
+  gather_ = std::move(gather);
+  bindLayers(nullptr, grads_);
+  own_params_.reset();
 }
 
 size_t Network::largestLayerParameters() const {
@@ -111,6 +123,7 @@ const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
     layer_pass.dropout_key = pass.dropout_key + 0xbf58476d1ce4e5b9ULL * (first_layer_ + l + 1);
     // A layer that absorbed the following ReLU writes the ReLU's output; the ReLU is skipped.
     const size_t written = relu_absorbed_[l] ? l + 1 : l;
+    gatherParameters(l);
     layers_[l]->forward(input, outputs_[written].data(), batch, layer_pass);
     input = outputs_[written].data();
     l = written;
@@ -175,13 +188,14 @@ Network Network::takeStage(size_t first, size_t end) && {
 void Network::backwardFrom(const float* x, float* dx, int batch, const GradientReadyFn& on_ready) {
   const size_t last = layers_.size() - 1;
   // After zeroGrads() every layer writes its gradients; otherwise they accumulate.
-  for (auto& layer : layers_) layer->overwriteGradients(zero_pending_ || grads_in_scratch_);
+  for (auto& layer : layers_) layer->overwriteGradients(zero_pending_ || grad_scratch_);
   zero_pending_ = false;
   for (size_t l = last + 1; l-- > 0;) {
     if (l > 0 && relu_absorbed_[l - 1]) continue;  // differentiated by the layer before it
     const float* input = l == 0 ? x : outputs_[l - 1].data();
     float* input_grad = l == 0 ? dx : output_grads_[l - 1].data();
     const size_t out = relu_absorbed_[l] ? l + 1 : l;
+    gatherParameters(l);
     layers_[l]->backward(input, outputs_[out].data(), output_grads_[out].data(), input_grad, batch);
     if (on_ready && layer_count_[l] > 0) on_ready(layer_offset_[l], layer_count_[l]);
   }

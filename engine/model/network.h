@@ -28,6 +28,8 @@ struct ParamView {
 // layer order, with that layer's slice of the flat gradient buffer: where bucketed
 // communication can start while the earlier layers are still being differentiated.
 using GradientReadyFn = std::function<void(size_t offset, size_t count)>;
+// Fills a layer's parameters [offset, offset + count) into the parameter scratch (ZeRO 3).
+using ParamGatherFn = std::function<void(size_t offset, size_t count)>;
 
 class Network {
  public:
@@ -61,10 +63,16 @@ class Network {
   // the next layer's backward; grads() is null from then on. `scratch` holds
   // largestLayerParameters() floats.
   void useGradientScratch(float* scratch);
+  // ZeRO 3: no flat parameters either. Each layer's parameters are read from `scratch`
+  // (largestLayerParameters() floats), which `gather(offset, count)` fills with that
+  // layer's slice of the flat index before its forward and again before its backward;
+  // params() is null from then on.
+  void useParameterScratch(float* scratch, ParamGatherFn gather);
   size_t largestLayerParameters() const;
   // The memory ledger: bytes of the flat gradient (0 under a scratch), and of the layer
   // outputs kept for backward (sized for the largest batch seen).
-  size_t flatGradientBytes() const { return grads_in_scratch_ ? 0 : count_ * sizeof(float); }
+  size_t flatGradientBytes() const { return grads_ ? count_ * sizeof(float) : 0; }
+  size_t flatParameterBytes() const { return params_ ? count_ * sizeof(float) : 0; }
   size_t activationBytes() const;
 
   // Dropout masks are drawn from (seed, rank, training pass number), so they are
@@ -116,8 +124,10 @@ class Network {
  private:
   const float* run(const float* x, int batch, const ForwardPass& pass);
   void ensureBatch(int batch);
-  // Points params_, grads_ and every layer at these buffers.
+  // Points params_, grads_ and every layer at these buffers (or at the scratches).
   void bindLayers(float* params, float* grads);
+  // Before layer l runs forward or backward: its parameters into the scratch (ZeRO 3).
+  void gatherParameters(size_t l) const;
   // grads_, zeroed first if a zeroGrads() is still pending.
   float* settledGrads() const;
 
@@ -134,7 +144,9 @@ class Network {
   // comes first.
   float* grads_ = nullptr;
   mutable bool zero_pending_ = false;
-  bool grads_in_scratch_ = false;  // useGradientScratch()
+  float* grad_scratch_ = nullptr;   // useGradientScratch()
+  float* param_scratch_ = nullptr;  // useParameterScratch()
+  ParamGatherFn gather_;
   std::vector<ParamView> views_;
   uint64_t dropout_seed_ = 0;
   float loss_scale_ = 1.f;

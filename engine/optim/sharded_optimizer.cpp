@@ -25,8 +25,8 @@ void ShardedOptimizer::stepRange(float* params, const float* grads, double lr, P
   stepShard(params, grads + own_.begin, lr);
 }
 
-void ShardedOptimizer::stepShard(float* params, const float* shard_grads, double lr) {
-  inner_->step(params + own_.begin, shard_grads, lr);
+void ShardedOptimizer::stepOwn(float* own_params, const float* shard_grads, double lr) {
+  inner_->step(own_params, shard_grads, lr);
 }
 
 OptimizerState ShardedOptimizer::state() const {

@@ -19,7 +19,11 @@ class ShardedOptimizer : public Optimizer {
   // Only `own` may be stepped (throws std::invalid_argument for another range).
   void stepRange(float* params, const float* grads, double lr, ParamRange range) override;
   // The update of the shard from its gradients alone (shard_grads: own's length).
-  void stepShard(float* params, const float* shard_grads, double lr);
+  void stepShard(float* params, const float* shard_grads, double lr) {
+    stepOwn(params + own_.begin, shard_grads, lr);
+  }
+  // The same where only the shard's parameters are held (ZeRO 3: own_params, own's length).
+  void stepOwn(float* own_params, const float* shard_grads, double lr);
   size_t parameterCount() const override { return parameters_; }
   size_t stateBytes() const override { return inner_->stateBytes(); }
   // Tensors of the whole model's length, holding this shard's state in its slice, zeros

@@ -123,7 +123,7 @@ void resumeCompression(const JobSpec& job, const std::string& compression, const
 }
 
 void saveCheckpoint(const JobSpec& job, const std::string& compression, Communicator& comm,
-                    const GradientSync& sync, const Network& model, const Optimizer& optimizer,
+                    GradientSync& sync, const Network& model, const Optimizer& optimizer,
                     const LossScaler* scaler, const Position& at, TrainObserver& observer) {
   // Compression state differs per rank: rank 0 gathers it and writes one file.
   std::vector<CodecState> codec_states;
@@ -133,13 +133,21 @@ void saveCheckpoint(const JobSpec& job, const std::string& compression, Communic
   const bool sliced = onAnyRank(comm, own.begin != 0 || own.end != model.parameterCount());
   OptimizerState optimizer_state =
       sliced ? gatherOptimizerState(comm, optimizer, own) : optimizer.state();
+  // ZeRO 3 holds a shard of the parameters: every rank takes part in gathering them.
+  std::vector<float> params;
+  if (model.params()) {
+    params.assign(model.params(), model.params() + model.parameterCount());
+  } else {
+    params.resize(model.parameterCount());
+    sync.wholeParameters(params.data(), params.size());
+  }
   // Synchronous data parallel keeps every other part identical: rank 0 speaks for all.
   if (comm.rank() != 0) return;
   Checkpoint c;
   c.compression = compression;
   c.codec_states = std::move(codec_states);
   c.model = model.describe();
-  c.params.assign(model.params(), model.params() + model.parameterCount());
+  c.params = std::move(params);
   c.optimizer = optimizer.kind();
   c.optimizer_state = std::move(optimizer_state);
   c.step = at.step;

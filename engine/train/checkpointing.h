@@ -43,7 +43,7 @@ void resumeCompression(const JobSpec& job, const std::string& compression, const
 // Collective: gathers what differs per rank on rank 0, which writes train.checkpoint_path
 // and reports a "checkpoint" event.
 void saveCheckpoint(const JobSpec& job, const std::string& compression, Communicator& comm,
-                    const GradientSync& sync, const Network& model, const Optimizer& optimizer,
+                    GradientSync& sync, const Network& model, const Optimizer& optimizer,
                     const LossScaler* scaler, const Position& at, TrainObserver& observer);
 
 }  // namespace ranklab

@@ -10,6 +10,7 @@ SyncStats& SyncStats::operator+=(const SyncStats& o) {
   wait_ns += o.wait_ns;
   comm_ns += o.comm_ns;
   hidden_ns += o.hidden_ns;
+  inside_forward_ns += o.inside_forward_ns;
   inside_backward_ns += o.inside_backward_ns;
   bytes_tx += o.bytes_tx;
   bytes_rx += o.bytes_rx;

@@ -21,8 +21,9 @@ struct SyncStats {
   int64_t wait_ns = 0;    // blocked on a slower peer (a barrier, a reply the server held)
   int64_t comm_ns = 0;    // moving and reducing bytes
   int64_t hidden_ns = 0;  // the part of comm_ns that ran while backward still computed
-  // wait_ns + comm_ns spent on the compute thread inside backward (ZeRO 2's per-layer
-  // reduce-scatters): the step's backward time excludes it.
+  // wait_ns + comm_ns spent on the compute thread inside forward and backward (ZeRO's
+  // per-layer all-gathers and reduce-scatters): the passes' times exclude it.
+  int64_t inside_forward_ns = 0;
   int64_t inside_backward_ns = 0;
   int64_t bytes_tx = 0;
   int64_t bytes_rx = 0;
@@ -58,6 +59,8 @@ class GradientSync {
   virtual ModelBuffers placeModel(const float* /*params*/, size_t /*count*/) { return {}; }
   // Once, before the first step, with the initial parameters (the same on every rank).
   virtual void start(float* /*params*/, size_t /*count*/) {}
+  // Before the step's first forward pass.
+  virtual void startStep() {}
   // Before backward, with the step's learning rate (servers apply it under ps-*).
   virtual void beginStep(double /*lr*/) {}
   // During backward: grads[offset, offset + count) are final and may start moving.
@@ -75,8 +78,17 @@ class GradientSync {
   // Non-null: the model keeps no flat gradient; each layer writes its gradients here in
   // turn (largest_layer floats) and gradientReady() takes them before the next (ZeRO 2).
   virtual float* gradientScratch(size_t /*largest_layer*/) { return nullptr; }
-  // Memory this rank holds for gradients besides the model's flat buffer (the ledger's).
+  // Non-null: the model keeps no flat parameters; each layer reads its parameters from
+  // here (largest_layer floats) after gatherParameters() filled them (ZeRO 3).
+  virtual float* parameterScratch(size_t /*largest_layer*/) { return nullptr; }
+  virtual void gatherParameters(size_t /*offset*/, size_t /*count*/) {}
+  // Under parameterScratch(): this rank's shard of the parameters, which its optimizer
+  // updates; and (collective) every parameter, for a checkpoint.
+  virtual float* shardParameters() { return nullptr; }
+  virtual void wholeParameters(float* /*into*/, size_t /*count*/) {}
+  // Memory this rank holds for gradients and parameters besides the model's flat buffers.
   virtual size_t gradientBytesHeld() const { return 0; }
+  virtual size_t parameterBytesHeld() const { return 0; }
   // True when sync() already wrote the new parameters (a server ran the optimizer).
   virtual bool updatesParameters() const { return false; }
   // After the optimizer step (local SGD averages the models here).

@@ -64,13 +64,16 @@ void warmUpKernels(Network& model, StepSchedule& schedule, int batch) {
 }
 
 // Test loss and accuracy over the whole test set: each data replica scores its slice
-// (through its pipeline's stages when there are several), then every rank sums.
-EvalStats evaluateOn(Network& model, StepSchedule& schedule, Communicator& replicas,
+// (through its pipeline's stages when there are several), then every rank sums. The
+// tensor slices of a stage all compute the same scores: the first one's count.
+EvalStats evaluateOn(Network& model, StepSchedule& schedule, ParallelLayout& layout,
                      Communicator& peers, const Dataset& test, int batch) {
+  Communicator& replicas = layout.dataGroup();
   const int64_t begin = test.count * replicas.rank() / replicas.size();
   const int64_t end = test.count * (replicas.rank() + 1) / replicas.size();
-  const ScoredSamples part =
+  ScoredSamples part =
       schedule.evaluate(model, test.image(begin), test.labels.data() + begin, end - begin, batch);
+  if (layout.coords().slice != 0) part = {};
   float totals[3] = {static_cast<float>(part.loss_sum), static_cast<float>(part.correct),
                      static_cast<float>(part.samples)};
   peers.allreduceSumNative(totals, 3);
@@ -81,16 +84,26 @@ EvalStats evaluateOn(Network& model, StepSchedule& schedule, Communicator& repli
 }
 
 LayoutDegrees degreesOf(const JobSpec& job, int ranks) {
-  return {ranks / job.parallel.pipeline, job.parallel.pipeline, 1};
+  const ParallelSpec& p = job.parallel;
+  return {ranks / (p.pipeline * p.tensor), p.pipeline, p.tensor};
 }
 
-// This rank's part of the model, set up for the job (dropout stream, AMP precision): the
-// whole model, or under a pipeline the stage its place in the layout gives it. Every stage
-// draws the whole model from the seed first, so the stages hold one model's parameters.
-Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks) {
+// The job's dropout stream and AMP precision on a model or a part of it.
+Network setUp(Network model, const JobSpec& job, int rank) {
+  model.setDropoutStream(job.train.seed, rank);
+  model.setPrecision(kernels::parsePrecision(job.amp.dtype), job.amp.head_fp32);
+  return model;
+}
+
+// This rank's part of the model, set up for the job: the whole model, under a pipeline the
+// stage its place in the layout gives it, under tensor parallelism its slice of every
+// layer. Every rank draws the whole model from the seed first, so the parts hold one
+// model's parameters.
+Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
+                   TensorGroup* tensor = nullptr) {
   Network whole = makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed);
-  whole.setDropoutStream(job.train.seed, rank);
-  whole.setPrecision(kernels::parsePrecision(job.amp.dtype), job.amp.head_fp32);
+  if (tensor) return setUp(sliceForTensorParallel(whole, *tensor), job, rank);
+  whole = setUp(std::move(whole), job, rank);
   if (job.parallel.pipeline == 1) return whole;
   const int stage = coordsOf(rank, degreesOf(job, ranks)).stage;
   const std::vector<size_t> bounds = stageBoundaries(whole, job.parallel.pipeline);
@@ -108,6 +121,11 @@ std::unique_ptr<ParallelLayout> layoutBeforeSync(const JobSpec& job, Communicato
   return std::make_unique<ParallelLayout>(world, degreesOf(job, world.size()));
 }
 
+std::unique_ptr<TensorGroup> tensorGroupOf(const JobSpec& job, ParallelLayout* layout) {
+  if (job.parallel.tensor == 1 || !layout) return nullptr;
+  return std::make_unique<TensorGroup>(layout->tensorGroup());
+}
+
 }  // namespace
 
 TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& train_set,
@@ -115,8 +133,9 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
     : job_(job),
       observer_(observer),
       test_set_(test_set),
-      model_(stageModel(job, train_set, comm.rank(), comm.size())),
       layout_(layoutBeforeSync(job, comm)),
+      tensor_(tensorGroupOf(job, layout_.get())),
+      model_(stageModel(job, train_set, comm.rank(), comm.size(), tensor_.get())),
       sync_(makeGradientSync(job, layout_ ? layout_->dataGroup() : comm, weightMatrices(model_))),
       peers_(layout_ ? comm : sync_->peers()),
       compression_(describeCompression(codecOptions(job))) {
@@ -188,11 +207,22 @@ void TrainingRun::startFrom(const Dataset& train_set) {
             std::to_string(job_.parallel.microbatches) + " micro-batches",
         at_.step);
   }
+  if (tensor_) {
+    observer_.onEvent("tensor",
+                      "slice " + std::to_string(tensor_->rank()) + " of " +
+                          std::to_string(tensor_->size()) + ": " + model_.describe() + " (" +
+                          std::to_string(model_.parameterCount()) + " parameters)",
+                      at_.step);
+  }
   const size_t parameters = model_.parameterCount();
   if (const ModelBuffers shared = sync_->placeModel(model_.params(), parameters); shared.params)
     model_.useBuffers(shared.params, shared.grads);
   if (float* scratch = sync_->gradientScratch(model_.largestLayerParameters()))
     model_.useGradientScratch(scratch);
+  if (float* scratch = sync_->parameterScratch(model_.largestLayerParameters())) {
+    model_.useParameterScratch(
+        scratch, [this](size_t offset, size_t count) { sync_->gatherParameters(offset, count); });
+  }
   update_range_ = sync_->updateRange(parameters);
   sync_->start(model_.params(), parameters);
   if (saved) resumeCompression(job_, compression_, *saved, peers_, *sync_, observer_, at_.step);
@@ -215,6 +245,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                    job_.data.prefetch);
   checkpointed_step_ = at_.step;
   warmUpKernels(model_, *schedule_, job_.train.batch_size);
+  if (tensor_) tensor_->take();  // the warm-up's all-reduces are not a step's
   // Start the clock together: start-up skew (data loading, MPI wire-up, kernel compilation)
   // is not training.
   peers_.barrier();
@@ -229,11 +260,14 @@ StepStats TrainingRun::step(int epoch) {
   StepStats s;
   s.step = at_.step + 1;
   s.epoch = epoch;
-  // A pipeline's samples are counted once per replica, by its last stage.
-  const bool counts_samples = layout_->coords().stage == layout_->degrees().pipeline - 1;
+  // A replica's samples are counted once: by its last stage, by its first tensor slice.
+  const LayoutCoords& at = layout_->coords();
+  const bool counts_samples = at.stage == layout_->degrees().pipeline - 1 && at.slice == 0;
+  if (tensor_) tensor_->take();  // an evaluation's all-reduces are not this step's
   s.samples = counts_samples ? job_.train.batch_size : 0;
   s.lr = lr_->at(s.step);
   const int64_t in_epoch = epoch == at_.epoch ? at_.step_in_epoch : 0;
+  sync_->startStep();
   int64_t t = steadyNowNs();
   const Batch* next = batches_->next();
   s.data_ns = steadyNowNs() - t;
@@ -249,6 +283,7 @@ StepStats TrainingRun::step(int epoch) {
     skipOverflowedStep(s);
   else
     syncAndUpdate(s);
+  recordTensorParallel(s);
   recordMemory(s);
   observer_.onStep(s);
   at_ = {s.step, epoch, in_epoch + 1};
@@ -304,12 +339,10 @@ void TrainingRun::skipOverflowedStep(StepStats& s) {
 
 void TrainingRun::syncAndUpdate(StepStats& s) {
   SyncStats sync = sync_->sync(model_.grads(), model_.parameterCount());
+  s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
-  if (sharded_)
-    sharded_->stepShard(model_.params(), sync_->shardGradients(model_.grads()), s.lr);
-  else if (!sync_->updatesParameters())
-    optimizer_->stepRange(model_.params(), model_.grads(), s.lr, update_range_);
+  update(s.lr);
   if (scaler_) scaler_->update(false);
   s.update_ns = steadyNowNs() - t;
   sync += sync_->afterUpdate(model_.params(), model_.parameterCount());
@@ -328,9 +361,35 @@ void TrainingRun::syncAndUpdate(StepStats& s) {
   s.recvs += sync.recvs;
 }
 
+void TrainingRun::update(double lr) {
+  if (!sharded_) {
+    if (!sync_->updatesParameters())
+      optimizer_->stepRange(model_.params(), model_.grads(), lr, update_range_);
+    return;
+  }
+  // ZeRO: this rank's shard, from its gradients; under stage 3 the shard is all it holds.
+  const float* grads = sync_->shardGradients(model_.grads());
+  if (float* own = sync_->shardParameters())
+    sharded_->stepOwn(own, grads, lr);
+  else
+    sharded_->stepShard(model_.params(), grads, lr);
+}
+
+void TrainingRun::recordTensorParallel(StepStats& s) {
+  if (!tensor_) return;
+  const TensorParallelCounts c = tensor_->take();
+  s.forward_ns -= std::min(s.forward_ns, c.forward_ns);
+  s.backward_ns -= std::min(s.backward_ns, c.backward_ns);
+  s.comm_ns += c.forward_ns + c.backward_ns;
+  s.allreduces += c.allreduces;
+  s.bytes_tx += c.bytes_tx;
+  s.bytes_raw += c.bytes_tx;
+  s.bytes_rx += c.bytes_rx;
+}
+
 void TrainingRun::recordMemory(StepStats& s) const {
   const auto bytes = [](size_t n) { return static_cast<int64_t>(n); };
-  s.mem_params = bytes(model_.parameterCount() * sizeof(float));
+  s.mem_params = bytes(model_.flatParameterBytes() + sync_->parameterBytesHeld());
   s.mem_grads = bytes(model_.flatGradientBytes() + sync_->gradientBytesHeld());
   s.mem_optimizer = bytes(optimizer_->stateBytes());
 }
@@ -357,7 +416,7 @@ EvalStats TrainingRun::evaluate(int epoch) {
   observer_.onPause();
   const int64_t t = steadyNowNs();
   sync_->refresh(model_.params(), model_.parameterCount());
-  last_eval_ = evaluateOn(model_, *schedule_, layout_->dataGroup(), peers_, test_set_, 256);
+  last_eval_ = evaluateOn(model_, *schedule_, *layout_, peers_, test_set_, 256);
   last_eval_.step = at_.step;
   last_eval_.epoch = epoch;
   const int64_t end = steadyNowNs();

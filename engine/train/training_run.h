@@ -16,6 +16,7 @@
 #include "engine/data/shard_loader.h"
 #include "engine/job/job_spec.h"
 #include "engine/model/network.h"
+#include "engine/model/tensor_parallel.h"
 #include "engine/optim/lr_schedule.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/sharded_optimizer.h"
@@ -55,18 +56,23 @@ class TrainingRun {
   // Returns whether this rank's gradients overflowed (AMP).
   bool forwardBackward(StepStats& s, const Batch& batch);
   void syncAndUpdate(StepStats& s);
+  // The optimizer's step on the parameters this rank updates.
+  void update(double lr);
   void skipOverflowedStep(StepStats& s);
   void saveCheckpointNow();  // collective; a "checkpoint" span
   // The memory ledger's parameters, gradients and optimizer state, in bytes.
   void recordMemory(StepStats& s) const;
+  // The tensor-parallel all-reduces of the step's passes: communication, not compute.
+  void recordTensorParallel(StepStats& s);
 
   const JobSpec& job_;
   TrainObserver& observer_;
   const Dataset& test_set_;
-  Network model_;
+  std::unique_ptr<ParallelLayout> layout_;  // the training ranks as data x pipeline x tensor
+  std::unique_ptr<TensorGroup> tensor_;     // its tensor group, when the layers are split
+  Network model_;                           // this rank's stage, or slice, of the model
   std::unique_ptr<Optimizer> optimizer_;    // over updateRange() alone under ZeRO
   ShardedOptimizer* sharded_ = nullptr;     // optimizer_, when it is that
-  std::unique_ptr<ParallelLayout> layout_;  // the training ranks as data x pipeline x tensor
   std::unique_ptr<GradientSync> sync_;      // over the layout's data group
   Communicator& peers_;                     // the ranks that train (a parameter server's workers)
   std::unique_ptr<StepSchedule> schedule_;

@@ -9,16 +9,24 @@
 namespace ranklab {
 
 ZeroSync::ZeroSync(Communicator& comm, int stage) : comm_(comm), stage_(stage), ring_(comm) {
-  if (stage != 1 && stage != 2) {
+  if (stage < 1 || stage > 3) {
     throw std::invalid_argument("parallel.zero = " + std::to_string(stage) +
-                                ": ZeroSync shards stages 1 and 2");
+                                ": ZeroSync shards stages 1, 2 and 3");
   }
+}
+
+ModelBuffers ZeroSync::placeModel(const float* params, size_t count) {
+  count_ = count;
+  own_ = updateRange(count);
+  // Stage 3 keeps its chunk of the initial (or resumed) parameters; the model drops the rest.
+  if (stage_ == 3) shard_params_.assign(params + own_.begin, params + own_.end);
+  return {};
 }
 
 void ZeroSync::start(float* /*params*/, size_t count) {
   count_ = count;
   own_ = updateRange(count);
-  if (stage_ == 2) shard_grads_.assign(own_.end - own_.begin, 0.f);
+  if (stage_ >= 2) shard_grads_.assign(own_.end - own_.begin, 0.f);
 }
 
 ParamRange ZeroSync::updateRange(size_t count) const {
@@ -27,17 +35,41 @@ ParamRange ZeroSync::updateRange(size_t count) const {
 }
 
 const float* ZeroSync::shardGradients(const float* grads) const {
-  return stage_ == 2 ? shard_grads_.data() : grads + own_.begin;
+  return stage_ >= 2 ? shard_grads_.data() : grads + own_.begin;
 }
 
 float* ZeroSync::gradientScratch(size_t largest_layer) {
-  if (stage_ != 2) return nullptr;
+  if (stage_ < 2) return nullptr;
   scratch_.assign(largest_layer, 0.f);
   return scratch_.data();
 }
 
+float* ZeroSync::parameterScratch(size_t largest_layer) {
+  if (stage_ < 3) return nullptr;
+  param_scratch_.assign(largest_layer, 0.f);
+  return param_scratch_.data();
+}
+
+float* ZeroSync::shardParameters() {
+  return stage_ == 3 ? shard_params_.data() : nullptr;
+}
+
 size_t ZeroSync::gradientBytesHeld() const {
   return (scratch_.size() + shard_grads_.size()) * sizeof(float);
+}
+
+size_t ZeroSync::parameterBytesHeld() const {
+  return (param_scratch_.size() + shard_params_.size()) * sizeof(float);
+}
+
+void ZeroSync::startStep() {
+  pending_ = {};
+  step_started_ = false;
+  in_backward_ = false;
+}
+
+void ZeroSync::beginStep(double /*lr*/) {
+  in_backward_ = true;
 }
 
 void ZeroSync::waitForPeersOnce() {
@@ -45,7 +77,9 @@ void ZeroSync::waitForPeersOnce() {
   step_started_ = true;
   const int64_t t0 = steadyNowNs();
   comm_.barrier();  // separates waiting for a slow peer from moving bytes
-  pending_.wait_ns += steadyNowNs() - t0;
+  const int64_t waited = steadyNowNs() - t0;
+  pending_.wait_ns += waited;
+  (in_backward_ ? pending_.inside_backward_ns : pending_.inside_forward_ns) += waited;
 }
 
 void ZeroSync::countRing(SyncStats& stats) const {
@@ -54,11 +88,39 @@ void ZeroSync::countRing(SyncStats& stats) const {
   stats.bytes_rx += ring_.bytesReceived();
 }
 
+void ZeroSync::countLayerCollective(int64_t start_ns) {
+  const int64_t took = steadyNowNs() - start_ns;
+  pending_.comm_ns += took;
+  (in_backward_ ? pending_.inside_backward_ns : pending_.inside_forward_ns) += took;
+  countRing(pending_);
+}
+
+void ZeroSync::gatherParameters(size_t offset, size_t count) {
+  if (count > param_scratch_.size()) {
+    throw std::logic_error("ZeRO 3: a layer of " + std::to_string(count) +
+                           " parameters in a scratch of " + std::to_string(param_scratch_.size()));
+  }
+  waitForPeersOnce();
+  const int64_t t0 = steadyNowNs();
+  // This rank's part of the layer from its chunk, then everyone's.
+  const size_t begin = std::max(offset, own_.begin), end = std::min(offset + count, own_.end);
+  for (size_t i = begin; i < end; ++i) param_scratch_[i - offset] = shard_params_[i - own_.begin];
+  ring_.allGatherWindow(param_scratch_.data(), offset, count, count_);
+  if (comm_.size() > 1) ++pending_.all_gathers;
+  countLayerCollective(t0);
+}
+
+void ZeroSync::wholeParameters(float* into, size_t count) {
+  std::copy(shard_params_.begin(), shard_params_.end(), into + own_.begin);
+  ring_.allGather(into, count);
+}
+
 void ZeroSync::gradientReady(float* /*grads*/, size_t offset, size_t count) {
-  if (stage_ != 2) return;
+  if (stage_ < 2) return;
   if (count > scratch_.size()) {
-    throw std::logic_error("ZeRO 2: a layer of " + std::to_string(count) +
-                           " gradients in a scratch of " + std::to_string(scratch_.size()));
+    throw std::logic_error("ZeRO " + std::to_string(stage_) + ": a layer of " +
+                           std::to_string(count) + " gradients in a scratch of " +
+                           std::to_string(scratch_.size()));
   }
   waitForPeersOnce();
   const int64_t t0 = steadyNowNs();
@@ -67,19 +129,16 @@ void ZeroSync::gradientReady(float* /*grads*/, size_t offset, size_t count) {
   const size_t begin = std::max(offset, own_.begin), end = std::min(offset + count, own_.end);
   const float scale = 1.f / static_cast<float>(comm_.size());
   for (size_t i = begin; i < end; ++i) shard_grads_[i - own_.begin] = scratch_[i - offset] * scale;
-  countRing(pending_);
   if (comm_.size() > 1) ++pending_.reduce_scatters;
-  pending_.comm_ns += steadyNowNs() - t0;
+  countLayerCollective(t0);
 }
 
 SyncStats ZeroSync::sync(float* grads, size_t count) {
   SyncStats stats;
-  if (stage_ == 2) {
+  if (stage_ >= 2) {
     // Every layer was reduced during backward (gradientReady); nothing is left to move.
     stats = pending_;
-    stats.inside_backward_ns = stats.wait_ns + stats.comm_ns;
     pending_ = {};
-    step_started_ = false;
     return stats;
   }
   if (comm_.size() == 1) return stats;
@@ -98,7 +157,8 @@ SyncStats ZeroSync::sync(float* grads, size_t count) {
 
 SyncStats ZeroSync::afterUpdate(float* params, size_t count) {
   SyncStats stats;
-  if (comm_.size() == 1) return stats;
+  // Stage 3 gathers each layer when it is needed.
+  if (comm_.size() == 1 || stage_ == 3) return stats;
   const int64_t t0 = steadyNowNs();
   ring_.allGather(params, count);
   stats.comm_ns = steadyNowNs() - t0;

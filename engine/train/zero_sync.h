@@ -1,15 +1,17 @@
-// ZeRO data parallel (parallel.zero = 1 or 2; Rajbhandari et al., "ZeRO: Memory
+// ZeRO data parallel (parallel.zero = 1, 2 or 3; Rajbhandari et al., "ZeRO: Memory
 // Optimizations Toward Training Trillion Parameter Models", 2020) over the data group.
 // Each rank owns one ring chunk of the flat parameters (RingAllreduce::ownedChunk) and
 // holds optimizer state for it alone (ShardedOptimizer). Each step:
 //  - stage 1: after backward the whole flat gradient is reduce-scattered; the owned chunk
-//    becomes the mean;
-//  - stage 2: the model keeps no flat gradient: each layer's gradients land in a scratch
-//    the size of the largest layer and are reduce-scattered as soon as backward finished
-//    them, the owned part kept in a gradient shard;
-// then the owner updates its chunk and the chunks of the parameters are all-gathered.
-// A reduce-scatter and an all-gather move what one ring all-reduce moves, and each element
-// is summed in the ring's order, so the parameters are bit-equal to allreduce's ring.
+//    becomes the mean; after the update the chunks of the parameters are all-gathered;
+//  - stage 2: as 1, but the model keeps no flat gradient: each layer's gradients land in a
+//    scratch the size of the largest layer and are reduce-scattered as soon as backward
+//    finished them, the owned part kept in a gradient shard;
+//  - stage 3: as 2, and the model keeps no flat parameters either: each rank holds its
+//    chunk, and each layer's parameters are all-gathered into a scratch before its forward
+//    and again before its backward, then overwritten by the next layer's.
+// Stages 1 and 2 move what one ring all-reduce moves, stage 3 half as much again. Each
+// element is summed in the ring's order, so the parameters are bit-equal to allreduce's ring.
 #pragma once
 
 #include <memory>
@@ -22,23 +24,33 @@ namespace ranklab {
 
 class ZeroSync : public GradientSync {
  public:
-  // stage 1 or 2 (throws std::invalid_argument otherwise).
+  // stage 1, 2 or 3 (throws std::invalid_argument otherwise).
   ZeroSync(Communicator& comm, int stage);
 
   Communicator& peers() override { return comm_; }
+  ModelBuffers placeModel(const float* params, size_t count) override;
   void start(float* params, size_t count) override;
   ParamRange updateRange(size_t count) const override;
   bool shardsOptimizerState() const override { return true; }
   const float* shardGradients(const float* grads) const override;
   float* gradientScratch(size_t largest_layer) override;
+  float* parameterScratch(size_t largest_layer) override;
+  void gatherParameters(size_t offset, size_t count) override;
+  float* shardParameters() override;
+  void wholeParameters(float* into, size_t count) override;
   size_t gradientBytesHeld() const override;
+  size_t parameterBytesHeld() const override;
+  void startStep() override;
+  void beginStep(double lr) override;
   void gradientReady(float* grads, size_t offset, size_t count) override;
   SyncStats sync(float* grads, size_t count) override;
   SyncStats afterUpdate(float* params, size_t count) override;
 
  private:
-  // Stage 2: the step's first reduce-scatter waits for every rank first (measured as wait).
+  // The step's first collective waits for every rank first (measured as wait).
   void waitForPeersOnce();
+  // A per-layer collective's time, into forward or backward, and its bytes.
+  void countLayerCollective(int64_t start_ns);
   void countRing(SyncStats& stats) const;
 
   Communicator& comm_;
@@ -46,10 +58,13 @@ class ZeroSync : public GradientSync {
   RingAllreduce ring_;
   size_t count_ = 0;
   ParamRange own_;
-  std::vector<float> scratch_;      // stage 2: one layer's gradients
-  std::vector<float> shard_grads_;  // stage 2: the owned chunk's mean gradient
-  SyncStats pending_;               // stage 2: the reduce-scatters during backward
-  bool step_started_ = false;
+  std::vector<float> scratch_;        // stage 2, 3: one layer's gradients
+  std::vector<float> shard_grads_;    // stage 2, 3: the owned chunk's mean gradient
+  std::vector<float> param_scratch_;  // stage 3: one layer's parameters
+  std::vector<float> shard_params_;   // stage 3: the owned chunk of the parameters
+  SyncStats pending_;                 // the per-layer collectives of this step
+  bool step_started_ = false;         // this step has waited for its peers
+  bool in_backward_ = false;          // beginStep() came: collectives are backward's
 };
 
 }  // namespace ranklab

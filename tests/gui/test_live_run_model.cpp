@@ -124,6 +124,28 @@ class LiveRunModelTest : public QObject {
     QCOMPARE(cell(1, Qt::ToolTipRole), QStringLiteral("1.0 MB sent, uncompressed"));
   }
 
+  // The memory cell: the latest step's ledger in MB, broken down in its tooltip.
+  void memoryCellShowsTheLatestLedger() {
+    LiveRunModel model;
+    for (int64_t step = 0; step < 3; ++step) {
+      StepRow row = makeStep(0, step, 2.0);
+      row.mem_params = 15'900'000;
+      row.mem_grads = 12'100'000 - step;
+      row.mem_optimizer = 15'900'000;
+      row.mem_activations = 2'000'000;
+      model.addStep(row);
+    }
+    auto cell = [&](int role) {
+      return model.index(0, LiveRunModel::MemoryColumn).data(role).toString();
+    };
+    QCOMPARE(cell(Qt::DisplayRole), QStringLiteral("45.9"));
+    QCOMPARE(cell(Qt::ToolTipRole),
+             QStringLiteral("held: parameters 15.9 MB, gradients 12.1 MB, optimizer state "
+                            "15.9 MB, activations 2.0 MB"));
+    QCOMPARE(model.headerData(LiveRunModel::MemoryColumn, Qt::Horizontal).toString(),
+             QStringLiteral("memory MB"));
+  }
+
   void nonFiniteLossIsNotPlotted() {
     LiveRunModel model;
     model.addStep(makeStep(0, 0, 1.0));

@@ -41,12 +41,13 @@ class Cli : public ranklab::testing::CliTest {
  protected:
   void TearDown() override { stopLaunchedRuns(); }
   // Runs resources/jobs/NAME.toml on its first 3200 training samples; `runs show --json`.
-  nlohmann::json runPresetOn3200Samples(const std::string& name) const {
+  // The preset run as the store's run `id` (the test's id-th run), as `runs show --json`.
+  nlohmann::json runPresetOn3200Samples(const std::string& name, int id = 1) const {
     const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/" + name + ".toml";
     const auto r = run("run " + job + " --set data.train_limit=3200 --set data.test_limit=1000" +
                        " --quiet --db " + db());
     EXPECT_EQ(r.exit_code, 0) << r.out;
-    const auto shown = run("runs show 1 --json --db " + db());
+    const auto shown = run("runs show " + std::to_string(id) + " --json --db " + db());
     EXPECT_EQ(shown.exit_code, 0) << shown.out;
     return shown.exit_code == 0 ? nlohmann::json::parse(shown.out) : nlohmann::json::object();
   }
@@ -146,9 +147,9 @@ TEST_F(Cli, PipelinePresetTrainsOnTwoStages) {
   }
 }
 
-// ZeRO 2 over real mpirun ranks: each rank's ledger holds half of Adam's state and half of
-// the gradients plus one layer's scratch; one reduce-scatter per layer and one all-gather
-// per step; the run learns.
+// ZeRO 2 and 3 over real mpirun ranks: each rank's ledger holds half of Adam's state and
+// half of the gradients (and under 3 of the parameters) plus one layer's scratch; one
+// reduce-scatter per layer and one all-gather per step (3: two per layer); the run learns.
 TEST_F(Cli, ZeroPresetShardsTheLedgerAcrossRealRanks) {
   const auto s = runPresetOn3200Samples("zero-2");
   EXPECT_EQ(s["status"], "done");
@@ -169,6 +170,41 @@ TEST_F(Cli, ZeroPresetShardsTheLedgerAcrossRealRanks) {
     EXPECT_EQ(rank["collectives"]["allreduce"], 0) << rank.dump();
   }
   EXPECT_EQ(optimizer, 8 * params);
+  // ZeRO 3: half the parameters plus one layer's scratch; every layer gathered twice.
+  const auto z3 = runPresetOn3200Samples("zero-3", 2);
+  EXPECT_GT(z3["test_accuracy"].get<double>(), 0.3);
+  for (const auto& rank : z3["ranks"]) {
+    EXPECT_EQ(rank["memory"]["params"], 4 * (params / 2 + largest)) << rank.dump();
+    EXPECT_EQ(rank["collectives"]["all_gather"], 10) << rank.dump();
+    EXPECT_EQ(rank["collectives"]["reduce_scatter"], 5) << rank.dump();
+  }
+  EXPECT_EQ(z3["test_accuracy"], s["test_accuracy"]) << "bit-equal training, same evaluation";
+}
+
+// Tensor parallelism over real mpirun ranks: each rank holds half of the split layers,
+// takes part in 3 all-reduces a step (2 forward, 1 backward), counts the batch once, and the
+// run learns; data x tensor on 4 ranks adds the replicas' gradient all-reduce.
+TEST_F(Cli, TensorParallelPresetsSplitTheLayersAcrossRealRanks) {
+  const auto s = runPresetOn3200Samples("tensor-parallel");
+  EXPECT_EQ(s["status"], "done");
+  EXPECT_EQ(s["layout"]["tensor"], 2);
+  EXPECT_EQ(s["layout"]["data"], 1);
+  EXPECT_EQ(s["samples"], 3200 / 128 * 128);
+  EXPECT_GT(s["test_accuracy"].get<double>(), 0.3);
+  // fc0, fc2: half the rows and the bias; fc1, fc3: half the columns, the whole bias; fc4
+  // whole.
+  const int64_t params = (784 * 512 + 512) + (1024 * 512 + 1024) + (1024 * 512 + 512) +
+                         (1024 * 512 + 1024) + (1024 * 10 + 10);
+  ASSERT_EQ(s["ranks"].size(), 2u);
+  for (const auto& rank : s["ranks"]) {
+    EXPECT_EQ(rank["memory"]["params"], 4 * params) << rank.dump();
+    EXPECT_EQ(rank["collectives"]["allreduce"], 3) << rank.dump();
+  }
+  const auto h = runPresetOn3200Samples("hybrid-dp-tp", 2);
+  EXPECT_EQ(h["layout"]["data"], 2);
+  EXPECT_EQ(h["samples"], 3200 / 2 / 64 * 64 * 2);
+  EXPECT_GT(h["test_accuracy"].get<double>(), 0.3);
+  for (const auto& rank : h["ranks"]) EXPECT_EQ(rank["collectives"]["allreduce"], 4);
 }
 
 // Data x pipeline over 4 real ranks: two replicas of two stages, each replica's samples

@@ -258,8 +258,9 @@ TEST_F(CheckpointFile, ShardedUpdateResumesBitForBitFromGatheredOptimizerState) 
   EXPECT_EQ(sharded.optimizer_state.tensors, shm.optimizer_state.tensors);
 }
 
-// ZeRO: each rank holds Adam's state for its ring chunk alone; rank 0 gathers the chunks, so
-// the file is a plain ring run's, bit for bit, and the run resumes exactly from it.
+// ZeRO: each rank holds Adam's state (and under stage 3 the parameters) for its ring chunk
+// alone; the chunks are gathered, so the file is a plain ring run's, bit for bit, and the
+// run resumes exactly from it.
 TEST_F(CheckpointFile, ZeroShardsGatherIntoThePlainRunsCheckpointAndResumeBitForBit) {
   auto zeroJob = [](int64_t max_steps, int zero) {
     JobSpec job = resumableJob(max_steps);
@@ -272,7 +273,7 @@ TEST_F(CheckpointFile, ZeroShardsGatherIntoThePlainRunsCheckpointAndResumeBitFor
   plain.train.checkpoint_path = path("plain.ckpt");
   trainRank0(plain);
   const Checkpoint whole = readCheckpoint(path("plain.ckpt"));
-  for (int zero : {1, 2}) {
+  for (int zero : {1, 2, 3}) {
     const std::string file = path("zero" + std::to_string(zero) + ".ckpt");
     expectResumeContinues([&](int64_t steps) { return zeroJob(steps, zero); }, k, 40, file);
     const Checkpoint sharded = readCheckpoint(file);

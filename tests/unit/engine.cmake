@@ -4,6 +4,7 @@ add_executable(engine_tests
   unit/shard_loader_test.cpp
   unit/strategies_thread_test.cpp
   unit/zero_thread_test.cpp
+  unit/tensor_parallel_thread_test.cpp
   unit/pipeline_test.cpp
   unit/step_schedule_test.cpp
   unit/trainer_test.cpp)

@@ -132,6 +132,29 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\n[amp]\ndtype = \"bf16\"\n").empty());
+  EXPECT_TRUE(issuesOf("[parallel]\nzero = 3\n").empty());
+}
+
+// Tensor parallelism splits MLP layer pairs over whole ranks: what it cannot split is named.
+TEST(JobEngineKeys, TensorNamesWhatItCannotSplit) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"[parallel]\nranks = 3\ntensor = 2\n", "parallel.tensor: must divide parallel.ranks (3)"},
+      {"[model]\nkind = \"cnn\"\n[parallel]\ntensor = 2\n",
+       "parallel.tensor: splits the Linear layers of an MLP"},
+      {"[model]\ndropout = 0.2\n[parallel]\ntensor = 2\n", "use model.dropout = 0, got 0.2"},
+      {"[model]\nlayers = [100]\n[parallel]\nranks = 8\ntensor = 8\n",
+       "100 is not a multiple of 8"},
+      {"[parallel]\ntensor = 2\nstrategy = \"local-sgd\"\n",
+       "needs parallel.strategy = \"allreduce\""},
+      {"[parallel]\nranks = 4\ntensor = 2\npipeline = 2\n",
+       "does not combine with parallel.pipeline or parallel.zero yet"},
+      {"[parallel]\ntensor = 2\n[train]\ncheckpoint_path = \"a.ckpt\"\n",
+       "leave train.checkpoint_path and train.resume_from empty"}};
+  for (const auto& [text, expected] : cases) {
+    const std::string message = onlyMessage(text);
+    EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
+  }
+  EXPECT_TRUE(issuesOf("[parallel]\nranks = 4\ntensor = 2\n").empty());
 }
 
 }  // namespace

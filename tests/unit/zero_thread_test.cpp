@@ -1,6 +1,6 @@
-// ZeRO stages 1 and 2 with ranks as threads: bit for bit the ring's training, the bytes of
-// one all-reduce in one reduce-scatter and one all-gather, and a memory ledger that holds
-// the optimizer state (and at stage 2 the gradients) in shards.
+// ZeRO stages 1-3 with ranks as threads: bit for bit the ring's training, the bytes of one
+// all-reduce as a reduce-scatter and an all-gather (stage 3: 1.5 times), and a memory ledger
+// that holds the optimizer state (2: and the gradients; 3: and the parameters) in shards.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -29,11 +29,11 @@ JobSpec zeroJob(int zero, int ranks, const std::string& optimizer) {
 
 // Each element is summed in the ring's order and updated by its owner as every rank's
 // optimizer would update it: the same losses and evaluation, bit for bit.
-TEST(Zero, StagesOneAndTwoTrainBitForBitLikeTheRing) {
+TEST(Zero, EveryStageTrainsBitForBitLikeTheRing) {
   for (const char* optimizer : {"sgd", "adam", "adamw"}) {
     for (int ranks : {2, 3}) {
       const auto ring = trainWithThreads(zeroJob(0, ranks, optimizer));
-      for (int zero : {1, 2}) {
+      for (int zero : {1, 2, 3}) {
         const auto sharded = trainWithThreads(zeroJob(zero, ranks, optimizer));
         for (int r = 0; r < ranks; ++r) {
           ASSERT_EQ(sharded[r].losses, ring[r].losses)
@@ -48,28 +48,31 @@ TEST(Zero, StagesOneAndTwoTrainBitForBitLikeTheRing) {
 
 // Stage 1: one reduce-scatter after backward and one all-gather after the update; stage 2:
 // one reduce-scatter per layer with parameters. Either moves what the ring's one
-// all-reduce moves, byte for byte.
+// all-reduce moves, byte for byte. Stage 3 all-gathers each layer before its forward and
+// its backward: 1.5 times the bytes.
 TEST(Zero, MovesTheBytesOfOneAllreduceAsReduceScatterAndAllGather) {
   const auto ring = trainWithThreads(zeroJob(0, 3, "sgd"));
-  const size_t layers = 3;  // Linear layers of 784-32-16-10
-  for (int zero : {1, 2}) {
+  const int64_t layers = 3;  // Linear layers of 784-32-16-10
+  for (int zero : {1, 2, 3}) {
     const auto sharded = trainWithThreads(zeroJob(zero, 3, "sgd"));
     for (size_t i = 0; i < ring[1].stats.size(); ++i) {
       const StepStats& z = sharded[1].stats[i];
       const StepStats& plain = ring[1].stats[i];
       EXPECT_EQ(plain.allreduces, 1);
       EXPECT_EQ(z.allreduces, 0);
-      EXPECT_EQ(z.reduce_scatters, zero == 1 ? 1 : static_cast<int64_t>(layers));
-      EXPECT_EQ(z.all_gathers, 1);
-      EXPECT_EQ(z.bytes_tx, plain.bytes_tx) << "zero " << zero << " step " << z.step;
-      EXPECT_EQ(z.bytes_rx, plain.bytes_rx);
+      EXPECT_EQ(z.reduce_scatters, zero == 1 ? 1 : layers);
+      EXPECT_EQ(z.all_gathers, zero == 3 ? 2 * layers : 1);
+      const int64_t times = zero == 3 ? 3 : 2;  // halves of an all-reduce
+      EXPECT_EQ(2 * z.bytes_tx, times * plain.bytes_tx) << "zero " << zero << " step " << z.step;
+      EXPECT_EQ(2 * z.bytes_rx, times * plain.bytes_rx);
     }
   }
 }
 
 // The ledger (fp32, Adam, N data ranks, P parameters): ZeRO 0 holds 4P + 4P + 8P bytes,
 // ZeRO 1 4P + 4P + 8P/N, ZeRO 2 4P + 4P/N + 8P/N plus one scratch as large as the largest
-// layer's gradients, which the paper's formula leaves out.
+// layer's gradients, ZeRO 3 4P/N + 4P/N + 8P/N plus that scratch for the parameters too;
+// the paper's formula leaves the scratches out.
 TEST(Zero, MemoryLedgerShardsOptimizerStateAndGradients) {
   JobSpec job = zeroJob(0, 4, "adam");
   job.model.layers = {64, 64, 64};
@@ -77,13 +80,17 @@ TEST(Zero, MemoryLedgerShardsOptimizerStateAndGradients) {
   const int64_t params = (784 * 64 + 64) + 2 * (64 * 64 + 64) + (64 * 10 + 10);
   const int64_t largest = 784 * 64 + 64;  // the first layer's weights and bias
   const double n = 4;
-  for (int zero : {0, 1, 2}) {
+  for (int zero : {0, 1, 2, 3}) {
     job.parallel.zero = zero;
     const auto ranks = trainWithThreads(job);
     int64_t optimizer_total = 0, grads_total = 0;
     for (const auto& rank : ranks) {
       const StepStats& s = rank.stats.back();
-      EXPECT_EQ(s.mem_params, 4 * params);
+      if (zero == 3) {
+        EXPECT_NEAR(static_cast<double>(s.mem_params) / 4, params / n + largest, 1.0);
+      } else {
+        EXPECT_EQ(s.mem_params, 4 * params);
+      }
       // Shards differ by at most one element.
       const double shard = static_cast<double>(s.mem_optimizer) / 8;
       if (zero == 0) {
@@ -91,7 +98,7 @@ TEST(Zero, MemoryLedgerShardsOptimizerStateAndGradients) {
       } else {
         EXPECT_NEAR(shard, params / n, 1.0);
       }
-      if (zero == 2) {
+      if (zero >= 2) {
         EXPECT_NEAR(static_cast<double>(s.mem_grads) / 4, params / n + largest, 1.0);
       } else {
         EXPECT_EQ(s.mem_grads, 4 * params);
@@ -104,12 +111,16 @@ TEST(Zero, MemoryLedgerShardsOptimizerStateAndGradients) {
     if (zero > 0) {
       EXPECT_EQ(optimizer_total, 8 * params);
     }
-    if (zero == 2) {
+    if (zero >= 2) {
       EXPECT_EQ(grads_total, 4 * (params + 4 * largest));
     }
     const StepStats& s = ranks[0].stats.back();
     const double total = static_cast<double>(s.mem_params + s.mem_grads + s.mem_optimizer);
-    const double paper = 4.0 * params * (zero == 0 ? 4 : zero == 1 ? 2 + 2 / n : 1 + 3 / n);
+    const double paper = 4.0 * params *
+                         (zero == 0   ? 4
+                          : zero == 1 ? 2 + 2 / n
+                          : zero == 2 ? 1 + 3 / n
+                                      : 4 / n);
     std::printf("zero %d: %lld B params + %lld B grads + %lld B optimizer = %.3f of the paper's\n",
                 zero, static_cast<long long>(s.mem_params), static_cast<long long>(s.mem_grads),
                 static_cast<long long>(s.mem_optimizer), total / paper);

@@ -20,6 +20,14 @@ QString sentTip(const RankSeries& r) {
                     .arg(compressionText(r.bytes_raw, r.bytes_tx));
 }
 
+QString memoryTip(const RankSeries& r) {
+  auto mb = [](int64_t bytes) { return QString::number(double(bytes) / 1e6, 'f', 1); };
+  return QObject::tr(
+             "held: parameters %1 MB, gradients %2 MB, optimizer state %3 MB, "
+             "activations %4 MB")
+      .arg(mb(r.mem_params), mb(r.mem_grads), mb(r.mem_optimizer), mb(r.mem_activations));
+}
+
 }  // namespace
 
 LiveRunModel::LiveRunModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -168,6 +176,7 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::ToolTipRole:
       if (index.column() == SentColumn) return sentTip(r);
+      if (index.column() == MemoryColumn) return memoryTip(r);
       if (r.straggler) return QString::fromStdString(series_.stragglerReason());
       return QString::fromStdString(r.host);
     case Qt::TextAlignmentRole:
@@ -207,6 +216,8 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
       if (!compressionRatio(r.bytes_raw, r.bytes_tx)) return sent;
       return sent + QStringLiteral(" · ") + compressionText(r.bytes_raw, r.bytes_tx);
     }
+    case MemoryColumn:
+      return QString::number(double(r.memoryBytes()) / 1e6, 'f', 1);
   }
   return {};
 }
@@ -235,6 +246,8 @@ QVariant LiveRunModel::headerData(int section, Qt::Orientation orientation, int 
       return tr("wait ms/step");
     case SentColumn:
       return tr("sent MB");
+    case MemoryColumn:
+      return tr("memory MB");
   }
   return {};
 }

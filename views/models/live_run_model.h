@@ -26,7 +26,8 @@ class LiveRunModel : public QAbstractTableModel {
     ComputeColumn,  // ms per step: data + forward + backward + compress + update
     CommColumn,
     WaitColumn,
-    SentColumn,  // MB sent in all
+    SentColumn,    // MB sent in all
+    MemoryColumn,  // MB held: parameters, gradients, optimizer state, activations
     ColumnCount
   };
   enum Role { StateRole = Qt::UserRole, StragglerRole };

@@ -134,6 +134,10 @@ void RunSeries::addStep(const StepRow& s) {
   r.epoch = s.epoch;
   r.step = s.step;
   r.loss = s.loss;
+  r.mem_params = s.mem_params;
+  r.mem_grads = s.mem_grads;
+  r.mem_optimizer = s.mem_optimizer;
+  r.mem_activations = s.mem_activations;
   addTotals(r, phases, 1, s.samples, s.bytes_tx, s.bytes_rx, s.bytes_raw);
   for (int p = 0; p < kPhaseCount; ++p) r.recent[p] += phases[p];
   r.recent_steps.push_back(phases);

@@ -1,0 +1,172 @@
+#include "engine/model/tensor_parallel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "comm/steady_clock.h"
+
+namespace ranklab {
+
+void TensorGroup::sum(float* data, size_t count, bool in_backward) {
+  if (comm_.size() == 1) return;
+  const int64_t t0 = steadyNowNs();
+  ring_.run(data, count);
+  (in_backward ? counts_.backward_ns : counts_.forward_ns) += steadyNowNs() - t0;
+  ++counts_.allreduces;
+  counts_.bytes_tx += ring_.bytesSent();
+  counts_.bytes_rx += ring_.bytesReceived();
+}
+
+TensorParallelCounts TensorGroup::take() {
+  const TensorParallelCounts taken = counts_;
+  counts_ = {};
+  return taken;
+}
+
+namespace {
+
+// Megatron's f: the identity forward; backward sums the slices' parts of the input gradient.
+class CopyToSlices : public Layer {
+ public:
+  CopyToSlices(std::string name, Shape shape, TensorGroup& group)
+      : Layer(std::move(name), shape, shape), group_(group) {}
+  std::string describe() const override { return "CopyToTensorSlices()"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass&) override {
+    std::memcpy(y, x, bytes(batch));
+  }
+  void backward(const float*, const float*, const float* dy, float* dx, int batch) override {
+    if (!dx) return;
+    std::memcpy(dx, dy, bytes(batch));
+    group_.sum(dx, bytes(batch) / sizeof(float), true);
+  }
+
+ private:
+  size_t bytes(int batch) const { return static_cast<size_t>(batch) * inputShape().size() * 4; }
+  TensorGroup& group_;
+};
+
+// Megatron's g: forward sums the row-parallel slices' partial outputs; backward the identity.
+class SumOverSlices : public Layer {
+ public:
+  SumOverSlices(std::string name, Shape shape, TensorGroup& group)
+      : Layer(std::move(name), shape, shape), group_(group) {}
+  std::string describe() const override { return "SumOverTensorSlices()"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass&) override {
+    std::memcpy(y, x, bytes(batch));
+    group_.sum(y, bytes(batch) / sizeof(float), false);
+  }
+  void backward(const float*, const float*, const float* dy, float* dx, int batch) override {
+    if (dx) std::memcpy(dx, dy, bytes(batch));
+  }
+
+ private:
+  size_t bytes(int batch) const { return static_cast<size_t>(batch) * inputShape().size() * 4; }
+  TensorGroup& group_;
+};
+
+enum class Split { kColumns, kRows, kReplicated };
+
+bool startsWith(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+const ParamView& viewOf(const Network& net, const std::string& name) {
+  for (const auto& view : net.views())
+    if (view.name == name) return view;
+  throw std::logic_error("sliceForTensorParallel: no tensor " + name);
+}
+
+// Copies this slice's part of a Linear's weight (out, in) and bias from whole into slice.
+void copySlice(const Network& whole, Network& slice, const std::string& layer, Split split,
+               int rank) {
+  const ParamView& w = viewOf(whole, layer + ".weight");
+  const ParamView& b = viewOf(whole, layer + ".bias");
+  const ParamView& sw = viewOf(slice, layer + ".weight");
+  const ParamView& sb = viewOf(slice, layer + ".bias");
+  const float* from = whole.params();
+  float* to = slice.params();
+  const size_t out = b.size, in = w.size / out;
+  if (split == Split::kColumns) {  // rows [r * out', (r + 1) * out') of W, and of b
+    const size_t rows = sb.size;
+    std::copy_n(from + w.offset + rank * rows * in, rows * in, to + sw.offset);
+    std::copy_n(from + b.offset + rank * rows, rows, to + sb.offset);
+    return;
+  }
+  // kRows: columns [r * in', (r + 1) * in') of each row; kReplicated: every column.
+  const size_t cols = sw.size / out, first = split == Split::kRows ? rank * cols : 0;
+  for (size_t i = 0; i < out; ++i) {
+    std::copy_n(from + w.offset + i * in + first, cols, to + sw.offset + i * cols);
+  }
+  std::copy_n(from + b.offset, out, to + sb.offset);
+}
+
+// Each Linear's part: pairs (columns, rows), an unpaired last one replicated.
+std::vector<Split> splitsOf(const Network& whole) {
+  size_t linears = 0;
+  for (const auto& layer : whole.layers()) {
+    if (startsWith(layer->name(), "fc")) {
+      ++linears;
+    } else if (!startsWith(layer->name(), "relu")) {
+      throw std::invalid_argument("tensor parallelism splits an MLP of Linear and ReLU layers; " +
+                                  layer->name() + " (" + layer->describe() +
+                                  ") cannot be split: use model.dropout = 0");
+    }
+  }
+  std::vector<Split> splits;
+  for (size_t k = 0; k < linears; ++k) {
+    splits.push_back(k % 2 == 1        ? Split::kRows
+                     : k + 1 < linears ? Split::kColumns
+                                       : Split::kReplicated);
+  }
+  return splits;
+}
+
+}  // namespace
+
+Network sliceForTensorParallel(const Network& whole, TensorGroup& group) {
+  const int t = group.size();
+  const std::vector<Split> splits = splitsOf(whole);
+  const ComputeDevice& device = whole.device();
+  std::vector<std::unique_ptr<Layer>> layers;
+  Shape shape = whole.inputShape();
+  size_t k = 0;
+  auto add = [&](std::unique_ptr<Layer> layer) {
+    shape = layer->outputShape();
+    layers.push_back(std::move(layer));
+  };
+  for (const auto& layer : whole.layers()) {
+    if (!startsWith(layer->name(), "fc")) {  // a ReLU, on whatever its input is now
+      add(device.makeLayer({LayerKind::kReLU, layer->name(), shape}));
+      continue;
+    }
+    const Split split = splits[k];
+    LayerRequest linear{LayerKind::kLinear, layer->name(), shape, layer->outputShape().channels};
+    if (split == Split::kColumns) {
+      if (linear.outputs % t != 0) {
+        throw std::invalid_argument(layer->name() + " has " + std::to_string(linear.outputs) +
+                                    " outputs, which parallel.tensor = " + std::to_string(t) +
+                                    " does not divide");
+      }
+      linear.outputs /= t;
+      if (k > 0) add(std::make_unique<CopyToSlices>("f" + std::to_string(k / 2), shape, group));
+    }
+    linear.adds_bias = split != Split::kRows || group.rank() == 0;
+    linear.input = shape;
+    add(device.makeLayer(linear));
+    if (split == Split::kRows)
+      add(std::make_unique<SumOverSlices>("g" + std::to_string(k / 2), shape, group));
+    ++k;
+  }
+  Network slice(std::move(layers), 0, device);
+  k = 0;
+  for (const auto& layer : whole.layers()) {
+    if (startsWith(layer->name(), "fc"))
+      copySlice(whole, slice, layer->name(), splits[k++], group.rank());
+  }
+  return slice;
+}
+
+}  // namespace ranklab

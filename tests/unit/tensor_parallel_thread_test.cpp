@@ -1,0 +1,96 @@
+// Tensor parallelism with ranks as threads: slices of every layer pair train as one rank
+// does on the same batch (only the order of float additions differs), data replicas of
+// slices as data ranks do, with one all-reduce per pair forward and one per later pair
+// backward.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "engine/train/trainer.h"
+#include "tests/support/thread_ranks.h"
+
+namespace ranklab {
+namespace {
+
+using testing::trainWithThreads;
+
+// 784-64-32-32-16-10: two pairs split, the classifier replicated.
+JobSpec tensorJob(int ranks, int tensor, const std::string& optimizer = "sgd") {
+  JobSpec job;
+  job.model.layers = {64, 32, 32, 16};
+  job.train.epochs = 1;
+  job.train.batch_size = 32;
+  job.train.max_steps = 20;
+  job.train.optimizer = optimizer;
+  job.train.lr = optimizer == "sgd" ? 0.05 : 0.002;
+  job.parallel.ranks = ranks;
+  job.parallel.tensor = tensor;
+  return job;
+}
+
+double relativeGap(double a, double b) {
+  return std::abs(a - b) / std::max(1e-12, std::abs(b));
+}
+
+// Every rank's loss curve and final test loss against the reference's rank `of`.
+void expectSameTraining(const std::vector<testing::RunRecorder>& split,
+                        const testing::RunRecorder& reference, const std::string& what) {
+  double worst = 0;
+  for (const auto& rank : split) {
+    ASSERT_EQ(rank.losses.size(), reference.losses.size()) << what;
+    for (size_t i = 0; i < rank.losses.size(); ++i)
+      worst = std::max(worst, relativeGap(rank.losses[i], reference.losses[i]));
+    worst =
+        std::max(worst, relativeGap(rank.evals.back().test_loss, reference.evals.back().test_loss));
+  }
+  std::printf("%s: largest relative gap in loss over 20 steps and the evaluation %.3g\n",
+              what.c_str(), worst);
+  EXPECT_LT(worst, 1e-5) << what;
+}
+
+TEST(TensorParallel, SlicesTrainAsOneRankOnTheSameBatch) {
+  for (const char* optimizer : {"sgd", "adamw"}) {
+    const auto whole = trainWithThreads(tensorJob(1, 1, optimizer));
+    for (int tensor : {2, 4}) {
+      const auto split = trainWithThreads(tensorJob(tensor, tensor, optimizer));
+      ASSERT_EQ(split.size(), static_cast<size_t>(tensor));
+      expectSameTraining(split, whole[0],
+                         std::string(optimizer) + ", " + std::to_string(tensor) + " slices");
+      // The slices count the batch once.
+      int64_t samples = 0;
+      for (const auto& rank : split) samples += rank.stats.front().samples;
+      EXPECT_EQ(samples, 32);
+    }
+  }
+}
+
+TEST(TensorParallel, TwoReplicasOfTwoSlicesTrainAsTwoDataRanks) {
+  const auto data = trainWithThreads(tensorJob(2, 1));
+  const auto hybrid = trainWithThreads(tensorJob(4, 2));
+  // Ranks 0, 1 are replica 0's slices, 2, 3 replica 1's (Megatron's numbering).
+  expectSameTraining({hybrid[0], hybrid[1]}, data[0], "data 2 x tensor 2, replica 0");
+  expectSameTraining({hybrid[2], hybrid[3]}, data[1], "data 2 x tensor 2, replica 1");
+}
+
+// Two pairs: g's all-reduce after each forward, f's before the second pair in backward (the
+// first pair's input is the data); the replicas add their gradient all-reduce.
+TEST(TensorParallel, OneAllreducePerPairForwardAndOnePerLaterPairBackward) {
+  const auto split = trainWithThreads(tensorJob(2, 2));
+  for (const auto& rank : split) {
+    for (const StepStats& s : rank.stats) {
+      EXPECT_EQ(s.allreduces, 3) << "step " << s.step;
+      // g sums (B, 32) and (B, 16) outputs, f a (B, 32) input gradient; the ring moves
+      // 2 (t - 1) / t of each.
+      EXPECT_EQ(s.bytes_tx, (32 * 32 + 32 * 16 + 32 * 32) * 4) << "step " << s.step;
+      EXPECT_GT(s.comm_ns, 0);
+    }
+  }
+  const auto hybrid = trainWithThreads(tensorJob(4, 2));
+  EXPECT_EQ(hybrid[3].stats.back().allreduces, 4);
+}
+
+}  // namespace
+}  // namespace ranklab
