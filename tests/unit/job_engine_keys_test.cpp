@@ -112,8 +112,6 @@ TEST(JobEngineKeys, RulesAcrossKeys) {
 // algorithm or a split model is named with the way out.
 TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
   const std::pair<std::string, std::string> cases[] = {
-      {"[parallel]\nzero = 3\n",
-       "parallel.zero: 3 (parameters sharded too, gathered per layer) is not built yet"},
       {"[parallel]\nzero = 4\n", "parallel.zero: must be 0..3, got 4"},
       {"[parallel]\nzero = 1\nstrategy = \"ps-sync\"\n",
        "parallel.zero: needs parallel.strategy = \"allreduce\""},
