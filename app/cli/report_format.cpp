@@ -220,14 +220,18 @@ void printSummary(std::ostream& out, const RunSummary& s) {
         layout["layout"]["microbatches"].get<int>(), layout["bubble_fraction"].get<double>(),
         layout["bubble_formula"].get<double>());
   }
-  out << "  rank   steps   compute s   comm s (hidden)   wait s       sent\n";
+  out << "  rank   steps   compute s   comm s (hidden)   wait s       sent   held MB\n";
   for (const auto& r : s.ranks) {
     if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),
                                     [&](const auto& v) { return v.rank == r.rank; }))
       continue;  // a server: listed below
-    out << format("  %4d  %6lld  %10.2f  %7.2f (%6.2f)  %7.2f  %9s\n", r.rank,
+    // The memory ledger: parameters, gradients, optimizer state and activations held.
+    const auto& m = r.memory;
+    const double held_mb =
+        static_cast<double>(m.params + m.grads + m.optimizer + m.activations_peak) / 1e6;
+    out << format("  %4d  %6lld  %10.2f  %7.2f (%6.2f)  %7.2f  %9s  %8.1f\n", r.rank,
                   static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.comm_hidden_s, r.wait_s,
-                  sentWithRatio(r.bytes_tx, r.bytes_raw).c_str());
+                  sentWithRatio(r.bytes_tx, r.bytes_raw).c_str(), held_mb);
   }
   if (s.servers.empty()) return;
   out << "  server rank   keys              pushes   pulls   busy s   idle s   max stale       "

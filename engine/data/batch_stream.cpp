@@ -5,9 +5,11 @@
 namespace ranklab {
 
 BatchStream::BatchStream(ShardLoader& loader, int features, int first_epoch, int64_t first_step,
-                         int last_epoch, int prefetch)
+                         int last_epoch, int prefetch, int64_t batches_per_epoch)
     : loader_(loader),
       last_epoch_(last_epoch),
+      batches_per_epoch_(batches_per_epoch > 0 ? std::min(batches_per_epoch, loader.stepsPerEpoch())
+                                               : loader.stepsPerEpoch()),
       slots_(static_cast<size_t>(prefetch) + 1),
       next_epoch_(first_epoch),
       next_step_(first_step) {
@@ -16,7 +18,7 @@ BatchStream::BatchStream(ShardLoader& loader, int features, int first_epoch, int
     slot.labels.resize(loader.batchSize());
   }
   // A resume point at the very end of an epoch starts with the next epoch's first batch.
-  if (next_step_ >= loader_.stepsPerEpoch()) at_end_ = !advance(next_epoch_, next_step_);
+  if (next_step_ >= batches_per_epoch_) at_end_ = !advance(next_epoch_, next_step_);
   if (next_epoch_ > last_epoch_) at_end_ = true;
   refill_at_ = std::max<int64_t>(1, static_cast<int64_t>(slots_.size()) - 1);
   if (prefetch > 0) producer_ = std::thread([this] { produce(); });
@@ -33,7 +35,7 @@ BatchStream::~BatchStream() {
 }
 
 bool BatchStream::advance(int& epoch, int64_t& step) const {
-  if (++step < loader_.stepsPerEpoch()) return true;
+  if (++step < batches_per_epoch_) return true;
   step = 0;
   return ++epoch <= last_epoch_;
 }

@@ -25,9 +25,10 @@ struct Batch {
 class BatchStream {
  public:
   // Batches of epochs first_epoch..last_epoch, beginning at step first_step of first_epoch.
-  // The stream owns the loader's epoch state from here on.
+  // The stream owns the loader's epoch state from here on. batches_per_epoch > 0 uses only
+  // the first that many of each epoch's batches (whole accumulated steps).
   BatchStream(ShardLoader& loader, int features, int first_epoch, int64_t first_step,
-              int last_epoch, int prefetch);
+              int last_epoch, int prefetch, int64_t batches_per_epoch = 0);
   ~BatchStream();
   BatchStream(const BatchStream&) = delete;
   BatchStream& operator=(const BatchStream&) = delete;
@@ -45,6 +46,7 @@ class BatchStream {
 
   ShardLoader& loader_;
   const int last_epoch_;
+  const int64_t batches_per_epoch_;
   int loaded_epoch_ = 0;  // the epoch the loader's permutation is for
   std::vector<Batch> slots_;
   int next_epoch_;  // the position of the next batch to load

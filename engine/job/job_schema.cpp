@@ -289,6 +289,7 @@ std::vector<Section> trainingSections() {
        "the optimisation loop",
        {intField("epochs", RANKLAB_JOB_KEY(train.epochs), 1, 10000),
         intField("batch_size", RANKLAB_JOB_KEY(train.batch_size), 1, 65536),
+        intField("accumulate_steps", RANKLAB_JOB_KEY(train.accumulate_steps), 1, 65536),
         stringField("optimizer", RANKLAB_JOB_KEY(train.optimizer), {"sgd", "adam", "adamw"}),
         doubleField("lr", RANKLAB_JOB_KEY(train.lr), {0.0, 10.0, true, false}),
         doubleField("momentum", RANKLAB_JOB_KEY(train.momentum), {0.0, 1.0, false, true}),
@@ -558,6 +559,16 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +
                 "): each micro-batch needs at least one sample, got " +
                 std::to_string(job.parallel.microbatches));
+  checkRule(root, log, "train.accumulate_steps", {"parallel.pipeline"},
+            job.train.accumulate_steps > 1 && job.parallel.pipeline > 1,
+            "a pipeline accumulates over parallel.microbatches; use those with "
+            "parallel.pipeline = " +
+                std::to_string(job.parallel.pipeline) + ", and train.accumulate_steps = 1");
+  checkRule(root, log, "train.accumulate_steps", {"parallel.zero"},
+            job.train.accumulate_steps > 1 && job.parallel.zero >= 2,
+            "parallel.zero = " + std::to_string(job.parallel.zero) +
+                " reduces each layer's gradient as backward finishes it, so there is nothing "
+                "to accumulate into: use train.accumulate_steps = 1 or parallel.zero <= 1");
   checkPipeline(root, job, log);
   checkZero(root, job, log);
   checkTensor(root, job, log);

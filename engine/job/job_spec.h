@@ -36,6 +36,7 @@ struct ModelSpec {
 struct TrainSpec {
   int epochs = 2;
   int batch_size = 64;            // per rank
+  int accumulate_steps = 1;       // batches whose gradients add up before one update
   std::string optimizer = "sgd";  // sgd | adam | adamw
   double lr = 0.05;
   double momentum = 0.9;                 // sgd

@@ -212,6 +212,8 @@ void PipelineSchedule::waitCounted(StepState& step, Ticket& ticket) {
 
 PassTimes PipelineSchedule::run(Network& model, const Batch& batch, float loss_scale,
                                 const StepHooks& hooks) {
+  if (hooks.accumulate)
+    throw std::logic_error("a pipeline accumulates its micro-batches, not whole steps");
   StepState step;
   step.model = &model;
   step.batch = &batch;

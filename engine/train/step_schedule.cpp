@@ -22,7 +22,7 @@ PassTimes DataParallelSchedule::run(Network& model, const Batch& batch, float lo
     times.forward_ns += steadyNowNs() - t;
     t = steadyNowNs();
     if (i == 0) {
-      model.zeroGrads();
+      if (!hooks.accumulate) model.zeroGrads();
       if (hooks.before_backward) hooks.before_backward();
     }
     // Each slice's mean loss weighted by its share: the sum is the whole batch's mean.

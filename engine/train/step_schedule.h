@@ -53,6 +53,9 @@ struct ScoredSamples {
 struct StepHooks {
   std::function<void()> before_backward;  // once, before the step's first backward
   GradientReadyFn on_ready;               // final gradient slices, during the last backward
+  // Add to the gradients already there instead of starting from zero: the 2nd..kth batch
+  // of a step that accumulates k (train.accumulate_steps). Data parallel only.
+  bool accumulate = false;
 };
 
 class StepSchedule {

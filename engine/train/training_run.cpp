@@ -165,17 +165,20 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
   Communicator& replicas = layout_->dataGroup();
   loader_.emplace(train_set, replicas.rank(), replicas.size(), job.train.batch_size,
                   job.train.seed);
-  if (loader_->stepsPerEpoch() == 0) {
-    throw std::invalid_argument("train.batch_size " + std::to_string(job.train.batch_size) + " x " +
-                                std::to_string(replicas.size()) + " ranks exceeds the " +
+  steps_per_epoch_ = loader_->stepsPerEpoch() / job.train.accumulate_steps;
+  if (steps_per_epoch_ == 0) {
+    const int k = job.train.accumulate_steps;
+    throw std::invalid_argument("train.batch_size " + std::to_string(job.train.batch_size) +
+                                (k > 1 ? " x train.accumulate_steps " + std::to_string(k) : "") +
+                                " x " + std::to_string(replicas.size()) + " ranks exceeds the " +
                                 std::to_string(train_set.count) + " training samples");
   }
-  const int64_t planned_steps = loader_->stepsPerEpoch() * job.train.epochs;
+  const int64_t planned_steps = steps_per_epoch_ * job.train.epochs;
   total_steps_ =
       job.train.max_steps > 0 ? std::min(job.train.max_steps, planned_steps) : planned_steps;
   // The schedule spans the planned epochs; max_steps only stops early (so a run cut short
   // and resumed follows the same curve).
-  lr_.emplace(job.train, loader_->stepsPerEpoch(), planned_steps);
+  lr_.emplace(job.train, steps_per_epoch_, planned_steps);
   startFrom(train_set);
 }
 
@@ -194,7 +197,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
     // The run's last step, so a launcher can show percent done and an ETA.
     observer_.onEvent("plan",
                       std::to_string(total_steps_) + " steps in all (" +
-                          std::to_string(loader_->stepsPerEpoch()) + " per epoch)",
+                          std::to_string(steps_per_epoch_) + " per epoch)",
                       total_steps_);
   }
   if (job_.parallel.pipeline > 1) {
@@ -241,8 +244,10 @@ void TrainingRun::startFrom(const Dataset& train_set) {
       sync_->gradientReady(model_.grads(), offset, count);
     };
   }
-  batches_.emplace(*loader_, train_set.features, at_.epoch, at_.step_in_epoch, job_.train.epochs,
-                   job_.data.prefetch);
+  // Whole accumulated steps: k batches each, an epoch's remainder left out.
+  const int k = job_.train.accumulate_steps;
+  batches_.emplace(*loader_, train_set.features, at_.epoch, at_.step_in_epoch * k,
+                   job_.train.epochs, job_.data.prefetch, steps_per_epoch_ * k);
   checkpointed_step_ = at_.step;
   warmUpKernels(model_, *schedule_, job_.train.batch_size);
   if (tensor_) tensor_->take();  // the warm-up's all-reduces are not a step's
@@ -253,7 +258,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
 }
 
 int64_t TrainingRun::stepsLeftIn(int epoch) const {
-  return loader_->stepsPerEpoch() - (epoch == at_.epoch ? at_.step_in_epoch : 0);
+  return steps_per_epoch_ - (epoch == at_.epoch ? at_.step_in_epoch : 0);
 }
 
 StepStats TrainingRun::step(int epoch) {
@@ -264,17 +269,14 @@ StepStats TrainingRun::step(int epoch) {
   const LayoutCoords& at = layout_->coords();
   const bool counts_samples = at.stage == layout_->degrees().pipeline - 1 && at.slice == 0;
   if (tensor_) tensor_->take();  // an evaluation's all-reduces are not this step's
-  s.samples = counts_samples ? job_.train.batch_size : 0;
+  s.samples = counts_samples ? job_.train.batch_size * job_.train.accumulate_steps : 0;
   s.lr = lr_->at(s.step);
   const int64_t in_epoch = epoch == at_.epoch ? at_.step_in_epoch : 0;
   sync_->startStep();
-  int64_t t = steadyNowNs();
-  const Batch* next = batches_->next();
-  s.data_ns = steadyNowNs() - t;
-  bool overflow = forwardBackward(s, *next);
+  bool overflow = forwardBackward(s);
   if (scaler_) {
     // Every rank skips together: one rank's inf would reach every rank through the sum.
-    t = steadyNowNs();
+    const int64_t t = steadyNowNs();
     overflow = onAnyRank(peers_, overflow);
     s.wait_ns += steadyNowNs() - t;
     if (peers_.size() > 1) ++s.allreduces;
@@ -290,30 +292,14 @@ StepStats TrainingRun::step(int epoch) {
   return s;
 }
 
-bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
-  StepHooks hooks;
-  hooks.before_backward = [&] { sync_->beginStep(s.lr); };
-  hooks.on_ready = on_ready_;
-  const PassTimes times = schedule_->run(model_, batch, scaler_ ? scaler_->scale() : 1.f, hooks);
-  s.loss = times.loss_sum / job_.train.batch_size;
-  s.forward_ns = times.forward_ns;
-  s.wait_ns += times.wait_ns;
-  // Activations and their gradients go uncompressed: raw as sent.
-  s.bytes_tx = times.bytes_tx;
-  s.bytes_rx = times.bytes_rx;
-  s.bytes_raw = times.bytes_tx;
-  s.stashed = times.stashed_peak;
-  s.stashed_bytes = times.stashed_bytes_peak;
-  s.sends = times.sends;
-  s.recvs = times.recvs;
-  s.allreduces = times.allreduces;
-  // A pipeline holds a copy of its stage's outputs per micro-batch in flight.
-  s.mem_activations = job_.parallel.pipeline > 1 ? times.stashed_bytes_peak
-                                                 : static_cast<int64_t>(model_.activationBytes());
-  // A pipeline's passes, "F3" and "B3" for micro-batch 3: the timeline draws the schedule.
-  for (const PassSpan& pass : times.passes) {
-    observer_.onSpan((pass.forward ? "F" : "B") + std::to_string(pass.micro), s.step, pass.start_ns,
-                     pass.end_ns);
+bool TrainingRun::forwardBackward(StepStats& s) {
+  // Gradient accumulation: k batches' passes add up before the one sync and update.
+  const int k = job_.train.accumulate_steps;
+  for (int i = 0; i < k; ++i) {
+    const int64_t t = steadyNowNs();
+    const Batch* batch = batches_->next();
+    s.data_ns += steadyNowNs() - t;
+    runPasses(s, *batch, i == 0, i + 1 == k);
   }
   const int64_t t = steadyNowNs();
   if (straggler_)
@@ -323,8 +309,40 @@ bool TrainingRun::forwardBackward(StepStats& s, const Batch& batch) {
     s.loss_scale = scaler_->scale();
     overflow = !scaler_->unscale(model_.grads(), model_.parameterCount());
   }
-  s.backward_ns = times.backward_ns + steadyNowNs() - t;
+  s.backward_ns += steadyNowNs() - t;
   return overflow;
+}
+
+void TrainingRun::runPasses(StepStats& s, const Batch& batch, bool first, bool last) {
+  const int k = job_.train.accumulate_steps;
+  StepHooks hooks;
+  if (first) hooks.before_backward = [&] { sync_->beginStep(s.lr); };
+  if (last) hooks.on_ready = on_ready_;
+  hooks.accumulate = !first;
+  // Each batch's mean loss weighted 1/k: the gradients add up to the mean over all k.
+  const float scale = (scaler_ ? scaler_->scale() : 1.f) / static_cast<float>(k);
+  const PassTimes times = schedule_->run(model_, batch, scale, hooks);
+  s.loss += times.loss_sum / (static_cast<double>(job_.train.batch_size) * k);
+  s.forward_ns += times.forward_ns;
+  s.backward_ns += times.backward_ns;
+  s.wait_ns += times.wait_ns;
+  // Activations and their gradients go uncompressed: raw as sent.
+  s.bytes_tx += times.bytes_tx;
+  s.bytes_rx += times.bytes_rx;
+  s.bytes_raw += times.bytes_tx;
+  s.stashed = std::max<int64_t>(s.stashed, times.stashed_peak);
+  s.stashed_bytes = std::max(s.stashed_bytes, times.stashed_bytes_peak);
+  s.sends += times.sends;
+  s.recvs += times.recvs;
+  s.allreduces += times.allreduces;
+  // A pipeline holds a copy of its stage's outputs per micro-batch in flight.
+  s.mem_activations =
+      job_.parallel.pipeline > 1 ? s.stashed_bytes : static_cast<int64_t>(model_.activationBytes());
+  // A pipeline's passes, "F3" and "B3" for micro-batch 3: the timeline draws the schedule.
+  for (const PassSpan& pass : times.passes) {
+    observer_.onSpan((pass.forward ? "F" : "B") + std::to_string(pass.micro), s.step, pass.start_ns,
+                     pass.end_ns);
+  }
 }
 
 void TrainingRun::skipOverflowedStep(StepStats& s) {

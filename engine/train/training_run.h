@@ -53,8 +53,11 @@ class TrainingRun {
 
  private:
   void startFrom(const Dataset& train_set);
-  // Returns whether this rank's gradients overflowed (AMP).
-  bool forwardBackward(StepStats& s, const Batch& batch);
+  // The step's batches' passes (train.accumulate_steps of them); returns whether this
+  // rank's gradients overflowed (AMP).
+  bool forwardBackward(StepStats& s);
+  // One batch's passes, the first and last of a step's (hooks), into the step's measures.
+  void runPasses(StepStats& s, const Batch& batch, bool first, bool last);
   void syncAndUpdate(StepStats& s);
   // The optimizer's step on the parameters this rank updates.
   void update(double lr);
@@ -83,6 +86,7 @@ class TrainingRun {
   std::string compression_;  // describeCompression() of the job, for checkpoints
   GradientReadyFn on_ready_;
   ParamRange update_range_;
+  int64_t steps_per_epoch_ = 0;  // optimizer steps: the loader's batches / accumulate_steps
   int64_t total_steps_ = 0;
   bool straggler_ = false;
   Position at_;

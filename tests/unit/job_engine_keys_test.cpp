@@ -124,7 +124,11 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
       {"[parallel]\nzero = 2\n[amp]\ndtype = \"bf16\"\n",
        "use amp.dtype = \"fp32\" or parallel.zero = 1, got \"bf16\""},
       {"[parallel]\nzero = 2\nmicrobatches = 4\n",
-       "use parallel.microbatches = 1 or parallel.zero = 1, got 4"}};
+       "use parallel.microbatches = 1 or parallel.zero = 1, got 4"},
+      {"[train]\naccumulate_steps = 2\n[parallel]\nzero = 3\n",
+       "train.accumulate_steps: parallel.zero = 3 reduces each layer's gradient"},
+      {"[train]\naccumulate_steps = 2\n[parallel]\nranks = 2\npipeline = 2\n",
+       "train.accumulate_steps: a pipeline accumulates over parallel.microbatches"}};
   for (const auto& [text, expected] : cases) {
     const std::string message = onlyMessage(text);
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;

@@ -85,11 +85,13 @@ TEST(JobSpec, UnknownKeyNamesLineKeyAllowedKeysAndSuggestion) {
   EXPECT_EQ(issue.key, "train.batch_sise");
   EXPECT_THAT(issue.message, HasSubstr("unknown key \"batch_sise\" in [train]"));
   EXPECT_THAT(issue.message, HasSubstr("; did you mean batch_size? allowed keys:"));
-  EXPECT_THAT(issue.message,
-              HasSubstr("allowed keys: epochs, batch_size, optimizer, lr, momentum, nesterov, "
-                        "weight_decay, beta1, beta2, eps, lr_schedule, lr_step_epochs, lr_gamma, "
-                        "lr_min, warmup_steps, seed, max_steps, checkpoint_path, "
-                        "checkpoint_every, resume_from"));
+  EXPECT_THAT(
+      issue.message,
+      HasSubstr(
+          "allowed keys: epochs, batch_size, accumulate_steps, optimizer, lr, momentum, nesterov, "
+          "weight_decay, beta1, beta2, eps, lr_schedule, lr_step_epochs, lr_gamma, "
+          "lr_min, warmup_steps, seed, max_steps, checkpoint_path, "
+          "checkpoint_every, resume_from"));
   EXPECT_THAT(issue.str(), HasSubstr("job.toml:4:1: train.batch_sise: unknown key"));
 
   JobIssue far = onlyIssueOf("[train]\nwarmup = 3\n");

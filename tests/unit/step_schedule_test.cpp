@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -93,6 +94,40 @@ TEST(DataParallelSchedule, MicroBatchedRunFollowsTheWholeBatchRun) {
   ASSERT_EQ(sliced[0].losses.size(), 20u);
   for (size_t i = 0; i < 20; ++i)
     EXPECT_NEAR(sliced[0].losses[i], whole[0].losses[i], 1e-5 * whole[0].losses[i]) << i;
+}
+
+// train.accumulate_steps = 4 on batches of 16 takes the samples of one batch of 64 (the
+// loader deals consecutive slices of one permutation) and adds their gradients, each
+// weighted 1/4: the same updates as batches of 64, with the same steps per epoch, samples
+// and learning-rate schedule. Adam, so a wrongly scaled gradient shows.
+TEST(GradientAccumulation, FourBatchesOfSixteenStepAsOneOfSixtyFour) {
+  JobSpec job;
+  job.model.layers = {32};
+  job.train.optimizer = "adam";
+  job.train.lr = 0.003;
+  job.train.lr_schedule = "cosine";
+  job.train.epochs = 2;
+  job.parallel.ranks = 2;
+  job.train.batch_size = 64;
+  const auto large = testing::trainWithThreads(job);
+  job.train.batch_size = 16;
+  job.train.accumulate_steps = 4;
+  const auto accumulated = testing::trainWithThreads(job);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(accumulated[r].losses.size(), large[r].losses.size());
+    ASSERT_EQ(accumulated[r].losses.size(), 2u * (2000 / 64));
+    double worst = 0;
+    for (size_t i = 0; i < large[r].losses.size(); ++i) {
+      worst = std::max(
+          worst, std::abs(accumulated[r].losses[i] - large[r].losses[i]) / large[r].losses[i]);
+      EXPECT_EQ(accumulated[r].stats[i].samples, 64);
+    }
+    std::printf("rank %d: largest relative loss gap over %zu steps %.3g\n", r,
+                large[r].losses.size(), worst);
+    EXPECT_LT(worst, 1e-6);
+    EXPECT_NEAR(accumulated[r].evals.back().test_loss, large[r].evals.back().test_loss,
+                1e-6 * large[r].evals.back().test_loss);
+  }
 }
 
 }  // namespace
