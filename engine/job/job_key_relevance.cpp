@@ -46,6 +46,8 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"parallel.delay_compensation", "parallel.strategy", {"ps-async"}},
       {"parallel.average_every", "parallel.strategy", {"local-sgd"}},
       {"parallel.zero", "parallel.strategy", {"allreduce"}},
+      {"parallel.schedule", "parallel.pipeline", {"1"}, true},
+      {"parallel.stage_layers", "parallel.pipeline", {"1"}, true},
       {"parallel.tensor", "parallel.strategy", {"allreduce"}},
       // [compression]: nothing but the codec without one; then each codec's own keys.
       {"compression.error_feedback", "compression.codec", kLossyCodecs},

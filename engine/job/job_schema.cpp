@@ -327,6 +327,8 @@ std::vector<Section> trainingSections() {
         intField("microbatches", RANKLAB_JOB_KEY(parallel.microbatches), 1, 65536),
         intField("pipeline", RANKLAB_JOB_KEY(parallel.pipeline), 1, 64),
         stringField("schedule", RANKLAB_JOB_KEY(parallel.schedule), {"gpipe", "1f1b"}),
+        widthsField("stage_layers", RANKLAB_JOB_KEY(parallel.stage_layers), 0, 64, 1, 65536,
+                    "blocks per pipeline stage"),
         intField("tensor", RANKLAB_JOB_KEY(parallel.tensor), 1, 64),
         intField("zero", RANKLAB_JOB_KEY(parallel.zero), 0, 3)}},
       {"compression",
@@ -445,6 +447,15 @@ void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "must be at most the model's " + std::to_string(blocks) +
                 " blocks (a layer with parameters and what follows it), got " + std::to_string(p) +
                 "; add model.layers or use fewer stages");
+  const std::vector<int>& by_hand = job.parallel.stage_layers;
+  int64_t given = 0;
+  for (int count : by_hand) given += count;
+  checkRule(root, log, "parallel.stage_layers", {"parallel.pipeline", "model.layers"},
+            !by_hand.empty() &&
+                (by_hand.size() != static_cast<size_t>(p) || given != static_cast<int64_t>(blocks)),
+            "must list " + std::to_string(p) + " stages' blocks adding up to the model's " +
+                std::to_string(blocks) + " (a layer with parameters and what follows it), got " +
+                std::to_string(by_hand.size()) + " stages adding up to " + std::to_string(given));
   checkRule(root, log, "parallel.pipeline", {"parallel.strategy"},
             job.parallel.strategy != "allreduce",
             "needs parallel.strategy = \"allreduce\" (the stages' replicas all-reduce their "
@@ -569,6 +580,10 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             "parallel.zero = " + std::to_string(job.parallel.zero) +
                 " reduces each layer's gradient as backward finishes it, so there is nothing "
                 "to accumulate into: use train.accumulate_steps = 1 or parallel.zero <= 1");
+  checkRule(root, log, "parallel.stage_layers", {"parallel.pipeline"},
+            !job.parallel.stage_layers.empty() && job.parallel.pipeline == 1,
+            "cuts the model into pipeline stages by hand; set parallel.pipeline to the number "
+            "of stages, or leave stage_layers out");
   checkPipeline(root, job, log);
   checkZero(root, job, log);
   checkTensor(root, job, log);

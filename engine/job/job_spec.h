@@ -73,6 +73,7 @@ struct ParallelSpec {
   int microbatches = 1;                // slices of each rank's batch, gradients accumulated
   int pipeline = 1;                    // pipeline stages; ranks / pipeline data replicas
   std::string schedule = "1f1b";       // pipeline order: gpipe | 1f1b
+  std::vector<int> stage_layers;       // blocks per pipeline stage; empty = balanced
   int tensor = 1;                      // tensor-parallel slices of each layer pair (MLP)
   int zero = 0;                        // ZeRO stage: 0 off, 1 optimizer state, 2 also gradients
 

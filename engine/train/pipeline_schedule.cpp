@@ -65,6 +65,27 @@ std::vector<size_t> stageBoundaries(const Network& model, int stages) {
   return bounds;
 }
 
+std::vector<size_t> stageBoundaries(const Network& model, const std::vector<int>& counts) {
+  const std::vector<Block> blocks = blocksOf(model);
+  int64_t sum = 0;
+  for (int count : counts) sum += count;
+  if (counts.empty() || *std::min_element(counts.begin(), counts.end()) < 1 ||
+      sum != static_cast<int64_t>(blocks.size())) {
+    throw std::invalid_argument(
+        "parallel.stage_layers must give each stage at least one block "
+        "and add up to the model's " +
+        std::to_string(blocks.size()) + " blocks, got a sum of " + std::to_string(sum));
+  }
+  std::vector<size_t> bounds{0};
+  size_t next = 0;
+  for (size_t s = 0; s + 1 < counts.size(); ++s) {
+    next += static_cast<size_t>(counts[s]);
+    bounds.push_back(blocks[next].first);
+  }
+  bounds.push_back(model.layers().size());
+  return bounds;
+}
+
 std::vector<PipelineSchedule::Pass> PipelineSchedule::passOrder(PipelineOrder order, int stage,
                                                                 int stages, int microbatches) {
   std::vector<Pass> passes;

@@ -24,6 +24,9 @@ namespace ranklab {
 // entries from 0 to the layer count. Throws std::invalid_argument when there are fewer
 // blocks than stages.
 std::vector<size_t> stageBoundaries(const Network& model, int stages);
+// The same cut by hand (parallel.stage_layers): blocks[s] whole blocks in stage s. Throws
+// std::invalid_argument unless every count is >= 1 and they add up to the model's blocks.
+std::vector<size_t> stageBoundaries(const Network& model, const std::vector<int>& blocks);
 
 enum class PipelineOrder { kGpipe, k1F1B };
 

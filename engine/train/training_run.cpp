@@ -106,7 +106,9 @@ Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int r
   whole = setUp(std::move(whole), job, rank);
   if (job.parallel.pipeline == 1) return whole;
   const int stage = coordsOf(rank, degreesOf(job, ranks)).stage;
-  const std::vector<size_t> bounds = stageBoundaries(whole, job.parallel.pipeline);
+  const std::vector<size_t> bounds = job.parallel.stage_layers.empty()
+                                         ? stageBoundaries(whole, job.parallel.pipeline)
+                                         : stageBoundaries(whole, job.parallel.stage_layers);
   return std::move(whole).takeStage(bounds[stage], bounds[stage + 1]);
 }
 

@@ -137,6 +137,20 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 3\n").empty());
 }
 
+// A pipeline cut by hand: one count per stage, adding up to the blocks.
+TEST(JobEngineKeys, StageLayersMustCoverTheBlocksStageByStage) {
+  EXPECT_NE(
+      onlyMessage("[parallel]\nranks = 2\npipeline = 2\nstage_layers = [1, 1, 1]\n")
+          .find("parallel.stage_layers: must list 2 stages' blocks adding up to the model's 3"),
+      std::string::npos);
+  EXPECT_NE(onlyMessage("[parallel]\nranks = 2\npipeline = 2\nstage_layers = [1, 1]\n")
+                .find("got 2 stages adding up to 2"),
+            std::string::npos);
+  EXPECT_NE(onlyMessage("[parallel]\nstage_layers = [1, 2]\n").find("set parallel.pipeline"),
+            std::string::npos);
+  EXPECT_TRUE(issuesOf("[parallel]\nranks = 2\npipeline = 2\nstage_layers = [2, 1]\n").empty());
+}
+
 // Tensor parallelism splits MLP layer pairs over whole ranks: what it cannot split is named.
 TEST(JobEngineKeys, TensorNamesWhatItCannotSplit) {
   const std::pair<std::string, std::string> cases[] = {

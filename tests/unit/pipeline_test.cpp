@@ -52,6 +52,11 @@ TEST(StageBoundaries, BalanceParametersAndNeverSplitALayerFromItsRelu) {
       EXPECT_FALSE(deep.layers()[cut]->paramTensors().empty()) << "cut at layer " << cut;
     }
   }
+  // By hand (parallel.stage_layers): fc0 alone, then the other four blocks.
+  EXPECT_EQ(stageBoundaries(deep, std::vector<int>{1, 4}), (std::vector<size_t>{0, 2, 9}));
+  EXPECT_EQ(stageBoundaries(deep, std::vector<int>{5}), (std::vector<size_t>{0, 9}));
+  EXPECT_THROW(stageBoundaries(deep, std::vector<int>{1, 3}), std::invalid_argument);
+  EXPECT_THROW(stageBoundaries(deep, std::vector<int>{0, 5}), std::invalid_argument);
   const Network small = makeMlp({1, 1, 4}, {3}, 2, 0.f, 1);
   try {
     stageBoundaries(small, 3);
