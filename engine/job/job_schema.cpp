@@ -430,10 +430,28 @@ void checkRule(const toml::table& root, IssueLog& log, const std::string& key,
   log.add(node->source(), key, message);
 }
 
+// Whole steps accumulated (train.accumulate_steps) need a flat gradient to add into.
+void checkAccumulation(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  checkRule(root, log, "train.accumulate_steps", {"parallel.pipeline"},
+            job.train.accumulate_steps > 1 && job.parallel.pipeline > 1,
+            "a pipeline accumulates over parallel.microbatches; use those with "
+            "parallel.pipeline = " +
+                std::to_string(job.parallel.pipeline) + ", and train.accumulate_steps = 1");
+  checkRule(root, log, "train.accumulate_steps", {"parallel.zero"},
+            job.train.accumulate_steps > 1 && job.parallel.zero >= 2,
+            "parallel.zero = " + std::to_string(job.parallel.zero) +
+                " reduces each layer's gradient as backward finishes it, so there is nothing "
+                "to accumulate into: use train.accumulate_steps = 1 or parallel.zero <= 1");
+}
+
 // Pipeline stages: whole ranks per stage, blocks enough to divide, and only the strategy
 // and store features that know a model can be split.
 void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const int p = job.parallel.pipeline;
+  checkRule(root, log, "parallel.stage_layers", {"parallel.pipeline"},
+            !job.parallel.stage_layers.empty() && p == 1,
+            "cuts the model into pipeline stages by hand; set parallel.pipeline to the number "
+            "of stages, or leave stage_layers out");
   if (p == 1) return;
   const std::string stages = "parallel.pipeline = " + std::to_string(p);
   checkRule(root, log, "parallel.pipeline", {"parallel.ranks"}, job.parallel.ranks % p != 0,
@@ -570,20 +588,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +
                 "): each micro-batch needs at least one sample, got " +
                 std::to_string(job.parallel.microbatches));
-  checkRule(root, log, "train.accumulate_steps", {"parallel.pipeline"},
-            job.train.accumulate_steps > 1 && job.parallel.pipeline > 1,
-            "a pipeline accumulates over parallel.microbatches; use those with "
-            "parallel.pipeline = " +
-                std::to_string(job.parallel.pipeline) + ", and train.accumulate_steps = 1");
-  checkRule(root, log, "train.accumulate_steps", {"parallel.zero"},
-            job.train.accumulate_steps > 1 && job.parallel.zero >= 2,
-            "parallel.zero = " + std::to_string(job.parallel.zero) +
-                " reduces each layer's gradient as backward finishes it, so there is nothing "
-                "to accumulate into: use train.accumulate_steps = 1 or parallel.zero <= 1");
-  checkRule(root, log, "parallel.stage_layers", {"parallel.pipeline"},
-            !job.parallel.stage_layers.empty() && job.parallel.pipeline == 1,
-            "cuts the model into pipeline stages by hand; set parallel.pipeline to the number "
-            "of stages, or leave stage_layers out");
+  checkAccumulation(root, job, log);
   checkPipeline(root, job, log);
   checkZero(root, job, log);
   checkTensor(root, job, log);

@@ -202,34 +202,8 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                           std::to_string(steps_per_epoch_) + " per epoch)",
                       total_steps_);
   }
-  if (job_.parallel.pipeline > 1) {
-    const LayoutCoords& at = layout_->coords();
-    observer_.onEvent(
-        "pipeline",
-        "stage " + std::to_string(at.stage) + " of " + std::to_string(job_.parallel.pipeline) +
-            ": " + model_.layers().front()->name() + ".." + model_.layers().back()->name() + " (" +
-            std::to_string(model_.parameterCount()) + " parameters), " + schedule_->name() + ", " +
-            std::to_string(job_.parallel.microbatches) + " micro-batches",
-        at_.step);
-  }
-  if (tensor_) {
-    observer_.onEvent("tensor",
-                      "slice " + std::to_string(tensor_->rank()) + " of " +
-                          std::to_string(tensor_->size()) + ": " + model_.describe() + " (" +
-                          std::to_string(model_.parameterCount()) + " parameters)",
-                      at_.step);
-  }
-  const size_t parameters = model_.parameterCount();
-  if (const ModelBuffers shared = sync_->placeModel(model_.params(), parameters); shared.params)
-    model_.useBuffers(shared.params, shared.grads);
-  if (float* scratch = sync_->gradientScratch(model_.largestLayerParameters()))
-    model_.useGradientScratch(scratch);
-  if (float* scratch = sync_->parameterScratch(model_.largestLayerParameters())) {
-    model_.useParameterScratch(
-        scratch, [this](size_t offset, size_t count) { sync_->gatherParameters(offset, count); });
-  }
-  update_range_ = sync_->updateRange(parameters);
-  sync_->start(model_.params(), parameters);
+  announceModelPart();
+  placeModel();
   if (saved) resumeCompression(job_, compression_, *saved, peers_, *sync_, observer_, at_.step);
   saved.reset();
   straggler_ = peers_.rank() == job_.fault.straggler_rank && job_.fault.straggler_delay_ms > 0;
@@ -257,6 +231,41 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   // is not training.
   peers_.barrier();
   loop_start_ns_ = steadyNowNs();
+}
+
+void TrainingRun::announceModelPart() {
+  if (job_.parallel.pipeline > 1) {
+    const LayoutCoords& at = layout_->coords();
+    observer_.onEvent(
+        "pipeline",
+        "stage " + std::to_string(at.stage) + " of " + std::to_string(job_.parallel.pipeline) +
+            ": " + model_.layers().front()->name() + ".." + model_.layers().back()->name() + " (" +
+            std::to_string(model_.parameterCount()) + " parameters), " + schedule_->name() + ", " +
+            std::to_string(job_.parallel.microbatches) + " micro-batches",
+        at_.step);
+  }
+  if (tensor_) {
+    observer_.onEvent("tensor",
+                      "slice " + std::to_string(tensor_->rank()) + " of " +
+                          std::to_string(tensor_->size()) + ": " + model_.describe() + " (" +
+                          std::to_string(model_.parameterCount()) + " parameters)",
+                      at_.step);
+  }
+}
+
+void TrainingRun::placeModel() {
+  const size_t parameters = model_.parameterCount();
+  if (const ModelBuffers shared = sync_->placeModel(model_.params(), parameters); shared.params)
+    model_.useBuffers(shared.params, shared.grads);
+  // ZeRO 2 and 3: no flat gradient (and parameters), one layer's at a time.
+  if (float* scratch = sync_->gradientScratch(model_.largestLayerParameters()))
+    model_.useGradientScratch(scratch);
+  if (float* scratch = sync_->parameterScratch(model_.largestLayerParameters())) {
+    model_.useParameterScratch(
+        scratch, [this](size_t offset, size_t count) { sync_->gatherParameters(offset, count); });
+  }
+  update_range_ = sync_->updateRange(parameters);
+  sync_->start(model_.params(), parameters);
 }
 
 int64_t TrainingRun::stepsLeftIn(int epoch) const {

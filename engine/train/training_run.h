@@ -53,6 +53,11 @@ class TrainingRun {
 
  private:
   void startFrom(const Dataset& train_set);
+  // A "pipeline" or "tensor" event naming the part of the model this rank holds.
+  void announceModelPart();
+  // The model's buffers where the sync wants them (shared memory, ZeRO's scratches); the
+  // sync's start.
+  void placeModel();
   // The step's batches' passes (train.accumulate_steps of them); returns whether this
   // rank's gradients overflowed (AMP).
   bool forwardBackward(StepStats& s);
