@@ -444,6 +444,22 @@ void checkAccumulation(const toml::table& root, const JobSpec& job, IssueLog& lo
                 "to accumulate into: use train.accumulate_steps = 1 or parallel.zero <= 1");
 }
 
+// What every way of splitting one model over ranks (`key`, set as `setting`) needs: the
+// all-reduce strategy (`why`), a model per rank rather than one per host, no checkpoints.
+void checkModelSplit(const toml::table& root, const JobSpec& job, IssueLog& log,
+                     const std::string& key, const std::string& setting, const std::string& why) {
+  checkRule(root, log, key, {"parallel.strategy"}, job.parallel.strategy != "allreduce",
+            "needs parallel.strategy = \"allreduce\" (" + why + "); got " +
+                quoted(job.parallel.strategy));
+  checkRule(root, log, key, {"parallel.algorithm"}, job.parallel.algorithm == "shm-sharded",
+            "\"shm-sharded\" shares one whole model per host; with " + setting + " use " +
+                allreduceChoices());
+  checkRule(root, log, key, {"train.checkpoint_path", "train.resume_from"},
+            !job.train.checkpoint_path.empty() || !job.train.resume_from.empty(),
+            "checkpoints hold one rank's whole model, and with " + setting +
+                " no rank has it: leave train.checkpoint_path and train.resume_from empty");
+}
+
 // Pipeline stages: whole ranks per stage, blocks enough to divide, and only the strategy
 // and store features that know a model can be split.
 void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
@@ -474,19 +490,8 @@ void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "must list " + std::to_string(p) + " stages' blocks adding up to the model's " +
                 std::to_string(blocks) + " (a layer with parameters and what follows it), got " +
                 std::to_string(by_hand.size()) + " stages adding up to " + std::to_string(given));
-  checkRule(root, log, "parallel.pipeline", {"parallel.strategy"},
-            job.parallel.strategy != "allreduce",
-            "needs parallel.strategy = \"allreduce\" (the stages' replicas all-reduce their "
-            "stage's gradients); got " +
-                quoted(job.parallel.strategy));
-  checkRule(root, log, "parallel.pipeline", {"parallel.algorithm"},
-            job.parallel.algorithm == "shm-sharded",
-            "\"shm-sharded\" shares one whole model per host; with " + stages + " use " +
-                allreduceChoices());
-  checkRule(root, log, "parallel.pipeline", {"train.checkpoint_path", "train.resume_from"},
-            !job.train.checkpoint_path.empty() || !job.train.resume_from.empty(),
-            "checkpoints hold one rank's whole model, and with " + stages +
-                " no rank has it: leave train.checkpoint_path and train.resume_from empty");
+  checkModelSplit(root, job, log, "parallel.pipeline", stages,
+                  "the stages' replicas all-reduce their stage's gradients");
 }
 
 // Tensor parallelism: MLP layer pairs split over whole ranks, on whole-model replicas.
@@ -511,22 +516,11 @@ void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
                   std::to_string(t) + " of a layer), and " + std::to_string(width) +
                   " is not a multiple of " + std::to_string(t));
   }
-  checkRule(root, log, "parallel.tensor", {"parallel.strategy"},
-            job.parallel.strategy != "allreduce",
-            "needs parallel.strategy = \"allreduce\" (the replicas all-reduce their slices' "
-            "gradients); got " +
-                quoted(job.parallel.strategy));
-  checkRule(root, log, "parallel.tensor", {"parallel.algorithm"},
-            job.parallel.algorithm == "shm-sharded",
-            "\"shm-sharded\" shares one whole model per host; with " + slices + " use " +
-                allreduceChoices());
+  checkModelSplit(root, job, log, "parallel.tensor", slices,
+                  "the replicas all-reduce their slices' gradients");
   checkRule(root, log, "parallel.tensor", {"parallel.pipeline", "parallel.zero"},
             job.parallel.pipeline != 1 || job.parallel.zero != 0,
             "does not combine with parallel.pipeline or parallel.zero yet; set them to 1 and 0");
-  checkRule(root, log, "parallel.tensor", {"train.checkpoint_path", "train.resume_from"},
-            !job.train.checkpoint_path.empty() || !job.train.resume_from.empty(),
-            "checkpoints hold one rank's whole model, and with " + slices +
-                " no rank has it: leave train.checkpoint_path and train.resume_from empty");
 }
 
 // ZeRO: sharded over the ring's chunks, after plain sync data parallel's backward.

@@ -1,7 +1,6 @@
 #include "engine/model/tensor_parallel.h"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,43 +27,48 @@ TensorParallelCounts TensorGroup::take() {
 
 namespace {
 
-// Megatron's f: the identity forward; backward sums the slices' parts of the input gradient.
-class CopyToSlices : public Layer {
+// f and g: a copy of their input one way, a sum over the slices the other way.
+class SliceCollective : public Layer {
  public:
-  CopyToSlices(std::string name, Shape shape, TensorGroup& group)
+  SliceCollective(std::string name, Shape shape, TensorGroup& group)
       : Layer(std::move(name), shape, shape), group_(group) {}
-  std::string describe() const override { return "CopyToTensorSlices()"; }
-  void forward(const float* x, float* y, int batch, const ForwardPass&) override {
-    std::memcpy(y, x, bytes(batch));
-  }
-  void backward(const float*, const float*, const float* dy, float* dx, int batch) override {
-    if (!dx) return;
-    std::memcpy(dx, dy, bytes(batch));
-    group_.sum(dx, bytes(batch) / sizeof(float), true);
+
+ protected:
+  // to = from, then (when sum) summed over the slices, timed as forward or backward.
+  void copy(const float* from, float* to, int batch, bool sum, bool in_backward) {
+    const size_t floats = static_cast<size_t>(batch) * inputShape().size();
+    std::copy_n(from, floats, to);
+    if (sum) group_.sum(to, floats, in_backward);
   }
 
  private:
-  size_t bytes(int batch) const { return static_cast<size_t>(batch) * inputShape().size() * 4; }
   TensorGroup& group_;
 };
 
-// Megatron's g: forward sums the row-parallel slices' partial outputs; backward the identity.
-class SumOverSlices : public Layer {
+// Megatron's f: the identity forward; backward sums the slices' parts of the input gradient.
+class CopyToSlices : public SliceCollective {
  public:
-  SumOverSlices(std::string name, Shape shape, TensorGroup& group)
-      : Layer(std::move(name), shape, shape), group_(group) {}
-  std::string describe() const override { return "SumOverTensorSlices()"; }
+  using SliceCollective::SliceCollective;
+  std::string describe() const override { return "CopyToTensorSlices()"; }
   void forward(const float* x, float* y, int batch, const ForwardPass&) override {
-    std::memcpy(y, x, bytes(batch));
-    group_.sum(y, bytes(batch) / sizeof(float), false);
+    copy(x, y, batch, false, false);
   }
   void backward(const float*, const float*, const float* dy, float* dx, int batch) override {
-    if (dx) std::memcpy(dx, dy, bytes(batch));
+    if (dx) copy(dy, dx, batch, true, true);
   }
+};
 
- private:
-  size_t bytes(int batch) const { return static_cast<size_t>(batch) * inputShape().size() * 4; }
-  TensorGroup& group_;
+// Megatron's g: forward sums the row-parallel slices' partial outputs; backward the identity.
+class SumOverSlices : public SliceCollective {
+ public:
+  using SliceCollective::SliceCollective;
+  std::string describe() const override { return "SumOverTensorSlices()"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass&) override {
+    copy(x, y, batch, true, false);
+  }
+  void backward(const float*, const float*, const float* dy, float* dx, int batch) override {
+    if (dx) copy(dy, dx, batch, false, true);
+  }
 };
 
 enum class Split { kColumns, kRows, kReplicated };

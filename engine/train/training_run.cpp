@@ -226,7 +226,6 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                    job_.train.epochs, job_.data.prefetch, steps_per_epoch_ * k);
   checkpointed_step_ = at_.step;
   warmUpKernels(model_, *schedule_, job_.train.batch_size);
-  if (tensor_) tensor_->take();  // the warm-up's all-reduces are not a step's
   // Start the clock together: start-up skew (data loading, MPI wire-up, kernel compilation)
   // is not training.
   peers_.barrier();
@@ -279,7 +278,7 @@ StepStats TrainingRun::step(int epoch) {
   // A replica's samples are counted once: by its last stage, by its first tensor slice.
   const LayoutCoords& at = layout_->coords();
   const bool counts_samples = at.stage == layout_->degrees().pipeline - 1 && at.slice == 0;
-  if (tensor_) tensor_->take();  // an evaluation's all-reduces are not this step's
+  if (tensor_) tensor_->take();  // the warm-up's or an evaluation's are not this step's
   s.samples = counts_samples ? job_.train.batch_size * job_.train.accumulate_steps : 0;
   s.lr = lr_->at(s.step);
   const int64_t in_epoch = epoch == at_.epoch ? at_.step_in_epoch : 0;

@@ -16,10 +16,11 @@ ZeroSync::ZeroSync(Communicator& comm, int stage) : comm_(comm), stage_(stage), 
 }
 
 ModelBuffers ZeroSync::placeModel(const float* params, size_t count) {
-  count_ = count;
-  own_ = updateRange(count);
   // Stage 3 keeps its chunk of the initial (or resumed) parameters; the model drops the rest.
-  if (stage_ == 3) shard_params_.assign(params + own_.begin, params + own_.end);
+  if (stage_ == 3) {
+    const ParamRange own = updateRange(count);
+    shard_params_.assign(params + own.begin, params + own.end);
+  }
   return {};
 }
 
