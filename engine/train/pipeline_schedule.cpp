@@ -10,21 +10,31 @@ namespace ranklab {
 
 namespace {
 
-// Each block's first layer and parameter count: a block starts at every layer with
-// parameters (and at layer 0), so a stage never separates a layer from the ReLU it absorbed.
+// Each block's first layer and counted cost: a block starts at every layer with parameters
+// (and at layer 0), so a stage never separates a layer from the ReLU it absorbed.
 struct Block {
   size_t first = 0;
-  size_t params = 0;
+  size_t cost = 0;
 };
+
+// A layer's multiply-adds per sample over a training step: each weight meets every output
+// position once in forward, once for the input gradient and once for its own gradient;
+// the network's first layer computes no input gradient.
+size_t trainingMacs(const Layer& layer, bool first) {
+  const auto tensors = layer.paramTensors();
+  if (tensors.empty()) return 0;
+  const Shape out = layer.outputShape();
+  const size_t forward = tensors.front().size * static_cast<size_t>(out.height) * out.width;
+  return forward * (first ? 2 : 3);
+}
 
 std::vector<Block> blocksOf(const Network& model) {
   std::vector<Block> blocks;
   const auto& layers = model.layers();
   for (size_t l = 0; l < layers.size(); ++l) {
-    size_t params = 0;
-    for (const auto& tensor : layers[l]->paramTensors()) params += tensor.size;
-    if (blocks.empty() || params > 0) blocks.push_back({l, 0});
-    blocks.back().params += params;
+    const size_t cost = trainingMacs(*layers[l], l == 0);
+    if (blocks.empty() || !layers[l]->paramTensors().empty()) blocks.push_back({l, 0});
+    blocks.back().cost += cost;
   }
   return blocks;
 }
@@ -46,7 +56,7 @@ std::vector<size_t> stageBoundaries(const Network& model, int stages) {
   std::vector<std::vector<size_t>> cost(stages + 1, std::vector<size_t>(n + 1, kInf));
   std::vector<std::vector<size_t>> cut(stages + 1, std::vector<size_t>(n + 1, 0));
   std::vector<size_t> prefix(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + blocks[i].params;
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + blocks[i].cost;
   cost[0][0] = 0;
   for (int k = 1; k <= stages; ++k) {
     for (size_t i = k; i <= n; ++i) {

@@ -20,7 +20,8 @@
 namespace ranklab {
 
 // Layer indices cutting `model` into `stages` runs of whole blocks (a layer with parameters
-// and the layers after it up to the next one), balanced by parameter count: stages + 1
+// and the layers after it up to the next one), balanced by counted multiply-adds per training
+// sample (forward, input gradient, weight gradient; a convolution's at every position): stages + 1
 // entries from 0 to the layer count. Throws std::invalid_argument when there are fewer
 // blocks than stages.
 std::vector<size_t> stageBoundaries(const Network& model, int stages);

@@ -42,9 +42,10 @@ TEST(PipelineOrder, OneFOneBHoldsAtMostStagesLeftWhileGpipeHoldsEveryMicroBatch)
   }
 }
 
-TEST(StageBoundaries, BalanceParametersAndNeverSplitALayerFromItsRelu) {
+TEST(StageBoundaries, BalanceCountedWorkAndNeverSplitALayerFromItsRelu) {
   const Network deep = makeMlp({1, 1, 784}, {1024, 1024, 1024, 1024}, 10, 0.f, 1);
-  // Blocks: fc0 (803,840), fc1..fc3 (1,049,600 each), fc4 (10,250): best split fc0 fc1 | rest.
+  // Multiply-adds per sample: fc0 2 x 802,816 (no input gradient), fc1..fc3 3 x 1,048,576,
+  // fc4 3 x 10,240: best split fc0 fc1 | rest.
   EXPECT_EQ(stageBoundaries(deep, 2), (std::vector<size_t>{0, 4, 9}));
   const auto four = stageBoundaries(deep, 4);
   for (size_t cut : four) {
@@ -57,6 +58,13 @@ TEST(StageBoundaries, BalanceParametersAndNeverSplitALayerFromItsRelu) {
   EXPECT_EQ(stageBoundaries(deep, std::vector<int>{5}), (std::vector<size_t>{0, 9}));
   EXPECT_THROW(stageBoundaries(deep, std::vector<int>{1, 3}), std::invalid_argument);
   EXPECT_THROW(stageBoundaries(deep, std::vector<int>{0, 5}), std::invalid_argument);
+  // The CNN's convolutions hold few parameters but most of the work (counted at each of
+  // their output positions): conv0 0.45 M, conv1 10.8 M, fc0 1.2 M, fc1 0.004 M. By
+  // parameters, three stages would be conv0 conv1 | fc0 | fc1.
+  const Network cnn = makeCnn({28, 28, 1}, {32, 64}, 3, {128}, 10, 0.f, 1);
+  ASSERT_EQ(cnn.layers()[3]->name(), "conv1");
+  ASSERT_EQ(cnn.layers()[7]->name(), "fc0");
+  EXPECT_EQ(stageBoundaries(cnn, 3), (std::vector<size_t>{0, 3, 7, cnn.layers().size()}));
   const Network small = makeMlp({1, 1, 4}, {3}, 2, 0.f, 1);
   try {
     stageBoundaries(small, 3);
