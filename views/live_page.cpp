@@ -19,6 +19,7 @@
 #include "views/chart_style.h"
 #include "views/curve_chart.h"
 #include "views/log_pane.h"
+#include "views/memory_chart.h"
 #include "views/models/workbench_settings.h"
 #include "views/time_breakdown_chart.h"
 
@@ -31,6 +32,7 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
       loss_(new CurveChart(tr("Training loss (cross-entropy)"), tr("loss"), charts_)),
       accuracy_(new CurveChart(tr("Test accuracy after each epoch"), tr("accuracy %"), charts_)),
       time_(new TimeBreakdownChart(charts_)),
+      memory_(new MemoryChart(charts_)),
       bandwidth_(new CurveChart(tr("Bandwidth per rank (solid: sent, dashed: received)"),
                                 tr("MB/s"), charts_)),
       scale_(new CurveChart(tr("AMP loss scale"), tr("scale"), charts_)),
@@ -57,8 +59,9 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
   charts->addWidget(accuracy_, 0, 1);
   charts->addWidget(time_, 1, 0);
   charts->addWidget(bandwidth_, 1, 1);
-  charts->addWidget(scale_, 2, 0);
-  charts->addWidget(staleness_, 2, 1);
+  charts->addWidget(memory_, 2, 0);
+  charts->addWidget(scale_, 2, 1);
+  charts->addWidget(staleness_, 3, 0, 1, 2);
   scale_->hide();
   staleness_->hide();
 
@@ -126,12 +129,11 @@ QWidget* LivePage::buildControls() {
   export_button->setText(tr("Export chart…"));
   export_button->setPopupMode(QToolButton::InstantPopup);
   auto* menu = new QMenu(export_button);
-  const std::pair<QWidget*, QString> charts[] = {{loss_, tr("Training loss")},
-                                                 {accuracy_, tr("Test accuracy")},
-                                                 {time_, tr("Time per step by phase")},
-                                                 {bandwidth_, tr("Bandwidth")},
-                                                 {scale_, tr("Loss scale")},
-                                                 {staleness_, tr("Staleness")}};
+  const std::pair<QWidget*, QString> charts[] = {
+      {loss_, tr("Training loss")},          {accuracy_, tr("Test accuracy")},
+      {time_, tr("Time per step by phase")}, {bandwidth_, tr("Bandwidth")},
+      {memory_, tr("Memory per rank")},      {scale_, tr("Loss scale")},
+      {staleness_, tr("Staleness")}};
   for (const auto& [chart, name] : charts) {
     menu->addAction(name, this, [this, chart = chart, name = name] {
       const QString path = QFileDialog::getSaveFileName(
@@ -154,6 +156,7 @@ void LivePage::setModel(LiveRunModel* model) {
   grid_->setModel(model);
   for (CurveChart* chart : {loss_, accuracy_, bandwidth_, scale_, staleness_}) chart->clear();
   time_->clear();
+  memory_->clear();
   if (model_)
     updated_connection_ = connect(model_, &LiveRunModel::updated, this, &LivePage::scheduleRedraw);
   refreshNow();
@@ -266,6 +269,7 @@ void LivePage::drawCharts(int group) {
   }
   accuracy_->setCurves({accuracy}, false);
   time_->refresh(*model_);
+  memory_->refresh(*model_);
 
   scale_->setVisible(run.usesLossScale());
   if (run.usesLossScale())

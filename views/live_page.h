@@ -21,6 +21,7 @@ namespace ranklab {
 class CurveChart;
 class LogModel;
 class LogPane;
+class MemoryChart;
 class TimeBreakdownChart;
 
 class LivePage : public QWidget {
@@ -51,6 +52,7 @@ class LivePage : public QWidget {
   CurveChart* lossScaleChart() const { return scale_; }
   CurveChart* stalenessChart() const { return staleness_; }
   TimeBreakdownChart* timeChart() const { return time_; }
+  MemoryChart* memoryChart() const { return memory_; }
   QTableView* rankGrid() const { return grid_; }
   LogPane* logPane() const { return log_pane_; }
   QString statusText() const;  // plain text of the status line
@@ -81,6 +83,7 @@ class LivePage : public QWidget {
   CurveChart* loss_;
   CurveChart* accuracy_;
   TimeBreakdownChart* time_;
+  MemoryChart* memory_;
   CurveChart* bandwidth_;
   CurveChart* scale_;
   CurveChart* staleness_;

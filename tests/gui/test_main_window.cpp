@@ -13,6 +13,7 @@
 #include "views/curve_chart.h"
 #include "views/live_page.h"
 #include "views/main_window.h"
+#include "views/memory_chart.h"
 #include "views/models/runs_table_model.h"
 #include "views/runs_page.h"
 #include "views/setup_page.h"
@@ -52,6 +53,10 @@ int64_t storeRun(RunStore& store, const std::string& name, int world, int steps)
       s.backward_ns = 6 * kMs;
       s.comm_ns = 2 * kMs * (rank + 1);
       s.wait_ns = 1 * kMs;
+      s.mem_params = 3'000'000;
+      s.mem_grads = 2'000'000 * (rank + 1);
+      s.mem_optimizer = 6'000'000 / (rank + 1) + step;  // the latest step's ledger is drawn
+      s.mem_activations = 1'000'000;
       s.loss = 2.0 / (step + 1) + 0.1 * rank;
       s.time_ns = (step + 1) * 20 * kMs;
       batch.steps.push_back(s);
@@ -146,6 +151,14 @@ class MainWindowTest : public QObject {
     QVERIFY(std::abs(time->phaseSet(commPhase)->at(bar1) - 4.0) < 1e-9);
     QVERIFY(std::abs(time->phaseSet(waitPhase)->at(bar1) - 1.0) < 1e-9);
     QCOMPARE(window.livePage()->rankGrid()->model()->rowCount(), 2);
+
+    MemoryChart* memory = window.livePage()->memoryChart();
+    QCOMPARE(memory->barCount(), 2);
+    QVERIFY(std::abs(memory->partSet(MemoryChart::Params)->at(bar0) - 3.0) < 1e-9);  // MB
+    QVERIFY(std::abs(memory->partSet(MemoryChart::Grads)->at(bar1) - 4.0) < 1e-9);
+    QVERIFY(std::abs(memory->partSet(MemoryChart::Optimizer)->at(bar0) - 6.000005) < 1e-9);
+    QVERIFY(std::abs(memory->partSet(MemoryChart::Optimizer)->at(bar1) - 3.000005) < 1e-9);
+    QVERIFY(std::abs(memory->partSet(MemoryChart::Activations)->at(bar1) - 1.0) < 1e-9);
 
     const QString status = window.livePage()->statusText();
     QVERIFY2(status.contains(QStringLiteral("run %1").arg(older)), qPrintable(status));

@@ -13,6 +13,7 @@
 #include "views/live_page.h"
 #include "views/log_pane.h"
 #include "views/main_window.h"
+#include "views/memory_chart.h"
 #include "views/models/runs_table_model.h"
 #include "views/runs_page.h"
 #include "views/time_breakdown_chart.h"
@@ -71,6 +72,12 @@ class WorkbenchLiveTest : public QObject {
     QCOMPARE(time->barCount(), 2);
     QVERIFY(time->phaseSet(forwardPhase)->at(0) > 0);
     QVERIFY(time->phaseSet(commPhase)->at(0) > 0);
+    // The real ranks' ledger: each holds the whole model's parameters and gradients.
+    MemoryChart* memory = window.livePage()->memoryChart();
+    QCOMPARE(memory->barCount(), 2);
+    QVERIFY(memory->partSet(MemoryChart::Params)->at(0) > 0);
+    QCOMPARE(memory->partSet(MemoryChart::Grads)->at(0),
+             memory->partSet(MemoryChart::Params)->at(0));
     QVERIFY(window.livePage()->accuracyChart()->seriesFor(0)->count() >= 1);  // one epoch
     QCOMPARE(window.livePage()->rankGrid()->model()->rowCount(), 2);
     QCOMPARE(window.livePage()

@@ -1,0 +1,46 @@
+// One stacked horizontal bar per rank, rank 0 on top, one coloured segment per part: the
+// shape of the live page's time-by-phase and memory charts.
+#pragma once
+
+#include <QChartView>
+#include <QColor>
+#include <QString>
+#include <vector>
+
+class QBarCategoryAxis;
+class QBarSet;
+class QHorizontalStackedBarSeries;
+class QValueAxis;
+
+namespace ranklab {
+
+class RankBarsChart : public QChartView {
+  Q_OBJECT
+
+ public:
+  struct Part {
+    QString name;
+    QColor colour;
+  };
+  RankBarsChart(const QString& title, const QString& unit, const std::vector<Part>& parts,
+                QWidget* parent = nullptr);
+
+  void clear();
+  int barCount() const { return int(ranks_.size()); }
+  // Bars run bottom-up, ranks top-down: the bar index of the model's row (also for tests).
+  static int barOfRow(int row, int rows) { return rows - 1 - row; }
+  QBarSet* partSet(int part) const { return sets_.at(size_t(part)); }
+
+ protected:
+  // values[row][part] for the ranks in `ranks`, in rows' order.
+  void setBars(const std::vector<int>& ranks, const std::vector<std::vector<double>>& values);
+
+ private:
+  QHorizontalStackedBarSeries* series_;
+  std::vector<QBarSet*> sets_;
+  QBarCategoryAxis* rank_axis_;
+  QValueAxis* value_axis_;
+  std::vector<int> ranks_;  // bar i shows ranks_[i]
+};
+
+}  // namespace ranklab
