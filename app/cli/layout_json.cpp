@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "engine/job/job_file.h"
+#include "engine/job/pipeline_bubble.h"
 
 namespace ranklab {
 
@@ -26,9 +27,9 @@ nlohmann::json layoutJson(const RunSummary& s) {
   if (pipeline > 1 && s.run.train_s > 0 && !s.ranks.empty()) {
     double wait = 0;
     for (const auto& rank : s.ranks) wait += rank.wait_s;
-    out["bubble_fraction"] = wait / static_cast<double>(s.ranks.size()) / s.run.train_s;
-    out["bubble_formula"] =
-        static_cast<double>(pipeline - 1) / static_cast<double>(p.microbatches + pipeline - 1);
+    out["bubble_fraction"] =
+        measuredBubble(wait / static_cast<double>(s.ranks.size()), s.run.train_s);
+    out["bubble_formula"] = bubbleFormula(pipeline, p.microbatches);
   }
   return out;
 }

@@ -27,6 +27,11 @@ std::string sentWithRatio(int64_t tx, int64_t raw) {
   return megabytes(tx) + format(" (%.1fx)", *ratio);
 }
 
+// The memory ledger's bytes: parameters, gradients, optimizer state and activations held.
+int64_t heldBytes(const RankSummary& r) {
+  return r.memory.params + r.memory.grads + r.memory.optimizer + r.memory.activations_peak;
+}
+
 // Mean over the ranks that stepped of one of their per-step times, in ms.
 double meanMsPerStep(const RunSummary& s, double RankSummary::*seconds) {
   double sum = 0;
@@ -79,6 +84,12 @@ const std::vector<ComparedMetric>& comparedMetrics() {
          if (layout["bubble_fraction"].is_null()) return std::string("-");
          return format("%.3f (%.3f)", layout["bubble_fraction"].get<double>(),
                        layout["bubble_formula"].get<double>());
+       }},
+      {"held MB per rank (largest)",
+       [](const RunSummary& s) {
+         int64_t held = 0;
+         for (const auto& r : s.ranks) held = std::max(held, heldBytes(r));
+         return held > 0 ? format("%.1f", static_cast<double>(held) / 1e6) : std::string("-");
        }},
   };
   return metrics;
@@ -225,10 +236,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
     if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),
                                     [&](const auto& v) { return v.rank == r.rank; }))
       continue;  // a server: listed below
-    // The memory ledger: parameters, gradients, optimizer state and activations held.
-    const auto& m = r.memory;
-    const double held_mb =
-        static_cast<double>(m.params + m.grads + m.optimizer + m.activations_peak) / 1e6;
+    const double held_mb = static_cast<double>(heldBytes(r)) / 1e6;
     out << format("  %4d  %6lld  %10.2f  %7.2f (%6.2f)  %7.2f  %9s  %8.1f\n", r.rank,
                   static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.comm_hidden_s, r.wait_s,
                   sentWithRatio(r.bytes_tx, r.bytes_raw).c_str(), held_mb);

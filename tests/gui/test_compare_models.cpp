@@ -34,6 +34,10 @@ ComparedRun comparedRun(int64_t id, const JobSpec& job, double loss) {
     s.comm_ns = 2 * kMs;
     s.loss = loss;
     s.bytes_tx = 2'000'000;
+    s.wait_ns = kMs / 2;  // 0.5 ms of the 2 s training time
+    s.mem_params = 1'000'000;
+    s.mem_grads = 1'000'000;
+    s.mem_optimizer = 2'000'000 / (rank + 1);
     s.time_ns = 10 * kMs;
     c.series.addStep(s);
   }
@@ -97,6 +101,27 @@ class CompareModelsTest : public QObject {
     QCOMPARE(value(QStringLiteral("samples/s"), 0), QStringLiteral("100"));  // 2 x 100 / 2 s
     QCOMPARE(value(QStringLiteral("MB sent (all ranks)"), 0), QStringLiteral("4.0"));
     QCOMPARE(value(QStringLiteral("comm ms/step (mean)"), 1), QStringLiteral("2.00"));
+    QCOMPARE(value(QStringLiteral("layout (data × pipeline × tensor)"), 0),
+             QStringLiteral("%1 × 1 × 1").arg(a.parallel.ranks));
+    QCOMPARE(value(QStringLiteral("pipeline bubble (formula)"), 0), QStringLiteral("–"));
+    QCOMPARE(value(QStringLiteral("memory held per rank, MB (largest)"), 0), QStringLiteral("4.0"));
+
+    // A pipeline of 2 stages and 4 micro-batches, and ZeRO 3 over 2 data ranks.
+    JobSpec pipe, zero;
+    pipe.parallel.ranks = 2;
+    pipe.parallel.pipeline = 2;
+    pipe.parallel.microbatches = 4;
+    zero.parallel.ranks = 2;
+    zero.parallel.zero = 3;
+    model.setRuns({comparedRun(3, pipe, 1.0), comparedRun(4, zero, 1.0)});
+    QCOMPARE(value(QStringLiteral("layout (data × pipeline × tensor)"), 0),
+             QStringLiteral("1 × 2 × 1"));
+    QCOMPARE(value(QStringLiteral("layout (data × pipeline × tensor)"), 1),
+             QStringLiteral("2 × 1 × 1 · ZeRO 3"));
+    // Each rank waited 0.5 ms of 2 s: 0.00025; (2 - 1) / (4 + 2 - 1) = 0.2.
+    QCOMPARE(value(QStringLiteral("pipeline bubble (formula)"), 0),
+             QStringLiteral("0.000 (0.200)"));
+    QCOMPARE(value(QStringLiteral("pipeline bubble (formula)"), 1), QStringLiteral("–"));
   }
 
   void timelineLaysPhasesBackFromTheStepEnd() {

@@ -47,6 +47,13 @@ TEST_F(CliStore, CompareListsTheSettingsThatDifferAndBothSummaries) {
   EXPECT_EQ(text.out.find("train.epochs"), std::string::npos) << "same in both: " << text.out;
   EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(status +done +done)"))) << text.out;
   EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(steps +100 +100)"))) << text.out;
+  // The same model on both: the same ledger (parameters, gradients, momentum), not zero.
+  std::smatch held;
+  ASSERT_TRUE(std::regex_search(
+      text.out, held, std::regex(R"(held MB per rank \(largest\) +([0-9.]+) +([0-9.]+))")))
+      << text.out;
+  EXPECT_EQ(held[1], held[2]);
+  EXPECT_GT(std::stod(held[1]), 0.1);
 
   const auto json = runCli("compare 1 2 --json --db " + db());
   ASSERT_EQ(json.exit_code, 0) << json.out;

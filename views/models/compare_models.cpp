@@ -2,8 +2,12 @@
 
 #include <QFont>
 #include <algorithm>
+#include <exception>
+#include <optional>
 
+#include "engine/job/job_file.h"
 #include "engine/job/job_keys.h"
+#include "engine/job/pipeline_bubble.h"
 #include "views/models/compression_text.h"
 
 namespace ranklab {
@@ -11,6 +15,36 @@ namespace ranklab {
 QString runLabel(const RunRow& run) {
   return QObject::tr("run %1 · %2").arg(run.id).arg(QString::fromStdString(run.name));
 }
+
+namespace {
+
+// The stored job's [parallel] section; nullopt for a run stored without its job.
+std::optional<ParallelSpec> parallelOf(const RunRow& run) {
+  try {
+    return parseJob(run.job_toml, "run " + std::to_string(run.id) + " job").parallel;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// "2 × 1 × 1 · ZeRO 3": data × pipeline × tensor ranks, and the ZeRO stage when there is one.
+QString layoutText(const std::optional<ParallelSpec>& p) {
+  if (!p) return QStringLiteral("–");
+  const int data = p->ranks / (p->pipeline * p->tensor);
+  QString text = QStringLiteral("%1 × %2 × %3").arg(data).arg(p->pipeline).arg(p->tensor);
+  if (p->zero > 0) text += QObject::tr(" · ZeRO %1").arg(p->zero);
+  return text;
+}
+
+// Measured bubble with (p − 1)/(m + p − 1) beside it; "–" without a pipeline.
+QString bubbleText(const std::optional<ParallelSpec>& p, double mean_wait_s, double train_s) {
+  if (!p || p->pipeline < 2 || train_s <= 0) return QStringLiteral("–");
+  return QStringLiteral("%1 (%2)")
+      .arg(measuredBubble(mean_wait_s, train_s), 0, 'f', 3)
+      .arg(bubbleFormula(p->pipeline, p->microbatches), 0, 'f', 3);
+}
+
+}  // namespace
 
 SettingsDiffModel::SettingsDiffModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -83,21 +117,28 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
               tr("compression (raw / sent bytes)"),
               tr("compute ms/step (mean)"),
               tr("comm ms/step (mean)"),
-              tr("wait ms/step (mean)")};
+              tr("wait ms/step (mean)"),
+              tr("layout (data × pipeline × tensor)"),
+              tr("pipeline bubble (formula)"),
+              tr("memory held per rank, MB (largest)")};
   runs_.clear();
   values_.assign(size_t(metrics_.size()), {});
   for (const ComparedRun& c : runs) {
     const RunRow& r = c.run;
     runs_ << runLabel(r);
+    const std::optional<ParallelSpec> parallel = parallelOf(r);
     int64_t steps = 0, samples = 0, bytes = 0, raw_bytes = 0;
-    double compute = 0, comm = 0, wait = 0;
+    double compute = 0, comm = 0, wait = 0, wait_s = 0;
+    int64_t held = 0;
     int counted = 0;
     for (const RankSeries& rank : c.series.ranks()) {
       steps = std::max(steps, rank.steps);
       samples += rank.samples;
       bytes += rank.bytes_tx;
       raw_bytes += rank.bytes_raw;
+      held = std::max(held, rank.memoryBytes());
       if (rank.steps == 0) continue;
+      wait_s += rank.waitSeconds();
       compute += rank.computeSeconds() * 1e3 / double(rank.steps);
       comm += rank.commSeconds() * 1e3 / double(rank.steps);
       wait += rank.waitSeconds() * 1e3 / double(rank.steps);
@@ -125,7 +166,10 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
         compressionText(raw_bytes, bytes),
         counted ? QString::number(compute / counted, 'f', 2) : QStringLiteral("–"),
         counted ? QString::number(comm / counted, 'f', 2) : QStringLiteral("–"),
-        counted ? QString::number(wait / counted, 'f', 2) : QStringLiteral("–")};
+        counted ? QString::number(wait / counted, 'f', 2) : QStringLiteral("–"),
+        layoutText(parallel),
+        bubbleText(parallel, counted ? wait_s / counted : 0, r.train_s),
+        held > 0 ? QString::number(double(held) / 1e6, 'f', 1) : QStringLiteral("–")};
     for (qsizetype m = 0; m < metrics_.size(); ++m) values_[size_t(m)] << column.at(m);
   }
   endResetModel();
