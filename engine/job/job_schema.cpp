@@ -494,7 +494,7 @@ void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
                   "the stages' replicas all-reduce their stage's gradients");
 }
 
-// Tensor parallelism: MLP layer pairs split over whole ranks, on whole-model replicas.
+// Tensor parallelism: an MLP's or a CNN head's Linear pairs split over whole ranks.
 void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const int t = job.parallel.tensor;
   if (t == 1) return;
@@ -503,11 +503,8 @@ void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "must divide parallel.ranks (" + std::to_string(job.parallel.ranks) +
                 "): every data replica needs all " + std::to_string(t) + " slices, got " +
                 std::to_string(t));
-  checkRule(root, log, "parallel.tensor", {"model.kind"}, job.model.kind != "mlp",
-            "splits the Linear layers of an MLP; use model.kind = \"mlp\", got " +
-                quoted(job.model.kind));
   checkRule(root, log, "parallel.tensor", {"model.dropout"}, job.model.dropout > 0,
-            "splits MLPs without dropout (its masks would have to agree across slices); use "
+            "splits models without dropout (its masks would have to agree across slices); use "
             "model.dropout = 0, got " +
                 formatDouble(job.model.dropout));
   for (int width : job.model.layers) {

@@ -1,6 +1,8 @@
 #include "engine/model/tensor_parallel.h"
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -107,16 +109,23 @@ void copySlice(const Network& whole, Network& slice, const std::string& layer, S
   std::copy_n(from + b.offset, out, to + sb.offset);
 }
 
+// Whether a layer of the CNN's body (before the first Linear) is replicated on every slice.
+bool isReplicatedBody(const Layer& layer) {
+  for (const char* prefix : {"conv", "pool", "relu", "flatten"})
+    if (startsWith(layer.name(), prefix)) return true;
+  return false;
+}
+
 // Each Linear's part: pairs (columns, rows), an unpaired last one replicated.
 std::vector<Split> splitsOf(const Network& whole) {
   size_t linears = 0;
   for (const auto& layer : whole.layers()) {
     if (startsWith(layer->name(), "fc")) {
       ++linears;
-    } else if (!startsWith(layer->name(), "relu")) {
-      throw std::invalid_argument("tensor parallelism splits an MLP of Linear and ReLU layers; " +
-                                  layer->name() + " (" + layer->describe() +
-                                  ") cannot be split: use model.dropout = 0");
+    } else if (!startsWith(layer->name(), "relu") && (linears > 0 || !isReplicatedBody(*layer))) {
+      throw std::invalid_argument(
+          "tensor parallelism splits the Linear and ReLU layers of an MLP or a CNN's head; " +
+          layer->name() + " (" + layer->describe() + ") cannot be split: use model.dropout = 0");
     }
   }
   std::vector<Split> splits;
@@ -126,6 +135,32 @@ std::vector<Split> splitsOf(const Network& whole) {
                                        : Split::kReplicated);
   }
   return splits;
+}
+
+// The same layer for the slice: a CNN body's convolution, pooling, ReLU or flatten whole.
+std::unique_ptr<Layer> replicate(const Layer& layer, const ComputeDevice& device) {
+  LayerRequest request{LayerKind::kReLU, layer.name(), layer.inputShape()};
+  if (startsWith(layer.name(), "conv")) {
+    request.kind = LayerKind::kConv2d;
+    request.outputs = layer.outputShape().channels;
+    const size_t taps = layer.paramTensors().front().size /
+                        (static_cast<size_t>(request.outputs) * layer.inputShape().channels);
+    request.kernel = static_cast<int>(std::lround(std::sqrt(static_cast<double>(taps))));
+  } else if (startsWith(layer.name(), "pool")) {
+    request.kind = LayerKind::kMaxPool2d;
+  } else if (startsWith(layer.name(), "flatten")) {
+    request.kind = LayerKind::kFlatten;
+  }
+  return device.makeLayer(request);
+}
+
+// Copies every tensor of a replicated body layer whole from `whole` into `slice`.
+void copyWhole(const Network& whole, Network& slice, const std::string& layer) {
+  for (const auto& view : slice.views()) {
+    if (!startsWith(view.name, layer + ".")) continue;
+    const ParamView& from = viewOf(whole, view.name);
+    std::copy_n(whole.params() + from.offset, from.size, slice.params() + view.offset);
+  }
 }
 
 }  // namespace
@@ -141,9 +176,13 @@ Network sliceForTensorParallel(const Network& whole, TensorGroup& group) {
     shape = layer->outputShape();
     layers.push_back(std::move(layer));
   };
+  bool body_learns = false;  // a replicated body before the pairs needs f's input gradient
   for (const auto& layer : whole.layers()) {
     if (!startsWith(layer->name(), "fc")) {  // a ReLU, on whatever its input is now
-      add(device.makeLayer({LayerKind::kReLU, layer->name(), shape}));
+      const bool body = k == 0;
+      add(body ? replicate(*layer, device)
+               : device.makeLayer({LayerKind::kReLU, layer->name(), shape}));
+      body_learns = body_learns || (body && !layer->paramTensors().empty());
       continue;
     }
     const Split split = splits[k];
@@ -155,7 +194,8 @@ Network sliceForTensorParallel(const Network& whole, TensorGroup& group) {
                                     " does not divide");
       }
       linear.outputs /= t;
-      if (k > 0) add(std::make_unique<CopyToSlices>("f" + std::to_string(k / 2), shape, group));
+      if (k > 0 || body_learns)
+        add(std::make_unique<CopyToSlices>("f" + std::to_string(k / 2), shape, group));
     }
     linear.adds_bias = split != Split::kRows || group.rank() == 0;
     linear.input = shape;
@@ -169,6 +209,8 @@ Network sliceForTensorParallel(const Network& whole, TensorGroup& group) {
   for (const auto& layer : whole.layers()) {
     if (startsWith(layer->name(), "fc"))
       copySlice(whole, slice, layer->name(), splits[k++], group.rank());
+    else if (!layer->paramTensors().empty())
+      copyWhole(whole, slice, layer->name());
   }
   return slice;
 }

@@ -4,8 +4,10 @@
 // multiplies its in/t inputs and the partial outputs are summed). Two conjugate operators
 // join them: f before a pair (identity forward, all-reduce of the input gradient backward)
 // and g after it (all-reduce forward, identity backward): one all-reduce per pair forward and
-// one backward. The first pair has no f: the data needs no gradient. A last unpaired Linear
-// (the classifier of an even number of hidden layers) is replicated.
+// one backward. The first pair has no f when the data is its input (the data needs no
+// gradient). A CNN's head is split the same way; its convolutions run whole on every slice,
+// so f before the head gives them the whole input gradient and their gradients agree. A
+// last unpaired Linear (the classifier of an even number of hidden layers) is replicated.
 #pragma once
 
 #include <cstdint>
@@ -41,9 +43,9 @@ class TensorGroup {
   TensorParallelCounts counts_;
 };
 
-// This slice of `whole` (an MLP of Linear, ReLU layers; no dropout): its column- and
+// This slice of `whole` (an MLP of Linear, ReLU layers, or a CNN; no dropout): its column- and
 // row-parallel Linears hold their rows and columns of whole's parameters, replicated ones
-// (the row-parallel biases, an unpaired classifier) all of theirs. Throws
+// (the row-parallel biases, an unpaired classifier, a CNN's convolutions) all of theirs. Throws
 // std::invalid_argument naming the layer whose width does not divide by group.size(), or a
 // layer it cannot split. `group` must outlive the network.
 Network sliceForTensorParallel(const Network& whole, TensorGroup& group);

@@ -151,12 +151,11 @@ TEST(JobEngineKeys, StageLayersMustCoverTheBlocksStageByStage) {
   EXPECT_TRUE(issuesOf("[parallel]\nranks = 2\npipeline = 2\nstage_layers = [2, 1]\n").empty());
 }
 
-// Tensor parallelism splits MLP layer pairs over whole ranks: what it cannot split is named.
+// Tensor parallelism splits Linear pairs (an MLP's, a CNN head's) over whole ranks: what it
+// cannot split is named.
 TEST(JobEngineKeys, TensorNamesWhatItCannotSplit) {
   const std::pair<std::string, std::string> cases[] = {
       {"[parallel]\nranks = 3\ntensor = 2\n", "parallel.tensor: must divide parallel.ranks (3)"},
-      {"[model]\nkind = \"cnn\"\n[parallel]\ntensor = 2\n",
-       "parallel.tensor: splits the Linear layers of an MLP"},
       {"[model]\ndropout = 0.2\n[parallel]\ntensor = 2\n", "use model.dropout = 0, got 0.2"},
       {"[model]\nlayers = [100]\n[parallel]\nranks = 8\ntensor = 8\n",
        "100 is not a multiple of 8"},
@@ -171,6 +170,7 @@ TEST(JobEngineKeys, TensorNamesWhatItCannotSplit) {
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
   EXPECT_TRUE(issuesOf("[parallel]\nranks = 4\ntensor = 2\n").empty());
+  EXPECT_TRUE(issuesOf("[model]\nkind = \"cnn\"\n[parallel]\ntensor = 2\n").empty());
 }
 
 }  // namespace

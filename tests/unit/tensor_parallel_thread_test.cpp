@@ -67,6 +67,23 @@ TEST(TensorParallel, SlicesTrainAsOneRankOnTheSameBatch) {
   }
 }
 
+// The CNN's head (fc0 column-, fc1 row-parallel) split, its convolutions whole on each
+// slice: f before the head hands them the whole input gradient, so they learn as on 1 rank.
+TEST(TensorParallel, CnnHeadSlicesTrainAsOneRank) {
+  JobSpec job = tensorJob(1, 1);
+  job.model.kind = "cnn";
+  job.model.channels = {4, 8};
+  job.model.kernel_size = 3;
+  job.model.layers = {32};
+  job.train.max_steps = 20;
+  const auto whole = trainWithThreads(job);
+  job.parallel.ranks = job.parallel.tensor = 2;
+  const auto split = trainWithThreads(job);
+  expectSameTraining(split, whole[0], "cnn, 2 slices of the head");
+  for (const auto& rank : split)  // g forward, f backward
+    EXPECT_EQ(rank.stats.back().allreduces, 2);
+}
+
 TEST(TensorParallel, TwoReplicasOfTwoSlicesTrainAsTwoDataRanks) {
   const auto data = trainWithThreads(tensorJob(2, 1));
   const auto hybrid = trainWithThreads(tensorJob(4, 2));
