@@ -188,6 +188,7 @@ struct RankSummary {
   // The memory ledger: the most bytes held over the run's steps.
   struct Memory {
     int64_t params = 0, grads = 0, optimizer = 0, activations_peak = 0;
+    int64_t buffers = 0;  // one layer's scratch (ZeRO 2 and 3), apart from the model states
   } memory;
   // Collectives this rank took part in, per step (mean over its steps).
   struct Collectives {

@@ -102,6 +102,7 @@ WITH totals AS (
          MAX(stashed) AS stashed, MAX(stashed_bytes) AS stashed_bytes,
          MAX(mem_params) AS mem_params, MAX(mem_grads) AS mem_grads,
          MAX(mem_optimizer) AS mem_optimizer, MAX(mem_activations) AS mem_activations,
+         MAX(mem_buffers) AS mem_buffers,
          AVG(allreduces) AS allreduces, AVG(reduce_scatters) AS reduce_scatters,
          AVG(all_gathers) AS all_gathers, AVG(sends) AS sends, AVG(recvs) AS recvs
   FROM steps WHERE run_id = ?1 GROUP BY rank),
@@ -113,7 +114,7 @@ SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_
        COALESCE(stashed_bytes, 0), COALESCE(mem_params, 0), COALESCE(mem_grads, 0),
        COALESCE(mem_optimizer, 0), COALESCE(mem_activations, 0), COALESCE(allreduces, 0),
        COALESCE(reduce_scatters, 0), COALESCE(all_gathers, 0), COALESCE(sends, 0),
-       COALESCE(recvs, 0)
+       COALESCE(recvs, 0), COALESCE(mem_buffers, 0)
 FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
   sql.replace(sql.find("@COMPUTE@"), 9, compute);
   return sql;
@@ -326,6 +327,7 @@ void addRankTotals(Statement& statement, RunSummary& s) {
     r.stashed_bytes_peak = q.int64();
     r.memory = {q.int64(), q.int64(), q.int64(), q.int64()};
     r.collectives = {q.real(), q.real(), q.real(), q.real(), q.real()};
+    r.memory.buffers = q.int64();
     s.steps = std::max(s.steps, r.steps);
     s.samples += samples;
     s.bytes_tx += r.bytes_tx;

@@ -18,7 +18,7 @@ namespace ranklab {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 8;
+  static constexpr int kSchemaVersion = 9;
 
   // Opens (creating folders and file as needed) and migrates forward to kSchemaVersion.
   // A RunStore is used by one thread at a time; each thread opens its own.

@@ -229,9 +229,16 @@ ALTER TABLE steps ADD COLUMN recvs INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 8;
 )sql";
 
+// The ledger's one-layer scratch apart from the model states (ZeRO's temporary buffers).
+constexpr const char* kVersion9 = R"sql(
+ALTER TABLE steps ADD COLUMN mem_buffers INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 9;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4},
-    {5, kVersion5}, {6, kVersion6}, {7, kVersion7}, {8, kVersion8},
+    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}, {5, kVersion5},
+    {6, kVersion6}, {7, kVersion7}, {8, kVersion8}, {9, kVersion9},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

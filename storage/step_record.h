@@ -37,14 +37,15 @@
   X(int64_t, stashed, 0)         /* pipeline: most micro-batches held for backward at once */ \
   X(int64_t, stashed_bytes, 0)   /* pipeline: their layer outputs at that peak */             \
   X(int64_t, mem_params, 0)      /* the memory ledger, bytes this rank holds: parameters */   \
-  X(int64_t, mem_grads, 0)       /* gradients (ZeRO 2: its shard and layer scratch) */        \
+  X(int64_t, mem_grads, 0)       /* gradients (ZeRO 2: its shard) */                          \
   X(int64_t, mem_optimizer, 0)   /* optimizer state (ZeRO: its shard's) */                    \
   X(int64_t, mem_activations, 0) /* layer outputs kept for backward, at the step's peak */    \
   X(int64_t, allreduces, 0)      /* collectives this rank took part in, in this step */       \
   X(int64_t, reduce_scatters, 0)                                                              \
   X(int64_t, all_gathers, 0)                                                                  \
   X(int64_t, sends, 0) /* point-to-point messages: pipeline activations, server pushes */     \
-  X(int64_t, recvs, 0)
+  X(int64_t, recvs, 0)                                                                        \
+  X(int64_t, mem_buffers, 0) /* one layer's scratch: ZeRO 2's gradient, ZeRO 3's parameters */
 
 namespace ranklab {
 

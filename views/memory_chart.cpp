@@ -9,7 +9,8 @@ MemoryChart::MemoryChart(QWidget* parent)
                     {{tr("parameters"), QColor(0x1f, 0x77, 0xb4)},
                      {tr("gradients"), QColor(0xff, 0x7f, 0x0e)},
                      {tr("optimizer state"), QColor(0x2c, 0xa0, 0x2c)},
-                     {tr("activations (peak)"), QColor(0x94, 0x67, 0xbd)}},
+                     {tr("activations (peak)"), QColor(0x94, 0x67, 0xbd)},
+                     {tr("one-layer scratch"), QColor(0x8c, 0x8c, 0x8c)}},
                     parent) {}
 
 void MemoryChart::refresh(const LiveRunModel& model) {
@@ -19,8 +20,8 @@ void MemoryChart::refresh(const LiveRunModel& model) {
   for (int row = 0; row < model.rankCount(); ++row) {
     const RankSeries& r = model.rankAt(row);
     ranks.push_back(r.rank);
-    values.push_back(
-        {mb(r.mem_params), mb(r.mem_grads), mb(r.mem_optimizer), mb(r.mem_activations)});
+    values.push_back({mb(r.mem_params), mb(r.mem_grads), mb(r.mem_optimizer), mb(r.mem_activations),
+                      mb(r.mem_buffers)});
   }
   setBars(ranks, values);
 }

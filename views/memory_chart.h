@@ -1,6 +1,6 @@
 // What each rank holds, from the latest step's memory ledger: one stacked bar per rank with
-// parameters, gradients, optimizer state and stashed activations in MB. ZeRO shrinks the
-// first three, pipeline and tensor parallelism all of them.
+// parameters, gradients, optimizer state, stashed activations and one layer's scratch in MB.
+// ZeRO shrinks the first three (and needs the scratch), pipeline and tensor parallelism all.
 #pragma once
 
 #include "views/rank_bars_chart.h"
@@ -13,7 +13,7 @@ class MemoryChart : public RankBarsChart {
   Q_OBJECT
 
  public:
-  enum Part { Params, Grads, Optimizer, Activations, PartCount };
+  enum Part { Params, Grads, Optimizer, Activations, Buffers, PartCount };
   explicit MemoryChart(QWidget* parent = nullptr);
 
   void refresh(const LiveRunModel& model);

@@ -29,7 +29,8 @@ std::string sentWithRatio(int64_t tx, int64_t raw) {
 
 // The memory ledger's bytes: parameters, gradients, optimizer state and activations held.
 int64_t heldBytes(const RankSummary& r) {
-  return r.memory.params + r.memory.grads + r.memory.optimizer + r.memory.activations_peak;
+  const auto& m = r.memory;
+  return m.params + m.grads + m.optimizer + m.activations_peak + m.buffers;
 }
 
 // Mean over the ranks that stepped of one of their per-step times, in ms.
@@ -132,7 +133,8 @@ nlohmann::json summaryJson(const RunSummary& s) {
                       {{"params", r.memory.params},
                        {"grads", r.memory.grads},
                        {"optimizer", r.memory.optimizer},
-                       {"activations_peak", r.memory.activations_peak}}},
+                       {"activations_peak", r.memory.activations_peak},
+                       {"buffers", r.memory.buffers}}},
                      {"collectives",
                       {{"allreduce", r.collectives.allreduce},
                        {"reduce_scatter", r.collectives.reduce_scatter},

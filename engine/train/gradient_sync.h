@@ -86,9 +86,11 @@ class GradientSync {
   // updates; and (collective) every parameter, for a checkpoint.
   virtual float* shardParameters() { return nullptr; }
   virtual void wholeParameters(float* /*into*/, size_t /*count*/) {}
-  // Memory this rank holds for gradients and parameters besides the model's flat buffers.
+  // Memory this rank holds for gradients and parameters besides the model's flat buffers,
+  // and for one layer at a time (ZeRO's gradient and parameter scratch).
   virtual size_t gradientBytesHeld() const { return 0; }
   virtual size_t parameterBytesHeld() const { return 0; }
+  virtual size_t bufferBytesHeld() const { return 0; }
   // True when sync() already wrote the new parameters (a server ran the optimizer).
   virtual bool updatesParameters() const { return false; }
   // After the optimizer step (local SGD averages the models here).

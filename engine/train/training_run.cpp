@@ -420,6 +420,7 @@ void TrainingRun::recordMemory(StepStats& s) const {
   s.mem_params = bytes(model_.flatParameterBytes() + sync_->parameterBytesHeld());
   s.mem_grads = bytes(model_.flatGradientBytes() + sync_->gradientBytesHeld());
   s.mem_optimizer = bytes(optimizer_->stateBytes());
+  s.mem_buffers = bytes(sync_->bufferBytesHeld());
 }
 
 bool TrainingRun::checkpointDue() const {

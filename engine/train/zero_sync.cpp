@@ -56,11 +56,15 @@ float* ZeroSync::shardParameters() {
 }
 
 size_t ZeroSync::gradientBytesHeld() const {
-  return (scratch_.size() + shard_grads_.size()) * sizeof(float);
+  return shard_grads_.size() * sizeof(float);
 }
 
 size_t ZeroSync::parameterBytesHeld() const {
-  return (param_scratch_.size() + shard_params_.size()) * sizeof(float);
+  return shard_params_.size() * sizeof(float);
+}
+
+size_t ZeroSync::bufferBytesHeld() const {
+  return (scratch_.size() + param_scratch_.size()) * sizeof(float);
 }
 
 void ZeroSync::startStep() {

@@ -40,6 +40,7 @@ class ZeroSync : public GradientSync {
   void wholeParameters(float* into, size_t count) override;
   size_t gradientBytesHeld() const override;
   size_t parameterBytesHeld() const override;
+  size_t bufferBytesHeld() const override;
   void startStep() override;
   void beginStep(double lr) override;
   void gradientReady(float* grads, size_t offset, size_t count) override;

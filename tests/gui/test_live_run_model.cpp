@@ -133,15 +133,16 @@ class LiveRunModelTest : public QObject {
       row.mem_grads = 12'100'000 - step;
       row.mem_optimizer = 15'900'000;
       row.mem_activations = 2'000'000;
+      row.mem_buffers = 4'200'000;
       model.addStep(row);
     }
     auto cell = [&](int role) {
       return model.index(0, LiveRunModel::MemoryColumn).data(role).toString();
     };
-    QCOMPARE(cell(Qt::DisplayRole), QStringLiteral("45.9"));
+    QCOMPARE(cell(Qt::DisplayRole), QStringLiteral("50.1"));
     QCOMPARE(cell(Qt::ToolTipRole),
              QStringLiteral("held: parameters 15.9 MB, gradients 12.1 MB, optimizer state "
-                            "15.9 MB, activations 2.0 MB"));
+                            "15.9 MB, activations 2.0 MB, one-layer scratch 4.2 MB"));
     QCOMPARE(model.headerData(LiveRunModel::MemoryColumn, Qt::Horizontal).toString(),
              QStringLiteral("memory MB"));
   }

@@ -57,6 +57,7 @@ int64_t storeRun(RunStore& store, const std::string& name, int world, int steps)
       s.mem_grads = 2'000'000 * (rank + 1);
       s.mem_optimizer = 6'000'000 / (rank + 1) + step;  // the latest step's ledger is drawn
       s.mem_activations = 1'000'000;
+      s.mem_buffers = 500'000 * rank;
       s.loss = 2.0 / (step + 1) + 0.1 * rank;
       s.time_ns = (step + 1) * 20 * kMs;
       batch.steps.push_back(s);
@@ -159,6 +160,7 @@ class MainWindowTest : public QObject {
     QVERIFY(std::abs(memory->partSet(MemoryChart::Optimizer)->at(bar0) - 6.000005) < 1e-9);
     QVERIFY(std::abs(memory->partSet(MemoryChart::Optimizer)->at(bar1) - 3.000005) < 1e-9);
     QVERIFY(std::abs(memory->partSet(MemoryChart::Activations)->at(bar1) - 1.0) < 1e-9);
+    QVERIFY(std::abs(memory->partSet(MemoryChart::Buffers)->at(bar1) - 0.5) < 1e-9);
 
     const QString status = window.livePage()->statusText();
     QVERIFY2(status.contains(QStringLiteral("run %1").arg(older)), qPrintable(status));

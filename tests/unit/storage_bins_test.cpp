@@ -156,15 +156,18 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 8 added, taken away again to make an older file.
-constexpr const char* kDropVersion8 =
+// What version 9 added, taken away again to make an older file.
+constexpr const char* kDropVersion9 = "ALTER TABLE steps DROP COLUMN mem_buffers; ";
+// And what version 8 added: a file of version 7 or older lacks both.
+const std::string kDropVersion8 =
+    std::string(kDropVersion9) +
     "ALTER TABLE steps DROP COLUMN mem_params; ALTER TABLE steps DROP COLUMN mem_grads; "
     "ALTER TABLE steps DROP COLUMN mem_optimizer; ALTER TABLE steps DROP COLUMN mem_activations; "
     "ALTER TABLE steps DROP COLUMN allreduces; ALTER TABLE steps DROP COLUMN reduce_scatters; "
     "ALTER TABLE steps DROP COLUMN all_gathers; ALTER TABLE steps DROP COLUMN sends; "
     "ALTER TABLE steps DROP COLUMN recvs; ";
 // And what version 7 added: a file of version 6 or older lacks both.
-const std::string kDropVersion7 = std::string(kDropVersion8) +
+const std::string kDropVersion7 = kDropVersion8 +
                                   "ALTER TABLE steps DROP COLUMN stashed; "
                                   "ALTER TABLE steps DROP COLUMN stashed_bytes; ";
 
@@ -181,7 +184,7 @@ TEST_F(RunStoreTest, VersionSevenStepsGainTheLedgerAndCollectiveColumns) {
     store.write(RecordBatch{{}, {step}, {}, {}, {}, {}});
     EXPECT_EQ(store.steps(id)[0].mem_params, 400);
   }
-  { RawFile(dbPath()).exec(std::string(kDropVersion8) + "PRAGMA user_version = 7"); }
+  { RawFile(dbPath()).exec(kDropVersion8 + "PRAGMA user_version = 7"); }
   RunStore store(dbPath());
   EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
   const auto steps = store.steps(id);
@@ -189,6 +192,27 @@ TEST_F(RunStoreTest, VersionSevenStepsGainTheLedgerAndCollectiveColumns) {
   EXPECT_EQ(steps[0].mem_params, 0);
   EXPECT_EQ(steps[0].reduce_scatters, 0);
   EXPECT_EQ(steps[0].stashed, exampleStep(id, 0, 1).stashed);
+}
+
+// A version 8 file's steps gain the ledger's scratch column, zero for the old rows.
+TEST_F(RunStoreTest, VersionEightStepsGainTheScratchColumn) {
+  int64_t id = 0;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+    StepRow step = exampleStep(id, 0, 1);
+    step.mem_buffers = 4'200;
+    store.write(RecordBatch{{}, {step}, {}, {}, {}, {}});
+    EXPECT_EQ(store.steps(id)[0].mem_buffers, 4'200);
+    EXPECT_EQ(store.summary(id)->ranks.at(0).memory.buffers, 4'200);
+  }
+  { RawFile(dbPath()).exec(std::string(kDropVersion9) + "PRAGMA user_version = 8"); }
+  RunStore store(dbPath());
+  EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  const auto steps = store.steps(id);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].mem_buffers, 0);
+  EXPECT_EQ(steps[0].mem_params, exampleStep(id, 0, 1).mem_params);
 }
 
 // A version 6 file's steps gain the pipeline's stash columns, zero for the old rows.

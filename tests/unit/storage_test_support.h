@@ -95,6 +95,7 @@ inline StepRow exampleStep(int64_t run_id, int rank, int64_t step) {
   s.mem_grads = 2'000'000 + rank;
   s.mem_optimizer = 8'000'000 + rank;
   s.mem_activations = 100'000 + step;
+  s.mem_buffers = 40'000 + step;
   s.reduce_scatters = 1 + step % 3;
   s.all_gathers = 1;
   s.sends = step % 5;

@@ -24,8 +24,9 @@ QString memoryTip(const RankSeries& r) {
   auto mb = [](int64_t bytes) { return QString::number(double(bytes) / 1e6, 'f', 1); };
   return QObject::tr(
              "held: parameters %1 MB, gradients %2 MB, optimizer state %3 MB, "
-             "activations %4 MB")
-      .arg(mb(r.mem_params), mb(r.mem_grads), mb(r.mem_optimizer), mb(r.mem_activations));
+             "activations %4 MB, one-layer scratch %5 MB")
+      .arg(mb(r.mem_params), mb(r.mem_grads), mb(r.mem_optimizer), mb(r.mem_activations),
+           mb(r.mem_buffers));
 }
 
 }  // namespace

@@ -138,6 +138,7 @@ void RunSeries::addStep(const StepRow& s) {
   r.mem_grads = s.mem_grads;
   r.mem_optimizer = s.mem_optimizer;
   r.mem_activations = s.mem_activations;
+  r.mem_buffers = s.mem_buffers;
   addTotals(r, phases, 1, s.samples, s.bytes_tx, s.bytes_rx, s.bytes_raw);
   for (int p = 0; p < kPhaseCount; ++p) r.recent[p] += phases[p];
   r.recent_steps.push_back(phases);

@@ -86,7 +86,7 @@ struct RankSeries {
   int64_t bytes_raw = 0;  // bytes_tx uncompressed
   // The memory ledger of the latest step: bytes of parameters, gradients, optimizer state
   // and activations this rank held (ZeRO and model parallelism shrink them).
-  int64_t mem_params = 0, mem_grads = 0, mem_optimizer = 0, mem_activations = 0;
+  int64_t mem_params = 0, mem_grads = 0, mem_optimizer = 0, mem_activations = 0, mem_buffers = 0;
   PhaseTimes total{};   // over the whole run
   PhaseTimes recent{};  // over the last kRecentSteps steps
   std::deque<PhaseTimes> recent_steps;
@@ -99,7 +99,9 @@ struct RankSeries {
   double computeSeconds() const;  // data + forward + backward + compress + update
   double commSeconds() const { return double(total[commPhase]) / 1e9; }
   double waitSeconds() const { return double(total[waitPhase]) / 1e9; }
-  int64_t memoryBytes() const { return mem_params + mem_grads + mem_optimizer + mem_activations; }
+  int64_t memoryBytes() const {
+    return mem_params + mem_grads + mem_optimizer + mem_activations + mem_buffers;
+  }
 };
 
 struct EvalPoint {
