@@ -13,6 +13,7 @@
 #include "comm/telemetry/collector.h"
 #include "engine/job/job_file.h"
 #include "launch/child_process.h"
+#include "launch/rank_watch.h"
 #include "launch/run_recorder.h"
 #include "storage/run_store.h"
 
@@ -206,6 +207,23 @@ void requireWorker(const std::string& path) {
     throw std::runtime_error(path + ": ranklab-worker not found (build it, or pass its path)");
 }
 
+// "rank 2 died after step 5 (signal 9 (Killed))..." or "rank 1 hung after step 5 ...".
+std::string failureMessage(const RankFailure& f, const std::string& cause, int hang_limit_s) {
+  const std::string after =
+      f.last_step < 0 ? " before its first step" : " after step " + std::to_string(f.last_step);
+  char quiet[32];
+  std::snprintf(quiet, sizeof quiet, "%.2f", f.quiet_s);
+  if (!f.hung) {
+    return "rank " + std::to_string(f.rank) + " died" + after +
+           (cause.empty() ? "" : " (" + cause + ")") + ", found " + quiet +
+           " s after its last message";
+  }
+  return "rank " + std::to_string(f.rank) + " hung" + after +
+         ": no message, not even a heartbeat, for " + quiet +
+         " s (telemetry.hang_limit_s = " + std::to_string(hang_limit_s) + "); its process is " +
+         f.process;
+}
+
 // Keeps the last 8 lines.
 void keepTail(std::deque<std::string>& tail, std::string line) {
   tail.push_back(std::move(line));
@@ -214,11 +232,12 @@ void keepTail(std::deque<std::string>& tail, std::string line) {
 
 // How the run ended: stopped for silence, stopped on request, done, or failed (with the
 // tail of the ranks' stderr), from mpirun's exit status and what the ranks reported.
-void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& silence_error,
-            bool stopped, const std::deque<std::string>& last_errors) {
-  if (!silence_error.empty()) {
+void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& failure, bool stopped,
+            const std::deque<std::string>& last_errors) {
+  if (!failure.empty()) {
     outcome.status = "failed";
-    outcome.error = silence_error + "; the ranks were stopped";
+    outcome.error = failure + "; the ranks were stopped";
+    recorder.launcherEvent("failure", outcome.error);
   } else if (stopped) {
     outcome.status = "stopped";
   } else if (outcome.exit_code == 0 && recorder.allRanksSaidBye() && !recorder.anyRankFailed()) {
@@ -252,19 +271,27 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   const auto argv = command(job, resolved.path(), wire_id, collector.endpoint());
 
   std::deque<std::string> last_errors;  // the tail of stderr, for the failure message
+  MpirunVerdict verdict;                // how mpirun says a rank ended
   auto on_line = [&](bool is_stderr, const std::string& line) {
     int rank = -1;
     std::string text;
     splitTaggedLine(line, rank, text);
+    if (rank < 0) verdict.read(text);
     if (is_stderr)
       keepTail(last_errors, rank >= 0 ? "rank " + std::to_string(rank) + ": " + text : text);
     observer.onOutput(rank, is_stderr, text);
   };
   auto last_heard = Clock::now();  // launch counts as heard: MPI start-up is silent too
+  RankWatch watch(world, std::chrono::seconds(job.telemetry.hang_limit_s));
   auto collect = [&](int timeout_ms) {
     const auto envelopes = collector.receive(timeout_ms);
-    if (!envelopes.empty()) last_heard = Clock::now();
-    for (const auto& envelope : envelopes) recorder.ingest(envelope);
+    const auto now = Clock::now();
+    for (const auto& envelope : envelopes) {
+      watch.heard(envelope, now);
+      // Heartbeats say a rank lives, not that the run moves: silence counts without them.
+      if (!envelope.has_heartbeat()) last_heard = now;
+      recorder.ingest(envelope);
+    }
     for (const auto& rejected : collector.takeRejected()) {
       recorder.launcherEvent("error", "rejected telemetry: " + rejected.reason);
     }
@@ -276,12 +303,28 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   ChildProcess child(argv, segments.environment());
   observer.onStarted(outcome.run_id, argv);
   std::optional<Clock::time_point> stop_sent;
-  std::string silence_error;  // set when the ranks went quiet for too long
+  std::string silence_error;           // set when the ranks went quiet for too long
+  std::optional<RankFailure> failure;  // the first rank found dead or hung
+  std::optional<Clock::time_point> failure_found;
   while (child.running()) {
     child.pump(0, on_line);
     collect(50);
     const auto limit = silenceLimit(job, recorder);
-    if (!stop_sent && Clock::now() - last_heard > limit) {
+    if (!failure && !stop_sent) {
+      failure = watch.check(Clock::now());
+      if (failure) failure_found = Clock::now();
+      if (failure) watch.killLiveRanks();
+    }
+    // The other ranks are killed at once; mpirun then says how the first one ended.
+    const bool end_for_failure =
+        failure && (failure->hung || Clock::now() - *failure_found > std::chrono::seconds(1));
+    if (!stop_sent && end_for_failure) {
+      recorder.launcherEvent("log", "rank " + std::to_string(failure->rank) +
+                                        (failure->hung ? " hung" : " died") +
+                                        ": SIGTERM to mpirun");
+      child.terminate();
+      stop_sent = Clock::now();
+    } else if (!stop_sent && Clock::now() - last_heard > limit) {
       silence_error = silenceMessage(job.telemetry.silence_limit_s, recorder.ranksWithoutBye());
       recorder.launcherEvent("error", silence_error + ": SIGTERM to mpirun");
       child.terminate();
@@ -298,13 +341,20 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   }
   // Late output and telemetry: the ranks' last messages may still be in flight.
   const auto drain_start = Clock::now();
-  const double drain_s = stop_sent ? 0.5 : 3.0;  // stopped ranks send no Bye: do not wait long
+  // Stopped or failed ranks send no Bye: do not wait long for it.
+  const double drain_s = failure ? 0.2 : stop_sent || child.exitCode() != 0 ? 0.5 : 3.0;
   while (secondsSince(drain_start) < drain_s && !recorder.allRanksSaidBye()) collect(50);
   for (int i = 0; i < 20; ++i) child.pump(10, on_line);
+  // mpirun's verdict on the failed rank is among its last lines: give them a little longer.
+  for (int i = 0; i < 30 && failure && verdict.causeOf(failure->rank).empty(); ++i)
+    child.pump(10, on_line);
   collect(0);
 
   outcome.exit_code = child.exitCode();
-  settle(outcome, recorder, silence_error, stop_sent.has_value(), last_errors);
+  if (failure)
+    silence_error =
+        failureMessage(*failure, verdict.causeOf(failure->rank), job.telemetry.hang_limit_s);
+  settle(outcome, recorder, silence_error, stop_sent.has_value() && !failure, last_errors);
   recorder.flush();
   store.finishRun(outcome.run_id, outcome.status, secondsSince(started),
                   recorder.slowestTrainNs() / 1e9);

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
-#include <future>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "app/worker/fault_injector.h"
+#include "app/worker/heartbeat_thread.h"
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/telemetry/reporter.h"
 #include "comm/telemetry/step_wire.h"
@@ -51,11 +53,11 @@ WorkerArgs parseArgs(int argc, char** argv) {
   return args;
 }
 
-// Forwards the trainer's progress to telemetry, with a heartbeat when steps are slow.
+// Forwards the trainer's progress to telemetry, and runs the job's faults after each step.
 class TelemetryBridge : public TrainObserver {
  public:
-  TelemetryBridge(Reporter& reporter, int rank, int heartbeat_ms)
-      : reporter_(reporter), rank_(rank), heartbeat_(std::chrono::milliseconds(heartbeat_ms)) {}
+  TelemetryBridge(Reporter& reporter, int rank, const std::vector<InjectedFault>& faults)
+      : reporter_(reporter), rank_(rank), faults_(faults, rank) {}
 
   void onStep(const StepStats& s) override {
     telemetry::Step step;
@@ -64,7 +66,7 @@ class TelemetryBridge : public TrainObserver {
     step.set_samples(s.samples);
     encodeMeasures(s, step);
     reporter_.step(step);
-    beatIfDue();
+    faults_.afterStep(s.step, reporter_);
   }
 
   void onSpan(const std::string& kind, int64_t step, int64_t start_ns, int64_t end_ns) override {
@@ -109,33 +111,13 @@ class TelemetryBridge : public TrainObserver {
     load.set_max_staleness(l.max_staleness);
     load.set_version(l.version);
     reporter_.serverLoad(load);
-    beatIfDue();
   }
 
  private:
-  void beatIfDue() {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_beat_ < heartbeat_) return;
-    reporter_.heartbeat();
-    last_beat_ = now;
-  }
-
   Reporter& reporter_;
   int rank_;
-  std::chrono::milliseconds heartbeat_;
-  std::chrono::steady_clock::time_point last_beat_ = std::chrono::steady_clock::now();
+  FaultInjector faults_;
 };
-
-// Loads the job's data on a helper thread while this one sends heartbeats: decoding a large
-// dataset on a loaded machine can outlast telemetry.silence_limit_s, and a rank that is
-// only loading must not read as frozen. The reporter stays on this thread alone.
-DataSplits loadDataWhileBeating(const JobSpec& job, Reporter& reporter) {
-  auto loading =
-      std::async(std::launch::async, [&job] { return loadJobData(job.data, job.train.seed); });
-  const auto beat = std::chrono::milliseconds(job.telemetry.heartbeat_ms);
-  while (loading.wait_for(beat) != std::future_status::ready) reporter.heartbeat();
-  return loading.get();
-}
 
 std::string hostName() {
   char name[256] = {};
@@ -155,11 +137,16 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
   options.step_batch_ms = 20;
   Reporter reporter(options);
   reporter.hello(comm.size(), hostName(), static_cast<int64_t>(getpid()));
+  // Beats while the data loads and while a collective waits, until Bye.
+  std::optional<HeartbeatThread> heartbeats(std::in_place, reporter,
+                                            std::chrono::milliseconds(job.telemetry.heartbeat_ms),
+                                            std::chrono::milliseconds(options.step_batch_ms));
   try {
     if (isServerRank(job, comm.rank())) {
       // Train time is the workers' figure; a server reports its work as load instead.
-      TelemetryBridge bridge(reporter, comm.rank(), job.telemetry.heartbeat_ms);
+      TelemetryBridge bridge(reporter, comm.rank(), job.faults);
       serveParameters(job, comm, bridge);
+      heartbeats.reset();
       reporter.bye(0, 0, "");
       return 0;
     }
@@ -174,12 +161,14 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
                          ")",
                      0);
     }
-    const DataSplits data = loadDataWhileBeating(job, reporter);
-    TelemetryBridge bridge(reporter, comm.rank(), job.telemetry.heartbeat_ms);
+    const DataSplits data = loadJobData(job.data, job.train.seed);
+    TelemetryBridge bridge(reporter, comm.rank(), job.faults);
     const TrainResult result = train(job, comm, data.train, data.test, bridge);
+    heartbeats.reset();
     reporter.bye(0, result.train_ns, "");
     return 0;
   } catch (const std::exception& e) {
+    heartbeats.reset();
     reporter.event("error", e.what(), 0);
     reporter.bye(1, 0, e.what());
     throw;

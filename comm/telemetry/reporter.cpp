@@ -127,6 +127,7 @@ void Reporter::bye(int exit_status, int64_t train_ns, const std::string& reason)
 }
 
 void Reporter::send(telemetry::Envelope& envelope, bool may_wait) {
+  const std::lock_guard<std::mutex> lock(mutex_);
   if (!socket_) return;
   const int64_t now = steadyNowNs();
   envelope.set_version(kWireVersion);
@@ -180,10 +181,12 @@ void Reporter::drainSpool() {
 }
 
 void Reporter::flush() {
+  const std::lock_guard<std::mutex> lock(mutex_);
   if (socket_) drainSpool();
 }
 
 size_t Reporter::close() {
+  const std::lock_guard<std::mutex> lock(mutex_);
   if (!socket_) return spool_.size();
   using Clock = std::chrono::steady_clock;
   const auto deadline =

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "comm/telemetry/telemetry.pb.h"
@@ -24,7 +25,8 @@ struct ReporterOptions {
   int step_batch_ms = 0;
 };
 
-// Sends Envelopes with per-rank sequence numbers. send() never blocks: a message the
+// Sends Envelopes with per-rank sequence numbers; its methods may be called from two threads
+// (training and heartbeats), one at a time. send() never blocks: a message the
 // socket will not take at once (or a step waiting for its batch) waits in a bounded
 // spool; when the spool is full the oldest is dropped (the collector sees the hole in
 // `seq`).
@@ -68,6 +70,7 @@ class Reporter {
   void keep(std::string bytes);
 
   struct Socket;
+  std::mutex mutex_;  // send(), flush() and close(): the socket and the spool
   ReporterOptions options_;
   std::unique_ptr<Socket> socket_;
   std::deque<std::string> spool_;

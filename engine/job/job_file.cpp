@@ -122,6 +122,10 @@ void readRoot(const toml::table& root, JobSpec& job, IssueLog& log) {
       field->read(value, name, job, log);
       continue;
     }
+    if (name == "faults") {
+      job_detail::readFaults(value, job, log);
+      continue;
+    }
     const Section* section = name.empty() ? nullptr : job_detail::findSection(name);
     if (!section) {
       log.add(key.source(), name,
@@ -203,7 +207,7 @@ std::string toTomlText(const JobSpec& job) {
       text += std::string(field.key) + " = " + field.write(job) + "\n";
     }
   }
-  return text;
+  return text + job_detail::faultsToml(job);
 }
 
 }  // namespace ranklab

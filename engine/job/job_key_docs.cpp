@@ -61,6 +61,8 @@ std::map<std::string, JobKeyDoc> parseJobKeyDocs(const std::string& markdown) {
     } else if (line.rfind("### Top level", 0) == 0) {
       section.clear();
       in_keys = true;
+    } else if (line.rfind("### ", 0) == 0) {
+      in_keys = false;  // e.g. [[faults]]: tables, not keys of a section
     }
     if (!in_keys || line.rfind("| `", 0) != 0) continue;
     const std::vector<std::string> row = cells(line);

@@ -359,7 +359,8 @@ std::vector<Section> trainingSections() {
        "what ranks report and how they cope with a slow collector",
        {intField("heartbeat_ms", RANKLAB_JOB_KEY(telemetry.heartbeat_ms), 50, 60000),
         intField("spool", RANKLAB_JOB_KEY(telemetry.spool), 16, 1000000),
-        intField("silence_limit_s", RANKLAB_JOB_KEY(telemetry.silence_limit_s), 1, 86400)}},
+        intField("silence_limit_s", RANKLAB_JOB_KEY(telemetry.silence_limit_s), 1, 86400),
+        intField("hang_limit_s", RANKLAB_JOB_KEY(telemetry.hang_limit_s), 1, 86400)}},
   };
 }
 
@@ -579,6 +580,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +
                 "): each micro-batch needs at least one sample, got " +
                 std::to_string(job.parallel.microbatches));
+  checkFaults(root, job, log);
   checkAccumulation(root, job, log);
   checkPipeline(root, job, log);
   checkZero(root, job, log);

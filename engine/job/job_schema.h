@@ -92,6 +92,12 @@ std::string closestName(std::string_view name, const std::vector<std::string_vie
 std::string unknownKeyMessage(const Section& section, std::string_view key);
 std::string unknownSectionMessage(std::string_view name);
 
+// [[faults]] (job_faults.cpp): reads the array of tables into job.faults; checks each
+// fault's rank against the run's processes; writes them back as TOML.
+void readFaults(const toml::node& value, JobSpec& job, IssueLog& log);
+void checkFaults(const toml::table& root, const JobSpec& job, IssueLog& log);
+std::string faultsToml(const JobSpec& job);
+
 // Problems that involve more than one key (e.g. the straggler must be one of the ranks).
 void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& log);
 

@@ -112,10 +112,22 @@ struct FaultSpec {
   bool operator==(const FaultSpec&) const = default;
 };
 
+// One [[faults]] table: a fault a rank injects into its own run, after reporting a step.
+struct InjectedFault {
+  int rank = 0;
+  int64_t at_step = 0;  // the step (numbered as in the run's records, from 1) after which it fires
+  std::string action;   // kill | stop | slow | exit
+  int ms = 0;           // slow: extra ms per step from at_step on
+  int seconds = 0;      // stop: how long the rank stays stopped; 0 = until the run is ended
+
+  bool operator==(const InjectedFault&) const = default;
+};
+
 struct TelemetrySpec {
-  int heartbeat_ms = 1000;
+  int heartbeat_ms = 1000;    // ranks beat from a thread of their own, also inside collectives
   int spool = 4096;           // messages a rank keeps while the collector is unreachable
   int silence_limit_s = 120;  // launcher stops a run no rank has reported from for this long
+  int hang_limit_s = 10;      // a rank without a heartbeat this long is hung: the run ends
 
   bool operator==(const TelemetrySpec&) const = default;
 };
@@ -129,6 +141,7 @@ struct JobSpec {
   CompressionSpec compression;
   AmpSpec amp;
   FaultSpec fault;
+  std::vector<InjectedFault> faults;
   TelemetrySpec telemetry;
 
   bool operator==(const JobSpec&) const = default;

@@ -3,6 +3,11 @@ add_executable(telemetry_store_test integration/telemetry_store_test.cpp)
 target_link_libraries(telemetry_store_test PRIVATE ranklab_launch GTest::gtest_main Threads::Threads)
 gtest_discover_tests(telemetry_store_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 120)
 
+# The launcher's watch over rank processes, on real child processes.
+add_executable(rank_watch_test integration/rank_watch_test.cpp)
+target_link_libraries(rank_watch_test PRIVATE ranklab_launch GTest::gtest_main)
+gtest_discover_tests(rank_watch_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 60)
+
 # Tests of the real `ranklab` CLI. Each case launches mpirun with up to 4 ranks on 2 cores:
 # run them one at a time.
 function(ranklab_cli_test name)
@@ -18,6 +23,7 @@ endfunction()
 ranklab_cli_test(cli_test)
 ranklab_cli_test(strategies_test)
 ranklab_cli_test(cli_store_test)
+ranklab_cli_test(fault_test)
 
 # The PyTorch twins of bench/ start and print their JSON line (a few steps each), so a
 # benchmark's peer cannot break unnoticed between benchmark runs.

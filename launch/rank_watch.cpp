@@ -1,0 +1,109 @@
+#include "launch/rank_watch.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+
+namespace ranklab {
+
+namespace {
+
+std::string thisHost() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+}  // namespace
+
+std::string processState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return "gone";
+  // pid (comm) state ...: comm may hold spaces and parentheses, so read after the last ')'.
+  const auto close = line.rfind(')');
+  const char state = close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+  switch (state) {
+    case 'Z':
+    case 'X':
+      return "gone";
+    case 'T':
+      return "stopped (SIGSTOP)";
+    case 't':
+      return "stopped by a debugger";
+    case 'R':
+      return "running";
+    case 'D':
+      return "waiting on a device";
+    default:
+      return "sleeping";
+  }
+}
+
+void MpirunVerdict::read(const std::string& line) {
+  static const std::regex signal(
+      R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+)(?: \(([^)]*)\))?)");
+  static const std::regex name(R"(Process name: \[\[\d+,\d+\],(\d+)\])");
+  static const std::regex code(R"(Exit code: +(\d+))");
+  std::smatch m;
+  if (std::regex_search(line, m, signal)) {
+    const std::string what = m[3].matched ? " (" + m[3].str() + ")" : "";
+    causes_.emplace_back(std::stoi(m[1]), "signal " + m[2].str() + what);
+  } else if (std::regex_search(line, m, name)) {
+    named_rank_ = std::stoi(m[1]);
+  } else if (named_rank_ >= 0 && std::regex_search(line, m, code)) {
+    causes_.emplace_back(named_rank_, "exit code " + m[1].str());
+    named_rank_ = -1;
+  }
+}
+
+std::string MpirunVerdict::causeOf(int rank) const {
+  for (const auto& [r, cause] : causes_)
+    if (r == rank) return cause;
+  return "";
+}
+
+RankWatch::RankWatch(int world, std::chrono::seconds hang_limit)
+    : ranks_(static_cast<size_t>(world)), hang_limit_(hang_limit), host_(thisHost()) {
+  for (Watched& r : ranks_) r.last_heard = Clock::now();
+}
+
+void RankWatch::heard(const telemetry::Envelope& e, Clock::time_point now) {
+  if (e.rank() < 0 || e.rank() >= static_cast<int>(ranks_.size())) return;
+  Watched& r = ranks_[static_cast<size_t>(e.rank())];
+  r.last_heard = now;
+  if (e.has_hello() && e.hello().host() == host_) r.pid = static_cast<pid_t>(e.hello().pid());
+  if (e.has_step()) r.last_step = e.step().step();
+  if (e.has_bye()) r.said_bye = true;
+}
+
+void RankWatch::killLiveRanks() const {
+  for (const Watched& r : ranks_)
+    if (r.pid > 0 && !r.said_bye && processState(r.pid) != "gone") ::kill(r.pid, SIGKILL);
+}
+
+std::optional<RankFailure> RankWatch::check(Clock::time_point now) {
+  std::optional<RankFailure> quietest;
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    Watched& r = ranks_[i];
+    if (r.said_bye) continue;
+    const double quiet_s = std::chrono::duration<double>(now - r.last_heard).count();
+    RankFailure failure{static_cast<int>(i), false, r.last_step, quiet_s, ""};
+    if (r.pid > 0) {
+      failure.process = processState(r.pid);
+      if (failure.process == "gone") {
+        if (!r.gone_since) r.gone_since = now;
+        if (now - *r.gone_since >= kByeGrace) return failure;
+        continue;
+      }
+    }
+    if (now - r.last_heard < hang_limit_) continue;
+    failure.hung = true;
+    if (!quietest || failure.quiet_s > quietest->quiet_s) quietest = failure;
+  }
+  return quietest;
+}
+
+}  // namespace ranklab
