@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -355,13 +356,23 @@ void TrainingRun::runPasses(StepStats& s, const Batch& batch, bool first, bool l
   }
 }
 
+namespace {
+
+// A loss scale as text: 65536, or 1.84467e+19 where an int64 cast would overflow.
+std::string scaleText(double scale) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", scale);
+  return text;
+}
+
+}  // namespace
+
 void TrainingRun::skipOverflowedStep(StepStats& s) {
   s.overflow = true;
   scaler_->update(true);
   observer_.onEvent("overflow",
                     "inf/NaN in the gradients: update skipped, loss scale " +
-                        std::to_string(static_cast<int64_t>(s.loss_scale)) + " -> " +
-                        std::to_string(static_cast<int64_t>(scaler_->scale())),
+                        scaleText(s.loss_scale) + " -> " + scaleText(scaler_->scale()),
                     s.step);
 }
 

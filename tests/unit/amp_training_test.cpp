@@ -82,12 +82,15 @@ class AmpRecorder : public TrainObserver {
  public:
   void onStep(const StepStats& s) override { steps.push_back(s); }
   void onEval(const EvalStats& e) override { evals.push_back(e); }
-  void onEvent(const std::string& kind, const std::string&, int64_t step) override {
-    if (kind == "overflow") overflow_events.push_back(step);
+  void onEvent(const std::string& kind, const std::string& text, int64_t step) override {
+    if (kind != "overflow") return;
+    overflow_events.push_back(step);
+    overflow_texts.push_back(text);
   }
   std::vector<StepStats> steps;
   std::vector<EvalStats> evals;
   std::vector<int64_t> overflow_events;
+  std::vector<std::string> overflow_texts;
 };
 
 std::vector<AmpRecorder> trainRanks(const JobSpec& job) {
@@ -136,8 +139,21 @@ TEST(AmpTraining, InjectedFp16OverflowSkipsStepsOnEveryRankUntilTheScaleFits) {
   EXPECT_GE(skipped, 20) << "2^40 needs at least 20 halvings before fp16 gradients fit";
   EXPECT_FALSE(steps.back().overflow);
   EXPECT_EQ(ranks[0].overflow_events.size(), static_cast<size_t>(skipped));
+  EXPECT_EQ(ranks[0].overflow_texts.front(),
+            "inf/NaN in the gradients: update skipped, loss scale 1.09951e+12 -> 5.49756e+11");
   EXPECT_TRUE(std::isfinite(ranks[0].evals.back().test_loss));
   EXPECT_GT(ranks[0].evals.back().test_accuracy, 0.5);
+}
+
+// A scale past 2^63 is printed as it is, not as an int64 that wrapped.
+TEST(AmpTraining, OverflowEventPrintsAScalePastTheInt64Range) {
+  JobSpec job = smallAmpJob(1, "fp16", 1);
+  job.amp.init_scale = 1e25;
+  job.train.max_steps = 1;
+  const auto ranks = trainRanks(job);
+  ASSERT_FALSE(ranks[0].overflow_texts.empty());
+  EXPECT_EQ(ranks[0].overflow_texts.front(),
+            "inf/NaN in the gradients: update skipped, loss scale 1e+25 -> 5e+24");
 }
 
 TEST(AmpTraining, GrowsTheScaleAfterGrowthIntervalCleanSteps) {
