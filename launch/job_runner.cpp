@@ -232,12 +232,17 @@ void keepTail(std::deque<std::string>& tail, std::string line) {
 
 // How the run ended: stopped for silence, stopped on request, done, or failed (with the
 // tail of the ranks' stderr), from mpirun's exit status and what the ranks reported.
-void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& failure, bool stopped,
+void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& failure,
+            const std::optional<RankFailure>& failed, bool stopped,
             const std::deque<std::string>& last_errors) {
   if (!failure.empty()) {
     outcome.status = "failed";
     outcome.error = failure + "; the ranks were stopped";
-    recorder.launcherEvent("failure", outcome.error);
+    // On the failed rank's row at its last step (the timeline marks it there).
+    if (failed)
+      recorder.launcherEvent("failure", outcome.error, failed->rank, failed->last_step);
+    else
+      recorder.launcherEvent("failure", outcome.error);
   } else if (stopped) {
     outcome.status = "stopped";
   } else if (outcome.exit_code == 0 && recorder.allRanksSaidBye() && !recorder.anyRankFailed()) {
@@ -354,7 +359,7 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   if (failure)
     silence_error =
         failureMessage(*failure, verdict.causeOf(failure->rank), job.telemetry.hang_limit_s);
-  settle(outcome, recorder, silence_error, stop_sent.has_value() && !failure, last_errors);
+  settle(outcome, recorder, silence_error, failure, stop_sent.has_value() && !failure, last_errors);
   recorder.flush();
   store.finishRun(outcome.run_id, outcome.status, secondsSince(started),
                   recorder.slowestTrainNs() / 1e9);

@@ -114,8 +114,9 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
   flushIfDue();
 }
 
-void RunRecorder::launcherEvent(const std::string& kind, const std::string& text) {
-  const EventRow row{run_id_, -1, 0, kind, text, 0};
+void RunRecorder::launcherEvent(const std::string& kind, const std::string& text, int rank,
+                                int64_t step) {
+  const EventRow row{run_id_, rank, step, kind, text, 0};
   observer_.onEvent(row);
   batch_.events.push_back(row);
 }

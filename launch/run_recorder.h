@@ -17,8 +17,10 @@ class RunRecorder {
   RunRecorder(RunStore& store, int64_t run_id, int world, RunObserver& observer);
 
   void ingest(const telemetry::Envelope& envelope);
-  // Records a launcher-side event (rank -1), e.g. a rejected message or mpirun's failure.
-  void launcherEvent(const std::string& kind, const std::string& text);
+  // Records a launcher-side event, e.g. a rejected message or mpirun's failure: rank -1, or
+  // the rank (and step) it is about, such as the rank found dead.
+  void launcherEvent(const std::string& kind, const std::string& text, int rank = -1,
+                     int64_t step = 0);
   // Writes when the batch is big or old enough; flush() writes now.
   void flushIfDue();
   void flush();

@@ -126,7 +126,8 @@ struct SpanRow {
 // Steps first..last of every rank, and the spans among them (for a timeline window).
 struct StepWindow {
   std::vector<StepRow> steps;
-  std::vector<SpanRow> spans;  // after a step from first - 1 to last
+  std::vector<SpanRow> spans;    // after a step from first - 1 to last
+  std::vector<EventRow> events;  // a rank's faults, failures, overflows in first..last
 };
 
 // One row of `server_loads`: a parameter server shard's load over one interval.

@@ -13,6 +13,7 @@
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
 #include "views/models/record_metatypes.h"
+#include "views/models/timeline_data.h"
 
 namespace ranklab {
 
@@ -259,6 +260,9 @@ void RunStoreReader::readWindow(int64_t run_id, int64_t first_step, int64_t last
             for (SpanRow& span : store.spans(run_id))  // few: one per rank per epoch
               if (span.step >= first - 1 && span.step <= last)
                 answer.value.spans.push_back(std::move(span));
+            for (EventRow& event : store.events(run_id))  // few: what happened to the run
+              if (isTimelineMark(event) && event.step >= first && event.step <= last)
+                answer.value.events.push_back(std::move(event));
           } catch (const std::exception& e) {
             answer.error = QString::fromStdString(e.what());
           }

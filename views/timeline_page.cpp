@@ -110,7 +110,7 @@ void TimelinePage::request() {
 
 void TimelinePage::setSteps(int64_t run_id, const StepWindow& window) {
   if (run_id != run_id_) return;  // an answer for a run no longer shown
-  TimelineData data = buildTimeline(run_id, window.steps, align_, window.spans);
+  TimelineData data = buildTimeline(run_id, window.steps, align_, window.spans, window.events);
   const bool same_window = view_->data().first_step == data.first_step && !view_->data().empty();
   if (!data.empty()) {
     const QSignalBlocker quiet(first_);

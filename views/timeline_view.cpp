@@ -112,9 +112,12 @@ const TimelineBar* TimelineView::barAt(const QPoint& point) const {
 }
 
 QString TimelineView::describeAt(const QPoint& point) const {
-  if (const TimelineBar* bar = barAt(point)) return describeBar(*bar);
   const int rank = rankAt(point);
   const double ms = msOf(point.x());
+  const double slack = 4 * (view_end_ - view_begin_) / plotRect().width();  // 4 px either side
+  for (const TimelineMark& mark : data_.marks)
+    if (mark.rank == rank && std::abs(ms - mark.at_ms) <= slack) return describeMark(mark);
+  if (const TimelineBar* bar = barAt(point)) return describeBar(*bar);
   for (const TimelineSpan& span : data_.spans)
     if (rank >= 0 && span.rank == rank && ms >= span.start_ms && ms <= span.end_ms)
       return describeSpan(span);
@@ -178,6 +181,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   painter.setClipRect(plot);
   drawSpans(painter);
   drawBars(painter);
+  drawMarks(painter);
 }
 
 QRectF TimelineView::boxOf(int rank, double start_ms, double end_ms, double min_px) const {
@@ -219,6 +223,42 @@ void TimelineView::drawSpans(QPainter& painter) const {
     painter.setPen(QColor(0x55, 0x55, 0x55));
     painter.drawRect(box);
     if (box.width() > 60) painter.drawText(box, Qt::AlignCenter, span.kind);
+  }
+}
+
+// Faults and failures: a red line through the rank's row at the end of the step, with a
+// diamond on top and the kinds there ("fault · failure") beside it, inside the plot;
+// overflows in amber.
+void TimelineView::drawMarks(QPainter& painter) const {
+  const QRect plot = plotRect();
+  for (size_t i = 0; i < data_.marks.size(); ++i) {
+    const TimelineMark& mark = data_.marks[i];
+    if (mark.at_ms < view_begin_ || mark.at_ms > view_end_) continue;
+    QStringList kinds;
+    bool drawn = false;  // an earlier mark at the same place drew this one's label
+    for (size_t j = 0; j < data_.marks.size(); ++j) {
+      const TimelineMark& other = data_.marks[j];
+      if (other.rank != mark.rank || other.at_ms != mark.at_ms) continue;
+      drawn = drawn || j < i;
+      if (!kinds.contains(other.kind)) kinds << other.kind;
+    }
+    if (drawn) continue;
+    const QColor colour =
+        mark.kind == "overflow" ? QColor(0xd9, 0x8c, 0x00) : QColor(0xc6, 0x28, 0x28);
+    const double x = xOf(mark.at_ms);
+    const int top = rowTop(rowOf(mark.rank));
+    painter.setPen(QPen(colour, 2));
+    painter.drawLine(QPointF(x, top + 2), QPointF(x, top + rowHeight() - 2));
+    const QPointF diamond[] = {
+        {x, double(top)}, {x + 5, top + 5.0}, {x, top + 10.0}, {x - 5, top + 5.0}};
+    painter.setBrush(colour);
+    painter.drawPolygon(diamond, 4);
+    painter.setBrush(Qt::NoBrush);
+    const QString label = kinds.join(QStringLiteral(" · "));
+    const int w = painter.fontMetrics().horizontalAdvance(label);
+    const double left = x + 8 + w <= plot.right() ? x + 8 : x - 8 - w;
+    painter.fillRect(QRectF(left - 3, top + 1, w + 6, 15), QColor(255, 255, 255, 230));
+    painter.drawText(QPointF(left, top + 12), label);
   }
 }
 

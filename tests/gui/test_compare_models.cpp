@@ -138,6 +138,21 @@ class CompareModelsTest : public QObject {
              QStringLiteral("rank 0 · step 7 · backward 5.00 ms (3.00 → 8.00 ms)"));
   }
 
+  // A fault and the launcher's verdict on it sit at the end of their step on their rank's
+  // row; log events and other ranks' are not marked.
+  void faultsAreMarkedAtTheEndOfTheirStep() {
+    const std::vector<EventRow> events = {{5, 0, 7, "fault", "kill: SIGKILL after step 7", 0},
+                                          {5, 0, 7, "failure", "rank 0 died after step 7", 0},
+                                          {5, 0, 7, "log", "a line", 0},
+                                          {5, 3, 7, "fault", "not shown", 0}};
+    const TimelineData t = buildTimeline(5, {timedStep(0, 7, 100, 4)}, false, {}, events);
+    QCOMPARE(int(t.marks.size()), 2);
+    QCOMPARE(t.marks[0].kind, QStringLiteral("fault"));
+    QCOMPARE(t.marks[0].at_ms, 15.0);  // the step's end, on the window's axis
+    QCOMPARE(describeMark(t.marks[1]),
+             QStringLiteral("rank 0 · failure after step 7: rank 0 died after step 7"));
+  }
+
   // An evaluation after step 7 sits on the same axis as the step, after it.
   void spansArePlacedOnTheBarsAxis() {
     const std::vector<SpanRow> spans = {{5, 0, 7, "evaluate", 101000000, 131000000},

@@ -94,8 +94,13 @@ std::vector<TimelineBar> pipelineStepBars(const StepRow& s, double offset,
 
 }  // namespace
 
+bool isTimelineMark(const EventRow& event) {
+  return event.rank >= 0 &&
+         (event.kind == "fault" || event.kind == "failure" || event.kind == "overflow");
+}
+
 TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align,
-                           const std::vector<SpanRow>& spans) {
+                           const std::vector<SpanRow>& spans, const std::vector<EventRow>& events) {
   TimelineData data;
   data.run_id = run_id;
   if (steps.empty()) return data;
@@ -154,6 +159,15 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
                           double(s->end_ns) / 1e6 + offset[s->rank]});
     end = std::max(end, data.spans.back().end_ms);
   }
+  for (const EventRow& e : events) {
+    const auto rank = by_rank.find(e.rank);
+    if (!isTimelineMark(e) || rank == by_rank.end()) continue;
+    const auto step = rank->second.find(e.step);
+    if (step == rank->second.end()) continue;
+    data.marks.push_back({e.rank, e.step, QString::fromStdString(e.kind),
+                          QString::fromStdString(e.text),
+                          double(step->second->time_ns) / 1e6 + offset[e.rank] - begin});
+  }
   // Times shown from the start of the window.
   for (TimelineBar& bar : data.bars) {
     bar.start_ms -= begin;
@@ -188,6 +202,14 @@ QString describeSpan(const TimelineSpan& span) {
       .arg(span.end_ms - span.start_ms, 0, 'f', 2)
       .arg(span.start_ms, 0, 'f', 2)
       .arg(span.end_ms, 0, 'f', 2);
+}
+
+QString describeMark(const TimelineMark& mark) {
+  return QObject::tr("rank %1 · %2 after step %3: %4")
+      .arg(mark.rank)
+      .arg(mark.kind)
+      .arg(mark.step)
+      .arg(mark.text);
 }
 
 }  // namespace ranklab

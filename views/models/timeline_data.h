@@ -30,12 +30,26 @@ struct TimelineSpan {
   double start_ms = 0, end_ms = 0;
 };
 
+// Something that happened to a rank at the end of a step (a fault, the launcher's verdict on
+// it, an AMP overflow), drawn as a mark on the rank's row.
+struct TimelineMark {
+  int rank = 0;
+  int64_t step = 0;
+  QString kind;  // fault | failure | overflow
+  QString text;
+  double at_ms = 0;
+};
+
+// The events a timeline marks.
+bool isTimelineMark(const EventRow& event);
+
 struct TimelineData {
   int64_t run_id = 0;
   int64_t first_step = 0, last_step = -1;
   std::vector<int> ranks;           // ascending
   std::vector<TimelineBar> bars;    // by rank, then start
   std::vector<TimelineSpan> spans;  // of the window's ranks, from their stored spans
+  std::vector<TimelineMark> marks;  // at the end of their step, on their rank's row
   double begin_ms = 0, end_ms = 0;  // extent of the bars
   int64_t aligned_at_step = -1;     // -1: not aligned (each rank on its own clock)
   bool empty() const { return bars.empty(); }
@@ -44,11 +58,14 @@ struct TimelineData {
 // align: the run synchronises every step (all-reduce, synchronous parameter server).
 // spans: the run's stored spans; those of the window's ranks are placed on the same axis.
 TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align,
-                           const std::vector<SpanRow>& spans = {});
+                           const std::vector<SpanRow>& spans = {},
+                           const std::vector<EventRow>& events = {});
 
 // "rank 2 · step 412 · backward 12.30 ms (1234.50 → 1246.80 ms)"
 QString describeBar(const TimelineBar& bar);
 // "rank 1 · evaluate after step 468 · 38.20 ms (1250.10 → 1288.30 ms)"
 QString describeSpan(const TimelineSpan& span);
+// "rank 2 · fault after step 20: kill: SIGKILL after step 20"
+QString describeMark(const TimelineMark& mark);
 
 }  // namespace ranklab
