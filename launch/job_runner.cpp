@@ -7,6 +7,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <regex>
 
@@ -256,6 +257,62 @@ void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& failu
   }
 }
 
+// What mpirun and the ranks print: shown live, the tail of stderr kept for a failure
+// message, and mpirun's own words on how a rank ended.
+struct MpirunOutput {
+  RunObserver& observer;
+  std::deque<std::string> last_errors;
+  MpirunVerdict verdict;
+
+  void operator()(bool is_stderr, const std::string& line) {
+    int rank = -1;
+    std::string text;
+    splitTaggedLine(line, rank, text);
+    if (rank < 0) verdict.read(text);
+    if (is_stderr)
+      keepTail(last_errors, rank >= 0 ? "rank " + std::to_string(rank) + ": " + text : text);
+    observer.onOutput(rank, is_stderr, text);
+  }
+};
+
+// The ranks' telemetry: into the recorder and the watch, with the last time the run moved.
+struct TelemetryIntake {
+  Collector& collector;
+  RunRecorder& recorder;
+  RankWatch& watch;
+  int world;
+  Clock::time_point last_heard = Clock::now();  // launch counts: MPI start-up is silent too
+
+  void operator()(int timeout_ms) {
+    const auto envelopes = collector.receive(timeout_ms);
+    const auto now = Clock::now();
+    for (const auto& envelope : envelopes) {
+      watch.heard(envelope, now);
+      // Heartbeats say a rank lives, not that the run moves: silence counts without them.
+      if (!envelope.has_heartbeat()) last_heard = now;
+      recorder.ingest(envelope);
+    }
+    for (const auto& rejected : collector.takeRejected()) {
+      recorder.launcherEvent("error", "rejected telemetry: " + rejected.reason);
+    }
+    for (int r = 0; r < world; ++r) recorder.setGaps(r, collector.gaps(r));
+    recorder.flushIfDue();
+  }
+};
+
+// After mpirun exited: the ranks' last messages and lines may still be in flight. Waits
+// drain_s at most for every Bye, then for the output, longer while `failed` has no verdict.
+void drainLate(double drain_s, TelemetryIntake& intake, ChildProcess& child, MpirunOutput& output,
+               const std::optional<RankFailure>& failed) {
+  const auto start = Clock::now();
+  while (secondsSince(start) < drain_s && !intake.recorder.allRanksSaidBye()) intake(50);
+  for (int i = 0; i < 20; ++i) child.pump(10, std::ref(output));
+  // mpirun's verdict on the failed rank is among its last lines: give them a little longer.
+  for (int i = 0; i < 30 && failed && output.verdict.causeOf(failed->rank).empty(); ++i)
+    child.pump(10, std::ref(output));
+  intake(0);
+}
+
 }  // namespace
 
 RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
@@ -275,91 +332,57 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   ResolvedJobFile resolved(job, outcome.run_id);
   const auto argv = command(job, resolved.path(), wire_id, collector.endpoint());
 
-  std::deque<std::string> last_errors;  // the tail of stderr, for the failure message
-  MpirunVerdict verdict;                // how mpirun says a rank ended
-  auto on_line = [&](bool is_stderr, const std::string& line) {
-    int rank = -1;
-    std::string text;
-    splitTaggedLine(line, rank, text);
-    if (rank < 0) verdict.read(text);
-    if (is_stderr)
-      keepTail(last_errors, rank >= 0 ? "rank " + std::to_string(rank) + ": " + text : text);
-    observer.onOutput(rank, is_stderr, text);
-  };
-  auto last_heard = Clock::now();  // launch counts as heard: MPI start-up is silent too
+  MpirunOutput output{observer, {}, {}};
   RankWatch watch(world, std::chrono::seconds(job.telemetry.hang_limit_s));
-  auto collect = [&](int timeout_ms) {
-    const auto envelopes = collector.receive(timeout_ms);
-    const auto now = Clock::now();
-    for (const auto& envelope : envelopes) {
-      watch.heard(envelope, now);
-      // Heartbeats say a rank lives, not that the run moves: silence counts without them.
-      if (!envelope.has_heartbeat()) last_heard = now;
-      recorder.ingest(envelope);
-    }
-    for (const auto& rejected : collector.takeRejected()) {
-      recorder.launcherEvent("error", "rejected telemetry: " + rejected.reason);
-    }
-    for (int r = 0; r < world; ++r) recorder.setGaps(r, collector.gaps(r));
-    recorder.flushIfDue();
-  };
+  TelemetryIntake collect{collector, recorder, watch, world};
 
   const MpiSegmentFolder segments;
   ChildProcess child(argv, segments.environment());
   observer.onStarted(outcome.run_id, argv);
   std::optional<Clock::time_point> stop_sent;
-  std::string silence_error;           // set when the ranks went quiet for too long
+  auto terminate = [&](const std::string& kind, const std::string& why) {
+    recorder.launcherEvent(kind, why + ": SIGTERM to mpirun");
+    child.terminate();
+    stop_sent = Clock::now();
+  };
+  std::string failure_text;            // why the run failed, when the launcher ended it
   std::optional<RankFailure> failure;  // the first rank found dead or hung
-  std::optional<Clock::time_point> failure_found;
+  Clock::time_point failure_found;
   while (child.running()) {
-    child.pump(0, on_line);
+    child.pump(0, std::ref(output));
     collect(50);
-    const auto limit = silenceLimit(job, recorder);
-    if (!failure && !stop_sent) {
-      failure = watch.check(Clock::now());
-      if (failure) failure_found = Clock::now();
-      if (failure) watch.killLiveRanks();
+    if (!failure && !stop_sent && (failure = watch.check(Clock::now()))) {
+      failure_found = Clock::now();
+      watch.killLiveRanks();  // mpirun then says how the first one ended
     }
-    // The other ranks are killed at once; mpirun then says how the first one ended.
     const bool end_for_failure =
-        failure && (failure->hung || Clock::now() - *failure_found > std::chrono::seconds(1));
+        failure && (failure->hung || Clock::now() - failure_found > std::chrono::seconds(1));
     if (!stop_sent && end_for_failure) {
-      recorder.launcherEvent("log", "rank " + std::to_string(failure->rank) +
-                                        (failure->hung ? " hung" : " died") +
-                                        ": SIGTERM to mpirun");
-      child.terminate();
-      stop_sent = Clock::now();
-    } else if (!stop_sent && Clock::now() - last_heard > limit) {
-      silence_error = silenceMessage(job.telemetry.silence_limit_s, recorder.ranksWithoutBye());
-      recorder.launcherEvent("error", silence_error + ": SIGTERM to mpirun");
-      child.terminate();
-      stop_sent = Clock::now();
+      terminate("log",
+                "rank " + std::to_string(failure->rank) + (failure->hung ? " hung" : " died"));
+    } else if (!stop_sent && Clock::now() - collect.last_heard > silenceLimit(job, recorder)) {
+      failure_text = silenceMessage(job.telemetry.silence_limit_s, recorder.ranksWithoutBye());
+      terminate("error", failure_text);
     } else if (stop_requested_ && !stop_sent) {
-      recorder.launcherEvent("log", "stop requested: SIGTERM to mpirun");
-      child.terminate();
-      stop_sent = Clock::now();
+      terminate("log", "stop requested");
     } else if (stop_sent &&
                Clock::now() - *stop_sent > std::chrono::milliseconds(options_.stop_grace_ms)) {
       recorder.launcherEvent("log", "ranks still running after the grace period: SIGKILL");
       child.kill();
     }
   }
-  // Late output and telemetry: the ranks' last messages may still be in flight.
-  const auto drain_start = Clock::now();
   // Stopped or failed ranks send no Bye: do not wait long for it.
-  const double drain_s = failure ? 0.2 : stop_sent || child.exitCode() != 0 ? 0.5 : 3.0;
-  while (secondsSince(drain_start) < drain_s && !recorder.allRanksSaidBye()) collect(50);
-  for (int i = 0; i < 20; ++i) child.pump(10, on_line);
-  // mpirun's verdict on the failed rank is among its last lines: give them a little longer.
-  for (int i = 0; i < 30 && failure && verdict.causeOf(failure->rank).empty(); ++i)
-    child.pump(10, on_line);
-  collect(0);
+  drainLate(failure                              ? 0.2
+            : stop_sent || child.exitCode() != 0 ? 0.5
+                                                 : 3.0,
+            collect, child, output, failure);
 
   outcome.exit_code = child.exitCode();
   if (failure)
-    silence_error =
-        failureMessage(*failure, verdict.causeOf(failure->rank), job.telemetry.hang_limit_s);
-  settle(outcome, recorder, silence_error, failure, stop_sent.has_value() && !failure, last_errors);
+    failure_text =
+        failureMessage(*failure, output.verdict.causeOf(failure->rank), job.telemetry.hang_limit_s);
+  settle(outcome, recorder, failure_text, failure, stop_sent.has_value() && !failure,
+         output.last_errors);
   recorder.flush();
   store.finishRun(outcome.run_id, outcome.status, secondsSince(started),
                   recorder.slowestTrainNs() / 1e9);

@@ -74,6 +74,29 @@ int64_t storeRun(RunStore& store, const std::string& name, int world, int steps)
   return id;
 }
 
+// The stored 2-rank run's time and memory bars: each rank's, from its step rows.
+void expectBarsOfTwoRanks(LivePage* page) {
+  TimeBreakdownChart* time = page->timeChart();
+  QCOMPARE(time->barCount(), 2);
+  const int bar0 = TimeBreakdownChart::barOfRow(0, 2);
+  const int bar1 = TimeBreakdownChart::barOfRow(1, 2);
+  QVERIFY(std::abs(time->phaseSet(forwardPhase)->at(bar0) - 4.0) < 1e-9);  // ms per step
+  QVERIFY(std::abs(time->phaseSet(backwardPhase)->at(bar0) - 6.0) < 1e-9);
+  QVERIFY(std::abs(time->phaseSet(commPhase)->at(bar0) - 2.0) < 1e-9);
+  QVERIFY(std::abs(time->phaseSet(commPhase)->at(bar1) - 4.0) < 1e-9);
+  QVERIFY(std::abs(time->phaseSet(waitPhase)->at(bar1) - 1.0) < 1e-9);
+  QCOMPARE(page->rankGrid()->model()->rowCount(), 2);
+
+  MemoryChart* memory = page->memoryChart();
+  QCOMPARE(memory->barCount(), 2);
+  QVERIFY(std::abs(memory->partSet(MemoryChart::Params)->at(bar0) - 3.0) < 1e-9);  // MB
+  QVERIFY(std::abs(memory->partSet(MemoryChart::Grads)->at(bar1) - 4.0) < 1e-9);
+  QVERIFY(std::abs(memory->partSet(MemoryChart::Optimizer)->at(bar0) - 6.000005) < 1e-9);
+  QVERIFY(std::abs(memory->partSet(MemoryChart::Optimizer)->at(bar1) - 3.000005) < 1e-9);
+  QVERIFY(std::abs(memory->partSet(MemoryChart::Activations)->at(bar1) - 1.0) < 1e-9);
+  QVERIFY(std::abs(memory->partSet(MemoryChart::Buffers)->at(bar1) - 0.5) < 1e-9);
+}
+
 }  // namespace
 
 class MainWindowTest : public QObject {
@@ -142,25 +165,8 @@ class MainWindowTest : public QObject {
     QCOMPARE(mean.size(), 6);
     QVERIFY(std::abs(mean[0].y() - (2.0 + 0.05)) < 1e-12);
 
-    TimeBreakdownChart* time = window.livePage()->timeChart();
-    QCOMPARE(time->barCount(), 2);
-    const int bar0 = TimeBreakdownChart::barOfRow(0, 2);
-    const int bar1 = TimeBreakdownChart::barOfRow(1, 2);
-    QVERIFY(std::abs(time->phaseSet(forwardPhase)->at(bar0) - 4.0) < 1e-9);  // ms per step
-    QVERIFY(std::abs(time->phaseSet(backwardPhase)->at(bar0) - 6.0) < 1e-9);
-    QVERIFY(std::abs(time->phaseSet(commPhase)->at(bar0) - 2.0) < 1e-9);
-    QVERIFY(std::abs(time->phaseSet(commPhase)->at(bar1) - 4.0) < 1e-9);
-    QVERIFY(std::abs(time->phaseSet(waitPhase)->at(bar1) - 1.0) < 1e-9);
-    QCOMPARE(window.livePage()->rankGrid()->model()->rowCount(), 2);
-
-    MemoryChart* memory = window.livePage()->memoryChart();
-    QCOMPARE(memory->barCount(), 2);
-    QVERIFY(std::abs(memory->partSet(MemoryChart::Params)->at(bar0) - 3.0) < 1e-9);  // MB
-    QVERIFY(std::abs(memory->partSet(MemoryChart::Grads)->at(bar1) - 4.0) < 1e-9);
-    QVERIFY(std::abs(memory->partSet(MemoryChart::Optimizer)->at(bar0) - 6.000005) < 1e-9);
-    QVERIFY(std::abs(memory->partSet(MemoryChart::Optimizer)->at(bar1) - 3.000005) < 1e-9);
-    QVERIFY(std::abs(memory->partSet(MemoryChart::Activations)->at(bar1) - 1.0) < 1e-9);
-    QVERIFY(std::abs(memory->partSet(MemoryChart::Buffers)->at(bar1) - 0.5) < 1e-9);
+    expectBarsOfTwoRanks(window.livePage());
+    if (QTest::currentTestFailed()) return;
 
     const QString status = window.livePage()->statusText();
     QVERIFY2(status.contains(QStringLiteral("run %1").arg(older)), qPrintable(status));

@@ -92,6 +92,27 @@ std::vector<TimelineBar> pipelineStepBars(const StepRow& s, double offset,
   return bars;
 }
 
+using StepsByRank = std::map<int, std::map<int64_t, const StepRow*>>;
+
+// Offsets that put every rank's barrier exit of the first common step at the same time (all
+// 0 unless align and more than one rank); data.aligned_at_step says at which step.
+std::map<int, double> rankOffsets(const StepsByRank& by_rank, bool align, TimelineData& data) {
+  std::map<int, double> offset;
+  for (int rank : data.ranks) offset[rank] = 0;
+  if (!align || data.ranks.size() < 2) return offset;
+  for (int64_t step = data.first_step; step <= data.last_step; ++step) {
+    const bool everyone = std::all_of(by_rank.begin(), by_rank.end(),
+                                      [step](const auto& r) { return r.second.count(step); });
+    if (!everyone) continue;
+    const double reference = barrierExitMs(*by_rank.begin()->second.at(step));
+    for (const auto& [rank, rows] : by_rank)
+      offset[rank] = reference - barrierExitMs(*rows.at(step));
+    data.aligned_at_step = step;
+    break;
+  }
+  return offset;
+}
+
 }  // namespace
 
 bool isTimelineMark(const EventRow& event) {
@@ -106,7 +127,7 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
   if (steps.empty()) return data;
   data.first_step = std::numeric_limits<int64_t>::max();
   data.last_step = std::numeric_limits<int64_t>::min();
-  std::map<int, std::map<int64_t, const StepRow*>> by_rank;
+  StepsByRank by_rank;
   for (const StepRow& s : steps) {
     by_rank[s.rank][s.step] = &s;
     data.first_step = std::min(data.first_step, s.step);
@@ -114,20 +135,7 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
   }
   for (const auto& [rank, rows] : by_rank) data.ranks.push_back(rank);
 
-  // Offsets that put every rank's barrier exit of the first common step at the same time.
-  std::map<int, double> offset;
-  for (int rank : data.ranks) offset[rank] = 0;
-  if (align && data.ranks.size() > 1) {
-    for (int64_t step = data.first_step; step <= data.last_step; ++step) {
-      const bool everyone = std::all_of(by_rank.begin(), by_rank.end(),
-                                        [step](const auto& r) { return r.second.count(step); });
-      if (!everyone) continue;
-      const double reference = barrierExitMs(*by_rank.begin()->second.at(step));
-      for (auto& [rank, rows] : by_rank) offset[rank] = reference - barrierExitMs(*rows.at(step));
-      data.aligned_at_step = step;
-      break;
-    }
-  }
+  std::map<int, double> offset = rankOffsets(by_rank, align, data);
 
   // A pipeline's passes by rank and step; other spans stay spans.
   std::map<std::pair<int, int64_t>, std::vector<PassBar>> passes;
