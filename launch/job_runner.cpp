@@ -1,8 +1,10 @@
 #include "launch/job_runner.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "engine/job/job_file.h"
 #include "launch/child_process.h"
 #include "launch/rank_watch.h"
+#include "launch/restart_plan.h"
 #include "launch/run_recorder.h"
 #include "storage/run_store.h"
 
@@ -102,12 +105,31 @@ std::vector<std::string> mpiEnvironment() {
           "OMPI_MCA_mpi_yield_when_idle=1"};
 }
 
+namespace {
+
+// Folders left by launchers that were killed outright (SIGKILL skips every destructor):
+// ranklab-mpi-<pid>-<n> whose pid no longer runs.
+void removeStaleSegmentFolders(const std::filesystem::path& base) {
+  static const std::regex name(R"(^ranklab-mpi-(\d+)-\d+$)");
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(base, error)) {
+    std::smatch match;
+    const std::string file = entry.path().filename().string();
+    if (!std::regex_match(file, match, name)) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(match[1]));
+    if (kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), error);
+  }
+}
+
+}  // namespace
+
 MpiSegmentFolder::MpiSegmentFolder() {
   static std::atomic<int> launched{0};
   const std::filesystem::path shm = "/dev/shm";
   std::error_code error;
   const auto base =
       std::filesystem::is_directory(shm, error) ? shm : std::filesystem::temp_directory_path();
+  removeStaleSegmentFolders(base);
   path_ = (base / ("ranklab-mpi-" + std::to_string(getpid()) + "-" + std::to_string(++launched)))
               .string();
   if (!std::filesystem::create_directory(path_, error) && error) {
@@ -236,6 +258,7 @@ void keepTail(std::deque<std::string>& tail, std::string line) {
 void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& failure,
             const std::optional<RankFailure>& failed, bool stopped,
             const std::deque<std::string>& last_errors) {
+  outcome.error.clear();  // a restarted run is judged by its last attempt
   if (!failure.empty()) {
     outcome.status = "failed";
     outcome.error = failure + "; the ranks were stopped";
@@ -315,6 +338,16 @@ void drainLate(double drain_s, TelemetryIntake& intake, ChildProcess& child, Mpi
 
 }  // namespace
 
+// One launch of mpirun for a run: what ended it.
+struct AttemptEnd {
+  int exit_code = 0;
+  std::string failure_text;            // why the launcher ended it
+  std::optional<RankFailure> failure;  // the first rank found dead or hung
+  Clock::time_point failure_found;     // when the failure (or the silence) was found
+  bool stopped = false;                // on request
+  std::deque<std::string> last_errors;
+};
+
 RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
                              RunObserver& observer) {
   last_run_id_ = 0;
@@ -325,11 +358,37 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   RunOutcome outcome;
   outcome.run_id = store.createRun(newRunFor(job, job_path));
   last_run_id_ = outcome.run_id;
+  RunRecorder recorder(store, outcome.run_id, processCount(job), observer);
+  RestartPlan restarts(job);
+  for (int attempt = 0;; ++attempt) {
+    const AttemptEnd end =
+        runAttempt(restarts.jobFor(attempt), attempt, outcome.run_id, recorder, restarts, observer);
+    outcome.exit_code = end.exit_code;
+    settle(outcome, recorder, end.failure_text, end.failure, end.stopped, end.last_errors);
+    if (outcome.status != "failed" || !restarts.canRestart() || stop_requested_) break;
+    try {
+      restarts.prepareRestart(store, recorder, outcome.run_id, end.failure ? end.failure->rank : -1,
+                              end.failure_found);
+    } catch (const std::exception& e) {
+      outcome.error += "\ncannot restart: " + std::string(e.what());
+      recorder.launcherEvent("error", "cannot restart: " + std::string(e.what()));
+      break;
+    }
+  }
+  recorder.flush();
+  store.finishRun(outcome.run_id, outcome.status, secondsSince(started),
+                  recorder.slowestTrainNs() / 1e9);
+  if (auto summary = store.summary(outcome.run_id)) observer.onFinished(*summary);
+  return outcome;
+}
+
+AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id,
+                                 RunRecorder& recorder, RestartPlan& restarts,
+                                 RunObserver& observer) {
   const int world = processCount(job);
-  const std::string wire_id = std::to_string(outcome.run_id) + "-" + randomTag();
-  Collector collector(wire_id, world);
-  RunRecorder recorder(store, outcome.run_id, world, observer);
-  ResolvedJobFile resolved(job, outcome.run_id);
+  const std::string wire_id = std::to_string(run_id) + "-" + randomTag();
+  Collector collector(wire_id, world);  // a new wire id: a failed attempt's stragglers are refused
+  ResolvedJobFile resolved(job, run_id);
   const auto argv = command(job, resolved.path(), wire_id, collector.endpoint());
 
   MpirunOutput output{observer, {}, {}};
@@ -338,33 +397,35 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
 
   const MpiSegmentFolder segments;
   ChildProcess child(argv, segments.environment());
-  observer.onStarted(outcome.run_id, argv);
+  if (attempt == 0) observer.onStarted(run_id, argv);
+  AttemptEnd end;
   std::optional<Clock::time_point> stop_sent;
   auto terminate = [&](const std::string& kind, const std::string& why) {
     recorder.launcherEvent(kind, why + ": SIGTERM to mpirun");
     child.terminate();
     stop_sent = Clock::now();
   };
-  std::string failure_text;            // why the run failed, when the launcher ended it
-  std::optional<RankFailure> failure;  // the first rank found dead or hung
-  Clock::time_point failure_found;
   while (child.running()) {
     child.pump(0, std::ref(output));
     collect(50);
-    if (!failure && !stop_sent && (failure = watch.check(Clock::now()))) {
-      failure_found = Clock::now();
+    restarts.noticeProgress(recorder);
+    if (!end.failure && !stop_sent && (end.failure = watch.check(Clock::now()))) {
+      end.failure_found = Clock::now();
       watch.killLiveRanks();  // mpirun then says how the first one ended
     }
     const bool end_for_failure =
-        failure && (failure->hung || Clock::now() - failure_found > std::chrono::seconds(1));
+        end.failure &&
+        (end.failure->hung || Clock::now() - end.failure_found > std::chrono::seconds(1));
     if (!stop_sent && end_for_failure) {
-      terminate("log",
-                "rank " + std::to_string(failure->rank) + (failure->hung ? " hung" : " died"));
+      terminate("log", "rank " + std::to_string(end.failure->rank) +
+                           (end.failure->hung ? " hung" : " died"));
     } else if (!stop_sent && Clock::now() - collect.last_heard > silenceLimit(job, recorder)) {
-      failure_text = silenceMessage(job.telemetry.silence_limit_s, recorder.ranksWithoutBye());
-      terminate("error", failure_text);
+      end.failure_text = silenceMessage(job.telemetry.silence_limit_s, recorder.ranksWithoutBye());
+      end.failure_found = Clock::now();
+      terminate("error", end.failure_text);
     } else if (stop_requested_ && !stop_sent) {
       terminate("log", "stop requested");
+      end.stopped = true;
     } else if (stop_sent &&
                Clock::now() - *stop_sent > std::chrono::milliseconds(options_.stop_grace_ms)) {
       recorder.launcherEvent("log", "ranks still running after the grace period: SIGKILL");
@@ -372,22 +433,20 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
     }
   }
   // Stopped or failed ranks send no Bye: do not wait long for it.
-  drainLate(failure                              ? 0.2
+  drainLate(end.failure                          ? 0.2
             : stop_sent || child.exitCode() != 0 ? 0.5
                                                  : 3.0,
-            collect, child, output, failure);
+            collect, child, output, end.failure);
+  restarts.noticeProgress(recorder);
 
-  outcome.exit_code = child.exitCode();
-  if (failure)
-    failure_text =
-        failureMessage(*failure, output.verdict.causeOf(failure->rank), job.telemetry.hang_limit_s);
-  settle(outcome, recorder, failure_text, failure, stop_sent.has_value() && !failure,
-         output.last_errors);
-  recorder.flush();
-  store.finishRun(outcome.run_id, outcome.status, secondsSince(started),
-                  recorder.slowestTrainNs() / 1e9);
-  if (auto summary = store.summary(outcome.run_id)) observer.onFinished(*summary);
-  return outcome;
+  end.exit_code = child.exitCode();
+  if (!end.failure && end.failure_text.empty()) end.failure_found = Clock::now();
+  if (end.failure)
+    end.failure_text = failureMessage(*end.failure, output.verdict.causeOf(end.failure->rank),
+                                      job.telemetry.hang_limit_s);
+  end.stopped = end.stopped && !end.failure;
+  end.last_errors = output.last_errors;
+  return end;
 }
 
 }  // namespace ranklab

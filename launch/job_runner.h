@@ -13,6 +13,10 @@
 
 namespace ranklab {
 
+class RunRecorder;
+class RestartPlan;
+struct AttemptEnd;
+
 struct LaunchOptions {
   std::string db_path;      // run store file
   std::string worker_path;  // ranklab-worker; "" = next to the running executable
@@ -31,7 +35,8 @@ class JobRunner {
  public:
   explicit JobRunner(LaunchOptions options);
 
-  // Blocks until the run ends. Every step received is in the store when this returns.
+  // Blocks until the run ends (after train.max_restarts restarts at most). Every step
+  // received is in the store when this returns.
   RunOutcome run(const JobSpec& job, const std::string& job_path, RunObserver& observer);
 
   // Reads the job (from `toml_text`, or the file `job_path` when the text is empty), applies
@@ -49,6 +54,9 @@ class JobRunner {
 
  private:
   RunOutcome launch(const JobSpec& job, const std::string& job_path, RunObserver& observer);
+  // One mpirun of the run (the first, or a restart's), until it has exited.
+  AttemptEnd runAttempt(const JobSpec& job, int attempt, int64_t run_id, RunRecorder& recorder,
+                        RestartPlan& restarts, RunObserver& observer);
 
   LaunchOptions options_;
   std::atomic<bool> stop_requested_{false};

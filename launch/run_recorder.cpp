@@ -19,7 +19,8 @@ RunRecorder::RunRecorder(RunStore& store, int64_t run_id, int world, RunObserver
       rank_dirty_(world, false),
       said_bye_(world, false),
       first_step_start_ns_(world, -1),
-      last_step_end_ns_(world, 0) {
+      last_step_end_ns_(world, 0),
+      earlier_train_ns_(world, 0) {
   for (int r = 0; r < world; ++r) {
     ranks_[r].run_id = run_id;
     ranks_[r].rank = r;
@@ -62,7 +63,7 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
       observer_.onRank(r);
       break;
     case telemetry::Envelope::kStep:
-      onStep(rank, e.time_ns(), e.step());
+      onStep(rank, shifted(e.time_ns()), e.step());
       break;
     case telemetry::Envelope::kEval: {
       const EvalRow row{run_id_,
@@ -71,25 +72,30 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
                         e.eval().epoch(),
                         e.eval().test_loss(),
                         e.eval().test_accuracy(),
-                        e.time_ns()};
+                        shifted(e.time_ns())};
       observer_.onEval(row);
       batch_.evals.push_back(row);
       break;
     }
     case telemetry::Envelope::kEvent: {
-      const EventRow row{run_id_,          rank,       e.event().step(), e.event().kind(),
-                         e.event().text(), e.time_ns()};
+      const EventRow row{run_id_,          rank,
+                         e.event().step(), e.event().kind(),
+                         e.event().text(), shifted(e.time_ns())};
       observer_.onEvent(row);
       batch_.events.push_back(row);
       break;
     }
     case telemetry::Envelope::kServerLoad: {
       const auto& l = e.server_load();
-      const ServerLoadRow row{
-          run_id_,         rank,         l.shard(),   l.key_begin(),     l.key_end(),
-          l.interval_ns(), l.pushes(),   l.pulls(),   l.bytes_rx(),      l.bytes_tx(),
-          l.busy_ns(),     l.idle_ns(),  l.held_ns(), l.max_staleness(), l.version(),
-          e.time_ns(),     l.bytes_raw()};
+      const ServerLoadRow row{run_id_,      rank,
+                              l.shard(),    l.key_begin(),
+                              l.key_end(),  l.interval_ns(),
+                              l.pushes(),   l.pulls(),
+                              l.bytes_rx(), l.bytes_tx(),
+                              l.busy_ns(),  l.idle_ns(),
+                              l.held_ns(),  l.max_staleness(),
+                              l.version(),  shifted(e.time_ns()),
+                              l.bytes_raw()};
       observer_.onServerLoad(row);
       batch_.server_loads.push_back(row);
       break;
@@ -97,13 +103,17 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
     case telemetry::Envelope::kBye:
       said_bye_[rank] = true;
       r.exit_status = e.bye().exit_status();
-      r.train_ns = e.bye().train_ns();
+      r.train_ns = earlier_train_ns_[rank] + e.bye().train_ns();
       r.status = r.exit_status == 0 ? "done" : "failed";
       observer_.onRank(r);
       break;
     case telemetry::Envelope::kSpan: {
-      const SpanRow row{
-          run_id_, rank, e.span().step(), e.span().phase(), e.span().start_ns(), e.span().end_ns()};
+      const SpanRow row{run_id_,
+                        rank,
+                        e.span().step(),
+                        e.span().phase(),
+                        shifted(e.span().start_ns()),
+                        shifted(e.span().end_ns())};
       observer_.onSpan(row);
       batch_.spans.push_back(row);
       break;
@@ -167,14 +177,33 @@ bool RunRecorder::anyRankFailed() const {
                      [](const RankRow& r) { return r.status == "failed"; });
 }
 
+int64_t RunRecorder::trainNsThisAttempt(size_t r) const {
+  if (said_bye_[r]) return ranks_[r].train_ns - earlier_train_ns_[r];
+  const bool stepped = first_step_start_ns_[r] >= 0;
+  return stepped ? last_step_end_ns_[r] - first_step_start_ns_[r] : 0;
+}
+
 int64_t RunRecorder::slowestTrainNs() const {
   int64_t slowest = 0;
-  for (size_t r = 0; r < ranks_.size(); ++r) {
-    const bool stepped = first_step_start_ns_[r] >= 0;
-    const int64_t span = stepped ? last_step_end_ns_[r] - first_step_start_ns_[r] : 0;
-    slowest = std::max(slowest, ranks_[r].train_ns > 0 ? ranks_[r].train_ns : span);
-  }
+  for (size_t r = 0; r < ranks_.size(); ++r)
+    slowest = std::max(slowest, earlier_train_ns_[r] + trainNsThisAttempt(r));
   return slowest;
+}
+
+void RunRecorder::beginAttempt() {
+  // The new ranks count time from their own start: place it after the failed attempt's.
+  time_offset_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - created_)
+                        .count();
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    earlier_train_ns_[r] += trainNsThisAttempt(r);
+    ranks_[r].status = "starting";
+    ranks_[r].train_ns = earlier_train_ns_[r];
+    said_bye_[r] = false;
+    first_step_start_ns_[r] = -1;
+    last_step_end_ns_[r] = 0;
+    touchRank(static_cast<int>(r));
+  }
 }
 
 }  // namespace ranklab

@@ -21,6 +21,9 @@ class RunRecorder {
   // the rank (and step) it is about, such as the rank found dead.
   void launcherEvent(const std::string& kind, const std::string& text, int rank = -1,
                      int64_t step = 0);
+  // A restart: every rank starts again (Hello, steps from the checkpoint on, Bye). The
+  // ranks' training time so far is kept and the next attempt's is added to it.
+  void beginAttempt();
   // Writes when the batch is big or old enough; flush() writes now.
   void flushIfDue();
   void flush();
@@ -41,6 +44,9 @@ class RunRecorder {
   RankRow& rankRow(int rank) { return ranks_.at(static_cast<size_t>(rank)); }
   void touchRank(int rank);
   void onStep(int rank, int64_t time_ns, const telemetry::Step& step);
+  int64_t trainNsThisAttempt(size_t rank) const;
+  // A rank's time (ns since it started) on the run's time line, which restarts continue.
+  int64_t shifted(int64_t rank_ns) const { return rank_ns + time_offset_ns_; }
 
   RunStore& store_;
   int64_t run_id_;
@@ -50,9 +56,12 @@ class RunRecorder {
   std::vector<bool> said_bye_;
   std::vector<int64_t> first_step_start_ns_;  // per rank, -1 before its first step
   std::vector<int64_t> last_step_end_ns_;
+  std::vector<int64_t> earlier_train_ns_;  // per rank, over the attempts before this one
   RecordBatch batch_;
   std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
   int64_t steps_received_ = 0;
+  const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
+  int64_t time_offset_ns_ = 0;  // added to the ranks' times from the first restart on
 };
 
 }  // namespace ranklab

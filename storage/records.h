@@ -224,6 +224,7 @@ struct RunSummary {
   int64_t bytes_tx = 0;
   int64_t bytes_raw = 0;       // uncompressed equivalent of bytes_tx (equal without a codec)
   int64_t overflow_steps = 0;  // AMP steps skipped for inf/NaN (the same on every rank)
+  int64_t restarts = 0;        // automatic restarts from a checkpoint (train.max_restarts)
   std::vector<RankSummary> ranks;
   std::vector<ServerSummary> servers;  // parameter server shards; empty otherwise
 };

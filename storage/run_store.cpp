@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "storage/launcher_identity.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
 
@@ -23,8 +24,8 @@ using sqlite::Statement;
 
 constexpr const char* kInsertRun = R"sql(
 INSERT INTO runs (name, created, status, job_path, job_toml, world, strategy, algorithm, codec,
-                  amp, epochs)
-VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), 'running', ?, ?, ?, ?, ?, ?, ?, ?))sql";
+                  amp, epochs, launcher_host, launcher_pid, launcher_start)
+VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
 
 constexpr const char* kFinishRun = R"sql(
 UPDATE runs SET status = ?, wall_s = ?, train_s = ?,
@@ -440,6 +441,7 @@ RunStore::RunStore(const std::string& path) : path_(path) {
   try {
     schema::prepare(db_, path_, kSchemaVersion);
     stmts_ = std::make_unique<Statements>(db_, path_);
+    markLostRuns();
   } catch (...) {
     stmts_.reset();
     sqlite3_close_v2(db_);
@@ -464,8 +466,9 @@ std::string RunStore::defaultPath() {
 
 int64_t RunStore::createRun(const NewRun& run) {
   Query q(stmts_->insertRun);
+  const LauncherIdentity self = thisLauncher();
   q.bind(run.name, run.job_path, run.job_toml, run.world, run.strategy, run.algorithm, run.codec,
-         run.amp, run.epochs)
+         run.amp, run.epochs, self.host, self.pid, self.start)
       .run();
   return sqlite3_last_insert_rowid(db_);
 }
@@ -531,6 +534,7 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   addRankTotals(stmts_->rankTotals, s);
   addServerTotals(stmts_->serverTotals, s);
   addLatestEval(stmts_->latestEval, s);
+  s.restarts = countEvents(run_id, "restart");
   if (s.run.train_s > 0) s.samples_per_s = static_cast<double>(s.samples) / s.run.train_s;
   return s;
 }

@@ -18,9 +18,10 @@ namespace ranklab {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 9;
+  static constexpr int kSchemaVersion = 10;
 
-  // Opens (creating folders and file as needed) and migrates forward to kSchemaVersion.
+  // Opens (creating folders and file as needed), migrates forward to kSchemaVersion and
+  // marks `lost` the runs still `running` whose launcher on this host is gone.
   // A RunStore is used by one thread at a time; each thread opens its own.
   // A file with a newer schema, or that is not SQLite, is a StoreError.
   explicit RunStore(const std::string& path);
@@ -38,6 +39,12 @@ class RunStore {
   // Also sums the run's steps into step_bins (summariseSteps), in the same transaction.
   void finishRun(int64_t run_id, const std::string& status, double wall_s, double train_s);
   void renameRun(int64_t run_id, const std::string& name);
+  // Deletes the run's steps, spans and evaluations after `step` (a restart from the
+  // checkpoint at `step` trains them again); returns the step rows removed.
+  int64_t rollBack(int64_t run_id, int64_t step);
+  // Runs still `running` whose launcher (on this host) has exited without finishing them:
+  // marked `lost`, with a `lost` event, their step bins summed. Returns their ids.
+  std::vector<int64_t> markLostRuns();
   void deleteRun(int64_t run_id);  // the run and all its rows
 
   std::vector<RunRow> listRuns();  // newest first
@@ -76,6 +83,7 @@ class RunStore {
 
  private:
   void writeStepBins(int64_t run_id);  // inside the caller's transaction
+  int64_t countEvents(int64_t run_id, const std::string& kind);
 
   struct Statements;
   std::string path_;

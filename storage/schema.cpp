@@ -236,9 +236,18 @@ ALTER TABLE steps ADD COLUMN mem_buffers INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 9;
 )sql";
 
+// Which process launched a run, so a run whose launcher died unannounced can be found.
+constexpr const char* kVersion10 = R"sql(
+ALTER TABLE runs ADD COLUMN launcher_host TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN launcher_pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN launcher_start INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 10;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}, {5, kVersion5},
-    {6, kVersion6}, {7, kVersion7}, {8, kVersion8}, {9, kVersion9},
+    {6, kVersion6}, {7, kVersion7}, {8, kVersion8}, {9, kVersion9}, {10, kVersion10},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

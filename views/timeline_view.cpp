@@ -229,6 +229,13 @@ void TimelineView::drawSpans(QPainter& painter) const {
 // Faults and failures: a red line through the rank's row at the end of the step, with a
 // diamond on top and the kinds there ("fault · failure") beside it, inside the plot;
 // overflows in amber.
+// Trouble in red, AMP's skips in amber, the launcher's recovery in green.
+static QColor markColour(const QString& kind) {
+  if (kind == "overflow") return QColor(0xd9, 0x8c, 0x00);
+  if (kind == "restart" || kind == "resumed") return QColor(0x2e, 0x7d, 0x32);
+  return QColor(0xc6, 0x28, 0x28);
+}
+
 void TimelineView::drawMarks(QPainter& painter) const {
   const QRect plot = plotRect();
   for (size_t i = 0; i < data_.marks.size(); ++i) {
@@ -243,8 +250,7 @@ void TimelineView::drawMarks(QPainter& painter) const {
       if (!kinds.contains(other.kind)) kinds << other.kind;
     }
     if (drawn) continue;
-    const QColor colour =
-        mark.kind == "overflow" ? QColor(0xd9, 0x8c, 0x00) : QColor(0xc6, 0x28, 0x28);
+    const QColor colour = markColour(mark.kind);
     const double x = xOf(mark.at_ms);
     const int top = rowTop(rowOf(mark.rank));
     painter.setPen(QPen(colour, 2));

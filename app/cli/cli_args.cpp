@@ -40,6 +40,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.overrides.push_back(value());
     else if (a == "--ranks")
       args.ranks = parseRanks(value());
+    else if (a == "--max-restarts")  // the job's check names the key and its range
+      args.overrides.push_back("train.max_restarts=" + value());
     else if (a == "-h" || a == "--help")
       args.positional.insert(args.positional.begin(), "help");
     else if (a == "--version")

@@ -24,6 +24,7 @@ constexpr const char* kUsageText = R"(usage: ranklab <command> [options]
 
 commands:
   run JOB.toml [--ranks N] [--set section.key=value ...]   launch a job, store it, print its summary
+        [--max-restarts N]                                 restart from the last checkpoint after a failure
   validate JOB.toml [--set section.key=value ...]          check a job file without launching
   runs list                                                every stored run, newest first
   runs show ID                                             one run's summary and tags
@@ -84,6 +85,9 @@ int runCommand(const CliArgs& args) {
   g_active_runner = &runner;
   std::signal(SIGINT, stopOnSignal);
   std::signal(SIGTERM, stopOnSignal);
+  std::signal(SIGHUP, stopOnSignal);  // the terminal closed: stop cleanly, store the run
+  // `ranklab run … | head`: a closed pipe fails the write, not the launcher with its run.
+  std::signal(SIGPIPE, SIG_IGN);
   ProgressPrinter printer(job.train.epochs, args.quiet);
   const RunOutcome outcome = runner.run(job, positional(args, 1, "job file"), printer);
   RunStore store(args.db);

@@ -85,7 +85,10 @@ void ProgressPrinter::onEvent(const EventRow& event) {
     total_steps_ = event.step;  // the run's last step: what percent and ETA count towards
     return;
   }
-  if (event.kind == "error" || event.kind == "fault" || !quiet_) {
+  // What went wrong and what the launcher did about it show even with --quiet.
+  const bool always = event.kind == "error" || event.kind == "fault" || event.kind == "failure" ||
+                      event.kind == "restart" || event.kind == "resumed";
+  if (always || !quiet_) {
     std::fprintf(stderr, "  [%s] rank %d: %s\n", event.kind.c_str(), event.rank,
                  event.text.c_str());
   }

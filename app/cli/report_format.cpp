@@ -181,6 +181,7 @@ nlohmann::json summaryJson(const RunSummary& s) {
                          {"bytes_tx", s.bytes_tx},
                          {"bytes_raw", s.bytes_raw},
                          {"overflow_steps", s.overflow_steps},
+                         {"restarts", s.restarts},
                          {"ranks", ranks},
                          {"servers", servers}};
   json.update(layoutJson(s));
@@ -223,6 +224,12 @@ void printSummary(std::ostream& out, const RunSummary& s) {
     out << format("   overflow skips %lld", static_cast<long long>(s.overflow_steps));
   }
   out << "\n";
+  if (s.restarts > 0) {
+    out << format(
+        "  restarted %lld time%s from a checkpoint after a failure (events: failure, "
+        "restart, resumed)\n",
+        static_cast<long long>(s.restarts), s.restarts == 1 ? "" : "s");
+  }
   // A pipeline's idle share beside the formula's.
   if (const nlohmann::json layout = layoutJson(s); !layout["bubble_fraction"].is_null()) {
     out << format(

@@ -46,6 +46,8 @@ Reporter::Reporter(ReporterOptions options)
     socket_->push.set(zmq::sockopt::immediate, true);
     // Never hang in an unexpected teardown; close() raises it to its remaining budget.
     socket_->push.set(zmq::sockopt::linger, 0);
+    // A PUSH socket reads nothing, but a peer that speaks to it must not make it allocate.
+    socket_->push.set(zmq::sockopt::maxmsgsize, int64_t{1} << 20);
     socket_->push.connect(options_.endpoint);
   } catch (const zmq::error_t& e) {
     throw std::runtime_error("telemetry reporter: connect " + options_.endpoint + ": " + e.what());

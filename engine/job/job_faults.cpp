@@ -11,7 +11,8 @@ namespace ranklab::job_detail {
 namespace {
 
 const std::vector<std::string_view> kActions = {"kill", "stop", "slow", "exit"};
-const std::vector<std::string_view> kKeys = {"rank", "at_step", "action", "ms", "seconds"};
+const std::vector<std::string_view> kKeys = {"rank", "at_step", "action",
+                                             "ms",   "seconds", "attempt"};
 
 // An integer in lo..hi, or an issue naming path and the range.
 bool readInt(const toml::node& value, const std::string& path, int64_t lo, int64_t hi, int64_t& out,
@@ -39,6 +40,7 @@ void readKey(std::string_view key, const toml::node& value, const std::string& p
   if (key == "ms" && readInt(value, path, 1, 600'000, v, log)) fault.ms = static_cast<int>(v);
   if (key == "seconds" && readInt(value, path, 0, 86'400, v, log))
     fault.seconds = static_cast<int>(v);
+  if (key == "attempt" && readInt(value, path, 0, 100, v, log)) fault.attempt = static_cast<int>(v);
   if (key != "action") return;
   const auto* text = value.as_string();
   if (!text) {
@@ -85,9 +87,9 @@ InjectedFault readFault(const toml::table& table, const std::string& prefix, Iss
 void readFaults(const toml::node& value, JobSpec& job, IssueLog& log) {
   const auto* array = value.as_array();
   if (!array || !array->is_array_of_tables()) {
-    log.add(
-        value.source(), "faults",
-        "expected [[faults]] tables (rank, at_step, action, ms, seconds), got " + typeName(value));
+    log.add(value.source(), "faults",
+            "expected [[faults]] tables (rank, at_step, action, ms, seconds, attempt), got " +
+                typeName(value));
     return;
   }
   for (size_t i = 0; i < array->size(); ++i) {
@@ -116,6 +118,7 @@ std::string faultsToml(const JobSpec& job) {
             "\nat_step = " + std::to_string(f.at_step) + "\naction = " + quoted(f.action) + "\n";
     if (f.ms > 0) text += "ms = " + std::to_string(f.ms) + "\n";
     if (f.seconds > 0) text += "seconds = " + std::to_string(f.seconds) + "\n";
+    if (f.attempt > 0) text += "attempt = " + std::to_string(f.attempt) + "\n";
   }
   return text;
 }

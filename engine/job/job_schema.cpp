@@ -309,7 +309,8 @@ std::vector<Section> trainingSections() {
         stringField("checkpoint_path", RANKLAB_JOB_KEY(train.checkpoint_path), {},
                     EmptyText::kAllowed),
         intField("checkpoint_every", RANKLAB_JOB_KEY(train.checkpoint_every), 0, kNoUpperLimit),
-        stringField("resume_from", RANKLAB_JOB_KEY(train.resume_from), {}, EmptyText::kAllowed)}},
+        stringField("resume_from", RANKLAB_JOB_KEY(train.resume_from), {}, EmptyText::kAllowed),
+        intField("max_restarts", RANKLAB_JOB_KEY(train.max_restarts), 0, 100)}},
       {"parallel",
        "how many ranks and how they combine gradients",
        {intField("ranks", RANKLAB_JOB_KEY(parallel.ranks), 1, 256),
@@ -575,6 +576,10 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   checkRule(root, log, "train.checkpoint_every", {"train.checkpoint_path"},
             job.train.checkpoint_every > 0 && job.train.checkpoint_path.empty(),
             "needs train.checkpoint_path, the file to write checkpoints to");
+  checkRule(root, log, "train.max_restarts", {"train.checkpoint_every"},
+            job.train.max_restarts > 0 && job.train.checkpoint_every == 0,
+            "a restart resumes from the last checkpoint: set train.checkpoint_every > 0 (and "
+            "train.checkpoint_path) so there is one");
   checkRule(root, log, "parallel.microbatches", {"train.batch_size"},
             job.parallel.microbatches > job.train.batch_size,
             "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +

@@ -55,6 +55,7 @@ struct TrainSpec {
   std::string checkpoint_path;   // file rank 0 writes checkpoints to; "" = none
   int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = only after the last step
   std::string resume_from;       // checkpoint file to continue from; "" = start afresh
+  int max_restarts = 0;          // launcher restarts the world from the last checkpoint this often
 
   bool operator==(const TrainSpec&) const = default;
 };
@@ -119,6 +120,7 @@ struct InjectedFault {
   std::string action;   // kill | stop | slow | exit
   int ms = 0;           // slow: extra ms per step from at_step on
   int seconds = 0;      // stop: how long the rank stays stopped; 0 = until the run is ended
+  int attempt = 0;      // the launch it fires in: 0 the first, n after the n-th restart
 
   bool operator==(const InjectedFault&) const = default;
 };

@@ -24,6 +24,7 @@ ranklab_cli_test(cli_test)
 ranklab_cli_test(strategies_test)
 ranklab_cli_test(cli_store_test)
 ranklab_cli_test(fault_test)
+ranklab_cli_test(restart_test)
 
 # The PyTorch twins of bench/ start and print their JSON line (a few steps each), so a
 # benchmark's peer cannot break unnoticed between benchmark runs.

@@ -1,6 +1,7 @@
 # Run store (storage/): real SQLite files in a temporary folder.
 add_executable(storage_tests ${CMAKE_CURRENT_SOURCE_DIR}/unit/storage_file_test.cpp
                              ${CMAKE_CURRENT_SOURCE_DIR}/unit/storage_rows_test.cpp
-                             ${CMAKE_CURRENT_SOURCE_DIR}/unit/storage_bins_test.cpp)
+                             ${CMAKE_CURRENT_SOURCE_DIR}/unit/storage_bins_test.cpp
+                             ${CMAKE_CURRENT_SOURCE_DIR}/unit/storage_lifecycle_test.cpp)
 target_link_libraries(storage_tests PRIVATE ranklab_storage GTest::gtest_main)
 gtest_discover_tests(storage_tests TEST_PREFIX "storage.")

@@ -156,8 +156,13 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 9 added, taken away again to make an older file.
-constexpr const char* kDropVersion9 = "ALTER TABLE steps DROP COLUMN mem_buffers; ";
+// What version 10 added, taken away again to make an older file.
+constexpr const char* kDropVersion10 =
+    "ALTER TABLE runs DROP COLUMN launcher_host; ALTER TABLE runs DROP COLUMN launcher_pid; "
+    "ALTER TABLE runs DROP COLUMN launcher_start; ";
+// And what version 9 added: a file of version 8 or older lacks both.
+const std::string kDropVersion9 =
+    std::string(kDropVersion10) + "ALTER TABLE steps DROP COLUMN mem_buffers; ";
 // And what version 8 added: a file of version 7 or older lacks both.
 const std::string kDropVersion8 =
     std::string(kDropVersion9) +
@@ -192,6 +197,21 @@ TEST_F(RunStoreTest, VersionSevenStepsGainTheLedgerAndCollectiveColumns) {
   EXPECT_EQ(steps[0].mem_params, 0);
   EXPECT_EQ(steps[0].reduce_scatters, 0);
   EXPECT_EQ(steps[0].stashed, exampleStep(id, 0, 1).stashed);
+}
+
+// A version 9 file's runs gain the launcher's identity, unknown (0) for the old rows: a run
+// still `running` there is never taken for lost.
+TEST_F(RunStoreTest, VersionNineRunsGainTheLauncherAndAreNeverTakenForLost) {
+  int64_t id = 0;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+  }
+  { RawFile(dbPath()).exec(std::string(kDropVersion10) + "PRAGMA user_version = 9"); }
+  RunStore store(dbPath());
+  EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  EXPECT_EQ(RawFile(dbPath()).integer("SELECT launcher_pid FROM runs"), 0);
+  EXPECT_EQ(store.run(id)->status, "running");
 }
 
 // A version 8 file's steps gain the ledger's scratch column, zero for the old rows.

@@ -35,7 +35,7 @@ struct TimelineSpan {
 struct TimelineMark {
   int rank = 0;
   int64_t step = 0;
-  QString kind;  // fault | failure | overflow
+  QString kind;  // fault | failure | overflow | restart | resumed
   QString text;
   double at_ms = 0;
 };

@@ -1,0 +1,77 @@
+// The parts of a run's life that rewrite what was stored: a restart's roll-back, and runs
+// whose launcher died without finishing them.
+#include <sqlite3.h>
+
+#include "storage/launcher_identity.h"
+#include "storage/run_store.h"
+#include "storage/statement.h"
+
+namespace ranklab {
+
+using sqlite::Query;
+using sqlite::Statement;
+
+int64_t RunStore::rollBack(int64_t run_id, int64_t step) {
+  sqlite::Transaction transaction(db_, path_, "roll back run");
+  int64_t removed = 0;
+  for (const char* table : {"steps", "spans", "evals"}) {
+    const std::string sql = std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?";
+    Statement statement(db_, path_, std::string("roll back ") + table, sql.c_str());
+    Query q(statement);
+    q.bind(run_id, step).run();
+    if (std::string(table) == "steps") removed = q.changes();
+  }
+  transaction.commit();
+  return removed;
+}
+
+int64_t RunStore::countEvents(int64_t run_id, const std::string& kind) {
+  Statement statement(db_, path_, "count events",
+                      "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?");
+  Query q(statement);
+  q.bind(run_id, kind);
+  return q.next() ? q.int64() : 0;
+}
+
+std::vector<int64_t> RunStore::markLostRuns() {
+  std::vector<std::pair<int64_t, LauncherIdentity>> gone;
+  {
+    Statement select(db_, path_, "find runs without a launcher",
+                     "SELECT id, launcher_host, launcher_pid, launcher_start FROM runs "
+                     "WHERE status = 'running' AND launcher_pid > 0");
+    Query q(select);
+    while (q.next()) {
+      const int64_t id = q.int64();
+      LauncherIdentity who;
+      who.host = q.text();
+      who.pid = q.int64();
+      who.start = q.int64();
+      if (!launcherMayLive(who)) gone.emplace_back(id, who);
+    }
+  }
+  std::vector<int64_t> lost;
+  if (gone.empty()) return lost;
+  sqlite::Transaction transaction(db_, path_, "mark lost runs");
+  Statement mark(db_, path_, "mark run lost",
+                 "UPDATE runs SET status = 'lost', "
+                 "finished = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
+                 "WHERE id = ? AND status = 'running'");
+  Statement event(db_, path_, "record lost run",
+                  "INSERT INTO events (run_id, rank, step, kind, text, time_ns) "
+                  "VALUES (?, -1, 0, 'lost', ?, 0)");
+  for (const auto& [id, who] : gone) {
+    Query q(mark);
+    q.bind(id).run();
+    if (q.changes() == 0) continue;  // another process got there first
+    Query note(event);
+    note.bind(id, "its launcher (pid " + std::to_string(who.pid) + " on " + who.host +
+                      ") ended without finishing the run; the steps it stored are kept")
+        .run();
+    writeStepBins(id);
+    lost.push_back(id);
+  }
+  transaction.commit();
+  return lost;
+}
+
+}  // namespace ranklab

@@ -1,0 +1,176 @@
+// Automatic restarts (train.max_restarts) on 4 real mpirun ranks: a rank killed (or hung)
+// mid-run makes the launcher restart the whole world from the run's last checkpoint; the run
+// stays one run, finishes `done`, and trains exactly as a run that never failed (the
+// checkpoint resumes bit for bit), with each failure, restart and resumption an event.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+
+#include "storage/run_store.h"
+#include "tests/integration/cli_runner.h"
+
+namespace {
+
+using ranklab::testing::runCli;
+
+class Restarts : public ranklab::testing::CliTest {
+ protected:
+  // 4 ranks, 100 steps each, a checkpoint every 15 steps; `faults` appended as written.
+  std::string job(const std::string& faults) {
+    const std::string path = folder_.file("job.toml");
+    std::ofstream(path) << "name = \"restart\"\n[data]\ndataset = \"fashion-mnist\"\n"
+                           "train_limit = 12800\ntest_limit = 1000\n[model]\nlayers = [64]\n"
+                           "[train]\nepochs = 1\nbatch_size = 32\ncheckpoint_every = 15\n"
+                           "checkpoint_path = \""
+                        << folder_.file("run.ckpt") << "\"\n[parallel]\nranks = 4\n"
+                        << "[telemetry]\nhang_limit_s = 3\n"
+                        << faults;
+    return path;
+  }
+
+  ranklab::testing::CliResult run(const std::string& job_file, const std::string& args) {
+    return runCli("run " + job_file + " --quiet --db " + db() + " " + args);
+  }
+
+  // Every rank's loss at every step of run `id`.
+  std::map<std::pair<int, int64_t>, double> losses(int64_t id) {
+    ranklab::RunStore store(db());
+    std::map<std::pair<int, int64_t>, double> by_step;
+    for (const auto& s : store.steps(id)) by_step[{s.rank, s.step}] = s.loss;
+    return by_step;
+  }
+
+  std::map<std::string, int> eventCounts(int64_t id) {
+    ranklab::RunStore store(db());
+    std::map<std::string, int> counts;
+    for (const auto& e : store.events(id)) ++counts[e.kind];
+    return counts;
+  }
+};
+
+const char* kKillRank2AfterStep40 = "[[faults]]\nrank = 2\nat_step = 40\naction = \"kill\"\n";
+
+TEST_F(Restarts, AKilledRankIsRestartedFromTheCheckpointAndTrainsAsIfNothingHappened) {
+  const auto clean = run(job(""), "");
+  ASSERT_EQ(clean.exit_code, 0) << clean.out;
+  const auto restarted = run(job(kKillRank2AfterStep40), "--max-restarts 1");
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.out;
+
+  ranklab::RunStore store(db());
+  ASSERT_EQ(store.summary(2)->run.status, "done");
+  const auto counts = eventCounts(2);
+  EXPECT_EQ(counts.count("failure") ? counts.at("failure") : 0, 1);
+  EXPECT_EQ(counts.count("restart") ? counts.at("restart") : 0, 1);
+  EXPECT_EQ(counts.count("resumed") ? counts.at("resumed") : 0, 1);
+  for (const auto& e : store.events(2)) {
+    if (e.kind == "restart") {
+      // Checkpoints at 15 and 30; the kill after 40: steps 31..40 of 4 ranks rolled back.
+      EXPECT_TRUE(std::regex_search(
+          e.text, std::regex(R"(restart 1 of 1: every rank again from the checkpoint at step 30 )"
+                             R"(\(.*run\.ckpt\); 40 step rows after it rolled back)")))
+          << e.text;
+      EXPECT_EQ(e.rank, 2);
+      EXPECT_EQ(e.step, 30);
+    }
+    if (e.kind == "resumed") {
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(
+          e.text, m, std::regex(R"(training resumed at step 31, ([0-9.]+) s after the failure)")))
+          << e.text;
+      std::printf("detect -> resumed training: %s s\n", m[1].str().c_str());
+    }
+  }
+  // Every step once per rank, and the same losses bit for bit as the run that never failed.
+  const auto expected = losses(1), got = losses(2);
+  ASSERT_EQ(got.size(), expected.size());
+  ASSERT_EQ(got.size(), 400u);
+  for (const auto& [key, loss] : expected)
+    ASSERT_EQ(got.at(key), loss) << "rank " << key.first << " step " << key.second;
+  EXPECT_EQ(store.summary(2)->test_accuracy, store.summary(1)->test_accuracy);
+}
+
+TEST_F(Restarts, AHungRankIsRestartedToo) {
+  const auto r =
+      run(job("[[faults]]\nrank = 1\nat_step = 20\naction = \"stop\"\n"), "--max-restarts 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(rank 1 hung after step 20)"))) << r.out;
+  ranklab::RunStore store(db());
+  EXPECT_EQ(store.summary(1)->run.status, "done");
+  EXPECT_EQ(eventCounts(1).at("restart"), 1);
+  EXPECT_EQ(losses(1).size(), 400u);
+}
+
+// A fault in every attempt: the restarts run out and the run fails, naming each failure.
+TEST_F(Restarts, WhenTheRestartsRunOutTheRunFails) {
+  const auto r = run(job(std::string(kKillRank2AfterStep40) +
+                         "[[faults]]\nrank = 0\nat_step = 35\naction = \"exit\"\nattempt = 1\n"),
+                     "--max-restarts 1");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  ranklab::RunStore store(db());
+  EXPECT_EQ(store.summary(1)->run.status, "failed");
+  const auto counts = eventCounts(1);
+  EXPECT_EQ(counts.at("failure"), 2);
+  EXPECT_EQ(counts.at("restart"), 1);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(rank 0 died after step 35 \(exit code 3\))")))
+      << r.out;
+  // What the second attempt trained before it failed is kept: steps 1..35 on every rank.
+  EXPECT_EQ(losses(1).size(), 4u * 35u);
+}
+
+TEST_F(Restarts, MaxRestartsWithoutCheckpointsIsRefusedNamingTheKey) {
+  const std::string path = folder_.file("bare.toml");
+  std::ofstream(path) << "[train]\nmax_restarts = 2\n";
+  const auto r = runCli("validate " + path);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("train.max_restarts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("train.checkpoint_every > 0"), std::string::npos) << r.out;
+}
+
+}  // namespace
+
+namespace {
+
+// `kill -9` of the launcher mid-run: the next open of the store marks the run `lost`, and
+// the next launch removes the MPI segment folder the dead launcher could not.
+TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
+  const std::string launch = "sh -c '" + std::string(RANKLAB_CLI) + " run " + job("") +
+                             " --quiet --set train.epochs=50 --db " + db() +
+                             " >/dev/null 2>&1 & echo $!'";
+  FILE* pipe = popen(launch.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  int launcher = 0;
+  ASSERT_EQ(std::fscanf(pipe, "%d", &launcher), 1);
+  pclose(pipe);
+  // Until its ranks have stored some steps.
+  for (int i = 0; i < 100 && losses(1).size() < 40; ++i) usleep(100'000);
+  ASSERT_GE(losses(1).size(), 40u);
+  ASSERT_EQ(::kill(launcher, SIGKILL), 0);
+  usleep(300'000);
+  const std::string folder = "/dev/shm/ranklab-mpi-" + std::to_string(launcher) + "-1";
+  ASSERT_TRUE(std::filesystem::exists(folder)) << "SIGKILL skips the launcher's clean-up";
+
+  ranklab::RunStore store(db());
+  EXPECT_EQ(store.run(1)->status, "lost");
+  // The dead launcher's mpirun loses its output pipe and ends; its ranks with it.
+  bool ranks_gone = false;
+  for (int i = 0; i < 100 && !ranks_gone; ++i, usleep(100'000))
+    ranks_gone = std::system("pgrep -f 'ranklab-worke[r] --job' >/dev/null") != 0;
+  EXPECT_TRUE(ranks_gone) << "the killed launcher's ranks still run";
+  std::system("pkill -9 -f 'ranklab-worke[r] --job'; pkill -9 -x mpirun");
+
+  const auto next = runCli("validate " + quickstart());  // validating launches nothing
+  ASSERT_EQ(next.exit_code, 0) << next.out;
+  const auto quick = run(quickstart(), "--set train.epochs=1 --ranks 2");
+  ASSERT_EQ(quick.exit_code, 0) << quick.out;
+  EXPECT_FALSE(std::filesystem::exists(folder));
+}
+
+}  // namespace
