@@ -1,6 +1,7 @@
 #include "engine/train/checkpoint.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -271,6 +272,7 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c) {
   file += payload;
 
   const std::filesystem::path target(path);
+  removeAbandonedTemporaries(path);
   const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
   writeDurably(temporary, file);
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
@@ -281,6 +283,23 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c) {
   }
   const auto folder = target.parent_path();
   fsyncFolder(folder.empty() ? "." : folder.string());
+}
+
+// PATH.tmp-PID files of writers killed mid-write (their pid no longer runs): each is as large
+// as a checkpoint, and a run restarted after every failure would pile them up.
+void removeAbandonedTemporaries(const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::string prefix = target.filename().string() + ".tmp-";
+  const auto folder = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (::kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), error);
+  }
 }
 
 Checkpoint readCheckpoint(const std::string& path) {

@@ -55,10 +55,14 @@ struct Checkpoint {
   uint32_t version = kCheckpointVersion;  // of the file read; 1 holds no compression records
 };
 
-// Throws CheckpointError naming the file, the operation and the cause.
+// Throws CheckpointError naming the file, the operation and the cause. First removes the
+// PATH.tmp-PID files that writers killed mid-write left behind.
 void writeCheckpoint(const std::string& path, const Checkpoint& checkpoint);
 // Throws CheckpointError naming the file and what is wrong with it (missing, truncated,
 // not a checkpoint, a newer format, corrupted, a record missing).
 Checkpoint readCheckpoint(const std::string& path);
+
+// Removes PATH.tmp-PID files whose writer process no longer runs.
+void removeAbandonedTemporaries(const std::string& path);
 
 }  // namespace ranklab
