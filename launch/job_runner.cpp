@@ -264,7 +264,8 @@ void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& failu
     outcome.error = failure + "; the ranks were stopped";
     // On the failed rank's row at its last step (the timeline marks it there).
     if (failed)
-      recorder.launcherEvent("failure", outcome.error, failed->rank, failed->last_step);
+      recorder.launcherEvent("failure", outcome.error, failed->rank, failed->last_step,
+                             recorder.lastStepEndNs(failed->rank));
     else
       recorder.launcherEvent("failure", outcome.error);
   } else if (stopped) {

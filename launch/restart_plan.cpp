@@ -64,7 +64,7 @@ void RestartPlan::prepareRestart(RunStore& store, RunRecorder& recorder, int64_t
                              std::to_string(job_.train.max_restarts) + ": every rank again " +
                              from + "; " + std::to_string(removed) +
                              " step rows after it rolled back",
-                         rank, resume_step_);
+                         rank, resume_step_, recorder.nowNs());
   recorder.flush();
   awaiting_since_ = found;
   steps_before_ = recorder.stepsReceived();
@@ -77,7 +77,7 @@ void RestartPlan::noticeProgress(RunRecorder& recorder) {
                          "restart " + std::to_string(restarts_done_) +
                              ": training resumed at step " + std::to_string(resume_step_ + 1) +
                              ", " + seconds(waited) + " s after the failure was found",
-                         resume_rank_, resume_step_);
+                         resume_rank_, resume_step_, recorder.latestStepEndNs());
   awaiting_since_.reset();
 }
 

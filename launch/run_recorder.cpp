@@ -125,8 +125,8 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
 }
 
 void RunRecorder::launcherEvent(const std::string& kind, const std::string& text, int rank,
-                                int64_t step) {
-  const EventRow row{run_id_, rank, step, kind, text, 0};
+                                int64_t step, int64_t time_ns) {
+  const EventRow row{run_id_, rank, step, kind, text, time_ns};
   observer_.onEvent(row);
   batch_.events.push_back(row);
 }
@@ -190,11 +190,19 @@ int64_t RunRecorder::slowestTrainNs() const {
   return slowest;
 }
 
+int64_t RunRecorder::latestStepEndNs() const {
+  return *std::max_element(last_step_end_ns_.begin(), last_step_end_ns_.end());
+}
+
+int64_t RunRecorder::nowNs() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              created_)
+      .count();
+}
+
 void RunRecorder::beginAttempt() {
   // The new ranks count time from their own start: place it after the failed attempt's.
-  time_offset_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - created_)
-                        .count();
+  time_offset_ns_ = nowNs();
   for (size_t r = 0; r < ranks_.size(); ++r) {
     earlier_train_ns_[r] += trainNsThisAttempt(r);
     ranks_[r].status = "starting";

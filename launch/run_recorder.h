@@ -19,8 +19,14 @@ class RunRecorder {
   void ingest(const telemetry::Envelope& envelope);
   // Records a launcher-side event, e.g. a rejected message or mpirun's failure: rank -1, or
   // the rank (and step) it is about, such as the rank found dead.
+  // `time_ns` places it on the run's time line (0: at its step's end).
   void launcherEvent(const std::string& kind, const std::string& text, int rank = -1,
-                     int64_t step = 0);
+                     int64_t step = 0, int64_t time_ns = 0);
+  // On the run's time line: when `rank`'s last step ended, the latest step end of any rank,
+  // and now (the launcher's clock, which a restart's ranks continue from).
+  int64_t lastStepEndNs(int rank) const { return last_step_end_ns_.at(static_cast<size_t>(rank)); }
+  int64_t latestStepEndNs() const;
+  int64_t nowNs() const;
   // A restart: every rank starts again (Hello, steps from the checkpoint on, Bye). The
   // ranks' training time so far is kept and the next attempt's is added to it.
   void beginAttempt();

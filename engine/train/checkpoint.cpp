@@ -290,7 +290,8 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c) {
 void removeAbandonedTemporaries(const std::string& path) {
   const std::filesystem::path target(path);
   const std::string prefix = target.filename().string() + ".tmp-";
-  const auto folder = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const auto folder =
+      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
     const std::string name = entry.path().filename().string();

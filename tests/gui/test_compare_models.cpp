@@ -153,6 +153,14 @@ class CompareModelsTest : public QObject {
              QStringLiteral("rank 0 · failure after step 7: rank 0 died after step 7"));
   }
 
+  // An event with a time of its own sits there: a fault whose step a restart trained again.
+  void aMarkWithATimeSitsAtItsTime() {
+    const std::vector<EventRow> events = {{5, 0, 7, "fault", "kill", 90'000'000}};
+    const TimelineData t = buildTimeline(5, {timedStep(0, 7, 100, 4)}, false, {}, events);
+    QCOMPARE(int(t.marks.size()), 1);
+    QCOMPARE(t.marks[0].at_ms, 5.0);  // 90 ms on the step's axis, which starts at 85 ms
+  }
+
   // An evaluation after step 7 sits on the same axis as the step, after it.
   void spansArePlacedOnTheBarsAxis() {
     const std::vector<SpanRow> spans = {{5, 0, 7, "evaluate", 101000000, 131000000},

@@ -6,10 +6,10 @@
 
 #include <csignal>
 #include <filesystem>
-#include <random>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 
 #include "engine/data/idx_dataset.h"
 #include "engine/train/checkpoint.h"
@@ -74,7 +74,7 @@ TEST_F(CheckpointFile, AWriterKilledMidWriteLeavesOnlyWholeCheckpoints) {
     ::kill(child, SIGKILL);
     int status = 0;
     ASSERT_EQ(waitpid(child, &status, 0), child);
-    if (!fs::exists(file)) continue;  // killed before its first rename: no checkpoint yet
+    if (!fs::exists(file)) continue;            // killed before its first rename: no checkpoint yet
     const Checkpoint c = readCheckpoint(file);  // throws on a torn or corrupt file
     ASSERT_EQ(c.params.size(), size_t{1} << 19);
     ASSERT_EQ(c.params.front(), static_cast<float>(c.step));

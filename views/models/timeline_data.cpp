@@ -173,9 +173,12 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
     if (!isTimelineMark(e) || rank == by_rank.end()) continue;
     const auto step = rank->second.find(e.step);
     if (step == rank->second.end()) continue;
+    // At its own time when it has one (a restart rolled back the steps it happened in and
+    // trained them again later), else at the end of its step.
+    const int64_t at_ns = e.time_ns > 0 ? e.time_ns : step->second->time_ns;
     data.marks.push_back({e.rank, e.step, QString::fromStdString(e.kind),
                           QString::fromStdString(e.text),
-                          double(step->second->time_ns) / 1e6 + offset[e.rank] - begin});
+                          double(at_ns) / 1e6 + offset[e.rank] - begin});
   }
   // Times shown from the start of the window.
   for (TimelineBar& bar : data.bars) {
