@@ -29,6 +29,7 @@ std::string seconds(double s) {
 RestartPlan::RestartPlan(const JobSpec& job)
     : job_(job),
       launched_(std::filesystem::file_time_type::clock::now()),
+      ranks_(job.parallel.ranks),
       resume_from_(job.train.resume_from) {}
 
 JobSpec RestartPlan::jobFor(int attempt) const {
@@ -38,6 +39,7 @@ JobSpec RestartPlan::jobFor(int attempt) const {
                      [attempt](const InjectedFault& f) { return f.attempt != attempt; }),
       job.faults.end());
   if (attempt > 0) job.train.resume_from = resume_from_;
+  job.parallel.ranks = ranks_;
   return job;
 }
 
@@ -54,7 +56,10 @@ void RestartPlan::prepareRestart(RunStore& store, RunRecorder& recorder, int64_t
 
   recorder.flush();  // the failed attempt's last rows first, so the roll-back covers them
   const int64_t removed = store.rollBack(run_id, resume_step_);
-  recorder.beginAttempt();
+  // Shrink only where there is a checkpoint to resume on fewer ranks from.
+  const bool shrink = job_.train.elastic && rank >= 0 && ranks_ > 1 && !resume_from_.empty();
+  if (shrink) --ranks_;
+  recorder.beginAttempt(ranks_);
   const std::string from = resume_from_.empty()
                                ? std::string("from the start")
                                : "from the checkpoint at step " + std::to_string(resume_step_) +
@@ -63,7 +68,10 @@ void RestartPlan::prepareRestart(RunStore& store, RunRecorder& recorder, int64_t
                          "restart " + std::to_string(restarts_done_) + " of " +
                              std::to_string(job_.train.max_restarts) + ": every rank again " +
                              from + "; " + std::to_string(removed) +
-                             " step rows after it rolled back",
+                             " step rows after it rolled back" +
+                             (shrink ? "; on " + std::to_string(ranks_) + " ranks, without rank " +
+                                           std::to_string(rank) + " (train.elastic)"
+                                     : std::string()),
                          rank, resume_step_, recorder.nowNs());
   recorder.flush();
   awaiting_since_ = found;

@@ -30,7 +30,8 @@ class RestartPlan {
 
   // After a failed attempt whose failure was found at `found` (on `rank`, -1 when no rank
   // was named): picks the resume point, rolls the store back to it and records a `restart`
-  // event. Throws CheckpointError when the run's checkpoint cannot be read.
+  // event. Under train.elastic a named rank's failure shrinks the world by one: the run
+  // goes on without it. Throws CheckpointError when the run's checkpoint cannot be read.
   void prepareRestart(RunStore& store, RunRecorder& recorder, int64_t run_id, int rank,
                       Clock::time_point found);
   // While an attempt runs: records `resumed` (the seconds from detection to the first step
@@ -41,6 +42,7 @@ class RestartPlan {
   JobSpec job_;
   std::filesystem::file_time_type launched_;
   int restarts_done_ = 0;
+  int ranks_;  // parallel.ranks of the next attempt: one fewer after each elastic shrink
   std::string resume_from_;  // the checkpoint the next attempt reads, "" = from the start
   int64_t resume_step_ = 0;
   int resume_rank_ = -1;

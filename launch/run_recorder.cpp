@@ -200,14 +200,20 @@ int64_t RunRecorder::nowNs() const {
       .count();
 }
 
-void RunRecorder::beginAttempt() {
+void RunRecorder::beginAttempt(int world) {
   // The new ranks count time from their own start: place it after the failed attempt's.
   time_offset_ns_ = nowNs();
   for (size_t r = 0; r < ranks_.size(); ++r) {
     earlier_train_ns_[r] += trainNsThisAttempt(r);
-    ranks_[r].status = "starting";
     ranks_[r].train_ns = earlier_train_ns_[r];
-    said_bye_[r] = false;
+    touchRank(static_cast<int>(r));
+    const bool left = static_cast<int>(r) >= world;
+    said_bye_[r] = left;  // nothing more to wait for from a rank that left
+    if (left) {
+      ranks_[r].status = "left";
+      continue;
+    }
+    ranks_[r].status = "starting";
     first_step_start_ns_[r] = -1;
     last_step_end_ns_[r] = 0;
     touchRank(static_cast<int>(r));

@@ -27,9 +27,10 @@ class RunRecorder {
   int64_t lastStepEndNs(int rank) const { return last_step_end_ns_.at(static_cast<size_t>(rank)); }
   int64_t latestStepEndNs() const;
   int64_t nowNs() const;
-  // A restart: every rank starts again (Hello, steps from the checkpoint on, Bye). The
-  // ranks' training time so far is kept and the next attempt's is added to it.
-  void beginAttempt();
+  // A restart: every rank below `world` starts again (Hello, steps from the checkpoint on,
+  // Bye); ranks from `world` on have left the run (an elastic shrink). The ranks' training
+  // time so far is kept and the next attempt's is added to it.
+  void beginAttempt(int world);
   // Writes when the batch is big or old enough; flush() writes now.
   void flushIfDue();
   void flush();

@@ -1,6 +1,8 @@
 // ranklab: run, validate and inspect distributed training jobs from a terminal.
 #include <csignal>
+#include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,8 @@ constexpr const char* kUsageText = R"(usage: ranklab <command> [options]
 commands:
   run JOB.toml [--ranks N] [--set section.key=value ...]   launch a job, store it, print its summary
         [--max-restarts N]                                 restart from the last checkpoint after a failure
+  resume ID [--ranks M] [--set section.key=value ...]      run ID's job again from its checkpoint, as a new
+                                                           run (on M ranks: elastic, train.elastic = true)
   validate JOB.toml [--set section.key=value ...]          check a job file without launching
   runs list                                                every stored run, newest first
   runs show ID                                             one run's summary and tags
@@ -77,8 +81,8 @@ void stopOnSignal(int) {
   if (g_active_runner != nullptr) g_active_runner->requestStop();
 }
 
-int runCommand(const CliArgs& args) {
-  const JobSpec job = loadWithOverrides(args);
+// Runs `job` (read from `job_path`) to its end: progress, summary, and the exit status.
+int runJob(const CliArgs& args, const JobSpec& job, const std::string& job_path) {
   LaunchOptions options;
   options.db_path = args.db;
   JobRunner runner(options);
@@ -89,7 +93,7 @@ int runCommand(const CliArgs& args) {
   // `ranklab run … | head`: a closed pipe fails the write, not the launcher with its run.
   std::signal(SIGPIPE, SIG_IGN);
   ProgressPrinter printer(job.train.epochs, args.quiet);
-  const RunOutcome outcome = runner.run(job, positional(args, 1, "job file"), printer);
+  const RunOutcome outcome = runner.run(job, job_path, printer);
   RunStore store(args.db);
   const auto summary = store.summary(outcome.run_id);
   if (!summary) {
@@ -105,9 +109,40 @@ int runCommand(const CliArgs& args) {
   return outcome.status == "done" ? 0 : 1;
 }
 
+int runCommand(const CliArgs& args) {
+  return runJob(args, loadWithOverrides(args), positional(args, 1, "job file"));
+}
+
+// A stored run's job again, from the checkpoint it wrote, as a new run; on another number
+// of ranks (--ranks) it is an elastic resume.
+int resumeCommand(const CliArgs& args) {
+  const int64_t id = runIdAt(args, 1);
+  RunStore store(args.db);
+  const auto run = store.run(id);
+  if (!run) throw std::runtime_error(args.db + ": no run with id " + std::to_string(id));
+  const JobSpec stored = parseJob(run->job_toml, "run " + std::to_string(id) + "'s job");
+  const std::string& checkpoint = stored.train.checkpoint_path;
+  if (checkpoint.empty()) {
+    throw std::runtime_error("run " + std::to_string(id) +
+                             " wrote no checkpoint (its job has no train.checkpoint_path): "
+                             "there is nothing to resume from");
+  }
+  if (!std::filesystem::exists(checkpoint))
+    throw std::runtime_error(checkpoint + ": run " + std::to_string(id) + "'s checkpoint is gone");
+  JobOverrides overrides = {"train.resume_from=" + nlohmann::json(checkpoint).dump()};
+  const int world = args.ranks.value_or(stored.parallel.ranks);
+  overrides.push_back("parallel.ranks=" + std::to_string(world));
+  if (world != stored.parallel.ranks) overrides.push_back("train.elastic=true");
+  overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
+  JobSpec job = parseJob(run->job_toml, "run " + std::to_string(id) + "'s job", overrides);
+  job.faults.clear();  // the faults a demo injected are history, not part of the job to go on
+  return runJob(args, job, run->job_path);
+}
+
 int dispatch(const CliArgs& args) {
   const std::string command = args.positional.empty() ? "help" : args.positional[0];
   if (command == "run") return runCommand(args);
+  if (command == "resume") return resumeCommand(args);
   if (command == "validate") return validateCommand(args);
   if (command == "runs") return runsCommand(args);
   if (command == "compare") return compareCommand(args);
@@ -120,7 +155,7 @@ int dispatch(const CliArgs& args) {
     return 0;
   }
   throw UsageError("unknown command \"" + command +
-                   "\" (allowed: run, validate, runs, compare, bench, version)");
+                   "\" (allowed: run, resume, validate, runs, compare, bench, version)");
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ void ProgressPrinter::onEvent(const EventRow& event) {
   }
   // What went wrong and what the launcher did about it show even with --quiet.
   const bool always = event.kind == "error" || event.kind == "fault" || event.kind == "failure" ||
-                      event.kind == "restart" || event.kind == "resumed";
+                      event.kind == "restart" || event.kind == "resumed" || event.kind == "elastic";
   if (always || !quiet_) {
     std::fprintf(stderr, "  [%s] rank %d: %s\n", event.kind.c_str(), event.rank,
                  event.text.c_str());

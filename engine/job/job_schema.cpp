@@ -310,7 +310,8 @@ std::vector<Section> trainingSections() {
                     EmptyText::kAllowed),
         intField("checkpoint_every", RANKLAB_JOB_KEY(train.checkpoint_every), 0, kNoUpperLimit),
         stringField("resume_from", RANKLAB_JOB_KEY(train.resume_from), {}, EmptyText::kAllowed),
-        intField("max_restarts", RANKLAB_JOB_KEY(train.max_restarts), 0, 100)}},
+        intField("max_restarts", RANKLAB_JOB_KEY(train.max_restarts), 0, 100),
+        boolField("elastic", RANKLAB_JOB_KEY(train.elastic))}},
       {"parallel",
        "how many ranks and how they combine gradients",
        {intField("ranks", RANKLAB_JOB_KEY(parallel.ranks), 1, 256),
@@ -580,6 +581,13 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             job.train.max_restarts > 0 && job.train.checkpoint_every == 0,
             "a restart resumes from the last checkpoint: set train.checkpoint_every > 0 (and "
             "train.checkpoint_path) so there is one");
+  checkRule(root, log, "train.elastic", {"parallel.strategy", "compression.codec"},
+            job.train.elastic &&
+                (job.parallel.strategy != "allreduce" || job.compression.codec != "none"),
+            "resumes on another number of ranks only a synchronous data-parallel run, whose "
+            "ranks all hold the same state: needs parallel.strategy = \"allreduce\" and "
+            "compression.codec = \"none\" (got " +
+                quoted(job.parallel.strategy) + ", " + quoted(job.compression.codec) + ")");
   checkRule(root, log, "parallel.microbatches", {"train.batch_size"},
             job.parallel.microbatches > job.train.batch_size,
             "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +

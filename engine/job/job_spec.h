@@ -56,6 +56,7 @@ struct TrainSpec {
   int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = only after the last step
   std::string resume_from;       // checkpoint file to continue from; "" = start afresh
   int max_restarts = 0;          // launcher restarts the world from the last checkpoint this often
+  bool elastic = false;          // a checkpoint may resume on another world size; restarts shrink
 
   bool operator==(const TrainSpec&) const = default;
 };

@@ -3,6 +3,8 @@
 // that a resumed run continues exactly.
 #include "engine/train/checkpointing.h"
 
+#include <cmath>
+
 #include <cstdio>
 
 #include "engine/train/sharded_optimizer_state.h"
@@ -63,9 +65,10 @@ Position resumeFrom(const JobSpec& job, const Checkpoint& c, const Communicator&
   if (c.optimizer != optimizer.kind()) {
     throw CheckpointError(mismatch(path, "train.optimizer", c.optimizer, optimizer.kind()));
   }
-  if (c.world != comm.size()) {
+  if (c.world != comm.size() && !job.train.elastic) {
     throw CheckpointError(mismatch(path, "world size (parallel.ranks)", std::to_string(c.world),
-                                   std::to_string(comm.size())));
+                                   std::to_string(comm.size())) +
+                          "; train.elastic = true continues it on another world size");
   }
   if (c.seed != job.train.seed) {
     throw CheckpointError(
@@ -91,7 +94,10 @@ Position resumeFrom(const JobSpec& job, const Checkpoint& c, const Communicator&
       throw CheckpointError(path + ": " + e.what());
     }
   }
-  return {c.step, c.epoch, c.step_in_epoch};
+  // On another world size the epoch goes on from the share of it already seen, in the new
+  // world's steps (rounded: at most half a global batch of it is seen twice or skipped).
+  const double share = double(c.step_in_epoch) * c.world / comm.size();
+  return {c.step, c.epoch, static_cast<int64_t>(std::llround(share))};
 }
 
 // After gradient_sync.start(): this rank's compression state from the checkpoint. Warns,

@@ -195,6 +195,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
         "checkpoint",
         "resumed from " + job_.train.resume_from + " after step " + std::to_string(at_.step),
         at_.step);
+    if (saved->world != peers_.size()) resizedFrom(saved->world);
   }
   if (peers_.rank() == 0) {
     // The run's last step, so a launcher can show percent done and an ETA.
@@ -266,6 +267,23 @@ void TrainingRun::placeModel() {
   }
   update_range_ = sync_->updateRange(parameters);
   sync_->start(model_.params(), parameters);
+}
+
+// An elastic resume: the epoch's position in this world's steps, and the run's last step.
+void TrainingRun::resizedFrom(int saved_world) {
+  at_.step_in_epoch = std::min(at_.step_in_epoch, steps_per_epoch_);
+  const int64_t left = stepsLeftIn(at_.epoch) + steps_per_epoch_ * (job_.train.epochs - at_.epoch);
+  total_steps_ = at_.step + left;
+  if (job_.train.max_steps > 0) total_steps_ = std::min(total_steps_, job_.train.max_steps);
+  if (peers_.rank() != 0) return;
+  observer_.onEvent("elastic",
+                    "world " + std::to_string(saved_world) + " -> " +
+                        std::to_string(peers_.size()) + " ranks: epoch " +
+                        std::to_string(at_.epoch) + " goes on at step " +
+                        std::to_string(at_.step_in_epoch) + " of its " +
+                        std::to_string(steps_per_epoch_) + "; the global batch is now " +
+                        std::to_string(job_.train.batch_size * peers_.size()) + " samples",
+                    at_.step);
 }
 
 int64_t TrainingRun::stepsLeftIn(int epoch) const {

@@ -41,6 +41,7 @@ class TrainingRun {
   bool finished() const { return at_.step >= total_steps_; }
   // Steps of `epoch` not yet run (all of them for an epoch not yet begun).
   int64_t stepsLeftIn(int epoch) const;
+  void resizedFrom(int saved_world);  // after an elastic resume on another world size
 
   // One optimizer step of `epoch` on the next batch; the observer gets its StepStats.
   StepStats step(int epoch);

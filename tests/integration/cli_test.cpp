@@ -361,7 +361,7 @@ TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
   EXPECT_NE(missing.out.find("no run with id 42"), std::string::npos) << missing.out;
   const auto unknown = run("frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.out.find("allowed: run, validate, runs, compare, bench, version"),
+  EXPECT_NE(unknown.out.find("allowed: run, resume, validate, runs, compare, bench, version"),
             std::string::npos)
       << unknown.out;
 }

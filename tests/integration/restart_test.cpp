@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -132,6 +133,13 @@ TEST_F(Restarts, MaxRestartsWithoutCheckpointsIsRefusedNamingTheKey) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.find("train.max_restarts"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("train.checkpoint_every > 0"), std::string::npos) << r.out;
+
+  std::ofstream(path) << "[train]\nelastic = true\n[parallel]\nstrategy = \"ps-sync\"\n";
+  const auto elastic = runCli("validate " + path);
+  EXPECT_NE(elastic.exit_code, 0);
+  EXPECT_NE(elastic.out.find("train.elastic: resumes on another number of ranks only"),
+            std::string::npos)
+      << elastic.out;
 }
 
 }  // namespace
@@ -171,6 +179,61 @@ TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
   const auto quick = run(quickstart(), "--set train.epochs=1 --ranks 2");
   ASSERT_EQ(quick.exit_code, 0) << quick.out;
   EXPECT_FALSE(std::filesystem::exists(folder));
+}
+
+}  // namespace
+
+namespace {
+
+// `ranklab resume ID --ranks 2` continues a 4-rank run's checkpoint on 2 ranks as a new run:
+// half of epoch 1 was seen (50 of 100 steps), so 100 of the 2-rank epoch's 200 steps remain;
+// steps keep their numbers (51..150).
+TEST_F(Restarts, AnElasticResumeGoesOnWithTheEpochOnFewerRanks) {
+  const auto first = run(job(""), "--set train.max_steps=50 --set train.checkpoint_every=25");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto resumed = runCli("resume 1 --ranks 2 --set train.max_steps=0 --quiet --db " + db());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(std::regex_search(resumed.out,
+                                std::regex(R"(world 4 -> 2 ranks: epoch 1 goes on at step 100 )"
+                                           R"(of its 200; the global batch is now 64 samples)")))
+      << resumed.out;
+  ranklab::RunStore store(db());
+  const auto summary = store.summary(2);
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->run.world, 2);
+  std::map<int, std::pair<int64_t, int64_t>> span;  // rank -> first, last step
+  for (const auto& s : store.steps(2)) {
+    auto& [lo, hi] = span.try_emplace(s.rank, s.step, s.step).first->second;
+    lo = std::min(lo, s.step);
+    hi = std::max(hi, s.step);
+  }
+  ASSERT_EQ(span.size(), 2u);
+  for (const auto& [rank, steps] : span) {
+    EXPECT_EQ(steps.first, 51) << "rank " << rank;
+    EXPECT_EQ(steps.second, 150) << "rank " << rank;
+  }
+  ASSERT_TRUE(summary->test_accuracy);
+  EXPECT_GT(*summary->test_accuracy, 0.7);
+}
+
+// Under train.elastic a restart goes on without the dead rank: 4 ranks, rank 3 killed after
+// step 40, the checkpoint at step 30 (30 % of the epoch) resumed on 3 ranks, whose epoch has
+// 133 steps: from its step 40 on, to step 30 + 93 = 123.
+TEST_F(Restarts, AnElasticRestartGoesOnWithoutTheDeadRank) {
+  const auto r = run(job("[[faults]]\nrank = 3\nat_step = 40\naction = \"kill\"\n"),
+                     "--max-restarts 1 --set train.elastic=true");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex(R"(on 3 ranks, without rank 3 \(train.elastic\))")))
+      << r.out;
+  ranklab::RunStore store(db());
+  EXPECT_EQ(store.summary(1)->run.status, "done");
+  std::map<int, int64_t> last;
+  for (const auto& s : store.steps(1)) last[s.rank] = std::max(last[s.rank], s.step);
+  EXPECT_EQ(last[0], 123);
+  EXPECT_EQ(last[2], 123);
+  EXPECT_EQ(last[3], 30) << "rank 3 left after the checkpoint";
+  EXPECT_EQ(store.ranks(1).at(3).status, "left");
 }
 
 }  // namespace
