@@ -32,6 +32,7 @@ commands:
   validate JOB.toml [--set section.key=value ...]          check a job file without launching
   runs list                                                every stored run, newest first
   runs show ID                                             one run's summary and tags
+  runs attach ID                                           follow a running run (launched elsewhere) to its end
   runs rename ID NAME                                      give a run a new name
   runs tag ID TAG... / runs untag ID TAG...                add or remove tags
   runs export ID --csv FILE                                its step rows (one per rank per step)

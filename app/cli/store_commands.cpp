@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "app/cli/attach_command.h"
 #include "app/cli/report_format.h"
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
@@ -97,11 +98,12 @@ int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
 
 int runsCommand(const CliArgs& args) {
   const std::string& verb =
-      positional(args, 1, "runs verb (list, show, delete, rename, tag, untag, export)");
+      positional(args, 1, "runs verb (list, show, attach, delete, rename, tag, untag, export)");
   RunStore store(args.db);
   if (verb == "list") return listRuns(store, args);
   const int64_t id = runIdAt(args, 2);
   if (verb == "show") return showRun(store, args, id);
+  if (verb == "attach") return attachRun(store, args, id);
   if (verb == "export") return exportRun(store, args, id);
   if (verb == "tag" || verb == "untag") return editTags(store, args, id, verb == "tag");
   if (verb == "rename") {
@@ -118,7 +120,7 @@ int runsCommand(const CliArgs& args) {
     return 0;
   }
   throw UsageError("unknown runs verb \"" + verb +
-                   "\" (allowed: list, show, delete, rename, tag, untag, export)");
+                   "\" (allowed: list, show, attach, delete, rename, tag, untag, export)");
 }
 
 int compareCommand(const CliArgs& args) {

@@ -237,3 +237,27 @@ TEST_F(Restarts, AnElasticRestartGoesOnWithoutTheDeadRank) {
 }
 
 }  // namespace
+
+namespace {
+
+// `runs attach ID` follows a run another process launched, from the store, to its end.
+TEST_F(Restarts, AttachFollowsARunLaunchedElsewhereToItsEnd) {
+  const std::string launch = "sh -c '" + std::string(RANKLAB_CLI) + " run " + job("") +
+                             " --quiet --set train.epochs=6 --db " + db() + " >/dev/null 2>&1 &'";
+  ASSERT_EQ(std::system(launch.c_str()), 0);
+  for (int i = 0; i < 100 && losses(1).empty(); ++i) usleep(100'000);
+  ASSERT_FALSE(losses(1).empty()) << "the launched run stored no step";
+  const auto attached = runCli("runs attach 1 --db " + db());
+  EXPECT_EQ(attached.exit_code, 0) << attached.out;
+  EXPECT_NE(attached.out.find("attached to run 1 (restart)"), std::string::npos) << attached.out;
+  EXPECT_TRUE(std::regex_search(attached.out, std::regex(R"(step [0-9]+  rank 0 loss [0-9.]+)")))
+      << attached.out;
+  EXPECT_NE(attached.out.find("run 1  restart  [done]"), std::string::npos) << attached.out;
+  // A finished run: its summary at once; an unknown one: a clear error.
+  EXPECT_EQ(runCli("runs attach 1 --db " + db()).exit_code, 0);
+  const auto unknown = runCli("runs attach 9 --db " + db());
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.out.find("no run with id 9"), std::string::npos) << unknown.out;
+}
+
+}  // namespace
