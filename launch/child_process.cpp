@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +41,46 @@ std::vector<char*> cStrings(std::vector<std::string>& strings) {
   return pointers;
 }
 
+// fork + exec, so the child can be tied to this process: in a group of its own (a stop
+// signals every process mpirun starts) and sent SIGTERM if this process dies (SIGKILL skips
+// every destructor), so a killed launcher leaves no ranks behind. Only async-signal-safe
+// calls between fork and exec; an exec failure's errno comes back through a CLOEXEC pipe.
+// Returns 0 or the errno.
+int spawn(std::vector<char*>& argv, std::vector<char*>& envp, int out_fd, int err_fd, pid_t& pid) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return errno;
+  const pid_t parent = getpid();
+  pid = fork();
+  if (pid < 0) {
+    const int error = errno;
+    close(report[0]);
+    close(report[1]);
+    return error;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);  // the launcher died before prctl
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    execvpe(argv[0], argv.data(), envp.data());
+    const int error = errno;
+    (void)!write(report[1], &error, sizeof error);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here, so a signal to the group right away cannot miss it
+  close(report[1]);
+  int error = 0;
+  const ssize_t got = read(report[0], &error, sizeof error);  // EOF: exec succeeded
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof error)) {
+    waitpid(pid, nullptr, 0);
+    pid = -1;
+    return error;
+  }
+  return 0;
+}
+
 }  // namespace
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv,
@@ -49,23 +89,11 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error("start " + argv.at(0) + ": pipe: " + std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);  // own group: stop kills all
-  posix_spawnattr_setpgroup(&attributes, 0);
-
   std::vector<std::string> args = argv;
   std::vector<std::string> env = mergedEnvironment(extra_env);
   auto arg_ptrs = cStrings(args);
   auto env_ptrs = cStrings(env);
-  const int code =
-      posix_spawnp(&pid_, args[0].c_str(), &actions, &attributes, arg_ptrs.data(), env_ptrs.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  const int code = spawn(arg_ptrs, env_ptrs, out_pipe[1], err_pipe[1], pid_);
   close(out_pipe[1]);
   close(err_pipe[1]);
   out_fd_ = out_pipe[0];

@@ -1,10 +1,8 @@
 #include "launch/job_runner.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -108,7 +106,7 @@ std::vector<std::string> mpiEnvironment() {
 namespace {
 
 // Folders left by launchers that were killed outright (SIGKILL skips every destructor):
-// ranklab-mpi-<pid>-<n> whose pid no longer runs.
+// ranklab-mpi-<pid>-<n> whose process has exited.
 void removeStaleSegmentFolders(const std::filesystem::path& base) {
   static const std::regex name(R"(^ranklab-mpi-(\d+)-\d+$)");
   std::error_code error;
@@ -117,7 +115,8 @@ void removeStaleSegmentFolders(const std::filesystem::path& base) {
     const std::string file = entry.path().filename().string();
     if (!std::regex_match(file, match, name)) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(match[1]));
-    if (kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), error);
+    // "gone" also for a zombie: a killed launcher may wait a while for its reaper.
+    if (processState(pid) == "gone") std::filesystem::remove_all(entry.path(), error);
   }
 }
 

@@ -56,8 +56,8 @@ void RestartPlan::prepareRestart(RunStore& store, RunRecorder& recorder, int64_t
 
   recorder.flush();  // the failed attempt's last rows first, so the roll-back covers them
   const int64_t removed = store.rollBack(run_id, resume_step_);
-  // Shrink only where there is a checkpoint to resume on fewer ranks from.
-  const bool shrink = job_.train.elastic && rank >= 0 && ranks_ > 1 && !resume_from_.empty();
+  // Under train.elastic a named rank that failed is left out: the world goes on without it.
+  const bool shrink = job_.train.elastic && rank >= 0 && ranks_ > 1;
   if (shrink) --ranks_;
   recorder.beginAttempt(ranks_);
   const std::string from = resume_from_.empty()

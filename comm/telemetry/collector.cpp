@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <utility>
 
@@ -68,6 +69,22 @@ void trackSequence(uint64_t seq, int64_t& next_seq, int64_t& gaps) {
 
 }  // namespace
 
+DecodedMessage decodeMessage(const void* bytes, size_t size, const std::string& run_id, int world) {
+  DecodedMessage decoded;
+  telemetry::Envelope envelope;
+  if (size > static_cast<size_t>(INT32_MAX) ||
+      !envelope.ParseFromArray(bytes, static_cast<int>(size))) {
+    decoded.rejected = {-1, "undecodable " + std::to_string(size) + " bytes"};
+    return decoded;
+  }
+  if (std::string reason = whyInvalid(envelope, run_id, world); !reason.empty()) {
+    decoded.rejected = {envelope.rank(), std::move(reason)};
+    return decoded;
+  }
+  decoded.envelope = std::move(envelope);
+  return decoded;
+}
+
 struct Collector::Socket {
   zmq::context_t context{1};
   zmq::socket_t pull{context, zmq::socket_type::pull};
@@ -102,17 +119,14 @@ std::vector<telemetry::Envelope> Collector::receive(int timeout_ms, size_t max_m
   // Bounded by max_messages in total, so a flood of bad messages cannot pin the caller.
   for (size_t taken = 0; taken < max_messages; ++taken) {
     if (!tryReceive(socket_->pull, message, endpoint_)) break;
-    telemetry::Envelope envelope;
-    if (!envelope.ParseFromArray(message.data(), static_cast<int>(message.size()))) {
-      rejected_.push_back({-1, "undecodable " + std::to_string(message.size()) + " bytes"});
+    DecodedMessage decoded = decodeMessage(message.data(), message.size(), run_id_, world_);
+    if (!decoded.envelope) {
+      rejected_.push_back(std::move(decoded.rejected));
       continue;
     }
-    if (std::string reason = whyInvalid(envelope, run_id_, world_); !reason.empty()) {
-      rejected_.push_back({envelope.rank(), std::move(reason)});
-      continue;
-    }
+    const telemetry::Envelope& envelope = *decoded.envelope;
     trackSequence(envelope.seq(), next_seq_[envelope.rank()], gaps_[envelope.rank()]);
-    valid.push_back(std::move(envelope));
+    valid.push_back(std::move(*decoded.envelope));
   }
   return valid;
 }

@@ -19,6 +19,14 @@ struct RejectedMessage {
   std::string reason;
 };
 
+// One message off the wire: the envelope when it decodes and is valid for `run_id` and
+// `world`, else why not (a RejectedMessage). Never throws, whatever the bytes.
+struct DecodedMessage {
+  std::optional<telemetry::Envelope> envelope;
+  RejectedMessage rejected;
+};
+DecodedMessage decodeMessage(const void* bytes, size_t size, const std::string& run_id, int world);
+
 class Collector {
  public:
   // Binds PULL to `bind` (default: an ephemeral port on 127.0.0.1). Accepts messages for

@@ -308,7 +308,10 @@ Checkpoint readCheckpoint(const std::string& path) {
   if (!in) failWith(path, "open the checkpoint");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) failWith(path, "read the checkpoint");
+  return parseCheckpoint(bytes, path);
+}
 
+Checkpoint parseCheckpoint(const std::string& bytes, const std::string& path) {
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     throw CheckpointError(path +
                           ": not a ranklab checkpoint (it does not start with \"RLABCKPT\")");

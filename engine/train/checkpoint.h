@@ -61,6 +61,8 @@ void writeCheckpoint(const std::string& path, const Checkpoint& checkpoint);
 // Throws CheckpointError naming the file and what is wrong with it (missing, truncated,
 // not a checkpoint, a newer format, corrupted, a record missing).
 Checkpoint readCheckpoint(const std::string& path);
+// The same from the file's bytes; `path` only names it in errors.
+Checkpoint parseCheckpoint(const std::string& bytes, const std::string& path);
 
 // Removes PATH.tmp-PID files whose writer process no longer runs.
 void removeAbandonedTemporaries(const std::string& path);

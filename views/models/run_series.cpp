@@ -314,7 +314,8 @@ void RunSeries::addEval(const EvalRow& e) {
 void RunSeries::setRank(const RankRow& row) {
   RankSeries& r = rankFor(row.rank);
   r.host = row.host;
-  if (row.status == "done" || row.status == "failed") r.said_bye = true;
+  // "left": an elastic restart went on without it.
+  if (row.status == "done" || row.status == "failed" || row.status == "left") r.said_bye = true;
   r.failed = row.status == "failed";
 }
 
