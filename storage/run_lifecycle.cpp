@@ -12,6 +12,7 @@ using sqlite::Query;
 using sqlite::Statement;
 
 int64_t RunStore::rollBack(int64_t run_id, int64_t step) {
+  requireWritable("roll a run back");
   sqlite::Transaction transaction(db_, path_, "roll back run");
   int64_t removed = 0;
   for (const char* table : {"steps", "spans", "evals"}) {
@@ -34,6 +35,7 @@ int64_t RunStore::countEvents(int64_t run_id, const std::string& kind) {
 }
 
 std::vector<int64_t> RunStore::markLostRuns() {
+  if (!read_only_.empty()) return {};  // a newer ranklab's file is never written
   std::vector<std::pair<int64_t, LauncherIdentity>> gone;
   {
     Statement select(db_, path_, "find runs without a launcher",

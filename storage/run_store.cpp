@@ -442,11 +442,38 @@ RunStore::RunStore(const std::string& path) : path_(path) {
     schema::prepare(db_, path_, kSchemaVersion);
     stmts_ = std::make_unique<Statements>(db_, path_);
     markLostRuns();
+  } catch (const NewerSchemaError& newer) {
+    openReadOnly(newer);
   } catch (...) {
     stmts_.reset();
     sqlite3_close_v2(db_);
     throw;
   }
+}
+
+// A newer ranklab's file: read through a read-only connection, never migrated or written.
+void RunStore::openReadOnly(const NewerSchemaError& why) {
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close_v2(db_);
+    throw why;
+  }
+  try {
+    if (sqlite3_busy_timeout(db_, 5000) != SQLITE_OK) throw why;
+    stmts_ = std::make_unique<Statements>(db_, path_);
+  } catch (const StoreError& unreadable) {
+    stmts_.reset();
+    sqlite3_close_v2(db_);
+    throw NewerSchemaError(std::string(why.what()) + ", and this one cannot read it (" +
+                           unreadable.what() + ")");
+  }
+  read_only_ = std::string(why.what()) + ": opened read-only";
+}
+
+void RunStore::requireWritable(const char* op) const {
+  if (!read_only_.empty()) throw StoreError(read_only_ + ", so it cannot " + op);
 }
 
 RunStore::~RunStore() {
@@ -465,6 +492,7 @@ std::string RunStore::defaultPath() {
 }
 
 int64_t RunStore::createRun(const NewRun& run) {
+  requireWritable("store a new run");
   Query q(stmts_->insertRun);
   const LauncherIdentity self = thisLauncher();
   q.bind(run.name, run.job_path, run.job_toml, run.world, run.strategy, run.algorithm, run.codec,
@@ -474,6 +502,7 @@ int64_t RunStore::createRun(const NewRun& run) {
 }
 
 void RunStore::write(const RecordBatch& batch) {
+  requireWritable("write records");
   if (batch.empty()) return;
   sqlite::Transaction transaction(db_, path_, "write batch");
   for (const RankRow& r : batch.ranks) writeRank(stmts_->upsertRank, r);
@@ -486,6 +515,7 @@ void RunStore::write(const RecordBatch& batch) {
 }
 
 void RunStore::finishRun(int64_t run_id, const std::string& status, double wall_s, double train_s) {
+  requireWritable("finish a run");
   sqlite::Transaction transaction(db_, path_, "finish run");
   {
     Query q(stmts_->finishRun);
@@ -498,6 +528,7 @@ void RunStore::finishRun(int64_t run_id, const std::string& status, double wall_
 }
 
 void RunStore::renameRun(int64_t run_id, const std::string& name) {
+  requireWritable("rename a run");
   Query q(stmts_->renameRun);
   q.bind(name, run_id).run();
   if (q.changes() == 0)
@@ -505,6 +536,7 @@ void RunStore::renameRun(int64_t run_id, const std::string& name) {
 }
 
 void RunStore::deleteRun(int64_t run_id) {
+  requireWritable("delete a run");
   Query q(stmts_->deleteRun);
   q.bind(run_id).run();  // foreign keys cascade to every table of the run
   if (q.changes() == 0)
@@ -588,6 +620,7 @@ int64_t RunStore::lastCommonStep(int64_t run_id) {
 }
 
 void RunStore::setTags(int64_t run_id, const std::vector<std::string>& tags) {
+  requireWritable("change tags");
   sqlite::Transaction transaction(db_, path_, "set tags");
   if (!run(run_id))
     throw sqlite::error(path_, "set tags", "no run with id " + std::to_string(run_id));

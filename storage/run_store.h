@@ -23,7 +23,9 @@ class RunStore {
   // Opens (creating folders and file as needed), migrates forward to kSchemaVersion and
   // marks `lost` the runs still `running` whose launcher on this host is gone.
   // A RunStore is used by one thread at a time; each thread opens its own.
-  // A file with a newer schema, or that is not SQLite, is a StoreError.
+  // A file that is not SQLite is a StoreError. A file of a newer schema (a newer ranklab
+  // only adds tables and columns) is opened read-only: every read works, every write is a
+  // StoreError saying why; one this ranklab cannot read at all is a NewerSchemaError.
   explicit RunStore(const std::string& path);
   ~RunStore();
   RunStore(const RunStore&) = delete;
@@ -33,6 +35,8 @@ class RunStore {
   static std::string defaultPath();
 
   const std::string& path() const { return path_; }
+  // Why the file is read-only ("" when it is not).
+  const std::string& readOnlyReason() const { return read_only_; }
 
   int64_t createRun(const NewRun& run);
   void write(const RecordBatch& batch);  // one transaction
@@ -83,10 +87,13 @@ class RunStore {
 
  private:
   void writeStepBins(int64_t run_id);  // inside the caller's transaction
+  void openReadOnly(const NewerSchemaError& why);
+  void requireWritable(const char* op) const;  // a StoreError naming read_only_
   int64_t countEvents(int64_t run_id, const std::string& kind);
 
   struct Statements;
   std::string path_;
+  std::string read_only_;
   sqlite3* db_ = nullptr;
   std::unique_ptr<Statements> stmts_;
 };

@@ -306,10 +306,9 @@ void prepare(sqlite3* db, const std::string& file, int target) {
   // Read first: this is where a file that is not SQLite shows itself, before anything is set.
   const int found = version(db, file);
   if (found > target)
-    throw sqlite::error(file, "open",
-                        "schema version " + std::to_string(found) +
-                            " was written by a newer ranklab (this one reads up to version " +
-                            std::to_string(target) + ")");
+    throw NewerSchemaError(file + ": open: schema version " + std::to_string(found) +
+                           " was written by a newer ranklab (this one reads up to version " +
+                           std::to_string(target) + ")");
   configure(db, file);
   if (found < target) migrate(db, file, target);
 }

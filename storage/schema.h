@@ -8,7 +8,8 @@ struct sqlite3;
 namespace ranklab::schema {
 
 // Sets the connection's pragmas, refuses a file that is not SQLite or was written by a
-// newer ranklab, then migrates forward to `target` in one transaction.
+// newer ranklab (NewerSchemaError, before anything is set), then migrates forward to
+// `target` in one transaction.
 void prepare(sqlite3* db, const std::string& file, int target);
 
 // PRAGMA user_version of the open file.

@@ -103,6 +103,7 @@ void RunStore::writeStepBins(int64_t run_id) {
 }
 
 void RunStore::summariseSteps(int64_t run_id) {
+  requireWritable("sum its steps into bins");
   sqlite::Transaction transaction(db_, path_, "summarise steps");
   writeStepBins(run_id);
   transaction.commit();

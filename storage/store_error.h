@@ -12,4 +12,10 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A file written by a newer ranklab (a larger schema version): never migrated or written.
+class NewerSchemaError : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 }  // namespace ranklab

@@ -56,13 +56,44 @@ TEST_F(RunStoreTest, ExistingEmptySqliteFileIsMigratedFromVersionZero) {
   EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM runs"), 0);
 }
 
+// A newer ranklab's file that holds none of our tables cannot even be read: refused.
 TEST_F(RunStoreTest, NewerSchemaIsRefused) {
   const int newer = RunStore::kSchemaVersion + 1;
   { RawFile(dbPath()).exec("PRAGMA user_version = " + std::to_string(newer)); }
-  expectStoreError([&] { RunStore store(dbPath()); }, {dbPath(), "newer ranklab"});
+  expectStoreError([&] { RunStore store(dbPath()); },
+                   {dbPath(), "newer ranklab", "cannot read it"});
   RawFile raw(dbPath());
   EXPECT_EQ(raw.integer("PRAGMA user_version"), newer);  // left untouched
   EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM sqlite_master"), 0);
+}
+
+// A newer ranklab's file (it only adds tables and columns) opens read-only: its runs read
+// as before, every write is refused saying why, and nothing in the file changes.
+TEST_F(RunStoreTest, NewerSchemaOpensReadOnlyAndIsNeverWritten) {
+  const int newer = RunStore::kSchemaVersion + 1;
+  {
+    RunStore store(dbPath());
+    store.createRun(exampleRun("from-the-future"));
+  }
+  {
+    RawFile raw(dbPath());
+    raw.exec(
+        "ALTER TABLE runs ADD COLUMN future INTEGER NOT NULL DEFAULT 7; PRAGMA user_version = " +
+        std::to_string(newer));
+  }
+  RunStore store(dbPath());
+  EXPECT_NE(store.readOnlyReason().find("newer ranklab"), std::string::npos);
+  ASSERT_EQ(store.listRuns().size(), 1u);
+  EXPECT_EQ(store.listRuns()[0].name, "from-the-future");
+  EXPECT_TRUE(store.summary(1));
+  expectStoreError([&] { store.createRun(exampleRun()); },
+                   {dbPath(), "newer ranklab", "read-only", "cannot store a new run"});
+  expectStoreError([&] { store.renameRun(1, "x"); }, {"read-only", "cannot rename a run"});
+  expectStoreError([&] { store.deleteRun(1); }, {"read-only", "cannot delete a run"});
+  RawFile raw(dbPath());
+  EXPECT_EQ(raw.integer("PRAGMA user_version"), newer);
+  EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(raw.text("SELECT name FROM runs"), "from-the-future");
 }
 
 TEST_F(RunStoreTest, GarbageFileIsRefusedNamingTheFile) {
