@@ -74,10 +74,9 @@ TEST_F(RunStoreTest, AWriterKilledMidWriteNeverDamagesTheFileOrLosesWhatWasCommi
   constexpr int kBatchRows = 256;
   std::mt19937 random(20261124);
   int64_t committed = 0;
-  {
-    RunStore created(dbPath());
-  }  // the schema first: a kill during the first open's migration
-     // only leaves an empty file, which the next open migrates
+  // The schema first: a kill in the first open's migration leaves an empty file (the next
+  // open migrates it), which is not what this test looks at.
+  { RunStore created(dbPath()); }
   for (int kill = 1; kill <= kKills; ++kill) {
     const pid_t child = fork();
     ASSERT_GE(child, 0);
