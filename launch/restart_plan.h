@@ -22,7 +22,6 @@ class RestartPlan {
   // Call as the run is launched: a checkpoint file older than this is not the run's own.
   explicit RestartPlan(const JobSpec& job);
 
-  int restartsDone() const { return restarts_done_; }
   bool canRestart() const { return restarts_done_ < job_.train.max_restarts; }
   // The job an attempt runs: only the [[faults]] of that attempt, and from the second on,
   // resume_from the point prepareRestart() chose.

@@ -26,14 +26,6 @@ int64_t RunStore::rollBack(int64_t run_id, int64_t step) {
   return removed;
 }
 
-int64_t RunStore::countEvents(int64_t run_id, const std::string& kind) {
-  Statement statement(db_, path_, "count events",
-                      "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?");
-  Query q(statement);
-  q.bind(run_id, kind);
-  return q.next() ? q.int64() : 0;
-}
-
 std::vector<int64_t> RunStore::markLostRuns() {
   if (!read_only_.empty()) return {};  // a newer ranklab's file is never written
   std::vector<std::pair<int64_t, LauncherIdentity>> gone;

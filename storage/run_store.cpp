@@ -369,6 +369,12 @@ void addLatestEval(Statement& statement, RunSummary& s) {
   s.test_loss = q.real();
 }
 
+void addRestarts(Statement& count_events, RunSummary& s) {
+  Query q(count_events);
+  q.bind(s.run.id, "restart");
+  if (q.next()) s.restarts = q.int64();
+}
+
 void createParentFolders(const std::string& path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (parent.empty()) return;
@@ -414,7 +420,9 @@ struct RunStore::Statements {
                    "VALUES (?, ?, ?, ?, ?, ?)"),
         selectSpans(db, file, "read spans",
                     "SELECT run_id, rank, step, phase, start_ns, end_ns FROM spans "
-                    "WHERE run_id = ? ORDER BY rank, start_ns") {}
+                    "WHERE run_id = ? ORDER BY rank, start_ns"),
+        countEvents(db, file, "count events",
+                    "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?") {}
 
   Statement insertRun, finishRun, renameRun, deleteRun, listRuns, selectRun;
   Statement upsertRank, replaceStep, replaceEval, insertEvent;
@@ -422,6 +430,7 @@ struct RunStore::Statements {
   Statement rankTotals, latestEval;
   Statement insertServerLoad, selectServerLoads, serverTotals;
   Statement insertSpan, selectSpans;
+  Statement countEvents;
 };
 
 #undef RANKLAB_RUN_COLUMNS
@@ -566,7 +575,7 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   addRankTotals(stmts_->rankTotals, s);
   addServerTotals(stmts_->serverTotals, s);
   addLatestEval(stmts_->latestEval, s);
-  s.restarts = countEvents(run_id, "restart");
+  addRestarts(stmts_->countEvents, s);
   if (s.run.train_s > 0) s.samples_per_s = static_cast<double>(s.samples) / s.run.train_s;
   return s;
 }

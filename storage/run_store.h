@@ -89,7 +89,6 @@ class RunStore {
   void writeStepBins(int64_t run_id);  // inside the caller's transaction
   void openReadOnly(const NewerSchemaError& why);
   void requireWritable(const char* op) const;  // a StoreError naming read_only_
-  int64_t countEvents(int64_t run_id, const std::string& kind);
 
   struct Statements;
   std::string path_;

@@ -53,14 +53,14 @@ int attachRun(RunStore& store, const CliArgs& args, int64_t id) {
   g_detach = 0;
   std::signal(SIGINT, detachOnSignal);
   Followed seen;
-  constexpr auto kInterval = std::chrono::seconds(1);
+  constexpr double kIntervalS = 1.0;
   if (run->status == "running")
     std::fprintf(stderr, "attached to run %lld (%s); Ctrl-C detaches, the run goes on\n",
                  static_cast<long long>(id), run->name.c_str());
   while (run && run->status == "running" && !g_detach) {
     printNewEvents(store, id, seen);
-    printProgress(store, id, seen, 1.0);
-    std::this_thread::sleep_for(kInterval);
+    printProgress(store, id, seen, kIntervalS);
+    std::this_thread::sleep_for(std::chrono::duration<double>(kIntervalS));
     store.markLostRuns();  // a launcher that died unannounced ends the wait too
     run = store.run(id);
   }

@@ -269,7 +269,6 @@ void TrainingRun::placeModel() {
   sync_->start(model_.params(), parameters);
 }
 
-// An elastic resume: the epoch's position in this world's steps, and the run's last step.
 void TrainingRun::resizedFrom(int saved_world) {
   at_.step_in_epoch = std::min(at_.step_in_epoch, steps_per_epoch_);
   const int64_t left = stepsLeftIn(at_.epoch) + steps_per_epoch_ * (job_.train.epochs - at_.epoch);

@@ -41,7 +41,6 @@ class TrainingRun {
   bool finished() const { return at_.step >= total_steps_; }
   // Steps of `epoch` not yet run (all of them for an epoch not yet begun).
   int64_t stepsLeftIn(int epoch) const;
-  void resizedFrom(int saved_world);  // after an elastic resume on another world size
 
   // One optimizer step of `epoch` on the next batch; the observer gets its StepStats.
   StepStats step(int epoch);
@@ -54,6 +53,8 @@ class TrainingRun {
 
  private:
   void startFrom(const Dataset& train_set);
+  // After an elastic resume on another world size: the epoch's position, the last step.
+  void resizedFrom(int saved_world);
   // A "pipeline" or "tensor" event naming the part of the model this rank holds.
   void announceModelPart();
   // The model's buffers where the sync wants them (shared memory, ZeRO's scratches); the

@@ -142,10 +142,6 @@ TEST_F(Restarts, MaxRestartsWithoutCheckpointsIsRefusedNamingTheKey) {
       << elastic.out;
 }
 
-}  // namespace
-
-namespace {
-
 // `kill -9` of the launcher mid-run: the next open of the store marks the run `lost`, and
 // the next launch removes the MPI segment folder the dead launcher could not.
 TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
@@ -180,10 +176,6 @@ TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
   ASSERT_EQ(quick.exit_code, 0) << quick.out;
   EXPECT_FALSE(std::filesystem::exists(folder));
 }
-
-}  // namespace
-
-namespace {
 
 // `ranklab resume ID --ranks 2` continues a 4-rank run's checkpoint on 2 ranks as a new run:
 // half of epoch 1 was seen (50 of 100 steps), so 100 of the 2-rank epoch's 200 steps remain;
@@ -235,10 +227,6 @@ TEST_F(Restarts, AnElasticRestartGoesOnWithoutTheDeadRank) {
   EXPECT_EQ(last[3], 30) << "rank 3 left after the checkpoint";
   EXPECT_EQ(store.ranks(1).at(3).status, "left");
 }
-
-}  // namespace
-
-namespace {
 
 // `runs attach ID` follows a run another process launched, from the store, to its end.
 TEST_F(Restarts, AttachFollowsARunLaunchedElsewhereToItsEnd) {
