@@ -413,9 +413,10 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
       end.failure_found = Clock::now();
       watch.killLiveRanks();  // mpirun then says how the first one ended
     }
+    // mpirun usually reports and exits within the second; one already aborting gets longer.
+    const auto verdict_wait = std::chrono::seconds(output.verdict.aborting() ? 5 : 1);
     const bool end_for_failure =
-        end.failure &&
-        (end.failure->hung || Clock::now() - end.failure_found > std::chrono::seconds(1));
+        end.failure && (end.failure->hung || Clock::now() - end.failure_found > verdict_wait);
     if (!stop_sent && end_for_failure) {
       terminate("log", "rank " + std::to_string(end.failure->rank) +
                            (end.failure->hung ? " hung" : " died"));

@@ -48,6 +48,7 @@ void MpirunVerdict::read(const std::string& line) {
   static const std::regex name(R"(Process name: \[\[\d+,\d+\],(\d+)\])");
   static const std::regex code(R"(Exit code: +(\d+))");
   std::smatch m;
+  if (line.find("the job has been aborted") != std::string::npos) aborting_ = true;
   if (std::regex_search(line, m, signal)) {
     const std::string what = m[3].matched ? " (" + m[3].str() + ")" : "";
     causes_.emplace_back(std::stoi(m[1]), "signal " + m[2].str() + what);

@@ -59,8 +59,12 @@ class MpirunVerdict {
  public:
   void read(const std::string& line);
   std::string causeOf(int rank) const;
+  // mpirun has seen a rank fail and is ending the job itself: a SIGTERM now can crash it
+  // mid-abort (PMIx_Finalize) before it names how the rank ended.
+  bool aborting() const { return aborting_; }
 
  private:
+  bool aborting_ = false;
   std::vector<std::pair<int, std::string>> causes_;
   int named_rank_ = -1;  // "Process name: [[j,1],r]" seen, its "Exit code:" line next
 };

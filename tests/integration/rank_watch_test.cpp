@@ -79,5 +79,13 @@ TEST(MpirunVerdict, ReadsTheSignalOrTheExitCodeOfARank) {
   EXPECT_EQ(verdict.causeOf(1), "");
 }
 
+TEST(MpirunVerdict, KnowsWhenMpirunIsAbortingByItself) {
+  MpirunVerdict verdict;
+  verdict.read("Primary job  terminated normally, but 1 process returned");
+  EXPECT_FALSE(verdict.aborting());
+  verdict.read("a non-zero exit code. Per user-direction, the job has been aborted.");
+  EXPECT_TRUE(verdict.aborting());
+}
+
 }  // namespace
 }  // namespace ranklab
