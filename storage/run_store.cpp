@@ -619,11 +619,13 @@ std::vector<StepRow> RunStore::stepsOfRankFrom(int64_t run_id, int rank, int64_t
 }
 
 int64_t RunStore::lastCommonStep(int64_t run_id) {
+  // A rank that left (an elastic restart went on without it) stopped for good: not waited for.
   Statement statement(db_, path_, "read the last common step",
                       "SELECT MIN(last) FROM (SELECT MAX(step) AS last FROM steps "
-                      "WHERE run_id = ? GROUP BY rank)");
+                      "WHERE run_id = ? AND rank NOT IN (SELECT rank FROM ranks "
+                      "WHERE run_id = ? AND status = 'left') GROUP BY rank)");
   Query q(statement);
-  q.bind(run_id);
+  q.bind(run_id, run_id);
   if (!q.next() || q.nextIsNull()) return -1;
   return q.int64();
 }

@@ -69,7 +69,8 @@ class RunStore {
   // Only ranks first_rank..last_rank (so several threads can read one run).
   void forEachStep(int64_t run_id, int first_rank, int last_rank,
                    const std::function<void(const StepRow&)>& visit);
-  // The last step every rank has stored (-1: none yet): where a live timeline can end.
+  // The last step every rank still in the run has stored (-1: none yet): where a live
+  // timeline can end. A rank that left (elastic) is not waited for.
   int64_t lastCommonStep(int64_t run_id);
   // Steps first_step..last_step of every rank, ordered by rank, step (the timeline window).
   std::vector<StepRow> stepsBetween(int64_t run_id, int64_t first_step, int64_t last_step);

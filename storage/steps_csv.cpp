@@ -1,9 +1,8 @@
 #include "storage/steps_csv.h"
 
-#include <cerrno>
+#include "storage/atomic_file.h"
+
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace ranklab {
@@ -21,10 +20,6 @@ std::string cell(int64_t v) {
 }
 std::string cell(bool v) {
   return v ? "1" : "0";
-}
-
-std::runtime_error writeError(const std::string& path, const std::string& cause) {
-  return std::runtime_error(path + ": cannot write the CSV export: " + cause);
 }
 
 }  // namespace
@@ -55,24 +50,8 @@ int64_t writeStepsCsv(RunStore& store, int64_t run_id, std::ostream& out) {
 }
 
 int64_t exportStepsCsv(RunStore& store, int64_t run_id, const std::string& path) {
-  const std::string partial = path + ".part";
-  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-  if (!out) throw writeError(path, std::strerror(errno));
-  int64_t rows = 0;
-  try {
-    rows = writeStepsCsv(store, run_id, out);
-    out.close();
-    if (!out) throw writeError(path, "write failed (disk full?)");
-  } catch (...) {
-    std::remove(partial.c_str());
-    throw;
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    const std::string cause = std::strerror(errno);
-    std::remove(partial.c_str());
-    throw writeError(path, cause);
-  }
-  return rows;
+  return writeFileWhole(path, "the CSV export",
+                        [&](std::ostream& out) { return writeStepsCsv(store, run_id, out); });
 }
 
 }  // namespace ranklab

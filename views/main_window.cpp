@@ -164,6 +164,7 @@ void MainWindow::connectRunsPage() {
   connect(runs_page_, &RunsPage::renameRequested, reader_, &RunStoreReader::renameRun);
   connect(runs_page_, &RunsPage::tagsRequested, reader_, &RunStoreReader::setTags);
   connect(runs_page_, &RunsPage::exportCsvRequested, reader_, &RunStoreReader::exportCsv);
+  connect(runs_page_, &RunsPage::exportTraceRequested, reader_, &RunStoreReader::exportTrace);
   connect(runs_page_, &RunsPage::deleteRequested, this, [this](const QList<qint64>& ids) {
     if (isRunning() && ids.contains(live_run_id_)) {
       showError(tr("Delete"), tr("Run %1 is still running; stop it first.").arg(live_run_id_));

@@ -10,6 +10,7 @@
 #include <limits>
 #include <span>
 
+#include "storage/chrome_trace.h"
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
 #include "views/models/record_metatypes.h"
@@ -330,6 +331,16 @@ void RunStoreReader::exportCsv(int64_t run_id, const QString& path) {
   edit([run_id, path](RunStore& store) {
     const int64_t rows = exportStepsCsv(store, run_id, path.toStdString());
     return tr("Run %1: %2 step rows written to %3").arg(run_id).arg(rows).arg(path);
+  });
+}
+
+void RunStoreReader::exportTrace(int64_t run_id, const QString& path) {
+  edit([run_id, path](RunStore& store) {
+    const int64_t events = exportChromeTrace(store, run_id, path.toStdString());
+    return tr("Run %1: %2 trace events written to %3 (open it in Perfetto or chrome://tracing)")
+        .arg(run_id)
+        .arg(events)
+        .arg(path);
   });
 }
 

@@ -55,7 +55,8 @@ class RunStoreReader : public QObject {
   void renameRun(int64_t run_id, const QString& name);
   void setTags(int64_t run_id, const QStringList& tags);
   void deleteRuns(const QList<qint64>& run_ids);
-  void exportCsv(int64_t run_id, const QString& path);  // every step row of the run
+  void exportCsv(int64_t run_id, const QString& path);    // every step row of the run
+  void exportTrace(int64_t run_id, const QString& path);  // Chrome Trace Event JSON
 
  signals:
   void runsListed(const ranklab::RunList& list);

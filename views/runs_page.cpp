@@ -8,6 +8,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -99,7 +100,15 @@ QWidget* RunsPage::buildActions() {
   });
   add(QStringLiteral("renameRun"), tr("Rename…"), &RunsPage::renameCurrent);
   add(QStringLiteral("tagRun"), tr("Tags…"), &RunsPage::tagCurrent);
-  add(QStringLiteral("exportCsv"), tr("Export CSV…"), &RunsPage::exportCurrent);
+  // Steps as CSV or the run as a trace: one button, so the row stays short.
+  QPushButton* export_run = add(QStringLiteral("exportRun"), tr("Export run"), [] {});
+  auto* export_menu = new QMenu(export_run);
+  export_menu->addAction(tr("Steps as CSV…"), this, &RunsPage::exportCurrent)
+      ->setObjectName(QStringLiteral("exportCsv"));
+  export_menu
+      ->addAction(tr("Trace for Perfetto / chrome://tracing…"), this, &RunsPage::exportTraceCurrent)
+      ->setObjectName(QStringLiteral("exportTrace"));
+  export_run->setMenu(export_menu);
   export_chart_ =
       add(QStringLiteral("exportChart"), tr("Export chart…"), &RunsPage::exportChartDialog);
   export_chart_->setEnabled(false);
@@ -187,6 +196,16 @@ void RunsPage::exportCurrent() {
       this, tr("Export run %1 as CSV").arg(id),
       QDir::home().filePath(QStringLiteral("run-%1-steps.csv").arg(id)), tr("CSV files (*.csv)"));
   if (!path.isEmpty()) emit exportCsvRequested(id, path);
+}
+
+void RunsPage::exportTraceCurrent() {
+  const int64_t id = currentRunId();
+  if (!id) return;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export run %1 as a trace").arg(id),
+      QDir::home().filePath(QStringLiteral("run-%1-trace.json").arg(id)),
+      tr("Trace Event JSON (*.json)"));
+  if (!path.isEmpty()) emit exportTraceRequested(id, path);
 }
 
 void RunsPage::showPreview(const StoredRun& run) {

@@ -48,6 +48,7 @@ class RunsPage : public QWidget {
   void tagsRequested(qint64 run_id, const QStringList& tags);
   void deleteRequested(const QList<qint64>& run_ids);
   void exportCsvRequested(qint64 run_id, const QString& path);
+  void exportTraceRequested(qint64 run_id, const QString& path);
   void openDbRequested(const QString& path);
 
  private:
@@ -56,6 +57,7 @@ class RunsPage : public QWidget {
   void tagCurrent();
   void deleteSelected();
   void exportCurrent();
+  void exportTraceCurrent();
   void openDbDialog();
   void exportChartDialog();
   void clearPreviewIfGone();

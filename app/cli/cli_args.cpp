@@ -32,6 +32,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.db = value();
     else if (a == "--csv")
       args.csv = value();
+    else if (a == "--trace")
+      args.trace = value();
     else if (a == "--json")
       args.json = true;
     else if (a == "--quiet")

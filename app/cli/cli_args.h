@@ -19,7 +19,8 @@ struct UsageError : std::runtime_error {
 struct CliArgs {
   std::vector<std::string> positional;
   std::string db;
-  std::string csv;  // runs export: the file to write
+  std::string csv;    // runs export: the step rows' file to write
+  std::string trace;  // runs export: the Chrome trace file to write
   bool json = false;
   bool quiet = false;
   std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check

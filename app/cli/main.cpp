@@ -36,6 +36,7 @@ commands:
   runs rename ID NAME                                      give a run a new name
   runs tag ID TAG... / runs untag ID TAG...                add or remove tags
   runs export ID --csv FILE                                its step rows (one per rank per step)
+  runs export ID --trace FILE.json                         Chrome Trace Event JSON (Perfetto, chrome://tracing)
   runs delete ID                                           remove a run and all its rows
   compare ID ID...                                         the settings that differ, summaries side by side
   bench allreduce [--worlds 2,4] [--algorithms {ALGORITHMS}] [--min-bytes 4]

@@ -7,6 +7,7 @@
 
 #include "app/cli/attach_command.h"
 #include "app/cli/report_format.h"
+#include "storage/chrome_trace.h"
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
 
@@ -85,12 +86,25 @@ int editTags(RunStore& store, const CliArgs& args, int64_t id, bool add) {
 }
 
 int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
-  if (args.csv.empty()) throw UsageError("runs export ID needs --csv FILE");
-  const int64_t rows = exportStepsCsv(store, id, args.csv);
-  if (args.json)
-    std::cout << nlohmann::json{{"id", id}, {"rows", rows}, {"csv", args.csv}}.dump(2) << "\n";
-  else
-    std::cout << "run " << id << ": " << rows << " step rows written to " << args.csv << "\n";
+  if (args.csv.empty() && args.trace.empty())
+    throw UsageError("runs export ID needs --csv FILE or --trace FILE.json (or both)");
+  nlohmann::json result{{"id", id}};
+  if (!args.csv.empty()) {
+    const int64_t rows = exportStepsCsv(store, id, args.csv);
+    result["rows"] = rows;
+    result["csv"] = args.csv;
+    if (!args.json)
+      std::cout << "run " << id << ": " << rows << " step rows written to " << args.csv << "\n";
+  }
+  if (!args.trace.empty()) {
+    const int64_t events = exportChromeTrace(store, id, args.trace);
+    result["trace_events"] = events;
+    result["trace"] = args.trace;
+    if (!args.json)
+      std::cout << "run " << id << ": " << events << " trace events written to " << args.trace
+                << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
+  }
+  if (args.json) std::cout << result.dump(2) << "\n";
   return 0;
 }
 

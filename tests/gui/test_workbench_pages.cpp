@@ -2,7 +2,10 @@
 // comparing two stored runs shows the settings that differ; the runs page renames, tags,
 // exports and deletes through the store reader; the timeline draws a window of steps;
 // charts export as PNG and SVG.
+#include <QAction>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QPushButton>
@@ -88,6 +91,23 @@ class WorkbenchPagesTest : public QObject {
     const QList<QByteArray> lines = file.readAll().split('\n');
     QVERIFY(lines.first().startsWith("run_id,rank,step,"));
     QCOMPARE(lines.size(), 1 + 3 * 8 + 1);  // header, 3 ranks x 8 steps, final newline
+
+    // The same run as a trace, from the Export run menu's second entry.
+    QVERIFY(runs->findChild<QAction*>(QStringLiteral("exportTrace")));
+    const QString trace_path = f.dir.filePath(QStringLiteral("trace.json"));
+    emit runs->exportTraceRequested(f.mpi, trace_path);
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(trace_path), 10000);
+    QFile trace_file(trace_path);
+    QVERIFY(trace_file.open(QIODevice::ReadOnly));
+    const QJsonArray events =
+        QJsonDocument::fromJson(trace_file.readAll())["traceEvents"].toArray();
+    int processes = 0, forwards = 0;
+    for (const QJsonValue& e : events) {
+      processes += e["name"] == QStringLiteral("process_name");
+      forwards += e["name"] == QStringLiteral("forward");
+    }
+    QCOMPARE(processes, 3);
+    QCOMPARE(forwards, 3 * 8);
 
     emit runs->deleteRequested({f.mpi});
     QTRY_COMPARE_WITH_TIMEOUT(window.runsModel()->rowCount(), 1, 10000);

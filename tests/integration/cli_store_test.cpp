@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -17,10 +19,10 @@ using ranklab::testing::runCli;
 
 class CliStore : public ranklab::testing::CliTest {
  protected:
-  // A short 2-rank run (100 steps); returns the CLI's output.
-  std::string shortRun(const std::string& extra) {
-    const auto r = runCli("run " + quickstart() +
-                          " --ranks 2 --set data.train_limit=12800 --set data.test_limit=1000"
+  // A short run (100 steps on 2 ranks); returns the CLI's output.
+  std::string shortRun(const std::string& extra, int ranks = 2) {
+    const auto r = runCli("run " + quickstart() + " --ranks " + std::to_string(ranks) +
+                          " --set data.train_limit=12800 --set data.test_limit=1000"
                           " --set train.epochs=1 --quiet --db " +
                           db() + " " + extra);
     EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -92,10 +94,48 @@ TEST_F(CliStore, ExportWritesEveryStepRowAsCsv) {
 
   const auto no_file = runCli("runs export 1 --db " + db());
   EXPECT_EQ(no_file.exit_code, 2) << no_file.out;
-  EXPECT_NE(no_file.out.find("--csv FILE"), std::string::npos) << no_file.out;
+  EXPECT_NE(no_file.out.find("--csv FILE or --trace FILE.json"), std::string::npos) << no_file.out;
   const auto bad_dir = runCli("runs export 1 --csv /nonexistent/dir/x.csv --db " + db());
   EXPECT_EQ(bad_dir.exit_code, 1) << bad_dir.out;
   EXPECT_NE(bad_dir.out.find("/nonexistent/dir/x.csv"), std::string::npos) << bad_dir.out;
+}
+
+// A real 4-rank run as a Chrome trace: valid JSON, a named process per rank, and every step
+// of every rank with its compute and communication phases.
+TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
+  shortRun("", 4);
+  const std::string path = folder_.file("trace.json");
+  const auto r = runCli("runs export 1 --trace " + path + " --json --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto result = nlohmann::json::parse(r.out);
+  EXPECT_EQ(result["trace"], path);
+  std::ifstream in(path);
+  const auto trace = nlohmann::json::parse(in);
+  EXPECT_EQ(result["trace_events"].get<size_t>(), trace["traceEvents"].size());
+
+  std::set<int> named;
+  std::map<std::pair<int, int64_t>, std::set<std::string>> phases;  // (pid, step) -> names
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") named.insert(e["pid"].get<int>());
+    if (e["ph"] != "X" || e["cat"] == "span") continue;
+    EXPECT_GE(e["ts"].get<double>(), 0) << e;
+    EXPECT_GE(e["dur"].get<double>(), 0) << e;
+    phases[{e["pid"], e["args"]["step"]}].insert(e["name"].get<std::string>());
+  }
+  EXPECT_EQ(named, (std::set<int>{1, 2, 3, 4}));
+  ranklab::RunStore store(db());
+  const auto steps = store.steps(1);
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(phases.size(), steps.size()) << "a (rank, step) pair with no phase";
+  for (const auto& s : steps) {
+    const auto& names = phases[{s.rank + 1, s.step}];
+    for (const char* phase : {"forward", "backward", "comm", "update"})
+      EXPECT_TRUE(names.count(phase)) << "rank " << s.rank << " step " << s.step << " " << phase;
+  }
+
+  const auto missing = runCli("runs export 7 --trace " + path + " --db " + db());
+  EXPECT_EQ(missing.exit_code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("no run with id 7"), std::string::npos) << missing.out;
 }
 
 TEST_F(CliStore, RenameAndTagEditTheStoredRun) {

@@ -252,6 +252,25 @@ TEST_F(RunStoreTest, SummaryOfRunWithoutRowsIsZero) {
   EXPECT_TRUE(s->ranks.empty());
 }
 
+// A live timeline ends at the last step every rank has; a rank that left is not waited for.
+TEST_F(RunStoreTest, LastCommonStepWaitsForTheSlowestRankButNotForOneThatLeft) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  RecordBatch batch;
+  for (int rank = 0; rank < 3; ++rank) {
+    batch.ranks.push_back(exampleRank(id, rank));
+    for (int64_t step = 1; step <= 10 - 3 * rank; ++step)
+      batch.steps.push_back(exampleStep(id, rank, step));
+  }
+  store.write(batch);
+  EXPECT_EQ(store.lastCommonStep(id), 4);  // rank 2 reached step 4
+  batch = {};
+  batch.ranks.push_back(exampleRank(id, 2));
+  batch.ranks.back().status = "left";
+  store.write(batch);
+  EXPECT_EQ(store.lastCommonStep(id), 7);
+}
+
 TEST_F(RunStoreTest, MissingRunHasNoRowAndNoSummary) {
   RunStore store(dbPath());
   EXPECT_FALSE(store.run(12345));
