@@ -15,6 +15,7 @@
 #include <cstdlib>
 
 #include "views/compare_page.h"
+#include "views/learn_page.h"
 #include "views/live_page.h"
 #include "views/models/live_run_model.h"
 #include "views/models/log_model.h"
@@ -66,7 +67,8 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       page_(new LivePage(log_model_, this)),
       runs_page_(new RunsPage(runs_model_, this)),
       compare_page_(new ComparePage(runs_model_, this)),
-      timeline_page_(new TimelinePage(this)) {
+      timeline_page_(new TimelinePage(this)),
+      learn_page_(new LearnPage(options_.presets_dir, this)) {
   setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(options_.db_path)));
   buildToolbar();
 
@@ -77,6 +79,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   tabs_->addTab(timeline_page_, tr("Timeline"));
   tabs_->addTab(runs_page_, tr("Runs"));
   tabs_->addTab(compare_page_, tr("Compare"));
+  tabs_->addTab(learn_page_, tr("Learn"));
   setCentralWidget(tabs_);
   // As large as a 1600x1000 screen allows; a smaller screen gets its available area.
   QSize size(1600, 1000);
@@ -106,6 +109,19 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       timeline_page_->setLatestStep(live_model_->latestStep());
   });
   connect(setup_, &SetupPage::launchRequested, this, [this] { launch(); });
+  // A lesson's preset goes through the setup page like any job; the Learn page stays shown.
+  learn_page_->setDbPath(options_.db_path);
+  connect(learn_page_, &LearnPage::runRequested, this,
+          [this](const QString& preset, const QStringList& overrides) {
+            setJobPath(preset);
+            applyOverrides(overrides);
+            launch(false);
+            if (!isRunning() && !launch_pending_) {
+              RunOutcome refused;
+              refused.error = "the job was refused (the setup page says why)";
+              learn_page_->runEnded(refused);
+            }
+          });
   connect(launch_action_, &QAction::triggered, this, [this] { launch(); });
   connect(setup_, &SetupPage::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
@@ -300,6 +316,7 @@ void MainWindow::onEnded(const RunOutcome& outcome) {
   }
   updateActions();
   refreshRuns();
+  learn_page_->runEnded(outcome);
   emit runEnded(outcome);
 }
 
@@ -403,9 +420,9 @@ void MainWindow::showPage(Page page) {
 }
 
 bool MainWindow::pageFromName(const QString& name, Page* page) {
-  static const QStringList names = {QStringLiteral("setup"), QStringLiteral("live"),
+  static const QStringList names = {QStringLiteral("setup"),    QStringLiteral("live"),
                                     QStringLiteral("timeline"), QStringLiteral("runs"),
-                                    QStringLiteral("compare")};
+                                    QStringLiteral("compare"),  QStringLiteral("learn")};
   const int index = names.indexOf(name.toLower());
   if (index < 0) return false;
   *page = Page(index);
@@ -421,6 +438,7 @@ void MainWindow::openDb(const QString& path) {
   reader_->setDbPath(path);
   session_->setDbPath(path);
   runs_page_->setDbPath(path);
+  learn_page_->setDbPath(path);
   WorkbenchSettings::setLastDb(path);
   setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(path)));
   shown_run_id_ = 0;

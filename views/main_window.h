@@ -1,4 +1,4 @@
-// The workbench window: one tab per page (setup, live, timeline, runs, compare), Launch and
+// The workbench window: one tab per page (setup, live, timeline, runs, compare, learn), Launch and
 // Stop in the toolbar. It wires pages to the run thread and the store reader; pages only
 // draw what they are given.
 #pragma once
@@ -16,6 +16,7 @@ class QTableView;
 namespace ranklab {
 
 class ComparePage;
+class LearnPage;
 class TimelinePage;
 class LiveRunModel;
 class LivePage;
@@ -38,7 +39,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  enum Page { SetupTab, LiveTab, TimelineTab, RunsTab, CompareTab };
+  enum Page { SetupTab, LiveTab, TimelineTab, RunsTab, CompareTab, LearnTab };
 
   explicit MainWindow(WorkbenchOptions options, QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -63,6 +64,7 @@ class MainWindow : public QMainWindow {
   RunsPage* runsPage() const { return runs_page_; }
   ComparePage* comparePage() const { return compare_page_; }
   TimelinePage* timelinePage() const { return timeline_page_; }
+  LearnPage* learnPage() const { return learn_page_; }
   QTableView* runsView() const;
   RunsTableModel* runsModel() const { return runs_model_; }
   QTabWidget* tabs() const { return tabs_; }
@@ -104,6 +106,7 @@ class MainWindow : public QMainWindow {
   RunsPage* runs_page_;
   ComparePage* compare_page_;
   TimelinePage* timeline_page_;
+  LearnPage* learn_page_;
   QString live_strategy_;  // of the launched run, for the timeline
   QAction* launch_action_ = nullptr;
   QAction* stop_action_ = nullptr;

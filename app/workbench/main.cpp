@@ -9,6 +9,8 @@
 
 #include "app/build_info.h"
 #include "storage/run_store.h"
+#include "views/learn_page.h"
+#include "views/lessons/lesson.h"
 #include "views/live_page.h"
 #include "views/main_window.h"
 #include "views/models/workbench_settings.h"
@@ -63,7 +65,11 @@ struct Options {
   QCommandLineOption compare{QStringLiteral("compare"),
                              "Compare these stored runs on the compare page.", "ID,ID,..."};
   QCommandLineOption page{QStringLiteral("page"),
-                          "Page to show: setup, live, timeline, runs or compare.", "NAME"};
+                          "Page to show: setup, live, timeline, runs, compare or learn.", "NAME"};
+  QCommandLineOption lesson{QStringLiteral("lesson"),
+                            "Open this lesson on the Learn page, answered from its last stored "
+                            "run if there is one.",
+                            "ID"};
   QCommandLineOption worker{QStringLiteral("worker"), "ranklab-worker binary to launch.", "PATH"};
   QCommandLineOption shot{QStringLiteral("screenshot"), "Save the window to this PNG, then quit.",
                           "PNG"};
@@ -75,7 +81,8 @@ struct Options {
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
-    for (const auto& o : {db, job, start, set, open, compare, page, worker, shot, shot_after})
+    for (const auto& o :
+         {db, job, start, set, open, compare, page, lesson, worker, shot, shot_after})
       parser.addOption(o);
   }
 };
@@ -91,13 +98,15 @@ struct Choices {
   bool page_set = false;
   qint64 open_run = 0;
   QList<qint64> compare_runs;
+  int lesson = -1;
   int after_ms = 0;
 };
 
 QString readChoices(Options& cli, Choices& out) {
   out.page_set = cli.parser.isSet(cli.page);
   if (out.page_set && !ranklab::MainWindow::pageFromName(cli.parser.value(cli.page), &out.page))
-    return "--page: one of setup, live, timeline, runs, compare; got " + cli.parser.value(cli.page);
+    return "--page: one of setup, live, timeline, runs, compare, learn; got " +
+           cli.parser.value(cli.page);
   bool ok = true;
   out.open_run = cli.parser.isSet(cli.open) ? cli.parser.value(cli.open).toLongLong(&ok) : 0;
   if (!ok || out.open_run < 0) return "--open: not a run id: " + cli.parser.value(cli.open);
@@ -108,6 +117,12 @@ QString readChoices(Options& cli, Choices& out) {
   }
   if (cli.parser.isSet(cli.compare) && out.compare_runs.size() < 2)
     return QStringLiteral("--compare: two or more run ids, e.g. --compare 3,4");
+  if (cli.parser.isSet(cli.lesson)) {
+    out.lesson = ranklab::lessonIndex(cli.parser.value(cli.lesson));
+    if (out.lesson < 0)
+      return "--lesson: one of " + ranklab::lessonIds().join(QStringLiteral(", ")) + "; got " +
+             cli.parser.value(cli.lesson);
+  }
   out.after_ms = cli.parser.value(cli.shot_after).toInt(&ok);
   if (!ok || out.after_ms < 0)
     return "--screenshot-after-ms: not a count of ms: " + cli.parser.value(cli.shot_after);
@@ -170,6 +185,11 @@ int main(int argc, char** argv) {
   if (open_run > 0) window.showPage(ranklab::MainWindow::LiveTab);
   if (!compare_runs.isEmpty()) window.showPage(ranklab::MainWindow::CompareTab);
   if (page_set) window.showPage(page);
+  if (chosen.lesson >= 0) {
+    window.showPage(ranklab::MainWindow::LearnTab);
+    window.learnPage()->selectLesson(chosen.lesson);
+    if (const int64_t run = window.learnPage()->lastLessonRun()) window.learnPage()->showRun(run);
+  }
 
   if (cli.parser.isSet(cli.shot)) {
     const QString png = cli.parser.value(cli.shot);

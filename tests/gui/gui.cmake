@@ -25,13 +25,19 @@ target_link_libraries(test_setup_page PRIVATE ranklab_views Qt6::Test)
 ranklab_gui_test(test_main_window ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_main_window.cpp)
 target_link_libraries(test_main_window PRIVATE ranklab_views Qt6::Test)
 
-# Needs the real launch core, MPI and Fashion-MNIST; skips when the worker or data is absent.
-ranklab_gui_test(test_workbench_live ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_workbench_live.cpp)
-target_link_libraries(test_workbench_live PRIVATE ranklab_views Qt6::Test)
-target_compile_definitions(test_workbench_live PRIVATE
-  RANKLAB_WORKER_PATH="$<TARGET_FILE:ranklab-worker>")
-add_dependencies(test_workbench_live ranklab-worker)
-set_tests_properties(test_workbench_live PROPERTIES TIMEOUT 300 LABELS "gui;integration")
+# GUI tests that launch real ranks: the launch core, MPI and Fashion-MNIST; each skips when
+# the worker or the data is absent.
+function(ranklab_gui_run_test name)
+  ranklab_gui_test(${name} ${CMAKE_CURRENT_SOURCE_DIR}/gui/${name}.cpp)
+  target_link_libraries(${name} PRIVATE ranklab_views Qt6::Test)
+  target_compile_definitions(${name} PRIVATE RANKLAB_WORKER_PATH="$<TARGET_FILE:ranklab-worker>")
+  add_dependencies(${name} ranklab-worker)
+  set_tests_properties(${name} PROPERTIES TIMEOUT 300 LABELS "gui;integration")
+endfunction()
+
+ranklab_gui_run_test(test_workbench_live)
+# Every lesson of the Learn page, run from its preset.
+ranklab_gui_run_test(test_learn_page)
 
 ranklab_gui_test(test_compare_models ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_compare_models.cpp)
 target_link_libraries(test_compare_models PRIVATE ranklab_view_models Qt6::Test)

@@ -160,6 +160,23 @@ class SetupPageTest : public QObject {
     QVERIFY(other.draft().valid());
   }
 
+  // [[faults]] have no form field: a loaded file's faults still reach the launched job and
+  // a saved file, and a form change that makes one invalid is an issue.
+  void faultsOfAFileAreKeptThroughTheForm() {
+    SetupPage page(launchOptions(), presetsDir());
+    QVERIFY(page.loadFile(presetsDir() + QStringLiteral("/lessons/failure.toml")));
+    QVERIFY(page.draft().hasFaults());
+    const auto job = page.draft().job();
+    QVERIFY(job);
+    QCOMPARE(int(job->faults.size()), 1);
+    QCOMPARE(job->faults[0].rank, 2);
+    QCOMPARE(job->faults[0].at_step, int64_t(25));
+    page.setValue(QStringLiteral("parallel.ranks"), QStringLiteral("2"));
+    QVERIFY(!page.draft().valid());  // rank 2 of 2 ranks
+    QVERIFY(!page.draft().issuesFor("faults[0].rank").empty() ||
+            !page.draft().otherIssues().empty());
+  }
+
   void unknownKeysOfAFileAreShownNotKept() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("typo.toml"));

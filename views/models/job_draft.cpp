@@ -1,5 +1,6 @@
 #include "views/models/job_draft.h"
 #include "engine/job/job_file.h"
+#include "engine/job/job_schema.h"
 
 namespace ranklab {
 
@@ -9,6 +10,7 @@ JobDraft::JobDraft() {
 
 void JobDraft::resetToDefaults() {
   values_.clear();
+  faults_text_.clear();
   for (const JobKey& k : jobKeys()) values_[k.path] = k.default_value;
   file_issues_.clear();
   check();
@@ -19,6 +21,12 @@ void JobDraft::loadText(const std::string& toml_text, const std::string& file_na
   values_.clear();
   for (const JobKey& k : jobKeys()) values_[k.path] = k.default_value;
   for (auto& [path, text] : jobValuesInText(toml_text)) values_[path] = text;
+  faults_text_.clear();
+  try {
+    faults_text_ = job_detail::faultsToml(parseJob(toml_text, file_name));
+  } catch (const JobError&) {
+    // A file with errors keeps no faults; its issues below say what is wrong with it.
+  }
   // Whatever the file says that no form key can hold would be lost on save: say so.
   file_issues_.clear();
   for (JobIssue& issue : checkJob(toml_text, file_name))

@@ -24,8 +24,10 @@ class JobDraft {
   std::string value(const std::string& path) const;
   const JobValues& values() const { return values_; }
 
-  // The job as a file: every key of the schema, sections in order.
-  std::string tomlText() const { return jobTextFromValues(values_); }
+  // The job as a file: every key of the schema, sections in order, then the loaded file's
+  // [[faults]] tables (no form field holds them, and a launch must not drop them).
+  std::string tomlText() const { return jobTextFromValues(values_) + faults_text_; }
+  bool hasFaults() const { return !faults_text_.empty(); }
   const std::string& fileName() const { return file_name_; }  // used in issue texts
   void setFileName(const std::string& name);
 
@@ -43,6 +45,7 @@ class JobDraft {
   void check();
 
   JobValues values_;
+  std::string faults_text_;  // [[faults]] tables of the loaded file, as TOML
   std::string file_name_ = "job.toml";
   std::vector<JobIssue> issues_;
   std::vector<JobIssue> file_issues_;

@@ -1,0 +1,118 @@
+// The Learn page through the real window: each lesson is opened, predicted, run on real
+// ranks from its preset and answered from that run's records, the measured number beside
+// the formula's, its timeline drawn from the stored steps and replayable step by step.
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+
+#include "views/learn_page.h"
+#include "views/main_window.h"
+#include "views/timeline_view.h"
+
+using namespace ranklab;
+
+class LearnPageTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    if (!QFileInfo(QStringLiteral(RANKLAB_WORKER_PATH)).isExecutable())
+      QSKIP("ranklab-worker is not built");
+    if (!QFileInfo::exists(QStringLiteral("/usr/share/datasets/fashion-mnist")))
+      QSKIP("Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)");
+    QVERIFY(dir_.isValid());
+    options_.db_path = dir_.filePath(QStringLiteral("runs.db"));
+    options_.worker_path = QStringLiteral(RANKLAB_WORKER_PATH);
+    options_.presets_dir = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs");
+    options_.job_path = options_.presets_dir + QStringLiteral("/quickstart.toml");
+  }
+
+  // Lesson 1 on 4 ranks: every rank's bytes per all-reduce within 1 % of 2(N-1)/N * S.
+  void ringLessonIsAnsweredFromItsRun() {
+    MainWindow window(options_);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("ring-allreduce"), "1400000", answer);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(
+        std::abs(answer.measured / answer.formula - 1) < 0.01,
+        qPrintable(QString::number(answer.measured) + " vs " + QString::number(answer.formula)));
+    QCOMPARE(answer.formula, 1.5 * 940584);  // 235,146 fp32 parameters, N = 4
+  }
+
+  // Lesson 8: rank 2 killed after step 25, checkpoints every 10: 5 steps trained twice.
+  void failureLessonIsAnsweredFromItsRun() {
+    MainWindow window(options_);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("failure"), "5", answer);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(answer.measured, 5.0);
+    QCOMPARE(answer.formula, 5.0);
+    const auto& marks = window.learnPage()->timeline()->data().marks;
+    QVERIFY2(std::any_of(marks.begin(), marks.end(),
+                         [](const auto& m) { return m.kind == QStringLiteral("restart"); }),
+             "the restart is marked on the lesson's timeline");
+  }
+
+  // A stored run is replayed: the window moves a step at a time and stops at the end; a run
+  // of another lesson is refused with the reason.
+  void aStoredRunIsReplayedAndAForeignOneRefused() {
+    MainWindow window(options_);
+    window.show();
+    LearnPage* learn = window.learnPage();
+    learn->selectLesson(lessonIndex(QStringLiteral("ring-allreduce")));
+    const int64_t ring_run = learn->lastLessonRun();
+    QVERIFY(ring_run > 0);
+    QVERIFY(learn->showRun(ring_run));
+    const int64_t first = learn->replayStep();
+    learn->stepReplay();
+    QCOMPARE(learn->replayStep(), first + 1);
+    QCOMPARE(learn->timeline()->data().first_step, first + 1);
+    learn->setPlaying(true);
+    QTRY_VERIFY_WITH_TIMEOUT(learn->replayStep() >= first + 3, 10000);  // 1 step/s
+    learn->setPlaying(false);
+
+    learn->selectLesson(lessonIndex(QStringLiteral("failure")));
+    QVERIFY(!learn->showRun(ring_run));
+    QVERIFY(learn->findChild<QLabel*>(QStringLiteral("answer"))->text().contains("cannot answer"));
+  }
+
+ private:
+  // Opens the lesson, types the prediction, runs it and waits for the answer.
+  void runLesson(MainWindow& window, const QString& id, const QString& prediction,
+                 LessonAnswer& answer) {
+    window.showPage(MainWindow::LearnTab);
+    LearnPage* learn = window.learnPage();
+    learn->selectLesson(lessonIndex(id));
+    auto* run = learn->findChild<QPushButton*>(QStringLiteral("runLesson"));
+    QVERIFY2(!run->isEnabled(), "a lesson runs only once a prediction is typed");
+    learn->findChild<QLineEdit*>(QStringLiteral("prediction"))->setText(prediction);
+    QVERIFY(run->isEnabled());
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    run->click();
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 120000);
+    const auto outcome = ended.first().at(0).value<RunOutcome>();
+    QVERIFY2(outcome.status == "done", outcome.error.c_str());
+    QVERIFY2(learn->answer().has_value(),
+             qPrintable(learn->findChild<QLabel*>(QStringLiteral("answer"))->text()));
+    const QString text = learn->findChild<QLabel*>(QStringLiteral("answer"))->text();
+    QVERIFY2(text.contains("You predicted") && text.contains("Formula"), qPrintable(text));
+    QCOMPARE(learn->timeline()->data().ranks.size(), size_t(4));
+    QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::LearnTab));
+    answer = *learn->answer();
+  }
+
+  QTemporaryDir dir_;
+  WorkbenchOptions options_;
+};
+
+QTEST_MAIN(LearnPageTest)
+#include "test_learn_page.moc"

@@ -1,0 +1,270 @@
+#include "views/learn_page.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleValidator>
+#include <QFile>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "storage/run_store.h"
+#include "views/models/timeline_data.h"
+#include "views/timeline_view.h"
+
+namespace ranklab {
+
+namespace {
+
+// "1,410,876" or "5"; the learner's and the run's numbers alike.
+QString number(double value) {
+  return std::abs(value - std::round(value)) < 1e-9 ? QStringLiteral("%L1").arg(qint64(value))
+                                                    : QStringLiteral("%L1").arg(value, 0, 'f', 2);
+}
+
+}  // namespace
+
+LearnPage::LearnPage(QString presets_dir, QWidget* parent)
+    : QWidget(parent),
+      presets_dir_(std::move(presets_dir)),
+      list_(new QListWidget(this)),
+      title_(new QLabel(this)),
+      text_(new QTextBrowser(this)),
+      question_(new QLabel(this)),
+      prediction_(new QLineEdit(this)),
+      unit_(new QLabel(this)),
+      run_(new QPushButton(tr("Run the lesson"), this)),
+      replay_last_(new QPushButton(tr("Replay its last run"), this)),
+      answer_label_(new QLabel(this)),
+      timeline_(new TimelineView(this)),
+      play_(new QPushButton(tr("Play"), this)),
+      speed_(new QComboBox(this)) {
+  list_->setObjectName(QStringLiteral("lessons"));
+  for (const Lesson& lesson : lessons()) list_->addItem(lesson.title);
+  list_->setMaximumWidth(300);
+  connect(list_, &QListWidget::currentRowChanged, this, &LearnPage::selectLesson);
+  title_->setStyleSheet(QStringLiteral("font-size: 16pt; font-weight: bold"));
+  text_->setObjectName(QStringLiteral("lessonText"));
+  text_->setOpenExternalLinks(false);
+  answer_label_->setObjectName(QStringLiteral("answer"));
+  answer_label_->setWordWrap(true);
+  answer_label_->setTextFormat(Qt::RichText);
+  timeline_->setObjectName(QStringLiteral("lessonTimeline"));
+  timeline_->setMinimumHeight(220);
+
+  auto* right = new QWidget(this);
+  auto* column = new QVBoxLayout(right);
+  column->addWidget(title_);
+  column->addWidget(text_, 2);
+  column->addWidget(buildQuestion());
+  column->addWidget(answer_label_);
+  column->addWidget(buildReplay());
+  column->addWidget(timeline_, 3);
+  auto* split = new QSplitter(this);
+  split->addWidget(list_);
+  split->addWidget(right);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+
+  replay_timer_.setInterval(1000);
+  connect(&replay_timer_, &QTimer::timeout, this, &LearnPage::stepReplay);
+  list_->setCurrentRow(0);
+}
+
+QWidget* LearnPage::buildQuestion() {
+  auto* row = new QWidget(this);
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  prediction_->setObjectName(QStringLiteral("prediction"));
+  prediction_->setPlaceholderText(tr("your prediction"));
+  prediction_->setValidator(new QDoubleValidator(0, 1e15, 3, prediction_));
+  prediction_->setMaximumWidth(180);
+  run_->setObjectName(QStringLiteral("runLesson"));
+  run_->setEnabled(false);
+  replay_last_->setObjectName(QStringLiteral("replayLast"));
+  // Predict first: the run answers a question the learner has already answered.
+  connect(prediction_, &QLineEdit::textChanged, this,
+          [this] { run_->setEnabled(prediction_->hasAcceptableInput() && !waiting_); });
+  connect(run_, &QPushButton::clicked, this, &LearnPage::requestRun);
+  connect(replay_last_, &QPushButton::clicked, this, [this] {
+    if (const int64_t id = lastLessonRun()) showRun(id);
+  });
+  layout->addWidget(question_);
+  layout->addWidget(prediction_);
+  layout->addWidget(unit_);
+  layout->addWidget(run_);
+  layout->addWidget(replay_last_);
+  layout->addStretch(1);
+  return row;
+}
+
+QWidget* LearnPage::buildReplay() {
+  auto* row = new QWidget(this);
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  play_->setObjectName(QStringLiteral("play"));
+  play_->setCheckable(true);
+  auto* step = new QPushButton(tr("Step"), row);
+  step->setObjectName(QStringLiteral("stepReplay"));
+  speed_->setObjectName(QStringLiteral("speed"));
+  for (double steps_per_s : {0.5, 1.0, 2.0, 5.0})
+    speed_->addItem(tr("%1 steps/s").arg(steps_per_s), steps_per_s);
+  speed_->setCurrentIndex(1);
+  connect(play_, &QPushButton::toggled, this, &LearnPage::setPlaying);
+  connect(step, &QPushButton::clicked, this, &LearnPage::stepReplay);
+  connect(speed_, &QComboBox::currentIndexChanged, this,
+          [this] { replay_timer_.setInterval(int(1000 / speed_->currentData().toDouble())); });
+  layout->addWidget(new QLabel(tr("Replay the run's records:"), row));
+  layout->addWidget(play_);
+  layout->addWidget(step);
+  layout->addWidget(speed_);
+  layout->addStretch(1);
+  return row;
+}
+
+void LearnPage::setDbPath(const QString& path) {
+  db_path_ = path;
+  replay_last_->setEnabled(lastLessonRun() > 0);
+}
+
+void LearnPage::selectLesson(int index) {
+  if (index < 0 || index >= int(lessons().size()) || index == current_) return;
+  current_ = index;
+  if (list_->currentRow() != index) list_->setCurrentRow(index);
+  const Lesson& lesson = lessons()[size_t(index)];
+  title_->setText(lesson.title);
+  text_->setHtml(lesson.text);
+  question_->setText(lesson.question);
+  unit_->setText(lesson.unit);
+  prediction_->clear();
+  answer_.reset();
+  answer_label_->setText(
+      tr("<i>Type your prediction, then run the lesson (a few seconds on "
+         "2 cores), or replay its last run.</i>"));
+  setPlaying(false);
+  timeline_->setData(TimelineData{});
+  replay_last_->setEnabled(lastLessonRun() > 0);
+}
+
+QString LearnPage::presetPath(const Lesson& lesson) const {
+  return QDir(presets_dir_).filePath(QStringLiteral("lessons/%1.toml").arg(lesson.id));
+}
+
+void LearnPage::requestRun() {
+  if (current_ < 0 || waiting_) return;
+  const Lesson& lesson = lessons()[size_t(current_)];
+  QStringList overrides;
+  for (QString o : lesson.overrides)
+    overrides << o.replace(QStringLiteral("{tmp}"), QDir::tempPath());
+  waiting_ = true;
+  run_->setEnabled(false);
+  answer_label_->setText(tr("<i>Running %1…</i>").arg(lesson.title));
+  emit runRequested(presetPath(lesson), overrides);
+}
+
+void LearnPage::runEnded(const RunOutcome& outcome) {
+  if (!waiting_) return;
+  waiting_ = false;
+  run_->setEnabled(prediction_->hasAcceptableInput());
+  replay_last_->setEnabled(lastLessonRun() > 0);
+  if (outcome.run_id <= 0) {
+    answer_label_->setText(tr("The lesson's run did not start: %1")
+                               .arg(QString::fromStdString(outcome.error).toHtmlEscaped()));
+    return;
+  }
+  showRun(outcome.run_id);
+}
+
+int64_t LearnPage::lastLessonRun() const {
+  if (current_ < 0 || db_path_.isEmpty() || !QFile::exists(db_path_)) return 0;
+  const std::string name = "lesson-" + lessons()[size_t(current_)].id.toStdString();
+  try {
+    RunStore store(db_path_.toStdString());
+    for (const RunRow& run : store.listRuns())  // newest first
+      if (run.name == name && run.status != "running") return run.id;
+  } catch (const std::exception&) {
+  }
+  return 0;
+}
+
+bool LearnPage::showRun(int64_t run_id) {
+  if (current_ < 0) return false;
+  try {
+    RunStore store(db_path_.toStdString());  // a lesson's run is small: read it at once
+    const auto run = store.run(run_id);
+    if (!run) throw std::runtime_error("no run with id " + std::to_string(run_id));
+    run_data_ = {*run, store.steps(run_id), store.events(run_id)};
+  } catch (const std::exception& e) {
+    answer_label_->setText(tr("Cannot read run %1: %2").arg(run_id).arg(e.what()));
+    return false;
+  }
+  LessonAnswer answer = lessons()[size_t(current_)].answer(run_data_);
+  if (!answer.error.isEmpty()) {
+    answer_label_->setText(
+        tr("Run %1 cannot answer this lesson: %2").arg(run_id).arg(answer.error.toHtmlEscaped()));
+    return false;
+  }
+  last_step_ = 0;
+  for (const StepRow& s : run_data_.steps) last_step_ = std::max(last_step_, s.step);
+  replay_first_ = answer.focus_step;
+  replay_steps_ = std::max(1, answer.focus_steps);
+  showAnswer(answer);
+  drawReplay();
+  return true;
+}
+
+void LearnPage::showAnswer(const LessonAnswer& answer) {
+  answer_ = answer;
+  QString verdict;
+  bool predicted = false;
+  const double guess = prediction_->locale().toDouble(prediction_->text(), &predicted);
+  if (predicted && answer.measured != 0)
+    verdict = tr("You predicted <b>%1</b>: %2 % off the measured value. ")
+                  .arg(number(guess))
+                  .arg(100.0 * std::abs(guess - answer.measured) / answer.measured, 0, 'f', 1);
+  answer_label_->setText(
+      tr("<p>%1Measured in run %2: <b>%3 %4</b>. Formula: %5 = <b>%6</b> (measured/formula "
+         "= %7).</p>%8")
+          .arg(verdict)
+          .arg(run_data_.run.id)
+          .arg(number(answer.measured), unit_->text(), answer.formula_text.toHtmlEscaped(),
+               number(answer.formula))
+          .arg(answer.formula != 0 ? answer.measured / answer.formula : 0.0, 0, 'f', 5)
+          .arg(answer.detail));
+}
+
+void LearnPage::drawReplay() {
+  const int64_t last = replay_first_ + replay_steps_ - 1;
+  std::vector<StepRow> window;
+  for (const StepRow& s : run_data_.steps)
+    if (s.step >= replay_first_ && s.step <= last) window.push_back(s);
+  std::vector<EventRow> marks;
+  for (const EventRow& e : run_data_.events)
+    if (isTimelineMark(e) && e.step >= replay_first_ && e.step <= last) marks.push_back(e);
+  timeline_->setData(buildTimeline(run_data_.run.id, window, true, {}, marks));
+}
+
+void LearnPage::stepReplay() {
+  if (run_data_.steps.empty()) return setPlaying(false);
+  if (replay_first_ + replay_steps_ - 1 >= last_step_) return setPlaying(false);
+  ++replay_first_;
+  drawReplay();
+}
+
+void LearnPage::setPlaying(bool on) {
+  if (play_->isChecked() != on) play_->setChecked(on);  // comes back here through toggled
+  play_->setText(on ? tr("Pause") : tr("Play"));
+  if (on)
+    replay_timer_.start();
+  else
+    replay_timer_.stop();
+}
+
+}  // namespace ranklab

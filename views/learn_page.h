@@ -1,0 +1,84 @@
+// The Learn page: a list of lessons; each explains a mechanism with its formula, asks the
+// learner for a prediction, runs its preset through the window's launcher, and answers with
+// the number measured in that run beside the formula's, over a timeline of the run's own
+// records that can be replayed step by step (play, pause, step, speed).
+#pragma once
+
+#include <QTimer>
+#include <QWidget>
+#include <optional>
+
+#include "launch/job_runner.h"
+#include "views/lessons/lesson.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPushButton;
+class QTextBrowser;
+
+namespace ranklab {
+
+class TimelineView;
+
+class LearnPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  LearnPage(QString presets_dir, QWidget* parent = nullptr);
+
+  void setDbPath(const QString& path);
+  void selectLesson(int index);
+  int currentLesson() const { return current_; }
+  // The run the window launched ended: answers the lesson if it was this page's run.
+  void runEnded(const RunOutcome& outcome);
+  // Answers the current lesson from a stored run (a replay); false, with the reason shown,
+  // when the run cannot answer it.
+  bool showRun(int64_t run_id);
+  // The latest stored run of the current lesson's preset, or 0.
+  int64_t lastLessonRun() const;
+  QString presetPath(const Lesson& lesson) const;
+
+  const std::optional<LessonAnswer>& answer() const { return answer_; }
+  TimelineView* timeline() const { return timeline_; }
+  int64_t replayStep() const { return replay_first_; }
+  void stepReplay();  // one step on; stops at the run's last step
+  void setPlaying(bool on);
+
+ signals:
+  // Load this preset (with these overrides) into the setup page and launch it.
+  void runRequested(const QString& preset_path, const QStringList& overrides);
+
+ private:
+  QWidget* buildQuestion();
+  QWidget* buildReplay();
+  void requestRun();
+  void showAnswer(const LessonAnswer& answer);
+  void drawReplay();
+
+  QString presets_dir_;
+  QString db_path_;
+  int current_ = -1;
+  bool waiting_ = false;  // a run this page asked for is going
+  QListWidget* list_;
+  QLabel* title_;
+  QTextBrowser* text_;
+  QLabel* question_;
+  QLineEdit* prediction_;
+  QLabel* unit_;
+  QPushButton* run_;
+  QPushButton* replay_last_;
+  QLabel* answer_label_;
+  TimelineView* timeline_;
+  QPushButton* play_;
+  QComboBox* speed_;
+  QTimer replay_timer_;
+  std::optional<LessonAnswer> answer_;
+  LessonRun run_data_;
+  int64_t replay_first_ = 1;
+  int64_t last_step_ = 0;
+  int replay_steps_ = 3;  // shown at once
+};
+
+}  // namespace ranklab

@@ -1,0 +1,57 @@
+// A lesson of the Learn page: a few paragraphs with their formula, a preset that runs in
+// seconds, the number the learner predicts first, and how the finished run's own records
+// answer it, with the formula's value beside the measured one. No Qt widgets: tested alone.
+//
+// Adding a lesson: one file in views/lessons/ that defines a `Lesson make…Lesson()`, its
+// preset in resources/jobs/lessons/, and its maker in the list in lessons.cpp.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <functional>
+#include <vector>
+
+#include "storage/records.h"
+
+namespace ranklab {
+
+// What a lesson reads of its finished run.
+struct LessonRun {
+  RunRow run;
+  std::vector<StepRow> steps;
+  std::vector<EventRow> events;
+};
+
+// The run's answer to the lesson's question.
+struct LessonAnswer {
+  QString error;           // why this run cannot answer ("" when it can)
+  double measured = 0;     // from the run's records
+  double formula = 0;      // the textbook value for this run's settings
+  QString formula_text;    // the formula with this run's numbers in it
+  QString detail;          // HTML: how the measured value was found, per rank where it helps
+  int64_t focus_step = 1;  // the replay starts here: where the lesson's point is visible
+  int focus_steps = 3;     // and shows this many steps at once
+};
+
+struct Lesson {
+  QString id;  // "ring-allreduce": its preset is resources/jobs/lessons/<id>.toml
+  QString title;
+  QString text;           // 2–4 paragraphs of HTML, the formula among them
+  QStringList overrides;  // section.key=value on top of the preset; {tmp} = a temporary folder
+  QString question;       // what the learner predicts before running
+  QString unit;
+  std::function<LessonAnswer(const LessonRun&)> answer;
+};
+
+// Every lesson, in teaching order.
+const std::vector<Lesson>& lessons();
+int lessonIndex(const QString& id);  // -1: no such lesson
+QStringList lessonIds();
+
+// Helpers the lessons share.
+double medianOf(std::vector<double> values);
+// The number right before `suffix` in `text` ("found 0.27 s after" with " s after"); NaN if none.
+double numberBefore(const std::string& text, const std::string& suffix);
+const EventRow* firstEvent(const LessonRun& run, const std::string& kind);
+
+}  // namespace ranklab

@@ -1,0 +1,55 @@
+#include "views/lessons/lesson.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <regex>
+
+namespace ranklab {
+
+// One line a lesson: its maker, defined in its own file.
+Lesson makeRingAllreduceLesson();
+Lesson makeFailureLesson();
+
+const std::vector<Lesson>& lessons() {
+  static const std::vector<Lesson> all = {makeRingAllreduceLesson(), makeFailureLesson()};
+  return all;
+}
+
+int lessonIndex(const QString& id) {
+  for (size_t i = 0; i < lessons().size(); ++i)
+    if (lessons()[i].id == id) return int(i);
+  return -1;
+}
+
+QStringList lessonIds() {
+  QStringList ids;
+  for (const Lesson& lesson : lessons()) ids << lesson.id;
+  return ids;
+}
+
+double medianOf(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+double numberBefore(const std::string& text, const std::string& suffix) {
+  const size_t at = text.find(suffix);
+  if (at == std::string::npos) return std::numeric_limits<double>::quiet_NaN();
+  size_t begin = at;
+  while (begin > 0 &&
+         (std::isdigit(static_cast<unsigned char>(text[begin - 1])) || text[begin - 1] == '.'))
+    --begin;
+  if (begin == at) return std::numeric_limits<double>::quiet_NaN();
+  return std::stod(text.substr(begin, at - begin));
+}
+
+const EventRow* firstEvent(const LessonRun& run, const std::string& kind) {
+  for (const EventRow& e : run.events)
+    if (e.kind == kind) return &e;
+  return nullptr;
+}
+
+}  // namespace ranklab

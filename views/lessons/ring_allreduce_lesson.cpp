@@ -1,0 +1,87 @@
+// Lesson 1: ring all-reduce sends 2(N−1)/N of the gradient from every rank, whatever N.
+#include <QObject>
+#include <map>
+
+#include "views/lessons/lesson.h"
+
+namespace ranklab {
+
+namespace {
+
+QString ringText() {
+  return QObject::tr(
+      "<p>After backward, every rank holds its own gradient of <i>S</i> bytes, and every rank "
+      "needs the sum. <b>Ring all-reduce</b> puts the <i>N</i> ranks in a ring and cuts the "
+      "gradient into <i>N</i> chunks. In the <b>reduce-scatter</b> half, each rank sends one "
+      "chunk to its right neighbour and adds the chunk coming from its left, <i>N</i>−1 times: "
+      "then each rank owns one fully summed chunk. In the <b>all-gather</b> half, the summed "
+      "chunks travel round the ring, again <i>N</i>−1 times. That is 2(<i>N</i>−1) steps.</p>"
+      "<p>Each step moves one chunk of <i>S</i>/<i>N</i> bytes per rank, so every rank "
+      "sends</p><p align=center><b>2(<i>N</i>−1)/<i>N</i> · <i>S</i></b></p>"
+      "<p>bytes per all-reduce: almost 2<i>S</i>, and <i>independent of N</i>. No rank is a "
+      "hot spot, which is why rings scale where a central server does not. The cost is "
+      "latency: 2(<i>N</i>−1) messages, one after another.</p>"
+      "<p>The preset trains the quickstart MLP on 4 ranks with the ring. <b>Predict</b> how "
+      "many bytes each rank sends per all-reduce (the model has 235,146 parameters of 4 "
+      "bytes), then run it: the answer is read from the bytes each rank counted on the "
+      "wire.</p>");
+}
+
+LessonAnswer ringAnswer(const LessonRun& run) {
+  LessonAnswer a;
+  std::map<int, std::vector<double>> per_rank;  // bytes sent per all-reduce, each step
+  double gradient_bytes = 0;                    // S: the parameters the ledger counted
+  for (const StepRow& s : run.steps) {
+    if (s.allreduces <= 0) continue;
+    per_rank[s.rank].push_back(double(s.bytes_tx) / double(s.allreduces));
+    gradient_bytes = double(s.mem_params);
+  }
+  if (per_rank.empty() || gradient_bytes <= 0) {
+    a.error = QObject::tr("this run recorded no all-reduce (strategy %1)")
+                  .arg(QString::fromStdString(run.run.strategy));
+    return a;
+  }
+  const int n = run.run.world;
+  a.formula = 2.0 * (n - 1) / n * gradient_bytes;
+  a.formula_text =
+      QObject::tr("2(N−1)/N · S = 2·%1/%2 · %L3 B").arg(n - 1).arg(n).arg(qint64(gradient_bytes));
+  QString rows;
+  std::vector<double> medians;
+  for (const auto& [rank, sent] : per_rank) {
+    medians.push_back(medianOf(sent));
+    rows += QStringLiteral(
+                "<tr><td>rank %1</td><td align=right>%L2 B</td><td align=right>"
+                "%3 %</td></tr>")
+                .arg(rank)
+                .arg(qint64(medians.back()))
+                .arg(100.0 * medians.back() / a.formula, 0, 'f', 3);
+  }
+  double sum = 0;
+  for (double m : medians) sum += m;
+  a.measured = sum / double(medians.size());
+  a.detail = QObject::tr(
+                 "<p>Bytes each rank sent per all-reduce (median over %1 steps), "
+                 "against the formula:</p><table cellpadding=3>%2</table>"
+                 "<p>S = %L3 B is the parameter memory each rank's ledger counted. "
+                 "Chunks of uneven size (S/N is not a whole number of floats) make "
+                 "the ranks differ by a few bytes.</p>")
+                 .arg(per_rank.begin()->second.size())
+                 .arg(rows)
+                 .arg(qint64(gradient_bytes));
+  a.focus_step = 1;
+  return a;
+}
+
+}  // namespace
+
+Lesson makeRingAllreduceLesson() {
+  return {.id = QStringLiteral("ring-allreduce"),
+          .title = QObject::tr("1. Ring all-reduce"),
+          .text = ringText(),
+          .overrides = {},
+          .question = QObject::tr("Bytes each rank sends per all-reduce:"),
+          .unit = QObject::tr("bytes"),
+          .answer = ringAnswer};
+}
+
+}  // namespace ranklab
