@@ -200,7 +200,7 @@ bool LearnPage::showRun(int64_t run_id) {
     RunStore store(db_path_.toStdString());  // a lesson's run is small: read it at once
     const auto run = store.run(run_id);
     if (!run) throw std::runtime_error("no run with id " + std::to_string(run_id));
-    run_data_ = {*run, store.steps(run_id), store.events(run_id)};
+    run_data_ = {*run, store.steps(run_id), store.events(run_id), store.serverLoads(run_id)};
   } catch (const std::exception& e) {
     answer_label_->setText(tr("Cannot read run %1: %2").arg(run_id).arg(e.what()));
     return false;
@@ -230,7 +230,7 @@ void LearnPage::showAnswer(const LessonAnswer& answer) {
                   .arg(number(guess))
                   .arg(100.0 * std::abs(guess - answer.measured) / answer.measured, 0, 'f', 1);
   answer_label_->setText(
-      tr("<p>%1Measured in run %2: <b>%3 %4</b>. Formula: %5 = <b>%6</b> (measured/formula "
+      tr("<p>%1Measured in run %2: <b>%3 %4</b>. Formula: %5 → <b>%6</b> (measured/formula "
          "= %7).</p>%8")
           .arg(verdict)
           .arg(run_data_.run.id)

@@ -47,6 +47,44 @@ class LearnPageTest : public QObject {
     QCOMPARE(answer.formula, 1.5 * 940584);  // 235,146 fp32 parameters, N = 4
   }
 
+  // Lesson 2: 4 workers, 2 shards: each shard takes in W * S / k = 2 * S bytes a step.
+  void parameterServerLessonIsAnsweredFromItsRun() {
+    MainWindow window(options_);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("parameter-server"), "1881168", answer);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(answer.formula, 2.0 * 940584);
+    QVERIFY2(std::abs(answer.measured / answer.formula - 1) < 0.01,
+             qPrintable(QString::number(answer.measured)));
+  }
+
+  // Lesson 3: the fast ranks wait about the straggler's compute minus their own. The wait
+  // also holds ring hops behind the straggler, so the two agree loosely, not to the byte.
+  void stragglerLessonIsAnsweredFromItsRun() {
+    MainWindow window(options_);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("straggler"), "10", answer);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(answer.formula > 9.0, qPrintable(QString::number(answer.formula)));  // 10 ms delay
+    QVERIFY2(
+        answer.measured / answer.formula > 0.7 && answer.measured / answer.formula < 1.5,
+        qPrintable(QString::number(answer.measured) + " vs " + QString::number(answer.formula)));
+  }
+
+  // Lesson 5: 4-bit QSGD, buckets of 512, n = 235,146: 4n / (4*460 + 117,573) = 7.877x.
+  void compressionLessonIsAnsweredFromItsRun() {
+    MainWindow window(options_);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("compression"), "8", answer);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(answer.formula, 4.0 * 235146 / (4 * 460 + 117573));
+    QVERIFY2(std::abs(answer.measured / answer.formula - 1) < 0.01,
+             qPrintable(QString::number(answer.measured)));
+  }
+
   // Lesson 8: rank 2 killed after step 25, checkpoints every 10: 5 steps trained twice.
   void failureLessonIsAnsweredFromItsRun() {
     MainWindow window(options_);
@@ -105,7 +143,7 @@ class LearnPageTest : public QObject {
              qPrintable(learn->findChild<QLabel*>(QStringLiteral("answer"))->text()));
     const QString text = learn->findChild<QLabel*>(QStringLiteral("answer"))->text();
     QVERIFY2(text.contains("You predicted") && text.contains("Formula"), qPrintable(text));
-    QCOMPARE(learn->timeline()->data().ranks.size(), size_t(4));
+    QCOMPARE(learn->timeline()->data().ranks.size(), size_t(4));  // the workers
     QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::LearnTab));
     answer = *learn->answer();
   }

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/job/job_file.h"
+#include "engine/job/job_file.h"  // JobError
 #include "views/lessons/lesson.h"
 
 namespace ranklab {
@@ -38,7 +38,7 @@ LessonAnswer failureAnswer(const LessonRun& run) {
   }
   JobSpec job;
   try {
-    job = parseJob(run.run.job_toml, "run " + std::to_string(run.run.id));
+    job = jobOf(run);
   } catch (const std::exception& e) {
     a.error = QString::fromStdString(e.what());
     return a;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <vector>
 
+#include "engine/job/job_spec.h"
 #include "storage/records.h"
 
 namespace ranklab {
@@ -20,6 +21,7 @@ struct LessonRun {
   RunRow run;
   std::vector<StepRow> steps;
   std::vector<EventRow> events;
+  std::vector<ServerLoadRow> server_loads;
 };
 
 // The run's answer to the lesson's question.
@@ -53,5 +55,7 @@ double medianOf(std::vector<double> values);
 // The number right before `suffix` in `text` ("found 0.27 s after" with " s after"); NaN if none.
 double numberBefore(const std::string& text, const std::string& suffix);
 const EventRow* firstEvent(const LessonRun& run, const std::string& kind);
+// The run's resolved job, as its ranks received it; throws JobError.
+JobSpec jobOf(const LessonRun& run);
 
 }  // namespace ranklab

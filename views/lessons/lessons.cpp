@@ -1,5 +1,7 @@
 #include "views/lessons/lesson.h"
 
+#include "engine/job/job_file.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,10 +11,15 @@ namespace ranklab {
 
 // One line a lesson: its maker, defined in its own file.
 Lesson makeRingAllreduceLesson();
+Lesson makeParameterServerLesson();
+Lesson makeStragglerLesson();
+Lesson makeCompressionLesson();
 Lesson makeFailureLesson();
 
 const std::vector<Lesson>& lessons() {
-  static const std::vector<Lesson> all = {makeRingAllreduceLesson(), makeFailureLesson()};
+  static const std::vector<Lesson> all = {makeRingAllreduceLesson(), makeParameterServerLesson(),
+                                          makeStragglerLesson(), makeCompressionLesson(),
+                                          makeFailureLesson()};
   return all;
 }
 
@@ -44,6 +51,10 @@ double numberBefore(const std::string& text, const std::string& suffix) {
     --begin;
   if (begin == at) return std::numeric_limits<double>::quiet_NaN();
   return std::stod(text.substr(begin, at - begin));
+}
+
+JobSpec jobOf(const LessonRun& run) {
+  return parseJob(run.run.job_toml, "run " + std::to_string(run.run.id));
 }
 
 const EventRow* firstEvent(const LessonRun& run, const std::string& kind) {
