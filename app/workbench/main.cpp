@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTimer>
 #include <cstdio>
 
@@ -157,6 +158,11 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ranklab-workbench"));
   QApplication::setApplicationVersion(QString::fromLatin1(ranklab::buildVersion()));
+  // The desktop entry's id: Wayland docks match the window to the entry and its icon by it.
+  QGuiApplication::setDesktopFileName(QStringLiteral("org.ranklab.Workbench"));
+  QApplication::setWindowIcon(
+      QIcon::fromTheme(QStringLiteral("org.ranklab.Workbench"),
+                       QIcon(QStringLiteral(":/icons/org.ranklab.Workbench.svg"))));
 
   ranklab::WorkbenchOptions options;
   try {

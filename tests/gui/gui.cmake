@@ -50,3 +50,6 @@ target_link_libraries(test_stored_run PRIVATE ranklab_views Qt6::Test)
 
 ranklab_gui_test(test_runs_page ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_runs_page.cpp)
 target_link_libraries(test_runs_page PRIVATE ranklab_views Qt6::Test)
+
+ranklab_gui_test(test_lessons ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_lessons.cpp)
+target_link_libraries(test_lessons PRIVATE ranklab_view_models Qt6::Test)
