@@ -3,8 +3,10 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <system_error>
 
 #include "storage/launcher_identity.h"
@@ -41,9 +43,10 @@ ON CONFLICT (run_id, rank) DO UPDATE SET
   seq_gaps = excluded.seq_gaps, last_seq = excluded.last_seq)sql";
 
 // The steps table's columns in StepRow's order, from the record's lists
-// (storage/step_record.h); readStep and writeStep walk the same lists.
+// (storage/step_record.h), then loss_nan (SQLite cannot hold a NaN); readStep and writeStep
+// walk the same lists.
 const std::string& stepColumns() {
-  static const std::string columns = joinedStepColumns(", ");
+  static const std::string columns = joinedStepColumns(", ") + ", loss_nan";
   return columns;
 }
 
@@ -189,6 +192,7 @@ StepRow readStep(Query& q) {
   RANKLAB_STEP_MEASURES(RANKLAB_READ_MEASURE)
 #undef RANKLAB_READ_MEASURE
   readColumn(q, s.time_ns);
+  if (q.boolean()) s.loss = std::numeric_limits<double>::quiet_NaN();  // loss_nan
   return s;
 }
 
@@ -268,7 +272,8 @@ void writeStep(Statement& statement, const StepRow& s) {
 #define RANKLAB_PHASE_VALUE(name, kind) , s.name##_ns
 #define RANKLAB_MEASURE_VALUE(type, name, init) , s.name
   q.bind(s.run_id, s.rank, s.step, s.epoch, s.samples RANKLAB_STEP_PHASES(RANKLAB_PHASE_VALUE),
-         s.comm_hidden_ns RANKLAB_STEP_MEASURES(RANKLAB_MEASURE_VALUE), s.time_ns)
+         s.comm_hidden_ns RANKLAB_STEP_MEASURES(RANKLAB_MEASURE_VALUE), s.time_ns,
+         std::isnan(s.loss))
       .run();
 #undef RANKLAB_PHASE_VALUE
 #undef RANKLAB_MEASURE_VALUE

@@ -245,9 +245,18 @@ ALTER TABLE runs ADD COLUMN launcher_start INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 10;
 )sql";
 
+// A NaN loss (a diverged step): SQLite stores NaN as NULL, which `loss`'s NOT NULL DEFAULT 0
+// turned into 0 under INSERT OR REPLACE. The flag keeps it NaN; older rows stay as they were.
+constexpr const char* kVersion11 = R"sql(
+ALTER TABLE steps ADD COLUMN loss_nan INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 11;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}, {5, kVersion5},
-    {6, kVersion6}, {7, kVersion7}, {8, kVersion8}, {9, kVersion9}, {10, kVersion10},
+    {1, kVersion1}, {2, kVersion2},   {3, kVersion3},   {4, kVersion4},
+    {5, kVersion5}, {6, kVersion6},   {7, kVersion7},   {8, kVersion8},
+    {9, kVersion9}, {10, kVersion10}, {11, kVersion11},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

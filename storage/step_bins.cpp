@@ -28,8 +28,8 @@ std::string phaseColumns(const std::string& pattern) {
   return out;
 }
 
-// ?1 run, ?2 bin width. Non-finite losses (inf; NaN is stored as NULL) stay out of the loss
-// columns, as they stay out of the curves.
+// ?1 run, ?2 bin width. Non-finite losses (inf, and NaN: 0 with loss_nan set) stay out of
+// the loss columns, as they stay out of the curves.
 std::string insertBinsSql() {
   return "INSERT INTO step_bins (run_id, rank, first_step, last_step, steps, epoch, samples, " +
          phaseColumns("%") +
@@ -40,7 +40,8 @@ SELECT run_id, rank, MIN(step), MAX(step), COUNT(*), MAX(epoch), SUM(samples), )
          R"sql(, TOTAL(finite), COUNT(finite), MIN(finite), MAX(finite), SUM(bytes_tx),
        SUM(bytes_rx), MIN(loss_scale), MAX(loss_scale), SUM(staleness), MIN(time_ns),
        MAX(time_ns), SUM(bytes_raw)
-FROM (SELECT *, CASE WHEN loss BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308
+FROM (SELECT *, CASE WHEN loss_nan = 0 AND
+                          loss BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308
                      THEN loss END AS finite
       FROM steps WHERE run_id = ?1)
 GROUP BY rank, step / ?2)sql";

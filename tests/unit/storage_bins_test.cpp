@@ -156,13 +156,15 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 10 added, taken away again to make an older file.
-constexpr const char* kDropVersion10 =
-    "ALTER TABLE runs DROP COLUMN launcher_host; ALTER TABLE runs DROP COLUMN launcher_pid; "
-    "ALTER TABLE runs DROP COLUMN launcher_start; ";
+// What version 11 added, taken away again to make an older file.
+constexpr const char* kDropVersion11 = "ALTER TABLE steps DROP COLUMN loss_nan; ";
+// And what version 10 added: a file of version 9 or older lacks both.
+const std::string kDropVersion10 = std::string(kDropVersion11) +
+                                   "ALTER TABLE runs DROP COLUMN launcher_host; ALTER TABLE runs "
+                                   "DROP COLUMN launcher_pid; ALTER TABLE runs DROP COLUMN "
+                                   "launcher_start; ";
 // And what version 9 added: a file of version 8 or older lacks both.
-const std::string kDropVersion9 =
-    std::string(kDropVersion10) + "ALTER TABLE steps DROP COLUMN mem_buffers; ";
+const std::string kDropVersion9 = kDropVersion10 + "ALTER TABLE steps DROP COLUMN mem_buffers; ";
 // And what version 8 added: a file of version 7 or older lacks both.
 const std::string kDropVersion8 =
     std::string(kDropVersion9) +
@@ -199,6 +201,37 @@ TEST_F(RunStoreTest, VersionSevenStepsGainTheLedgerAndCollectiveColumns) {
   EXPECT_EQ(steps[0].stashed, exampleStep(id, 0, 1).stashed);
 }
 
+// A diverged step's NaN loss reads back as NaN (it was stored as 0), stays out of the bins'
+// loss, and a version 10 file's old rows keep what they had.
+TEST_F(RunStoreTest, ANanLossReadsBackAsNanAndStaysOutOfTheBins) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  StepRow diverged = exampleStep(id, 0, 2);
+  diverged.loss = std::numeric_limits<double>::quiet_NaN();
+  StepRow infinite = exampleStep(id, 0, 3);
+  infinite.loss = std::numeric_limits<double>::infinity();
+  store.write(RecordBatch{{}, {exampleStep(id, 0, 1), diverged, infinite}, {}, {}, {}, {}});
+  const auto steps = store.steps(id);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].loss, exampleStep(id, 0, 1).loss);
+  EXPECT_TRUE(std::isnan(steps[1].loss));
+  EXPECT_TRUE(std::isinf(steps[2].loss));
+  store.finishRun(id, "failed", 1, 1);
+  int64_t finite = 0;
+  double sum = 0;
+  for (const StepBin& bin : store.stepBins(id)) {
+    finite += bin.loss_count;
+    sum += bin.loss_sum;
+  }
+  EXPECT_EQ(finite, 1);
+  EXPECT_EQ(sum, exampleStep(id, 0, 1).loss);
+
+  RawFile(dbPath()).exec(std::string(kDropVersion11) + "PRAGMA user_version = 10");
+  RunStore reopened(dbPath());
+  EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  EXPECT_EQ(reopened.steps(id)[1].loss, 0);  // what version 10 had kept of it
+}
+
 // A version 9 file's runs gain the launcher's identity, unknown (0) for the old rows: a run
 // still `running` there is never taken for lost.
 TEST_F(RunStoreTest, VersionNineRunsGainTheLauncherAndAreNeverTakenForLost) {
@@ -207,7 +240,7 @@ TEST_F(RunStoreTest, VersionNineRunsGainTheLauncherAndAreNeverTakenForLost) {
     RunStore store(dbPath());
     id = store.createRun(exampleRun());
   }
-  { RawFile(dbPath()).exec(std::string(kDropVersion10) + "PRAGMA user_version = 9"); }
+  { RawFile(dbPath()).exec(kDropVersion10 + "PRAGMA user_version = 9"); }
   RunStore store(dbPath());
   EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
   EXPECT_EQ(RawFile(dbPath()).integer("SELECT launcher_pid FROM runs"), 0);
