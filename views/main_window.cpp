@@ -153,6 +153,9 @@ void MainWindow::connectSession() {
   connect(session_, &RunSession::evalReceived, live_model_, &LiveRunModel::addEval);
   connect(session_, &RunSession::rankChanged, live_model_, &LiveRunModel::setRank);
   connect(session_, &RunSession::eventReceived, this, [this](const EventRow& e) {
+    // The store rolled back to the checkpoint: so does the live picture, or the re-trained
+    // steps would be drawn twice.
+    if (e.kind == "restart") live_model_->rollBack(e.step);
     appendLog(e.rank, e.kind == "error",
               QStringLiteral("[%1 at step %2] %3")
                   .arg(QString::fromStdString(e.kind))

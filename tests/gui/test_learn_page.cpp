@@ -13,7 +13,9 @@
 #include <cmath>
 
 #include "views/learn_page.h"
+#include "views/live_page.h"
 #include "views/main_window.h"
+#include "views/models/live_run_model.h"
 #include "views/timeline_view.h"
 
 using namespace ranklab;
@@ -98,6 +100,10 @@ class LearnPageTest : public QObject {
     QVERIFY2(std::any_of(marks.begin(), marks.end(),
                          [](const auto& m) { return m.kind == QStringLiteral("restart"); }),
              "the restart is marked on the lesson's timeline");
+    // The live monitor rolled back with the store: steps 21..25 are drawn once, not twice.
+    const auto& samples = window.livePage()->model()->rankAt(0).series.samples();
+    QCOMPARE(int(samples.size()), 50);
+    for (size_t i = 0; i < samples.size(); ++i) QCOMPARE(samples[i].step, double(i + 1));
   }
 
   // A stored run is replayed: the window moves a step at a time and stops at the end; a run

@@ -156,6 +156,32 @@ class LiveRunModelTest : public QObject {
     QCOMPARE(model.rankAt(0).step, 2);
   }
 
+  // A restart from the checkpoint at step 6: steps 7..10 come again and are drawn once,
+  // in the rank curves and their mean, and the evaluation after 6 goes too.
+  void aRestartRollsTheCurvesBackToTheCheckpoint() {
+    LiveRunModel model;
+    model.setWorld(2);
+    for (int64_t step = 1; step <= 10; ++step)
+      model.addSteps({makeStep(0, step, 1.0), makeStep(1, step, 2.0)});
+    EvalRow eval;
+    eval.step = 8;
+    eval.test_accuracy = 0.5;
+    model.addEval(eval);
+    model.rollBack(6);
+    QCOMPARE(model.rankAt(0).step, 6);
+    QCOMPARE(model.rankAt(1).steps, 6);
+    QVERIFY(model.series().evals().empty());
+    for (int64_t step = 7; step <= 10; ++step)
+      model.addSteps({makeStep(0, step, 3.0), makeStep(1, step, 4.0)});
+    for (const SampleSeries* series : {&model.rankAt(0).series, &model.series().global()}) {
+      QCOMPARE(int(series->samples().size()), 10);
+      for (size_t i = 0; i < series->samples().size(); ++i)
+        QCOMPARE(series->samples()[i].step, double(i + 1));  // each step once, in order
+    }
+    QCOMPARE(model.series().global().samples().back().loss_sum, 3.5 * 2);  // the new steps'
+    QCOMPARE(model.rankAt(0).steps, 10);
+  }
+
   void curvesStayBoundedAndKeepEveryStep() {
     SampleSeries series;
     for (int i = 0; i < 100000; ++i) {

@@ -96,6 +96,11 @@ void LiveRunModel::setRank(const RankRow& rank) {
   announceChanges();
 }
 
+void LiveRunModel::rollBack(int64_t step) {
+  series_.rollBack(step);
+  announceChanges();
+}
+
 void LiveRunModel::finish(const std::string& status) {
   series_.finish(status);
   announceChanges();

@@ -45,6 +45,7 @@ class LiveRunModel : public QAbstractTableModel {
   void addEval(const EvalRow& eval);
   void setRank(const RankRow& rank);
   void finish(const std::string& status);
+  void rollBack(int64_t step);  // a restart from the checkpoint at `step` (RunSeries::rollBack)
 
   int64_t runId() const { return run_id_; }
   const RunSeries& series() const { return series_; }

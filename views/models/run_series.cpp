@@ -104,6 +104,15 @@ void SampleSeries::append(const Sample& sample) {
   unit_ *= 2;
 }
 
+int64_t SampleSeries::dropAfter(int64_t step) {
+  int64_t dropped = 0;
+  while (!samples_.empty() && samples_.back().step > double(step)) {
+    dropped += samples_.back().count;
+    samples_.pop_back();
+  }
+  return dropped;
+}
+
 double RankSeries::computeSeconds() const {
   return computeNs(total) / kNsPerS;
 }
@@ -288,6 +297,18 @@ void RunSeries::flushGlobal(bool all) {
     pending_.pop_front();
     ++pending_first_;
   }
+}
+
+void RunSeries::rollBack(int64_t step) {
+  for (RankSeries& r : ranks_) {
+    r.steps -= r.series.dropAfter(step);
+    r.step = std::min(r.step, step);
+  }
+  global_.dropAfter(step);
+  // Steps not yet drawn for every rank: those after the checkpoint come again.
+  const int64_t keep = std::max<int64_t>(0, step - pending_first_ + 1);
+  if (size_t(keep) < pending_.size()) pending_.resize(size_t(keep));
+  std::erase_if(evals_, [step](const EvalPoint& p) { return p.step > double(step); });
 }
 
 void RunSeries::addEval(const EvalRow& e) {

@@ -64,6 +64,9 @@ class SampleSeries {
   // Later samples merge until they hold at least `steps` steps (after a stored run's bins).
   void widen(int64_t steps) { unit_ = std::max(unit_, steps); }
   bool empty() const { return samples_.empty(); }
+  // Removes the samples that reach past `step` (a restart trains those steps again);
+  // returns the steps they held. A wide sample that straddles `step` goes whole.
+  int64_t dropAfter(int64_t step);
 
  private:
   std::vector<Sample> samples_;
@@ -129,7 +132,9 @@ class RunSeries {
   void addEval(const EvalRow& eval);
   void setRank(const RankRow& rank);       // hello, then bye with the exit status
   void finish(const std::string& status);  // the run ended: no rank is running any more
-  void updateStates();                     // states and the straggler, after a batch
+  // A restart from the checkpoint at `step`: what came after it, as the store rolls back.
+  void rollBack(int64_t step);
+  void updateStates();  // states and the straggler, after a batch
 
   const std::vector<RankSeries>& ranks() const { return ranks_; }
   int rowOfRank(int rank) const;                          // -1 when absent
