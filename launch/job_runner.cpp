@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -348,6 +351,44 @@ struct AttemptEnd {
   std::deque<std::string> last_errors;
 };
 
+const std::vector<std::string>& JobRunner::faultActions() {
+  static const std::vector<std::string> actions = {"kill", "stop", "continue"};
+  return actions;
+}
+
+void JobRunner::requestFault(int rank, const std::string& action) {
+  const auto& allowed = faultActions();
+  if (std::find(allowed.begin(), allowed.end(), action) == allowed.end())
+    throw std::invalid_argument("fault action \"" + action +
+                                "\": allowed are kill, stop and continue");
+  std::lock_guard<std::mutex> lock(faults_mutex_);
+  requested_faults_.emplace_back(rank, action);
+}
+
+void JobRunner::sendRequestedFaults(const RankWatch& watch, RunRecorder& recorder) {
+  std::vector<std::pair<int, std::string>> faults;
+  {
+    std::lock_guard<std::mutex> lock(faults_mutex_);
+    faults.swap(requested_faults_);
+  }
+  for (const auto& [rank, action] : faults) {
+    const pid_t pid = watch.pidOf(rank);
+    const int64_t step = watch.lastStepOf(rank);
+    const std::string who = "rank " + std::to_string(rank);
+    if (pid <= 0) {  // not started yet, or on another host
+      recorder.launcherEvent("log", who + ": no process of it on this host to " + action);
+      continue;
+    }
+    const int signal = action == "kill" ? SIGKILL : action == "stop" ? SIGSTOP : SIGCONT;
+    const char* name = action == "kill" ? "SIGKILL" : action == "stop" ? "SIGSTOP" : "SIGCONT";
+    ::kill(pid, signal);
+    recorder.launcherEvent("fault",
+                           action + ": " + name + " from the workbench" +
+                               (step < 0 ? "" : " after step " + std::to_string(step)),
+                           rank, std::max<int64_t>(step, 0), recorder.lastStepEndNs(rank));
+  }
+}
+
 RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
                              RunObserver& observer) {
   last_run_id_ = 0;
@@ -409,6 +450,7 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
     child.pump(0, std::ref(output));
     collect(50);
     restarts.noticeProgress(recorder);
+    sendRequestedFaults(watch, recorder);
     if (!end.failure && !stop_sent && (end.failure = watch.check(Clock::now()))) {
       end.failure_found = Clock::now();
       watch.killLiveRanks();  // mpirun then says how the first one ended

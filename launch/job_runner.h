@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 namespace ranklab {
 
+class RankWatch;
 class RunRecorder;
 class RestartPlan;
 struct AttemptEnd;
@@ -47,6 +49,12 @@ class JobRunner {
 
   // Safe from any thread: asks the running job to stop (clean, then forced).
   void requestStop() { stop_requested_ = true; }
+  // Safe from any thread: a fault for a rank of the running attempt, sent by the launcher
+  // as a signal (kill: SIGKILL, stop: SIGSTOP, continue: SIGCONT) and recorded as a fault
+  // event; detection and restarts follow as for a [[faults]] one. Throws
+  // std::invalid_argument for another action.
+  void requestFault(int rank, const std::string& action);
+  static const std::vector<std::string>& faultActions();
 
   // The exact command run() will start (for display), given the files it will use.
   std::vector<std::string> command(const JobSpec& job, const std::string& resolved_job_path,
@@ -58,8 +66,13 @@ class JobRunner {
   AttemptEnd runAttempt(const JobSpec& job, int attempt, int64_t run_id, RunRecorder& recorder,
                         RestartPlan& restarts, RunObserver& observer);
 
+  // The faults asked for since the last look, sent to their ranks' processes.
+  void sendRequestedFaults(const RankWatch& watch, RunRecorder& recorder);
+
   LaunchOptions options_;
   std::atomic<bool> stop_requested_{false};
+  std::mutex faults_mutex_;
+  std::vector<std::pair<int, std::string>> requested_faults_;  // (rank, action)
   int64_t last_run_id_ = 0;  // the run launch() created, for its error message
 };
 

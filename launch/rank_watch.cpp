@@ -80,6 +80,14 @@ void RankWatch::heard(const telemetry::Envelope& e, Clock::time_point now) {
   if (e.has_bye()) r.said_bye = true;
 }
 
+pid_t RankWatch::pidOf(int rank) const {
+  return rank >= 0 && rank < int(ranks_.size()) ? ranks_[size_t(rank)].pid : 0;
+}
+
+int64_t RankWatch::lastStepOf(int rank) const {
+  return rank >= 0 && rank < int(ranks_.size()) ? ranks_[size_t(rank)].last_step : -1;
+}
+
 void RankWatch::killLiveRanks() const {
   for (const Watched& r : ranks_)
     if (r.pid > 0 && !r.said_bye && processState(r.pid) != "gone") ::kill(r.pid, SIGKILL);

@@ -36,6 +36,8 @@ class RankWatch {
   // gone is dead once its Bye has had kByeGrace to arrive (it may be on the wire).
   std::optional<RankFailure> check(Clock::time_point now);
   static constexpr std::chrono::milliseconds kByeGrace{150};
+  pid_t pidOf(int rank) const;         // 0: not on this host, or no Hello yet
+  int64_t lastStepOf(int rank) const;  // -1 before its first step
   // SIGKILL to every watched rank still running on this host: after one died or hung the
   // others can only wait in a collective; ending them lets mpirun report and exit at once.
   void killLiveRanks() const;

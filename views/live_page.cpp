@@ -71,6 +71,8 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
   grid_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   grid_->horizontalHeader()->setStretchLastSection(true);
   grid_->verticalHeader()->setDefaultSectionSize(22);
+  grid_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(grid_, &QTableView::customContextMenuRequested, this, &LivePage::showRankMenu);
 
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(grid_);
@@ -147,6 +149,23 @@ QWidget* LivePage::buildControls() {
   export_button->setMenu(menu);
   row->addWidget(export_button);
   return bar;
+}
+
+// Fault injection on a running rank: the launcher sends the signal and records the fault.
+void LivePage::showRankMenu(const QPoint& at) {
+  const QModelIndex index = grid_->indexAt(at);
+  if (!faults_enabled_ || !model_ || model_->series().finished() || !index.isValid()) return;
+  const int rank = model_->rankAt(index.row()).rank;
+  QMenu menu(grid_);
+  const struct {
+    QString action, text;
+  } choices[] = {{QStringLiteral("kill"), tr("Kill rank %1 (SIGKILL)")},
+                 {QStringLiteral("stop"), tr("Stop rank %1 (SIGSTOP: hangs it)")},
+                 {QStringLiteral("continue"), tr("Continue rank %1 (SIGCONT)")}};
+  for (const auto& choice : choices)
+    menu.addAction(choice.text.arg(rank), this,
+                   [this, rank, action = choice.action] { requestFault(rank, action); });
+  menu.exec(grid_->viewport()->mapToGlobal(at));
 }
 
 void LivePage::setModel(LiveRunModel* model) {

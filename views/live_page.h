@@ -54,6 +54,15 @@ class LivePage : public QWidget {
   TimeBreakdownChart* timeChart() const { return time_; }
   MemoryChart* memoryChart() const { return memory_; }
   QTableView* rankGrid() const { return grid_; }
+  // Right-click on a rank of a running run offers these (kill, stop, continue): the same
+  // as requestFault.
+  void setFaultsEnabled(bool on) { faults_enabled_ = on; }
+  void requestFault(int rank, const QString& action) { emit faultRequested(rank, action); }
+
+ signals:
+  void faultRequested(int rank, const QString& action);
+
+ public:
   LogPane* logPane() const { return log_pane_; }
   QString statusText() const;  // plain text of the status line
   QWidget* chartsArea() const { return charts_; }
@@ -66,6 +75,7 @@ class LivePage : public QWidget {
 
  private:
   QWidget* buildControls();
+  void showRankMenu(const QPoint& at);
   void scheduleRedraw();
   enum ChartGroup { LossGroup, BandwidthGroup, OtherGroup, kGroupCount };
   void drawCharts(int group);  // -1: every group
@@ -88,6 +98,7 @@ class LivePage : public QWidget {
   CurveChart* scale_;
   CurveChart* staleness_;
   QTableView* grid_;
+  bool faults_enabled_ = false;  // the model is the running run
   LogPane* log_pane_;
   QTimer redraw_timer_;
   bool dirty_ = false;      // changes arrived while the page was hidden

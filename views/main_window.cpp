@@ -163,6 +163,13 @@ void MainWindow::connectSession() {
                   .arg(QString::fromStdString(e.text)));
   });
   connect(session_, &RunSession::outputLine, this, &MainWindow::appendLog);
+  connect(page_, &LivePage::faultRequested, this, [this](int rank, const QString& action) {
+    if (page_->model() != live_model_ || !session_->injectFault(rank, action)) {
+      statusBar()->showMessage(tr("No run of this window is running: nothing to %1").arg(action));
+      return;
+    }
+    statusBar()->showMessage(tr("%1 sent to rank %2").arg(action).arg(rank), 8000);
+  });
   connect(session_, &RunSession::ended, this, &MainWindow::onEnded);
 }
 
@@ -246,6 +253,7 @@ void MainWindow::updateActions() {
   launch_action_->setEnabled(!running);
   stop_action_->setEnabled(running);
   setup_->setRunning(running);
+  page_->setFaultsEnabled(running);
 }
 
 void MainWindow::launch(bool show_monitor) {

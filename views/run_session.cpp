@@ -83,6 +83,12 @@ void RunSession::stop() {
   if (runner_) runner_->requestStop();
 }
 
+bool RunSession::injectFault(int rank, const QString& action) {
+  if (!runner_ || !thread_) return false;
+  runner_->requestFault(rank, action.toStdString());
+  return true;
+}
+
 void RunSession::onWorkerEnded(const RunOutcome& outcome) {
   batcher_->flush();  // every step is drawn before the end is announced
   joinThread();       // run() has returned; the thread only has to leave its event loop

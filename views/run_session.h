@@ -67,6 +67,9 @@ class RunSession : public QObject {
   bool startText(const QString& toml_text, const QString& job_path);
   void setDbPath(const QString& path) { options_.db_path = path.toStdString(); }
   void stop();  // returns at once; ended() follows
+  // kill, stop or continue a rank of the running run (JobRunner::requestFault); false when
+  // no run is going.
+  bool injectFault(int rank, const QString& action);
 
  signals:
   void started(qint64 run_id, const QStringList& command);

@@ -20,6 +20,22 @@
 
 using namespace ranklab;
 
+// A 2-rank job that trains for minutes, ended by the test long before its end, in `dir`'s
+// store; "" or why it cannot run here.
+QString longRun(const QTemporaryDir& dir, WorkbenchOptions& options) {
+  const QString worker = QStringLiteral(RANKLAB_WORKER_PATH);
+  if (!QFileInfo(worker).isExecutable()) return QStringLiteral("ranklab-worker is not built");
+  if (!QFileInfo::exists(QStringLiteral("/usr/share/datasets/fashion-mnist")))
+    return QStringLiteral("Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)");
+  if (!dir.isValid()) return QStringLiteral("no temporary folder");
+  options.db_path = dir.filePath(QStringLiteral("runs.db"));
+  options.job_path = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/quickstart.toml");
+  options.worker_path = worker;
+  options.overrides = {"parallel.ranks=2",   "data.train_limit=2048", "data.test_limit=512",
+                       "train.epochs=10000", "model.layers=[32]",     "parallel.threads=1"};
+  return {};
+}
+
 class WorkbenchLiveTest : public QObject {
   Q_OBJECT
 
@@ -100,20 +116,9 @@ class WorkbenchLiveTest : public QObject {
   }
 
   void stopEndsTheRunAsStopped() {
-    const QString worker = QStringLiteral(RANKLAB_WORKER_PATH);
-    if (!QFileInfo(worker).isExecutable()) QSKIP("ranklab-worker is not built");
-    if (!QFileInfo::exists(QStringLiteral("/usr/share/datasets/fashion-mnist")))
-      QSKIP("Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)");
-
     QTemporaryDir dir;
-    QVERIFY(dir.isValid());
     WorkbenchOptions options;
-    options.db_path = dir.filePath(QStringLiteral("runs.db"));
-    options.job_path = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/quickstart.toml");
-    options.worker_path = worker;
-    options.overrides = {
-        "parallel.ranks=2",  "data.train_limit=2048", "data.test_limit=512", "train.epochs=10000",
-        "model.layers=[32]", "parallel.threads=1"};  // minutes: stopped long before its end
+    if (const QString why = longRun(dir, options); !why.isEmpty()) QSKIP(qPrintable(why));
     MainWindow window(options);
     QSignalSpy ended(&window, &MainWindow::runEnded);
     window.show();
@@ -142,6 +147,32 @@ class WorkbenchLiveTest : public QObject {
     const auto outcome = ended.first().at(0).value<RunOutcome>();
     QCOMPARE(outcome.status, std::string("stopped"));
     QVERIFY(!window.isRunning());
+  }
+
+  // Right-click kill on the rank grid: the launcher sends SIGKILL to that rank, records it as
+  // a fault, and the failure is found and named as for a [[faults]] one.
+  void aRankKilledFromTheGridIsFoundAndNamed() {
+    QTemporaryDir dir;
+    WorkbenchOptions options;
+    if (const QString why = longRun(dir, options); !why.isEmpty()) QSKIP(qPrintable(why));
+    MainWindow window(options);
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    window.show();
+    window.launch();
+    QTRY_VERIFY_WITH_TIMEOUT(window.livePage()->model()->rankCount() == 2 &&
+                                 window.livePage()->model()->rankAt(1).step > 5,
+                             120000);
+    window.livePage()->requestFault(1, QStringLiteral("kill"));  // what the menu's entry does
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 60000);
+    const auto outcome = ended.first().at(0).value<RunOutcome>();
+    QCOMPARE(QString::fromStdString(outcome.status), QStringLiteral("failed"));
+    QVERIFY2(outcome.error.find("rank 1 died") != std::string::npos, outcome.error.c_str());
+    RunStore store(options.db_path.toStdString());
+    bool recorded = false;
+    for (const EventRow& e : store.events(outcome.run_id))
+      recorded = recorded || (e.kind == "fault" && e.rank == 1 &&
+                              e.text.find("kill: SIGKILL from the workbench") == 0);
+    QVERIFY2(recorded, "no fault event for the kill");
   }
 };
 
