@@ -15,6 +15,7 @@
 
 #include "storage/run_store.h"
 #include "tests/integration/cli_runner.h"
+#include "tests/support/process_lookup.h"
 
 namespace {
 
@@ -62,13 +63,18 @@ class Faults : public ranklab::testing::CliTest {
     for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(rows[rank], 20) << "rank " << rank;
   }
 
-  static void expectNothingLeft() {
-    // (The bracket keeps pgrep from finding the shell that runs it.)
-    EXPECT_NE(std::system("pgrep -f 'ranklab-worke[r] --job' >/dev/null"), 0)
+  // Nothing of this run is left: no rank of its job file, no segment folder of its launcher.
+  // (Only this run's: CTest runs other tests' ranks beside it.)
+  static void expectNothingLeft(const std::string& cli_output) {
+    std::smatch m;
+    ASSERT_TRUE(
+        std::regex_search(cli_output, m, std::regex(R"(--job (\S*ranklab-job-(\d+)-\d+\.toml))")))
+        << cli_output;
+    EXPECT_TRUE(ranklab::testing::processesMatching("ranklab-worker --job " + m[1].str()).empty())
         << "a rank process outlived its run";
+    const std::string segments = "ranklab-mpi-" + m[2].str() + "-";
     for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
-      EXPECT_EQ(entry.path().filename().string().rfind("ranklab-mpi-", 0), std::string::npos)
-          << entry.path();
+      EXPECT_NE(entry.path().filename().string().rfind(segments, 0), 0u) << entry.path();
   }
 };
 
@@ -79,7 +85,7 @@ TEST_F(Faults, AKilledRankIsNamedWithItsSignalAndLastStep) {
   const std::string named = R"(rank 2 died after step 20 \(signal 9 \(Killed\)\), found [0-9.]+ s)";
   EXPECT_TRUE(std::regex_search(r.out, std::regex(named))) << r.out;
   expectFailure(named);
-  expectNothingLeft();
+  expectNothingLeft(r.out);
   std::printf("kill: the whole run took %.2f s\n", seconds);
 }
 
@@ -89,7 +95,7 @@ TEST_F(Faults, AnExitedRankIsNamedWithItsExitCode) {
   const std::string named = R"(rank 2 died after step 20 \(exit code 3\))";
   EXPECT_TRUE(std::regex_search(r.out, std::regex(named))) << r.out;
   expectFailure(named);
-  expectNothingLeft();
+  expectNothingLeft(r.out);
 }
 
 // SIGSTOP: the others keep beating while they wait in the all-reduce; rank 2 does not.
@@ -101,7 +107,7 @@ TEST_F(Faults, AStoppedRankIsToldApartFromTheWaitingOnesAsHung) {
       R"(\(telemetry.hang_limit_s = 3\); its process is stopped \(SIGSTOP\))";
   EXPECT_TRUE(std::regex_search(r.out, std::regex(named))) << r.out;
   expectFailure(named);
-  expectNothingLeft();
+  expectNothingLeft(r.out);
 }
 
 // A stop that ends before the hang limit is only a stall: the run finishes.
@@ -116,7 +122,7 @@ TEST_F(Faults, AShortStopAndASlowRankLetTheRunFinish) {
   int faults = 0;
   for (const auto& e : store.events(1)) faults += e.kind == "fault";
   EXPECT_EQ(faults, 3) << "stop, its continuation, slow";
-  expectNothingLeft();
+  expectNothingLeft(r.out);
 }
 
 }  // namespace

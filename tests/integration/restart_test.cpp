@@ -17,6 +17,7 @@
 
 #include "storage/run_store.h"
 #include "tests/integration/cli_runner.h"
+#include "tests/support/process_lookup.h"
 
 namespace {
 
@@ -163,12 +164,14 @@ TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
 
   ranklab::RunStore store(db());
   EXPECT_EQ(store.run(1)->status, "lost");
-  // The dead launcher's mpirun loses its output pipe and ends; its ranks with it.
+  // The dead launcher's mpirun loses its output pipe and ends; its ranks with it. (Only this
+  // launcher's job file is looked for: CTest runs other tests' ranks beside this one.)
+  const std::string its_job = "ranklab-job-" + std::to_string(launcher) + "-[0-9]+\\.toml";
   bool ranks_gone = false;
   for (int i = 0; i < 100 && !ranks_gone; ++i, usleep(100'000))
-    ranks_gone = std::system("pgrep -f 'ranklab-worke[r] --job' >/dev/null") != 0;
+    ranks_gone = ranklab::testing::processesMatching(its_job).empty();
   EXPECT_TRUE(ranks_gone) << "the killed launcher's ranks still run";
-  std::system("pkill -9 -f 'ranklab-worke[r] --job'; pkill -9 -x mpirun");
+  for (pid_t pid : ranklab::testing::processesMatching(its_job)) ::kill(pid, SIGKILL);
 
   const auto next = runCli("validate " + quickstart());  // validating launches nothing
   ASSERT_EQ(next.exit_code, 0) << next.out;
