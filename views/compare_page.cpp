@@ -12,17 +12,19 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "views/chart_export.h"
 #include "views/curve_chart.h"
 #include "views/models/rank_colour.h"
 #include "views/models/runs_table_model.h"
+#include "views/models/workbench_settings.h"
 
 namespace ranklab {
 
 namespace {
 
-enum CompareMetric { LossMetric, AccuracyMetric, SentMetric };
+enum CompareMetric { LossMetric, AccuracyMetric, SentMetric, TradeoffMetric };
 
 }  // namespace
 
@@ -90,11 +92,16 @@ QWidget* ComparePage::buildRunPicker() {
 QHBoxLayout* ComparePage::buildChartControls() {
   metric_->setObjectName(QStringLiteral("compareMetric"));
   metric_->addItems({tr("training loss (mean of ranks)"), tr("test accuracy (%)"),
-                     tr("MB/s sent (mean of ranks)")});
+                     tr("MB/s sent (mean of ranks)"),
+                     tr("MB sent vs accuracy (a point per run, Pareto front)")});
   x_axis_->setObjectName(QStringLiteral("compareXAxis"));
   x_axis_->addItems({tr("step"), tr("wall time (s)"), tr("MB sent")});
   x_axis_->setCurrentIndex(int(XAxis::WallTime));  // runs differ most in how long they take
-  connect(metric_, &QComboBox::currentIndexChanged, this, &ComparePage::redraw);
+  metric_->setCurrentIndex(std::clamp(WorkbenchSettings::compareCurve(), 0, metric_->count() - 1));
+  connect(metric_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    WorkbenchSettings::setCompareCurve(index);  // remembered, as the live page's choices are
+    redraw();
+  });
   connect(x_axis_, &QComboBox::currentIndexChanged, this, &ComparePage::redraw);
   auto* export_chart = new QPushButton(tr("Export chart…"), this);
   connect(export_chart, &QPushButton::clicked, this, [this] {
@@ -184,8 +191,40 @@ void ComparePage::setRuns(std::vector<ComparedRun> runs) {
   redraw();
 }
 
+// One point per run, MB each rank sent against final accuracy, and the front of the runs
+// no other run beats on both: the compression trade-off at a glance.
+void ComparePage::drawTradeoff() {
+  chart_->setXTitle(tr("MB sent per rank over the whole run"));
+  chart_->setYTitle(tr("final test accuracy (%)"));
+  std::vector<Curve> curves;
+  QList<QPointF> points;
+  for (size_t i = 0; i < compared_.size(); ++i) {
+    const ComparedRun& c = compared_[i];
+    const auto point = tradeoffPoint(c.series);
+    if (!point) continue;  // no evaluation: no accuracy to place it at
+    const QString codec = QString::fromStdString(c.run.codec.empty() ? "none" : c.run.codec);
+    // Short, so six runs' legend entries fit: the run and what it sent with.
+    curves.push_back({int(c.run.id),
+                      tr("run %1 · %2").arg(c.run.id).arg(codec),
+                      rankColour(int(i)),
+                      2.0,
+                      false,
+                      true,
+                      true,
+                      {*point}});
+    points.append(*point);
+  }
+  const QList<QPointF> front = paretoFront(points);
+  if (front.size() > 1)
+    curves.push_back(
+        {kParetoKey, tr("Pareto front"), QColor(90, 90, 90), 1.2, true, false, true, front});
+  chart_->setCurves(curves, false);
+}
+
 void ComparePage::redraw() {
   const auto metric = CompareMetric(metric_->currentIndex());
+  x_axis_->setEnabled(metric != TradeoffMetric);
+  if (metric == TradeoffMetric) return drawTradeoff();
   const auto x = XAxis(x_axis_->currentIndex());
   chart_->setXTitle(x == XAxis::Step       ? tr("step")
                     : x == XAxis::WallTime ? tr("wall time (s)")

@@ -30,6 +30,7 @@ class ComparePage : public QWidget {
   void checkRuns(const QList<qint64>& run_ids);  // tick them in the list
 
   CurveChart* chart() const { return chart_; }
+  static constexpr int kParetoKey = -2;  // the front's curve in chart() (runs: their ids)
   SettingsDiffModel* settingsModel() const { return settings_; }
   SummaryCompareModel* summaryModel() const { return summary_; }
   QTableView* settingsView() const { return settings_view_; }
@@ -43,6 +44,7 @@ class ComparePage : public QWidget {
   QSplitter* buildTables();
   void refillRunList();
   void redraw();
+  void drawTradeoff();
 
   RunsTableModel* runs_;
   std::vector<ComparedRun> compared_;

@@ -299,8 +299,10 @@ void MainWindow::onStarted(qint64 run_id, const QStringList& command) {
   if (shown_run_id_ == -1) shown_run_id_ = run_id;
   if (shown_run_id_ == run_id) {
     page_->setHeadline(tr("run %1 · running").arg(run_id));
+    // live: the window ends at the last step every rank has stored, not at the live model's
+    // newest step, which the store (and the slowest rank) may not have reached yet.
     timeline_page_->setRun(run_id, tr("run %1 · running").arg(run_id),
-                           syncsEveryStep(live_strategy_), -1);
+                           syncsEveryStep(live_strategy_), -1, true);
   }
   appendLog(-1, false, QStringLiteral("$ ") + command.join(QLatin1Char(' ')));
   statusBar()->showMessage(tr("Run %1 started").arg(run_id));

@@ -124,6 +124,20 @@ class CompareModelsTest : public QObject {
     QCOMPARE(value(QStringLiteral("pipeline bubble (formula)"), 1), QStringLiteral("–"));
   }
 
+  // A run is a point (MB each rank sent, last accuracy); the front keeps the runs nothing
+  // beats on both, cheapest first; a run without an evaluation has no point.
+  void tradeoffPointsAndTheirParetoFront() {
+    JobSpec job;
+    job.parallel.ranks = 2;
+    const auto point = tradeoffPoint(comparedRun(1, job, 0.5).series);
+    QVERIFY(point);
+    QCOMPARE(point->x(), 2.0);   // 2,000,000 bytes a rank
+    QCOMPARE(point->y(), 87.5);  // the last evaluation
+    QVERIFY(!tradeoffPoint(RunSeries{}));
+    const QList<QPointF> runs = {{100, 86}, {3, 85}, {50, 80}, {10, 85}, {2, 70}, {100, 86}};
+    QCOMPARE(paretoFront(runs), (QList<QPointF>{{2, 70}, {3, 85}, {100, 86}}));
+  }
+
   void timelineLaysPhasesBackFromTheStepEnd() {
     const TimelineData t = buildTimeline(5, {timedStep(0, 7, 100, 4)}, false);
     QCOMPARE(t.ranks, (std::vector<int>{0}));

@@ -17,6 +17,8 @@
 #include "views/models/runs_table_model.h"
 #include "views/runs_page.h"
 #include "views/time_breakdown_chart.h"
+#include "views/timeline_page.h"
+#include "views/timeline_view.h"
 
 using namespace ranklab;
 
@@ -126,6 +128,24 @@ class WorkbenchLiveTest : public QObject {
     // Stop once steps flow, as a person would after seeing the loss move.
     QTRY_VERIFY_WITH_TIMEOUT(window.livePage()->lossChart()->seriesCount() > 0, 120000);
     QVERIFY(window.isRunning());
+
+    // The timeline follows the latest 12 steps that every rank has stored: all 12, both ranks.
+    window.showPage(MainWindow::TimelineTab);
+    const auto followed = [&window] {
+      const TimelineData& shown = window.timelinePage()->view()->data();
+      return shown.ranks.size() == 2 && shown.first_step > 20 &&
+             shown.last_step - shown.first_step + 1 == 12;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(followed(), 30000);
+    for (int i = 0; i < 5; ++i) {  // and keeps doing so as it moves on
+      QTest::qWait(300);
+      const TimelineData& shown = window.timelinePage()->view()->data();
+      QVERIFY2(shown.ranks.size() == 2 && shown.last_step - shown.first_step + 1 == 12,
+               qPrintable(QStringLiteral("steps %1..%2 of %3 ranks")
+                              .arg(shown.first_step)
+                              .arg(shown.last_step)
+                              .arg(shown.ranks.size())));
+    }
 
     // The runs page's chart of the running run follows the live steps.
     window.showPage(MainWindow::RunsTab);

@@ -3,6 +3,7 @@
 // exports and deletes through the store reader; the timeline draws a window of steps;
 // charts export as PNG and SVG.
 #include <QAction>
+#include <QComboBox>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -25,6 +26,7 @@
 #include "views/live_page.h"
 #include "views/main_window.h"
 #include "views/models/runs_table_model.h"
+#include "views/models/workbench_settings.h"
 #include "views/run_store_reader.h"
 #include "views/runs_page.h"
 #include "views/timeline_page.h"
@@ -39,6 +41,12 @@ class WorkbenchPagesTest : public QObject {
  private slots:
   void comparingTwoStoredRunsShowsTheirDifferingSettings() {
     Fixture f;
+    {  // each run's final accuracy, for the trade-off chart
+      RunStore store(f.db.toStdString());
+      RecordBatch batch;
+      batch.evals = {EvalRow{f.ring, 0, 7, 0, 0.5, 0.80, 0}, EvalRow{f.mpi, 0, 7, 0, 0.4, 0.85, 0}};
+      store.write(batch);
+    }
     WorkbenchOptions options;
     options.db_path = f.db;
     MainWindow window(options);
@@ -60,6 +68,15 @@ class WorkbenchPagesTest : public QObject {
     QCOMPARE(page->summaryModel()->columnCount(), 2);
     QCOMPARE(page->chart()->seriesCount(), 2);  // one curve per run
     QVERIFY(page->chart()->seriesFor(int(f.ring))->count() > 0);
+
+    // MB sent against accuracy: one point per run; the front is drawn once two runs are on it.
+    page->findChild<QComboBox*>(QStringLiteral("compareMetric"))->setCurrentIndex(3);
+    QCOMPARE(page->chart()->seriesFor(int(f.mpi))->count(), 1);
+    QCOMPARE(page->chart()->seriesFor(int(f.mpi))->at(0).y(), 85.0);
+    QCOMPARE(page->chart()->seriesFor(int(f.ring))->at(0).y(), 80.0);
+    QVERIFY(!page->findChild<QComboBox*>(QStringLiteral("compareXAxis"))->isEnabled());
+    QCOMPARE(WorkbenchSettings::compareCurve(), 3);  // remembered for the next window
+    page->findChild<QComboBox*>(QStringLiteral("compareMetric"))->setCurrentIndex(0);
   }
 
   void runsPageEditsGoThroughTheStore() {

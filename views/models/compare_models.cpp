@@ -12,6 +12,27 @@
 
 namespace ranklab {
 
+std::optional<QPointF> tradeoffPoint(const RunSeries& series) {
+  if (series.evals().empty() || series.ranks().empty()) return std::nullopt;
+  double sent = 0;
+  for (const RankSeries& r : series.ranks()) sent += double(r.bytes_tx);
+  const double mb = sent / double(series.ranks().size()) / 1e6;
+  return QPointF(mb, series.evals().back().accuracy * 100.0);
+}
+
+QList<QPointF> paretoFront(const QList<QPointF>& points) {
+  QList<QPointF> front;
+  for (const QPointF& p : points) {
+    const bool beaten = std::any_of(points.begin(), points.end(), [&p](const QPointF& q) {
+      return q.x() <= p.x() && q.y() >= p.y() && (q.x() < p.x() || q.y() > p.y());
+    });
+    if (!beaten && !front.contains(p)) front.append(p);
+  }
+  std::sort(front.begin(), front.end(),
+            [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
+  return front;
+}
+
 QString runLabel(const RunRow& run) {
   return QObject::tr("run %1 · %2").arg(run.id).arg(QString::fromStdString(run.name));
 }

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QList>
+#include <QPointF>
 #include <QStringList>
+#include <optional>
 #include <vector>
 
 #include "storage/records.h"
@@ -18,6 +21,13 @@ struct ComparedRun {
 };
 
 QString runLabel(const RunRow& run);  // "run 12 · quickstart"
+
+// A run as a point of the communication/accuracy trade-off: x the MB each rank sent over the
+// whole run (mean of the ranks), y its last test accuracy in %; none without an evaluation.
+std::optional<QPointF> tradeoffPoint(const RunSeries& series);
+// The points no other point beats on both counts (as few or fewer MB and as high or higher
+// accuracy, one of them strictly), ordered by MB: the Pareto front.
+QList<QPointF> paretoFront(const QList<QPointF>& points);
 
 class SettingsDiffModel : public QAbstractTableModel {
   Q_OBJECT

@@ -63,4 +63,12 @@ void WorkbenchSettings::setXAxis(int axis) {
   settings().setValue(QStringLiteral("charts/x_axis"), axis);
 }
 
+int WorkbenchSettings::compareCurve() {
+  return settings().value(QStringLiteral("compare/curve"), 0).toInt();
+}
+
+void WorkbenchSettings::setCompareCurve(int index) {
+  settings().setValue(QStringLiteral("compare/curve"), index);
+}
+
 }  // namespace ranklab

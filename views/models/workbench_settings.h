@@ -26,6 +26,8 @@ class WorkbenchSettings {
   static void setSmoothing(double weight);
   static int xAxis();  // XAxis as int
   static void setXAxis(int axis);
+  static int compareCurve();  // the compare page's curve, as its list index
+  static void setCompareCurve(int index);
 };
 
 }  // namespace ranklab
