@@ -351,14 +351,27 @@ struct AttemptEnd {
   std::deque<std::string> last_errors;
 };
 
-const std::vector<std::string>& JobRunner::faultActions() {
-  static const std::vector<std::string> actions = {"kill", "stop", "continue"};
-  return actions;
+namespace {
+
+// The faults the launcher can send a rank from outside: the action and its signal.
+struct SignalFault {
+  const char* action;
+  int signal;
+  const char* signal_name;
+};
+constexpr SignalFault kSignalFaults[] = {
+    {"kill", SIGKILL, "SIGKILL"}, {"stop", SIGSTOP, "SIGSTOP"}, {"continue", SIGCONT, "SIGCONT"}};
+
+const SignalFault* signalFault(const std::string& action) {
+  for (const SignalFault& f : kSignalFaults)
+    if (action == f.action) return &f;
+  return nullptr;
 }
 
+}  // namespace
+
 void JobRunner::requestFault(int rank, const std::string& action) {
-  const auto& allowed = faultActions();
-  if (std::find(allowed.begin(), allowed.end(), action) == allowed.end())
+  if (!signalFault(action))
     throw std::invalid_argument("fault action \"" + action +
                                 "\": allowed are kill, stop and continue");
   std::lock_guard<std::mutex> lock(faults_mutex_);
@@ -379,11 +392,10 @@ void JobRunner::sendRequestedFaults(const RankWatch& watch, RunRecorder& recorde
       recorder.launcherEvent("log", who + ": no process of it on this host to " + action);
       continue;
     }
-    const int signal = action == "kill" ? SIGKILL : action == "stop" ? SIGSTOP : SIGCONT;
-    const char* name = action == "kill" ? "SIGKILL" : action == "stop" ? "SIGSTOP" : "SIGCONT";
-    ::kill(pid, signal);
+    const SignalFault& fault = *signalFault(action);  // checked when it was requested
+    ::kill(pid, fault.signal);
     recorder.launcherEvent("fault",
-                           action + ": " + name + " from the workbench" +
+                           action + ": " + fault.signal_name + " from the workbench" +
                                (step < 0 ? "" : " after step " + std::to_string(step)),
                            rank, std::max<int64_t>(step, 0), recorder.lastStepEndNs(rank));
   }

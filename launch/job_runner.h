@@ -54,7 +54,6 @@ class JobRunner {
   // event; detection and restarts follow as for a [[faults]] one. Throws
   // std::invalid_argument for another action.
   void requestFault(int rank, const std::string& action);
-  static const std::vector<std::string>& faultActions();
 
   // The exact command run() will start (for display), given the files it will use.
   std::vector<std::string> command(const JobSpec& job, const std::string& resolved_job_path,

@@ -174,15 +174,16 @@ int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out) {
   const std::vector<StepRow> steps = store.steps(run_id);
   const std::vector<SpanRow> spans = store.spans(run_id);
   const std::map<int, int64_t> shift = rankShifts(steps);
+  const std::vector<RankRow> ranks = store.ranks(run_id);
   std::set<int> seen;
-  for (const RankRow& r : store.ranks(run_id)) seen.insert(r.rank);
+  for (const RankRow& r : ranks) seen.insert(r.rank);
   for (const StepRow& s : steps) seen.insert(s.rank);
 
   out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":" << run_id
       << ",\"name\":" << quoted(run->name) << ",\"status\":" << quoted(run->status)
       << ",\"world\":" << run->world << "},\"traceEvents\":[";
   TraceWriter trace(out);
-  nameProcesses(trace, store.ranks(run_id), seen);
+  nameProcesses(trace, ranks, seen);
   std::map<std::pair<int, int64_t>, int64_t> step_end;
   for (const StepRow& s : steps) {
     const int64_t rank_shift = shift.count(s.rank) ? shift.at(s.rank) : 0;

@@ -93,9 +93,7 @@ QWidget* LearnPage::buildQuestion() {
   connect(prediction_, &QLineEdit::textChanged, this,
           [this] { run_->setEnabled(prediction_->hasAcceptableInput() && !waiting_); });
   connect(run_, &QPushButton::clicked, this, &LearnPage::requestRun);
-  connect(replay_last_, &QPushButton::clicked, this, [this] {
-    if (const int64_t id = lastLessonRun()) showRun(id);
-  });
+  connect(replay_last_, &QPushButton::clicked, this, &LearnPage::replayLastRun);
   layout->addWidget(question_);
   layout->addWidget(prediction_);
   layout->addWidget(unit_);
@@ -129,11 +127,6 @@ QWidget* LearnPage::buildReplay() {
   return row;
 }
 
-void LearnPage::setDbPath(const QString& path) {
-  db_path_ = path;
-  replay_last_->setEnabled(lastLessonRun() > 0);
-}
-
 void LearnPage::selectLesson(int index) {
   if (index < 0 || index >= int(lessons().size()) || index == current_) return;
   current_ = index;
@@ -150,7 +143,6 @@ void LearnPage::selectLesson(int index) {
          "2 cores), or replay its last run.</i>"));
   setPlaying(false);
   timeline_->setData(TimelineData{});
-  replay_last_->setEnabled(lastLessonRun() > 0);
 }
 
 QString LearnPage::presetPath(const Lesson& lesson) const {
@@ -173,13 +165,19 @@ void LearnPage::runEnded(const RunOutcome& outcome) {
   if (!waiting_) return;
   waiting_ = false;
   run_->setEnabled(prediction_->hasAcceptableInput());
-  replay_last_->setEnabled(lastLessonRun() > 0);
   if (outcome.run_id <= 0) {
     answer_label_->setText(tr("The lesson's run did not start: %1")
                                .arg(QString::fromStdString(outcome.error).toHtmlEscaped()));
     return;
   }
   showRun(outcome.run_id);
+}
+
+// The store is read when asked, not on every lesson shown: no store I/O at start-up.
+bool LearnPage::replayLastRun() {
+  if (const int64_t id = lastLessonRun()) return showRun(id);
+  answer_label_->setText(tr("No stored run of this lesson yet: run it first."));
+  return false;
 }
 
 int64_t LearnPage::lastLessonRun() const {

@@ -28,7 +28,7 @@ class LearnPage : public QWidget {
  public:
   LearnPage(QString presets_dir, QWidget* parent = nullptr);
 
-  void setDbPath(const QString& path);
+  void setDbPath(const QString& path) { db_path_ = path; }
   void selectLesson(int index);
   int currentLesson() const { return current_; }
   // The run the window launched ended: answers the lesson if it was this page's run.
@@ -38,6 +38,7 @@ class LearnPage : public QWidget {
   bool showRun(int64_t run_id);
   // The latest stored run of the current lesson's preset, or 0.
   int64_t lastLessonRun() const;
+  bool replayLastRun();  // showRun(lastLessonRun()), or says there is none
   QString presetPath(const Lesson& lesson) const;
 
   const std::optional<LessonAnswer>& answer() const { return answer_; }

@@ -130,6 +130,67 @@ QString readChoices(Options& cli, Choices& out) {
   return {};
 }
 
+// The application's name, version, desktop entry id and icon.
+void nameTheApplication() {
+  QApplication::setApplicationName(QStringLiteral("ranklab-workbench"));
+  QApplication::setApplicationVersion(QString::fromLatin1(ranklab::buildVersion()));
+  // The desktop entry's id: Wayland docks match the window to the entry and its icon by it.
+  QGuiApplication::setDesktopFileName(QStringLiteral("org.ranklab.Workbench"));
+  QApplication::setWindowIcon(
+      QIcon::fromTheme(QStringLiteral("org.ranklab.Workbench"),
+                       QIcon(QStringLiteral(":/icons/org.ranklab.Workbench.svg"))));
+}
+
+// The window's options from the command line; throws when no store path can be found.
+ranklab::WorkbenchOptions windowOptions(Options& cli, const Choices& chosen) {
+  ranklab::WorkbenchOptions options;
+  const QString last = ranklab::WorkbenchSettings::lastDb();
+  options.db_path = cli.parser.isSet(cli.db)
+                        ? QFileInfo(cli.parser.value(cli.db)).absoluteFilePath()
+                    : !last.isEmpty() && QFileInfo::exists(last)
+                        ? last
+                        : QString::fromStdString(ranklab::RunStore::defaultPath());
+  options.job_path = cli.parser.isSet(cli.job)
+                         ? QFileInfo(cli.parser.value(cli.job)).absoluteFilePath()
+                         : findDefaultJob();
+  options.presets_dir = QFileInfo(findDefaultJob()).absolutePath();
+  options.overrides = cli.parser.values(cli.set);
+  options.worker_path = cli.parser.isSet(cli.worker) ? cli.parser.value(cli.worker) : findWorker();
+  options.open_run = chosen.open_run;
+  options.compare = chosen.compare_runs;
+  return options;
+}
+
+// The page the options asked for; a lesson answered from its last stored run.
+void showChosenPage(ranklab::MainWindow& window, const Choices& chosen) {
+  if (chosen.open_run > 0) window.showPage(ranklab::MainWindow::LiveTab);
+  if (!chosen.compare_runs.isEmpty()) window.showPage(ranklab::MainWindow::CompareTab);
+  if (chosen.page_set) window.showPage(chosen.page);
+  if (chosen.lesson >= 0) {
+    window.showPage(ranklab::MainWindow::LearnTab);
+    window.learnPage()->selectLesson(chosen.lesson);
+    window.learnPage()->replayLastRun();
+  }
+}
+
+// Saves the window to `png` after `after_ms`, or shortly after a --start run ends, and quits.
+void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int after_ms) {
+  auto take = [&window, png] {
+    window.livePage()->refreshNow();
+    if (!window.grab().save(png, "PNG")) {
+      std::fprintf(stderr, "ranklab-workbench: cannot write screenshot %s\n", qPrintable(png));
+      QCoreApplication::exit(1);
+      return;
+    }
+    std::fprintf(stderr, "ranklab-workbench: screenshot saved to %s\n", qPrintable(png));
+    QCoreApplication::exit(0);
+  };
+  QTimer::singleShot(after_ms, &window, take);
+  // When the run ends first, wait a moment for the runs list to show its final status.
+  QObject::connect(&window, &ranklab::MainWindow::runEnded, &window,
+                   [&window, take] { QTimer::singleShot(700, &window, take); });
+}
+
 int main(int argc, char** argv) {
   QStringList arguments;
   for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
@@ -149,72 +210,25 @@ int main(int argc, char** argv) {
   }
   Choices chosen;
   if (const QString error = readChoices(cli, chosen); !error.isEmpty()) return fail(error);
-  const auto page = chosen.page;
-  const bool page_set = chosen.page_set;
-  const qint64 open_run = chosen.open_run;
-  const QList<qint64>& compare_runs = chosen.compare_runs;
-  const int after_ms = chosen.after_ms;
 
   QApplication app(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("ranklab-workbench"));
-  QApplication::setApplicationVersion(QString::fromLatin1(ranklab::buildVersion()));
-  // The desktop entry's id: Wayland docks match the window to the entry and its icon by it.
-  QGuiApplication::setDesktopFileName(QStringLiteral("org.ranklab.Workbench"));
-  QApplication::setWindowIcon(
-      QIcon::fromTheme(QStringLiteral("org.ranklab.Workbench"),
-                       QIcon(QStringLiteral(":/icons/org.ranklab.Workbench.svg"))));
-
+  nameTheApplication();
   ranklab::WorkbenchOptions options;
   try {
-    const QString last = ranklab::WorkbenchSettings::lastDb();
-    options.db_path = cli.parser.isSet(cli.db)
-                          ? QFileInfo(cli.parser.value(cli.db)).absoluteFilePath()
-                      : !last.isEmpty() && QFileInfo::exists(last)
-                          ? last
-                          : QString::fromStdString(ranklab::RunStore::defaultPath());
+    options = windowOptions(cli, chosen);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ranklab-workbench: %s\n", e.what());
     return 1;
   }
   ranklab::WorkbenchSettings::setLastDb(options.db_path);
-  options.job_path = cli.parser.isSet(cli.job)
-                         ? QFileInfo(cli.parser.value(cli.job)).absoluteFilePath()
-                         : findDefaultJob();
-  options.presets_dir = QFileInfo(findDefaultJob()).absolutePath();
-  options.overrides = cli.parser.values(cli.set);
-  options.worker_path = cli.parser.isSet(cli.worker) ? cli.parser.value(cli.worker) : findWorker();
-  options.open_run = open_run;
-  options.compare = compare_runs;
 
   ranklab::MainWindow window(options);
   window.show();
-  if (open_run > 0) window.showPage(ranklab::MainWindow::LiveTab);
-  if (!compare_runs.isEmpty()) window.showPage(ranklab::MainWindow::CompareTab);
-  if (page_set) window.showPage(page);
-  if (chosen.lesson >= 0) {
-    window.showPage(ranklab::MainWindow::LearnTab);
-    window.learnPage()->selectLesson(chosen.lesson);
-    if (const int64_t run = window.learnPage()->lastLessonRun()) window.learnPage()->showRun(run);
-  }
-
-  if (cli.parser.isSet(cli.shot)) {
-    const QString png = cli.parser.value(cli.shot);
-    auto take = [&window, png] {
-      window.livePage()->refreshNow();
-      if (!window.grab().save(png, "PNG")) {
-        std::fprintf(stderr, "ranklab-workbench: cannot write screenshot %s\n", qPrintable(png));
-        QCoreApplication::exit(1);
-        return;
-      }
-      std::fprintf(stderr, "ranklab-workbench: screenshot saved to %s\n", qPrintable(png));
-      QCoreApplication::exit(0);
-    };
-    QTimer::singleShot(after_ms, &window, take);
-    // When the run ends first, wait a moment for the runs list to show its final status.
-    QObject::connect(&window, &ranklab::MainWindow::runEnded, &window,
-                     [&window, take] { QTimer::singleShot(700, &window, take); });
-  }
+  showChosenPage(window, chosen);
+  if (cli.parser.isSet(cli.shot))
+    scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms);
   if (cli.parser.isSet(cli.start))  // a page asked for stays on screen
-    QTimer::singleShot(0, &window, [&window, page_set] { window.launch(!page_set); });
+    QTimer::singleShot(0, &window,
+                       [&window, page_set = chosen.page_set] { window.launch(!page_set); });
   return app.exec();
 }
