@@ -15,8 +15,10 @@
 #include <regex>
 
 #include "comm/telemetry/collector.h"
+#include "engine/job/job_argument.h"
 #include "engine/job/job_file.h"
 #include "launch/child_process.h"
+#include "launch/host_placement.h"
 #include "launch/rank_watch.h"
 #include "launch/restart_plan.h"
 #include "launch/run_recorder.h"
@@ -80,6 +82,15 @@ std::string silenceMessage(int limit_s, const std::vector<int>& unfinished) {
                      "blocked behind one; ranks not finished:";
   for (int rank : unfinished) text += " " + std::to_string(rank);
   return text;
+}
+
+// The command as shown: the inline job (kilobytes of base64) as a note of its size.
+std::vector<std::string> shownCommand(std::vector<std::string> argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i - 1] == "--job-text")
+      argv[i] = "<the resolved job, " + std::to_string(argv[i].size()) + " characters of base64>";
+  }
+  return argv;
 }
 
 NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
@@ -165,20 +176,17 @@ std::vector<std::string> JobRunner::command(const JobSpec& job,
                                             const std::string& resolved_job_path,
                                             const std::string& run_id,
                                             const std::string& endpoint) const {
-  return {options_.mpirun,
-          "--oversubscribe",
-          "--bind-to",
-          "none",
-          "--tag-output",
-          "-np",
-          std::to_string(processCount(job)),
-          options_.worker_path,
-          "--job",
-          resolved_job_path,
-          "--run-id",
-          run_id,
-          "--telemetry",
-          endpoint};
+  std::vector<std::string> argv{options_.mpirun, "--oversubscribe", "--bind-to", "none",
+                                "--tag-output"};
+  const auto placement = placementArguments(job.launch);
+  argv.insert(argv.end(), placement.begin(), placement.end());
+  // Other hosts do not have this machine's resolved job file: the job goes inline.
+  const bool inline_job = runsOnHosts(job);
+  argv.insert(argv.end(), {"-np", std::to_string(processCount(job)), options_.worker_path,
+                           inline_job ? "--job-text" : "--job",
+                           inline_job ? jobArgument(job) : resolved_job_path, "--run-id", run_id,
+                           "--telemetry", endpoint});
+  return argv;
 }
 
 RunOutcome JobRunner::run(const JobSpec& job, const std::string& job_path, RunObserver& observer) {
@@ -405,6 +413,8 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
                              RunObserver& observer) {
   last_run_id_ = 0;
   requireWorker(options_.worker_path);
+  telemetryAddress(
+      job.launch);  // an unknown host or unreadable hostfile fails before a run is stored
   const auto started = Clock::now();
   stop_requested_ = false;
   RunStore store(options_.db_path);
@@ -440,7 +450,8 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
                                  RunObserver& observer) {
   const int world = processCount(job);
   const std::string wire_id = std::to_string(run_id) + "-" + randomTag();
-  Collector collector(wire_id, world);  // a new wire id: a failed attempt's stragglers are refused
+  // A new wire id: a failed attempt's stragglers are refused. Bound where the ranks reach.
+  Collector collector(wire_id, world, "tcp://" + telemetryAddress(job.launch) + ":*");
   ResolvedJobFile resolved(job, run_id);
   const auto argv = command(job, resolved.path(), wire_id, collector.endpoint());
 
@@ -449,8 +460,9 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
   TelemetryIntake collect{collector, recorder, watch, world};
 
   const MpiSegmentFolder segments;
-  ChildProcess child(argv, segments.environment());
-  if (attempt == 0) observer.onStarted(run_id, argv);
+  // Other hosts lack this machine's segment folder: there Open MPI picks its own.
+  ChildProcess child(argv, runsOnHosts(job) ? mpiEnvironment() : segments.environment());
+  if (attempt == 0) observer.onStarted(run_id, shownCommand(argv));
   AttemptEnd end;
   std::optional<Clock::time_point> stop_sent;
   auto terminate = [&](const std::string& kind, const std::string& why) {

@@ -75,9 +75,17 @@ void RankWatch::heard(const telemetry::Envelope& e, Clock::time_point now) {
   if (e.rank() < 0 || e.rank() >= static_cast<int>(ranks_.size())) return;
   Watched& r = ranks_[static_cast<size_t>(e.rank())];
   r.last_heard = now;
+  if (e.has_hello()) r.host = e.hello().host();
   if (e.has_hello() && e.hello().host() == host_) r.pid = static_cast<pid_t>(e.hello().pid());
   if (e.has_step()) r.last_step = e.step().step();
   if (e.has_bye()) r.said_bye = true;
+}
+
+// What can be said of a quiet rank whose process this machine cannot see.
+std::string RankWatch::remoteState(const std::string& host) {
+  if (host.empty()) return "unknown: it never said hello";
+  return "on host " + host +
+         ", out of this machine's sight: its link to this machine is down, or the host froze";
 }
 
 pid_t RankWatch::pidOf(int rank) const {
@@ -110,6 +118,7 @@ std::optional<RankFailure> RankWatch::check(Clock::time_point now) {
     }
     if (now - r.last_heard < hang_limit_) continue;
     failure.hung = true;
+    if (r.pid <= 0) failure.process = remoteState(r.host);
     if (!quietest || failure.quiet_s > quietest->quiet_s) quietest = failure;
   }
   return quietest;

@@ -22,7 +22,8 @@ struct RankFailure {
   bool hung = false;       // else dead
   int64_t last_step = -1;  // the last step it reported; -1 before its first
   double quiet_s = 0;      // since its last message, when found
-  std::string process;     // "gone", "stopped (SIGSTOP)", "running", ... as /proc says
+  std::string process;     // "gone", "stopped (SIGSTOP)", "running", ... as /proc says;
+                           // for a rank on another host, which host and what that may mean
 };
 
 class RankWatch {
@@ -43,8 +44,11 @@ class RankWatch {
   void killLiveRanks() const;
 
  private:
+  static std::string remoteState(const std::string& host);
+
   struct Watched {
-    pid_t pid = 0;  // 0: not on this host, or no Hello yet
+    pid_t pid = 0;     // 0: not on this host, or no Hello yet
+    std::string host;  // from its Hello; "" before it
     bool said_bye = false;
     int64_t last_step = -1;
     Clock::time_point last_heard;

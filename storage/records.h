@@ -175,6 +175,7 @@ struct RecordBatch {
 
 struct RankSummary {
   int rank = 0;
+  std::string host;  // the host name the rank reported
   int64_t steps = 0;
   double compute_s = 0;  // data + forward + backward + compress + update
   double comm_s = 0;

@@ -578,6 +578,10 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   s.run = std::move(*row);
 
   addRankTotals(stmts_->rankTotals, s);
+  for (const RankRow& row : ranks(run_id)) {
+    for (RankSummary& r : s.ranks)
+      if (r.rank == row.rank) r.host = row.host;
+  }
   addServerTotals(stmts_->serverTotals, s);
   addLatestEval(stmts_->latestEval, s);
   addRestarts(stmts_->countEvents, s);

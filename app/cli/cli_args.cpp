@@ -1,5 +1,9 @@
 #include "app/cli/cli_args.h"
 
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -16,6 +20,18 @@ int parseRanks(const std::string& n) {
   if (used == 0 || used != n.size())
     throw UsageError("--ranks: \"" + n + "\" is not a number (allowed: 1..256)");
   return ranks;
+}
+
+// "a:2,b:2" -> ["a:2", "b:2"] as TOML.
+std::string hostsArray(const std::string& list) {
+  nlohmann::json hosts = nlohmann::json::array();
+  std::string::size_type start = 0;
+  while (start <= list.size()) {
+    const auto comma = std::min(list.find(',', start), list.size());
+    hosts.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return hosts.dump();
 }
 
 }  // namespace
@@ -42,6 +58,10 @@ CliArgs parseArgs(int argc, char** argv) {
       args.overrides.push_back(value());
     else if (a == "--ranks")
       args.ranks = parseRanks(value());
+    else if (a == "--hosts")  // "a:2,b:2"; the job's check names a bad entry
+      args.overrides.push_back("launch.hosts=" + hostsArray(value()));
+    else if (a == "--hostfile")
+      args.overrides.push_back("launch.hostfile=" + nlohmann::json(value()).dump());
     else if (a == "--max-restarts")  // the job's check names the key and its range
       args.overrides.push_back("train.max_restarts=" + value());
     else if (a == "-h" || a == "--help")

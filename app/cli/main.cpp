@@ -27,6 +27,7 @@ constexpr const char* kUsageText = R"(usage: ranklab <command> [options]
 commands:
   run JOB.toml [--ranks N] [--set section.key=value ...]   launch a job, store it, print its summary
         [--max-restarts N]                                 restart from the last checkpoint after a failure
+        [--hosts a:2,b:2 | --hostfile FILE]                ranks on other hosts, placed by Open MPI
   resume ID [--ranks M] [--set section.key=value ...]      run ID's job again from its checkpoint, as a new
                                                            run (on M ranks: elastic, train.elastic = true)
   validate JOB.toml [--set section.key=value ...]          check a job file without launching

@@ -113,12 +113,37 @@ void printColumns(std::ostream& out, const std::vector<std::vector<std::string>>
   }
 }
 
+// "h1 (ranks 0-1), h2 (ranks 2-3)" when the ranks ran on more than one host, else "".
+std::string hostsLine(const RunSummary& s) {
+  std::vector<std::pair<std::string, std::vector<int>>> hosts;  // in rank order
+  for (const auto& r : s.ranks) {
+    auto found =
+        std::find_if(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == r.host; });
+    if (found == hosts.end()) found = hosts.insert(hosts.end(), {r.host, {}});
+    found->second.push_back(r.rank);
+  }
+  if (hosts.size() < 2) return "";
+  std::string line;
+  for (const auto& [host, ranks] : hosts) {
+    const bool run = ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
+    std::string list;
+    for (int rank : ranks) list += (list.empty() ? "" : ",") + std::to_string(rank);
+    line += (line.empty() ? "" : ", ") + host + " (ranks " +
+            (run && ranks.size() > 1
+                 ? std::to_string(ranks.front()) + "-" + std::to_string(ranks.back())
+                 : list) +
+            ")";
+  }
+  return line;
+}
+
 }  // namespace
 
 nlohmann::json summaryJson(const RunSummary& s) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& r : s.ranks) {
     ranks.push_back({{"rank", r.rank},
+                     {"host", r.host},
                      {"steps", r.steps},
                      {"compute_s", r.compute_s},
                      {"comm_s", r.comm_s},
@@ -240,6 +265,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
         layout["layout"]["microbatches"].get<int>(), layout["bubble_fraction"].get<double>(),
         layout["bubble_formula"].get<double>());
   }
+  if (const std::string hosts = hostsLine(s); !hosts.empty()) out << "  hosts " << hosts << "\n";
   out << "  rank   steps   compute s   comm s (hidden)   wait s       sent   held MB\n";
   for (const auto& r : s.ranks) {
     if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),

@@ -1,10 +1,12 @@
 // ranklab-worker: one MPI rank of a training job, started by `mpirun` from the launcher.
 // Usage: ranklab-worker --job RESOLVED.toml --run-id ID [--telemetry tcp://host:port]
+//        (--job-text BASE64 instead of --job on other hosts: engine/job/job_argument.h)
 //        ranklab-worker --bench allreduce [options]   (see launch/bench/bench_args.h)
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <optional>
 #include <string>
@@ -16,6 +18,7 @@
 #include "comm/telemetry/reporter.h"
 #include "comm/telemetry/step_wire.h"
 #include "engine/data/datasets.h"
+#include "engine/job/job_argument.h"
 #include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
 #include "engine/train/ps_server.h"
@@ -29,6 +32,7 @@ namespace {
 
 struct WorkerArgs {
   std::string job_path;
+  std::string job_text;  // base64 of the job's TOML, for ranks on other hosts
   std::string run_id = "manual";
   std::string endpoint;
 };
@@ -41,15 +45,19 @@ WorkerArgs parseArgs(int argc, char** argv) {
     const std::string value = argv[++i];
     if (flag == "--job")
       args.job_path = value;
+    else if (flag == "--job-text")
+      args.job_text = value;
     else if (flag == "--run-id")
       args.run_id = value;
     else if (flag == "--telemetry")
       args.endpoint = value;
     else
       throw std::invalid_argument("ranklab-worker: unknown option " + flag +
-                                  " (allowed: --job, --run-id, --telemetry)");
+                                  " (allowed: --job, --job-text, --run-id, --telemetry)");
   }
-  if (args.job_path.empty()) throw std::invalid_argument("ranklab-worker: --job FILE is required");
+  if (args.job_path.empty() == args.job_text.empty())
+    throw std::invalid_argument(
+        "ranklab-worker: one of --job FILE or --job-text BASE64 is required");
   return args;
 }
 
@@ -125,8 +133,15 @@ std::string hostName() {
   return name;
 }
 
+// The ranks Open MPI put on this host (it exports the count to each rank); 0 if unknown.
+int ranksOnThisHost() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  return local ? std::atoi(local) : 0;
+}
+
 int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
-  const JobSpec job = loadJob(args.job_path);
+  const JobSpec job =
+      args.job_text.empty() ? loadJob(args.job_path) : parseJobArgument(args.job_text);
   ReporterOptions options;
   options.endpoint = args.endpoint;
   options.run_id = args.run_id;
@@ -151,15 +166,18 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
       return 0;
     }
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    kernels::setBlasThreads(blasThreadsFor(job.parallel, cores));
+    const int ranks_here = runsOnHosts(job) ? ranksOnThisHost() : 0;
+    kernels::setBlasThreads(blasThreadsFor(job.parallel, cores, ranks_here));
     if (comm.rank() == 0) {
-      reporter.event("log",
-                     std::to_string(kernels::blasThreads()) + " BLAS thread(s) per rank (" +
-                         (job.parallel.threads > 0 ? "parallel.threads"
-                                                   : std::to_string(cores) + " cores / " +
-                                                         std::to_string(comm.size()) + " ranks") +
-                         ")",
-                     0);
+      reporter.event(
+          "log",
+          std::to_string(kernels::blasThreads()) + " BLAS thread(s) per rank (" +
+              (job.parallel.threads > 0
+                   ? "parallel.threads"
+                   : std::to_string(cores) + " cores / " +
+                         std::to_string(ranks_here > 0 ? ranks_here : comm.size()) + " ranks") +
+              ")",
+          0);
     }
     const DataSplits data = loadJobData(job.data, job.train.seed);
     TelemetryBridge bridge(reporter, comm.rank(), job.faults);

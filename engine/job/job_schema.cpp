@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <regex>
 
 #include "comm/collectives/allreduce_registry.h"
 
@@ -257,6 +258,43 @@ Field widthsField(std::string_view key, Ref ref, int64_t min_count, int64_t max_
       intRangeText(min_count, max_count) + " entries, each " + intRangeText(min_width, max_width)};
 }
 
+// An array of strings, each matching `pattern` (`entry_form` says what that means).
+template <class Ref>
+Field textListField(std::string_view key, Ref ref, std::string pattern, std::string entry_form) {
+  return {key,
+          false,
+          [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
+            const auto* array = value.as_array();
+            if (!array) {
+              log.add(value.source(), path, "expected an array of strings, got " + typeName(value));
+              return;
+            }
+            const std::regex form(pattern);
+            std::vector<std::string> entries;
+            for (size_t i = 0; i < array->size(); ++i) {
+              const toml::node& entry = *array->get(i);
+              const std::string what = "entry " + std::to_string(i + 1);
+              const auto* text = entry.as_string();
+              if (!text || !std::regex_match(text->get(), form)) {
+                log.add(entry.source(), path,
+                        what + " must be " + entry_form + ", got " +
+                            (text ? quoted(text->get()) : typeName(entry)));
+                return;
+              }
+              entries.push_back(text->get());
+            }
+            ref(job) = entries;
+          },
+          [=](const JobSpec& job) {
+            std::string out = "[";
+            for (const auto& entry : ref(job))
+              out += (out.size() > 1 ? ", " : "") + tomlString(entry);
+            return out + "]";
+          },
+          {},
+          "an array of strings, each " + entry_form};
+}
+
 // An odd integer 1..11 (a square kernel with same padding).
 template <class Ref>
 Field oddKernelField(std::string_view key, Ref ref) {
@@ -368,6 +406,16 @@ std::vector<Section> trainingSections() {
         intField("spool", RANKLAB_JOB_KEY(telemetry.spool), 16, 1000000),
         intField("silence_limit_s", RANKLAB_JOB_KEY(telemetry.silence_limit_s), 1, 86400),
         intField("hang_limit_s", RANKLAB_JOB_KEY(telemetry.hang_limit_s), 1, 86400)}},
+      {"launch",
+       "where the ranks run: this machine, or hosts Open MPI places them on",
+       {textListField("hosts", RANKLAB_JOB_KEY(launch.hosts),
+                      R"([A-Za-z0-9][A-Za-z0-9._-]*(:[1-9][0-9]{0,3})?)",
+                      "\"name\" or \"name:slots\" (slots 1..9999)"),
+        stringField("hostfile", RANKLAB_JOB_KEY(launch.hostfile), {}, EmptyText::kAllowed),
+        stringField("telemetry_address", RANKLAB_JOB_KEY(launch.telemetry_address), {},
+                    EmptyText::kAllowed),
+        textListField("mca", RANKLAB_JOB_KEY(launch.mca), R"([a-z0-9_]+=[^\s]+)",
+                      "\"name=value\" (an Open MPI MCA parameter, no spaces)")}},
   };
 }
 
@@ -560,6 +608,29 @@ void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 std::to_string(job.parallel.microbatches));
 }
 
+// Slots the hosts offer: "name:4" gives 4, a bare name 1 (as Open MPI counts them).
+int hostSlots(const std::vector<std::string>& hosts) {
+  int slots = 0;
+  for (const auto& host : hosts) {
+    const auto colon = host.find(':');
+    slots += colon == std::string::npos ? 1 : std::stoi(host.substr(colon + 1));
+  }
+  return slots;
+}
+
+void checkHosts(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  checkRule(root, log, "launch.hostfile", {"launch.hosts"},
+            !job.launch.hosts.empty() && !job.launch.hostfile.empty(),
+            "give the hosts either as launch.hosts or in launch.hostfile, not both");
+  const int slots = hostSlots(job.launch.hosts);
+  checkRule(root, log, "launch.hosts", {"parallel.ranks", "parallel.servers"},
+            !job.launch.hosts.empty() && slots < processCount(job),
+            "offer " + std::to_string(slots) + " slot(s), and the job needs " +
+                std::to_string(processCount(job)) +
+                " processes (parallel.ranks, plus parallel.servers for ps-*); add hosts or "
+                "slots (\"name:slots\")");
+}
+
 }  // namespace
 
 void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& log) {
@@ -599,6 +670,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
                 "): each micro-batch needs at least one sample, got " +
                 std::to_string(job.parallel.microbatches));
   checkFaults(root, job, log);
+  checkHosts(root, job, log);
   checkAccumulation(root, job, log);
   checkPipeline(root, job, log);
   checkZero(root, job, log);

@@ -28,6 +28,10 @@ bool usesParameterServer(const JobSpec& job) {
   return job.parallel.strategy == "ps-sync" || job.parallel.strategy == "ps-async";
 }
 
+bool runsOnHosts(const JobSpec& job) {
+  return !job.launch.hosts.empty() || !job.launch.hostfile.empty();
+}
+
 int processCount(const JobSpec& job) {
   return job.parallel.ranks + (usesParameterServer(job) ? job.parallel.servers : 0);
 }

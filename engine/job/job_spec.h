@@ -135,6 +135,16 @@ struct TelemetrySpec {
   bool operator==(const TelemetrySpec&) const = default;
 };
 
+// Where the ranks run: this machine (the default), or hosts Open MPI places them on.
+struct LaunchSpec {
+  std::vector<std::string> hosts;  // "name:slots" or "name" (one slot); empty = this machine
+  std::string hostfile;            // an Open MPI hostfile instead of hosts; "" = none
+  std::string telemetry_address;   // this machine's address the ranks reach; "" = by route
+  std::vector<std::string> mca;    // "name=value" Open MPI parameters, passed as --mca
+
+  bool operator==(const LaunchSpec&) const = default;
+};
+
 struct JobSpec {
   std::string name = "job";
   DataSpec data;
@@ -146,6 +156,7 @@ struct JobSpec {
   FaultSpec fault;
   std::vector<InjectedFault> faults;
   TelemetrySpec telemetry;
+  LaunchSpec launch;
 
   bool operator==(const JobSpec&) const = default;
 };
@@ -171,6 +182,8 @@ class JobError : public std::runtime_error {
 
 // MPI processes the job needs: the training ranks, plus the servers of a ps-* strategy.
 int processCount(const JobSpec& job);
+// True when the job names hosts (launch.hosts or launch.hostfile) instead of this machine.
+bool runsOnHosts(const JobSpec& job);
 // True for ps-sync and ps-async.
 bool usesParameterServer(const JobSpec& job);
 

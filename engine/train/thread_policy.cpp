@@ -4,9 +4,10 @@
 
 namespace ranklab {
 
-int blasThreadsFor(const ParallelSpec& parallel, int cores) {
+int blasThreadsFor(const ParallelSpec& parallel, int cores, int ranks_here) {
   if (parallel.threads > 0) return parallel.threads;
-  return std::max(1, std::max(1, cores) / std::max(1, parallel.ranks));
+  const int sharing = ranks_here > 0 ? ranks_here : parallel.ranks;
+  return std::max(1, std::max(1, cores) / std::max(1, sharing));
 }
 
 }  // namespace ranklab

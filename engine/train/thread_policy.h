@@ -7,6 +7,8 @@
 
 namespace ranklab {
 
-int blasThreadsFor(const ParallelSpec& parallel, int cores);
+// `ranks_here` is how many ranks share this host's cores (on hosts, fewer than
+// parallel.ranks); 0 takes parallel.ranks, every rank on one machine.
+int blasThreadsFor(const ParallelSpec& parallel, int cores, int ranks_here = 0);
 
 }  // namespace ranklab

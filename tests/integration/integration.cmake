@@ -8,6 +8,11 @@ add_executable(rank_watch_test integration/rank_watch_test.cpp)
 target_link_libraries(rank_watch_test PRIVATE ranklab_launch GTest::gtest_main)
 gtest_discover_tests(rank_watch_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 60)
 
+# Where a job with hosts sends mpirun and its telemetry (real resolver and routes).
+add_executable(host_placement_test integration/host_placement_test.cpp)
+target_link_libraries(host_placement_test PRIVATE ranklab_launch GTest::gmock GTest::gtest_main)
+gtest_discover_tests(host_placement_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 60)
+
 # Tests of the real `ranklab` CLI. Each case launches mpirun with up to 4 ranks on 2 cores:
 # run them one at a time.
 function(ranklab_cli_test name)

@@ -1,7 +1,8 @@
 # The job file: parsing, validation, --set overrides, round trip.
 add_executable(job_tests ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_spec_test.cpp
                          ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_engine_keys_test.cpp
-                         ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_faults_test.cpp)
+                         ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_faults_test.cpp
+                         ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_launch_test.cpp)
 target_link_libraries(job_tests PRIVATE ranklab_job GTest::gmock GTest::gtest_main)
 target_compile_definitions(job_tests PRIVATE
   RANKLAB_QUICKSTART_JOB="${PROJECT_SOURCE_DIR}/resources/jobs/quickstart.toml")

@@ -187,6 +187,7 @@ TEST(ThreadPolicy, CoresPerRankUnlessTheJobSays) {
   EXPECT_EQ(blasThreadsFor(parallel, 2), 1);  // oversubscribed: never fewer than one
   EXPECT_EQ(blasThreadsFor(parallel, 16), 4);
   EXPECT_EQ(blasThreadsFor(parallel, 18), 4);
+  EXPECT_EQ(blasThreadsFor(parallel, 16, 2), 8) << "on hosts: the ranks of this host share it";
   parallel.ranks = 1;
   EXPECT_EQ(blasThreadsFor(parallel, 8), 8);
   parallel.threads = 3;

@@ -166,6 +166,14 @@ QColor LiveRunModel::stateColour(RankState state) {
   return Qt::white;
 }
 
+int LiveRunModel::hostIndex(int row) const {
+  int index = 0;
+  for (int r = 1; r <= row; ++r) {
+    if (rankAt(r).host != rankAt(r - 1).host) ++index;
+  }
+  return index;
+}
+
 QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
@@ -179,6 +187,8 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
       return r.straggler;
     case Qt::BackgroundRole:
       if (index.column() == StateColumn) return QBrush(stateColour(r.state));
+      if (index.column() == HostColumn && hostIndex(row) % 2 == 1)
+        return QBrush(QColor(0xe8, 0xea, 0xf6));  // every other host tinted
       return {};
     case Qt::ToolTipRole:
       if (index.column() == SentColumn) return sentTip(r);
@@ -196,6 +206,8 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case RankColumn:
       return r.rank;
+    case HostColumn:
+      return QString::fromStdString(r.host);
     case StateColumn: {
       QString text = QString::fromLatin1(stateName(r.state));
       if (r.straggler && r.state != RankState::Straggling) text += tr(" · straggler");
@@ -234,6 +246,8 @@ QVariant LiveRunModel::headerData(int section, Qt::Orientation orientation, int 
   switch (section) {
     case RankColumn:
       return tr("rank");
+    case HostColumn:
+      return tr("host");
     case StateColumn:
       return tr("state");
     case EpochColumn:

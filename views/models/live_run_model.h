@@ -18,6 +18,7 @@ class LiveRunModel : public QAbstractTableModel {
  public:
   enum Column {
     RankColumn,
+    HostColumn,  // where Open MPI placed it; rows of one host share a tint
     StateColumn,
     EpochColumn,
     StepColumn,
@@ -52,6 +53,8 @@ class LiveRunModel : public QAbstractTableModel {
   int rankCount() const { return int(series_.ranks().size()); }
   const RankSeries& rankAt(int row) const { return series_.ranks().at(size_t(row)); }
   int rowOfRank(int rank) const { return series_.rowOfRank(rank); }
+  // 0 for the first host down the grid, +1 at each row whose host differs from the last.
+  int hostIndex(int row) const;
 
   // Across ranks.
   int latestEpoch() const;
