@@ -9,6 +9,7 @@
 
 #include "launch/bench/bench_args.h"
 #include "launch/child_process.h"
+#include "launch/host_placement.h"
 #include "launch/job_runner.h"
 
 namespace ranklab {
@@ -58,11 +59,13 @@ std::vector<AllreduceBenchRow> runAllreduceBenchmark(const BenchLaunch& launch) 
     throw std::runtime_error(worker + ": ranklab-worker not found (build it, or pass its path)");
   std::vector<AllreduceBenchRow> rows;
   for (int world : launch.worlds) {
-    std::vector<std::string> argv{launch.mpirun, "--oversubscribe",     "--bind-to", "none",
-                                  "-np",         std::to_string(world), worker};
+    std::vector<std::string> argv{launch.mpirun, "--oversubscribe", "--bind-to", "none"};
+    for (const auto& arg : placementArguments(launch.placement)) argv.push_back(arg);
+    argv.insert(argv.end(), {"-np", std::to_string(world), worker});
     for (const auto& arg : benchArgs(launch.options)) argv.push_back(arg);
     const MpiSegmentFolder segments;
-    ChildProcess child(argv, segments.environment());
+    const bool on_hosts = !launch.placement.hosts.empty() || !launch.placement.hostfile.empty();
+    ChildProcess child(argv, on_hosts ? mpiEnvironment() : segments.environment());
     std::deque<std::string> tail;  // the last lines, for the failure message
     size_t found = 0;
     auto on_line = [&](bool, const std::string& line) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/job/job_spec.h"
 #include "launch/bench/allreduce_bench.h"
 
 namespace ranklab {
@@ -15,6 +16,7 @@ struct BenchLaunch {
   AllreduceBenchOptions options;
   std::string worker_path;  // "" = ranklab-worker next to the running executable
   std::string mpirun = "mpirun";
+  LaunchSpec placement;  // hosts and MCA parameters, as a job's [launch]
   // Set by a signal handler (Ctrl-C): stop the ranks, then throw. mpirun runs in a process
   // group of its own, so without this it outlives the CLI.
   const volatile std::sig_atomic_t* stop = nullptr;

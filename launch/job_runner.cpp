@@ -84,15 +84,6 @@ std::string silenceMessage(int limit_s, const std::vector<int>& unfinished) {
   return text;
 }
 
-// The command as shown: the inline job (kilobytes of base64) as a note of its size.
-std::vector<std::string> shownCommand(std::vector<std::string> argv) {
-  for (size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i - 1] == "--job-text")
-      argv[i] = "<the resolved job, " + std::to_string(argv[i].size()) + " characters of base64>";
-  }
-  return argv;
-}
-
 NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
   NewRun run;
   run.name = job.name;
@@ -108,6 +99,14 @@ NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
 }
 
 }  // namespace
+
+std::vector<std::string> shownCommand(std::vector<std::string> argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i - 1] == "--job-text")
+      argv[i] = "<the resolved job, " + std::to_string(argv[i].size()) + " characters of base64>";
+  }
+  return argv;
+}
 
 // What Open MPI needs here: root allowed, more ranks than cores, and no ptrace-based
 // single-copy (refused in containers); oversubscribed ranks yield instead of spinning.

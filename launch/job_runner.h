@@ -75,6 +75,9 @@ class JobRunner {
   int64_t last_run_id_ = 0;  // the run launch() created, for its error message
 };
 
+// A command as shown to people: the inline job (kilobytes of base64) as a note of its size.
+std::vector<std::string> shownCommand(std::vector<std::string> argv);
+
 // What Open MPI needs here ("NAME=value"): root allowed, more ranks than cores, no
 // ptrace-based single copy, idle ranks yield.
 std::vector<std::string> mpiEnvironment();

@@ -362,8 +362,11 @@ void SetupPage::updateCommand() {
   }
   const JobRunner runner(launch_options_);
   QStringList words;
+  // Hosts get this machine's address on their route, found at launch (no lookups per key).
+  const std::string endpoint =
+      runsOnHosts(*job) ? "tcp://<this machine's address>:<port>" : "tcp://127.0.0.1:<port>";
   for (const std::string& w :
-       runner.command(*job, "<resolved-job.toml>", "<run-id>", "tcp://127.0.0.1:<port>"))
+       shownCommand(runner.command(*job, "<resolved-job.toml>", "<run-id>", endpoint)))
     words << QString::fromStdString(w);
   command_->setPlainText(words.join(QLatin1Char(' ')));
 }

@@ -24,7 +24,7 @@ std::string benchUsage() {
     algorithms += (algorithms.empty() ? "" : ",") + name;
   return "usage: ranklab bench allreduce [--worlds 2,4] [--algorithms " + algorithms +
          "]\n         [--min-bytes 4] [--max-bytes 64M] [--ranks-per-host N] [--repeats 3] "
-         "[--json]";
+         "[--json]\n         [--hosts a:2,b:2] [--mca name=value ...]";
 }
 
 // "64M", "4K", "4096" -> bytes.
@@ -176,6 +176,12 @@ int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
       launch.options.max_bytes = parseBytes(flag, value);
     } else if (flag == "--ranks-per-host") {
       launch.options.ranks_per_host = parseInt(flag, value, 0, kMaxWorld);
+    } else if (flag == "--hosts") {
+      launch.placement.hosts = nonEmptyList(flag, value);
+    } else if (flag == "--mca") {
+      if (value.find('=') == std::string::npos || value.front() == '=')
+        throw std::invalid_argument("--mca takes name=value, got \"" + value + "\"");
+      launch.placement.mca.push_back(value);
     } else if (flag == "--repeats") {
       launch.options.repeats = parseInt(flag, value, 1);
     } else {

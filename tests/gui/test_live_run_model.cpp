@@ -71,6 +71,22 @@ class LiveRunModelTest : public QObject {
              QStringLiteral("starting"));
   }
 
+  // Ranks on hosts: each row names its host, and every other host's rows are tinted.
+  void eachRankShowsItsHost() {
+    LiveRunModel model;
+    for (int rank = 0; rank < 4; ++rank)
+      model.setRank(
+          RankRow{1, rank, rank < 2 ? "node1" : "node2", 100 + rank, "running", 0, 0, 0, -1});
+    QCOMPARE(model.headerData(LiveRunModel::HostColumn, Qt::Horizontal).toString(),
+             QStringLiteral("host"));
+    QCOMPARE(model.index(1, LiveRunModel::HostColumn).data().toString(), QStringLiteral("node1"));
+    QCOMPARE(model.index(2, LiveRunModel::HostColumn).data().toString(), QStringLiteral("node2"));
+    QCOMPARE(model.hostIndex(1), 0);
+    QCOMPARE(model.hostIndex(3), 1);
+    QVERIFY(!model.index(1, LiveRunModel::HostColumn).data(Qt::BackgroundRole).isValid());
+    QVERIFY(model.index(2, LiveRunModel::HostColumn).data(Qt::BackgroundRole).isValid());
+  }
+
   void phaseTimesAndThroughput() {
     LiveRunModel model;
     for (int64_t step = 0; step < 4; ++step) {

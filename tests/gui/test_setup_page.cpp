@@ -132,6 +132,29 @@ class SetupPageTest : public QObject {
     QVERIFY(text.contains(QStringLiteral("ranks = 2")));
   }
 
+  // The hosts field takes the job file's array; the command shows mpirun's placement and
+  // the inline job's size, and a bad entry is named.
+  void hostsGoIntoTheCommand() {
+    SetupPage page(launchOptions(), presetsDir());
+    page.show();
+    QVERIFY(page.loadFile(presetsDir() + QStringLiteral("/quickstart.toml")));
+    auto* hosts = qobject_cast<QLineEdit*>(page.editorFor(QStringLiteral("launch.hosts")));
+    QVERIFY(hosts && hosts->isVisible());
+    hosts->selectAll();
+    QTest::keyClicks(hosts, QStringLiteral("[\"node1:2\", \"node2:2\"]"));
+    QVERIFY2(page.launchButton()->isEnabled(),
+             qPrintable(page.errorTextFor(QStringLiteral("launch.hosts")) + hosts->text()));
+    const QString command = page.commandText();
+    QVERIFY2(command.contains(QStringLiteral("--host node1:2,node2:2 ")), qPrintable(command));
+    QVERIFY(command.contains(QStringLiteral("--job-text <the resolved job, ")));
+    QVERIFY(command.contains(QStringLiteral("<this machine's address>")));
+    hosts->selectAll();
+    QTest::keyClicks(hosts, QStringLiteral("[\"node1:two\"]"));
+    QVERIFY(page.errorTextFor(QStringLiteral("launch.hosts"))
+                .contains(QStringLiteral("got \"node1:two\"")));
+    QVERIFY(!page.launchButton()->isEnabled());
+  }
+
   void crossKeyProblemsMarkTheKeyTheValidatorNames() {
     SetupPage page(launchOptions(), presetsDir());
     page.setValue(QStringLiteral("parallel.ranks"), QStringLiteral("2"));
