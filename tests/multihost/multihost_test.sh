@@ -3,7 +3,8 @@
 # netns_hosts), 2 ranks each, placed by mpirun through an rsh agent (netns_rsh):
 #   1. the quickstart on 2 x 2 ranks reaches the accuracy of the same job on one host, and
 #      each rank's reported host is the namespace Open MPI put it in;
-#   2. a host's link taken down mid-run is found and the run stored as failed, naming a
+#   2. the hierarchical all-reduce finds the hosts: only their leaders send across;
+#   3. a host's link taken down mid-run is found and the run stored as failed, naming a
 #      rank of that host, within the hang limit (no hang, no lost rows).
 # Skipped (exit 77) with a message where namespaces cannot be made (not root, no iproute2).
 # Usage: multihost_test.sh RANKLAB_CLI SOURCE_DIR
@@ -54,6 +55,14 @@ hosts=$(field 2 '" ".join(r["host"] for r in j["ranks"])')
 expected="$RANKLAB_NETNS_TAG-h1 $RANKLAB_NETNS_TAG-h1 $RANKLAB_NETNS_TAG-h2 $RANKLAB_NETNS_TAG-h2"
 [[ $hosts == "$expected" ]] || fail "ranks 0-3 reported hosts '$hosts', expected '$expected'"
 
+echo "== hierarchical all-reduce takes its hosts from where Open MPI put the ranks"
+"$cli" run "$job" --db "$db" --ranks 4 --hosts "$h1:2,$h2:2" --set "$mca" \
+  --set parallel.algorithm=hierarchical --set train.epochs=1 --set train.max_steps=50 --quiet
+sent=$(field 3 '" ".join(str(r["bytes_tx"]) for r in j["ranks"])')
+echo "bytes sent by ranks 0-3: $sent"
+python3 -c "import sys; s=[int(x) for x in sys.argv[1:]]; sys.exit(not min(s[0], s[2]) > max(s[1], s[3]))" $sent ||
+  fail "the host leaders (ranks 0 and 2) did not send more than the others: $sent"
+
 echo "== host 2's link down mid-run"
 ( sleep 4; "$here/netns_hosts" link "$RANKLAB_NETNS_TAG" 2 down ) &
 started=$SECONDS
@@ -64,8 +73,8 @@ wait
 cat "$work/down.out"
 echo "ended after $((SECONDS - started)) s with exit status $status"
 [[ $status -ne 0 && $status -ne 124 ]] || fail "the run with a dead link did not fail by itself (status $status)"
-[[ $(field 3 'j["status"]') == failed ]] || fail "the run with a dead link is not stored as failed"
+[[ $(field 4 'j["status"]') == failed ]] || fail "the run with a dead link is not stored as failed"
 grep -Eq 'rank [23] hung' "$work/down.out" || fail "the failure does not name a rank of host 2"
-steps=$(field 3 'j["steps"]')
+steps=$(field 4 'j["steps"]')
 [[ $steps -gt 0 ]] || fail "no steps kept from before the link went down"
 echo "multihost: PASSED ($steps steps kept from the failed run)"
