@@ -11,10 +11,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 #include <regex>
 
 #include "comm/telemetry/collector.h"
+#include "comm/telemetry/curve_keys.h"
 #include "engine/job/job_argument.h"
 #include "engine/job/job_file.h"
 #include "launch/child_process.h"
@@ -179,12 +181,14 @@ std::vector<std::string> JobRunner::command(const JobSpec& job,
                                 "--tag-output"};
   const auto placement = placementArguments(job.launch);
   argv.insert(argv.end(), placement.begin(), placement.end());
-  // Other hosts do not have this machine's resolved job file: the job goes inline.
-  const bool inline_job = runsOnHosts(job);
-  argv.insert(argv.end(), {"-np", std::to_string(processCount(job)), options_.worker_path,
-                           inline_job ? "--job-text" : "--job",
-                           inline_job ? jobArgument(job) : resolved_job_path, "--run-id", run_id,
-                           "--telemetry", endpoint});
+  // On hosts, telemetry crossing the network is encrypted (mpirun hands each rank the
+  // run's keys), and the job goes inline: other hosts lack this machine's resolved file.
+  const bool on_hosts = runsOnHosts(job);
+  if (on_hosts) argv.insert(argv.end(), {"-x", kTelemetryKeysVariable});
+  argv.insert(argv.end(),
+              {"-np", std::to_string(processCount(job)), options_.worker_path,
+               on_hosts ? "--job-text" : "--job", on_hosts ? jobArgument(job) : resolved_job_path,
+               "--run-id", run_id, "--telemetry", endpoint});
   return argv;
 }
 
@@ -412,8 +416,8 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
                              RunObserver& observer) {
   last_run_id_ = 0;
   requireWorker(options_.worker_path);
-  telemetryAddress(
-      job.launch);  // an unknown host or unreadable hostfile fails before a run is stored
+  // An unknown host or an unreadable hostfile fails here, before a run is stored.
+  telemetryAddress(job.launch);
   const auto started = Clock::now();
   stop_requested_ = false;
   RunStore store(options_.db_path);
@@ -449,8 +453,12 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
                                  RunObserver& observer) {
   const int world = processCount(job);
   const std::string wire_id = std::to_string(run_id) + "-" + randomTag();
-  // A new wire id: a failed attempt's stragglers are refused. Bound where the ranks reach.
-  Collector collector(wire_id, world, "tcp://" + telemetryAddress(job.launch) + ":*");
+  // A new wire id: a failed attempt's stragglers are refused. Bound where the ranks reach;
+  // across hosts encrypted, with keys of this attempt's own.
+  std::optional<RunCurveKeys> keys;
+  if (runsOnHosts(job)) keys = newRunCurveKeys();
+  Collector collector(wire_id, world, "tcp://" + telemetryAddress(job.launch) + ":*",
+                      keys ? std::optional(keys->collector) : std::nullopt);
   ResolvedJobFile resolved(job, run_id);
   const auto argv = command(job, resolved.path(), wire_id, collector.endpoint());
 
@@ -460,7 +468,10 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
 
   const MpiSegmentFolder segments;
   // Other hosts lack this machine's segment folder: there Open MPI picks its own.
-  ChildProcess child(argv, runsOnHosts(job) ? mpiEnvironment() : segments.environment());
+  auto environment = keys ? mpiEnvironment() : segments.environment();
+  if (keys)
+    environment.push_back(std::string(kTelemetryKeysVariable) + "=" + keysText(keys->ranks));
+  ChildProcess child(argv, environment);
   if (attempt == 0) observer.onStarted(run_id, shownCommand(argv));
   AttemptEnd end;
   std::optional<Clock::time_point> stop_sent;

@@ -1,11 +1,14 @@
 // ranklab-workbench: the desktop GUI. Parses the command line, finds the default job and
 // the worker binary, opens the main window, and optionally screenshots it and quits.
+#include <sys/resource.h>
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
 #include <QIcon>
 #include <QTimer>
+#include <chrono>
 #include <cstdio>
 
 #include "app/build_info.h"
@@ -78,12 +81,16 @@ struct Options {
       QStringLiteral("screenshot-after-ms"),
       "Take the screenshot after this many ms (or when the --start run ends, if sooner).", "N",
       "3000"};
+  QCommandLineOption exit_when_done{
+      QStringLiteral("exit-when-done"),
+      "Quit when the --start run ends (status 0 if it is done), printing the CPU time of "
+      "this process and of its UI thread against the wall time (what watching costs)."};
 
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
-    for (const auto& o :
-         {db, job, start, set, open, compare, page, lesson, worker, shot, shot_after})
+    for (const auto& o : {db, job, start, set, open, compare, page, lesson, worker, shot,
+                          shot_after, exit_when_done})
       parser.addOption(o);
   }
 };
@@ -191,6 +198,33 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
                    [&window, take] { QTimer::singleShot(700, &window, take); });
 }
 
+// CPU seconds (user + system) of this process, or of the calling thread.
+double cpuSeconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  const auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// Quits when the launched run ends, saying what the workbench spent watching it: the whole
+// process (UI, launcher and recorder threads) and the UI thread alone, against the wall.
+void exitWhenDone(ranklab::MainWindow& window) {
+  static const auto started = std::chrono::steady_clock::now();
+  QObject::connect(
+      &window, &ranklab::MainWindow::runEnded, &window, [](const ranklab::RunOutcome& outcome) {
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        const double process = cpuSeconds(RUSAGE_SELF);
+        const double ui = cpuSeconds(RUSAGE_THREAD);  // called on the UI thread
+        std::fprintf(stderr,
+                     "ranklab-workbench: run %lld %s; wall %.2f s, CPU: process "
+                     "%.2f s (%.1f %% of a core), UI thread %.2f s (%.1f %%)\n",
+                     static_cast<long long>(outcome.run_id), outcome.status.c_str(), wall, process,
+                     100 * process / wall, ui, 100 * ui / wall);
+        QCoreApplication::exit(outcome.status == "done" ? 0 : 1);
+      });
+}
+
 int main(int argc, char** argv) {
   QStringList arguments;
   for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
@@ -227,6 +261,7 @@ int main(int argc, char** argv) {
   showChosenPage(window, chosen);
   if (cli.parser.isSet(cli.shot))
     scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms);
+  if (cli.parser.isSet(cli.exit_when_done)) exitWhenDone(window);
   if (cli.parser.isSet(cli.start))  // a page asked for stays on screen
     QTimer::singleShot(0, &window,
                        [&window, page_set = chosen.page_set] { window.launch(!page_set); });

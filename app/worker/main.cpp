@@ -150,6 +150,11 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
   // Steps leave in batches of up to 20 ms: one message per ~1 ms step woke zmq's I/O
   // thread and the collector each time, on cores the ranks need (bench/LOG.md).
   options.step_batch_ms = 20;
+  // Ranks on other hosts: the run's CURVE keys, from the launcher through mpirun -x.
+  if (const char* keys = std::getenv(kTelemetryKeysVariable)) {
+    options.curve = parseKeysText(keys);
+    unsetenv(kTelemetryKeysVariable);  // not for anything this rank starts
+  }
   Reporter reporter(options);
   reporter.hello(comm.size(), hostName(), static_cast<int64_t>(getpid()));
   // Beats while the data loads and while a collective waits, until Bye.

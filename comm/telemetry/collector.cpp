@@ -2,13 +2,16 @@
 #include "comm/telemetry/collector.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 
 #include <zmq.hpp>
+#include <zmq_addon.hpp>
 
 namespace ranklab {
 namespace {
@@ -23,11 +26,14 @@ std::runtime_error zmqFailure(const std::string& operation, const std::string& e
   return std::runtime_error("telemetry collector: " + operation + " " + endpoint + ": " + e.what());
 }
 
-// True when a message is waiting; false on timeout or when a signal interrupted the wait.
-bool waitReadable(zmq::socket_t& socket, int timeout_ms, const std::string& endpoint) {
-  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+// True when a message (or a ZAP request, on `zap`) is waiting; false on timeout or when a
+// signal interrupted the wait.
+bool waitReadable(zmq::socket_t& socket, zmq::socket_t* zap, int timeout_ms,
+                  const std::string& endpoint) {
+  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
+                             {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
   try {
-    return zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) > 0;
+    return zmq::poll(items, zap ? 2 : 1, std::chrono::milliseconds(timeout_ms)) > 0;
   } catch (const zmq::error_t& e) {
     if (e.num() == EINTR) return false;  // e.g. SIGCHLD from mpirun: the caller polls again
     throw zmqFailure("poll", endpoint, e);
@@ -88,9 +94,27 @@ DecodedMessage decodeMessage(const void* bytes, size_t size, const std::string& 
 struct Collector::Socket {
   zmq::context_t context{1};
   zmq::socket_t pull{context, zmq::socket_type::pull};
+  std::optional<zmq::socket_t> zap;  // CURVE: libzmq asks here whether a client may connect
+  std::string allowed_client;        // the run's client public key, 32 bytes
 };
 
-Collector::Collector(std::string run_id, int world, const std::string& bind)
+// Encrypted PULL, and the ZAP handler (RFC 27) bound before any client can connect.
+void Collector::secure(const CollectorCurve& curve) {
+  Socket& socket = *socket_;
+  socket.allowed_client.resize(32);
+  if (!zmq_z85_decode(reinterpret_cast<uint8_t*>(socket.allowed_client.data()),
+                      curve.client_public.c_str()))
+    throw std::runtime_error("telemetry collector: the client key is not Z85");
+  socket.zap.emplace(socket.context, zmq::socket_type::rep);
+  socket.zap->set(zmq::sockopt::linger, 0);
+  socket.zap->bind("inproc://zeromq.zap.01");
+  socket.pull.set(zmq::sockopt::curve_server, true);
+  socket.pull.set(zmq::sockopt::curve_secretkey, curve.server.secret_key);
+  socket.pull.set(zmq::sockopt::zap_domain, "ranklab");
+}
+
+Collector::Collector(std::string run_id, int world, const std::string& bind,
+                     const std::optional<CollectorCurve>& curve)
     : run_id_(std::move(run_id)),
       world_(world),
       socket_(std::make_unique<Socket>()),
@@ -103,6 +127,7 @@ Collector::Collector(std::string run_id, int world, const std::string& bind)
     socket_->pull.set(zmq::sockopt::linger, 0);  // unread telemetry is worthless once we stop
     socket_->pull.set(zmq::sockopt::rcvhwm, kReceiveHighWaterMark);
     socket_->pull.set(zmq::sockopt::maxmsgsize, kMaxMessageBytes);
+    if (curve) secure(*curve);
     socket_->pull.bind(bind);
     endpoint_ = socket_->pull.get(zmq::sockopt::last_endpoint);  // resolves a wildcard port
   } catch (const zmq::error_t& e) {
@@ -114,7 +139,9 @@ Collector::~Collector() = default;
 
 std::vector<telemetry::Envelope> Collector::receive(int timeout_ms, size_t max_messages) {
   std::vector<telemetry::Envelope> valid;
-  if (max_messages == 0 || !waitReadable(socket_->pull, timeout_ms, endpoint_)) return valid;
+  zmq::socket_t* zap = socket_->zap ? &*socket_->zap : nullptr;
+  if (max_messages == 0 || !waitReadable(socket_->pull, zap, timeout_ms, endpoint_)) return valid;
+  answerSecurityRequests();
   zmq::message_t message;
   // Bounded by max_messages in total, so a flood of bad messages cannot pin the caller.
   for (size_t taken = 0; taken < max_messages; ++taken) {
@@ -129,6 +156,32 @@ std::vector<telemetry::Envelope> Collector::receive(int timeout_ms, size_t max_m
     valid.push_back(std::move(*decoded.envelope));
   }
   return valid;
+}
+
+// Each waiting ZAP request: 200 for a CURVE client with the run's key, 400 for any other.
+void Collector::answerSecurityRequests() {
+  if (!socket_->zap) return;
+  zmq::socket_t& zap = *socket_->zap;
+  std::vector<zmq::message_t> frames;
+  while (zmq::recv_multipart(zap, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+    // version, request id, domain, address, routing id, mechanism, client key
+    const bool allowed = frames.size() == 7 && frames[5].to_string_view() == "CURVE" &&
+                         frames[6].to_string_view() == socket_->allowed_client;
+    if (!allowed)
+      rejected_.push_back({-1, "a connection from " +
+                                   (frames.size() > 3 ? frames[3].to_string() : "?") +
+                                   " without this run's CURVE key was refused"});
+    std::array<zmq::const_buffer, 6> reply = {
+        zmq::str_buffer("1.0"),
+        zmq::buffer(frames.size() > 1 ? frames[1].data() : nullptr,
+                    frames.size() > 1 ? frames[1].size() : 0),
+        allowed ? zmq::str_buffer("200") : zmq::str_buffer("400"),
+        allowed ? zmq::str_buffer("OK") : zmq::str_buffer("not this run's key"),
+        zmq::str_buffer(""),
+        zmq::str_buffer("")};
+    zmq::send_multipart(zap, reply);
+    frames.clear();
+  }
 }
 
 std::vector<RejectedMessage> Collector::takeRejected() {

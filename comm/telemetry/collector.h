@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/telemetry/curve_keys.h"
 #include "comm/telemetry/telemetry.pb.h"
 
 namespace ranklab {
@@ -30,8 +31,11 @@ DecodedMessage decodeMessage(const void* bytes, size_t size, const std::string& 
 class Collector {
  public:
   // Binds PULL to `bind` (default: an ephemeral port on 127.0.0.1). Accepts messages for
-  // `run_id` from ranks 0..world-1 only.
-  Collector(std::string run_id, int world, const std::string& bind = "tcp://127.0.0.1:*");
+  // `run_id` from ranks 0..world-1 only. With `curve`, only encrypted connections from
+  // that client key get in (a ZAP handler, answered inside receive()); others are refused
+  // and listed in takeRejected().
+  Collector(std::string run_id, int world, const std::string& bind = "tcp://127.0.0.1:*",
+            const std::optional<CollectorCurve>& curve = std::nullopt);
   ~Collector();
   Collector(const Collector&) = delete;
   Collector& operator=(const Collector&) = delete;
@@ -59,6 +63,9 @@ class Collector {
   std::vector<int64_t> next_seq_;  // per rank; -1 before the first message
   std::vector<int64_t> gaps_;
   std::vector<RejectedMessage> rejected_;
+
+  void secure(const CollectorCurve& curve);
+  void answerSecurityRequests();
 };
 
 }  // namespace ranklab

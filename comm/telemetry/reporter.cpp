@@ -48,6 +48,11 @@ Reporter::Reporter(ReporterOptions options)
     socket_->push.set(zmq::sockopt::linger, 0);
     // A PUSH socket reads nothing, but a peer that speaks to it must not make it allocate.
     socket_->push.set(zmq::sockopt::maxmsgsize, int64_t{1} << 20);
+    if (options_.curve) {
+      socket_->push.set(zmq::sockopt::curve_serverkey, options_.curve->server_public);
+      socket_->push.set(zmq::sockopt::curve_publickey, options_.curve->client.public_key);
+      socket_->push.set(zmq::sockopt::curve_secretkey, options_.curve->client.secret_key);
+    }
     socket_->push.connect(options_.endpoint);
   } catch (const zmq::error_t& e) {
     throw std::runtime_error("telemetry reporter: connect " + options_.endpoint + ": " + e.what());

@@ -5,8 +5,10 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
+#include "comm/telemetry/curve_keys.h"
 #include "comm/telemetry/telemetry.pb.h"
 
 namespace ranklab {
@@ -23,6 +25,8 @@ struct ReporterOptions {
   // spool_limit / 2 steps. Slower steps leave at once. Fewer wake-ups of zmq's I/O thread
   // and of the collector per step.
   int step_batch_ms = 0;
+  // Set: connect encrypted, as this run's CURVE client (curve_keys.h).
+  std::optional<RankCurveKeys> curve;
 };
 
 // Sends Envelopes with per-rank sequence numbers; its methods may be called from two threads
