@@ -219,6 +219,9 @@ void LivePage::drawNextGroup() {
     if (drawn_[group] == generation_) continue;
     drawCharts(group);
     next_group_ = (group + 1) % kGroupCount;
+    if (!pace_clock_.isValid()) pace_clock_.start();
+    redraw_timer_.setInterval(
+        pacer_.nextIntervalMs(threadCpuSeconds(), double(pace_clock_.nsecsElapsed()) / 1e9));
     break;
   }
   for (quint64 drawn : drawn_)

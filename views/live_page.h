@@ -4,12 +4,14 @@
 // run's output. Draws what its LiveRunModel holds, on its own clock (kRedrawIntervalMs).
 #pragma once
 
+#include <QElapsedTimer>
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
 
 #include "views/curve_chart.h"
 #include "views/models/live_run_model.h"
+#include "views/models/redraw_pacer.h"
 
 class QComboBox;
 class QLabel;
@@ -29,8 +31,12 @@ class LivePage : public QWidget {
 
  public:
   // Each tick redraws one group of charts (loss; bandwidth; the rest), so no single stall
-  // paints everything: a group is at most 3 ticks behind the data.
+  // paints everything: a group is at most 3 ticks behind the data. Ticks are this far apart
+  // at least, and further while the UI thread would otherwise work more than
+  // kUiCpuShare of the time (RedrawPacer), up to kSlowestRedrawMs.
   static constexpr int kRedrawIntervalMs = 70;
+  static constexpr int kSlowestRedrawMs = 1000;
+  static constexpr double kUiCpuShare = 0.05;
 
   explicit LivePage(LogModel* log, QWidget* parent = nullptr);
 
@@ -101,6 +107,8 @@ class LivePage : public QWidget {
   bool faults_enabled_ = false;  // the model is the running run
   LogPane* log_pane_;
   QTimer redraw_timer_;
+  RedrawPacer pacer_{kRedrawIntervalMs, kSlowestRedrawMs, kUiCpuShare};
+  QElapsedTimer pace_clock_;
   bool dirty_ = false;      // changes arrived while the page was hidden
   quint64 generation_ = 0;  // bumped by every model update
   quint64 drawn_[kGroupCount] = {};

@@ -41,13 +41,16 @@ Answer<T> readWithRetry(Read read) {
   return answer;
 }
 
-Answer<RunList> readRunList(const std::string& path) {
+Answer<RunList> readRunList(const std::string& path, EndedSummaries& ended) {
   Answer<RunList> answer;
   try {
     RunStore store(path);
     answer.value.runs = store.listRuns();
-    for (const RunRow& run : answer.value.runs)
-      if (auto s = store.summary(run.id)) answer.value.summaries.push_back(std::move(*s));
+    for (const RunRow& run : answer.value.runs) {
+      std::optional<RunSummary> s = ended.find(run);
+      if (!s && (s = store.summary(run.id)) && run.status != "running") ended.keep(*s);
+      if (s) answer.value.summaries.push_back(std::move(*s));
+    }
     answer.value.tags = store.tags();
   } catch (const std::exception& e) {
     answer.error = QString::fromStdString(e.what());
@@ -163,6 +166,20 @@ void readAsync(QObject* owner, Read read, Deliver deliver) {
 
 }  // namespace
 
+std::optional<RunSummary> EndedSummaries::find(const RunRow& run) const {
+  std::lock_guard lock(mutex_);
+  const auto found = summaries_.find({run.id, run.created});
+  if (found == summaries_.end()) return std::nullopt;
+  RunSummary summary = found->second;
+  summary.run = run;  // its name may have changed since
+  return summary;
+}
+
+void EndedSummaries::keep(const RunSummary& summary) {
+  std::lock_guard lock(mutex_);
+  summaries_[{summary.run.id, summary.run.created}] = summary;
+}
+
 RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
     : QObject(parent), db_path_(std::move(db_path)) {
   registerRecordMetaTypes();
@@ -174,8 +191,8 @@ RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
 void RunStoreReader::listRuns() {
   readAsync<RunList>(
       this,
-      [path = db_path_.toStdString()] {
-        return readWithRetry<RunList>([&] { return readRunList(path); });
+      [path = db_path_.toStdString(), ended = ended_summaries_] {
+        return readWithRetry<RunList>([&] { return readRunList(path, *ended); });
       },
       [this](const Answer<RunList>& a) {
         if (a.error.isEmpty())

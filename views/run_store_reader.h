@@ -8,6 +8,9 @@
 #include <QString>
 #include <QStringList>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "storage/records.h"
@@ -33,6 +36,19 @@ struct StoredRun {
   std::vector<EventRow> events;
 };
 
+// Summaries of runs that have ended, which no longer change: the runs list sums each one's
+// step rows once, not at every refresh (a run starting refreshes the list while its ranks
+// want the cores). Keyed by id and creation time, so a deleted id used again is read anew.
+class EndedSummaries {
+ public:
+  std::optional<RunSummary> find(const RunRow& run) const;
+  void keep(const RunSummary& summary);
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<int64_t, std::string>, RunSummary> summaries_;
+};
+
 class RunStoreReader : public QObject {
   Q_OBJECT
 
@@ -40,7 +56,11 @@ class RunStoreReader : public QObject {
   explicit RunStoreReader(QString db_path, QObject* parent = nullptr);
 
   const QString& dbPath() const { return db_path_; }
-  void setDbPath(const QString& path) { db_path_ = path; }  // later requests read this file
+  // Later requests read this file.
+  void setDbPath(const QString& path) {
+    db_path_ = path;
+    ended_summaries_ = std::make_shared<EndedSummaries>();
+  }
 
   void listRuns();                   // -> runsListed or failed
   void loadRun(int64_t run_id);      // -> runLoaded or failed; only the latest request answers
@@ -75,6 +95,7 @@ class RunStoreReader : public QObject {
   void readWindow(int64_t run_id, int64_t first_step, int64_t last_step, int latest);
 
   QString db_path_;
+  std::shared_ptr<EndedSummaries> ended_summaries_ = std::make_shared<EndedSummaries>();
   quint64 load_generation_ = 0;
   quint64 preview_generation_ = 0;
   quint64 compare_generation_ = 0;

@@ -1,7 +1,5 @@
 // ranklab-workbench: the desktop GUI. Parses the command line, finds the default job and
 // the worker binary, opens the main window, and optionally screenshots it and quits.
-#include <sys/resource.h>
-
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -17,6 +15,7 @@
 #include "views/lessons/lesson.h"
 #include "views/live_page.h"
 #include "views/main_window.h"
+#include "views/models/redraw_pacer.h"
 #include "views/models/workbench_settings.h"
 
 namespace {
@@ -198,14 +197,6 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
                    [&window, take] { QTimer::singleShot(700, &window, take); });
 }
 
-// CPU seconds (user + system) of this process, or of the calling thread.
-double cpuSeconds(int who) {
-  rusage usage{};
-  getrusage(who, &usage);
-  const auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 // Quits when the launched run ends, saying what the workbench spent watching it: the whole
 // process (UI, launcher and recorder threads) and the UI thread alone, against the wall.
 void exitWhenDone(ranklab::MainWindow& window) {
@@ -214,8 +205,8 @@ void exitWhenDone(ranklab::MainWindow& window) {
       &window, &ranklab::MainWindow::runEnded, &window, [](const ranklab::RunOutcome& outcome) {
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        const double process = cpuSeconds(RUSAGE_SELF);
-        const double ui = cpuSeconds(RUSAGE_THREAD);  // called on the UI thread
+        const double process = ranklab::processCpuSeconds();
+        const double ui = ranklab::threadCpuSeconds();  // called on the UI thread
         std::fprintf(stderr,
                      "ranklab-workbench: run %lld %s; wall %.2f s, CPU: process "
                      "%.2f s (%.1f %% of a core), UI thread %.2f s (%.1f %%)\n",

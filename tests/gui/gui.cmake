@@ -19,6 +19,9 @@ target_link_libraries(test_live_run_model PRIVATE ranklab_view_models Qt6::Test)
 ranklab_gui_test(test_log_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_log_model.cpp)
 target_link_libraries(test_log_model PRIVATE ranklab_view_models Qt6::Test)
 
+ranklab_gui_test(test_redraw_pacer ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_redraw_pacer.cpp)
+target_link_libraries(test_redraw_pacer PRIVATE ranklab_view_models Qt6::Test)
+
 ranklab_gui_test(test_setup_page ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_setup_page.cpp)
 target_link_libraries(test_setup_page PRIVATE ranklab_views Qt6::Test)
 
