@@ -92,7 +92,8 @@ std::string telemetryAddress(const LaunchSpec& launch) {
     const auto address = resolveIPv4(host);
     if (!address) {
       throw std::runtime_error(
-          "launch.hosts: cannot resolve host \"" + host +
+          std::string(launch.hostfile.empty() ? "launch.hosts" : launch.hostfile) +
+          ": cannot resolve host \"" + host +
           "\" to an IPv4 address, so the address its ranks should send telemetry to is "
           "unknown; set launch.telemetry_address to this machine's address they can reach");
     }

@@ -98,7 +98,7 @@ void CompressedAllreduce::runRing(float* data, size_t count, CompressedAllreduce
   if (feedback_ || comm_.size() == 1) {
     codec_->roundToNearest(feedback_ != nullptr);
     encodeOwn(data, count, stats);
-    std::memcpy(data, sent_.data(), count * sizeof(float));
+    if (count > 0) std::memcpy(data, sent_.data(), count * sizeof(float));
   }
   // Partial sums on the ring: nothing remembers their error, so keep it unbiased.
   codec_->roundToNearest(false);

@@ -111,7 +111,9 @@ void decode(const uint8_t* payload, size_t bytes, size_t n, float* out, DecodeMo
   const uint8_t* raw = reader.take(count * valueBytes(type), "values");
   reader.expectEnd();
   std::vector<float> values(count);
-  if (type == ValueType::kF32) {
+  if (count == 0) {
+    // nothing to copy (memcpy may not take the null pointers of empty buffers)
+  } else if (type == ValueType::kF32) {
     std::memcpy(values.data(), raw, count * sizeof(float));
   } else {
     std::vector<uint16_t> halves(count);
