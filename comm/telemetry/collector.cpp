@@ -167,10 +167,11 @@ void Collector::answerSecurityRequests() {
     // version, request id, domain, address, routing id, mechanism, client key
     const bool allowed = frames.size() == 7 && frames[5].to_string_view() == "CURVE" &&
                          frames[6].to_string_view() == socket_->allowed_client;
-    if (!allowed)
-      rejected_.push_back({-1, "a connection from " +
-                                   (frames.size() > 3 ? frames[3].to_string() : "?") +
-                                   " without this run's CURVE key was refused"});
+    // Refused peers retry every 100 ms or so: each address is listed once, not each try.
+    const std::string address = frames.size() > 3 ? frames[3].to_string() : "?";
+    if (!allowed && refused_addresses_.insert(address).second)
+      rejected_.push_back({-1, "a connection from " + address +
+                                   " without this run's CURVE key was refused (listed once)"});
     std::array<zmq::const_buffer, 6> reply = {
         zmq::str_buffer("1.0"),
         zmq::buffer(frames.size() > 1 ? frames[1].data() : nullptr,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ class Collector {
   std::vector<int64_t> next_seq_;  // per rank; -1 before the first message
   std::vector<int64_t> gaps_;
   std::vector<RejectedMessage> rejected_;
+  std::set<std::string> refused_addresses_;  // CURVE: peers refused so far
 
   void secure(const CollectorCurve& curve);
   void answerSecurityRequests();
