@@ -108,12 +108,17 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
       observer_.onRank(r);
       break;
     case telemetry::Envelope::kSpan: {
+      const telemetry::Span& span = e.span();
       const SpanRow row{run_id_,
                         rank,
-                        e.span().step(),
-                        e.span().phase(),
-                        shifted(e.span().start_ns()),
-                        shifted(e.span().end_ns())};
+                        span.step(),
+                        span.phase(),
+                        shifted(span.start_ns()),
+                        shifted(span.end_ns()),
+                        span.has_part() ? span.part() : -1,
+                        span.has_peer() ? span.peer() : -1,
+                        span.has_chunk() ? span.chunk() : -1,
+                        span.bytes()};
       observer_.onSpan(row);
       batch_.spans.push_back(row);
       break;

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "storage/atomic_file.h"
 
@@ -109,6 +110,7 @@ void nameProcesses(TraceWriter& trace, const std::vector<RankRow>& ranks,
     trace.metadata(pid, kComputeThread, "thread_name", "{\"name\":\"compute\"}");
     trace.metadata(pid, kCommThread, "thread_name", "{\"name\":\"communication\"}");
     trace.metadata(pid, kSpanThread, "thread_name", "{\"name\":\"spans\"}");
+    trace.metadata(pid, kPieceThread, "thread_name", "{\"name\":\"ring hops, buckets\"}");
   }
 }
 
@@ -166,6 +168,40 @@ void writeEvent(TraceWriter& trace, const EventRow& e, const std::map<int, int64
   }
 }
 
+// A ring hop or a bucket; a hop is the start of a flow arrow ending in the hop of the same
+// step and index on the rank it sent to, which received it then.
+void writePieces(TraceWriter& trace, const std::vector<SpanRow>& spans,
+                 const std::map<int, int64_t>& shift) {
+  auto at = [&](const SpanRow& s, int64_t ns) {
+    return ns + (shift.count(s.rank) ? shift.at(s.rank) : 0);
+  };
+  std::map<std::tuple<int, int64_t, int>, const SpanRow*> hops;  // rank, step, part
+  for (const SpanRow& s : spans)
+    if (isCommSpan(s) && s.kind != "bucket") hops[{s.rank, s.step, s.part}] = &s;
+  int64_t flow = 0;
+  for (const SpanRow& s : spans) {
+    if (!isCommSpan(s)) continue;
+    const std::string name = s.kind == "bucket" ? "bucket " + std::to_string(s.part)
+                                                : "chunk " + std::to_string(s.chunk);
+    trace.complete(
+        pidOf(s.rank), kPieceThread, name, s.kind, at(s, s.start_ns), s.end_ns - s.start_ns,
+        "{\"step\":" + std::to_string(s.step) + ",\"part\":" + std::to_string(s.part) +
+            ",\"peer\":" + std::to_string(s.peer) + ",\"chunk\":" + std::to_string(s.chunk) +
+            ",\"bytes\":" + std::to_string(s.bytes) + "}");
+    const auto received = hops.find({s.peer, s.step, s.part});
+    if (s.kind == "bucket" || received == hops.end()) continue;
+    const SpanRow& r = *received->second;
+    const std::string id = std::to_string(++flow);
+    trace.event("{\"ph\":\"s\",\"id\":" + id + ",\"pid\":" + std::to_string(pidOf(s.rank)) +
+                ",\"tid\":" + std::to_string(kPieceThread) + ",\"name\":\"" + name +
+                "\",\"cat\":\"" + s.kind + "\",\"ts\":" + micros(at(s, s.start_ns)) + "}");
+    trace.event(
+        "{\"ph\":\"f\",\"bp\":\"e\",\"id\":" + id + ",\"pid\":" + std::to_string(pidOf(r.rank)) +
+        ",\"tid\":" + std::to_string(kPieceThread) + ",\"name\":\"" + name + "\",\"cat\":\"" +
+        s.kind + "\",\"ts\":" + micros(at(r, (r.start_ns + r.end_ns) / 2)) + "}");
+  }
+}
+
 }  // namespace
 
 int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out) {
@@ -191,11 +227,13 @@ int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out) {
     step_end[{s.rank, s.step}] = s.time_ns + rank_shift;
   }
   for (const SpanRow& span : spans) {
+    if (isCommSpan(span)) continue;  // writePieces
     const int64_t rank_shift = shift.count(span.rank) ? shift.at(span.rank) : 0;
     trace.complete(pidOf(span.rank), kSpanThread, span.kind, "span", span.start_ns + rank_shift,
                    span.end_ns - span.start_ns,
                    "{\"after_step\":" + std::to_string(span.step) + "}");
   }
+  writePieces(trace, spans, shift);
   for (const EventRow& e : store.events(run_id)) writeEvent(trace, e, shift, step_end);
   out << "\n]}\n";
   return trace.count();

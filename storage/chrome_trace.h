@@ -1,6 +1,7 @@
 // A stored run as Chrome Trace Event JSON (Perfetto, chrome://tracing): one process per
 // rank, a compute and a communication thread in each, every step's phases as complete
-// ("X") events, spans on a thread of their own, events as instants, loss as a counter.
+// ("X") events, spans on a thread of their own, events as instants, loss as a counter; a
+// sampled step's ring hops on a fourth thread, each joined to its receiver's by a flow arrow.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 namespace ranklab {
 
 // Thread ids inside a rank's process.
-enum TraceThread { kComputeThread = 1, kCommThread = 2, kSpanThread = 3 };
+enum TraceThread { kComputeThread = 1, kCommThread = 2, kSpanThread = 3, kPieceThread = 4 };
 
 // Writes the trace of `run_id` (throws naming the store if there is no such run); returns
 // the number of trace events written.

@@ -113,15 +113,25 @@ struct EventRow {
   int64_t time_ns = 0;
 };
 
-// One row of `spans`: time a rank spent outside its steps (an evaluation, a checkpoint).
+// One row of `spans`: time a rank spent outside its steps (an evaluation, a checkpoint,
+// after `step`), a pipeline pass, or a piece of a sampled step's communication.
 struct SpanRow {
   int64_t run_id = 0;
   int rank = 0;
-  int64_t step = 0;      // the last step before it
-  std::string kind;      // evaluate | checkpoint | F<n> | B<n> (the table's `phase` column)
+  int64_t step = 0;      // the last step before it; a pass's or a piece's own step
+  std::string kind;      // evaluate | checkpoint | F<n> | B<n> | ring-rs | ring-ag | bucket
   int64_t start_ns = 0;  // ns since the rank's start, as a step's time_ns
   int64_t end_ns = 0;
+  int part = -1;   // a communication piece's index: the ring hop's, the bucket's; -1: none
+  int peer = -1;   // the rank it sent to
+  int chunk = -1;  // the ring chunk it sent
+  int64_t bytes = 0;
 };
+
+// True for a piece of a step's communication (a ring hop, a bucket).
+inline bool isCommSpan(const SpanRow& span) {
+  return span.kind == "ring-rs" || span.kind == "ring-ag" || span.kind == "bucket";
+}
 
 // Steps first..last of every rank, and the spans among them (for a timeline window).
 struct StepWindow {

@@ -299,7 +299,8 @@ void writeEvent(Statement& statement, const EventRow& e) {
 
 void writeSpan(Statement& statement, const SpanRow& s) {
   Query q(statement);
-  q.bind(s.run_id, s.rank, s.step, s.kind, s.start_ns, s.end_ns).run();
+  q.bind(s.run_id, s.rank, s.step, s.kind, s.start_ns, s.end_ns, s.part, s.peer, s.chunk, s.bytes)
+      .run();
 }
 
 SpanRow readSpan(Query& q) {
@@ -310,6 +311,10 @@ SpanRow readSpan(Query& q) {
   s.kind = q.text();
   s.start_ns = q.int64();
   s.end_ns = q.int64();
+  s.part = q.integer();
+  s.peer = q.integer();
+  s.chunk = q.integer();
+  s.bytes = q.int64();
   return s;
 }
 
@@ -421,10 +426,11 @@ struct RunStore::Statements {
         selectServerLoads(db, file, "read server loads", kSelectServerLoads),
         serverTotals(db, file, "sum server loads per shard", kServerTotals),
         insertSpan(db, file, "insert span",
-                   "INSERT INTO spans (run_id, rank, step, phase, start_ns, end_ns) "
-                   "VALUES (?, ?, ?, ?, ?, ?)"),
+                   "INSERT INTO spans (run_id, rank, step, phase, start_ns, end_ns, part, "
+                   "peer, chunk, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         selectSpans(db, file, "read spans",
-                    "SELECT run_id, rank, step, phase, start_ns, end_ns FROM spans "
+                    "SELECT run_id, rank, step, phase, start_ns, end_ns, part, peer, chunk, "
+                    "bytes FROM spans "
                     "WHERE run_id = ? ORDER BY rank, start_ns"),
         countEvents(db, file, "count events",
                     "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?") {}

@@ -253,10 +253,20 @@ ALTER TABLE steps ADD COLUMN loss_nan INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 11;
 )sql";
 
+// Pieces of a sampled step's communication: a ring hop's index, peer, chunk and bytes.
+constexpr const char* kVersion12 = R"sql(
+ALTER TABLE spans ADD COLUMN part INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE spans ADD COLUMN peer INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE spans ADD COLUMN chunk INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE spans ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 12;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1}, {2, kVersion2},   {3, kVersion3},   {4, kVersion4},
     {5, kVersion5}, {6, kVersion6},   {7, kVersion7},   {8, kVersion8},
-    {9, kVersion9}, {10, kVersion10}, {11, kVersion11},
+    {9, kVersion9}, {10, kVersion10}, {11, kVersion11}, {12, kVersion12},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

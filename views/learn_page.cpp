@@ -43,6 +43,7 @@ LearnPage::LearnPage(QString presets_dir, QWidget* parent)
       replay_last_(new QPushButton(tr("Replay its last run"), this)),
       answer_label_(new QLabel(this)),
       timeline_(new TimelineView(this)),
+      step_view_(new QTextBrowser(this)),
       play_(new QPushButton(tr("Play"), this)),
       speed_(new QComboBox(this)) {
   list_->setObjectName(QStringLiteral("lessons"));
@@ -57,6 +58,8 @@ LearnPage::LearnPage(QString presets_dir, QWidget* parent)
   answer_label_->setTextFormat(Qt::RichText);
   timeline_->setObjectName(QStringLiteral("lessonTimeline"));
   timeline_->setMinimumHeight(220);
+  step_view_->setObjectName(QStringLiteral("stepView"));
+  step_view_->setVisible(false);
 
   auto* right = new QWidget(this);
   auto* column = new QVBoxLayout(right);
@@ -65,6 +68,7 @@ LearnPage::LearnPage(QString presets_dir, QWidget* parent)
   column->addWidget(buildQuestion());
   column->addWidget(answer_label_);
   column->addWidget(buildReplay());
+  column->addWidget(step_view_, 3);
   column->addWidget(timeline_, 3);
   auto* split = new QSplitter(this);
   split->addWidget(list_);
@@ -143,6 +147,12 @@ void LearnPage::selectLesson(int index) {
          "2 cores), or replay its last run.</i>"));
   setPlaying(false);
   timeline_->setData(TimelineData{});
+  step_view_->clear();
+  step_view_->setVisible(false);
+}
+
+QString LearnPage::stepViewHtml() const {
+  return step_view_->isVisible() ? step_view_->toHtml() : QString();
 }
 
 QString LearnPage::presetPath(const Lesson& lesson) const {
@@ -198,7 +208,8 @@ bool LearnPage::showRun(int64_t run_id) {
     RunStore store(db_path_.toStdString());  // a lesson's run is small: read it at once
     const auto run = store.run(run_id);
     if (!run) throw std::runtime_error("no run with id " + std::to_string(run_id));
-    run_data_ = {*run, store.steps(run_id), store.events(run_id), store.serverLoads(run_id)};
+    run_data_ = {*run, store.steps(run_id), store.events(run_id), store.serverLoads(run_id),
+                 store.spans(run_id)};
   } catch (const std::exception& e) {
     answer_label_->setText(tr("Cannot read run %1: %2").arg(run_id).arg(e.what()));
     return false;
@@ -246,7 +257,14 @@ void LearnPage::drawReplay() {
   std::vector<EventRow> marks;
   for (const EventRow& e : run_data_.events)
     if (isTimelineMark(e) && e.step >= replay_first_ && e.step <= last) marks.push_back(e);
-  timeline_->setData(buildTimeline(run_data_.run.id, window, true, {}, marks));
+  std::vector<SpanRow> spans;  // the window's passes and ring hops
+  for (const SpanRow& s : run_data_.spans)
+    if (s.step >= replay_first_ && s.step <= last) spans.push_back(s);
+  timeline_->setData(buildTimeline(run_data_.run.id, window, true, spans, marks));
+  const Lesson& lesson = lessons()[size_t(current_)];
+  const QString view = lesson.step_view ? lesson.step_view(run_data_, replay_first_) : QString();
+  step_view_->setHtml(view);
+  step_view_->setVisible(!view.isEmpty());
 }
 
 void LearnPage::stepReplay() {

@@ -43,6 +43,7 @@ class LearnPage : public QWidget {
 
   const std::optional<LessonAnswer>& answer() const { return answer_; }
   TimelineView* timeline() const { return timeline_; }
+  QString stepViewHtml() const;  // the lesson's view of the replayed step; "" when none
   int64_t replayStep() const { return replay_first_; }
   void stepReplay();  // one step on; stops at the run's last step
   void setPlaying(bool on);
@@ -72,6 +73,7 @@ class LearnPage : public QWidget {
   QPushButton* replay_last_;
   QLabel* answer_label_;
   TimelineView* timeline_;
+  QTextBrowser* step_view_;  // the lesson's step_view of the replayed step
   QPushButton* play_;
   QComboBox* speed_;
   QTimer replay_timer_;

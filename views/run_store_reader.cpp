@@ -275,7 +275,7 @@ void RunStoreReader::readWindow(int64_t run_id, int64_t first_step, int64_t last
               first = std::max<int64_t>(0, last - latest + 1);
             }
             answer.value.steps = store.stepsBetween(run_id, first, last);
-            for (SpanRow& span : store.spans(run_id))  // few: one per rank per epoch
+            for (SpanRow& span : store.spans(run_id))  // an epoch's, a sampled step's pieces
               if (span.step >= first - 1 && span.step <= last)
                 answer.value.spans.push_back(std::move(span));
             for (EventRow& event : store.events(run_id))  // few: what happened to the run

@@ -117,6 +117,11 @@ QString TimelineView::describeAt(const QPoint& point) const {
   const double slack = 4 * (view_end_ - view_begin_) / plotRect().width();  // 4 px either side
   for (const TimelineMark& mark : data_.marks)
     if (mark.rank == rank && std::abs(ms - mark.at_ms) <= slack) return describeMark(mark);
+  // A hop lies in the lower part of its row, over its step's communication bar.
+  const int row_y = rank >= 0 ? point.y() - rowTop(rowOf(rank)) : 0;
+  if (row_y > rowHeight() * 2 / 3)
+    for (const TimelineHop& hop : data_.hops)
+      if (hop.rank == rank && ms >= hop.start_ms && ms <= hop.end_ms) return describeHop(hop);
   if (const TimelineBar* bar = barAt(point)) return describeBar(*bar);
   for (const TimelineSpan& span : data_.spans)
     if (rank >= 0 && span.rank == rank && ms >= span.start_ms && ms <= span.end_ms)
@@ -181,7 +186,26 @@ void TimelineView::paintEvent(QPaintEvent*) {
   painter.setClipRect(plot);
   drawSpans(painter);
   drawBars(painter);
+  drawHops(painter);
   drawMarks(painter);
+}
+
+// A sampled step opened up: its ring hops (or buckets) as a strip along the bottom of the
+// row, reduce-scatter dark and all-gather light, each labelled with the chunk it sent.
+void TimelineView::drawHops(QPainter& painter) const {
+  const QColor comm = phaseColour(commPhase);
+  for (const TimelineHop& hop : data_.hops) {
+    if (hop.end_ms < view_begin_ || hop.start_ms > view_end_) continue;
+    const QRectF row = boxOf(hop.rank, hop.start_ms, hop.end_ms, 1.0);
+    const QRectF box(row.left(), row.bottom() - row.height() / 3, row.width(), row.height() / 3);
+    painter.fillRect(box, hop.kind == "ring-ag" ? comm.lighter(150) : comm.darker(150));
+    painter.setPen(Qt::white);
+    painter.drawLine(box.topLeft(), box.bottomLeft());
+    const QString label =
+        hop.chunk >= 0 ? QString("c%1").arg(hop.chunk) : QString::number(hop.part);
+    if (box.width() > painter.fontMetrics().horizontalAdvance(label) + 4)
+      painter.drawText(box, Qt::AlignCenter, label);
+  }
 }
 
 QRectF TimelineView::boxOf(int rank, double start_ms, double end_ms, double min_px) const {

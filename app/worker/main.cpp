@@ -86,6 +86,21 @@ class TelemetryBridge : public TrainObserver {
     reporter_.span(span);
   }
 
+  void onCommSpans(int64_t step, const CommSpans& spans) override {
+    for (const CommSpan& piece : spans) {
+      telemetry::Span span;
+      span.set_phase(piece.kind);
+      span.set_step(step);
+      span.set_start_ns(reporter_.sinceStart(piece.begin_ns));
+      span.set_end_ns(reporter_.sinceStart(piece.end_ns));
+      if (piece.part >= 0) span.set_part(piece.part);
+      if (piece.peer >= 0) span.set_peer(piece.peer);
+      if (piece.chunk >= 0) span.set_chunk(piece.chunk);
+      span.set_bytes(piece.bytes);
+      reporter_.span(span);
+    }
+  }
+
   void onEval(const EvalStats& e) override {
     if (rank_ != 0) return;  // the evaluation is global: every rank holds the same figures
     telemetry::Eval eval;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "comm/communicator.h"
 
@@ -14,6 +15,18 @@ struct SpanNs {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
 };
+
+// One piece of a collective, recorded for sampled steps so a timeline can open a step up
+// and a lesson can show which chunk went where: a ring hop, one bucket's all-reduce.
+struct CommSpan {
+  const char* kind = "";  // "ring-rs" | "ring-ag" (a ring hop), "bucket"
+  int part = -1;          // the hop's index in the all-reduce (0..2(n-1)-1), the bucket's
+  int peer = -1;          // the rank it sent to, in the collective's communicator
+  int chunk = -1;         // the chunk it sent (a ring hop)
+  int64_t bytes = 0;      // what it sent
+  int64_t begin_ns = 0, end_ns = 0;
+};
+using CommSpans = std::vector<CommSpan>;
 
 class Allreduce {
  public:
@@ -31,6 +44,9 @@ class Allreduce {
   virtual bool waitsForPeers() const { return false; }
   // That barrier in the last run() (empty for the others).
   virtual SpanNs lastWait() const { return {}; }
+  // Non-null: the pieces of each later run() are appended here (ring: its hops); null
+  // stops it. Algorithms without pieces of their own record nothing.
+  virtual void traceInto(CommSpans* /*sink*/) {}
 };
 
 struct AllreduceOptions {

@@ -22,6 +22,9 @@ class Adapter : public Allreduce {
   void run(float* data, size_t count) override { algorithm_.run(data, count); }
   int64_t bytesSent() const override { return algorithm_.bytesSent(); }
   int64_t bytesReceived() const override { return algorithm_.bytesReceived(); }
+  void traceInto(CommSpans* sink) override {
+    if constexpr (requires { algorithm_.traceInto(sink); }) algorithm_.traceInto(sink);
+  }
 
  protected:
   Algorithm& algorithm() { return algorithm_; }

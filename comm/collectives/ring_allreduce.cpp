@@ -4,6 +4,7 @@
 
 #include "comm/collectives/chunks.h"
 #include "comm/collectives/sum_into.h"
+#include "comm/steady_clock.h"
 
 namespace ranklab {
 
@@ -72,6 +73,18 @@ void RingAllreduce::gatherStep(const Span& out, const Span& in) {
   bytes_received_ += static_cast<int64_t>(in.len * sizeof(float));
 }
 
+void RingAllreduce::traceHop(const char* kind, int part, int c, int64_t bytes, int64_t t0) {
+  CommSpan hop;
+  hop.kind = kind;
+  hop.part = part;
+  hop.peer = right_;
+  hop.chunk = ((c % world_) + world_) % world_;
+  hop.bytes = bytes;
+  hop.begin_ns = t0;
+  hop.end_ns = steadyNowNs();
+  trace_->push_back(hop);
+}
+
 void RingAllreduce::run(float* data, size_t count) {
   reduceScatter(data, count);
   const int64_t sent = bytes_sent_, received = bytes_received_;
@@ -87,7 +100,9 @@ void RingAllreduce::reduceScatterWindow(float* window, size_t offset, size_t cou
   // Step s sends chunk (rank - s) and adds the received chunk (rank - s - 1); after n-1
   // steps this rank holds the complete sum of chunk (rank + 1).
   for (int s = 0; s < world_ - 1; ++s) {
+    const int64_t t0 = trace_ ? steadyNowNs() : 0, sent = bytes_sent_;
     reduceStep(chunk(window, count, rank_ - s), chunk(window, count, rank_ - s - 1));
+    if (trace_) traceHop("ring-rs", s, rank_ - s, bytes_sent_ - sent, t0);
   }
 }
 
@@ -97,7 +112,9 @@ void RingAllreduce::allGatherWindow(float* window, size_t offset, size_t count, 
   setWindow(window, offset, count, total);
   // Step s forwards the complete chunk (rank + 1 - s) and receives (rank - s).
   for (int s = 0; s < world_ - 1; ++s) {
+    const int64_t t0 = trace_ ? steadyNowNs() : 0, sent = bytes_sent_;
     gatherStep(chunk(window, count, rank_ + 1 - s), chunk(window, count, rank_ - s));
+    if (trace_) traceHop("ring-ag", world_ - 1 + s, rank_ + 1 - s, bytes_sent_ - sent, t0);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/collectives/allreduce.h"
 #include "comm/collectives/chunks.h"
 #include "comm/communicator.h"
 
@@ -39,6 +40,10 @@ class RingAllreduce {
   int64_t bytesSent() const { return bytes_sent_; }
   int64_t bytesReceived() const { return bytes_received_; }
 
+  // Non-null: every later hop is appended here ("ring-rs" hops 0..n-2 of a reduce-scatter,
+  // "ring-ag" hops n-1..2n-3 of an all-gather); null stops it.
+  void traceInto(CommSpans* sink) { trace_ = sink; }
+
  private:
   struct Span {
     float* ptr;
@@ -50,6 +55,8 @@ class RingAllreduce {
   void setWindow(float* data, size_t offset, size_t count, size_t total);
   void reduceStep(const Span& out, const Span& in);
   void gatherStep(const Span& out, const Span& in);
+  // Appends a hop that sent chunk c (mod world), `bytes` of it, from t0 until now.
+  void traceHop(const char* kind, int part, int c, int64_t bytes, int64_t t0);
 
   Communicator& comm_;
   int rank_;
@@ -62,6 +69,7 @@ class RingAllreduce {
   std::vector<float> incoming_[2];  // double buffer: one piece arriving, one being added
   int64_t bytes_sent_ = 0;
   int64_t bytes_received_ = 0;
+  CommSpans* trace_ = nullptr;
 };
 
 }  // namespace ranklab

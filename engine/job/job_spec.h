@@ -131,6 +131,7 @@ struct TelemetrySpec {
   int spool = 4096;           // messages a rank keeps while the collector is unreachable
   int silence_limit_s = 120;  // launcher stops a run no rank has reported from for this long
   int hang_limit_s = 10;      // a rank without a heartbeat this long is hung: the run ends
+  int span_every = 50;        // every n-th step records its communication's pieces; 0 = none
 
   bool operator==(const TelemetrySpec&) const = default;
 };

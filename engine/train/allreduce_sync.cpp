@@ -37,6 +37,11 @@ void AllreduceSync::restoreCodecState(const CodecState& state) {
   if (compressed_) compressed_->restoreState(state);
 }
 
+void AllreduceSync::traceSpans(CommSpans* sink) {
+  trace_ = sink;
+  allreduce_->traceInto(sink);
+}
+
 void AllreduceSync::makeBuckets(size_t count) {
   if (!buckets_.empty() && buckets_.front().end == count) return;
   buckets_.clear();
@@ -44,7 +49,7 @@ void AllreduceSync::makeBuckets(size_t count) {
   // bucket to fill is the first to go.
   for (size_t end = count; end > 0;) {
     const size_t begin = end > bucket_floats_ ? end - bucket_floats_ : 0;
-    buckets_.push_back({begin, end});
+    buckets_.push_back({begin, end, static_cast<int>(buckets_.size())});
     end = begin;
   }
 }
@@ -55,7 +60,7 @@ void AllreduceSync::launch(float* grads, Bucket& bucket) {
   step_started_ = true;
   float* data = grads + bucket.begin;
   const size_t n = bucket.end - bucket.begin;
-  auto task = [this, first, data, n] {
+  auto task = [this, first, data, n, index = bucket.index] {
     if (first && !allreduce_->waitsForPeers()) {
       const int64_t t0 = steadyNowNs();
       comm_.barrier();  // separates waiting for a slow peer from moving bytes
@@ -71,6 +76,15 @@ void AllreduceSync::launch(float* grads, Bucket& bucket) {
       t0 = own.end_ns;
     }
     comm_spans_.push_back({t0, steadyNowNs()});
+    if (trace_) {
+      CommSpan span;
+      span.kind = "bucket";
+      span.part = index;
+      span.bytes = allreduce_->bytesSent();
+      span.begin_ns = t0;
+      span.end_ns = comm_spans_.back().end_ns;
+      trace_->push_back(span);
+    }
     bytes_tx_ += allreduce_->bytesSent();
     bytes_rx_ += allreduce_->bytesReceived();
     ++allreduces_;

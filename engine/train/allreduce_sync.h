@@ -32,10 +32,12 @@ class AllreduceSync : public GradientSync {
   SyncStats sync(float* grads, size_t count) override;
   CodecState saveCodecState() const override;
   void restoreCodecState(const CodecState& state) override;
+  void traceSpans(CommSpans* sink) override;
 
  private:
   struct Bucket {
     size_t begin = 0, end = 0;
+    int index = 0;     // 0 = the first to fill (the gradient's end)
     size_t ready = 0;  // floats backward has finished
     bool launched = false;
   };
@@ -60,6 +62,7 @@ class AllreduceSync : public GradientSync {
   std::vector<Span> wait_spans_, comm_spans_;
   int64_t bytes_tx_ = 0, bytes_rx_ = 0;
   int64_t allreduces_ = 0;
+  CommSpans* trace_ = nullptr;  // appended to on the communication thread, read after drain()
 };
 
 }  // namespace ranklab

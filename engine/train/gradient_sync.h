@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "comm/codecs/codec.h"
+#include "comm/collectives/allreduce.h"
 #include "comm/communicator.h"
 #include "engine/job/job_spec.h"
 #include "engine/optim/optimizer.h"
@@ -99,6 +100,9 @@ class GradientSync {
   virtual void refresh(float* /*params*/, size_t /*count*/) {}
   // After the last step.
   virtual void finish() {}
+  // Non-null: the pieces of each later step's communication (ring hops, buckets) are
+  // appended here, read after sync(); null stops it. Strategies without pieces record none.
+  virtual void traceSpans(CommSpans* /*sink*/) {}
 
   // Checkpoints: this rank's compression state (comm/codecs/codec_state.h); empty when the
   // strategy keeps none. restoreCodecState runs after start(); it throws

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "comm/collectives/allreduce.h"
 #include "comm/ps/parameter_shard.h"
 #include "storage/step_record.h"
 
@@ -38,6 +39,8 @@ class TrainObserver {
   // backward); start and end on the steady clock (comm/steady_clock.h), ns.
   virtual void onSpan(const std::string& /*kind*/, int64_t /*step*/, int64_t /*start_ns*/,
                       int64_t /*end_ns*/) {}
+  // The pieces of step `step`'s communication (ring hops, buckets), for a sampled step.
+  virtual void onCommSpans(int64_t /*step*/, const CommSpans& /*spans*/) {}
   // Stepping pauses now (an evaluation or a checkpoint follows): progress held back for
   // batching should leave before it.
   virtual void onPause() {}

@@ -300,6 +300,9 @@ StepStats TrainingRun::step(int epoch) {
   s.samples = counts_samples ? job_.train.batch_size * job_.train.accumulate_steps : 0;
   s.lr = lr_->at(s.step);
   const int64_t in_epoch = epoch == at_.epoch ? at_.step_in_epoch : 0;
+  const int every = job_.telemetry.span_every;
+  const bool traced = every > 0 && s.step % every == 0;
+  sync_->traceSpans(traced ? &comm_spans_ : nullptr);
   sync_->startStep();
   bool overflow = forwardBackward(s);
   if (scaler_) {
@@ -315,7 +318,10 @@ StepStats TrainingRun::step(int epoch) {
     syncAndUpdate(s);
   recordTensorParallel(s);
   recordMemory(s);
-  observer_.onStep(s);
+  if (traced) sync_->traceSpans(nullptr);  // a checkpoint's collectives are not this step's
+  observer_.onStep(s);  // first: the step's record is stamped with its end
+  if (!comm_spans_.empty()) observer_.onCommSpans(s.step, comm_spans_);
+  comm_spans_.clear();
   at_ = {s.step, epoch, in_epoch + 1};
   return s;
 }

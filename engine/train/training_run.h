@@ -84,6 +84,7 @@ class TrainingRun {
   std::unique_ptr<Optimizer> optimizer_;    // over updateRange() alone under ZeRO
   ShardedOptimizer* sharded_ = nullptr;     // optimizer_, when it is that
   std::unique_ptr<GradientSync> sync_;      // over the layout's data group
+  CommSpans comm_spans_;                    // a sampled step's communication pieces
   Communicator& peers_;                     // the ranks that train (a parameter server's workers)
   std::unique_ptr<StepSchedule> schedule_;
   std::optional<LossScaler> scaler_;

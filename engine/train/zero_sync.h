@@ -46,6 +46,7 @@ class ZeroSync : public GradientSync {
   void gradientReady(float* grads, size_t offset, size_t count) override;
   SyncStats sync(float* grads, size_t count) override;
   SyncStats afterUpdate(float* params, size_t count) override;
+  void traceSpans(CommSpans* sink) override { ring_.traceInto(sink); }
 
  private:
   // The step's first collective waits for every rank first (measured as wait).

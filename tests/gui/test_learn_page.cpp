@@ -11,6 +11,9 @@
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <map>
+
+#include "storage/run_store.h"
 
 #include "views/learn_page.h"
 #include "views/live_page.h"
@@ -36,7 +39,8 @@ class LearnPageTest : public QObject {
     options_.job_path = options_.presets_dir + QStringLiteral("/quickstart.toml");
   }
 
-  // Lesson 1 on 4 ranks: every rank's bytes per all-reduce within 1 % of 2(N-1)/N * S.
+  // Lesson 1 on 4 ranks: every rank's bytes per all-reduce within 1 % of 2(N-1)/N * S, and
+  // the step-by-step view shows 2(N-1) = 6 hops, each with the chunk the ring sends there.
   void ringLessonIsAnsweredFromItsRun() {
     MainWindow window(options_);
     window.show();
@@ -47,6 +51,12 @@ class LearnPageTest : public QObject {
         std::abs(answer.measured / answer.formula - 1) < 0.01,
         qPrintable(QString::number(answer.measured) + " vs " + QString::number(answer.formula)));
     QCOMPARE(answer.formula, 1.5 * 940584);  // 235,146 fp32 parameters, N = 4
+
+    LearnPage* learn = window.learnPage();
+    const QString view = learn->stepViewHtml();
+    QVERIFY2(view.contains("6 hops = 2(N−1)") && view.contains("N = 4"), qPrintable(view));
+    QCOMPARE(int(learn->timeline()->data().hops.size()), 4 * 6);  // one step's, opened up
+    checkRingHopsFromTheStore(learn->lastLessonRun());
   }
 
   // Lesson 2: 4 workers, 2 shards: each shard takes in W * S / k = 2 * S bytes a step.
@@ -130,6 +140,29 @@ class LearnPageTest : public QObject {
   }
 
  private:
+  // Every step of the lesson's run: rank r's hop s sent chunk r - s (reduce-scatter, s < 3)
+  // or r + 1 - (s - 3) (all-gather) to rank r + 1, the 6 hops adding up to 2(N-1)/N * S.
+  void checkRingHopsFromTheStore(int64_t run_id) {
+    RunStore store(options_.db_path.toStdString());
+    std::map<std::pair<int64_t, int>, int64_t> bytes;  // (step, rank) -> sent
+    std::map<std::pair<int64_t, int>, int> hops;
+    for (const SpanRow& h : store.spans(run_id)) {
+      if (!isCommSpan(h)) continue;
+      const int s = h.part, r = h.rank;
+      const int chunk = ((s < 3 ? r - s : r + 1 - (s - 3)) % 4 + 4) % 4;
+      QCOMPARE(QString::fromStdString(h.kind), QString(s < 3 ? "ring-rs" : "ring-ag"));
+      QCOMPARE(h.chunk, chunk);
+      QCOMPARE(h.peer, (r + 1) % 4);
+      bytes[{h.step, r}] += h.bytes;
+      ++hops[{h.step, r}];
+    }
+    QCOMPARE(int(hops.size()), 50 * 4);  // every step of every rank (span_every = 1)
+    for (const auto& [at, n] : hops) QCOMPARE(n, 6);
+    for (const auto& [at, sent] : bytes)
+      QVERIFY2(std::abs(double(sent) / (1.5 * 940584) - 1) < 0.01,
+               qPrintable(QString::number(sent)));
+  }
+
   // Opens the lesson, types the prediction, runs it and waits for the answer.
   void runLesson(MainWindow& window, const QString& id, const QString& prediction,
                  LessonAnswer& answer) {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "storage/chrome_trace.h"
 #include "storage/run_store.h"
 #include "tests/integration/cli_runner.h"
 
@@ -101,9 +102,10 @@ TEST_F(CliStore, ExportWritesEveryStepRowAsCsv) {
 }
 
 // A real 4-rank run as a Chrome trace: valid JSON, a named process per rank, and every step
-// of every rank with its compute and communication phases.
+// of every rank with its compute and communication phases; every 10th step's ring hops,
+// each the start of a flow arrow that ends on the rank it sent to.
 TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
-  shortRun("", 4);
+  shortRun("--set parallel.algorithm=ring --set telemetry.span_every=10", 4);
   const std::string path = folder_.file("trace.json");
   const auto r = runCli("runs export 1 --trace " + path + " --json --db " + db());
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -115,8 +117,16 @@ TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
 
   std::set<int> named;
   std::map<std::pair<int, int64_t>, std::set<std::string>> phases;  // (pid, step) -> names
+  std::map<int64_t, int> hops;                                      // step -> hops
+  std::map<int64_t, std::pair<int, int>> flows;                     // id -> from, to pid
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "M" && e["name"] == "process_name") named.insert(e["pid"].get<int>());
+    if (e["ph"] == "s") flows[e["id"]].first = e["pid"];
+    if (e["ph"] == "f") flows[e["id"]].second = e["pid"];
+    if (e["ph"] == "X" && e["tid"] == ranklab::kPieceThread) {
+      ++hops[e["args"]["step"].get<int64_t>()];
+      continue;
+    }
     if (e["ph"] != "X" || e["cat"] == "span") continue;
     EXPECT_GE(e["ts"].get<double>(), 0) << e;
     EXPECT_GE(e["dur"].get<double>(), 0) << e;
@@ -132,6 +142,11 @@ TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
     for (const char* phase : {"forward", "backward", "comm", "update"})
       EXPECT_TRUE(names.count(phase)) << "rank " << s.rank << " step " << s.step << " " << phase;
   }
+  // 50 steps: 10, 20, ... 50 sampled, 2(4-1) hops on each of 4 ranks.
+  EXPECT_EQ(hops, (std::map<int64_t, int>{{10, 24}, {20, 24}, {30, 24}, {40, 24}, {50, 24}}));
+  EXPECT_EQ(flows.size(), 5u * 24u);
+  for (const auto& [id, ends] : flows)
+    EXPECT_EQ(ends.second, ends.first % 4 + 1) << "flow " << id << " from pid " << ends.first;
 
   const auto missing = runCli("runs export 7 --trace " + path + " --db " + db());
   EXPECT_EQ(missing.exit_code, 1) << missing.out;

@@ -124,6 +124,48 @@ TEST(Hierarchical, LeadersCrossHostsAndOthersStayInside) {
   }
 }
 
+// The hops a traced ring records: 2(n-1) per run, rank r sending chunk r - s in
+// reduce-scatter step s and r + 1 - s in all-gather step s, to rank r + 1, adding up to
+// the bytes the run sent; after traceInto(nullptr) nothing more.
+TEST(RingTrace, EveryHopNamesItsChunkPeerAndBytes) {
+  const int world = 4;
+  const size_t count = 1001;  // uneven chunks: 251, 250, 250, 250 floats
+  ThreadRendezvous rendezvous(world);
+  std::vector<CommSpans> hops(world);
+  std::vector<int64_t> sent(world);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      ThreadCommunicator comm(rendezvous, r);
+      std::vector<float> data(count, 1.f);
+      auto reduce = makeAllreduce("ring", comm, {});
+      reduce->traceInto(&hops[r]);
+      reduce->run(data.data(), count);
+      sent[r] = reduce->bytesSent();
+      reduce->traceInto(nullptr);
+      reduce->run(data.data(), count);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < world; ++r) {
+    ASSERT_EQ(hops[r].size(), size_t(2 * (world - 1))) << "rank " << r;
+    int64_t bytes = 0;
+    for (int s = 0; s < 2 * (world - 1); ++s) {
+      const CommSpan& hop = hops[r][size_t(s)];
+      const bool scatter = s < world - 1;
+      const int chunk = ((scatter ? r - s : r + 1 - (s - world + 1)) % world + world) % world;
+      EXPECT_STREQ(hop.kind, scatter ? "ring-rs" : "ring-ag") << "rank " << r << " hop " << s;
+      EXPECT_EQ(hop.part, s);
+      EXPECT_EQ(hop.peer, (r + 1) % world);
+      EXPECT_EQ(hop.chunk, chunk) << "rank " << r << " hop " << s;
+      EXPECT_EQ(hop.bytes, int64_t((chunk == 0 ? 251 : 250) * sizeof(float)));
+      EXPECT_LE(hop.begin_ns, hop.end_ns);
+      bytes += hop.bytes;
+    }
+    EXPECT_EQ(bytes, sent[r]);
+  }
+}
+
 TEST(Allreduce, UnknownAlgorithmNamesTheAllowedOnes) {
   ThreadRendezvous rendezvous(1);
   ThreadCommunicator comm(rendezvous, 0);

@@ -38,6 +38,26 @@ TEST_F(RunStoreTest, RollBackRemovesTheStepsSpansAndEvalsAfterTheStep) {
   EXPECT_EQ(store.events(id).size(), 1u) << "events are history: a roll-back keeps them";
 }
 
+TEST_F(RunStoreTest, ACommunicationPieceKeepsItsHopPeerChunkAndBytes) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  RecordBatch batch;
+  batch.spans.push_back({id, 2, 50, "ring-ag", 100, 180, 4, 3, 1, 235148});
+  batch.spans.push_back({id, 2, 50, "evaluate", 200, 300});
+  store.write(batch);
+  const std::vector<SpanRow> spans = store.spans(id);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].kind, "ring-ag");
+  EXPECT_TRUE(isCommSpan(spans[0]));
+  EXPECT_EQ(spans[0].part, 4);
+  EXPECT_EQ(spans[0].peer, 3);
+  EXPECT_EQ(spans[0].chunk, 1);
+  EXPECT_EQ(spans[0].bytes, 235148);
+  EXPECT_FALSE(isCommSpan(spans[1]));
+  EXPECT_EQ(spans[1].part, -1) << "a span that is no piece has none";
+  EXPECT_EQ(spans[1].peer, -1);
+}
+
 TEST_F(RunStoreTest, ARunWhoseLauncherExitedIsMarkedLostOnTheNextOpen) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);

@@ -83,7 +83,8 @@ Lesson makeCompressionLesson() {
           .overrides = {},
           .question = QObject::tr("Compression ratio (raw bytes / bytes sent):"),
           .unit = QObject::tr("×"),
-          .answer = compressionAnswer};
+          .answer = compressionAnswer,
+          .step_view = {}};
 }
 
 }  // namespace ranklab

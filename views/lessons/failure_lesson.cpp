@@ -81,7 +81,8 @@ Lesson makeFailureLesson() {
           .overrides = {QStringLiteral("train.checkpoint_path={tmp}/ranklab-lesson-failure.ckpt")},
           .question = QObject::tr("Steps trained twice after the failure:"),
           .unit = QObject::tr("steps"),
-          .answer = failureAnswer};
+          .answer = failureAnswer,
+          .step_view = {}};
 }
 
 }  // namespace ranklab

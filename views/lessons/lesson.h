@@ -22,6 +22,7 @@ struct LessonRun {
   std::vector<StepRow> steps;
   std::vector<EventRow> events;
   std::vector<ServerLoadRow> server_loads;
+  std::vector<SpanRow> spans;  // passes, evaluations, the sampled steps' ring hops
 };
 
 // The run's answer to the lesson's question.
@@ -43,6 +44,9 @@ struct Lesson {
   QString question;       // what the learner predicts before running
   QString unit;
   std::function<LessonAnswer(const LessonRun&)> answer;
+  // Optional: HTML drawn from one step's records, shown under the replay and following it
+  // (the ring's hops, chunk by chunk); "" when that step recorded nothing to show.
+  std::function<QString(const LessonRun&, int64_t step)> step_view;
 };
 
 // Every lesson, in teaching order.

@@ -88,7 +88,8 @@ Lesson makeParameterServerLesson() {
           .overrides = {},
           .question = QObject::tr("Bytes each server shard receives per step:"),
           .unit = QObject::tr("bytes"),
-          .answer = serverAnswer};
+          .answer = serverAnswer,
+          .step_view = {}};
 }
 
 }  // namespace ranklab

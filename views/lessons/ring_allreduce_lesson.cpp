@@ -1,6 +1,9 @@
 // Lesson 1: ring all-reduce sends 2(N−1)/N of the gradient from every rank, whatever N.
 #include <QObject>
+#include <algorithm>
+#include <iterator>
 #include <map>
+#include <set>
 
 #include "views/lessons/lesson.h"
 
@@ -68,8 +71,66 @@ LessonAnswer ringAnswer(const LessonRun& run) {
                  .arg(per_rank.begin()->second.size())
                  .arg(rows)
                  .arg(qint64(gradient_bytes));
-  a.focus_step = 1;
+  a.focus_step = std::min<int64_t>(2, run.steps.empty() ? 1 : run.steps.back().step);
+  a.focus_steps = 1;  // one step: its hops are wide enough to read
   return a;
+}
+
+// A chunk's colour, the same on every rank and hop: the eye follows one chunk round the ring.
+QString chunkColour(int chunk) {
+  static const char* colours[] = {"#cfe2ff", "#ffe0b3", "#d4edda", "#f8d7da",
+                                  "#e2d9f3", "#fff3cd", "#d1ecf1", "#e9ecef"};
+  return QString::fromLatin1(colours[size_t(chunk) % std::size(colours)]);
+}
+
+// Step `step`'s hops as a table: a row per hop, a column per rank, each cell the chunk the
+// rank sent and to whom, from the run's stored spans.
+QString ringSteps(const LessonRun& run, int64_t step) {
+  std::map<int, std::map<int, const SpanRow*>> hops;  // part -> rank -> hop
+  std::set<int> ranks;
+  for (const SpanRow& s : run.spans) {
+    if (s.step != step || (s.kind != "ring-rs" && s.kind != "ring-ag")) continue;
+    hops[s.part][s.rank] = &s;
+    ranks.insert(s.rank);
+  }
+  if (hops.empty()) return {};
+  QString head = QObject::tr("<tr><th>hop</th><th>half</th>");
+  for (int rank : ranks) head += QObject::tr("<th>rank %1 sends</th>").arg(rank);
+  QString rows;
+  for (const auto& [part, by_rank] : hops) {
+    const bool scatter = by_rank.begin()->second->kind == "ring-rs";
+    rows +=
+        QStringLiteral("<tr><td align=center>%1</td><td>%2</td>")
+            .arg(part + 1)
+            .arg(scatter ? QObject::tr("reduce-scatter: add") : QObject::tr("all-gather: copy"));
+    for (int rank : ranks) {
+      const auto hop = by_rank.find(rank);
+      if (hop == by_rank.end()) {
+        rows += QStringLiteral("<td></td>");
+        continue;
+      }
+      const SpanRow& h = *hop->second;
+      rows += QObject::tr(
+                  "<td bgcolor=%1>chunk <b>%2</b> → rank %3<br><small>%L4 B, %5 ms"
+                  "</small></td>")
+                  .arg(chunkColour(h.chunk))
+                  .arg(h.chunk)
+                  .arg(h.peer)
+                  .arg(h.bytes)
+                  .arg(double(h.end_ns - h.start_ns) / 1e6, 0, 'f', 2);
+    }
+    rows += QStringLiteral("</tr>");
+  }
+  const int n = int(ranks.size());
+  return QObject::tr(
+             "<p><b>Step %1, hop by hop</b>, from the run's spans: %2 hops = 2(N−1) "
+             "for N = %3. Follow one colour: a chunk is summed on its way round, "
+             "then copied round again.</p><table cellpadding=3 cellspacing=1>%4%5"
+             "</table>")
+      .arg(step)
+      .arg(hops.size())
+      .arg(n)
+      .arg(head, rows);
 }
 
 }  // namespace
@@ -81,7 +142,8 @@ Lesson makeRingAllreduceLesson() {
           .overrides = {},
           .question = QObject::tr("Bytes each rank sends per all-reduce:"),
           .unit = QObject::tr("bytes"),
-          .answer = ringAnswer};
+          .answer = ringAnswer,
+          .step_view = ringSteps};
 }
 
 }  // namespace ranklab

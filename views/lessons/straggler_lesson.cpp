@@ -89,7 +89,8 @@ Lesson makeStragglerLesson() {
           .overrides = {},
           .question = QObject::tr("Milliseconds a fast rank waits per step:"),
           .unit = QObject::tr("ms"),
-          .answer = stragglerAnswer};
+          .answer = stragglerAnswer,
+          .step_view = {}};
 }
 
 }  // namespace ranklab

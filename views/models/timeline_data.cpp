@@ -140,10 +140,12 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
 
   // A pipeline's passes by rank and step; other spans stay spans.
   std::map<std::pair<int, int64_t>, std::vector<PassBar>> passes;
-  std::vector<const SpanRow*> others;
+  std::vector<const SpanRow*> others, pieces;
   for (const SpanRow& s : spans) {
     if (!by_rank.count(s.rank)) continue;
-    if (const auto pass = passOf(s))
+    if (isCommSpan(s))
+      pieces.push_back(&s);
+    else if (const auto pass = passOf(s))
       passes[{s.rank, s.step}].push_back(*pass);
     else
       others.push_back(&s);
@@ -168,6 +170,11 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
                           double(s->end_ns) / 1e6 + offset[s->rank]});
     end = std::max(end, data.spans.back().end_ms);
   }
+  for (const SpanRow* s : pieces) {
+    data.hops.push_back({s->rank, s->step, QString::fromStdString(s->kind), s->part, s->peer,
+                         s->chunk, s->bytes, double(s->start_ns) / 1e6 + offset[s->rank],
+                         double(s->end_ns) / 1e6 + offset[s->rank]});
+  }
   for (const EventRow& e : events) {
     const auto rank = by_rank.find(e.rank);
     if (!isTimelineMark(e) || rank == by_rank.end()) continue;
@@ -188,6 +195,10 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
   for (TimelineSpan& span : data.spans) {
     span.start_ms = std::max(0.0, span.start_ms - begin);
     span.end_ms -= begin;
+  }
+  for (TimelineHop& hop : data.hops) {
+    hop.start_ms -= begin;
+    hop.end_ms -= begin;
   }
   data.begin_ms = 0;
   data.end_ms = data.bars.empty() ? 0 : end - begin;
@@ -214,6 +225,23 @@ QString describeSpan(const TimelineSpan& span) {
       .arg(span.end_ms - span.start_ms, 0, 'f', 2)
       .arg(span.start_ms, 0, 'f', 2)
       .arg(span.end_ms, 0, 'f', 2);
+}
+
+QString describeHop(const TimelineHop& hop) {
+  const QString what = hop.kind == "bucket"
+                           ? QObject::tr("bucket %1 all-reduced").arg(hop.part)
+                           : QObject::tr("ring hop %1, %2: chunk %3 to rank %4")
+                                 .arg(hop.part)
+                                 .arg(hop.kind == "ring-rs" ? QObject::tr("reduce-scatter")
+                                                            : QObject::tr("all-gather"))
+                                 .arg(hop.chunk)
+                                 .arg(hop.peer);
+  return QObject::tr("rank %1 · step %2 · %3, %4 KB in %5 ms")
+      .arg(hop.rank)
+      .arg(hop.step)
+      .arg(what)
+      .arg(double(hop.bytes) / 1024.0, 0, 'f', 1)
+      .arg(hop.end_ms - hop.start_ms, 0, 'f', 3);
 }
 
 QString describeMark(const TimelineMark& mark) {

@@ -30,6 +30,16 @@ struct TimelineSpan {
   double start_ms = 0, end_ms = 0;
 };
 
+// A piece of a sampled step's communication (a ring hop, a bucket), drawn inside the step.
+struct TimelineHop {
+  int rank = 0;
+  int64_t step = 0;
+  QString kind;  // ring-rs | ring-ag | bucket
+  int part = -1, peer = -1, chunk = -1;
+  int64_t bytes = 0;
+  double start_ms = 0, end_ms = 0;
+};
+
 // Something that happened to a rank at the end of a step (a fault, the launcher's verdict on
 // it, an AMP overflow), drawn as a mark on the rank's row.
 struct TimelineMark {
@@ -50,6 +60,7 @@ struct TimelineData {
   std::vector<TimelineBar> bars;    // by rank, then start
   std::vector<TimelineSpan> spans;  // of the window's ranks, from their stored spans
   std::vector<TimelineMark> marks;  // at the end of their step, on their rank's row
+  std::vector<TimelineHop> hops;    // the sampled steps' communication pieces
   double begin_ms = 0, end_ms = 0;  // extent of the bars
   int64_t aligned_at_step = -1;     // -1: not aligned (each rank on its own clock)
   bool empty() const { return bars.empty(); }
@@ -65,6 +76,8 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
 QString describeBar(const TimelineBar& bar);
 // "rank 1 · evaluate after step 468 · 38.20 ms (1250.10 → 1288.30 ms)"
 QString describeSpan(const TimelineSpan& span);
+// "rank 0 · step 50 · ring hop 2, reduce-scatter: chunk 2 to rank 1, 229.6 KB in 0.13 ms"
+QString describeHop(const TimelineHop& hop);
 // "rank 2 · fault after step 20: kill: SIGKILL after step 20"
 QString describeMark(const TimelineMark& mark);
 
