@@ -116,6 +116,42 @@ class LearnPageTest : public QObject {
     for (size_t i = 0; i < samples.size(); ++i) QCOMPARE(samples[i].step, double(i + 1));
   }
 
+  // Lesson 6: fp16 with the scale doubling every 10 clean steps: after the first overflow
+  // about 1 update in 11 is skipped (fewer as the gradients shrink); the loss scale's trace
+  // lists each skip, and the timeline marks them.
+  void mixedPrecisionLessonIsAnsweredFromItsRun() {
+    MainWindow window(options_);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("mixed-precision"), "9", answer, 2);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(answer.formula, 100.0 / 11);
+    QVERIFY2(answer.measured > 0.4 * answer.formula && answer.measured < 1.2 * answer.formula,
+             qPrintable(QString::number(answer.measured)));
+    const QString view = window.learnPage()->stepViewHtml();
+    QVERIFY2(view.contains("overflow") && view.contains("update skipped"), qPrintable(view));
+    const auto& marks = window.learnPage()->timeline()->data().marks;
+    QVERIFY2(std::any_of(marks.begin(), marks.end(),
+                         [](const auto& m) { return m.kind == QStringLiteral("overflow"); }),
+             "the replay starts at the first overflow: its mark is shown");
+  }
+
+  // Lesson 7: 2 stages, 4 micro-batches, GPipe: each stage idles about (p-1)/(m+p-1) = 20 %
+  // of a step; the timeline draws every micro-batch's passes.
+  void pipelineLessonIsAnsweredFromItsRun() {
+    MainWindow window(options_);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("pipeline"), "20", answer, 2);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(answer.formula, 20.0);
+    QVERIFY2(answer.measured > 10 && answer.measured < 45,
+             qPrintable(QString::number(answer.measured)));
+    int passes = 0;
+    for (const auto& bar : window.learnPage()->timeline()->data().bars) passes += bar.micro >= 0;
+    QCOMPARE(passes, 2 * 2 * 4 * 2);  // 2 steps, 2 stages, 4 micro-batches, forward and backward
+  }
+
   // A stored run is replayed: the window moves a step at a time and stops at the end; a run
   // of another lesson is refused with the reason.
   void aStoredRunIsReplayedAndAForeignOneRefused() {
@@ -165,7 +201,7 @@ class LearnPageTest : public QObject {
 
   // Opens the lesson, types the prediction, runs it and waits for the answer.
   void runLesson(MainWindow& window, const QString& id, const QString& prediction,
-                 LessonAnswer& answer) {
+                 LessonAnswer& answer, size_t ranks = 4) {
     window.showPage(MainWindow::LearnTab);
     LearnPage* learn = window.learnPage();
     learn->selectLesson(lessonIndex(id));
@@ -182,7 +218,7 @@ class LearnPageTest : public QObject {
              qPrintable(learn->findChild<QLabel*>(QStringLiteral("answer"))->text()));
     const QString text = learn->findChild<QLabel*>(QStringLiteral("answer"))->text();
     QVERIFY2(text.contains("You predicted") && text.contains("Formula"), qPrintable(text));
-    QCOMPARE(learn->timeline()->data().ranks.size(), size_t(4));  // the workers
+    QCOMPARE(learn->timeline()->data().ranks.size(), ranks);  // the workers
     QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::LearnTab));
     answer = *learn->answer();
   }

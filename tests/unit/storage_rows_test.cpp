@@ -291,8 +291,10 @@ TEST_F(RunStoreTest, DeleteCascadesToEveryTable) {
     batch.evals = {exampleEval(id, 0, 2, 0.5, 0.5)};
     batch.events = {exampleEvent(id, 0, 2, "log", "x")};
     store.write(batch);
-    RawFile(dbPath()).exec("INSERT INTO spans VALUES (" + std::to_string(id) +
-                           ", 0, 1, 'forward', 10, 20)");
+    RawFile(dbPath()).exec(
+        "INSERT INTO spans (run_id, rank, step, phase, start_ns, end_ns) "
+        "VALUES (" +
+        std::to_string(id) + ", 0, 1, 'forward', 10, 20)");
   }
   store.deleteRun(gone);
   EXPECT_FALSE(store.run(gone));

@@ -14,11 +14,14 @@ Lesson makeRingAllreduceLesson();
 Lesson makeParameterServerLesson();
 Lesson makeStragglerLesson();
 Lesson makeCompressionLesson();
+Lesson makeMixedPrecisionLesson();
+Lesson makePipelineLesson();
 Lesson makeFailureLesson();
 
 const std::vector<Lesson>& lessons() {
-  static const std::vector<Lesson> all = {makeRingAllreduceLesson(), makeParameterServerLesson(),
-                                          makeStragglerLesson(), makeCompressionLesson(),
+  static const std::vector<Lesson> all = {makeRingAllreduceLesson(),  makeParameterServerLesson(),
+                                          makeStragglerLesson(),      makeCompressionLesson(),
+                                          makeMixedPrecisionLesson(), makePipelineLesson(),
                                           makeFailureLesson()};
   return all;
 }
