@@ -116,6 +116,21 @@ class LearnPageTest : public QObject {
     for (size_t i = 0; i < samples.size(); ++i) QCOMPARE(samples[i].step, double(i + 1));
   }
 
+  // Lesson 4: 128 KiB buckets of a 1,340,456-byte gradient: 11 all-reduces a step, each
+  // bucket a stored span that the step view lists.
+  void bucketingLessonIsAnsweredFromItsRun() {
+    MainWindow window(options_);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("bucketing"), "11", answer, 2);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(answer.formula, 11.0);
+    QCOMPARE(answer.measured, 11.0);
+    const QString view = window.learnPage()->stepViewHtml();
+    QVERIFY2(view.contains("bucket by bucket") && view.contains("131,072 B"), qPrintable(view));
+    QCOMPARE(int(view.count("131,072 B")), 2 * 10);  // 10 full buckets on each of 2 ranks
+  }
+
   // Lesson 6: fp16 with the scale doubling every 10 clean steps: after the first overflow
   // about 1 update in 11 is skipped (fewer as the gradients shrink); the loss scale's trace
   // lists each skip, and the timeline marks them.

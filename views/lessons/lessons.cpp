@@ -13,16 +13,18 @@ namespace ranklab {
 Lesson makeRingAllreduceLesson();
 Lesson makeParameterServerLesson();
 Lesson makeStragglerLesson();
+Lesson makeBucketingLesson();
 Lesson makeCompressionLesson();
 Lesson makeMixedPrecisionLesson();
 Lesson makePipelineLesson();
 Lesson makeFailureLesson();
 
 const std::vector<Lesson>& lessons() {
-  static const std::vector<Lesson> all = {makeRingAllreduceLesson(),  makeParameterServerLesson(),
-                                          makeStragglerLesson(),      makeCompressionLesson(),
-                                          makeMixedPrecisionLesson(), makePipelineLesson(),
-                                          makeFailureLesson()};
+  // In teaching order.
+  static const std::vector<Lesson> all = {makeRingAllreduceLesson(), makeParameterServerLesson(),
+                                          makeStragglerLesson(),     makeBucketingLesson(),
+                                          makeCompressionLesson(),   makeMixedPrecisionLesson(),
+                                          makePipelineLesson(),      makeFailureLesson()};
   return all;
 }
 
