@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 
-#include "engine/job/job_file.h"  // JobError
 #include "views/lessons/lesson.h"
 
 namespace ranklab {
@@ -32,13 +31,9 @@ QString bucketingText() {
 
 LessonAnswer bucketingAnswer(const LessonRun& run) {
   LessonAnswer a;
-  JobSpec job;
-  try {
-    job = jobOf(run);
-  } catch (const JobError& e) {
-    a.error = QString::fromStdString(e.what());
-    return a;
-  }
+  const std::optional<JobSpec> parsed = jobOrError(run, a);
+  if (!parsed) return a;
+  const JobSpec& job = *parsed;
   const int64_t b = int64_t(job.parallel.bucket_kb) * 1024;
   if (b <= 0 || job.compression.codec != "none") {
     a.error = QObject::tr(

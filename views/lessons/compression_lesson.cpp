@@ -3,7 +3,6 @@
 #include <QObject>
 #include <map>
 
-#include "engine/job/job_file.h"  // JobError
 #include "views/lessons/lesson.h"
 
 namespace ranklab {
@@ -27,13 +26,9 @@ QString compressionText() {
 
 LessonAnswer compressionAnswer(const LessonRun& run) {
   LessonAnswer a;
-  JobSpec job;
-  try {
-    job = jobOf(run);
-  } catch (const JobError& e) {
-    a.error = QString::fromStdString(e.what());
-    return a;
-  }
+  const std::optional<JobSpec> parsed = jobOrError(run, a);
+  if (!parsed) return a;
+  const JobSpec& job = *parsed;
   if (job.compression.codec != "qsgd") {
     a.error = QObject::tr("this lesson needs compression.codec = \"qsgd\"; run %1 used \"%2\"")
                   .arg(run.run.id)

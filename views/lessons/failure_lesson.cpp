@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/job/job_file.h"  // JobError
 #include "views/lessons/lesson.h"
 
 namespace ranklab {
@@ -36,14 +35,9 @@ LessonAnswer failureAnswer(const LessonRun& run) {
     a.error = QObject::tr("this run has no failure and restart (was it the lesson's preset?)");
     return a;
   }
-  JobSpec job;
-  try {
-    job = jobOf(run);
-  } catch (const std::exception& e) {
-    a.error = QString::fromStdString(e.what());
-    return a;
-  }
-  const int64_t every = job.train.checkpoint_every;
+  const std::optional<JobSpec> job = jobOrError(run, a);
+  if (!job) return a;
+  const int64_t every = job->train.checkpoint_every;
   a.measured = double(failure->step - restart->step);
   a.formula = every > 0 ? double(failure->step % every) : double(failure->step);
   a.formula_text = QObject::tr("f mod c = %1 mod %2").arg(failure->step).arg(every);

@@ -9,6 +9,7 @@
 #include <QString>
 #include <QStringList>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "engine/job/job_spec.h"
@@ -61,5 +62,7 @@ double numberBefore(const std::string& text, const std::string& suffix);
 const EventRow* firstEvent(const LessonRun& run, const std::string& kind);
 // The run's resolved job, as its ranks received it; throws JobError.
 JobSpec jobOf(const LessonRun& run);
+// The same, or nothing with the reason in `answer.error`.
+std::optional<JobSpec> jobOrError(const LessonRun& run, LessonAnswer& answer);
 
 }  // namespace ranklab

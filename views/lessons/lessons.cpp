@@ -62,6 +62,15 @@ JobSpec jobOf(const LessonRun& run) {
   return parseJob(run.run.job_toml, "run " + std::to_string(run.run.id));
 }
 
+std::optional<JobSpec> jobOrError(const LessonRun& run, LessonAnswer& answer) {
+  try {
+    return jobOf(run);
+  } catch (const JobError& e) {
+    answer.error = QString::fromStdString(e.what());
+    return std::nullopt;
+  }
+}
+
 const EventRow* firstEvent(const LessonRun& run, const std::string& kind) {
   for (const EventRow& e : run.events)
     if (e.kind == kind) return &e;

@@ -3,7 +3,6 @@
 #include <QObject>
 #include <map>
 
-#include "engine/job/job_file.h"  // JobError
 #include "views/lessons/lesson.h"
 
 namespace ranklab {
@@ -35,13 +34,9 @@ QString mixedPrecisionText() {
 
 LessonAnswer mixedPrecisionAnswer(const LessonRun& run) {
   LessonAnswer a;
-  JobSpec job;
-  try {
-    job = jobOf(run);
-  } catch (const JobError& e) {
-    a.error = QString::fromStdString(e.what());
-    return a;
-  }
+  const std::optional<JobSpec> parsed = jobOrError(run, a);
+  if (!parsed) return a;
+  const JobSpec& job = *parsed;
   if (job.amp.dtype == "fp32") {
     a.error = QObject::tr("this lesson needs amp.dtype = \"fp16\" or \"bf16\"; run %1 is fp32")
                   .arg(run.run.id);

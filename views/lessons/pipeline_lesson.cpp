@@ -3,7 +3,6 @@
 #include <QObject>
 #include <map>
 
-#include "engine/job/job_file.h"  // JobError
 #include "engine/job/pipeline_bubble.h"
 #include "views/lessons/lesson.h"
 
@@ -35,13 +34,9 @@ QString pipelineText() {
 
 LessonAnswer pipelineAnswer(const LessonRun& run) {
   LessonAnswer a;
-  JobSpec job;
-  try {
-    job = jobOf(run);
-  } catch (const JobError& e) {
-    a.error = QString::fromStdString(e.what());
-    return a;
-  }
+  const std::optional<JobSpec> parsed = jobOrError(run, a);
+  if (!parsed) return a;
+  const JobSpec& job = *parsed;
   const int p = job.parallel.pipeline, m = job.parallel.microbatches;
   if (p < 2) {
     a.error = QObject::tr("this lesson needs parallel.pipeline of 2 or more; run %1 has %2")
