@@ -9,6 +9,12 @@
 
 namespace ranklab {
 
+QColor eventColour(const QString& kind) {
+  if (kind == "overflow") return QColor(0xd9, 0x8c, 0x00);
+  if (kind == "restart" || kind == "resumed") return QColor(0x2e, 0x7d, 0x32);
+  return QColor(0xc6, 0x28, 0x28);
+}
+
 static QFont sized(int points, bool bold) {
   QFont f;
   f.setPointSize(points);

@@ -12,6 +12,9 @@ class QValueAxis;
 
 namespace ranklab {
 
+// An event's mark: trouble in red, AMP's skips in amber, the launcher's recovery in green.
+QColor eventColour(const QString& kind);
+
 QFont chartTitleFont();
 QFont axisTitleFont();
 QFont axisLabelFont();

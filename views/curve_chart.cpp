@@ -4,6 +4,7 @@
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QPainter>
 #include <QPen>
 #include <QValueAxis>
 #include <algorithm>
@@ -27,6 +28,40 @@ CurveChart::CurveChart(const QString& title, const QString& y_title, QWidget* pa
   setMinimumHeight(200);
   fitAxis(x_axis_, 0, 10, 6, true);
   fitAxis(y_axis_, 0, 1);
+}
+
+void CurveChart::setMarks(std::vector<ChartMark> marks) {
+  marks_ = std::move(marks);
+  scene()->update();  // the foreground is drawn from marks_
+}
+
+// Over the curves: each mark a dashed line from the plot's top to its bottom, its label
+// beside the top, a row lower where an earlier label is still there (three rows at most).
+void CurveChart::drawForeground(QPainter* painter, const QRectF& rect) {
+  QChartView::drawForeground(painter, rect);
+  if (marks_.empty()) return;
+  const QRectF plot = chart()->plotArea();
+  painter->save();
+  painter->setClipRect(plot);
+  QFont font = painter->font();
+  font.setPointSize(8);
+  painter->setFont(font);
+  const double line_height = painter->fontMetrics().height();
+  double row_end[3] = {-1e9, -1e9, -1e9};  // where each row's last label ends
+  for (const ChartMark& mark : marks_) {
+    if (mark.x < x_axis_->min() || mark.x > x_axis_->max()) continue;
+    const double x = chart()->mapToPosition(QPointF(mark.x, y_axis_->min())).x();
+    painter->setPen(QPen(mark.colour, 1.2, Qt::DashLine));
+    painter->drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
+    if (mark.label.isEmpty()) continue;
+    for (int row = 0; row < 3; ++row) {
+      if (x < row_end[row]) continue;
+      painter->drawText(QPointF(x + 3, plot.top() + line_height * (row + 1) - 2), mark.label);
+      row_end[row] = x + 6 + painter->fontMetrics().horizontalAdvance(mark.label);
+      break;
+    }
+  }
+  painter->restore();
 }
 
 void CurveChart::setXTitle(const QString& title) {

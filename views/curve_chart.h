@@ -29,6 +29,13 @@ struct Curve {
   QList<QPointF> points;
 };
 
+// A vertical line across the plot at x, labelled at its top (an event of the run).
+struct ChartMark {
+  double x = 0;
+  QColor colour;
+  QString label;  // "" draws the line alone
+};
+
 class CurveChart : public QChartView {
   Q_OBJECT
 
@@ -39,12 +46,22 @@ class CurveChart : public QChartView {
   void setYTitle(const QString& title);
   // Every curve not given is removed; y_floor_zero keeps 0 in sight for non-negative data.
   void setCurves(const std::vector<Curve>& curves, bool y_floor_zero = true);
-  void clear() { setCurves({}); }
+  void clear() {
+    setCurves({});
+    setMarks({});
+  }
+  // Marks drawn over the curves, replacing the earlier ones; those outside the x range are
+  // left out.
+  void setMarks(std::vector<ChartMark> marks);
+  const std::vector<ChartMark>& marks() const { return marks_; }
 
   int seriesCount() const { return int(series_.size()); }
   // Points worth drawing per curve: one every four pixels (Qt Charts strokes every point).
   int pointBudget() const { return std::max(100, width() / 4); }
   QLineSeries* seriesFor(int key) const;  // nullptr when absent
+
+ protected:
+  void drawForeground(QPainter* painter, const QRectF& rect) override;
 
  private:
   QLineSeries* seriesFor(const Curve& curve);
@@ -54,6 +71,7 @@ class CurveChart : public QChartView {
   QValueAxis* y_axis_;
   std::map<int, QLineSeries*> series_;
   bool legend_stale_ = false;  // a series was added: its legend marker is new
+  std::vector<ChartMark> marks_;
 };
 
 // The loss of every rank (thin, rank colours) and their mean (bold black, key kMeanKey).

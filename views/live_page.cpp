@@ -1,5 +1,8 @@
 #include "views/live_page.h"
 
+#include <cmath>
+#include <map>
+
 #include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
@@ -14,6 +17,7 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "views/chart_export.h"
 #include "views/chart_style.h"
@@ -256,6 +260,26 @@ QString LivePage::xTitle() const {
   return {};
 }
 
+// The run's events at their steps on the chosen x axis, in step order, the kinds of one step
+// in one label ("fault · failure") where there are few; many (a long fp16 run's overflows)
+// stay unlabelled lines.
+std::vector<ChartMark> LivePage::eventMarks(const RunSeries& run) const {
+  std::map<int64_t, QStringList> kinds;  // by step
+  for (const ChartEvent& e : run.events()) {
+    QStringList& at = kinds[e.step];
+    const QString kind = QString::fromStdString(e.kind);
+    if (!at.contains(kind)) at << kind;
+  }
+  std::vector<ChartMark> marks;
+  const bool labelled = kinds.size() <= 12;
+  for (const auto& [step, at] : kinds) {
+    const double x = run.stepX(step, x_axis_);
+    if (std::isnan(x)) continue;
+    marks.push_back({x, eventColour(at.front()), labelled ? at.join(QStringLiteral(" · ")) : ""});
+  }
+  return marks;
+}
+
 void LivePage::drawCharts(int group) {
   for (CurveChart* chart : {loss_, accuracy_, bandwidth_, scale_, staleness_})
     chart->setXTitle(xTitle());
@@ -278,7 +302,10 @@ void LivePage::drawCharts(int group) {
       staleness.push_back({r.rank, name, colour, 1.4, false, false, true,
                            curvePoints(r.series, Metric::Staleness, x_axis_, 0, budget)});
   }
-  if (all || group == LossGroup) loss_->setCurves(loss);
+  if (all || group == LossGroup) {
+    loss_->setCurves(loss);
+    loss_->setMarks(eventMarks(run));
+  }
   if (all || group == BandwidthGroup) bandwidth_->setCurves(bandwidth);
   if (!all && group != OtherGroup) return;
 
@@ -290,6 +317,7 @@ void LivePage::drawCharts(int group) {
     accuracy.points.append(QPointF(x, e.accuracy * 100.0));
   }
   accuracy_->setCurves({accuracy}, false);
+  accuracy_->setMarks(eventMarks(run));
   time_->refresh(*model_);
   memory_->refresh(*model_);
 
@@ -298,6 +326,7 @@ void LivePage::drawCharts(int group) {
     scale_->setCurves(
         {{0, tr("loss scale (smallest of the ranks)"), QColor(0x6a, 0x3d, 0x9a), 2.0, false, false,
           true, curvePoints(run.global(), Metric::LossScale, x_axis_, 0)}});
+  if (run.usesLossScale()) scale_->setMarks(eventMarks(run));
   staleness_->setVisible(run.usesStaleness());
   if (run.usesStaleness()) staleness_->setCurves(staleness);
 }

@@ -85,6 +85,7 @@ class LivePage : public QWidget {
   void scheduleRedraw();
   enum ChartGroup { LossGroup, BandwidthGroup, OtherGroup, kGroupCount };
   void drawCharts(int group);  // -1: every group
+  std::vector<ChartMark> eventMarks(const RunSeries& run) const;
   void drawNextGroup();
   void updateStatus();
   QString xTitle() const;

@@ -156,6 +156,7 @@ void MainWindow::connectSession() {
     // The store rolled back to the checkpoint: so does the live picture, or the re-trained
     // steps would be drawn twice.
     if (e.kind == "restart") live_model_->rollBack(e.step);
+    live_model_->addEvent(e);
     appendLog(e.rank, e.kind == "error",
               QStringLiteral("[%1 at step %2] %3")
                   .arg(QString::fromStdString(e.kind))

@@ -147,6 +147,7 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
     if (stored.run.status != "running") stored.series.finish(stored.run.status);
     stored.series.updateStates();
     stored.events = store.events(run_id);
+    for (const EventRow& event : stored.events) stored.series.addEvent(event);
   } catch (const std::exception& e) {
     answer.error = QString::fromStdString(e.what());
   }

@@ -1,5 +1,7 @@
 #include "views/timeline_view.h"
 
+#include "views/chart_style.h"
+
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -252,13 +254,7 @@ void TimelineView::drawSpans(QPainter& painter) const {
 
 // Faults and failures: a red line through the rank's row at the end of the step, with a
 // diamond on top and the kinds there ("fault · failure") beside it, inside the plot;
-// overflows in amber.
-// Trouble in red, AMP's skips in amber, the launcher's recovery in green.
-static QColor markColour(const QString& kind) {
-  if (kind == "overflow") return QColor(0xd9, 0x8c, 0x00);
-  if (kind == "restart" || kind == "resumed") return QColor(0x2e, 0x7d, 0x32);
-  return QColor(0xc6, 0x28, 0x28);
-}
+// overflows in amber (eventColour).
 
 void TimelineView::drawMarks(QPainter& painter) const {
   const QRect plot = plotRect();
@@ -274,7 +270,7 @@ void TimelineView::drawMarks(QPainter& painter) const {
       if (!kinds.contains(other.kind)) kinds << other.kind;
     }
     if (drawn) continue;
-    const QColor colour = markColour(mark.kind);
+    const QColor colour = eventColour(mark.kind);
     const double x = xOf(mark.at_ms);
     const int top = rowTop(rowOf(mark.rank));
     painter.setPen(QPen(colour, 2));

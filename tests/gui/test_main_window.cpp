@@ -113,6 +113,15 @@ class MainWindowTest : public QObject {
       RunStore store(db.toStdString());
       older = storeRun(store, "two ranks", 2, 6);
       newer = storeRun(store, "three ranks", 3, 4);
+      // The older run's events: marked on its charts at their steps, an overflow once for
+      // every rank that reported it, a launcher's line (rank -1) not at all.
+      RecordBatch events;
+      events.events = {{older, 0, 3, "overflow", "skipped", 0},
+                       {older, 1, 3, "overflow", "skipped", 0},
+                       {older, 1, 4, "fault", "kill: SIGKILL after step 4", 0},
+                       {older, 1, 4, "failure", "rank 1 died after step 4", 0},
+                       {older, -1, 4, "log", "launcher", 0}};
+      store.write(events);
     }
 
     WorkbenchOptions options;
@@ -159,6 +168,13 @@ class MainWindowTest : public QObject {
         QVERIFY(std::abs(points[step].y() - (2.0 / (step + 1) + 0.1 * rank)) < 1e-12);
       }
     }
+
+    const std::vector<ChartMark>& marks = loss->marks();
+    QCOMPARE(int(marks.size()), 2);
+    QCOMPARE(marks[0].x, 3.0);
+    QCOMPARE(marks[0].label, QStringLiteral("overflow"));
+    QCOMPARE(marks[1].x, 4.0);
+    QCOMPARE(marks[1].label, QStringLiteral("fault · failure"));
 
     // The mean of the ranks: rank 1's loss is 0.1 above rank 0's at every step.
     const QList<QPointF> mean = loss->seriesFor(LivePage::kGlobalKey)->points();

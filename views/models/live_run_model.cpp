@@ -83,6 +83,12 @@ void LiveRunModel::addEval(const EvalRow& eval) {
   emit updated();
 }
 
+void LiveRunModel::addEvent(const EventRow& event) {
+  const size_t before = series_.events().size();
+  series_.addEvent(event);
+  if (series_.events().size() != before) emit updated();
+}
+
 void LiveRunModel::setRank(const RankRow& rank) {
   if (series_.rowOfRank(rank.rank) < 0) {
     int row = 0;

@@ -44,6 +44,7 @@ class LiveRunModel : public QAbstractTableModel {
   void addStep(const StepRow& step);
   void addSteps(const std::vector<StepRow>& steps);  // one dataChanged and updated()
   void addEval(const EvalRow& eval);
+  void addEvent(const EventRow& event);  // marked on the charts (RunSeries::addEvent)
   void setRank(const RankRow& rank);
   void finish(const std::string& status);
   void rollBack(int64_t step);  // a restart from the checkpoint at `step` (RunSeries::rollBack)

@@ -311,6 +311,29 @@ void RunSeries::rollBack(int64_t step) {
   std::erase_if(evals_, [step](const EvalPoint& p) { return p.step > double(step); });
 }
 
+bool isTimelineMark(const EventRow& event) {
+  return event.rank >= 0 &&
+         (event.kind == "fault" || event.kind == "failure" || event.kind == "overflow" ||
+          event.kind == "restart" || event.kind == "resumed");
+}
+
+void RunSeries::addEvent(const EventRow& e) {
+  constexpr size_t kMaxEvents = 1000;  // a long fp16 run's overflows: the first thousand
+  if (!isTimelineMark(e) || events_.size() >= kMaxEvents) return;
+  for (const ChartEvent& seen : events_)
+    if (seen.step == e.step && seen.kind == e.kind) return;
+  events_.push_back({e.step, e.rank, e.kind, e.text});
+}
+
+double RunSeries::stepX(int64_t step, XAxis x) const {
+  const std::vector<Sample>& samples =
+      !global_.empty() || ranks_.empty() ? global_.samples() : ranks_.front().series.samples();
+  if (samples.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto at = std::lower_bound(samples.begin(), samples.end(), double(step),
+                                   [](const Sample& s, double v) { return s.step < v; });
+  return sampleX(at == samples.end() ? samples.back() : *at, x);
+}
+
 void RunSeries::addEval(const EvalRow& e) {
   const int row = rowOfRank(e.rank);
   double sent_mb = 0;

@@ -107,6 +107,18 @@ struct RankSeries {
   }
 };
 
+// The events the timeline and the live charts mark: what happened to a rank (a fault, the
+// launcher's verdict on it, an AMP overflow) and the launcher's recovery.
+bool isTimelineMark(const EventRow& event);
+
+// One of them on the charts: at its step, with its kind and text.
+struct ChartEvent {
+  int64_t step = 0;
+  int rank = 0;
+  std::string kind;  // fault | failure | overflow | restart | resumed
+  std::string text;
+};
+
 struct EvalPoint {
   double step = 0, time_s = 0, sent_mb = 0;
   double accuracy = 0, loss = 0;
@@ -130,6 +142,9 @@ class RunSeries {
   // the recent-steps profile and the samples/s window are built from real steps.
   static size_t firstBinAsRows(std::span<const StepBin> bins);
   void addEval(const EvalRow& eval);
+  // Keeps the events the charts mark (isTimelineMark), one per step and kind: every rank
+  // reports the same overflow.
+  void addEvent(const EventRow& event);
   void setRank(const RankRow& rank);       // hello, then bye with the exit status
   void finish(const std::string& status);  // the run ended: no rank is running any more
   // A restart from the checkpoint at `step`: what came after it, as the store rolls back.
@@ -140,6 +155,10 @@ class RunSeries {
   int rowOfRank(int rank) const;                          // -1 when absent
   const SampleSeries& global() const { return global_; }  // mean over ranks, per step
   const std::vector<EvalPoint>& evals() const { return evals_; }
+  const std::vector<ChartEvent>& events() const { return events_; }
+  // Where step `step` lies on an x axis: the mean curve's first sample that reaches it, else
+  // the last; NaN before any step.
+  double stepX(int64_t step, XAxis x) const;
   bool finished() const { return finished_; }
   bool usesLossScale() const { return uses_loss_scale_; }
   bool usesStaleness() const { return uses_staleness_; }
@@ -171,6 +190,7 @@ class RunSeries {
   std::deque<Pending> pending_;  // steps not yet reported by every rank
   int64_t pending_first_ = 0;
   std::vector<EvalPoint> evals_;
+  std::vector<ChartEvent> events_;
   bool finished_ = false;
   bool uses_loss_scale_ = false;
   bool uses_staleness_ = false;

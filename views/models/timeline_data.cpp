@@ -115,12 +115,6 @@ std::map<int, double> rankOffsets(const StepsByRank& by_rank, bool align, Timeli
 
 }  // namespace
 
-bool isTimelineMark(const EventRow& event) {
-  return event.rank >= 0 &&
-         (event.kind == "fault" || event.kind == "failure" || event.kind == "overflow" ||
-          event.kind == "restart" || event.kind == "resumed");
-}
-
 TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align,
                            const std::vector<SpanRow>& spans, const std::vector<EventRow>& events) {
   TimelineData data;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/records.h"
+#include "views/models/run_series.h"  // isTimelineMark
 
 namespace ranklab {
 
@@ -49,9 +50,6 @@ struct TimelineMark {
   QString text;
   double at_ms = 0;
 };
-
-// The events a timeline marks.
-bool isTimelineMark(const EventRow& event);
 
 struct TimelineData {
   int64_t run_id = 0;
