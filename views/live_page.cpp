@@ -25,6 +25,7 @@
 #include "views/log_pane.h"
 #include "views/memory_chart.h"
 #include "views/models/workbench_settings.h"
+#include "views/shard_chart.h"
 #include "views/time_breakdown_chart.h"
 
 namespace ranklab {
@@ -37,6 +38,7 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
       accuracy_(new CurveChart(tr("Test accuracy after each epoch"), tr("accuracy %"), charts_)),
       time_(new TimeBreakdownChart(charts_)),
       memory_(new MemoryChart(charts_)),
+      shards_(new ShardChart(charts_)),
       bandwidth_(new CurveChart(tr("Bandwidth per rank (solid: sent, dashed: received)"),
                                 tr("MB/s"), charts_)),
       scale_(new CurveChart(tr("AMP loss scale"), tr("scale"), charts_)),
@@ -65,8 +67,10 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
   charts->addWidget(bandwidth_, 1, 1);
   charts->addWidget(memory_, 2, 0);
   charts->addWidget(scale_, 2, 1);
-  charts->addWidget(staleness_, 3, 0, 1, 2);
+  charts->addWidget(shards_, 3, 0, 1, 2);  // the whole width: its bars' names are long
+  charts->addWidget(staleness_, 4, 0, 1, 2);
   scale_->hide();
+  shards_->hide();
   staleness_->hide();
 
   grid_->setObjectName(QStringLiteral("rankGrid"));
@@ -135,11 +139,14 @@ QWidget* LivePage::buildControls() {
   export_button->setText(tr("Export chart…"));
   export_button->setPopupMode(QToolButton::InstantPopup);
   auto* menu = new QMenu(export_button);
-  const std::pair<QWidget*, QString> charts[] = {
-      {loss_, tr("Training loss")},          {accuracy_, tr("Test accuracy")},
-      {time_, tr("Time per step by phase")}, {bandwidth_, tr("Bandwidth")},
-      {memory_, tr("Memory per rank")},      {scale_, tr("Loss scale")},
-      {staleness_, tr("Staleness")}};
+  const std::pair<QWidget*, QString> charts[] = {{loss_, tr("Training loss")},
+                                                 {accuracy_, tr("Test accuracy")},
+                                                 {time_, tr("Time per step by phase")},
+                                                 {bandwidth_, tr("Bandwidth")},
+                                                 {memory_, tr("Memory per rank")},
+                                                 {scale_, tr("Loss scale")},
+                                                 {shards_, tr("Parameter server shards")},
+                                                 {staleness_, tr("Staleness")}};
   for (const auto& [chart, name] : charts) {
     menu->addAction(name, this, [this, chart = chart, name = name] {
       const QString path = QFileDialog::getSaveFileName(
@@ -180,6 +187,7 @@ void LivePage::setModel(LiveRunModel* model) {
   for (CurveChart* chart : {loss_, accuracy_, bandwidth_, scale_, staleness_}) chart->clear();
   time_->clear();
   memory_->clear();
+  shards_->clear();
   if (model_)
     updated_connection_ = connect(model_, &LiveRunModel::updated, this, &LivePage::scheduleRedraw);
   refreshNow();
@@ -320,6 +328,8 @@ void LivePage::drawCharts(int group) {
   accuracy_->setMarks(eventMarks(run));
   time_->refresh(*model_);
   memory_->refresh(*model_);
+  shards_->setVisible(!run.shards().empty());
+  if (!run.shards().empty()) shards_->refresh(*model_);
 
   scale_->setVisible(run.usesLossScale());
   if (run.usesLossScale())

@@ -24,6 +24,7 @@ class CurveChart;
 class LogModel;
 class LogPane;
 class MemoryChart;
+class ShardChart;
 class TimeBreakdownChart;
 
 class LivePage : public QWidget {
@@ -59,6 +60,7 @@ class LivePage : public QWidget {
   CurveChart* stalenessChart() const { return staleness_; }
   TimeBreakdownChart* timeChart() const { return time_; }
   MemoryChart* memoryChart() const { return memory_; }
+  ShardChart* shardChart() const { return shards_; }
   QTableView* rankGrid() const { return grid_; }
   // Right-click on a rank of a running run offers these (kill, stop, continue): the same
   // as requestFault.
@@ -101,6 +103,7 @@ class LivePage : public QWidget {
   CurveChart* accuracy_;
   TimeBreakdownChart* time_;
   MemoryChart* memory_;
+  ShardChart* shards_;  // parameter server runs only
   CurveChart* bandwidth_;
   CurveChart* scale_;
   CurveChart* staleness_;

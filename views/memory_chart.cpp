@@ -17,7 +17,7 @@ void MemoryChart::refresh(const LiveRunModel& model) {
   const auto mb = [](int64_t bytes) { return double(bytes) / 1e6; };
   std::vector<int> ranks;
   std::vector<std::vector<double>> values;
-  for (int row = 0; row < model.rankCount(); ++row) {
+  for (int row : model.trainingRows()) {
     const RankSeries& r = model.rankAt(row);
     ranks.push_back(r.rank);
     values.push_back({mb(r.mem_params), mb(r.mem_grads), mb(r.mem_optimizer), mb(r.mem_activations),

@@ -44,22 +44,26 @@ void RankBarsChart::clear() {
   for (QBarSet* set : sets_) set->remove(0, set->count());
   rank_axis_->clear();
   ranks_.clear();
+  names_.clear();
   fitAxis(value_axis_, 0, 1);
 }
 
 void RankBarsChart::setBars(const std::vector<int>& ranks,
-                            const std::vector<std::vector<double>>& values) {
-  if (ranks != ranks_) {
+                            const std::vector<std::vector<double>>& values,
+                            const QStringList& names) {
+  if (ranks != ranks_ || names != names_) {
     // A rank appeared: rebuild the categories and bars (rare: once per rank per run).
     for (QBarSet* set : sets_) set->remove(0, set->count());
     // Bars are drawn bottom-up; list the ranks in reverse so rank 0 is on top.
-    QStringList names;
-    for (auto r = ranks.rbegin(); r != ranks.rend(); ++r) names << tr("rank %1").arg(*r);
+    QStringList bottom_up;
+    for (size_t i = ranks.size(); i-- > 0;)
+      bottom_up << (i < size_t(names.size()) ? names[qsizetype(i)] : tr("rank %1").arg(ranks[i]));
     rank_axis_->clear();
-    rank_axis_->append(names);
+    rank_axis_->append(bottom_up);
     for (QBarSet* set : sets_)
       for (size_t i = 0; i < ranks.size(); ++i) set->append(0.0);
     ranks_ = ranks;
+    names_ = names;
   }
   double longest = 0;
   const int n = int(values.size());

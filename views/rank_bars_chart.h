@@ -5,6 +5,7 @@
 #include <QChartView>
 #include <QColor>
 #include <QString>
+#include <QStringList>
 #include <vector>
 
 class QBarCategoryAxis;
@@ -32,8 +33,10 @@ class RankBarsChart : public QChartView {
   QBarSet* partSet(int part) const { return sets_.at(size_t(part)); }
 
  protected:
-  // values[row][part] for the ranks in `ranks`, in rows' order.
-  void setBars(const std::vector<int>& ranks, const std::vector<std::vector<double>>& values);
+  // values[row][part] for the ranks in `ranks`, in rows' order; each bar named "rank N",
+  // or by `names` (rows' order) when given.
+  void setBars(const std::vector<int>& ranks, const std::vector<std::vector<double>>& values,
+               const QStringList& names = {});
 
  private:
   QHorizontalStackedBarSeries* series_;
@@ -41,6 +44,7 @@ class RankBarsChart : public QChartView {
   QBarCategoryAxis* rank_axis_;
   QValueAxis* value_axis_;
   std::vector<int> ranks_;  // bar i shows ranks_[i]
+  QStringList names_;       // their names, top down
 };
 
 }  // namespace ranklab

@@ -71,6 +71,7 @@ bool RunSession::startWorker(RunWorker* worker) {
   connect(worker_, &RunWorker::stepReceived, batcher_, &StepBatcher::add);
   connect(worker_, &RunWorker::evalReceived, this, &RunSession::evalReceived);
   connect(worker_, &RunWorker::eventReceived, this, &RunSession::eventReceived);
+  connect(worker_, &RunWorker::serverLoadReceived, this, &RunSession::serverLoadReceived);
   connect(worker_, &RunWorker::outputLine, this, &RunSession::outputLine);
   connect(worker_, &RunWorker::summaryReady, this, &RunSession::summaryReady);
   connect(worker_, &RunWorker::ended, this, &RunSession::onWorkerEnded);

@@ -33,6 +33,7 @@ class RunWorker : public QObject, public RunObserver {
   void stepReceived(const ranklab::StepRow& step);
   void evalReceived(const ranklab::EvalRow& eval);
   void eventReceived(const ranklab::EventRow& event);
+  void serverLoadReceived(const ranklab::ServerLoadRow& load);
   void outputLine(int rank, bool is_stderr, const QString& line);
   void summaryReady(const ranklab::RunSummary& summary);
   void ended(const ranklab::RunOutcome& outcome);
@@ -43,6 +44,7 @@ class RunWorker : public QObject, public RunObserver {
   void onStep(const StepRow& step) override { emit stepReceived(step); }
   void onEval(const EvalRow& eval) override { emit evalReceived(eval); }
   void onEvent(const EventRow& event) override { emit eventReceived(event); }
+  void onServerLoad(const ServerLoadRow& load) override { emit serverLoadReceived(load); }
   void onOutput(int rank, bool is_stderr, const std::string& line) override;
   void onFinished(const RunSummary& summary) override { emit summaryReady(summary); }
 
@@ -78,6 +80,7 @@ class RunSession : public QObject {
   void stepsReceived(const std::vector<ranklab::StepRow>& steps);
   void evalReceived(const ranklab::EvalRow& eval);
   void eventReceived(const ranklab::EventRow& event);
+  void serverLoadReceived(const ranklab::ServerLoadRow& load);  // a shard's last interval
   void outputLine(int rank, bool is_stderr, const QString& line);
   void summaryReady(const ranklab::RunSummary& summary);
   void ended(const ranklab::RunOutcome& outcome);  // the thread is gone by now

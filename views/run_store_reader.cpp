@@ -148,6 +148,7 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
     stored.series.updateStates();
     stored.events = store.events(run_id);
     for (const EventRow& event : stored.events) stored.series.addEvent(event);
+    for (const ServerLoadRow& load : store.serverLoads(run_id)) stored.series.addServerLoad(load);
   } catch (const std::exception& e) {
     answer.error = QString::fromStdString(e.what());
   }

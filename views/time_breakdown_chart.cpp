@@ -29,7 +29,7 @@ void TimeBreakdownChart::refresh(const LiveRunModel& model) {
           : tr("Time per step by phase (mean of the last %1 steps)").arg(RunSeries::kRecentSteps));
   std::vector<int> ranks;
   std::vector<std::vector<double>> values;
-  for (int row = 0; row < model.rankCount(); ++row) {
+  for (int row : model.trainingRows()) {
     ranks.push_back(model.rankAt(row).rank);
     const auto ms = run.phaseMeansMs(row);
     values.emplace_back(ms.begin(), ms.end());

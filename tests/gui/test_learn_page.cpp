@@ -66,6 +66,10 @@ class LearnPageTest : public QObject {
     LessonAnswer answer;
     runLesson(window, QStringLiteral("parameter-server"), "1881168", answer);
     if (QTest::currentTestFailed()) return;
+    // The servers' load reached the live page as the run went: both shards, every push.
+    const std::vector<ShardLoad>& shards = window.livePage()->model()->series().shards();
+    QCOMPARE(int(shards.size()), 2);
+    for (const ShardLoad& shard : shards) QCOMPARE(shard.pushes, 4 * 50);  // 4 workers, 50 steps
     QCOMPARE(answer.formula, 2.0 * 940584);
     QVERIFY2(std::abs(answer.measured / answer.formula - 1) < 0.01,
              qPrintable(QString::number(answer.measured)));

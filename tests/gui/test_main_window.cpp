@@ -17,6 +17,7 @@
 #include "views/models/runs_table_model.h"
 #include "views/runs_page.h"
 #include "views/setup_page.h"
+#include "views/shard_chart.h"
 #include "views/time_breakdown_chart.h"
 
 using namespace ranklab;
@@ -121,6 +122,20 @@ class MainWindowTest : public QObject {
                        {older, 1, 4, "fault", "kill: SIGKILL after step 4", 0},
                        {older, 1, 4, "failure", "rank 1 died after step 4", 0},
                        {older, -1, 4, "log", "launcher", 0}};
+      // And two parameter-server shards' load, two intervals of 250 ms each.
+      for (int shard = 0; shard < 2; ++shard)
+        for (int i = 0; i < 2; ++i) {
+          ServerLoadRow l;
+          l.run_id = older;
+          l.rank = 2 + shard;
+          l.shard = shard;
+          l.interval_ns = 250 * kMs;
+          l.pushes = 100;
+          l.busy_ns = (shard + 1) * 50 * kMs;  // shard 1 twice as busy
+          l.idle_ns = 100 * kMs;
+          l.max_staleness = i + shard;
+          events.server_loads.push_back(l);
+        }
       store.write(events);
     }
 
@@ -168,6 +183,16 @@ class MainWindowTest : public QObject {
         QVERIFY(std::abs(points[step].y() - (2.0 / (step + 1) + 0.1 * rank)) < 1e-12);
       }
     }
+
+    ShardChart* shards = window.livePage()->shardChart();
+    QVERIFY(shards->isVisible());
+    QCOMPARE(shards->barCount(), 2);
+    const int top = RankBarsChart::barOfRow(0, 2);  // shard 0
+    QCOMPARE(shards->partSet(ShardChart::Busy)->at(top), 20.0);
+    QCOMPARE(shards->partSet(ShardChart::Idle)->at(top), 40.0);
+    QCOMPARE(shards->partSet(ShardChart::Busy)->at(RankBarsChart::barOfRow(1, 2)), 40.0);
+    QCOMPARE(ShardChart::describe(window.livePage()->model()->series().shards()[1]),
+             QStringLiteral("shard 1 · rank 3 · 400 pushes/s · held 0.0 ms/s · staleness ≤ 2"));
 
     const std::vector<ChartMark>& marks = loss->marks();
     QCOMPARE(int(marks.size()), 2);

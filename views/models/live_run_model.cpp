@@ -89,6 +89,21 @@ void LiveRunModel::addEvent(const EventRow& event) {
   if (series_.events().size() != before) emit updated();
 }
 
+std::vector<int> LiveRunModel::trainingRows() const {
+  const auto& ranks = series_.ranks();
+  const bool any =
+      std::any_of(ranks.begin(), ranks.end(), [](const auto& r) { return r.steps > 0; });
+  std::vector<int> rows;
+  for (int row = 0; row < rankCount(); ++row)
+    if (!any || ranks[size_t(row)].steps > 0) rows.push_back(row);
+  return rows;
+}
+
+void LiveRunModel::addServerLoad(const ServerLoadRow& load) {
+  series_.addServerLoad(load);
+  emit updated();
+}
+
 void LiveRunModel::setRank(const RankRow& rank) {
   if (series_.rowOfRank(rank.rank) < 0) {
     int row = 0;

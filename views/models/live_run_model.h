@@ -45,6 +45,7 @@ class LiveRunModel : public QAbstractTableModel {
   void addSteps(const std::vector<StepRow>& steps);  // one dataChanged and updated()
   void addEval(const EvalRow& eval);
   void addEvent(const EventRow& event);  // marked on the charts (RunSeries::addEvent)
+  void addServerLoad(const ServerLoadRow& load);
   void setRank(const RankRow& rank);
   void finish(const std::string& status);
   void rollBack(int64_t step);  // a restart from the checkpoint at `step` (RunSeries::rollBack)
@@ -53,6 +54,9 @@ class LiveRunModel : public QAbstractTableModel {
   const RunSeries& series() const { return series_; }
   int rankCount() const { return int(series_.ranks().size()); }
   const RankSeries& rankAt(int row) const { return series_.ranks().at(size_t(row)); }
+  // The rows of the ranks that train: once any rank has stepped, those that have (a
+  // parameter server's ranks step never); every row before.
+  std::vector<int> trainingRows() const;
   int rowOfRank(int rank) const { return series_.rowOfRank(rank); }
   // 0 for the first host down the grid, +1 at each row whose host differs from the last.
   int hostIndex(int row) const;

@@ -5,6 +5,7 @@ namespace ranklab {
 void registerRecordMetaTypes() {
   qRegisterMetaType<RankRow>();
   qRegisterMetaType<StepRow>();
+  qRegisterMetaType<ServerLoadRow>();
   qRegisterMetaType<EvalRow>();
   qRegisterMetaType<EventRow>();
   qRegisterMetaType<RunRow>();

@@ -8,6 +8,7 @@
 
 Q_DECLARE_METATYPE(ranklab::RankRow)
 Q_DECLARE_METATYPE(ranklab::StepRow)
+Q_DECLARE_METATYPE(ranklab::ServerLoadRow)
 Q_DECLARE_METATYPE(ranklab::EvalRow)
 Q_DECLARE_METATYPE(ranklab::EventRow)
 Q_DECLARE_METATYPE(ranklab::RunRow)

@@ -334,6 +334,29 @@ double RunSeries::stepX(int64_t step, XAxis x) const {
   return sampleX(at == samples.end() ? samples.back() : *at, x);
 }
 
+void RunSeries::addServerLoad(const ServerLoadRow& l) {
+  auto it = std::lower_bound(shards_.begin(), shards_.end(), l.shard,
+                             [](const ShardLoad& s, int shard) { return s.shard < shard; });
+  if (it == shards_.end() || it->shard != l.shard) {
+    it = shards_.insert(it, ShardLoad{});
+    it->shard = l.shard;
+  }
+  ShardLoad& s = *it;
+  s.rank = l.rank;
+  s.key_begin = l.key_begin;
+  s.key_end = l.key_end;
+  s.pushes += l.pushes;
+  s.pulls += l.pulls;
+  s.bytes_rx += l.bytes_rx;
+  s.bytes_tx += l.bytes_tx;
+  s.busy_ns += l.busy_ns;
+  s.idle_ns += l.idle_ns;
+  s.held_ns += l.held_ns;
+  s.interval_ns += l.interval_ns;
+  s.max_staleness = std::max(s.max_staleness, l.max_staleness);
+  s.version = std::max(s.version, l.version);
+}
+
 void RunSeries::addEval(const EvalRow& e) {
   const int row = rowOfRank(e.rank);
   double sent_mb = 0;

@@ -119,6 +119,18 @@ struct ChartEvent {
   std::string text;
 };
 
+// A parameter server shard's load, summed over the intervals its rank reported.
+struct ShardLoad {
+  int shard = 0, rank = 0;
+  int64_t key_begin = 0, key_end = 0;  // its slice of the parameters
+  int64_t pushes = 0, pulls = 0, bytes_rx = 0, bytes_tx = 0;
+  int64_t busy_ns = 0;  // applying updates
+  int64_t idle_ns = 0;  // waiting for a request
+  int64_t held_ns = 0;  // replies held back (a sync round, the staleness bound), summed
+  int64_t interval_ns = 0;
+  int64_t max_staleness = 0, version = 0;
+};
+
 struct EvalPoint {
   double step = 0, time_s = 0, sent_mb = 0;
   double accuracy = 0, loss = 0;
@@ -145,8 +157,9 @@ class RunSeries {
   // Keeps the events the charts mark (isTimelineMark), one per step and kind: every rank
   // reports the same overflow.
   void addEvent(const EventRow& event);
-  void setRank(const RankRow& rank);       // hello, then bye with the exit status
-  void finish(const std::string& status);  // the run ended: no rank is running any more
+  void addServerLoad(const ServerLoadRow& load);  // into its shard's ShardLoad
+  void setRank(const RankRow& rank);              // hello, then bye with the exit status
+  void finish(const std::string& status);         // the run ended: no rank is running any more
   // A restart from the checkpoint at `step`: what came after it, as the store rolls back.
   void rollBack(int64_t step);
   void updateStates();  // states and the straggler, after a batch
@@ -156,6 +169,7 @@ class RunSeries {
   const SampleSeries& global() const { return global_; }  // mean over ranks, per step
   const std::vector<EvalPoint>& evals() const { return evals_; }
   const std::vector<ChartEvent>& events() const { return events_; }
+  const std::vector<ShardLoad>& shards() const { return shards_; }  // by shard
   // Where step `step` lies on an x axis: the mean curve's first sample that reaches it, else
   // the last; NaN before any step.
   double stepX(int64_t step, XAxis x) const;
@@ -191,6 +205,7 @@ class RunSeries {
   int64_t pending_first_ = 0;
   std::vector<EvalPoint> evals_;
   std::vector<ChartEvent> events_;
+  std::vector<ShardLoad> shards_;
   bool finished_ = false;
   bool uses_loss_scale_ = false;
   bool uses_staleness_ = false;
