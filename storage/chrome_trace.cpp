@@ -168,8 +168,12 @@ void writeEvent(TraceWriter& trace, const EventRow& e, const std::map<int, int64
   }
 }
 
-// A ring hop or a bucket; a hop is the start of a flow arrow ending in the hop of the same
-// step and index on the rank it sent to, which received it then.
+bool isRingHop(const SpanRow& s) {
+  return s.kind == "ring-rs" || s.kind == "ring-ag";
+}
+
+// A ring hop, a bucket, a shard's push or reply; a hop is the start of a flow arrow ending in the
+// hop of the same step and index on the rank it sent to, which received it then.
 void writePieces(TraceWriter& trace, const std::vector<SpanRow>& spans,
                  const std::map<int, int64_t>& shift) {
   auto at = [&](const SpanRow& s, int64_t ns) {
@@ -177,19 +181,20 @@ void writePieces(TraceWriter& trace, const std::vector<SpanRow>& spans,
   };
   std::map<std::tuple<int, int64_t, int>, const SpanRow*> hops;  // rank, step, part
   for (const SpanRow& s : spans)
-    if (isCommSpan(s) && s.kind != "bucket") hops[{s.rank, s.step, s.part}] = &s;
+    if (isRingHop(s)) hops[{s.rank, s.step, s.part}] = &s;
   int64_t flow = 0;
   for (const SpanRow& s : spans) {
     if (!isCommSpan(s)) continue;
-    const std::string name = s.kind == "bucket" ? "bucket " + std::to_string(s.part)
-                                                : "chunk " + std::to_string(s.chunk);
+    const std::string name = isRingHop(s)         ? "chunk " + std::to_string(s.chunk)
+                             : s.kind == "bucket" ? "bucket " + std::to_string(s.part)
+                                                  : s.kind + " shard " + std::to_string(s.part);
     trace.complete(
         pidOf(s.rank), kPieceThread, name, s.kind, at(s, s.start_ns), s.end_ns - s.start_ns,
         "{\"step\":" + std::to_string(s.step) + ",\"part\":" + std::to_string(s.part) +
             ",\"peer\":" + std::to_string(s.peer) + ",\"chunk\":" + std::to_string(s.chunk) +
             ",\"bytes\":" + std::to_string(s.bytes) + "}");
     const auto received = hops.find({s.peer, s.step, s.part});
-    if (s.kind == "bucket" || received == hops.end()) continue;
+    if (!isRingHop(s) || received == hops.end()) continue;
     const SpanRow& r = *received->second;
     const std::string id = std::to_string(++flow);
     trace.event("{\"ph\":\"s\",\"id\":" + id + ",\"pid\":" + std::to_string(pidOf(s.rank)) +

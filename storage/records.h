@@ -118,8 +118,9 @@ struct EventRow {
 struct SpanRow {
   int64_t run_id = 0;
   int rank = 0;
-  int64_t step = 0;      // the last step before it; a pass's or a piece's own step
-  std::string kind;      // evaluate | checkpoint | F<n> | B<n> | ring-rs | ring-ag | bucket
+  int64_t step = 0;  // the last step before it; a pass's or a piece's own step
+  std::string kind;  // evaluate | checkpoint | F<n> | B<n> | ring-rs | ring-ag | bucket | ps-push |
+                     // ps-reply
   int64_t start_ns = 0;  // ns since the rank's start, as a step's time_ns
   int64_t end_ns = 0;
   int part = -1;   // a communication piece's index: the ring hop's, the bucket's; -1: none
@@ -128,9 +129,10 @@ struct SpanRow {
   int64_t bytes = 0;
 };
 
-// True for a piece of a step's communication (a ring hop, a bucket).
+// True for a piece of a step's communication (a ring hop, a bucket, a shard's push or reply).
 inline bool isCommSpan(const SpanRow& span) {
-  return span.kind == "ring-rs" || span.kind == "ring-ag" || span.kind == "bucket";
+  return span.kind == "ring-rs" || span.kind == "ring-ag" || span.kind == "bucket" ||
+         span.kind == "ps-push" || span.kind == "ps-reply";
 }
 
 // Steps first..last of every rank, and the spans among them (for a timeline window).

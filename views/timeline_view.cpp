@@ -200,7 +200,8 @@ void TimelineView::drawHops(QPainter& painter) const {
     if (hop.end_ms < view_begin_ || hop.start_ms > view_end_) continue;
     const QRectF row = boxOf(hop.rank, hop.start_ms, hop.end_ms, 1.0);
     const QRectF box(row.left(), row.bottom() - row.height() / 3, row.width(), row.height() / 3);
-    painter.fillRect(box, hop.kind == "ring-ag" ? comm.lighter(150) : comm.darker(150));
+    const bool second = hop.kind == "ring-ag" || hop.kind == "ps-reply";  // the way back
+    painter.fillRect(box, second ? comm.lighter(150) : comm.darker(150));
     painter.setPen(Qt::white);
     painter.drawLine(box.topLeft(), box.bottomLeft());
     const QString label =

@@ -19,11 +19,11 @@ struct SpanNs {
 // One piece of a collective, recorded for sampled steps so a timeline can open a step up
 // and a lesson can show which chunk went where: a ring hop, one bucket's all-reduce.
 struct CommSpan {
-  const char* kind = "";  // "ring-rs" | "ring-ag" (a ring hop), "bucket"
-  int part = -1;          // the hop's index in the all-reduce (0..2(n-1)-1), the bucket's
-  int peer = -1;          // the rank it sent to, in the collective's communicator
-  int chunk = -1;         // the chunk it sent (a ring hop)
-  int64_t bytes = 0;      // what it sent
+  const char* kind = "";  // "ring-rs" | "ring-ag" (a ring hop), "bucket", "ps-push" | "ps-reply"
+  int part = -1;      // the hop's index in the all-reduce (0..2(n-1)-1), the bucket's, the shard's
+  int peer = -1;      // the rank it sent to (in the collective's communicator), the shard's server
+  int chunk = -1;     // the chunk it sent (a ring hop)
+  int64_t bytes = 0;  // what it sent
   int64_t begin_ns = 0, end_ns = 0;
 };
 using CommSpans = std::vector<CommSpan>;

@@ -11,12 +11,47 @@
 
 namespace ranklab {
 
-PsRoundStats PsTicket::wait() {
-  waitAll(sends_);
+void PsTicket::trace(const char* kind, size_t s, int64_t begin_ns, int64_t bytes) {
+  CommSpan span;
+  span.kind = kind;
+  span.part = static_cast<int>(s);
+  span.peer = (*servers_)[s];
+  span.bytes = bytes;
+  span.begin_ns = begin_ns;
+  span.end_ns = steadyNowNs();
+  trace_->push_back(span);
+}
+
+// Sends and receives are posted per shard in the same order (kv_worker.cpp, request and
+// postReplies), so shard s's come in one run of each list.
+void PsTicket::waitTraced() {
+  const size_t shards = servers_->size();
+  const size_t sends_each = sends_.size() / shards, receives_each = receives_.size() / shards;
+  pushed_ns_.assign(shards, posted_ns_);
+  for (size_t s = 0; s < shards; ++s) {
+    for (size_t k = 0; k < sends_each; ++k) sends_[s * sends_each + k]->wait();
+    trace("ps-push", s, posted_ns_, shard_tx_[s]);
+    pushed_ns_[s] = trace_->back().end_ns;
+  }
   if (bodies_from_) {
-    bodies_from_->receiveBodies(*this);
+    bodies_from_->receiveBodies(*this);  // traces each reply itself
+    return;
+  }
+  for (size_t s = 0; s < shards; ++s) {
+    for (size_t k = 0; k < receives_each; ++k) receives_[s * receives_each + k]->wait();
+    trace("ps-reply", s, pushed_ns_[s], shard_rx_[s]);
+  }
+}
+
+PsRoundStats PsTicket::wait() {
+  if (trace_) {
+    waitTraced();
   } else {
-    waitAll(receives_);
+    waitAll(sends_);
+    if (bodies_from_)
+      bodies_from_->receiveBodies(*this);
+    else
+      waitAll(receives_);
   }
   PsRoundStats stats = stats_;
   if (!replies_ || replies_->empty()) return stats;
@@ -66,6 +101,7 @@ void KvWorker::postReplies(PsTicket& ticket, float* params) {
                                            servers_[s], tags::kPsParams));
     ++ticket.stats_.recvs;
     const auto bytes = static_cast<int64_t>(sizeof(PsReply) + range.size() * sizeof(float));
+    if (ticket.trace_) ticket.shard_rx_[s] = bytes;
     ticket.stats_.bytes_rx += bytes;
     ticket.stats_.bytes_raw_rx += bytes;
   }
@@ -89,12 +125,20 @@ void KvWorker::send(PsTicket& ticket, size_t s, PsOp op, const void* payload, in
   ticket.stats_.sends += carries ? 2 : 1;
   const int64_t raw = static_cast<int64_t>(sizeof header) + header.count * int64_t{sizeof(float)};
   ticket.stats_.bytes_tx += static_cast<int64_t>(sizeof header) + header.bytes;
+  if (ticket.trace_) ticket.shard_tx_[s] = int64_t{sizeof header} + header.bytes;
   ticket.stats_.bytes_raw_tx += raw;
 }
 
 PsTicket KvWorker::request(PsOp op, const float* payload, float* params, double lr) {
   PsTicket ticket;
   ticket.requests_ = std::make_unique<std::vector<PsRequest>>(servers_.size());
+  if (trace_ && op == PsOp::kPush && !servers_.empty()) {  // a step's round, nothing else
+    ticket.trace_ = trace_;
+    ticket.servers_ = &servers_;
+    ticket.posted_ns_ = steadyNowNs();
+    ticket.shard_tx_.assign(servers_.size(), 0);
+    ticket.shard_rx_.assign(servers_.size(), 0);
+  }
   if (op == PsOp::kPush || op == PsOp::kPull) postReplies(ticket, params);
   const bool encoded = op == PsOp::kPush && compressed();
   if (encoded) encodePush(payload, ticket.stats_);
@@ -145,6 +189,8 @@ void KvWorker::receiveBodies(PsTicket& ticket) {
     }
     ticket.stats_.bytes_rx += static_cast<int64_t>(sizeof(PsReply)) + reply.bytes;
     ticket.stats_.bytes_raw_rx += static_cast<int64_t>(sizeof(PsReply) + n * sizeof(float));
+    if (ticket.trace_)
+      ticket.trace("ps-reply", s, ticket.pushed_ns_[s], int64_t{sizeof(PsReply)} + reply.bytes);
   }
   ticket.receives_.clear();
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "comm/codecs/codec.h"
+#include "comm/collectives/allreduce.h"  // CommSpans
 #include "comm/communicator.h"
 #include "comm/ps/key_ranges.h"
 #include "comm/ps/ps_messages.h"
@@ -45,6 +46,10 @@ class PsTicket {
 
  private:
   friend class KvWorker;
+  // Traced: each shard's sends, then its replies, waited for in turn, each one a span.
+  void waitTraced();
+  void trace(const char* kind, size_t s, int64_t begin_ns, int64_t bytes);
+
   std::unique_ptr<std::vector<PsRequest>> requests_;  // headers stay alive until sent
   std::unique_ptr<std::vector<PsReply>> replies_;     // filled by the receives
   std::vector<Ticket> sends_;
@@ -52,6 +57,11 @@ class PsTicket {
   KvWorker* bodies_from_ = nullptr;  // set: wait() receives the reply bodies through it
   float* params_ = nullptr;
   PsRoundStats stats_;
+  CommSpans* trace_ = nullptr;  // set: per shard a "ps-push" and a "ps-reply" span
+  const std::vector<int>* servers_ = nullptr;
+  int64_t posted_ns_ = 0;
+  std::vector<int64_t> shard_tx_, shard_rx_;  // bytes per shard
+  std::vector<int64_t> pushed_ns_;            // when each shard's push had left
 };
 
 class KvWorker {
@@ -70,6 +80,9 @@ class KvWorker {
   PsTicket pull(float* params);
   // No more requests from this worker.
   void stop();
+  // Non-null: each later push's pieces are appended here (its shards' push and reply); null
+  // stops it.
+  void traceInto(CommSpans* sink) { trace_ = sink; }
 
   const std::vector<KeyRange>& ranges() const { return ranges_; }
   bool compressed() const { return !encoders_.empty(); }
@@ -98,6 +111,7 @@ class KvWorker {
   std::vector<std::vector<uint8_t>> payloads_;                 // per shard, alive until sent
   std::vector<float> scratch_;
   std::vector<uint8_t> body_;
+  CommSpans* trace_ = nullptr;
 };
 
 }  // namespace ranklab

@@ -47,6 +47,7 @@ void ParameterServerSync::start(float* params, size_t count) {
 
 SyncStats ParameterServerSync::sync(float* grads, size_t /*count*/) {
   const int64_t start = steadyNowNs();
+  kv_->traceInto(trace_);
   const PsRoundStats round = kv_->pushPull(grads, params_, lr_).wait();
   const int64_t total = steadyNowNs() - start;
   SyncStats stats;

@@ -25,6 +25,7 @@ class ParameterServerSync : public GradientSync {
   void refresh(float* params, size_t count) override;
   void finish() override;
   std::string stateNotCheckpointed() const override;
+  void traceSpans(CommSpans* sink) override { trace_ = sink; }
 
  private:
   Communicator& world_;
@@ -32,6 +33,7 @@ class ParameterServerSync : public GradientSync {
   int servers_;
   CodecOptions codec_;  // "none": plain floats both ways
   std::unique_ptr<KvWorker> kv_;
+  CommSpans* trace_ = nullptr;  // each shard's push and reply of a sampled step
   float* params_ = nullptr;
   std::string not_checkpointed_;  // stateNotCheckpointed()
   double lr_ = 0;

@@ -70,6 +70,10 @@ class LearnPageTest : public QObject {
     const std::vector<ShardLoad>& shards = window.livePage()->model()->series().shards();
     QCOMPARE(int(shards.size()), 2);
     for (const ShardLoad& shard : shards) QCOMPARE(shard.pushes, 4 * 50);  // 4 workers, 50 steps
+    // The replayed step's pushes, one per worker and shard, from the stored spans.
+    const QString view = window.learnPage()->stepViewHtml();
+    QVERIFY2(view.contains("push by push"), qPrintable(view));
+    QCOMPARE(int(view.count("470,332 B")), 4 * 2);  // a header and half of S each
     QCOMPARE(answer.formula, 2.0 * 940584);
     QVERIFY2(std::abs(answer.measured / answer.formula - 1) < 0.01,
              qPrintable(QString::number(answer.measured)));

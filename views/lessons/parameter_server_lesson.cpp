@@ -79,6 +79,40 @@ LessonAnswer serverAnswer(const LessonRun& run) {
   return a;
 }
 
+// Step `step`'s round on every worker: each shard's push and how long its reply took to
+// come back after it, from the run's spans; the slowest reply holds the worker up.
+QString shardRounds(const LessonRun& run, int64_t step) {
+  std::map<std::pair<int, int>, std::pair<const SpanRow*, const SpanRow*>> rounds;  // rank, shard
+  for (const SpanRow& s : run.spans) {
+    if (s.step != step) continue;
+    if (s.kind == "ps-push") rounds[{s.rank, s.part}].first = &s;
+    if (s.kind == "ps-reply") rounds[{s.rank, s.part}].second = &s;
+  }
+  if (rounds.empty()) return {};
+  QString rows;
+  for (const auto& [at, round] : rounds) {
+    const auto& [push, reply] = round;
+    if (!push || !reply) continue;
+    rows += QObject::tr(
+                "<tr><td>worker %1</td><td>shard %2 (rank %3)</td><td align=right>%L4 B"
+                "</td><td align=right>%5 ms</td><td align=right>%6 ms</td></tr>")
+                .arg(at.first)
+                .arg(at.second)
+                .arg(push->peer)
+                .arg(push->bytes)
+                .arg(double(push->end_ns - push->start_ns) / 1e6, 0, 'f', 2)
+                .arg(double(reply->end_ns - reply->start_ns) / 1e6, 0, 'f', 2);
+  }
+  return QObject::tr(
+             "<p><b>Step %1, push by push</b>, from the run's spans: each worker sends "
+             "every shard its slice, then waits for each shard's reply (the synchronous "
+             "server answers when every worker has pushed).</p><table cellpadding=3>"
+             "<tr><th>worker</th><th>to</th><th>pushed</th><th>push took</th>"
+             "<th>reply came after</th></tr>%2</table>")
+      .arg(step)
+      .arg(rows);
+}
+
 }  // namespace
 
 Lesson makeParameterServerLesson() {
@@ -89,7 +123,7 @@ Lesson makeParameterServerLesson() {
           .question = QObject::tr("Bytes each server shard receives per step:"),
           .unit = QObject::tr("bytes"),
           .answer = serverAnswer,
-          .step_view = {}};
+          .step_view = shardRounds};
 }
 
 }  // namespace ranklab

@@ -222,14 +222,20 @@ QString describeSpan(const TimelineSpan& span) {
 }
 
 QString describeHop(const TimelineHop& hop) {
-  const QString what = hop.kind == "bucket"
-                           ? QObject::tr("bucket %1 all-reduced").arg(hop.part)
-                           : QObject::tr("ring hop %1, %2: chunk %3 to rank %4")
-                                 .arg(hop.part)
-                                 .arg(hop.kind == "ring-rs" ? QObject::tr("reduce-scatter")
-                                                            : QObject::tr("all-gather"))
-                                 .arg(hop.chunk)
-                                 .arg(hop.peer);
+  QString what;
+  if (hop.kind == "bucket")
+    what = QObject::tr("bucket %1 all-reduced").arg(hop.part);
+  else if (hop.kind == "ps-push")
+    what = QObject::tr("push to shard %1 (rank %2)").arg(hop.part).arg(hop.peer);
+  else if (hop.kind == "ps-reply")
+    what = QObject::tr("reply from shard %1 (rank %2)").arg(hop.part).arg(hop.peer);
+  else
+    what =
+        QObject::tr("ring hop %1, %2: chunk %3 to rank %4")
+            .arg(hop.part)
+            .arg(hop.kind == "ring-rs" ? QObject::tr("reduce-scatter") : QObject::tr("all-gather"))
+            .arg(hop.chunk)
+            .arg(hop.peer);
   return QObject::tr("rank %1 · step %2 · %3, %4 KB in %5 ms")
       .arg(hop.rank)
       .arg(hop.step)

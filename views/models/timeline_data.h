@@ -35,7 +35,7 @@ struct TimelineSpan {
 struct TimelineHop {
   int rank = 0;
   int64_t step = 0;
-  QString kind;  // ring-rs | ring-ag | bucket
+  QString kind;  // ring-rs | ring-ag | bucket | ps-push | ps-reply
   int part = -1, peer = -1, chunk = -1;
   int64_t bytes = 0;
   double start_ms = 0, end_ms = 0;
