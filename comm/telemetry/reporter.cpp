@@ -82,7 +82,7 @@ void Reporter::step(const telemetry::Step& step) {
   if (!socket_) return;
   telemetry::Envelope envelope;
   *envelope.mutable_step() = step;
-  send(envelope, true);
+  send(envelope, Batching::kStep);
 }
 
 void Reporter::eval(const telemetry::Eval& eval) {
@@ -106,7 +106,7 @@ void Reporter::span(const telemetry::Span& span) {
   if (!socket_) return;
   telemetry::Envelope envelope;
   *envelope.mutable_span() = span;
-  send(envelope);
+  send(envelope, Batching::kJoin);
 }
 
 void Reporter::serverLoad(const telemetry::ServerLoad& load) {
@@ -133,7 +133,7 @@ void Reporter::bye(int exit_status, int64_t train_ns, const std::string& reason)
   send(envelope);
 }
 
-void Reporter::send(telemetry::Envelope& envelope, bool may_wait) {
+void Reporter::send(telemetry::Envelope& envelope, Batching batching) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (!socket_) return;
   const int64_t now = steadyNowNs();
@@ -143,7 +143,10 @@ void Reporter::send(telemetry::Envelope& envelope, bool may_wait) {
   envelope.set_seq(next_seq_++);  // taken even if dropped later, so the collector sees the hole
   envelope.set_time_ns(now - start_ns_);
   std::string bytes = envelope.SerializeAsString();
-  if (may_wait && options_.step_batch_ms > 0 && batchThisStep(now)) {
+  const bool waits =
+      options_.step_batch_ms > 0 && ((batching == Batching::kStep && batchThisStep(now)) ||
+                                     (batching == Batching::kJoin && batchOpen(now)));
+  if (waits) {
     keep(std::move(bytes));
     return;
   }
@@ -166,6 +169,12 @@ bool Reporter::batchThisStep(int64_t now) {
   if (spool_.empty()) batch_start_ns_ = now;
   // A batch never takes more than half the spool, so waiting steps are not dropped.
   return now - batch_start_ns_ < batch_ns && spool_.size() < options_.spool_limit / 2;
+}
+
+bool Reporter::batchOpen(int64_t now) const {
+  const int64_t batch_ns = int64_t{options_.step_batch_ms} * 1'000'000;
+  return !spool_.empty() && now - batch_start_ns_ < batch_ns &&
+         spool_.size() < options_.spool_limit / 2;
 }
 
 void Reporter::keep(std::string bytes) {

@@ -65,11 +65,15 @@ class Reporter {
   size_t spooled() const { return spool_.size(); }
 
  private:
-  // may_wait: the message may wait for its batch (steps under step_batch_ms).
-  void send(telemetry::Envelope& envelope, bool may_wait = false);
+  // How a message meets the step batch: kNow sends it (and the batch before it) at once;
+  // kStep may wait for its batch (steps under step_batch_ms); kJoin waits only in a batch
+  // already open (a sampled step's spans ride with its steps).
+  enum class Batching { kNow, kStep, kJoin };
+  void send(telemetry::Envelope& envelope, Batching batching = Batching::kNow);
   void drainSpool();
   // Whether a step sent at `now` waits for its batch (step_batch_ms > 0).
   bool batchThisStep(int64_t now);
+  bool batchOpen(int64_t now) const;
   // Appends to the spool; when it is full the oldest message is dropped.
   void keep(std::string bytes);
 

@@ -263,6 +263,35 @@ TEST(TelemetryWire, BatchedStepsLeaveBeforeTheNextOtherMessageInOrder) {
   EXPECT_EQ(collector.gaps(0), 0);
 }
 
+// A sampled step's spans ride in its steps' open batch (one message after a step each
+// would flush every batch); with no batch open a span leaves at once.
+TEST(TelemetryWire, SpansJoinAnOpenStepBatchAndOtherwiseLeaveAtOnce) {
+  Collector collector("run-spans", 1);
+  ReporterOptions o = options(collector.endpoint(), "run-spans", 0);
+  o.step_batch_ms = 600'000;
+  o.spool_limit = 64;
+  Reporter reporter(o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the socket connects
+  telemetry::Span span;
+  span.set_phase("ring-rs");
+  reporter.span(span);
+  EXPECT_EQ(reporter.spooled(), 0u) << "no batch open: the span leaves";
+  EXPECT_EQ(collect(collector, 1).size(), 1u);
+  telemetry::Step step;
+  for (int i = 0; i < 3; ++i) {  // the first may go at once (no step came just before it)
+    step.set_step(i);
+    reporter.step(step);
+    reporter.span(span);
+  }
+  EXPECT_GE(reporter.spooled(), 4u) << "the later steps' spans wait with them";
+  reporter.heartbeat();
+  const auto got = collect(collector, 7);
+  ASSERT_EQ(got.size(), 7u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(got[size_t(i)].has_step(), i % 2 == 0) << i;
+  EXPECT_TRUE(got[6].has_heartbeat());
+  EXPECT_EQ(collector.gaps(0), 0);
+}
+
 // Steps further apart than step_batch_ms leave at once: a slow step (a straggler, a large
 // model) must not wait a whole step for the next message, nor be lost if the rank dies then.
 TEST(TelemetryWire, StepsSlowerThanTheBatchLeaveAtOnce) {
