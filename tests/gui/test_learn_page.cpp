@@ -168,8 +168,11 @@ class LearnPageTest : public QObject {
     runLesson(window, QStringLiteral("pipeline"), "20", answer, 2);
     if (QTest::currentTestFailed()) return;
     QCOMPARE(answer.formula, 20.0);
-    QVERIFY2(answer.measured > 10 && answer.measured < 45,
+    // Idle time is measured, so a loaded machine (CTest's other tests) adds to it: 25-28 % on
+    // a quiet one; the schedule itself is exact: GPipe holds all 4 micro-batches on both stages.
+    QVERIFY2(answer.measured > 10 && answer.measured < 90,
              qPrintable(QString::number(answer.measured)));
+    QCOMPARE(int(answer.detail.count("held at most 4 micro-batches")), 2);
     int passes = 0;
     for (const auto& bar : window.learnPage()->timeline()->data().bars) passes += bar.micro >= 0;
     QCOMPARE(passes, 2 * 2 * 4 * 2);  // 2 steps, 2 stages, 4 micro-batches, forward and backward
