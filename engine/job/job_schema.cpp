@@ -13,17 +13,25 @@
 #include "comm/collectives/allreduce_registry.h"
 
 namespace ranklab::job_detail {
-namespace {
 
-constexpr int64_t kNoUpperLimit = std::numeric_limits<int64_t>::max();
-
-// Shortest text that reads back to exactly `value` (used for messages and for output).
 std::string formatDouble(double value) {
   char buffer[64];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
   if (ec != std::errc()) return std::to_string(value);
   return std::string(buffer, end);
 }
+
+std::string allreduceChoices() {
+  const auto& names = allreduceAlgorithms();
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return text;
+}
+
+namespace {
+
+constexpr int64_t kNoUpperLimit = std::numeric_limits<int64_t>::max();
 
 // A double as a TOML float: "1" would read back as an integer, so it becomes "1.0".
 std::string tomlDouble(double value) {
@@ -170,15 +178,6 @@ std::vector<std::string_view> algorithmChoices() {
   std::vector<std::string_view> choices(allreduceAlgorithms().begin(), allreduceAlgorithms().end());
   choices.push_back("shm-sharded");
   return choices;
-}
-
-// "ring, mpi, hierarchical or shm"
-std::string allreduceChoices() {
-  const auto& names = allreduceAlgorithms();
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  return text;
 }
 
 // A string from a fixed set; an empty `allowed` means any string (non-empty unless `empty`
@@ -470,242 +469,6 @@ const Field* findField(const Section& section, std::string_view key) {
     if (field.key == key) return &field;
   }
   return nullptr;
-}
-
-namespace {
-
-// Reports `message` against `key` (as "section.name") when the rule is broken, the key is
-// written in the file (or a --set) and none of the keys the rule reads has its own problem.
-void checkRule(const toml::table& root, IssueLog& log, const std::string& key,
-               const std::vector<std::string>& reads, bool broken, const std::string& message) {
-  const auto dot = key.find('.');
-  const toml::node* node = root[key.substr(0, dot)][key.substr(dot + 1)].node();
-  if (!broken || !node || log.hasIssueFor(key)) return;
-  for (const auto& other : reads) {
-    if (log.hasIssueFor(other)) return;
-  }
-  log.add(node->source(), key, message);
-}
-
-// Whole steps accumulated (train.accumulate_steps) need a flat gradient to add into.
-void checkAccumulation(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  checkRule(root, log, "train.accumulate_steps", {"parallel.pipeline"},
-            job.train.accumulate_steps > 1 && job.parallel.pipeline > 1,
-            "a pipeline accumulates over parallel.microbatches; use those with "
-            "parallel.pipeline = " +
-                std::to_string(job.parallel.pipeline) + ", and train.accumulate_steps = 1");
-  checkRule(root, log, "train.accumulate_steps", {"parallel.zero"},
-            job.train.accumulate_steps > 1 && job.parallel.zero >= 2,
-            "parallel.zero = " + std::to_string(job.parallel.zero) +
-                " reduces each layer's gradient as backward finishes it, so there is nothing "
-                "to accumulate into: use train.accumulate_steps = 1 or parallel.zero <= 1");
-}
-
-// What every way of splitting one model over ranks (`key`, set as `setting`) needs: the
-// all-reduce strategy (`why`), a model per rank rather than one per host, no checkpoints.
-void checkModelSplit(const toml::table& root, const JobSpec& job, IssueLog& log,
-                     const std::string& key, const std::string& setting, const std::string& why) {
-  checkRule(root, log, key, {"parallel.strategy"}, job.parallel.strategy != "allreduce",
-            "needs parallel.strategy = \"allreduce\" (" + why + "); got " +
-                quoted(job.parallel.strategy));
-  checkRule(root, log, key, {"parallel.algorithm"}, job.parallel.algorithm == "shm-sharded",
-            "\"shm-sharded\" shares one whole model per host; with " + setting + " use " +
-                allreduceChoices());
-  checkRule(root, log, key, {"train.checkpoint_path", "train.resume_from"},
-            !job.train.checkpoint_path.empty() || !job.train.resume_from.empty(),
-            "checkpoints hold one rank's whole model, and with " + setting +
-                " no rank has it: leave train.checkpoint_path and train.resume_from empty");
-}
-
-// Pipeline stages: whole ranks per stage, blocks enough to divide, and only the strategy
-// and store features that know a model can be split.
-void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  const int p = job.parallel.pipeline;
-  checkRule(root, log, "parallel.stage_layers", {"parallel.pipeline"},
-            !job.parallel.stage_layers.empty() && p == 1,
-            "cuts the model into pipeline stages by hand; set parallel.pipeline to the number "
-            "of stages, or leave stage_layers out");
-  if (p == 1) return;
-  const std::string stages = "parallel.pipeline = " + std::to_string(p);
-  checkRule(root, log, "parallel.pipeline", {"parallel.ranks"}, job.parallel.ranks % p != 0,
-            "must divide parallel.ranks (" + std::to_string(job.parallel.ranks) +
-                "): every data replica needs all " + std::to_string(p) + " stages, got " +
-                std::to_string(p));
-  const size_t blocks =
-      job.model.layers.size() + 1 + (job.model.kind == "cnn" ? job.model.channels.size() : 0);
-  checkRule(root, log, "parallel.pipeline", {"model.layers", "model.channels", "model.kind"},
-            static_cast<size_t>(p) > blocks,
-            "must be at most the model's " + std::to_string(blocks) +
-                " blocks (a layer with parameters and what follows it), got " + std::to_string(p) +
-                "; add model.layers or use fewer stages");
-  const std::vector<int>& by_hand = job.parallel.stage_layers;
-  int64_t given = 0;
-  for (int count : by_hand) given += count;
-  checkRule(root, log, "parallel.stage_layers", {"parallel.pipeline", "model.layers"},
-            !by_hand.empty() &&
-                (by_hand.size() != static_cast<size_t>(p) || given != static_cast<int64_t>(blocks)),
-            "must list " + std::to_string(p) + " stages' blocks adding up to the model's " +
-                std::to_string(blocks) + " (a layer with parameters and what follows it), got " +
-                std::to_string(by_hand.size()) + " stages adding up to " + std::to_string(given));
-  checkModelSplit(root, job, log, "parallel.pipeline", stages,
-                  "the stages' replicas all-reduce their stage's gradients");
-}
-
-// Tensor parallelism: an MLP's or a CNN head's Linear pairs split over whole ranks.
-void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  const int t = job.parallel.tensor;
-  if (t == 1) return;
-  const std::string slices = "parallel.tensor = " + std::to_string(t);
-  checkRule(root, log, "parallel.tensor", {"parallel.ranks"}, job.parallel.ranks % t != 0,
-            "must divide parallel.ranks (" + std::to_string(job.parallel.ranks) +
-                "): every data replica needs all " + std::to_string(t) + " slices, got " +
-                std::to_string(t));
-  checkRule(root, log, "parallel.tensor", {"model.dropout"}, job.model.dropout > 0,
-            "splits models without dropout (its masks would have to agree across slices); use "
-            "model.dropout = 0, got " +
-                formatDouble(job.model.dropout));
-  for (int width : job.model.layers) {
-    checkRule(root, log, "parallel.tensor", {"model.layers"}, width % t != 0,
-              "must divide every hidden width of model.layers (each slice holds width / " +
-                  std::to_string(t) + " of a layer), and " + std::to_string(width) +
-                  " is not a multiple of " + std::to_string(t));
-  }
-  checkModelSplit(root, job, log, "parallel.tensor", slices,
-                  "the replicas all-reduce their slices' gradients");
-  checkRule(root, log, "parallel.tensor", {"parallel.pipeline", "parallel.zero"},
-            job.parallel.pipeline != 1 || job.parallel.zero != 0,
-            "does not combine with parallel.pipeline or parallel.zero yet; set them to 1 and 0");
-}
-
-// ZeRO: sharded over the ring's chunks, after plain sync data parallel's backward.
-void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  const int stage = job.parallel.zero;
-  if (stage == 0) return;
-  checkRule(root, log, "parallel.zero", {"parallel.strategy"}, job.parallel.strategy != "allreduce",
-            "needs parallel.strategy = \"allreduce\" (the data ranks shard the update); got " +
-                quoted(job.parallel.strategy));
-  checkRule(root, log, "parallel.zero", {"parallel.algorithm"}, job.parallel.algorithm != "ring",
-            "needs parallel.algorithm = \"ring\" (its reduce-scatter and all-gather halves "
-            "shard the gradient); got " +
-                quoted(job.parallel.algorithm));
-  checkRule(root, log, "parallel.zero", {"compression.codec"}, job.compression.codec != "none",
-            "moves gradients uncompressed; use compression.codec = \"none\", got " +
-                quoted(job.compression.codec));
-  checkRule(root, log, "parallel.zero", {"parallel.pipeline"}, job.parallel.pipeline != 1,
-            "runs on whole-model replicas; with parallel.pipeline = " +
-                std::to_string(job.parallel.pipeline) + " use parallel.zero = 0");
-  checkRule(root, log, "parallel.zero", {"parallel.bucket_kb"}, job.parallel.bucket_kb != 0,
-            "reduce-scatters after backward (stage 1) or per layer (stages 2, 3), not in buckets: "
-            "leave parallel.bucket_kb = 0, got " +
-                std::to_string(job.parallel.bucket_kb));
-  if (stage < 2) return;
-  checkRule(root, log, "parallel.zero", {"amp.dtype"}, job.amp.dtype != "fp32",
-            "2 and 3 keep no whole gradient to unscale and check for overflow; use amp.dtype = "
-            "\"fp32\" or parallel.zero = 1, got " +
-                quoted(job.amp.dtype));
-  checkRule(root, log, "parallel.zero", {"parallel.microbatches"}, job.parallel.microbatches != 1,
-            "2 and 3 reduce each layer's gradient as backward finishes it, so there is nothing "
-            "to accumulate into: use parallel.microbatches = 1 or parallel.zero = 1, got " +
-                std::to_string(job.parallel.microbatches));
-}
-
-// Slots the hosts offer: "name:4" gives 4, a bare name 1 (as Open MPI counts them).
-int hostSlots(const std::vector<std::string>& hosts) {
-  int slots = 0;
-  for (const auto& host : hosts) {
-    const auto colon = host.find(':');
-    slots += colon == std::string::npos ? 1 : std::stoi(host.substr(colon + 1));
-  }
-  return slots;
-}
-
-void checkHosts(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  checkRule(root, log, "launch.hostfile", {"launch.hosts"},
-            !job.launch.hosts.empty() && !job.launch.hostfile.empty(),
-            "give the hosts either as launch.hosts or in launch.hostfile, not both");
-  const int slots = hostSlots(job.launch.hosts);
-  checkRule(root, log, "launch.hosts", {"parallel.ranks", "parallel.servers"},
-            !job.launch.hosts.empty() && slots < processCount(job),
-            "offer " + std::to_string(slots) + " slot(s), and the job needs " +
-                std::to_string(processCount(job)) +
-                " processes (parallel.ranks, plus parallel.servers for ps-*); add hosts or "
-                "slots (\"name:slots\")");
-}
-
-}  // namespace
-
-void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  const int ranks = job.parallel.ranks;
-  checkRule(root, log, "fault.straggler_rank", {"parallel.ranks"},
-            job.fault.straggler_rank >= ranks,
-            "must be -1 (no straggler) or a rank 0.." + std::to_string(ranks - 1) +
-                " (parallel.ranks is " + std::to_string(ranks) + "), got " +
-                std::to_string(job.fault.straggler_rank));
-  checkRule(root, log, "model.kind", {"data.dataset"},
-            job.model.kind == "cnn" && job.data.dataset != "fashion-mnist",
-            "\"cnn\" needs image data, and data.dataset " + quoted(job.data.dataset) +
-                " gives 2-D points; use model.kind = \"mlp\" or data.dataset = "
-                "\"fashion-mnist\"");
-  checkRule(root, log, "train.nesterov", {"train.optimizer", "train.momentum"},
-            job.train.nesterov && (job.train.optimizer != "sgd" || job.train.momentum == 0.0),
-            "true needs train.optimizer = \"sgd\" and train.momentum > 0 (got " +
-                quoted(job.train.optimizer) + " with momentum " + formatDouble(job.train.momentum) +
-                ")");
-  checkRule(root, log, "train.checkpoint_every", {"train.checkpoint_path"},
-            job.train.checkpoint_every > 0 && job.train.checkpoint_path.empty(),
-            "needs train.checkpoint_path, the file to write checkpoints to");
-  checkRule(root, log, "train.max_restarts", {"train.checkpoint_every"},
-            job.train.max_restarts > 0 && job.train.checkpoint_every == 0,
-            "a restart resumes from the last checkpoint: set train.checkpoint_every > 0 (and "
-            "train.checkpoint_path) so there is one");
-  checkRule(root, log, "train.elastic", {"parallel.strategy", "compression.codec"},
-            job.train.elastic &&
-                (job.parallel.strategy != "allreduce" || job.compression.codec != "none"),
-            "resumes on another number of ranks only a synchronous data-parallel run, whose "
-            "ranks all hold the same state: needs parallel.strategy = \"allreduce\" and "
-            "compression.codec = \"none\" (got " +
-                quoted(job.parallel.strategy) + ", " + quoted(job.compression.codec) + ")");
-  checkRule(root, log, "parallel.microbatches", {"train.batch_size"},
-            job.parallel.microbatches > job.train.batch_size,
-            "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +
-                "): each micro-batch needs at least one sample, got " +
-                std::to_string(job.parallel.microbatches));
-  checkFaults(root, job, log);
-  checkHosts(root, job, log);
-  checkAccumulation(root, job, log);
-  checkPipeline(root, job, log);
-  checkZero(root, job, log);
-  checkTensor(root, job, log);
-  checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
-            job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
-            "must be <= train.lr (" + formatDouble(job.train.lr) +
-                ") for the cosine schedule to decay, got " + formatDouble(job.train.lr_min));
-  const std::string& codec = job.compression.codec;
-  const std::string& strategy = job.parallel.strategy;
-  checkRule(root, log, "compression.codec", {"parallel.strategy"},
-            codec != "none" && strategy == "local-sgd",
-            "codecs compress gradients, and parallel.strategy = \"local-sgd\" averages models; "
-            "use \"none\", or a strategy that moves gradients: \"allreduce\", \"ps-sync\" or "
-            "\"ps-async\"");
-  const std::string& algorithm = job.parallel.algorithm;
-  checkRule(root, log, "parallel.algorithm", {"parallel.strategy"},
-            algorithm == "shm-sharded" && strategy != "allreduce",
-            "\"shm-sharded\" shares one model's gradient sum and update among the ranks of "
-            "parallel.strategy = \"allreduce\"; with " +
-                quoted(strategy) + " use " + allreduceChoices());
-  checkRule(root, log, "parallel.algorithm", {"compression.codec"},
-            algorithm == "shm-sharded" && codec != "none",
-            "\"shm-sharded\" sums the gradients where backward wrote them, with nothing to "
-            "encode; with compression.codec = " +
-                quoted(codec) + " use " + allreduceChoices());
-  checkRule(root, log, "compression.codec", {"parallel.strategy"},
-            codec == "powersgd" && (strategy == "ps-sync" || strategy == "ps-async"),
-            "\"powersgd\" needs every worker's P summed before Q can be computed (two "
-            "all-reduces per step), which one push and one pull per step to a parameter server "
-            "cannot do; with parallel.strategy = " +
-                quoted(strategy) +
-                " use fp16, bf16, qsgd, topk, randomk, threshold or sign, or parallel.strategy = "
-                "\"allreduce\"");
 }
 
 }  // namespace ranklab::job_detail

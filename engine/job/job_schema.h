@@ -81,6 +81,12 @@ std::string quoted(std::string_view text);
 // "a, b, c".
 std::string joinNames(const std::vector<std::string_view>& names);
 
+// Shortest text that reads back to exactly `value` (used for messages and for output).
+std::string formatDouble(double value);
+
+// The registered all-reduces, for messages: "ring, mpi, hierarchical or shm".
+std::string allreduceChoices();
+
 // "data, model, train, ..." (sections) and "epochs, batch_size, ..." (keys of a section).
 std::string sectionList();
 std::string keyList(const Section& section);

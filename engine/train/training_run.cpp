@@ -319,7 +319,7 @@ StepStats TrainingRun::step(int epoch) {
   recordTensorParallel(s);
   recordMemory(s);
   if (traced) sync_->traceSpans(nullptr);  // a checkpoint's collectives are not this step's
-  observer_.onStep(s);  // first: the step's record is stamped with its end
+  observer_.onStep(s);                     // first: the step's record is stamped with its end
   if (!comm_spans_.empty()) observer_.onCommSpans(s.step, comm_spans_);
   comm_spans_.clear();
   at_ = {s.step, epoch, in_epoch + 1};
