@@ -299,6 +299,7 @@ void LivePage::drawCharts(int group) {
   std::vector<Curve> bandwidth, staleness;
   const int budget = loss_->pointBudget();  // the charts share one width
   const std::vector<Curve> loss = lossCurves(run, x_axis_, smoothing_, budget);
+  const std::vector<ChartMark> marks = eventMarks(run);  // the same on every chart
   for (const RankSeries& r : run.ranks()) {
     const QColor colour = rankColour(r.rank);
     const QString name = tr("rank %1").arg(r.rank);
@@ -312,7 +313,7 @@ void LivePage::drawCharts(int group) {
   }
   if (all || group == LossGroup) {
     loss_->setCurves(loss);
-    loss_->setMarks(eventMarks(run));
+    loss_->setMarks(marks);
   }
   if (all || group == BandwidthGroup) bandwidth_->setCurves(bandwidth);
   if (!all && group != OtherGroup) return;
@@ -325,18 +326,19 @@ void LivePage::drawCharts(int group) {
     accuracy.points.append(QPointF(x, e.accuracy * 100.0));
   }
   accuracy_->setCurves({accuracy}, false);
-  accuracy_->setMarks(eventMarks(run));
+  accuracy_->setMarks(marks);
   time_->refresh(*model_);
   memory_->refresh(*model_);
   shards_->setVisible(!run.shards().empty());
   if (!run.shards().empty()) shards_->refresh(*model_);
 
   scale_->setVisible(run.usesLossScale());
-  if (run.usesLossScale())
+  if (run.usesLossScale()) {
     scale_->setCurves(
         {{0, tr("loss scale (smallest of the ranks)"), QColor(0x6a, 0x3d, 0x9a), 2.0, false, false,
           true, curvePoints(run.global(), Metric::LossScale, x_axis_, 0)}});
-  if (run.usesLossScale()) scale_->setMarks(eventMarks(run));
+    scale_->setMarks(marks);
+  }
   staleness_->setVisible(run.usesStaleness());
   if (run.usesStaleness()) staleness_->setCurves(staleness);
 }

@@ -76,6 +76,52 @@ int64_t storeRun(RunStore& store, const std::string& name, int world, int steps)
 }
 
 // The stored 2-rank run's time and memory bars: each rank's, from its step rows.
+// The run's events, marked on its charts at their steps (an overflow once for every rank
+// that reported it, a launcher's line not at all), and two parameter-server shards' load:
+// two intervals of 250 ms each, shard 1 twice as busy.
+void storeEventsAndServerLoads(RunStore& store, int64_t run) {
+  RecordBatch batch;
+  batch.events = {{run, 0, 3, "overflow", "skipped", 0},
+                  {run, 1, 3, "overflow", "skipped", 0},
+                  {run, 1, 4, "fault", "kill: SIGKILL after step 4", 0},
+                  {run, 1, 4, "failure", "rank 1 died after step 4", 0},
+                  {run, -1, 4, "log", "launcher", 0}};
+  for (int shard = 0; shard < 2; ++shard)
+    for (int i = 0; i < 2; ++i) {
+      ServerLoadRow l;
+      l.run_id = run;
+      l.rank = 2 + shard;
+      l.shard = shard;
+      l.interval_ns = 250 * kMs;
+      l.pushes = 100;
+      l.busy_ns = (shard + 1) * 50 * kMs;
+      l.idle_ns = 100 * kMs;
+      l.max_staleness = i + shard;
+      batch.server_loads.push_back(l);
+    }
+  store.write(batch);
+}
+
+// What storeEventsAndServerLoads wrote, as the live page shows it.
+void expectShardsAndMarks(LivePage* page) {
+  ShardChart* shards = page->shardChart();
+  QVERIFY(shards->isVisible());
+  QCOMPARE(shards->barCount(), 2);
+  const int top = RankBarsChart::barOfRow(0, 2);  // shard 0
+  QCOMPARE(shards->partSet(ShardChart::Busy)->at(top), 20.0);
+  QCOMPARE(shards->partSet(ShardChart::Idle)->at(top), 40.0);
+  QCOMPARE(shards->partSet(ShardChart::Busy)->at(RankBarsChart::barOfRow(1, 2)), 40.0);
+  QCOMPARE(ShardChart::describe(page->model()->series().shards()[1]),
+           QStringLiteral("shard 1 · rank 3 · 400 pushes/s · held 0.0 ms/s · staleness ≤ 2"));
+
+  const std::vector<ChartMark>& marks = page->lossChart()->marks();
+  QCOMPARE(int(marks.size()), 2);
+  QCOMPARE(marks[0].x, 3.0);
+  QCOMPARE(marks[0].label, QStringLiteral("overflow"));
+  QCOMPARE(marks[1].x, 4.0);
+  QCOMPARE(marks[1].label, QStringLiteral("fault · failure"));
+}
+
 void expectBarsOfTwoRanks(LivePage* page) {
   TimeBreakdownChart* time = page->timeChart();
   QCOMPARE(time->barCount(), 2);
@@ -114,29 +160,7 @@ class MainWindowTest : public QObject {
       RunStore store(db.toStdString());
       older = storeRun(store, "two ranks", 2, 6);
       newer = storeRun(store, "three ranks", 3, 4);
-      // The older run's events: marked on its charts at their steps, an overflow once for
-      // every rank that reported it, a launcher's line (rank -1) not at all.
-      RecordBatch events;
-      events.events = {{older, 0, 3, "overflow", "skipped", 0},
-                       {older, 1, 3, "overflow", "skipped", 0},
-                       {older, 1, 4, "fault", "kill: SIGKILL after step 4", 0},
-                       {older, 1, 4, "failure", "rank 1 died after step 4", 0},
-                       {older, -1, 4, "log", "launcher", 0}};
-      // And two parameter-server shards' load, two intervals of 250 ms each.
-      for (int shard = 0; shard < 2; ++shard)
-        for (int i = 0; i < 2; ++i) {
-          ServerLoadRow l;
-          l.run_id = older;
-          l.rank = 2 + shard;
-          l.shard = shard;
-          l.interval_ns = 250 * kMs;
-          l.pushes = 100;
-          l.busy_ns = (shard + 1) * 50 * kMs;  // shard 1 twice as busy
-          l.idle_ns = 100 * kMs;
-          l.max_staleness = i + shard;
-          events.server_loads.push_back(l);
-        }
-      store.write(events);
+      storeEventsAndServerLoads(store, older);
     }
 
     WorkbenchOptions options;
@@ -184,22 +208,8 @@ class MainWindowTest : public QObject {
       }
     }
 
-    ShardChart* shards = window.livePage()->shardChart();
-    QVERIFY(shards->isVisible());
-    QCOMPARE(shards->barCount(), 2);
-    const int top = RankBarsChart::barOfRow(0, 2);  // shard 0
-    QCOMPARE(shards->partSet(ShardChart::Busy)->at(top), 20.0);
-    QCOMPARE(shards->partSet(ShardChart::Idle)->at(top), 40.0);
-    QCOMPARE(shards->partSet(ShardChart::Busy)->at(RankBarsChart::barOfRow(1, 2)), 40.0);
-    QCOMPARE(ShardChart::describe(window.livePage()->model()->series().shards()[1]),
-             QStringLiteral("shard 1 · rank 3 · 400 pushes/s · held 0.0 ms/s · staleness ≤ 2"));
-
-    const std::vector<ChartMark>& marks = loss->marks();
-    QCOMPARE(int(marks.size()), 2);
-    QCOMPARE(marks[0].x, 3.0);
-    QCOMPARE(marks[0].label, QStringLiteral("overflow"));
-    QCOMPARE(marks[1].x, 4.0);
-    QCOMPARE(marks[1].label, QStringLiteral("fault · failure"));
+    expectShardsAndMarks(window.livePage());
+    if (QTest::currentTestFailed()) return;
 
     // The mean of the ranks: rank 1's loss is 0.1 above rank 0's at every step.
     const QList<QPointF> mean = loss->seriesFor(LivePage::kGlobalKey)->points();

@@ -113,6 +113,40 @@ std::map<int, double> rankOffsets(const StepsByRank& by_rank, bool align, Timeli
   return offset;
 }
 
+// The run's events on their ranks' rows: at their own time when they have one (a restart
+// rolled back the steps they happened in and trained them again later), else at the end of
+// their step.
+void addMarks(TimelineData& data, const StepsByRank& by_rank, std::map<int, double>& offset,
+              const std::vector<EventRow>& events) {
+  for (const EventRow& e : events) {
+    const auto rank = by_rank.find(e.rank);
+    if (!isTimelineMark(e) || rank == by_rank.end()) continue;
+    const auto step = rank->second.find(e.step);
+    if (step == rank->second.end()) continue;
+    const int64_t at_ns = e.time_ns > 0 ? e.time_ns : step->second->time_ns;
+    data.marks.push_back({e.rank, e.step, QString::fromStdString(e.kind),
+                          QString::fromStdString(e.text), double(at_ns) / 1e6 + offset[e.rank]});
+  }
+}
+
+// Every time shown from the start of the window, `begin` on the ranks' common axis.
+void startAt(TimelineData& data, double begin) {
+  for (TimelineBar& bar : data.bars) {
+    bar.start_ms -= begin;
+    bar.end_ms -= begin;
+  }
+  for (TimelineSpan& span : data.spans) {
+    span.start_ms = std::max(0.0, span.start_ms - begin);
+    span.end_ms -= begin;
+  }
+  for (TimelineHop& hop : data.hops) {
+    hop.start_ms -= begin;
+    hop.end_ms -= begin;
+  }
+  for (TimelineMark& mark : data.marks) mark.at_ms -= begin;
+  data.begin_ms = 0;
+}
+
 }  // namespace
 
 TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align,
@@ -169,32 +203,8 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
                          s->chunk, s->bytes, double(s->start_ns) / 1e6 + offset[s->rank],
                          double(s->end_ns) / 1e6 + offset[s->rank]});
   }
-  for (const EventRow& e : events) {
-    const auto rank = by_rank.find(e.rank);
-    if (!isTimelineMark(e) || rank == by_rank.end()) continue;
-    const auto step = rank->second.find(e.step);
-    if (step == rank->second.end()) continue;
-    // At its own time when it has one (a restart rolled back the steps it happened in and
-    // trained them again later), else at the end of its step.
-    const int64_t at_ns = e.time_ns > 0 ? e.time_ns : step->second->time_ns;
-    data.marks.push_back({e.rank, e.step, QString::fromStdString(e.kind),
-                          QString::fromStdString(e.text),
-                          double(at_ns) / 1e6 + offset[e.rank] - begin});
-  }
-  // Times shown from the start of the window.
-  for (TimelineBar& bar : data.bars) {
-    bar.start_ms -= begin;
-    bar.end_ms -= begin;
-  }
-  for (TimelineSpan& span : data.spans) {
-    span.start_ms = std::max(0.0, span.start_ms - begin);
-    span.end_ms -= begin;
-  }
-  for (TimelineHop& hop : data.hops) {
-    hop.start_ms -= begin;
-    hop.end_ms -= begin;
-  }
-  data.begin_ms = 0;
+  addMarks(data, by_rank, offset, events);
+  startAt(data, begin);
   data.end_ms = data.bars.empty() ? 0 : end - begin;
   return data;
 }
