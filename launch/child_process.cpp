@@ -59,6 +59,9 @@ int spawn(std::vector<char*>& argv, std::vector<char*>& envp, int out_fd, int er
   }
   if (pid == 0) {
     setpgid(0, 0);
+    sigset_t none;  // a launcher that takes signals off its threads (RankFaultListener)
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(127);  // the launcher died before prctl
     dup2(out_fd, STDOUT_FILENO);

@@ -22,6 +22,9 @@ struct AttemptEnd;
 struct LaunchOptions {
   std::string db_path;      // run store file
   std::string worker_path;  // ranklab-worker; "" = next to the running executable
+  // The workbench's: ranklab (the CLI), which runs a job in a process of its own so the run
+  // outlives the workbench; "" = next to the running executable.
+  std::string launcher_path;
   std::string mpirun = "mpirun";
   int stop_grace_ms = 5000;  // after requestStop(): SIGTERM, then SIGKILL after this
 };

@@ -36,7 +36,10 @@ std::string hostName() {
 }  // namespace
 
 LauncherIdentity thisLauncher() {
-  const int64_t pid = getpid();
+  return processOnThisHost(getpid());
+}
+
+LauncherIdentity processOnThisHost(int64_t pid) {
   return {hostName(), pid, processStart(pid)};
 }
 

@@ -15,6 +15,8 @@ struct LauncherIdentity {
 
 // The calling process.
 LauncherIdentity thisLauncher();
+// Process `pid` on this host (start -1 when it is gone).
+LauncherIdentity processOnThisHost(int64_t pid);
 
 // False when `who` runs on this host and its process has exited (or the pid now belongs to a
 // process started later); true otherwise, including for another host's launcher.

@@ -68,4 +68,27 @@ std::vector<int64_t> RunStore::markLostRuns() {
   return lost;
 }
 
+std::optional<int64_t> RunStore::runLaunchedBy(const LauncherIdentity& who) {
+  Statement select(db_, path_, "find the run of a launcher",
+                   "SELECT id FROM runs WHERE launcher_host = ? AND launcher_pid = ? AND "
+                   "launcher_start = ? ORDER BY id DESC LIMIT 1");
+  Query q(select);
+  q.bind(who.host, who.pid, who.start);
+  if (!q.next()) return std::nullopt;
+  return q.int64();
+}
+
+std::optional<LauncherIdentity> RunStore::launcherOf(int64_t run_id) {
+  Statement select(db_, path_, "read a run's launcher",
+                   "SELECT launcher_host, launcher_pid, launcher_start FROM runs WHERE id = ?");
+  Query q(select);
+  q.bind(run_id);
+  if (!q.next()) return std::nullopt;
+  LauncherIdentity who;
+  who.host = q.text();
+  who.pid = q.int64();
+  who.start = q.int64();
+  return who;
+}
+
 }  // namespace ranklab

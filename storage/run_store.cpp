@@ -681,6 +681,23 @@ std::vector<ServerLoadRow> RunStore::serverLoads(int64_t run_id) {
   return readAll(stmts_->selectServerLoads, run_id, &readServerLoad);
 }
 
+std::vector<ServerLoadRow> RunStore::serverLoadsAfter(int64_t run_id, int64_t& after) {
+  // kSelectServerLoads's columns, then the row id.
+  static constexpr const char* kSql = R"sql(
+SELECT run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls, bytes_rx, bytes_tx,
+       busy_ns, idle_ns, held_ns, max_staleness, version, time_ns, bytes_raw, rowid
+FROM server_loads WHERE run_id = ? AND rowid > ? ORDER BY rowid)sql";
+  Statement statement(db_, path_, "read new server loads", kSql);
+  Query q(statement);
+  q.bind(run_id, after);
+  std::vector<ServerLoadRow> rows;
+  while (q.next()) {
+    rows.push_back(readServerLoad(q));
+    after = q.int64();
+  }
+  return rows;
+}
+
 std::vector<SpanRow> RunStore::spans(int64_t run_id) {
   return readAll(stmts_->selectSpans, run_id, &readSpan);
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/launcher_identity.h"
 #include "storage/records.h"
 #include "storage/store_error.h"
 
@@ -50,6 +51,10 @@ class RunStore {
   // marked `lost`, with a `lost` event, their step bins summed. Returns their ids.
   std::vector<int64_t> markLostRuns();
   void deleteRun(int64_t run_id);  // the run and all its rows
+  // The run `who` launched (a launcher process runs one run), if it has created it yet.
+  std::optional<int64_t> runLaunchedBy(const LauncherIdentity& who);
+  // Which process launched the run (pid 0 for runs stored before schema 10).
+  std::optional<LauncherIdentity> launcherOf(int64_t run_id);
 
   std::vector<RunRow> listRuns();  // newest first
   std::optional<RunRow> run(int64_t run_id);
@@ -59,7 +64,10 @@ class RunStore {
   std::vector<EvalRow> evals(int64_t run_id);  // ordered by step, rank
   std::vector<EventRow> events(int64_t run_id);
   std::vector<ServerLoadRow> serverLoads(int64_t run_id);  // ordered by rank, time
-  std::vector<SpanRow> spans(int64_t run_id);              // ordered by rank, start
+  // The rows stored after row `after` (0: all), in the order stored; moves `after` on to
+  // the last one returned (how a follower of a running run reads only what is new).
+  std::vector<ServerLoadRow> serverLoadsAfter(int64_t run_id, int64_t& after);
+  std::vector<SpanRow> spans(int64_t run_id);  // ordered by rank, start
 
   // For the workbench's views (run_queries.cpp).
   void setTags(int64_t run_id, const std::vector<std::string>& tags);  // replaces them

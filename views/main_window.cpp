@@ -33,6 +33,7 @@ LaunchOptions launchOptions(const WorkbenchOptions& options) {
   LaunchOptions launch;
   launch.db_path = options.db_path.toStdString();
   launch.worker_path = options.worker_path.toStdString();
+  launch.launcher_path = options.launcher_path.toStdString();
   return launch;
 }
 
@@ -289,6 +290,22 @@ void MainWindow::launch(bool show_monitor) {
   updateActions();
 }
 
+bool MainWindow::attach(const RunRow& run) {
+  if (isRunning() || !session_->attach(run.id)) return false;
+  live_run_id_ = 0;
+  loading_run_id_ = 0;
+  live_model_->reset();
+  live_model_->setWorld(run.world);
+  live_strategy_ = QString::fromStdString(run.strategy);
+  log_model_->clear();
+  shown_run_id_ = -1;
+  page_->setModel(live_model_);
+  page_->setHeadline(tr("following run %1…").arg(run.id));
+  statusBar()->showMessage(tr("Following run %1, still going").arg(run.id));
+  updateActions();
+  return true;
+}
+
 void MainWindow::stop() {
   if (!isRunning()) return;
   session_->stop();
@@ -344,6 +361,9 @@ void MainWindow::onRunsListed(const RunList& list) {
   runs_page_->view()->resizeColumnsToContents();
   if (shown_run_id_ > 0) selectRun(shown_run_id_);
   if (first_listing_) {
+    // A run still going (launched by a workbench since closed, or from a terminal) is followed.
+    for (const RunRow& run : list.runs)
+      if (run.status == "running" && !launch_pending_ && attach(run)) break;
     if (options_.open_run > 0)
       openRun(options_.open_run);
     else if (!launch_pending_ && shown_run_id_ == 0 && !list.runs.empty())
@@ -478,10 +498,7 @@ void MainWindow::appendLog(int rank, bool is_stderr, const QString& line) {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   WorkbenchSettings::setWindowLayout(saveGeometry(), saveState());
-  if (isRunning()) {
-    statusBar()->showMessage(tr("Stopping run %1 before closing…").arg(live_run_id_));
-    session_->stop();  // ~RunSession waits for the run thread
-  }
+  // The run goes on in its launcher; the next workbench on this store follows it again.
   event->accept();
 }
 

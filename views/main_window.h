@@ -30,6 +30,7 @@ struct WorkbenchOptions {
   QString job_path;       // job loaded into the setup page at start ("" = defaults)
   QStringList overrides;  // "section.key=value", applied to the form at start
   QString worker_path;    // ranklab-worker; "" = JobRunner's default
+  QString launcher_path;  // ranklab, the CLI that runs a launched job; "" = beside this program
   QString presets_dir;    // resources/jobs
   int64_t open_run = 0;   // show this stored run once the store is read
   QList<qint64> compare;  // compare these stored runs once the store is read
@@ -49,6 +50,9 @@ class MainWindow : public QMainWindow {
   // The setup page's job; refused (and said why) while it is invalid. show_monitor: go to
   // the live page when launched from the setup page.
   void launch(bool show_monitor = true);
+  // Follows a stored run that is still going (the newest one is followed when the store is
+  // first read); false when one is followed already.
+  bool attach(const RunRow& run);
   void stop();
   bool isRunning() const;
   void refreshRuns();

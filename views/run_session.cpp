@@ -1,28 +1,57 @@
 #include "views/run_session.h"
 
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QThread>
+#include <chrono>
 #include <exception>
+#include <thread>
+
+#include "launch/detached_run.h"
 
 namespace ranklab {
 
-RunWorker::RunWorker(JobRunner* runner, QString job_path, QStringList overrides, QString toml_text)
-    : runner_(runner),
-      job_path_(std::move(job_path)),
-      overrides_(std::move(overrides)),
-      toml_text_(std::move(toml_text)) {}
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+
+QString consoleOfRun(const QString& folder, qint64 run_id) {
+  return folder + QStringLiteral("/run-%1.log").arg(run_id);
+}
+
+}  // namespace
+
+RunWorker::RunWorker(FollowerMaker make_follower) : make_follower_(std::move(make_follower)) {}
 
 void RunWorker::run() {
-  RunOutcome outcome;
   try {
-    std::vector<std::string> overrides;
-    for (const QString& o : overrides_) overrides.push_back(o.toStdString());
-    outcome =
-        runner_->runJobText(toml_text_.toStdString(), job_path_.toStdString(), overrides, *this);
+    follower_ = make_follower_();
+    launcher_pid_ = follower_->launcherPid();
+    bool going = true;
+    while (going && !leave_) {
+      going = follower_->poll(*this);
+      emitSteps();
+      for (auto waited = std::chrono::milliseconds(0); going && !leave_ && waited < kPollInterval;
+           waited += std::chrono::milliseconds(10))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!leave_) emit ended(follower_->outcome());
   } catch (const std::exception& e) {
+    RunOutcome outcome;
+    outcome.run_id = follower_ ? follower_->runId() : 0;
     outcome.status = "failed";
     outcome.error = e.what();
+    emit ended(outcome);
   }
-  emit ended(outcome);
+}
+
+void RunWorker::emitSteps() {
+  if (steps_.empty()) return;
+  emit stepsRead(steps_);
+  steps_.clear();
 }
 
 void RunWorker::onStarted(int64_t run_id, const std::vector<std::string>& command) {
@@ -43,32 +72,88 @@ RunSession::RunSession(LaunchOptions options, QObject* parent)
 }
 
 RunSession::~RunSession() {
-  if (runner_) runner_->requestStop();
+  if (worker_) worker_->leave();
   joinThread();
 }
 
+QString RunSession::launchFolder(const QString& db_path) {
+  return QFileInfo(db_path).absolutePath() + QStringLiteral("/launches");
+}
+
 bool RunSession::start(const QString& job_path, const QStringList& overrides) {
-  if (isRunning()) return false;
-  runner_ = std::make_unique<JobRunner>(options_);
-  return startWorker(new RunWorker(runner_.get(), job_path, overrides));
+  return launch(job_path, overrides, {});
 }
 
 bool RunSession::startText(const QString& toml_text, const QString& job_path) {
+  return launch(job_path, {}, toml_text);
+}
+
+// The launcher is `ranklab run` with the job (its text, when given, from a file in the launch
+// folder), its console in that folder until the run's id names it.
+bool RunSession::launch(const QString& job_path, const QStringList& overrides,
+                        const QString& toml_text) {
   if (isRunning()) return false;
-  runner_ = std::make_unique<JobRunner>(options_);
-  return startWorker(new RunWorker(runner_.get(), job_path, {}, toml_text));
+  const QString folder = launchFolder(QString::fromStdString(options_.db_path));
+  const QString stamp = QStringLiteral("%1-%2")
+                            .arg(QDateTime::currentMSecsSinceEpoch())
+                            .arg(QCoreApplication::applicationPid());
+  const QString console = folder + QStringLiteral("/launch-%1.log").arg(stamp);
+  const QString text_file =
+      toml_text.isEmpty() ? QString() : folder + QStringLiteral("/launch-%1.toml").arg(stamp);
+  std::vector<std::string> argv = {
+      options_.launcher_path.empty() ? executableDir() + "/ranklab" : options_.launcher_path,
+      "run",
+      job_path.toStdString(),
+      "--db",
+      options_.db_path,
+      "--quiet"};
+  if (!options_.worker_path.empty()) argv.insert(argv.end(), {"--worker", options_.worker_path});
+  if (!text_file.isEmpty()) argv.insert(argv.end(), {"--text-from", text_file.toStdString()});
+  for (const QString& o : overrides) argv.insert(argv.end(), {"--set", o.toStdString()});
+  const std::string db = options_.db_path;
+  auto make = [=]() -> std::unique_ptr<RunFollower> {
+    if (!QDir().mkpath(folder)) throw std::runtime_error(folder.toStdString() + ": cannot create");
+    if (!text_file.isEmpty()) {
+      QFile file(text_file);
+      if (!file.open(QIODevice::WriteOnly) || file.write(toml_text.toUtf8()) < 0)
+        throw std::runtime_error(text_file.toStdString() + ": " + file.errorString().toStdString());
+    }
+    const int64_t pid = startDetached(argv, console.toStdString());
+    return std::make_unique<RunFollower>(db, processOnThisHost(pid), console.toStdString(), argv);
+  };
+  auto* worker = new RunWorker(make);
+  // Once the run has an id its console is named after it and the job's text has been read.
+  connect(
+      worker, &RunWorker::started, worker,
+      [worker, folder, console, text_file](qint64 id) {
+        const QString named = consoleOfRun(folder, id);
+        if (QFile::rename(console, named)) worker->setConsolePath(named.toStdString());
+        if (!text_file.isEmpty()) QFile::remove(text_file);
+      },
+      Qt::DirectConnection);
+  return startWorker(worker);
+}
+
+bool RunSession::attach(qint64 run_id) {
+  if (isRunning()) return false;
+  const std::string db = options_.db_path;
+  const QString console = consoleOfRun(launchFolder(QString::fromStdString(db)), run_id);
+  const std::string console_path = QFileInfo::exists(console) ? console.toStdString() : "";
+  return startWorker(new RunWorker([db, run_id, console_path] {
+    return std::make_unique<RunFollower>(db, run_id, console_path);
+  }));
 }
 
 bool RunSession::startWorker(RunWorker* worker) {
   worker_ = worker;
   thread_ = new QThread(this);
-  thread_->setObjectName(QStringLiteral("ranklab-run"));
+  thread_->setObjectName(QStringLiteral("ranklab-follow"));
   worker_->moveToThread(thread_);
 
   // The worker lives on thread_, this on the UI thread: these connections are queued.
   connect(worker_, &RunWorker::started, this, &RunSession::started);
   connect(worker_, &RunWorker::rankChanged, this, &RunSession::rankChanged);
-  connect(worker_, &RunWorker::stepReceived, batcher_, &StepBatcher::add);
+  connect(worker_, &RunWorker::stepsRead, batcher_, &StepBatcher::addAll);
   connect(worker_, &RunWorker::evalReceived, this, &RunSession::evalReceived);
   connect(worker_, &RunWorker::eventReceived, this, &RunSession::eventReceived);
   connect(worker_, &RunWorker::serverLoadReceived, this, &RunSession::serverLoadReceived);
@@ -81,13 +166,12 @@ bool RunSession::startWorker(RunWorker* worker) {
 }
 
 void RunSession::stop() {
-  if (runner_) runner_->requestStop();
+  if (worker_) requestStopOf(worker_->launcherPid());
 }
 
 bool RunSession::injectFault(int rank, const QString& action) {
-  if (!runner_ || !thread_) return false;
-  runner_->requestFault(rank, action.toStdString());
-  return true;
+  if (!worker_ || !thread_) return false;
+  return sendRankFault(worker_->launcherPid(), rank, action.toStdString());
 }
 
 void RunSession::onWorkerEnded(const RunOutcome& outcome) {
@@ -104,7 +188,6 @@ void RunSession::joinThread() {
   delete thread_;
   worker_ = nullptr;
   thread_ = nullptr;
-  runner_.reset();
 }
 
 }  // namespace ranklab

@@ -1,13 +1,18 @@
-// Runs one job at a time on its own thread; JobRunner::run blocks there, never on the UI.
-// Every RunObserver callback comes back to the UI thread as a queued, typed signal.
+// Runs one job at a time in a launcher process of its own (`ranklab run`, started detached),
+// so the run outlives the workbench, and follows it from the run store on a thread of its
+// own (RunFollower): the same records whether the run was launched here, by an earlier
+// workbench, or from a terminal. Every record comes back to the UI thread as a queued signal.
 #pragma once
 
 #include <QObject>
 #include <QStringList>
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "launch/job_runner.h"
+#include "launch/run_follower.h"
 #include "views/models/record_metatypes.h"
 #include "views/models/step_batcher.h"
 
@@ -17,20 +22,28 @@ class QThread;
 
 namespace ranklab {
 
-// Lives on the run thread: turns observer callbacks into signals.
+// Lives on the follow thread: polls the follower and turns its callbacks into signals.
 class RunWorker : public QObject, public RunObserver {
   Q_OBJECT
 
  public:
-  // With toml_text empty the job is read from job_path; else job_path only names it.
-  RunWorker(JobRunner* runner, QString job_path, QStringList overrides, QString toml_text = {});
+  // make_follower runs on the follow thread (it may start the launcher); a throw is a failed
+  // outcome. on_started renames what the launch left under a temporary name.
+  using FollowerMaker = std::function<std::unique_ptr<RunFollower>()>;
+  explicit RunWorker(FollowerMaker make_follower);
 
-  void run();  // on the run thread; emits ended() last
+  void run();                      // on the follow thread; emits ended() last, unless left
+  void leave() { leave_ = true; }  // stop following; the run goes on
+  int64_t launcherPid() const { return launcher_pid_; }
+  // On the follow thread, from a slot connected directly to started().
+  void setConsolePath(const std::string& path) {
+    if (follower_) follower_->setConsolePath(path);
+  }
 
  signals:
   void started(qint64 run_id, const QStringList& command);
   void rankChanged(const ranklab::RankRow& rank);
-  void stepReceived(const ranklab::StepRow& step);
+  void stepsRead(const std::vector<ranklab::StepRow>& steps);
   void evalReceived(const ranklab::EvalRow& eval);
   void eventReceived(const ranklab::EventRow& event);
   void serverLoadReceived(const ranklab::ServerLoadRow& load);
@@ -41,37 +54,47 @@ class RunWorker : public QObject, public RunObserver {
  private:
   void onStarted(int64_t run_id, const std::vector<std::string>& command) override;
   void onRank(const RankRow& rank) override { emit rankChanged(rank); }
-  void onStep(const StepRow& step) override { emit stepReceived(step); }
+  void onStep(const StepRow& step) override { steps_.push_back(step); }
   void onEval(const EvalRow& eval) override { emit evalReceived(eval); }
   void onEvent(const EventRow& event) override { emit eventReceived(event); }
   void onServerLoad(const ServerLoadRow& load) override { emit serverLoadReceived(load); }
   void onOutput(int rank, bool is_stderr, const std::string& line) override;
   void onFinished(const RunSummary& summary) override { emit summaryReady(summary); }
+  void emitSteps();
 
-  JobRunner* runner_;
-  QString job_path_;
-  QStringList overrides_;
-  QString toml_text_;
+  FollowerMaker make_follower_;
+  std::unique_ptr<RunFollower> follower_;
+  std::vector<StepRow> steps_;  // read in this poll, sent as one signal
+  std::atomic<bool> leave_{false};
+  std::atomic<int64_t> launcher_pid_{0};
 };
 
-// Owned by the UI: starts a run, stops it, and forwards the worker's signals.
+// Owned by the UI: launches a run or follows one already going, stops it, injects faults,
+// and forwards the worker's signals.
 class RunSession : public QObject {
   Q_OBJECT
 
  public:
   explicit RunSession(LaunchOptions options, QObject* parent = nullptr);
-  ~RunSession() override;  // asks a live run to stop and waits for it
+  ~RunSession() override;  // stops following; the run itself goes on
 
   bool isRunning() const { return thread_ != nullptr; }
-  // false when a run is already going. Job file errors arrive as ended() with status "failed".
+  // false when a run is already followed. Job file errors arrive as ended() with status
+  // "failed" and the launcher's words.
   bool start(const QString& job_path, const QStringList& overrides = {});
   // The job as text (the setup page's form); job_path is where it came from, "" if unsaved.
   bool startText(const QString& toml_text, const QString& job_path);
+  // Follows a stored run that is still going (launched by an earlier workbench or the CLI),
+  // from its first step; false when a run is already followed.
+  bool attach(qint64 run_id);
   void setDbPath(const QString& path) { options_.db_path = path.toStdString(); }
-  void stop();  // returns at once; ended() follows
-  // kill, stop or continue a rank of the running run (JobRunner::requestFault); false when
-  // no run is going.
+  void stop();  // asks the launcher to stop the run (as Ctrl-C); returns at once, ended() follows
+  // kill, stop or continue a rank of the followed run (sent to its launcher); false when no
+  // run is followed or its launcher is gone.
   bool injectFault(int rank, const QString& action);
+
+  // Where launches keep their job text and console (`run-ID.log`): beside the run store.
+  static QString launchFolder(const QString& db_path);
 
  signals:
   void started(qint64 run_id, const QStringList& command);
@@ -86,12 +109,12 @@ class RunSession : public QObject {
   void ended(const ranklab::RunOutcome& outcome);  // the thread is gone by now
 
  private:
+  bool launch(const QString& job_path, const QStringList& overrides, const QString& toml_text);
   bool startWorker(RunWorker* worker);
   void onWorkerEnded(const RunOutcome& outcome);
   void joinThread();
 
   LaunchOptions options_;
-  std::unique_ptr<JobRunner> runner_;
   QThread* thread_ = nullptr;
   RunWorker* worker_ = nullptr;
   StepBatcher* batcher_;

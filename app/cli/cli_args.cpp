@@ -50,6 +50,10 @@ CliArgs parseArgs(int argc, char** argv) {
       args.csv = value();
     else if (a == "--trace")
       args.trace = value();
+    else if (a == "--text-from")
+      args.text_from = value();
+    else if (a == "--worker")
+      args.worker = value();
     else if (a == "--json")
       args.json = true;
     else if (a == "--quiet")

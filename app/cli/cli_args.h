@@ -19,8 +19,10 @@ struct UsageError : std::runtime_error {
 struct CliArgs {
   std::vector<std::string> positional;
   std::string db;
-  std::string csv;    // runs export: the step rows' file to write
-  std::string trace;  // runs export: the Chrome trace file to write
+  std::string csv;        // runs export: the step rows' file to write
+  std::string trace;      // runs export: the Chrome trace file to write
+  std::string text_from;  // run: the job's text from this file; JOB.toml only names it
+  std::string worker;     // ranklab-worker; "" = beside this executable
   bool json = false;
   bool quiet = false;
   std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check

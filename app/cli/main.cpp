@@ -1,6 +1,8 @@
 // ranklab: run, validate and inspect distributed training jobs from a terminal.
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,6 +18,7 @@
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
+#include "launch/detached_run.h"
 #include "launch/job_runner.h"
 #include "storage/run_store.h"
 
@@ -28,6 +31,8 @@ commands:
   run JOB.toml [--ranks N] [--set section.key=value ...]   launch a job, store it, print its summary
         [--max-restarts N]                                 restart from the last checkpoint after a failure
         [--hosts a:2,b:2 | --hostfile FILE]                ranks on other hosts, placed by Open MPI
+        [--text-from FILE] [--worker PATH]                 the job's text from FILE (JOB.toml names it, as
+                                                           the workbench launches an unsaved form); the worker
   resume ID [--ranks M] [--set section.key=value ...]      run ID's job again from its checkpoint, as a new
                                                            run (on M ranks: elastic, train.elastic = true)
   validate JOB.toml [--set section.key=value ...]          check a job file without launching
@@ -47,7 +52,7 @@ commands:
 options for every command:
   --db PATH   run store file (default: $XDG_DATA_HOME/ranklab/runs.db or ~/.local/share/ranklab/runs.db)
   --json      machine-readable output on stdout
-  --quiet     (run) no per-second progress, only errors
+  --quiet     (run) no per-second progress lines; rank output and errors still shown
   --version   the version and the commit this binary was built from
 )";
 
@@ -85,10 +90,13 @@ void stopOnSignal(int) {
   if (g_active_runner != nullptr) g_active_runner->requestStop();
 }
 
-// Runs `job` (read from `job_path`) to its end: progress, summary, and the exit status.
-int runJob(const CliArgs& args, const JobSpec& job, const std::string& job_path) {
+// Runs a job to its end, `launch` starting it on the runner: progress, summary, and the exit
+// status. A workbench drives it by signals: SIGINT stops, SIGRTMIN+2 carries a rank fault.
+int runJob(const CliArgs& args, int epochs,
+           const std::function<RunOutcome(JobRunner&, RunObserver&)>& launch) {
   LaunchOptions options;
   options.db_path = args.db;
+  options.worker_path = args.worker;
   JobRunner runner(options);
   g_active_runner = &runner;
   std::signal(SIGINT, stopOnSignal);
@@ -96,8 +104,14 @@ int runJob(const CliArgs& args, const JobSpec& job, const std::string& job_path)
   std::signal(SIGHUP, stopOnSignal);  // the terminal closed: stop cleanly, store the run
   // `ranklab run … | head`: a closed pipe fails the write, not the launcher with its run.
   std::signal(SIGPIPE, SIG_IGN);
-  ProgressPrinter printer(job.train.epochs, args.quiet);
-  const RunOutcome outcome = runner.run(job, job_path, printer);
+  const RankFaultListener faults(
+      [&runner](int rank, const std::string& action) { runner.requestFault(rank, action); });
+  ProgressPrinter printer(epochs, args.quiet);
+  const RunOutcome outcome = launch(runner, printer);
+  if (outcome.run_id == 0) {  // the job did not check out: nothing was launched
+    std::cerr << outcome.error << "\n";
+    return 2;
+  }
   RunStore store(args.db);
   const auto summary = store.summary(outcome.run_id);
   if (!summary) {
@@ -113,8 +127,23 @@ int runJob(const CliArgs& args, const JobSpec& job, const std::string& job_path)
   return outcome.status == "done" ? 0 : 1;
 }
 
+// The job from its file, or (--text-from) from another file's text under its name.
+JobSpec jobToRun(const CliArgs& args, const std::string& job_path) {
+  if (args.text_from.empty()) return loadWithOverrides(args);
+  std::ifstream file(args.text_from, std::ios::binary);
+  if (!file) throw std::runtime_error(args.text_from + ": cannot open the job's text");
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  JobOverrides overrides = args.overrides;
+  if (args.ranks) overrides.push_back("parallel.ranks=" + std::to_string(*args.ranks));
+  return parseJob(text, job_path.empty() ? "job.toml" : job_path, overrides);
+}
+
 int runCommand(const CliArgs& args) {
-  return runJob(args, loadWithOverrides(args), positional(args, 1, "job file"));
+  const std::string& job_path = positional(args, 1, "job file");
+  const JobSpec job = jobToRun(args, job_path);
+  return runJob(args, job.train.epochs, [&](JobRunner& runner, RunObserver& observer) {
+    return runner.run(job, job_path, observer);
+  });
 }
 
 // A stored run's job again, from the checkpoint it wrote, as a new run; on another number
@@ -140,7 +169,9 @@ int resumeCommand(const CliArgs& args) {
   overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
   JobSpec job = parseJob(run->job_toml, "run " + std::to_string(id) + "'s job", overrides);
   job.faults.clear();  // the faults a demo injected are history, not part of the job to go on
-  return runJob(args, job, run->job_path);
+  return runJob(args, job.train.epochs, [&](JobRunner& runner, RunObserver& observer) {
+    return runner.run(job, run->job_path, observer);
+  });
 }
 
 int dispatch(const CliArgs& args) {

@@ -95,7 +95,6 @@ void ProgressPrinter::onEvent(const EventRow& event) {
 }
 
 void ProgressPrinter::onOutput(int rank, bool is_stderr, const std::string& line) {
-  if (quiet_ && !is_stderr) return;
   std::fprintf(stderr, "  [rank %d%s] %s\n", rank, is_stderr ? " err" : "", line.c_str());
 }
 

@@ -37,16 +37,29 @@ QString findDefaultJob() {
   return {};
 }
 
-// ranklab-worker: beside this executable when installed, else where the build put it.
-QString findWorker() {
+// A program of ranklab's: beside this executable when installed, else where the build put it.
+QString findProgram(const QString& name, const QString& build_path) {
   const QString exe_dir = QCoreApplication::applicationDirPath();
-  QStringList candidates = {exe_dir + "/ranklab-worker", exe_dir + "/../ranklab-worker"};
-#ifdef RANKLAB_WORKER_BUILD_PATH
-  candidates << QStringLiteral(RANKLAB_WORKER_BUILD_PATH);
-#endif
+  QStringList candidates = {exe_dir + "/" + name, exe_dir + "/../" + name, build_path};
   for (const QString& c : candidates)
-    if (QFileInfo(c).isExecutable()) return QFileInfo(c).canonicalFilePath();
-  return {};  // JobRunner's default, which will name the path it tried
+    if (!c.isEmpty() && QFileInfo(c).isExecutable()) return QFileInfo(c).canonicalFilePath();
+  return {};  // the launch's default, which will name the path it tried
+}
+
+QString findWorker() {
+#ifdef RANKLAB_WORKER_BUILD_PATH
+  return findProgram(QStringLiteral("ranklab-worker"), QStringLiteral(RANKLAB_WORKER_BUILD_PATH));
+#else
+  return findProgram(QStringLiteral("ranklab-worker"), {});
+#endif
+}
+
+QString findLauncher() {
+#ifdef RANKLAB_CLI_BUILD_PATH
+  return findProgram(QStringLiteral("ranklab"), QStringLiteral(RANKLAB_CLI_BUILD_PATH));
+#else
+  return findProgram(QStringLiteral("ranklab"), {});
+#endif
 }
 
 }  // namespace
@@ -162,6 +175,7 @@ ranklab::WorkbenchOptions windowOptions(Options& cli, const Choices& chosen) {
   options.presets_dir = QFileInfo(findDefaultJob()).absolutePath();
   options.overrides = cli.parser.values(cli.set);
   options.worker_path = cli.parser.isSet(cli.worker) ? cli.parser.value(cli.worker) : findWorker();
+  options.launcher_path = findLauncher();
   options.open_run = chosen.open_run;
   options.compare = chosen.compare_runs;
   return options;
@@ -180,8 +194,11 @@ void showChosenPage(ranklab::MainWindow& window, const Choices& chosen) {
 }
 
 // Saves the window to `png` after `after_ms`, or shortly after a --start run ends, and quits.
-void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int after_ms) {
-  auto take = [&window, png] {
+// A run --start launched for the picture is stopped with it; a run followed goes on.
+void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int after_ms,
+                        bool stop_run) {
+  auto take = [&window, png, stop_run] {
+    if (stop_run) window.stop();
     window.livePage()->refreshNow();
     if (!window.grab().save(png, "PNG")) {
       std::fprintf(stderr, "ranklab-workbench: cannot write screenshot %s\n", qPrintable(png));
@@ -198,7 +215,8 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
 }
 
 // Quits when the launched run ends, saying what the workbench spent watching it: the whole
-// process (UI, launcher and recorder threads) and the UI thread alone, against the wall.
+// process (UI and follow threads; the launcher and recorder are a process of their own) and
+// the UI thread alone, against the wall.
 void exitWhenDone(ranklab::MainWindow& window) {
   static const auto started = std::chrono::steady_clock::now();
   QObject::connect(
@@ -251,7 +269,8 @@ int main(int argc, char** argv) {
   window.show();
   showChosenPage(window, chosen);
   if (cli.parser.isSet(cli.shot))
-    scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms);
+    scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms,
+                       cli.parser.isSet(cli.start));
   if (cli.parser.isSet(cli.exit_when_done)) exitWhenDone(window);
   if (cli.parser.isSet(cli.start))  // a page asked for stays on screen
     QTimer::singleShot(0, &window,

@@ -33,8 +33,9 @@ target_link_libraries(test_main_window PRIVATE ranklab_views Qt6::Test)
 function(ranklab_gui_run_test name)
   ranklab_gui_test(${name} ${CMAKE_CURRENT_SOURCE_DIR}/gui/${name}.cpp)
   target_link_libraries(${name} PRIVATE ranklab_views Qt6::Test)
-  target_compile_definitions(${name} PRIVATE RANKLAB_WORKER_PATH="$<TARGET_FILE:ranklab-worker>")
-  add_dependencies(${name} ranklab-worker)
+  target_compile_definitions(${name} PRIVATE RANKLAB_WORKER_PATH="$<TARGET_FILE:ranklab-worker>"
+                                             RANKLAB_CLI_PATH="$<TARGET_FILE:ranklab>")
+  add_dependencies(${name} ranklab-worker ranklab)
   set_tests_properties(${name} PROPERTIES TIMEOUT 300 LABELS "gui;integration")
 endfunction()
 

@@ -35,6 +35,7 @@ class LearnPageTest : public QObject {
     QVERIFY(dir_.isValid());
     options_.db_path = dir_.filePath(QStringLiteral("runs.db"));
     options_.worker_path = QStringLiteral(RANKLAB_WORKER_PATH);
+    options_.launcher_path = QStringLiteral(RANKLAB_CLI_PATH);
     options_.presets_dir = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs");
     options_.job_path = options_.presets_dir + QStringLiteral("/quickstart.toml");
   }

@@ -1,11 +1,13 @@
-// Launch from the window: a small 2-rank job runs through JobRunner on the run thread
-// while the loss chart and the time breakdown fill, and the run ends up in the list.
+// Launch from the window: a small 2-rank job runs in a launcher process of its own, followed
+// from the store while the loss chart and the time breakdown fill; it ends up in the list.
 #include <QBarSet>
 #include <QFileInfo>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <map>
+#include <memory>
 
 #include <QTableView>
 #include "storage/run_store.h"
@@ -33,8 +35,9 @@ QString longRun(const QTemporaryDir& dir, WorkbenchOptions& options) {
   options.db_path = dir.filePath(QStringLiteral("runs.db"));
   options.job_path = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/quickstart.toml");
   options.worker_path = worker;
-  options.overrides = {"parallel.ranks=2",   "data.train_limit=2048", "data.test_limit=512",
-                       "train.epochs=10000", "model.layers=[32]",     "parallel.threads=1"};
+  options.launcher_path = QStringLiteral(RANKLAB_CLI_PATH);
+  options.overrides = {"parallel.ranks=2",   "data.train_limit=16384", "data.test_limit=512",
+                       "train.epochs=10000", "model.layers=[32]",      "parallel.threads=1"};
   return {};
 }
 
@@ -57,9 +60,13 @@ class WorkbenchLiveTest : public QObject {
     options.db_path = dir.filePath(QStringLiteral("runs.db"));
     options.job_path = job;
     options.worker_path = worker;
-    options.overrides = {"parallel.ranks=2",  "data.train_limit=4096", "data.test_limit=512",
-                         "train.epochs=1",    "train.batch_size=32",   "model.layers=[32]",
-                         "parallel.threads=1"};
+    options.launcher_path = QStringLiteral(RANKLAB_CLI_PATH);
+    // Rank 1 slowed 25 ms a step: the run lasts a second or two, long enough to be watched
+    // through the store (its recorder writes every 250 ms).
+    options.overrides = {
+        "parallel.ranks=2",   "data.train_limit=4096",  "data.test_limit=512",
+        "train.epochs=1",     "train.batch_size=32",    "model.layers=[32]",
+        "parallel.threads=1", "fault.straggler_rank=1", "fault.straggler_delay_ms=25"};
     MainWindow window(options);
     QSignalSpy ended(&window, &MainWindow::runEnded);
     window.show();
@@ -167,6 +174,66 @@ class WorkbenchLiveTest : public QObject {
     const auto outcome = ended.first().at(0).value<RunOutcome>();
     QCOMPARE(outcome.status, std::string("stopped"));
     QVERIFY(!window.isRunning());
+  }
+
+  // The workbench may close; the run may not. A run launched from the window goes on in its
+  // launcher once the window is gone, and the next window on the store follows it from its
+  // first step: every row stored before the close is there after it, unchanged, and each
+  // rank's steps run on without a gap to the end.
+  void aClosedWorkbenchLeavesItsRunGoingAndTheNextFollowsIt() {
+    QTemporaryDir dir;
+    WorkbenchOptions options;
+    if (const QString why = longRun(dir, options); !why.isEmpty()) QSKIP(qPrintable(why));
+    // 5,120 steps a rank at 2 ms or more each: at least 10 s, however fast the machine.
+    options.overrides << QStringLiteral("train.epochs=40")
+                      << QStringLiteral("fault.straggler_rank=1")
+                      << QStringLiteral("fault.straggler_delay_ms=2");
+    auto first = std::make_unique<MainWindow>(options);
+    first->show();
+    first->launch();
+    QTRY_VERIFY_WITH_TIMEOUT(first->livePage()->model()->rankCount() == 2 &&
+                                 first->livePage()->model()->rankAt(1).step > 200,
+                             120000);
+    RunStore store(options.db_path.toStdString());
+    const int64_t run_id = store.listRuns().at(0).id;
+    const std::vector<StepRow> before = store.steps(run_id);
+    first->close();
+    first.reset();
+
+    QTest::qWait(300);
+    QCOMPARE(QString::fromStdString(store.run(run_id)->status), QStringLiteral("running"));
+    QVERIFY(launcherMayLive(*store.launcherOf(run_id)));
+    QVERIFY(store.steps(run_id).size() > before.size());  // it trains on with no one watching
+
+    MainWindow next(options);
+    QSignalSpy ended(&next, &MainWindow::runEnded);
+    next.show();
+    QTRY_VERIFY_WITH_TIMEOUT(next.isRunning(), 10000);  // followed as soon as the store is read
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 180000);
+    const auto outcome = ended.first().at(0).value<RunOutcome>();
+    QCOMPARE(outcome.run_id, run_id);
+    QVERIFY2(outcome.status == "done", outcome.error.c_str());
+
+    const std::vector<StepRow> after = store.steps(run_id);  // ordered by rank, step
+    std::map<std::pair<int, int64_t>, const StepRow*> stored;
+    for (const StepRow& s : after) stored[{s.rank, s.step}] = &s;
+    for (const StepRow& s : before) {
+      const auto it = stored.find({s.rank, s.step});
+      QVERIFY2(it != stored.end(),
+               qPrintable(QStringLiteral("rank %1 step %2 is gone").arg(s.rank).arg(s.step)));
+      QCOMPARE(it->second->time_ns, s.time_ns);
+      QCOMPARE(it->second->loss, s.loss);
+    }
+    for (int rank = 0; rank < 2; ++rank) {
+      std::vector<int64_t> steps;
+      for (const StepRow& s : after)
+        if (s.rank == rank) steps.push_back(s.step);
+      QVERIFY(!steps.empty());
+      QCOMPARE(int64_t(steps.size()), steps.back() - steps.front() + 1);  // no gap
+      // The window that followed the run from the store saw it to its last step.
+      QCOMPARE(next.livePage()->model()->rankAt(rank).step, steps.back());
+    }
+    QVERIFY(next.livePage()->logPane()->visibleLines() > 0);  // the launcher's console, read back
   }
 
   // Right-click kill on the rank grid: the launcher sends SIGKILL to that rank, records it as

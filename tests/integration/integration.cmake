@@ -30,6 +30,9 @@ ranklab_cli_test(strategies_test)
 ranklab_cli_test(cli_store_test)
 ranklab_cli_test(fault_test)
 ranklab_cli_test(restart_test)
+# The workbench's way to run a job: a detached launcher, signals, a follower of the store.
+ranklab_cli_test(detached_run_test)
+target_link_libraries(detached_run_test PRIVATE ranklab_launch)
 
 # The PyTorch twins of bench/ start and print their JSON line (a few steps each), so a
 # benchmark's peer cannot break unnoticed between benchmark runs.

@@ -13,6 +13,11 @@ void StepBatcher::add(const StepRow& step) {
   if (!timer_.isActive()) timer_.start();  // the first step of a batch starts the clock
 }
 
+void StepBatcher::addAll(const std::vector<StepRow>& steps) {
+  pending_.insert(pending_.end(), steps.begin(), steps.end());
+  if (!pending_.empty() && !timer_.isActive()) timer_.start();
+}
+
 void StepBatcher::flush() {
   timer_.stop();
   if (pending_.empty()) return;

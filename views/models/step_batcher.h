@@ -20,6 +20,7 @@ class StepBatcher : public QObject {
   explicit StepBatcher(QObject* parent = nullptr);
 
   void add(const StepRow& step);
+  void addAll(const std::vector<StepRow>& steps);
   void flush();  // hands on what is pending now (e.g. when the run ends)
 
  signals:

@@ -1,0 +1,138 @@
+#include "launch/detached_run.h"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace ranklab {
+
+namespace {
+
+constexpr const char* kFaultActions[] = {"kill", "stop", "continue"};
+
+// A real-time signal: each one sent is queued and delivered with its value, where a second
+// SIGUSR1 sent before the first is taken would be merged into it and lost.
+int faultSignal() {
+  return SIGRTMIN + 2;
+}
+constexpr int kActionCount = 3;
+
+// In the grandchild, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void execDetached(std::vector<char*>& argv, int console_fd, int report_fd) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, faultSignal()}) signal(sig, SIG_DFL);
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+  dup2(console_fd, STDOUT_FILENO);
+  dup2(console_fd, STDERR_FILENO);
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);  // none of the caller's sockets or files leak in
+  execv(argv[0], argv.data());
+  const int error = errno;
+  (void)!write(report_fd, &error, sizeof error);
+  _exit(127);
+}
+
+}  // namespace
+
+int64_t startDetached(const std::vector<std::string>& argv, const std::string& console_path) {
+  const std::string what = "start " + argv.at(0);
+  const int console_fd =
+      open(console_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (console_fd < 0) throw std::runtime_error(what + ": " + console_path + ": " + strerror(errno));
+  int report[2];    // the exec's errno, or EOF once it succeeded (CLOEXEC)
+  int pid_pipe[2];  // the grandchild's pid, from the child in between
+  if (pipe2(report, O_CLOEXEC) != 0 || pipe2(pid_pipe, O_CLOEXEC) != 0) {
+    close(console_fd);
+    throw std::runtime_error(what + ": pipe: " + strerror(errno));
+  }
+  std::vector<std::string> args = argv;
+  std::vector<char*> arg_ptrs;
+  for (auto& a : args) arg_ptrs.push_back(a.data());
+  arg_ptrs.push_back(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    setsid();  // no controlling terminal, no process group of the caller's
+    const pid_t grandchild = fork();
+    if (grandchild == 0) execDetached(arg_ptrs, console_fd, report[1]);
+    (void)!write(pid_pipe[1], &grandchild, sizeof grandchild);
+    _exit(grandchild < 0 ? 1 : 0);
+  }
+  close(console_fd);
+  close(report[1]);
+  close(pid_pipe[1]);
+  pid_t pid = -1;
+  if (child > 0) {
+    waitpid(child, nullptr, 0);  // the grandchild is init's now
+    if (read(pid_pipe[0], &pid, sizeof pid) != static_cast<ssize_t>(sizeof pid)) pid = -1;
+  }
+  int error = child < 0 ? errno : 0;
+  if (pid > 0 && read(report[0], &error, sizeof error) != static_cast<ssize_t>(sizeof error))
+    error = 0;
+  close(report[0]);
+  close(pid_pipe[0]);
+  if (pid <= 0 && error == 0) error = EAGAIN;  // a fork failed in between
+  if (error != 0) throw std::runtime_error(what + ": " + strerror(error));
+  return pid;
+}
+
+bool requestStopOf(int64_t pid) {
+  return pid > 0 && kill(static_cast<pid_t>(pid), SIGINT) == 0;
+}
+
+bool sendRankFault(int64_t pid, int rank, const std::string& action) {
+  int code = -1;
+  for (int i = 0; i < kActionCount; ++i)
+    if (action == kFaultActions[i]) code = i;
+  if (code < 0)
+    throw std::invalid_argument("fault \"" + action + "\" (allowed: kill, stop, continue)");
+  if (rank < 0 || pid <= 0) return false;
+  sigval value{};
+  value.sival_int = rank * kActionCount + code;
+  return sigqueue(static_cast<pid_t>(pid), faultSignal(), value) == 0;
+}
+
+std::optional<std::pair<int, std::string>> rankFaultOf(int value) {
+  if (value < 0) return std::nullopt;
+  return std::make_pair(value / kActionCount, std::string(kFaultActions[value % kActionCount]));
+}
+
+namespace {
+constexpr int kQuitListening = -1;  // the value ~RankFaultListener sends itself
+}  // namespace
+
+RankFaultListener::RankFaultListener(Handler on_fault) : on_fault_(std::move(on_fault)) {
+  sigset_t faults;
+  sigemptyset(&faults);
+  sigaddset(&faults, faultSignal());
+  pthread_sigmask(SIG_BLOCK, &faults, nullptr);
+  thread_ = std::thread([this, faults] {
+    for (;;) {
+      siginfo_t info{};
+      if (sigwaitinfo(&faults, &info) != faultSignal()) continue;  // EINTR
+      const int value = info.si_code == SI_QUEUE ? info.si_value.sival_int : -2;
+      if (value == kQuitListening && info.si_pid == getpid()) return;
+      if (const auto fault = rankFaultOf(value)) on_fault_(fault->first, fault->second);
+    }
+  });
+}
+
+RankFaultListener::~RankFaultListener() {
+  sigval quit{};
+  quit.sival_int = kQuitListening;
+  sigqueue(getpid(), faultSignal(), quit);
+  thread_.join();
+  sigset_t faults;
+  sigemptyset(&faults);
+  sigaddset(&faults, faultSignal());
+  pthread_sigmask(SIG_UNBLOCK, &faults, nullptr);
+}
+
+}  // namespace ranklab
