@@ -40,6 +40,9 @@ function(ranklab_gui_run_test name)
 endfunction()
 
 ranklab_gui_run_test(test_workbench_live)
+target_compile_definitions(test_workbench_live PRIVATE
+                           RANKLAB_WORKBENCH_PATH="$<TARGET_FILE:ranklab-workbench>")
+add_dependencies(test_workbench_live ranklab-workbench)
 # Every lesson of the Learn page, run from its preset.
 ranklab_gui_run_test(test_learn_page)
 

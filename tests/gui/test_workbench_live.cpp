@@ -1,8 +1,11 @@
 // Launch from the window: a small 2-rank job runs in a launcher process of its own, followed
 // from the store while the loss chart and the time breakdown fill; it ends up in the list.
+#include <signal.h>
+
 #include <QBarSet>
 #include <QFileInfo>
 #include <QLineSeries>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -234,6 +237,45 @@ class WorkbenchLiveTest : public QObject {
       QCOMPARE(next.livePage()->model()->rankAt(rank).step, steps.back());
     }
     QVERIFY(next.livePage()->logPane()->visibleLines() > 0);  // the launcher's console, read back
+  }
+
+  // A workbench killed outright (SIGKILL: no destructor, no close) leaves its run going too:
+  // the launcher is not its child and trains on to the end.
+  void aKilledWorkbenchLeavesItsRunGoing() {
+    QTemporaryDir dir;
+    WorkbenchOptions options;
+    if (const QString why = longRun(dir, options); !why.isEmpty()) QSKIP(qPrintable(why));
+    QStringList args = {"--db", options.db_path, "--job", options.job_path, "--start"};
+    for (const QString& set : options.overrides) args << "--set" << set;
+    args << "--set"
+         << "train.epochs=20"
+         << "--set"
+         << "fault.straggler_rank=1"
+         << "--set"
+         << "fault.straggler_delay_ms=2";  // 2,560 steps a rank: at least 5 s
+    QProcess workbench;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", dir.filePath("config"));
+    workbench.setProcessEnvironment(env);
+    workbench.start(QStringLiteral(RANKLAB_WORKBENCH_PATH), args);
+    QVERIFY(workbench.waitForStarted());
+    const auto stepsOfRank1 = [&] {
+      if (!QFileInfo::exists(options.db_path)) return int64_t(0);
+      RunStore store(options.db_path.toStdString());
+      const auto runs = store.listRuns();
+      return runs.empty() ? int64_t(0) : int64_t(store.stepsOfRankFrom(runs[0].id, 1, 0).size());
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(stepsOfRank1() > 100, 120000);
+    ::kill(pid_t(workbench.processId()), SIGKILL);
+    QVERIFY(workbench.waitForFinished());
+
+    RunStore store(options.db_path.toStdString());
+    const int64_t run_id = store.listRuns().at(0).id;
+    QCOMPARE(QString::fromStdString(store.run(run_id)->status), QStringLiteral("running"));
+    QTRY_VERIFY_WITH_TIMEOUT(store.run(run_id)->status != "running", 120000);
+    QCOMPARE(QString::fromStdString(store.run(run_id)->status), QStringLiteral("done"));
+    QCOMPARE(int64_t(store.stepsOfRankFrom(run_id, 1, 0).size()), int64_t(20 * 128));
   }
 
   // Right-click kill on the rank grid: the launcher sends SIGKILL to that rank, records it as
