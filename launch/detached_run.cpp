@@ -14,14 +14,14 @@ namespace ranklab {
 
 namespace {
 
-constexpr const char* kFaultActions[] = {"kill", "stop", "continue"};
+constexpr const char* kFaultActions[] = {"kill", "stop", "continue", "slow"};
 
 // A real-time signal: each one sent is queued and delivered with its value, where a second
 // SIGUSR1 sent before the first is taken would be merged into it and lost.
 int faultSignal() {
   return SIGRTMIN + 2;
 }
-constexpr int kActionCount = 3;
+constexpr int kActionCount = 4;
 
 // In the grandchild, between fork and exec: only async-signal-safe calls.
 [[noreturn]] void execDetached(std::vector<char*>& argv, int console_fd, int report_fd) {
@@ -92,7 +92,7 @@ bool sendRankFault(int64_t pid, int rank, const std::string& action) {
   for (int i = 0; i < kActionCount; ++i)
     if (action == kFaultActions[i]) code = i;
   if (code < 0)
-    throw std::invalid_argument("fault \"" + action + "\" (allowed: kill, stop, continue)");
+    throw std::invalid_argument("fault \"" + action + "\" (allowed: kill, stop, continue, slow)");
   if (rank < 0 || pid <= 0) return false;
   sigval value{};
   value.sival_int = rank * kActionCount + code;

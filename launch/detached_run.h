@@ -22,7 +22,8 @@ int64_t startDetached(const std::vector<std::string>& argv, const std::string& c
 // Asks the launcher `pid` to stop its run as Ctrl-C does (SIGINT). False when it is gone.
 bool requestStopOf(int64_t pid);
 
-// A rank fault for the launcher `pid` (kill | stop | continue, as JobRunner::requestFault):
+// A rank fault for the launcher `pid` (kill | stop | continue | slow, as
+// JobRunner::requestFault):
 // the real-time signal SIGRTMIN+2 carrying rank and action (queued: none is lost). Throws
 // std::invalid_argument for another action; false when the launcher is gone.
 bool sendRankFault(int64_t pid, int rank, const std::string& action);

@@ -17,6 +17,7 @@
 
 #include "comm/telemetry/collector.h"
 #include "comm/telemetry/curve_keys.h"
+#include "engine/job/fault_signals.h"
 #include "engine/job/job_argument.h"
 #include "engine/job/job_file.h"
 #include "launch/child_process.h"
@@ -364,14 +365,19 @@ struct AttemptEnd {
 
 namespace {
 
-// The faults the launcher can send a rank from outside: the action and its signal.
+// The faults the launcher can send a rank from outside: the action and its signal ("slow"
+// is queued with the ms it adds to every step, which the rank's FaultInjector takes).
 struct SignalFault {
   const char* action;
   int signal;
   const char* signal_name;
+  const char* effect;  // for the event
 };
-constexpr SignalFault kSignalFaults[] = {
-    {"kill", SIGKILL, "SIGKILL"}, {"stop", SIGSTOP, "SIGSTOP"}, {"continue", SIGCONT, "SIGCONT"}};
+const SignalFault kSignalFaults[] = {{"kill", SIGKILL, "SIGKILL", ""},
+                                     {"stop", SIGSTOP, "SIGSTOP", ""},
+                                     {"continue", SIGCONT, "SIGCONT", ""},
+                                     {"slow", slowRankSignal(), "SIGRTMIN+3", " (+20 ms a step)"}};
+static_assert(kSlowFaultMs == 20, "the slow fault's event text names its ms");
 
 const SignalFault* signalFault(const std::string& action) {
   for (const SignalFault& f : kSignalFaults)
@@ -379,12 +385,22 @@ const SignalFault* signalFault(const std::string& action) {
   return nullptr;
 }
 
+void sendSignalFault(pid_t pid, const SignalFault& fault) {
+  if (fault.signal != slowRankSignal()) {
+    ::kill(pid, fault.signal);
+    return;
+  }
+  sigval value{};
+  value.sival_int = kSlowFaultMs;
+  sigqueue(pid, fault.signal, value);
+}
+
 }  // namespace
 
 void JobRunner::requestFault(int rank, const std::string& action) {
   if (!signalFault(action))
     throw std::invalid_argument("fault action \"" + action +
-                                "\": allowed are kill, stop and continue");
+                                "\": allowed are kill, stop, continue and slow");
   std::lock_guard<std::mutex> lock(faults_mutex_);
   requested_faults_.emplace_back(rank, action);
 }
@@ -404,9 +420,10 @@ void JobRunner::sendRequestedFaults(const RankWatch& watch, RunRecorder& recorde
       continue;
     }
     const SignalFault& fault = *signalFault(action);  // checked when it was requested
-    ::kill(pid, fault.signal);
+    sendSignalFault(pid, fault);
     recorder.launcherEvent("fault",
-                           action + ": " + fault.signal_name + " from the workbench" +
+                           action + ": " + fault.signal_name + fault.effect +
+                               " from the workbench" +
                                (step < 0 ? "" : " after step " + std::to_string(step)),
                            rank, std::max<int64_t>(step, 0), recorder.lastStepEndNs(rank));
   }

@@ -53,9 +53,9 @@ class JobRunner {
   // Safe from any thread: asks the running job to stop (clean, then forced).
   void requestStop() { stop_requested_ = true; }
   // Safe from any thread: a fault for a rank of the running attempt, sent by the launcher
-  // as a signal (kill: SIGKILL, stop: SIGSTOP, continue: SIGCONT) and recorded as a fault
-  // event; detection and restarts follow as for a [[faults]] one. Throws
-  // std::invalid_argument for another action.
+  // as a signal (kill: SIGKILL, stop: SIGSTOP, continue: SIGCONT, slow: +kSlowFaultMs a step
+  // from then on, engine/job/fault_signals.h) and recorded as a fault event; detection and
+  // restarts follow as for a [[faults]] one. Throws std::invalid_argument for another action.
   void requestFault(int rank, const std::string& action);
 
   // The exact command run() will start (for display), given the files it will use.

@@ -172,7 +172,8 @@ void LivePage::showRankMenu(const QPoint& at) {
     QString action, text;
   } choices[] = {{QStringLiteral("kill"), tr("Kill rank %1 (SIGKILL)")},
                  {QStringLiteral("stop"), tr("Stop rank %1 (SIGSTOP: hangs it)")},
-                 {QStringLiteral("continue"), tr("Continue rank %1 (SIGCONT)")}};
+                 {QStringLiteral("continue"), tr("Continue rank %1 (SIGCONT)")},
+                 {QStringLiteral("slow"), tr("Slow rank %1 down (+20 ms every step)")}};
   for (const auto& choice : choices)
     menu.addAction(choice.text.arg(rank), this,
                    [this, rank, action = choice.action] { requestFault(rank, action); });

@@ -62,7 +62,7 @@ class LivePage : public QWidget {
   MemoryChart* memoryChart() const { return memory_; }
   ShardChart* shardChart() const { return shards_; }
   QTableView* rankGrid() const { return grid_; }
-  // Right-click on a rank of a running run offers these (kill, stop, continue): the same
+  // Right-click on a rank of a running run offers these (kill, stop, continue, slow): the same
   // as requestFault.
   void setFaultsEnabled(bool on) { faults_enabled_ = on; }
   void requestFault(int rank, const QString& action) { emit faultRequested(rank, action); }

@@ -4,14 +4,25 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
+#include "engine/job/fault_signals.h"
+
 namespace ranklab {
 
 namespace {
+
+std::atomic<int> g_signalled_slow_ms{0};  // lock-free: written from a signal handler
+static_assert(std::atomic<int>::is_always_lock_free);
+
+void addSignalledSlow(int, siginfo_t* info, void*) {
+  if (info->si_code == SI_QUEUE && info->si_value.sival_int > 0)
+    g_signalled_slow_ms += info->si_value.sival_int;
+}
 
 // The announcement must leave before the process does: zmq sends from its own thread.
 void announce(Reporter& reporter, const std::string& text, int64_t step) {
@@ -38,10 +49,19 @@ FaultInjector::FaultInjector(const std::vector<InjectedFault>& faults, int rank)
     if (fault.rank == rank) faults_.push_back(fault);
 }
 
+void FaultInjector::listenForSlowSignal() {
+  struct sigaction action = {};
+  action.sa_sigaction = &addSignalledSlow;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(slowRankSignal(), &action, nullptr);
+}
+
 void FaultInjector::afterStep(int64_t step, Reporter& reporter) {
   for (const InjectedFault& fault : faults_)
     if (fault.at_step == step) fire(fault, step, reporter);
-  if (slow_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
+  const int slow_ms = slow_ms_ + g_signalled_slow_ms.load();
+  if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
 }
 
 void FaultInjector::fire(const InjectedFault& fault, int64_t step, Reporter& reporter) {

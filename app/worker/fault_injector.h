@@ -15,6 +15,9 @@ namespace ranklab {
 class FaultInjector {
  public:
   FaultInjector(const std::vector<InjectedFault>& faults, int rank);
+  // Takes slowRankSignal() from the launcher (a "slow" asked while the rank runs): its value
+  // in ms is added to every later step. Call before the rank says hello.
+  static void listenForSlowSignal();
   // After `step` was handed to the reporter.
   void afterStep(int64_t step, Reporter& reporter);
 

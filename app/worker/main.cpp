@@ -217,6 +217,7 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
 }  // namespace ranklab
 
 int main(int argc, char** argv) {
+  ranklab::FaultInjector::listenForSlowSignal();  // before anything can tell the launcher our pid
   ranklab::MpiSession mpi(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -276,6 +277,39 @@ class WorkbenchLiveTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(store.run(run_id)->status != "running", 120000);
     QCOMPARE(QString::fromStdString(store.run(run_id)->status), QStringLiteral("done"));
     QCOMPARE(int64_t(store.stepsOfRankFrom(run_id, 1, 0).size()), int64_t(20 * 128));
+  }
+
+  // Right-click slow on the rank grid: the rank sleeps 20 ms more every step from then on,
+  // and in sync SGD the other rank waits that long for it.
+  void aRankSlowedFromTheGridMakesTheOthersWait() {
+    QTemporaryDir dir;
+    WorkbenchOptions options;
+    if (const QString why = longRun(dir, options); !why.isEmpty()) QSKIP(qPrintable(why));
+    MainWindow window(options);
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    window.show();
+    window.launch();
+    QTRY_VERIFY_WITH_TIMEOUT(window.livePage()->model()->rankCount() == 2 &&
+                                 window.livePage()->model()->rankAt(1).step > 5,
+                             120000);
+    window.livePage()->requestFault(1, QStringLiteral("slow"));
+    RunStore store(options.db_path.toStdString());
+    const int64_t run_id = store.listRuns().at(0).id;
+    const auto slowedAt = [&]() -> int64_t {
+      for (const EventRow& e : store.events(run_id))
+        if (e.kind == "fault" && e.rank == 1 && e.text.find("slow: ") == 0) return e.step;
+      return -1;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(slowedAt() >= 0, 10000);
+    const int64_t from = slowedAt() + 5;  // the signal lands within a step or two
+    QTRY_VERIFY_WITH_TIMEOUT(store.stepsOfRankFrom(run_id, 0, from).size() >= 20, 30000);
+    window.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 60000);
+    std::vector<int64_t> waits;
+    for (const StepRow& s : store.stepsOfRankFrom(run_id, 0, from)) waits.push_back(s.wait_ns);
+    std::sort(waits.begin(), waits.end());
+    const double median_ms = double(waits[waits.size() / 2]) / 1e6;
+    QVERIFY2(median_ms > 15 && median_ms < 100, qPrintable(QString::number(median_ms)));
   }
 
   // Right-click kill on the rank grid: the launcher sends SIGKILL to that rank, records it as

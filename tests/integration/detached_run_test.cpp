@@ -85,13 +85,14 @@ TEST(DetachedRun, ARankFaultTravelsInASignalsValue) {
     EXPECT_TRUE(sendRankFault(getpid(), 2, "stop"));
     EXPECT_TRUE(sendRankFault(getpid(), 13, "continue"));
     EXPECT_TRUE(sendRankFault(getpid(), 0, "kill"));
-    for (int i = 0; i < 100 && got.size() < 3; ++i)
+    EXPECT_TRUE(sendRankFault(getpid(), 255, "slow"));
+    for (int i = 0; i < 100 && got.size() < 4; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const std::vector<std::pair<int, std::string>> sent = {
-      {2, "stop"}, {13, "continue"}, {0, "kill"}};
+      {2, "stop"}, {13, "continue"}, {0, "kill"}, {255, "slow"}};
   EXPECT_EQ(got, sent);
-  EXPECT_THROW(sendRankFault(getpid(), 1, "slow"), std::invalid_argument);
+  EXPECT_THROW(sendRankFault(getpid(), 1, "explode"), std::invalid_argument);
   EXPECT_FALSE(rankFaultOf(-1).has_value());
 }
 
