@@ -45,6 +45,29 @@ QString longRun(const QTemporaryDir& dir, WorkbenchOptions& options) {
   return {};
 }
 
+// longRun's job launched in a window of its own.
+struct LongRunWindow {
+  QTemporaryDir dir;
+  WorkbenchOptions options;
+  QString why_not = longRun(dir, options);
+  std::unique_ptr<MainWindow> window;
+  std::unique_ptr<QSignalSpy> ended;
+
+  bool launch() {  // false when it cannot run here (why_not says why)
+    if (!why_not.isEmpty()) return false;
+    window = std::make_unique<MainWindow>(options);
+    ended = std::make_unique<QSignalSpy>(window.get(), &MainWindow::runEnded);
+    window->show();
+    window->launch();
+    return true;
+  }
+  // Both ranks have stepped a few times.
+  bool stepping() const {
+    return window->livePage()->model()->rankCount() == 2 &&
+           window->livePage()->model()->rankAt(1).step > 5;
+  }
+};
+
 class WorkbenchLiveTest : public QObject {
   Q_OBJECT
 
@@ -282,18 +305,11 @@ class WorkbenchLiveTest : public QObject {
   // Right-click slow on the rank grid: the rank sleeps 20 ms more every step from then on,
   // and in sync SGD the other rank waits that long for it.
   void aRankSlowedFromTheGridMakesTheOthersWait() {
-    QTemporaryDir dir;
-    WorkbenchOptions options;
-    if (const QString why = longRun(dir, options); !why.isEmpty()) QSKIP(qPrintable(why));
-    MainWindow window(options);
-    QSignalSpy ended(&window, &MainWindow::runEnded);
-    window.show();
-    window.launch();
-    QTRY_VERIFY_WITH_TIMEOUT(window.livePage()->model()->rankCount() == 2 &&
-                                 window.livePage()->model()->rankAt(1).step > 5,
-                             120000);
-    window.livePage()->requestFault(1, QStringLiteral("slow"));
-    RunStore store(options.db_path.toStdString());
+    LongRunWindow run;
+    if (!run.launch()) QSKIP(qPrintable(run.why_not));
+    QTRY_VERIFY_WITH_TIMEOUT(run.stepping(), 120000);
+    run.window->livePage()->requestFault(1, QStringLiteral("slow"));
+    RunStore store(run.options.db_path.toStdString());
     const int64_t run_id = store.listRuns().at(0).id;
     const auto slowedAt = [&]() -> int64_t {
       for (const EventRow& e : store.events(run_id))
@@ -303,8 +319,8 @@ class WorkbenchLiveTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(slowedAt() >= 0, 10000);
     const int64_t from = slowedAt() + 5;  // the signal lands within a step or two
     QTRY_VERIFY_WITH_TIMEOUT(store.stepsOfRankFrom(run_id, 0, from).size() >= 20, 30000);
-    window.stop();
-    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 60000);
+    run.window->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(run.ended->count(), 1, 60000);
     std::vector<int64_t> waits;
     for (const StepRow& s : store.stepsOfRankFrom(run_id, 0, from)) waits.push_back(s.wait_ns);
     std::sort(waits.begin(), waits.end());
@@ -315,30 +331,23 @@ class WorkbenchLiveTest : public QObject {
   // Right-click kill on the rank grid: the launcher sends SIGKILL to that rank, records it as
   // a fault, and the failure is found and named as for a [[faults]] one.
   void aRankKilledFromTheGridIsFoundAndNamed() {
-    QTemporaryDir dir;
-    WorkbenchOptions options;
-    if (const QString why = longRun(dir, options); !why.isEmpty()) QSKIP(qPrintable(why));
-    MainWindow window(options);
-    QSignalSpy ended(&window, &MainWindow::runEnded);
-    window.show();
-    window.launch();
-    QTRY_VERIFY_WITH_TIMEOUT(window.livePage()->model()->rankCount() == 2 &&
-                                 window.livePage()->model()->rankAt(1).step > 5,
-                             120000);
-    window.livePage()->requestFault(1, QStringLiteral("kill"));  // what the menu's entry does
-    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 60000);
-    const auto outcome = ended.first().at(0).value<RunOutcome>();
+    LongRunWindow run;
+    if (!run.launch()) QSKIP(qPrintable(run.why_not));
+    QTRY_VERIFY_WITH_TIMEOUT(run.stepping(), 120000);
+    run.window->livePage()->requestFault(1, QStringLiteral("kill"));  // what the menu's entry does
+    QTRY_COMPARE_WITH_TIMEOUT(run.ended->count(), 1, 60000);
+    const auto outcome = run.ended->first().at(0).value<RunOutcome>();
     QCOMPARE(QString::fromStdString(outcome.status), QStringLiteral("failed"));
     QVERIFY2(outcome.error.find("rank 1 died") != std::string::npos, outcome.error.c_str());
     // The fault and the launcher's verdict are marked on the live loss chart (one mark with
     // both kinds when they name the same step).
     auto labels = [&] {
       QString all;
-      for (const ChartMark& m : window.livePage()->lossChart()->marks()) all += m.label + " ";
+      for (const ChartMark& m : run.window->livePage()->lossChart()->marks()) all += m.label + " ";
       return all;
     };
     QTRY_VERIFY_WITH_TIMEOUT(labels().contains("fault") && labels().contains("failure"), 5000);
-    RunStore store(options.db_path.toStdString());
+    RunStore store(run.options.db_path.toStdString());
     bool recorded = false;
     for (const EventRow& e : store.events(outcome.run_id))
       recorded = recorded || (e.kind == "fault" && e.rank == 1 &&
