@@ -339,11 +339,16 @@ struct TelemetryIntake {
 };
 
 // After mpirun exited: the ranks' last messages and lines may still be in flight. Waits
-// drain_s at most for every Bye, then for the output, longer while `failed` has no verdict.
+// drain_s for every Bye, and on while messages keep coming (a launcher that fell behind the
+// ranks stores their backlog rather than drop it), then for the output, longer while
+// `failed` has no verdict.
 void drainLate(double drain_s, TelemetryIntake& intake, ChildProcess& child, MpirunOutput& output,
                const std::optional<RankFailure>& failed) {
   const auto start = Clock::now();
-  while (secondsSince(start) < drain_s && !intake.recorder.allRanksSaidBye()) intake(50);
+  constexpr double kBacklogQuietS = 1.0;  // no message for this long: the backlog is in
+  while (!intake.recorder.allRanksSaidBye() &&
+         (secondsSince(start) < drain_s || secondsSince(intake.last_heard) < kBacklogQuietS))
+    intake(50);
   for (int i = 0; i < 20; ++i) child.pump(10, std::ref(output));
   // mpirun's verdict on the failed rank is among its last lines: give them a little longer.
   for (int i = 0; i < 30 && failed && output.verdict.causeOf(failed->rank).empty(); ++i)

@@ -199,6 +199,7 @@ struct RankSummary {
   int64_t overflow_steps = 0;      // AMP steps skipped for inf/NaN
   int64_t stashed_peak = 0;        // pipeline: most micro-batches held for backward at once
   int64_t stashed_bytes_peak = 0;  // pipeline: the most bytes of layer outputs they held
+  int64_t lost_messages = 0;       // telemetry messages that never arrived (ranks.seq_gaps)
   // The memory ledger: the most bytes held over the run's steps.
   struct Memory {
     int64_t params = 0, grads = 0, optimizer = 0, activations_peak = 0;

@@ -585,8 +585,11 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
 
   addRankTotals(stmts_->rankTotals, s);
   for (const RankRow& row : ranks(run_id)) {
-    for (RankSummary& r : s.ranks)
-      if (r.rank == row.rank) r.host = row.host;
+    for (RankSummary& r : s.ranks) {
+      if (r.rank != row.rank) continue;
+      r.host = row.host;
+      r.lost_messages = row.seq_gaps;
+    }
   }
   addServerTotals(stmts_->serverTotals, s);
   addLatestEval(stmts_->latestEval, s);

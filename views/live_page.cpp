@@ -373,10 +373,17 @@ void LivePage::updateStatus() {
     text += QStringLiteral("<br><span style='color:#b35900'><b>⚠ %1</b></span>")
                 .arg(straggler.toHtmlEscaped());
   }
+  QString lost;
+  if (const int64_t n = model_ ? model_->series().lostMessages() : 0; n > 0) {
+    lost = tr("telemetry lost: %1 messages never arrived; their steps are missing").arg(n);
+    text += QStringLiteral("<br><span style='color:#b00020'><b>⚠ %1</b></span>")
+                .arg(lost.toHtmlEscaped());
+  }
   status_->setText(text);
 
   if (!headline_.isEmpty()) parts.prepend(headline_);
   if (!straggler.isEmpty()) parts << straggler;
+  if (!lost.isEmpty()) parts << lost;
   status_plain_ = parts.join(QStringLiteral(" · "));
 }
 

@@ -154,6 +154,7 @@ nlohmann::json summaryJson(const RunSummary& s) {
                      {"bytes_raw", r.bytes_raw},
                      {"stashed_peak", r.stashed_peak},
                      {"activations_peak_bytes", r.stashed_bytes_peak},
+                     {"lost_messages", r.lost_messages},
                      {"memory",
                       {{"params", r.memory.params},
                        {"grads", r.memory.grads},
@@ -254,6 +255,21 @@ void printSummary(std::ostream& out, const RunSummary& s) {
         "  restarted %lld time%s from a checkpoint after a failure (events: failure, "
         "restart, resumed)\n",
         static_cast<long long>(s.restarts), s.restarts == 1 ? "" : "s");
+  }
+  // Telemetry that never arrived is said, never silent: those messages' steps are missing.
+  int64_t lost = 0;
+  std::string lost_by_rank;
+  for (const auto& r : s.ranks) {
+    if (r.lost_messages == 0) continue;
+    lost += r.lost_messages;
+    lost_by_rank += format("%srank %d: %lld", lost_by_rank.empty() ? "" : ", ", r.rank,
+                           static_cast<long long>(r.lost_messages));
+  }
+  if (lost > 0) {
+    out << format(
+        "  telemetry lost: %lld messages never arrived (%s); their steps are missing from the "
+        "store\n",
+        static_cast<long long>(lost), lost_by_rank.c_str());
   }
   // A pipeline's idle share beside the formula's.
   if (const nlohmann::json layout = layoutJson(s); !layout["bubble_fraction"].is_null()) {

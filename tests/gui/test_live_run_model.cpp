@@ -87,6 +87,21 @@ class LiveRunModelTest : public QObject {
     QVERIFY(model.index(2, LiveRunModel::HostColumn).data(Qt::BackgroundRole).isValid());
   }
 
+  // Telemetry that never arrived is shown on its rank and counted for the run, never silent.
+  void lostTelemetryIsShownOnItsRank() {
+    LiveRunModel model;
+    model.setRank(RankRow{1, 0, "h", 100, "running", 0, 0, 0, -1});
+    model.setRank(RankRow{1, 1, "h", 101, "running", 0, 0, 7, 40});  // 7 sequence holes
+    QVERIFY(!model.index(0, LiveRunModel::StateColumn).data().toString().contains("lost"));
+    QVERIFY(model.index(1, LiveRunModel::StateColumn).data().toString().endsWith(" · 7 lost"));
+    QVERIFY(model.index(1, LiveRunModel::StateColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .startsWith("7 telemetry messages from rank 1 never arrived"));
+    model.setRank(RankRow{1, 0, "h", 100, "running", 0, 0, 2, 40});
+    QCOMPARE(model.series().lostMessages(), int64_t(9));
+  }
+
   void phaseTimesAndThroughput() {
     LiveRunModel model;
     for (int64_t step = 0; step < 4; ++step) {

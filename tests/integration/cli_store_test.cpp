@@ -175,6 +175,27 @@ TEST_F(CliStore, RenameAndTagEditTheStoredRun) {
   EXPECT_NE(comma.out.find("tag \"a,b\""), std::string::npos) << comma.out;
 }
 
+// Telemetry lost in transit (sequence holes counted by the collector) is said by `runs show`,
+// in its text and its JSON: a summary never hides missing steps.
+TEST_F(CliStore, LostTelemetryIsShownInTheSummary) {
+  shortRun("");
+  {
+    ranklab::RunStore store(db());
+    ranklab::RecordBatch batch;
+    ranklab::RankRow rank = store.ranks(1).at(1);
+    rank.seq_gaps = 3;
+    batch.ranks.push_back(rank);
+    store.write(batch);
+  }
+  const auto shown = nlohmann::json::parse(runCli("runs show 1 --json --db " + db()).out);
+  EXPECT_EQ(shown["ranks"][0]["lost_messages"], 0);
+  EXPECT_EQ(shown["ranks"][1]["lost_messages"], 3);
+  const auto text = runCli("runs show 1 --db " + db());
+  EXPECT_NE(text.out.find("telemetry lost: 3 messages never arrived (rank 1: 3)"),
+            std::string::npos)
+      << text.out;
+}
+
 // Evaluations and checkpoints are spans: from each rank through ZeroMQ into the store.
 TEST_F(CliStore, EvaluationsAndCheckpointsAreStoredAsSpans) {
   shortRun("--set train.checkpoint_path=" + folder_.file("run.ckpt"));

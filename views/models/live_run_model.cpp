@@ -214,6 +214,11 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
     case Qt::ToolTipRole:
       if (index.column() == SentColumn) return sentTip(r);
       if (index.column() == MemoryColumn) return memoryTip(r);
+      if (index.column() == StateColumn && r.lost_messages > 0)
+        return tr("%1 telemetry messages from rank %2 never arrived: the launcher could not "
+                  "keep up and the rank's spool overflowed; their steps are missing")
+            .arg(r.lost_messages)
+            .arg(r.rank);
       if (r.straggler) return QString::fromStdString(series_.stragglerReason());
       return QString::fromStdString(r.host);
     case Qt::TextAlignmentRole:
@@ -232,6 +237,7 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
     case StateColumn: {
       QString text = QString::fromLatin1(stateName(r.state));
       if (r.straggler && r.state != RankState::Straggling) text += tr(" · straggler");
+      if (r.lost_messages > 0) text += tr(" · %1 lost").arg(r.lost_messages);
       return text;
     }
     case EpochColumn:

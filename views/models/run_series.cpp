@@ -381,9 +381,16 @@ void RunSeries::addEval(const EvalRow& e) {
 void RunSeries::setRank(const RankRow& row) {
   RankSeries& r = rankFor(row.rank);
   r.host = row.host;
+  r.lost_messages = row.seq_gaps;
   // "left": an elastic restart went on without it.
   if (row.status == "done" || row.status == "failed" || row.status == "left") r.said_bye = true;
   r.failed = row.status == "failed";
+}
+
+int64_t RunSeries::lostMessages() const {
+  int64_t lost = 0;
+  for (const RankSeries& r : ranks_) lost += r.lost_messages;
+  return lost;
 }
 
 void RunSeries::absorb(RunSeries&& other) {

@@ -80,6 +80,7 @@ struct RankSeries {
   bool said_bye = false;
   bool failed = false;
   std::string host;
+  int64_t lost_messages = 0;  // telemetry messages that never arrived (sequence holes)
   int epoch = 0;
   int64_t step = -1;  // latest; -1 before the first
   double loss = 0;    // latest
@@ -177,6 +178,7 @@ class RunSeries {
   bool usesLossScale() const { return uses_loss_scale_; }
   bool usesStaleness() const { return uses_staleness_; }
   int stragglerRank() const { return straggler_rank_; }  // -1: none
+  int64_t lostMessages() const;  // over the ranks: telemetry that never arrived
   const std::string& stragglerReason() const { return straggler_reason_; }
 
   // Mean ms per step of each phase: the recent steps while running, the whole run after.
