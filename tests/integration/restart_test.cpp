@@ -211,6 +211,31 @@ TEST_F(Restarts, AnElasticResumeGoesOnWithTheEpochOnFewerRanks) {
   EXPECT_GT(*summary->test_accuracy, 0.7);
 }
 
+// ZeRO's shards follow the world: a ZeRO-2 run on 4 ranks resumed on 2 deals the optimizer
+// state (and the gradients' shards) out afresh, each rank now holding a half, not a quarter.
+TEST_F(Restarts, AnElasticResumeOfAZeroRunDealsItsShardsToTheNewWorld) {
+  const auto first = run(job(""),
+                         "--set parallel.zero=2 --set train.optimizer=\"adam\" "
+                         "--set train.lr=0.001 --set train.max_steps=30");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto resumed = runCli("resume 1 --ranks 2 --set train.max_steps=0 --quiet --db " + db());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("world 4 -> 2 ranks"), std::string::npos) << resumed.out;
+  ranklab::RunStore store(db());
+  const auto before = store.summary(1), after = store.summary(2);
+  ASSERT_TRUE(before && after);
+  ASSERT_EQ(after->ranks.size(), 2u);
+  const int64_t quarter = before->ranks.at(0).memory.optimizer;
+  ASSERT_GT(quarter, 0);
+  for (const auto& r : after->ranks) {
+    EXPECT_NEAR(double(r.memory.optimizer), 2.0 * double(quarter), 0.01 * double(quarter))
+        << "rank " << r.rank;
+    EXPECT_EQ(r.memory.params, before->ranks.at(0).memory.params);  // ZeRO-2 keeps them whole
+  }
+  ASSERT_TRUE(after->test_accuracy);
+  EXPECT_GT(*after->test_accuracy, 0.7);
+}
+
 // Under train.elastic a restart goes on without the dead rank: 4 ranks, rank 3 killed after
 // step 40, the checkpoint at step 30 (30 % of the epoch) resumed on 3 ranks, whose epoch has
 // 133 steps: from its step 40 on, to step 30 + 93 = 123.
