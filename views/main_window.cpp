@@ -207,6 +207,9 @@ void MainWindow::connectRunsPage() {
     reader_->deleteRuns(ids);
   });
   connect(runs_page_, &RunsPage::compareRequested, this, &MainWindow::compareRuns);
+  connect(runs_page_, &RunsPage::resumeRequested, this, [this](qint64 id, int ranks) {
+    if (const int row = runs_model_->rowOfRun(id); row >= 0) resume(runs_model_->runAt(row), ranks);
+  });
   connect(compare_page_, &ComparePage::compareRequested, this, &MainWindow::compareRuns);
   connect(reader_, &RunStoreReader::runsLoaded, this, [this](const std::vector<StoredRun>& runs) {
     std::vector<ComparedRun> compared;
@@ -274,36 +277,53 @@ void MainWindow::launch(bool show_monitor) {
     showError(tr("Launch"), tr("The job has problems; fix them first:\n%1").arg(lines.join('\n')));
     return;
   }
-  live_run_id_ = 0;
-  loading_run_id_ = 0;  // a stored run still loading must not replace the live page
-  live_model_->reset();
-  live_model_->setWorld(std::atoi(draft.value("parallel.ranks").c_str()));
-  live_strategy_ = QString::fromStdString(draft.value("parallel.strategy"));
-  log_model_->clear();
+  clearLivePage(std::atoi(draft.value("parallel.ranks").c_str()),
+                QString::fromStdString(draft.value("parallel.strategy")));
   if (!session_->startText(QString::fromStdString(draft.tomlText()), setup_->filePath())) return;
-  shown_run_id_ = -1;
-  page_->setModel(live_model_);
   const QString name = QString::fromStdString(draft.value("name"));
-  page_->setHeadline(tr("starting %1…").arg(name));
+  showFollowedRun(tr("starting %1…").arg(name), tr("Launching %1").arg(name));
   if (launch_shows_monitor_ && tabs_->currentIndex() == SetupTab) showPage(LiveTab);
-  statusBar()->showMessage(tr("Launching %1").arg(name));
-  updateActions();
 }
 
 bool MainWindow::attach(const RunRow& run) {
-  if (isRunning() || !session_->attach(run.id)) return false;
+  if (isRunning()) return false;
+  clearLivePage(run.world, QString::fromStdString(run.strategy));
+  if (!session_->attach(run.id)) return false;
+  showFollowedRun(tr("following run %1…").arg(run.id),
+                  tr("Following run %1, still going").arg(run.id));
+  return true;
+}
+
+bool MainWindow::resume(const RunRow& run, int ranks) {
+  if (isRunning()) {
+    showError(tr("Resume"), tr("Run %1 is still going; stop it first.").arg(live_run_id_));
+    return false;
+  }
+  clearLivePage(ranks, QString::fromStdString(run.strategy));
+  if (!session_->resume(run.id, ranks)) return false;
+  showFollowedRun(tr("resuming run %1 on %2 ranks…").arg(run.id).arg(ranks),
+                  tr("Resuming run %1 from its checkpoint").arg(run.id));
+  showPage(LiveTab);
+  return true;
+}
+
+// The live page empties for a run about to be followed.
+void MainWindow::clearLivePage(int world, const QString& strategy) {
   live_run_id_ = 0;
-  loading_run_id_ = 0;
+  loading_run_id_ = 0;  // a stored run still loading must not replace the live page
   live_model_->reset();
-  live_model_->setWorld(run.world);
-  live_strategy_ = QString::fromStdString(run.strategy);
+  live_model_->setWorld(world);
+  live_strategy_ = strategy;
   log_model_->clear();
+}
+
+// The live page shows the followed run, whose id onStarted() will tell.
+void MainWindow::showFollowedRun(const QString& headline, const QString& status) {
   shown_run_id_ = -1;
   page_->setModel(live_model_);
-  page_->setHeadline(tr("following run %1…").arg(run.id));
-  statusBar()->showMessage(tr("Following run %1, still going").arg(run.id));
+  page_->setHeadline(headline);
+  statusBar()->showMessage(status);
   updateActions();
-  return true;
 }
 
 void MainWindow::stop() {

@@ -53,6 +53,9 @@ class MainWindow : public QMainWindow {
   // Follows a stored run that is still going (the newest one is followed when the store is
   // first read); false when one is followed already.
   bool attach(const RunRow& run);
+  // Continues a stored run from its checkpoint as a new run on `ranks` ranks (the runs page's
+  // Resume; elastic when the number differs), followed on the live page.
+  bool resume(const RunRow& run, int ranks);
   void stop();
   bool isRunning() const;
   void refreshRuns();
@@ -92,6 +95,8 @@ class MainWindow : public QMainWindow {
   void onRunLoaded(const StoredRun& run);
   void onStarted(qint64 run_id, const QStringList& command);
   void onEnded(const RunOutcome& outcome);
+  void clearLivePage(int world, const QString& strategy);
+  void showFollowedRun(const QString& headline, const QString& status);
   void showLive();
   void previewLiveRun();
   void showError(const QString& what, const QString& message);

@@ -81,16 +81,20 @@ QString RunSession::launchFolder(const QString& db_path) {
 }
 
 bool RunSession::start(const QString& job_path, const QStringList& overrides) {
-  return launch(job_path, overrides, {});
+  return launch({"run", job_path.toStdString()}, overrides, {});
 }
 
 bool RunSession::startText(const QString& toml_text, const QString& job_path) {
-  return launch(job_path, {}, toml_text);
+  return launch({"run", job_path.toStdString()}, {}, toml_text);
 }
 
-// The launcher is `ranklab run` with the job (its text, when given, from a file in the launch
-// folder), its console in that folder until the run's id names it.
-bool RunSession::launch(const QString& job_path, const QStringList& overrides,
+bool RunSession::resume(qint64 run_id, int ranks) {
+  return launch({"resume", std::to_string(run_id), "--ranks", std::to_string(ranks)}, {}, {});
+}
+
+// The launcher is `ranklab` with `command` (run JOB or resume ID), the job's text when given
+// from a file in the launch folder, its console in that folder until the run's id names it.
+bool RunSession::launch(const std::vector<std::string>& command, const QStringList& overrides,
                         const QString& toml_text) {
   if (isRunning()) return false;
   const QString folder = launchFolder(QString::fromStdString(options_.db_path));
@@ -100,13 +104,10 @@ bool RunSession::launch(const QString& job_path, const QStringList& overrides,
   const QString console = folder + QStringLiteral("/launch-%1.log").arg(stamp);
   const QString text_file =
       toml_text.isEmpty() ? QString() : folder + QStringLiteral("/launch-%1.toml").arg(stamp);
-  std::vector<std::string> argv = {
-      options_.launcher_path.empty() ? executableDir() + "/ranklab" : options_.launcher_path,
-      "run",
-      job_path.toStdString(),
-      "--db",
-      options_.db_path,
-      "--quiet"};
+  std::vector<std::string> argv = {options_.launcher_path.empty() ? executableDir() + "/ranklab"
+                                                                  : options_.launcher_path};
+  argv.insert(argv.end(), command.begin(), command.end());
+  argv.insert(argv.end(), {"--db", options_.db_path, "--quiet"});
   if (!options_.worker_path.empty()) argv.insert(argv.end(), {"--worker", options_.worker_path});
   if (!text_file.isEmpty()) argv.insert(argv.end(), {"--text-from", text_file.toStdString()});
   for (const QString& o : overrides) argv.insert(argv.end(), {"--set", o.toStdString()});

@@ -84,6 +84,10 @@ class RunSession : public QObject {
   bool start(const QString& job_path, const QStringList& overrides = {});
   // The job as text (the setup page's form); job_path is where it came from, "" if unsaved.
   bool startText(const QString& toml_text, const QString& job_path);
+  // Continues stored run `run_id` from its checkpoint as a new run on `ranks` ranks
+  // (`ranklab resume`; elastic when the number differs). Its refusal (no checkpoint, a job
+  // that cannot resize) arrives as ended() with status "failed" and the launcher's words.
+  bool resume(qint64 run_id, int ranks);
   // Follows a stored run that is still going (launched by an earlier workbench or the CLI),
   // from its first step; false when a run is already followed.
   bool attach(qint64 run_id);
@@ -109,7 +113,8 @@ class RunSession : public QObject {
   void ended(const ranklab::RunOutcome& outcome);  // the thread is gone by now
 
  private:
-  bool launch(const QString& job_path, const QStringList& overrides, const QString& toml_text);
+  bool launch(const std::vector<std::string>& command, const QStringList& overrides,
+              const QString& toml_text);
   bool startWorker(RunWorker* worker);
   void onWorkerEnded(const RunOutcome& outcome);
   void joinThread();

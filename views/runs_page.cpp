@@ -100,6 +100,7 @@ QWidget* RunsPage::buildActions() {
   });
   add(QStringLiteral("renameRun"), tr("Rename…"), &RunsPage::renameCurrent);
   add(QStringLiteral("tagRun"), tr("Tags…"), &RunsPage::tagCurrent);
+  add(QStringLiteral("resumeRun"), tr("Resume…"), &RunsPage::resumeCurrent);
   // Steps as CSV or the run as a trace: one button, so the row stays short.
   QPushButton* export_run = add(QStringLiteral("exportRun"), tr("Export run"), [] {});
   auto* export_menu = new QMenu(export_run);
@@ -155,6 +156,22 @@ void RunsPage::renameCurrent() {
       QInputDialog::getText(this, tr("Rename run %1").arg(id), tr("Name:"), QLineEdit::Normal,
                             QString::fromStdString(model_->runAt(row).name), &ok);
   if (ok && !name.trimmed().isEmpty()) emit renameRequested(id, name.trimmed());
+}
+
+// Asks on how many ranks (the run's own by default; another is an elastic resume).
+void RunsPage::resumeCurrent() {
+  const int64_t id = currentRunId();
+  const int row = model_->rowOfRun(id);
+  if (row < 0) return;
+  bool ok = false;
+  const int ranks = QInputDialog::getInt(
+      this, tr("Resume run %1").arg(id),
+      tr("Continue run %1 from its checkpoint as a new run, on how many ranks?\n"
+         "Another number than %2 resumes it elastically (train.elastic).")
+          .arg(id)
+          .arg(model_->runAt(row).world),
+      model_->runAt(row).world, 1, 256, 1, &ok);
+  if (ok) emit resumeRequested(id, ranks);
 }
 
 void RunsPage::tagCurrent() {

@@ -49,12 +49,15 @@ class RunsPage : public QWidget {
   void deleteRequested(const QList<qint64>& run_ids);
   void exportCsvRequested(qint64 run_id, const QString& path);
   void exportTraceRequested(qint64 run_id, const QString& path);
+  // Resume… : the run again from its checkpoint, on this many ranks.
+  void resumeRequested(qint64 run_id, int ranks);
   void openDbRequested(const QString& path);
 
  private:
   QWidget* buildActions();
   void renameCurrent();
   void tagCurrent();
+  void resumeCurrent();
   void deleteSelected();
   void exportCurrent();
   void exportTraceCurrent();

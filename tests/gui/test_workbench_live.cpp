@@ -302,6 +302,40 @@ class WorkbenchLiveTest : public QObject {
     QCOMPARE(int64_t(store.stepsOfRankFrom(run_id, 1, 0).size()), int64_t(20 * 128));
   }
 
+  // Resume… on the runs page: a stopped run goes on from its checkpoint as a new run, here on
+  // one rank instead of two (elastic), followed on the live page like a launch.
+  void aStoppedRunResumedFromTheRunsPageGoesOnOnFewerRanks() {
+    LongRunWindow run;
+    run.options.overrides << "train.checkpoint_every=20"
+                          << "train.elastic=true"
+                          << "train.checkpoint_path=\"" + run.dir.filePath("run.ckpt") + "\"";
+    if (!run.launch()) QSKIP(qPrintable(run.why_not));
+    QTRY_VERIFY_WITH_TIMEOUT(run.stepping() && run.window->livePage()->model()->rankAt(1).step > 60,
+                             120000);
+    run.window->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(run.ended->count(), 1, 60000);
+    RunStore store(run.options.db_path.toStdString());
+    const int64_t stopped = run.ended->first().at(0).value<RunOutcome>().run_id;
+    QTRY_VERIFY_WITH_TIMEOUT(run.window->runsModel()->rowOfRun(stopped) >= 0, 10000);
+
+    emit run.window->runsPage()->resumeRequested(stopped, 1);  // what the dialog's OK does
+    QTRY_VERIFY_WITH_TIMEOUT(run.window->livePage()->model()->rankCount() == 1 &&
+                                 run.window->livePage()->model()->rankAt(0).step > 0,
+                             120000);
+    const int64_t resumed = store.listRuns().at(0).id;
+    QVERIFY(resumed != stopped);
+    run.window->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(run.ended->count(), 2, 60000);
+    QCOMPARE(store.run(resumed)->world, 1);
+    const auto steps = store.stepsOfRankFrom(resumed, 0, 0);
+    QVERIFY(!steps.empty());
+    QCOMPARE(steps.front().step % 20, int64_t(1));  // on from a checkpoint's step
+    bool elastic = false;
+    for (const EventRow& e : store.events(resumed))
+      elastic = elastic || (e.kind == "elastic" && e.text.find("world 2 -> 1 ranks") == 0);
+    QVERIFY(elastic);
+  }
+
   // Right-click slow on the rank grid: the rank sleeps 20 ms more every step from then on,
   // and in sync SGD the other rank waits that long for it.
   void aRankSlowedFromTheGridMakesTheOthersWait() {
