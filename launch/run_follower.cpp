@@ -76,19 +76,14 @@ bool RunFollower::poll(RunObserver& observer) {
 // The launcher creates its run once the job checks out; before that it may exit with the
 // job's problems on its console.
 bool RunFollower::findRun(RunObserver& observer) {
+  const bool gone = launcherGone();  // asked first: a run created just before it exited counts
   if (auto id = store_.runLaunchedBy(launcher_)) {
     run_id_ = *id;
     outcome_.run_id = run_id_;
     observer.onStarted(run_id_, command_);
     return true;
   }
-  if (!launcherGone()) return false;
-  if (auto id = store_.runLaunchedBy(launcher_)) {  // created just before it exited
-    run_id_ = *id;
-    outcome_.run_id = run_id_;
-    observer.onStarted(run_id_, command_);
-    return true;
-  }
+  if (!gone) return false;
   readConsole(observer);
   outcome_.status = "failed";
   outcome_.error = console_error_.empty() ? "the launcher (pid " + std::to_string(launcher_.pid) +
