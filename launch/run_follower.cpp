@@ -28,7 +28,9 @@ ConsoleLine parseConsoleLine(const std::string& line) {
   static const std::regex event_line(R"(^  \[[a-z-]+\] rank -?\d+: .*$)");
   std::smatch m;
   if (std::regex_match(line, event_line)) return {-1, true, line, true};
-  if (!std::regex_match(line, m, rank_line)) return {-1, true, line};
+  // The launcher's own lines: progress, unless they say something went wrong.
+  static const std::regex trouble(R"((^ranklab: )|(^run \d+ failed: )|(error|warning))");
+  if (!std::regex_match(line, m, rank_line)) return {-1, std::regex_search(line, trouble), line};
   return {std::stoi(m[1].str()), m[2].matched, m[3].str()};
 }
 

@@ -64,8 +64,9 @@ class RunFollower {
 };
 
 // A line of a launcher's console as the CLI prints a rank's output ("  [rank 3] text",
-// "  [rank 3 err] text"): {rank, is_stderr, text}; the launcher's own lines are rank -1, and
-// its echo of an event ("  [failure] rank 2: …") is marked so.
+// "  [rank 3 err] text"): {rank, is_stderr, text}; the launcher's own lines are rank -1, on
+// stderr only when they say something went wrong, and its echo of an event ("  [failure]
+// rank 2: …") is marked so.
 struct ConsoleLine {
   int rank = -1;
   bool is_stderr = true;

@@ -198,9 +198,10 @@ void showChosenPage(ranklab::MainWindow& window, const Choices& chosen) {
 void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int after_ms,
                         bool stop_run) {
   auto take = [&window, png, stop_run] {
-    if (stop_run) window.stop();
     window.livePage()->refreshNow();
-    if (!window.grab().save(png, "PNG")) {
+    const bool saved = window.grab().save(png, "PNG");
+    if (stop_run) window.stop();
+    if (!saved) {
       std::fprintf(stderr, "ranklab-workbench: cannot write screenshot %s\n", qPrintable(png));
       QCoreApplication::exit(1);
       return;

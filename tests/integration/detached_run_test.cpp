@@ -107,7 +107,10 @@ TEST(DetachedRun, ConsoleLinesSayWhichRankPrintedThem) {
   EXPECT_EQ(err.text, "warning");
   const ConsoleLine own = parseConsoleLine("run 4 started: mpirun ...");
   EXPECT_EQ(own.rank, -1);
+  EXPECT_FALSE(own.is_stderr);  // progress, not trouble
   EXPECT_FALSE(own.echoes_event);
+  EXPECT_TRUE(parseConsoleLine("run 4 failed: rank 2 died").is_stderr);
+  EXPECT_TRUE(parseConsoleLine("ranklab: runs.db: no run with id 9").is_stderr);
   EXPECT_TRUE(parseConsoleLine("  [failure] rank 2: rank 2 died").echoes_event);
 }
 
