@@ -561,6 +561,16 @@ void RunStore::deleteRun(int64_t run_id) {
   q.bind(run_id).run();  // foreign keys cascade to every table of the run
   if (q.changes() == 0)
     throw sqlite::error(path_, "delete run", "no run with id " + std::to_string(run_id));
+  std::error_code ignored;  // most runs have no console (launched from a terminal)
+  std::filesystem::remove(consolePath(path_, run_id), ignored);
+}
+
+std::string launchFolder(const std::string& db_path) {
+  return (std::filesystem::absolute(db_path).parent_path() / "launches").string();
+}
+
+std::string consolePath(const std::string& db_path, int64_t run_id) {
+  return launchFolder(db_path) + "/run-" + std::to_string(run_id) + ".log";
 }
 
 std::vector<RunRow> RunStore::listRuns() {

@@ -50,7 +50,7 @@ class RunStore {
   // Runs still `running` whose launcher (on this host) has exited without finishing them:
   // marked `lost`, with a `lost` event, their step bins summed. Returns their ids.
   std::vector<int64_t> markLostRuns();
-  void deleteRun(int64_t run_id);  // the run and all its rows
+  void deleteRun(int64_t run_id);  // the run, all its rows and its console (consolePath)
   // The run `who` launched (a launcher process runs one run), if it has created it yet.
   std::optional<int64_t> runLaunchedBy(const LauncherIdentity& who);
   // Which process launched the run (pid 0 for runs stored before schema 10).
@@ -105,5 +105,10 @@ class RunStore {
   sqlite3* db_ = nullptr;
   std::unique_ptr<Statements> stmts_;
 };
+
+// Where a launch from the workbench keeps its job text and its launcher's console: a folder
+// beside the store; the console of run ID is `run-ID.log` in it.
+std::string launchFolder(const std::string& db_path);
+std::string consolePath(const std::string& db_path, int64_t run_id);
 
 }  // namespace ranklab

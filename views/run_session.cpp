@@ -18,10 +18,6 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
-QString consoleOfRun(const QString& folder, qint64 run_id) {
-  return folder + QStringLiteral("/run-%1.log").arg(run_id);
-}
-
 }  // namespace
 
 RunWorker::RunWorker(FollowerMaker make_follower) : make_follower_(std::move(make_follower)) {}
@@ -76,10 +72,6 @@ RunSession::~RunSession() {
   joinThread();
 }
 
-QString RunSession::launchFolder(const QString& db_path) {
-  return QFileInfo(db_path).absolutePath() + QStringLiteral("/launches");
-}
-
 bool RunSession::start(const QString& job_path, const QStringList& overrides) {
   return launch({"run", job_path.toStdString()}, overrides, {});
 }
@@ -97,7 +89,7 @@ bool RunSession::resume(qint64 run_id, int ranks) {
 bool RunSession::launch(const std::vector<std::string>& command, const QStringList& overrides,
                         const QString& toml_text) {
   if (isRunning()) return false;
-  const QString folder = launchFolder(QString::fromStdString(options_.db_path));
+  const QString folder = QString::fromStdString(launchFolder(options_.db_path));
   const QString stamp = QStringLiteral("%1-%2")
                             .arg(QDateTime::currentMSecsSinceEpoch())
                             .arg(QCoreApplication::applicationPid());
@@ -126,8 +118,8 @@ bool RunSession::launch(const std::vector<std::string>& command, const QStringLi
   // Once the run has an id its console is named after it and the job's text has been read.
   connect(
       worker, &RunWorker::started, worker,
-      [worker, folder, console, text_file](qint64 id) {
-        const QString named = consoleOfRun(folder, id);
+      [worker, db, console, text_file](qint64 id) {
+        const QString named = QString::fromStdString(consolePath(db, id));
         if (QFile::rename(console, named)) worker->setConsolePath(named.toStdString());
         if (!text_file.isEmpty()) QFile::remove(text_file);
       },
@@ -138,8 +130,9 @@ bool RunSession::launch(const std::vector<std::string>& command, const QStringLi
 bool RunSession::attach(qint64 run_id) {
   if (isRunning()) return false;
   const std::string db = options_.db_path;
-  const QString console = consoleOfRun(launchFolder(QString::fromStdString(db)), run_id);
-  const std::string console_path = QFileInfo::exists(console) ? console.toStdString() : "";
+  const std::string console = consolePath(db, run_id);
+  const std::string console_path =
+      QFileInfo::exists(QString::fromStdString(console)) ? console : "";
   return startWorker(new RunWorker([db, run_id, console_path] {
     return std::make_unique<RunFollower>(db, run_id, console_path);
   }));

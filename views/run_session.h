@@ -97,9 +97,6 @@ class RunSession : public QObject {
   // run is followed or its launcher is gone.
   bool injectFault(int rank, const QString& action);
 
-  // Where launches keep their job text and console (`run-ID.log`): beside the run store.
-  static QString launchFolder(const QString& db_path);
-
  signals:
   void started(qint64 run_id, const QStringList& command);
   void rankChanged(const ranklab::RankRow& rank);

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -85,6 +86,22 @@ TEST_F(RunStoreTest, ARunWhoseLauncherExitedIsMarkedLostOnTheNextOpen) {
   RunStore again(dbPath());
   EXPECT_EQ(again.run(mine)->status, "running");
   EXPECT_TRUE(again.markLostRuns().empty());
+}
+
+// A run launched from the workbench has its launcher's console beside the store; deleting the
+// run deletes it too, and nothing else there.
+TEST_F(RunStoreTest, DeletingARunDeletesItsConsole) {
+  RunStore store(dbPath());
+  const int64_t first = store.createRun(exampleRun("first"));
+  const int64_t second = store.createRun(exampleRun("second"));
+  fs::create_directories(launchFolder(dbPath()));
+  EXPECT_EQ(consolePath(dbPath(), first), (dir_ / "launches" / "run-1.log").string());
+  for (int64_t id : {first, second}) std::ofstream(consolePath(dbPath(), id)) << "console\n";
+  store.deleteRun(first);
+  EXPECT_FALSE(fs::exists(consolePath(dbPath(), first)));
+  EXPECT_TRUE(fs::exists(consolePath(dbPath(), second)));
+  store.deleteRun(second);  // and a run without one is deleted all the same
+  EXPECT_FALSE(store.run(second));
 }
 
 // A recorder killed with SIGKILL in the middle of its writes, 100 times over one file: the
