@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "comm/collectives/hierarchical_allreduce.h"
+#include "comm/collectives/naive_allreduce.h"
 #include "comm/collectives/ring_allreduce.h"
 #include "comm/collectives/shm_allreduce.h"
 #include "comm/registry.h"
@@ -80,6 +81,12 @@ const std::vector<AllreduceAlgorithm>& allreduceRegistry() {
       {"shm", "one host: slots of an MPI-3 shared window, rank r sums chunk r, no messages",
        [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<ShmAdapter>(comm);
+       }},
+      {"naive",
+       "every rank's whole buffer to rank 0, summed there and sent back: rank 0 moves "
+       "(n-1)x the buffer each way (to compare with)",
+       [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
+         return std::make_unique<Adapter<NaiveAllreduce>>(comm);
        }},
   };
   return algorithms;

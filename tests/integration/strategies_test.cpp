@@ -215,8 +215,8 @@ TEST_F(Strategies, BenchAllreduceVerifiesEveryRow) {
   const auto r = runCli("bench allreduce --worlds 2,3 --max-bytes 64K --repeats 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto rows = nlohmann::json::parse(r.out.substr(r.out.find('[')));
-  // 15 sizes (4 B .. 64 KiB) x 4 algorithms (ring, mpi, hierarchical, shm) x 2 worlds.
-  ASSERT_EQ(rows.size(), 15u * 4 * 2);
+  // 15 sizes (4 B .. 64 KiB) x 5 algorithms (ring, mpi, hierarchical, shm, naive) x 2 worlds.
+  ASSERT_EQ(rows.size(), 15u * 5 * 2);
   for (const auto& row : rows) {
     EXPECT_TRUE(row["verified"].get<bool>()) << row.dump();
     EXPECT_GT(row["busbw_gbs"].get<double>(), 0) << row.dump();

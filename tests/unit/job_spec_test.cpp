@@ -172,7 +172,7 @@ TEST(JobSpec, BadEnumListsAllowedValues) {
   EXPECT_EQ(issue.key, "parallel.algorithm");
   EXPECT_EQ(issue.line, 2);
   EXPECT_EQ(issue.message,
-            "must be one of: ring, mpi, hierarchical, shm, shm-sharded; got \"tree\"");
+            "must be one of: ring, mpi, hierarchical, shm, naive, shm-sharded; got \"tree\"");
   EXPECT_EQ(onlyIssueOf("[data]\ndataset = \"mnist\"\n").message,
             "must be one of: fashion-mnist, spirals, moons; got \"mnist\"");
 }
@@ -250,7 +250,7 @@ TEST(JobSpec, BadOverrideNamesTheKey) {
   EXPECT_EQ(onlyIssueOf("", {"train.lr=fast"}).message, "expected a number, got string");
   EXPECT_EQ(onlyIssueOf("", {"model.layers=[64,0]"}).file, "--set");
   EXPECT_EQ(onlyIssueOf("", {"parallel.algorithm=tree"}).message,
-            "must be one of: ring, mpi, hierarchical, shm, shm-sharded; got \"tree\"");
+            "must be one of: ring, mpi, hierarchical, shm, naive, shm-sharded; got \"tree\"");
 
   JobIssue unknown = onlyIssueOf("", {"train.lrr=0.1"});
   EXPECT_EQ(unknown.key, "train.lrr");
@@ -327,7 +327,7 @@ TEST(JobSpec, ShmShardedOnlyForUncompressedAllreduce) {
     EXPECT_EQ(issue.key, "parallel.algorithm");
     EXPECT_EQ(issue.line, 3);
     EXPECT_THAT(issue.message, HasSubstr(strategy));
-    EXPECT_THAT(issue.message, HasSubstr("use ring, mpi, hierarchical or shm"));
+    EXPECT_THAT(issue.message, HasSubstr("use ring, mpi, hierarchical, shm or naive"));
   }
   JobIssue codec =
       onlyIssueOf("[parallel]\nalgorithm = \"shm-sharded\"\n[compression]\ncodec = \"topk\"\n");

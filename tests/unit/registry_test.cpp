@@ -20,7 +20,7 @@ TEST(Registries, AlgorithmChoicesAreTheRegisteredAllreducesAndShmSharded) {
   std::vector<std::string> expected = allreduceAlgorithms();
   expected.push_back("shm-sharded");
   EXPECT_EQ(schemaChoices("parallel.algorithm"), expected);
-  EXPECT_EQ(allreduceAlgorithmList(), "ring, mpi, hierarchical, shm");
+  EXPECT_EQ(allreduceAlgorithmList(), "ring, mpi, hierarchical, shm, naive");
 }
 
 TEST(Registries, CodecChoicesAreTheRegisteredCodecs) {

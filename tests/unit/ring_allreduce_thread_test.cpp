@@ -50,7 +50,8 @@ void runWorld(int world, size_t count, size_t segment, const std::string& algori
           << "world " << world << " count " << count << " rank " << r << " index " << i;
     }
   }
-  if (world > 1 && count >= static_cast<size_t>(world) && algorithm != "hierarchical") {
+  if (world > 1 && count >= static_cast<size_t>(world) && algorithm != "hierarchical" &&
+      algorithm != "naive") {
     // Every rank sends about 2(n-1)/n of the buffer.
     const double ideal = 2.0 * (world - 1) / world * count * sizeof(float);
     // Chunks round to whole floats (shm: in each of its pieces).
@@ -90,6 +91,35 @@ TEST_P(RingThreads, HierarchicalOverEveryHostLayout) {
 TEST_P(RingThreads, SharedMemorySumsEverySize) {
   for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}, size_t{100003}}) {
     runWorld(GetParam(), count, 0, "shm");
+  }
+}
+
+// Rank 0 receives every other rank's buffer and sends the sum back to each: (n-1)x the
+// buffer each way there, once on every other rank.
+TEST_P(RingThreads, NaiveSumsEverySizeThroughRankZero) {
+  for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{100003}})
+    runWorld(GetParam(), count, 0, "naive");
+  const int world = GetParam();
+  ThreadRendezvous rendezvous(world);
+  std::vector<int64_t> sent(world), received(world);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      ThreadCommunicator comm(rendezvous, r);
+      auto reduce = makeAllreduce("naive", comm, {});
+      std::vector<float> data(1000, 1.f);
+      reduce->run(data.data(), data.size());
+      sent[r] = reduce->bytesSent();
+      received[r] = reduce->bytesReceived();
+    });
+  }
+  for (auto& t : threads) t.join();
+  const int64_t full = 1000 * sizeof(float);
+  EXPECT_EQ(sent[0], (world - 1) * full);
+  EXPECT_EQ(received[0], (world - 1) * full);
+  for (int r = 1; r < world; ++r) {
+    EXPECT_EQ(sent[r], full) << "rank " << r;
+    EXPECT_EQ(received[r], full) << "rank " << r;
   }
 }
 
