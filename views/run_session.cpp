@@ -124,6 +124,15 @@ bool RunSession::launch(const std::vector<std::string>& command, const QStringLi
         if (!text_file.isEmpty()) QFile::remove(text_file);
       },
       Qt::DirectConnection);
+  // A launch refused before it made a run (its words are in the outcome) leaves nothing.
+  connect(
+      worker, &RunWorker::ended, worker,
+      [console, text_file](const RunOutcome& outcome) {
+        if (outcome.run_id != 0) return;
+        QFile::remove(console);
+        if (!text_file.isEmpty()) QFile::remove(text_file);
+      },
+      Qt::DirectConnection);
   return startWorker(worker);
 }
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <QBarSet>
+#include <QDir>
 #include <QFileInfo>
 #include <QLineSeries>
 #include <QProcess>
@@ -334,6 +335,27 @@ class WorkbenchLiveTest : public QObject {
     for (const EventRow& e : store.events(resumed))
       elastic = elastic || (e.kind == "elastic" && e.text.find("world 2 -> 1 ranks") == 0);
     QVERIFY(elastic);
+  }
+
+  // Resume… of a run that wrote no checkpoint: refused with the launcher's words, and the
+  // launch leaves nothing behind but the first run's console.
+  void aRunWithoutACheckpointIsNotResumed() {
+    LongRunWindow run;
+    if (!run.launch()) QSKIP(qPrintable(run.why_not));
+    QTRY_VERIFY_WITH_TIMEOUT(run.stepping(), 120000);
+    run.window->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(run.ended->count(), 1, 60000);
+    const int64_t stopped = run.ended->first().at(0).value<RunOutcome>().run_id;
+    QTRY_VERIFY_WITH_TIMEOUT(run.window->runsModel()->rowOfRun(stopped) >= 0, 10000);
+    emit run.window->runsPage()->resumeRequested(stopped, 2);
+    QTRY_COMPARE_WITH_TIMEOUT(run.ended->count(), 2, 60000);
+    const auto refused = run.ended->at(1).at(0).value<RunOutcome>();
+    QCOMPARE(refused.status, std::string("failed"));
+    QCOMPARE(refused.run_id, int64_t(0));
+    QVERIFY2(refused.error.find("wrote no checkpoint") != std::string::npos, refused.error.c_str());
+    const QDir launches(QString::fromStdString(launchFolder(run.options.db_path.toStdString())));
+    QCOMPARE(launches.entryList(QDir::Files),
+             QStringList{QStringLiteral("run-%1.log").arg(stopped)});
   }
 
   // Right-click slow on the rank grid: the rank sleeps 20 ms more every step from then on,
