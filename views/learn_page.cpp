@@ -45,7 +45,8 @@ LearnPage::LearnPage(QString presets_dir, QWidget* parent)
       timeline_(new TimelineView(this)),
       step_view_(new QTextBrowser(this)),
       play_(new QPushButton(tr("Play"), this)),
-      speed_(new QComboBox(this)) {
+      speed_(new QComboBox(this)),
+      variant_(new QComboBox(this)) {
   list_->setObjectName(QStringLiteral("lessons"));
   for (const Lesson& lesson : lessons()) list_->addItem(lesson.title);
   list_->setMaximumWidth(300);
@@ -101,6 +102,9 @@ QWidget* LearnPage::buildQuestion() {
   layout->addWidget(question_);
   layout->addWidget(prediction_);
   layout->addWidget(unit_);
+  variant_->setObjectName(QStringLiteral("lessonVariant"));
+  variant_->setToolTip(tr("The same job with another setting, to compare"));
+  layout->addWidget(variant_);
   layout->addWidget(run_);
   layout->addWidget(replay_last_);
   layout->addStretch(1);
@@ -141,6 +145,9 @@ void LearnPage::selectLesson(int index) {
   question_->setText(lesson.question);
   unit_->setText(lesson.unit);
   prediction_->clear();
+  variant_->clear();
+  for (const LessonVariant& v : lesson.variants) variant_->addItem(v.label);
+  variant_->setVisible(!lesson.variants.empty());
   answer_.reset();
   answer_label_->setText(
       tr("<i>Type your prediction, then run the lesson (a few seconds on "
@@ -149,6 +156,10 @@ void LearnPage::selectLesson(int index) {
   timeline_->setData(TimelineData{});
   step_view_->clear();
   step_view_->setVisible(false);
+}
+
+void LearnPage::selectVariant(int index) {
+  if (index >= 0 && index < variant_->count()) variant_->setCurrentIndex(index);
 }
 
 QString LearnPage::stepViewHtml() const {
@@ -165,6 +176,8 @@ void LearnPage::requestRun() {
   QStringList overrides;
   for (QString o : lesson.overrides)
     overrides << o.replace(QStringLiteral("{tmp}"), QDir::tempPath());
+  if (const int v = variant_->currentIndex(); v >= 0 && v < int(lesson.variants.size()))
+    overrides << lesson.variants[size_t(v)].overrides;
   waiting_ = true;
   run_->setEnabled(false);
   answer_label_->setText(tr("<i>Running %1…</i>").arg(lesson.title));

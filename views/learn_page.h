@@ -31,6 +31,8 @@ class LearnPage : public QWidget {
   void setDbPath(const QString& path) { db_path_ = path; }
   void selectLesson(int index);
   int currentLesson() const { return current_; }
+  // The variant the next run uses (lesson.variants; 0 = the preset as it is).
+  void selectVariant(int index);
   // The run the window launched ended: answers the lesson if it was this page's run.
   void runEnded(const RunOutcome& outcome);
   // Answers the current lesson from a stored run (a replay); false, with the reason shown,
@@ -76,6 +78,7 @@ class LearnPage : public QWidget {
   QTextBrowser* step_view_;  // the lesson's step_view of the replayed step
   QPushButton* play_;
   QComboBox* speed_;
+  QComboBox* variant_;  // the lesson's variants, when it has some
   QTimer replay_timer_;
   std::optional<LessonAnswer> answer_;
   LessonRun run_data_;

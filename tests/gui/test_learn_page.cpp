@@ -60,6 +60,25 @@ class LearnPageTest : public QObject {
     checkRingHopsFromTheStore(learn->lastLessonRun());
   }
 
+  // Lesson 1's comparison: the same job with the naive all-reduce, then the hierarchical one
+  // (2 hosts of 2), each against its own formula: rank 0 sends (N-1) * S as the naive root,
+  // and S + S + S as a host leader (inside its host, the ring of leaders, the broadcast back).
+  void ringLessonComparesTheAlgorithms() {
+    MainWindow window(options_);
+    window.show();
+    for (int variant : {1, 2}) {
+      LessonAnswer answer;
+      runLesson(window, QStringLiteral("ring-allreduce"), "2800000", answer, 4, variant);
+      if (QTest::currentTestFailed()) return;
+      QCOMPARE(answer.formula, 3.0 * 940584);
+      QVERIFY2(
+          std::abs(answer.measured / answer.formula - 1) < 0.01,
+          qPrintable(QString::number(answer.measured) + " vs " + QString::number(answer.formula)));
+      QVERIFY2(answer.detail.contains(variant == 1 ? "naive" : "hierarchical"),
+               qPrintable(answer.detail));
+    }
+  }
+
   // Lesson 2: 4 workers, 2 shards: each shard takes in W * S / k = 2 * S bytes a step.
   void parameterServerLessonIsAnsweredFromItsRun() {
     MainWindow window(options_);
@@ -228,10 +247,12 @@ class LearnPageTest : public QObject {
 
   // Opens the lesson, types the prediction, runs it and waits for the answer.
   void runLesson(MainWindow& window, const QString& id, const QString& prediction,
-                 LessonAnswer& answer, size_t ranks = 4) {
+                 LessonAnswer& answer, size_t ranks = 4, int variant = 0) {
     window.showPage(MainWindow::LearnTab);
     LearnPage* learn = window.learnPage();
     learn->selectLesson(lessonIndex(id));
+    learn->selectVariant(variant);
+    learn->findChild<QLineEdit*>(QStringLiteral("prediction"))->clear();
     auto* run = learn->findChild<QPushButton*>(QStringLiteral("runLesson"));
     QVERIFY2(!run->isEnabled(), "a lesson runs only once a prediction is typed");
     learn->findChild<QLineEdit*>(QStringLiteral("prediction"))->setText(prediction);

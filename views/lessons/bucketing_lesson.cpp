@@ -121,7 +121,8 @@ Lesson makeBucketingLesson() {
           .question = QObject::tr("All-reduces each rank runs per step:"),
           .unit = QObject::tr("all-reduces"),
           .answer = bucketingAnswer,
-          .step_view = bucketTable};
+          .step_view = bucketTable,
+          .variants = {}};
 }
 
 }  // namespace ranklab

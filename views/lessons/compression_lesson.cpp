@@ -79,7 +79,8 @@ Lesson makeCompressionLesson() {
           .question = QObject::tr("Compression ratio (raw bytes / bytes sent):"),
           .unit = QObject::tr("×"),
           .answer = compressionAnswer,
-          .step_view = {}};
+          .step_view = {},
+          .variants = {}};
 }
 
 }  // namespace ranklab

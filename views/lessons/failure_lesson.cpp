@@ -76,7 +76,8 @@ Lesson makeFailureLesson() {
           .question = QObject::tr("Steps trained twice after the failure:"),
           .unit = QObject::tr("steps"),
           .answer = failureAnswer,
-          .step_view = {}};
+          .step_view = {},
+          .variants = {}};
 }
 
 }  // namespace ranklab

@@ -37,6 +37,13 @@ struct LessonAnswer {
   int focus_steps = 3;     // and shows this many steps at once
 };
 
+// Another setting of the same job to run the lesson with, for comparison (lesson 1: the
+// all-reduce algorithm). Its overrides go on top of the lesson's.
+struct LessonVariant {
+  QString label;
+  QStringList overrides;
+};
+
 struct Lesson {
   QString id;  // "ring-allreduce": its preset is resources/jobs/lessons/<id>.toml
   QString title;
@@ -48,6 +55,9 @@ struct Lesson {
   // Optional: HTML drawn from one step's records, shown under the replay and following it
   // (the ring's hops, chunk by chunk); "" when that step recorded nothing to show.
   std::function<QString(const LessonRun&, int64_t step)> step_view;
+  // Optional: the settings to compare; the first is the preset as it is. The answer reads
+  // the run's own settings, so each variant is measured against its own formula.
+  std::vector<LessonVariant> variants;
 };
 
 // Every lesson, in teaching order.

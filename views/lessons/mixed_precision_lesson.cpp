@@ -115,7 +115,8 @@ Lesson makeMixedPrecisionLesson() {
           .question = QObject::tr("Percent of updates skipped after the first overflow:"),
           .unit = QObject::tr("%"),
           .answer = mixedPrecisionAnswer,
-          .step_view = scaleTrace};
+          .step_view = scaleTrace,
+          .variants = {}};
 }
 
 }  // namespace ranklab

@@ -123,7 +123,8 @@ Lesson makeParameterServerLesson() {
           .question = QObject::tr("Bytes each server shard receives per step:"),
           .unit = QObject::tr("bytes"),
           .answer = serverAnswer,
-          .step_view = shardRounds};
+          .step_view = shardRounds,
+          .variants = {}};
 }
 
 }  // namespace ranklab

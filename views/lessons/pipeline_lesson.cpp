@@ -93,7 +93,8 @@ Lesson makePipelineLesson() {
           .question = QObject::tr("Percent of a step a stage sits idle:"),
           .unit = QObject::tr("%"),
           .answer = pipelineAnswer,
-          .step_view = {}};
+          .step_view = {},
+          .variants = {}};
 }
 
 }  // namespace ranklab

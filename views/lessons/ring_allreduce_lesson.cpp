@@ -27,7 +27,45 @@ QString ringText() {
       "<p>The preset trains the quickstart MLP on 4 ranks with the ring. <b>Predict</b> how "
       "many bytes each rank sends per all-reduce (the model has 235,146 parameters of 4 "
       "bytes), then run it: the answer is read from the bytes each rank counted on the "
-      "wire.</p>");
+      "wire.</p>"
+      "<p><b>Compare</b> the same job with another algorithm. <i>Naive</i>: every rank sends "
+      "its whole gradient to rank 0, which sums and sends the sum back: rank 0 moves "
+      "(<i>N</i>−1)·<i>S</i> each way, the hot spot the ring removes. <i>Hierarchical</i> "
+      "(here 2 hosts of 2): a leader per host sums inside it, "
+      "the leaders run a ring, each sends the sum to its host: a leader sends "
+      "2(<i>L</i>−1)/<i>L</i>·<i>S</i> + 2(<i>H</i>−1)/<i>H</i>·<i>S</i> + (<i>L</i>−1)·<i>S</i>, "
+      "the "
+      "others 2(<i>L</i>−1)/<i>L</i>·<i>S</i>. <i>MPI</i>: the library picks its own algorithm, "
+      "out of ranklab's sight; its bytes are counted as the ring's.</p>");
+}
+
+// What the run's algorithm sends from `rank` per all-reduce of S bytes, by its formula.
+double bytesByFormula(const std::string& algorithm, int rank, int n, int per_host, double s) {
+  if (algorithm == "naive") return rank == 0 ? (n - 1) * s : s;
+  if (algorithm == "hierarchical") {  // ranks_per_host 0: one host of all n
+    const int local = per_host > 0 ? std::min(per_host, n) : n;
+    const int hosts = (n + local - 1) / local;
+    const double inside = 2.0 * (local - 1) / local * s;
+    if (rank % local != 0) return inside;
+    return inside + 2.0 * (hosts - 1) / hosts * s + (local - 1) * s;
+  }
+  return 2.0 * (n - 1) / n * s;  // ring, and mpi as ranklab counts it
+}
+
+QString formulaText(const std::string& algorithm, int n, int per_host, double s) {
+  const qint64 bytes = qint64(s);
+  if (algorithm == "naive")
+    return QObject::tr("rank 0: (N−1) · S = %1 · %L2 B").arg(n - 1).arg(bytes);
+  if (algorithm == "hierarchical") {
+    const int local = per_host > 0 ? std::min(per_host, n) : n;
+    return QObject::tr(
+               "leaders: 2(L−1)/L · S + 2(H−1)/H · S + (L−1) · S, L = %1, H = %2, "
+               "S = %L3 B")
+        .arg(local)
+        .arg((n + local - 1) / local)
+        .arg(bytes);
+  }
+  return QObject::tr("2(N−1)/N · S = 2·%1/%2 · %L3 B").arg(n - 1).arg(n).arg(bytes);
 }
 
 LessonAnswer ringAnswer(const LessonRun& run) {
@@ -45,32 +83,45 @@ LessonAnswer ringAnswer(const LessonRun& run) {
     return a;
   }
   const int n = run.run.world;
-  a.formula = 2.0 * (n - 1) / n * gradient_bytes;
-  a.formula_text =
-      QObject::tr("2(N−1)/N · S = 2·%1/%2 · %L3 B").arg(n - 1).arg(n).arg(qint64(gradient_bytes));
+  const std::string& algorithm = run.run.algorithm;
+  const auto job = jobOrError(run, a);
+  if (!job) return a;
+  const int per_host = job->parallel.ranks_per_host;
+  // The busiest rank answers (rank 0: a naive root, a hierarchical leader); the ring's are
+  // all alike, so their mean does.
+  const bool uneven = algorithm == "naive" || algorithm == "hierarchical";
+  a.formula = bytesByFormula(algorithm, 0, n, per_host, gradient_bytes);
+  a.formula_text = formulaText(algorithm, n, per_host, gradient_bytes);
   QString rows;
   std::vector<double> medians;
   for (const auto& [rank, sent] : per_rank) {
     medians.push_back(medianOf(sent));
+    const double expected = bytesByFormula(algorithm, rank, n, per_host, gradient_bytes);
     rows += QStringLiteral(
-                "<tr><td>rank %1</td><td align=right>%L2 B</td><td align=right>"
-                "%3 %</td></tr>")
+                "<tr><td>rank %1</td><td align=right>%L2 B</td><td align=right>%L3 B</td>"
+                "<td align=right>%4 %</td></tr>")
                 .arg(rank)
                 .arg(qint64(medians.back()))
-                .arg(100.0 * medians.back() / a.formula, 0, 'f', 3);
+                .arg(qint64(expected))
+                .arg(100.0 * medians.back() / expected, 0, 'f', 3);
   }
   double sum = 0;
   for (double m : medians) sum += m;
-  a.measured = sum / double(medians.size());
+  a.measured = uneven ? medians.front() : sum / double(medians.size());
   a.detail = QObject::tr(
-                 "<p>Bytes each rank sent per all-reduce (median over %1 steps), "
-                 "against the formula:</p><table cellpadding=3>%2</table>"
+                 "<p>Bytes each rank sent per all-reduce with <b>%4</b> (median over %1 "
+                 "steps), against its formula:</p><table cellpadding=3><tr><th></th>"
+                 "<th>measured</th><th>formula</th><th></th></tr>%2</table>"
                  "<p>S = %L3 B is the parameter memory each rank's ledger counted. "
                  "Chunks of uneven size (S/N is not a whole number of floats) make "
-                 "the ranks differ by a few bytes.</p>")
+                 "the ranks differ by a few bytes.%5</p>")
                  .arg(per_rank.begin()->second.size())
                  .arg(rows)
-                 .arg(qint64(gradient_bytes));
+                 .arg(qint64(gradient_bytes))
+                 .arg(QString::fromStdString(algorithm))
+                 .arg(algorithm == "mpi" ? QObject::tr(" MPI's own bytes are out of sight: "
+                                                       "ranklab counts the ring's.")
+                                         : QString());
   a.focus_step = std::min<int64_t>(2, run.steps.empty() ? 1 : run.steps.back().step);
   a.focus_steps = 1;  // one step: its hops are wide enough to read
   return a;
@@ -143,7 +194,12 @@ Lesson makeRingAllreduceLesson() {
           .question = QObject::tr("Bytes each rank sends per all-reduce:"),
           .unit = QObject::tr("bytes"),
           .answer = ringAnswer,
-          .step_view = ringSteps};
+          .step_view = ringSteps,
+          .variants = {{QObject::tr("ring (the preset)"), {}},
+                       {QObject::tr("naive: all to rank 0"), {"parallel.algorithm=\"naive\""}},
+                       {QObject::tr("hierarchical: 2 hosts of 2"),
+                        {"parallel.algorithm=\"hierarchical\"", "parallel.ranks_per_host=2"}},
+                       {QObject::tr("MPI_Allreduce"), {"parallel.algorithm=\"mpi\""}}}};
 }
 
 }  // namespace ranklab

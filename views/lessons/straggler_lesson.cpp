@@ -90,7 +90,8 @@ Lesson makeStragglerLesson() {
           .question = QObject::tr("Milliseconds a fast rank waits per step:"),
           .unit = QObject::tr("ms"),
           .answer = stragglerAnswer,
-          .step_view = {}};
+          .step_view = {},
+          .variants = {}};
 }
 
 }  // namespace ranklab
