@@ -403,7 +403,8 @@ TEST_F(Cli, BenchRejectsAlgorithmsThatAreNotAllreduces) {
     EXPECT_NE(r.out.find("--algorithms: unknown all-reduce algorithm \"" + algorithm + "\""),
               std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("allowed: ring, mpi, hierarchical, shm, naive"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("allowed: ring, mpi, hierarchical, shm, naive"), std::string::npos)
+        << r.out;
     EXPECT_EQ(r.out.find("MPI_ABORT"), std::string::npos) << r.out;
   }
 }
