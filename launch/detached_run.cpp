@@ -10,25 +10,28 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "engine/job/fault_signals.h"
+
 namespace ranklab {
 
 namespace {
 
 constexpr const char* kFaultActions[] = {"kill", "stop", "continue", "slow"};
-
-// A real-time signal: each one sent is queued and delivered with its value, where a second
-// SIGUSR1 sent before the first is taken would be merged into it and lost.
-int faultSignal() {
-  return SIGRTMIN + 2;
-}
 constexpr int kActionCount = 4;
+
+sigset_t faultSignalSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, launcherFaultSignal());
+  return set;
+}
 
 // In the grandchild, between fork and exec: only async-signal-safe calls.
 [[noreturn]] void execDetached(std::vector<char*>& argv, int console_fd, int report_fd) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, faultSignal()}) signal(sig, SIG_DFL);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, launcherFaultSignal()}) signal(sig, SIG_DFL);
   const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
   dup2(console_fd, STDOUT_FILENO);
@@ -96,7 +99,7 @@ bool sendRankFault(int64_t pid, int rank, const std::string& action) {
   if (rank < 0 || pid <= 0) return false;
   sigval value{};
   value.sival_int = rank * kActionCount + code;
-  return sigqueue(static_cast<pid_t>(pid), faultSignal(), value) == 0;
+  return sigqueue(static_cast<pid_t>(pid), launcherFaultSignal(), value) == 0;
 }
 
 std::optional<std::pair<int, std::string>> rankFaultOf(int value) {
@@ -109,14 +112,12 @@ constexpr int kQuitListening = -1;  // the value ~RankFaultListener sends itself
 }  // namespace
 
 RankFaultListener::RankFaultListener(Handler on_fault) : on_fault_(std::move(on_fault)) {
-  sigset_t faults;
-  sigemptyset(&faults);
-  sigaddset(&faults, faultSignal());
+  const sigset_t faults = faultSignalSet();
   pthread_sigmask(SIG_BLOCK, &faults, nullptr);
   thread_ = std::thread([this, faults] {
     for (;;) {
       siginfo_t info{};
-      if (sigwaitinfo(&faults, &info) != faultSignal()) continue;  // EINTR
+      if (sigwaitinfo(&faults, &info) != launcherFaultSignal()) continue;  // EINTR
       const int value = info.si_code == SI_QUEUE ? info.si_value.sival_int : -2;
       if (value == kQuitListening && info.si_pid == getpid()) return;
       if (const auto fault = rankFaultOf(value)) on_fault_(fault->first, fault->second);
@@ -127,11 +128,9 @@ RankFaultListener::RankFaultListener(Handler on_fault) : on_fault_(std::move(on_
 RankFaultListener::~RankFaultListener() {
   sigval quit{};
   quit.sival_int = kQuitListening;
-  sigqueue(getpid(), faultSignal(), quit);
+  sigqueue(getpid(), launcherFaultSignal(), quit);
   thread_.join();
-  sigset_t faults;
-  sigemptyset(&faults);
-  sigaddset(&faults, faultSignal());
+  const sigset_t faults = faultSignalSet();
   pthread_sigmask(SIG_UNBLOCK, &faults, nullptr);
 }
 

@@ -24,7 +24,7 @@ bool requestStopOf(int64_t pid);
 
 // A rank fault for the launcher `pid` (kill | stop | continue | slow, as
 // JobRunner::requestFault):
-// the real-time signal SIGRTMIN+2 carrying rank and action (queued: none is lost). Throws
+// launcherFaultSignal() (engine/job/fault_signals.h) carrying rank and action. Throws
 // std::invalid_argument for another action; false when the launcher is gone.
 bool sendRankFault(int64_t pid, int rank, const std::string& action);
 // The (rank, action) a fault signal's value carries; nullopt for a value sendRankFault never sends.

@@ -376,13 +376,12 @@ struct SignalFault {
   const char* action;
   int signal;
   const char* signal_name;
-  const char* effect;  // for the event
+  int queued_value;  // > 0: sent with sigqueue carrying it (slow: its ms); 0: plain kill()
 };
-const SignalFault kSignalFaults[] = {{"kill", SIGKILL, "SIGKILL", ""},
-                                     {"stop", SIGSTOP, "SIGSTOP", ""},
-                                     {"continue", SIGCONT, "SIGCONT", ""},
-                                     {"slow", slowRankSignal(), "SIGRTMIN+3", " (+20 ms a step)"}};
-static_assert(kSlowFaultMs == 20, "the slow fault's event text names its ms");
+const SignalFault kSignalFaults[] = {{"kill", SIGKILL, "SIGKILL", 0},
+                                     {"stop", SIGSTOP, "SIGSTOP", 0},
+                                     {"continue", SIGCONT, "SIGCONT", 0},
+                                     {"slow", slowRankSignal(), "SIGRTMIN+3", kSlowFaultMs}};
 
 const SignalFault* signalFault(const std::string& action) {
   for (const SignalFault& f : kSignalFaults)
@@ -391,13 +390,20 @@ const SignalFault* signalFault(const std::string& action) {
 }
 
 void sendSignalFault(pid_t pid, const SignalFault& fault) {
-  if (fault.signal != slowRankSignal()) {
+  if (fault.queued_value == 0) {
     ::kill(pid, fault.signal);
     return;
   }
   sigval value{};
-  value.sival_int = kSlowFaultMs;
+  value.sival_int = fault.queued_value;
   sigqueue(pid, fault.signal, value);
+}
+
+// What the fault event says it sent: "SIGRTMIN+3 (+20 ms a step)".
+std::string sentSignal(const SignalFault& fault) {
+  if (fault.queued_value == 0) return fault.signal_name;
+  return std::string(fault.signal_name) + " (+" + std::to_string(fault.queued_value) +
+         " ms a step)";
 }
 
 }  // namespace
@@ -427,8 +433,7 @@ void JobRunner::sendRequestedFaults(const RankWatch& watch, RunRecorder& recorde
     const SignalFault& fault = *signalFault(action);  // checked when it was requested
     sendSignalFault(pid, fault);
     recorder.launcherEvent("fault",
-                           action + ": " + fault.signal_name + fault.effect +
-                               " from the workbench" +
+                           action + ": " + sentSignal(fault) + " from the workbench" +
                                (step < 0 ? "" : " after step " + std::to_string(step)),
                            rank, std::max<int64_t>(step, 0), recorder.lastStepEndNs(rank));
   }
