@@ -64,7 +64,10 @@ class LearnPageTest : public QObject {
   // (2 hosts of 2), each against its own formula: rank 0 sends (N-1) * S as the naive root,
   // and S + S + S as a host leader (inside its host, the ring of leaders, the broadcast back).
   void ringLessonComparesTheAlgorithms() {
-    MainWindow window(options_);
+    // A store of its own: the replay test below reads the ring preset's last run.
+    WorkbenchOptions options = options_;
+    options.db_path = dir_.filePath(QStringLiteral("variants.db"));
+    MainWindow window(options);
     window.show();
     for (int variant : {1, 2}) {
       LessonAnswer answer;
