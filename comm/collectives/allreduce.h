@@ -19,7 +19,8 @@ struct SpanNs {
 // One piece of a collective, recorded for sampled steps so a timeline can open a step up
 // and a lesson can show which chunk went where: a ring hop, one bucket's all-reduce.
 struct CommSpan {
-  const char* kind = "";  // "ring-rs" | "ring-ag" (a ring hop), "bucket", "ps-push" | "ps-reply"
+  const char* kind = "";  // "ring-rs" | "ring-ag" (a ring hop), "bucket" (or a priority
+                          // piece), "ps-push" | "ps-reply"
   int part = -1;      // the hop's index in the all-reduce (0..2(n-1)-1), the bucket's, the shard's
   int peer = -1;      // the rank it sent to (in the collective's communicator), the shard's server
   int chunk = -1;     // the chunk it sent (a ring hop)

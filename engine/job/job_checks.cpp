@@ -145,6 +145,32 @@ void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 std::to_string(job.parallel.microbatches));
 }
 
+// Priority scheduling: pieces of one data-parallel gradient, each updated as it arrives.
+void checkCommSchedule(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  if (job.parallel.comm_schedule != "priority") return;
+  const auto& p = job.parallel;
+  checkRule(root, log, "parallel.comm_schedule", {"parallel.strategy", "parallel.algorithm"},
+            p.strategy != "allreduce" || p.algorithm == "shm-sharded",
+            "\"priority\" orders the pieces of an all-reduced gradient: needs parallel.strategy "
+            "= \"allreduce\" with an algorithm other than \"shm-sharded\" (got " +
+                quoted(p.strategy) + ", " + quoted(p.algorithm) + ")");
+  checkRule(root, log, "parallel.comm_schedule", {"compression.codec"},
+            job.compression.codec != "none",
+            "\"priority\" moves pieces uncompressed (a codec encodes the whole gradient at "
+            "once); use compression.codec = \"none\", got " +
+                quoted(job.compression.codec));
+  checkRule(root, log, "parallel.comm_schedule", {"parallel.bucket_kb"}, p.bucket_kb != 0,
+            "\"priority\" cuts the gradient into parallel.partition_kb pieces; leave "
+            "parallel.bucket_kb = 0 (it sizes \"fifo\"'s buckets), got " +
+                std::to_string(p.bucket_kb));
+  checkRule(root, log, "parallel.comm_schedule",
+            {"parallel.zero", "parallel.pipeline", "parallel.tensor"},
+            p.zero != 0 || p.pipeline != 1 || p.tensor != 1,
+            "\"priority\" lets the next forward start while pieces still move, and ZeRO, "
+            "pipeline and tensor parallelism talk during the passes themselves: use "
+            "parallel.zero = 0, pipeline = 1 and tensor = 1, or comm_schedule = \"fifo\"");
+}
+
 // Slots the hosts offer: "name:4" gives 4, a bare name 1 (as Open MPI counts them).
 int hostSlots(const std::vector<std::string>& hosts) {
   int slots = 0;
@@ -211,6 +237,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   checkAccumulation(root, job, log);
   checkPipeline(root, job, log);
   checkZero(root, job, log);
+  checkCommSchedule(root, job, log);
   checkTensor(root, job, log);
   checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,

@@ -68,6 +68,9 @@ struct ParallelSpec {
   int threads = 0;                     // BLAS threads per rank; 0 = cores / ranks
   int ranks_per_host = 0;              // hierarchical: ranks per host; 0 = shared-memory split
   int bucket_kb = 0;                   // allreduce: gradient bucket size; 0 = one bucket
+  std::string comm_schedule = "fifo";  // allreduce: fifo | priority (first layer first)
+  int partition_kb = 64;               // priority: the pieces the gradient is cut into
+  int credit_kb = 0;                   // priority: bytes handed to the wire at once; 0 = a piece
   int servers = 1;                     // ps-*: server ranks, each holding a key range
   int staleness = -1;                  // ps-async: max versions ahead of the slowest; -1 = no bound
   double delay_compensation = 0.0;     // ps-async: DC-ASGD lambda; 0 = off

@@ -123,6 +123,7 @@ const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
     layer_pass.dropout_key = pass.dropout_key + 0xbf58476d1ce4e5b9ULL * (first_layer_ + l + 1);
     // A layer that absorbed the following ReLU writes the ReLU's output; the ReLU is skipped.
     const size_t written = relu_absorbed_[l] ? l + 1 : l;
+    if (gate_ && layer_count_[l] > 0) gate_(layer_offset_[l], layer_count_[l]);
     gatherParameters(l);
     layers_[l]->forward(input, outputs_[written].data(), batch, layer_pass);
     input = outputs_[written].data();

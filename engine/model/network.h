@@ -68,6 +68,9 @@ class Network {
   // layer's slice of the flat index before its forward and again before its backward;
   // params() is null from then on.
   void useParameterScratch(float* scratch, ParamGatherFn gather);
+  // Priority-scheduled communication: `gate(offset, count)` returns once that layer's slice
+  // of the flat parameters holds this step's values; called before each layer's forward.
+  void gateParameters(ParamGatherFn gate) { gate_ = std::move(gate); }
   size_t largestLayerParameters() const;
   // The memory ledger: bytes of the flat gradient (0 under a scratch), and of the layer
   // outputs kept for backward (sized for the largest batch seen).
@@ -147,6 +150,7 @@ class Network {
   float* grad_scratch_ = nullptr;   // useGradientScratch()
   float* param_scratch_ = nullptr;  // useParameterScratch()
   ParamGatherFn gather_;
+  ParamGatherFn gate_;  // gateParameters()
   std::vector<ParamView> views_;
   uint64_t dropout_seed_ = 0;
   float loss_scale_ = 1.f;

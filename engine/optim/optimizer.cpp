@@ -40,13 +40,12 @@ Sgd::Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov)
       nesterov_(nesterov),
       velocity_(parameters, 0.f) {}
 
-void Sgd::stepRange(float* params, const float* grads, double lr, ParamRange range) {
+void Sgd::updateRange(float* params, const float* grads, double lr, ParamRange range) {
   checkRange(range, velocity_.size());
   const size_t b = range.begin;
   // PyTorch starts the momentum buffer as a copy of the first gradient: momentum * 0 + g.
   kernels::sgdUpdate(params + b, grads + b, velocity_.data() + b, range.end - b,
                      static_cast<float>(lr), momentum_, weight_decay_, nesterov_);
-  ++steps_;
 }
 
 OptimizerState Sgd::state() const {
@@ -68,9 +67,8 @@ Adam::Adam(size_t parameters, double beta1, double beta2, double eps, double wei
       first_moment_(parameters, 0.f),
       second_moment_(parameters, 0.f) {}
 
-void Adam::stepRange(float* params, const float* grads, double lr, ParamRange range) {
+void Adam::updateRange(float* params, const float* grads, double lr, ParamRange range) {
   checkRange(range, first_moment_.size());
-  ++steps_;
   // Scalars in double, as PyTorch computes them in Python before the float kernels.
   const double t = static_cast<double>(steps_);
   kernels::AdamScalars s;

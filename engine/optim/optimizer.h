@@ -34,7 +34,14 @@ class Optimizer {
   }
   // The same update for params[range] only (the ranks that share an update each take a
   // slice); the state of the other parameters stays as it is. Counts as one step.
-  virtual void stepRange(float* params, const float* grads, double lr, ParamRange range) = 0;
+  void stepRange(float* params, const float* grads, double lr, ParamRange range) {
+    countStep();
+    updateRange(params, grads, lr, range);
+  }
+  // A step taken in pieces (priority-scheduled communication updates each piece as its
+  // gradient arrives): countStep() once, then updateRange() for each piece.
+  virtual void countStep() = 0;
+  virtual void updateRange(float* params, const float* grads, double lr, ParamRange range) = 0;
   virtual size_t parameterCount() const = 0;
   // Memory its state holds (the memory ledger's "optimizer").
   virtual size_t stateBytes() const = 0;
@@ -48,7 +55,8 @@ class Sgd : public Optimizer {
  public:
   Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov = false);
   std::string kind() const override { return "sgd"; }
-  void stepRange(float* params, const float* grads, double lr, ParamRange range) override;
+  void countStep() override { ++steps_; }
+  void updateRange(float* params, const float* grads, double lr, ParamRange range) override;
   size_t parameterCount() const override { return velocity_.size(); }
   size_t stateBytes() const override { return velocity_.size() * sizeof(float); }
   OptimizerState state() const override;
@@ -70,7 +78,8 @@ class Adam : public Optimizer {
   Adam(size_t parameters, double beta1, double beta2, double eps, double weight_decay,
        bool decoupled_weight_decay);
   std::string kind() const override { return decoupled_ ? "adamw" : "adam"; }
-  void stepRange(float* params, const float* grads, double lr, ParamRange range) override;
+  void countStep() override { ++steps_; }
+  void updateRange(float* params, const float* grads, double lr, ParamRange range) override;
   size_t parameterCount() const override { return first_moment_.size(); }
   size_t stateBytes() const override { return 2 * first_moment_.size() * sizeof(float); }
   OptimizerState state() const override;

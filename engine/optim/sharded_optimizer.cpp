@@ -16,13 +16,13 @@ ShardedOptimizer::ShardedOptimizer(std::unique_ptr<Optimizer> inner, size_t para
   }
 }
 
-void ShardedOptimizer::stepRange(float* params, const float* grads, double lr, ParamRange range) {
+void ShardedOptimizer::updateRange(float* params, const float* grads, double lr, ParamRange range) {
   if (range.begin != own_.begin || range.end != own_.end) {
     throw std::invalid_argument("ShardedOptimizer: step over [" + std::to_string(range.begin) +
                                 ", " + std::to_string(range.end) + ") but this rank holds [" +
                                 std::to_string(own_.begin) + ", " + std::to_string(own_.end) + ")");
   }
-  stepShard(params, grads + own_.begin, lr);
+  inner_->updateRange(params + own_.begin, grads + own_.begin, lr, {0, own_.end - own_.begin});
 }
 
 void ShardedOptimizer::stepOwn(float* own_params, const float* shard_grads, double lr) {

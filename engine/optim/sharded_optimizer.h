@@ -16,8 +16,9 @@ class ShardedOptimizer : public Optimizer {
   ShardedOptimizer(std::unique_ptr<Optimizer> inner, size_t parameters, ParamRange own);
 
   std::string kind() const override { return inner_->kind(); }
-  // Only `own` may be stepped (throws std::invalid_argument for another range).
-  void stepRange(float* params, const float* grads, double lr, ParamRange range) override;
+  void countStep() override { inner_->countStep(); }
+  // Only `own` may be updated (throws std::invalid_argument for another range).
+  void updateRange(float* params, const float* grads, double lr, ParamRange range) override;
   // The update of the shard from its gradients alone (shard_grads: own's length).
   void stepShard(float* params, const float* shard_grads, double lr) {
     stepOwn(params + own_.begin, shard_grads, lr);

@@ -1,11 +1,13 @@
 // How ranks combine what they learned each step. One strategy per class (allreduce_sync,
 // local_sgd_sync, ps_worker_sync); the trainer calls them at fixed points of a step:
 // start once, beginStep and gradientReady during backward, sync after backward,
-// afterUpdate after the optimizer, refresh before an evaluation, finish at the end.
+// afterUpdate after the optimizer, refresh before an evaluation, finish at the end (and,
+// under priority scheduling, awaitParameters in forward and settle at the step's end).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +42,11 @@ struct SyncStats {
 
   SyncStats& operator+=(const SyncStats& other);
 };
+
+// Updates params[piece] from grads[piece] at `lr`; `first` for a step's first piece (the
+// optimizer counts the step then).
+using PieceUpdateFn =
+    std::function<void(const float* grads, ParamRange piece, double lr, bool first)>;
 
 // Where a model's flat parameter and gradient buffers live; null: where they are.
 struct ModelBuffers {
@@ -94,6 +101,15 @@ class GradientSync {
   virtual size_t bufferBytesHeld() const { return 0; }
   // True when sync() already wrote the new parameters (a server ran the optimizer).
   virtual bool updatesParameters() const { return false; }
+  // Priority scheduling (parallel.comm_schedule): true when the sync runs the update itself,
+  // piece by piece as each piece's all-reduce ends, with the function it is given, and
+  // sync() returns before they all have: awaitParameters() then returns once the layer's
+  // slice is updated, and settle() once nothing is in flight, with the communication that
+  // ended since the last sync().
+  virtual bool updatesInPieces() const { return false; }
+  virtual void setPieceUpdate(PieceUpdateFn /*update*/) {}
+  virtual void awaitParameters(size_t /*offset*/, size_t /*count*/) {}
+  virtual SyncStats settle() { return {}; }
   // After the optimizer step (local SGD averages the models here).
   virtual SyncStats afterUpdate(float* /*params*/, size_t /*count*/) { return {}; }
   // Before an evaluation: params become the model every rank agrees on.

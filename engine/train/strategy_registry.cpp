@@ -7,6 +7,7 @@
 #include "comm/registry.h"
 #include "engine/train/allreduce_sync.h"
 #include "engine/train/local_sgd_sync.h"
+#include "engine/train/priority_sync.h"
 #include "engine/train/ps_worker_sync.h"
 #include "engine/train/shm_sharded_sync.h"
 #include "engine/train/zero_sync.h"
@@ -18,12 +19,18 @@ const std::vector<StrategyEntry>& strategyRegistry() {
       {"allreduce",
        "synchronous data parallel: every rank all-reduces its gradient (parallel.algorithm) "
        "and steps its own optimizer; shm-sharded shares one model and splits the update; "
-       "parallel.zero shards the optimizer state (1) and the gradients (2)",
+       "parallel.zero shards the optimizer state (1) and the gradients (2); "
+       "parallel.comm_schedule = priority sends the first layers' pieces first",
        [](const JobSpec& job, Communicator& world,
           std::vector<MatrixBlock> matrices) -> std::unique_ptr<GradientSync> {
          const auto& p = job.parallel;
          if (p.zero > 0) return std::make_unique<ZeroSync>(world, p.zero);
          if (p.algorithm == "shm-sharded") return std::make_unique<ShmShardedSync>(world);
+         if (p.comm_schedule == "priority") {
+           return std::make_unique<PrioritySync>(
+               world, p.algorithm, AllreduceOptions{p.ranks_per_host},
+               static_cast<size_t>(p.partition_kb) * 1024, static_cast<size_t>(p.credit_kb) * 1024);
+         }
          return std::make_unique<AllreduceSync>(
              world, p.algorithm, AllreduceOptions{p.ranks_per_host},
              static_cast<size_t>(p.bucket_kb) * 1024, codecOptions(job, std::move(matrices)));

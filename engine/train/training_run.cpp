@@ -266,6 +266,16 @@ void TrainingRun::placeModel() {
         scratch, [this](size_t offset, size_t count) { sync_->gatherParameters(offset, count); });
   }
   update_range_ = sync_->updateRange(parameters);
+  if (sync_->updatesInPieces()) {
+    // Priority scheduling: each piece is updated on the communication thread as it arrives,
+    // and a layer's forward waits for its own pieces alone.
+    sync_->setPieceUpdate([this](const float* grads, ParamRange piece, double lr, bool first) {
+      if (first) optimizer_->countStep();
+      optimizer_->updateRange(model_.params(), grads, lr, piece);
+    });
+    model_.gateParameters(
+        [this](size_t offset, size_t count) { sync_->awaitParameters(offset, count); });
+  }
   sync_->start(model_.params(), parameters);
 }
 
@@ -312,10 +322,15 @@ StepStats TrainingRun::step(int epoch) {
     s.wait_ns += steadyNowNs() - t;
     if (peers_.size() > 1) ++s.allreduces;
   }
+  // Before an evaluation, a checkpoint or the end, no piece may still be moving: its
+  // communication belongs to this step's record.
+  const int64_t saves = job_.train.checkpoint_every;
+  const bool pauses = s.step == total_steps_ || in_epoch + 1 == steps_per_epoch_ ||
+                      (saves > 0 && s.step % saves == 0);
   if (overflow)
     skipOverflowedStep(s);
   else
-    syncAndUpdate(s);
+    syncAndUpdate(s, pauses);
   recordTensorParallel(s);
   recordMemory(s);
   if (traced) sync_->traceSpans(nullptr);  // a checkpoint's collectives are not this step's
@@ -399,7 +414,7 @@ void TrainingRun::skipOverflowedStep(StepStats& s) {
                     s.step);
 }
 
-void TrainingRun::syncAndUpdate(StepStats& s) {
+void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   SyncStats sync = sync_->sync(model_.grads(), model_.parameterCount());
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
@@ -408,6 +423,7 @@ void TrainingRun::syncAndUpdate(StepStats& s) {
   if (scaler_) scaler_->update(false);
   s.update_ns = steadyNowNs() - t;
   sync += sync_->afterUpdate(model_.params(), model_.parameterCount());
+  if (settle) sync += sync_->settle();
   s.wait_ns += sync.wait_ns;
   s.comm_ns = sync.comm_ns;
   s.comm_hidden_ns = sync.hidden_ns;
@@ -468,6 +484,7 @@ void TrainingRun::checkpoint() {
 }
 
 void TrainingRun::saveCheckpointNow() {
+  sync_->settle();  // a stop between steps: the pieces still moving are this state's
   const int64_t start = steadyNowNs();
   saveCheckpoint(job_, compression_, peers_, *sync_, model_, *optimizer_,
                  scaler_ ? &*scaler_ : nullptr, at_, observer_);

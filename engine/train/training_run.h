@@ -65,7 +65,8 @@ class TrainingRun {
   bool forwardBackward(StepStats& s);
   // One batch's passes, the first and last of a step's (hooks), into the step's measures.
   void runPasses(StepStats& s, const Batch& batch, bool first, bool last);
-  void syncAndUpdate(StepStats& s);
+  // settle: wait for communication still in flight (priority scheduling) before returning.
+  void syncAndUpdate(StepStats& s, bool settle);
   // The optimizer's step on the parameters this rank updates.
   void update(double lr);
   void skipOverflowedStep(StepStats& s);

@@ -162,6 +162,26 @@ class LearnPageTest : public QObject {
     QCOMPARE(int(view.count("131,072 B")), 2 * 10);  // 10 full buckets on each of 2 ranks
   }
 
+  // Lesson 4's variant: the same 11 pieces, sent first layer first (comm_schedule =
+  // "priority"), each updated as it arrives; the answer names the schedule and the step
+  // times, and the step view lists the pieces in the order they left.
+  void bucketingLessonRunsThePriorityVariant() {
+    WorkbenchOptions options = options_;
+    options.db_path = dir_.filePath(QStringLiteral("priority.db"));
+    MainWindow window(options);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("bucketing"), "11", answer, 2, 1);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(answer.formula, 11.0);
+    QCOMPARE(answer.measured, 11.0);
+    QVERIFY2(answer.detail.contains("priority, first layers first") &&
+                 answer.detail.contains("step ") && answer.detail.contains("waiting"),
+             qPrintable(answer.detail));
+    const QString view = window.learnPage()->stepViewHtml();
+    QVERIFY2(view.contains("bucket by bucket") && view.contains("131,072 B"), qPrintable(view));
+  }
+
   // Lesson 6: fp16 with the scale doubling every 10 clean steps: after the first overflow
   // about 1 update in 11 is skipped (fewer as the gradients shrink); the loss scale's trace
   // lists each skip, and the timeline marks them.

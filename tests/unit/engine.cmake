@@ -3,6 +3,7 @@ add_executable(engine_tests
   unit/idx_dataset_test.cpp
   unit/shard_loader_test.cpp
   unit/strategies_thread_test.cpp
+  unit/priority_sync_test.cpp
   unit/zero_thread_test.cpp
   unit/tensor_parallel_thread_test.cpp
   unit/pipeline_test.cpp

@@ -137,6 +137,28 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 3\n").empty());
 }
 
+// Priority scheduling orders the pieces of a plain all-reduced gradient: what would need
+// the whole gradient, or talks during the passes, is named with the way out.
+TEST(JobEngineKeys, PriorityScheduleNamesWhatItCannotRunWith) {
+  const std::string priority = "[parallel]\ncomm_schedule = \"priority\"\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"[parallel]\ncomm_schedule = \"lifo\"\n",
+       "parallel.comm_schedule: must be one of: fifo, priority; got \"lifo\""},
+      {priority + "strategy = \"ps-sync\"\n", "needs parallel.strategy = \"allreduce\""},
+      {priority + "algorithm = \"shm-sharded\"\n", "(got \"allreduce\", \"shm-sharded\")"},
+      {priority + "[compression]\ncodec = \"topk\"\n",
+       "use compression.codec = \"none\", got \"topk\""},
+      {priority + "bucket_kb = 64\n", "leave parallel.bucket_kb = 0 (it sizes \"fifo\"'s buckets)"},
+      {priority + "ranks = 2\ntensor = 2\n", "use parallel.zero = 0, pipeline = 1 and tensor = 1"},
+      {priority + "partition_kb = 0\n", "parallel.partition_kb: must be 1..1048576, got 0"}};
+  for (const auto& [text, expected] : cases) {
+    const std::string message = onlyMessage(text);
+    EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
+  }
+  EXPECT_TRUE(issuesOf(priority + "partition_kb = 16\ncredit_kb = 64\n").empty());
+  EXPECT_TRUE(issuesOf(priority + "[amp]\ndtype = \"fp16\"\n").empty());
+}
+
 // A pipeline cut by hand: one count per stage, adding up to the blocks.
 TEST(JobEngineKeys, StageLayersMustCoverTheBlocksStageByStage) {
   EXPECT_NE(
