@@ -182,6 +182,28 @@ class LearnPageTest : public QObject {
     QVERIFY2(view.contains("bucket by bucket") && view.contains("131,072 B"), qPrintable(view));
   }
 
+  // Lesson 9: ZeRO's model states per rank, from each rank's ledger, for stage 1 (the preset)
+  // and the variants 0, 2 and 3: 16ψ, 8ψ + 8ψ/N, 4ψ + 12ψ/N, 16ψ/N with ψ = 269,322, N = 4.
+  void zeroLessonMeasuresEveryStage() {
+    WorkbenchOptions options = options_;
+    options.db_path = dir_.filePath(QStringLiteral("zero.db"));
+    MainWindow window(options);
+    window.show();
+    const double psi = 269322, n = 4;
+    const double expected[] = {8 * psi + 8 * psi / n, 16 * psi, 4 * psi + 12 * psi / n,
+                               16 * psi / n};
+    for (int variant : {0, 1, 2, 3}) {
+      LessonAnswer answer;
+      runLesson(window, QStringLiteral("zero"), "1000000", answer, 4, variant);
+      if (QTest::currentTestFailed()) return;
+      QCOMPARE(answer.formula, expected[variant]);
+      QVERIFY2(std::abs(answer.measured / answer.formula - 1) < 0.001,
+               qPrintable(QString::number(answer.measured) + " vs " +
+                          QString::number(answer.formula) + "\n" + answer.detail));
+      QVERIFY2(answer.detail.contains("model states"), qPrintable(answer.detail));
+    }
+  }
+
   // Lesson 6: fp16 with the scale doubling every 10 clean steps: after the first overflow
   // about 1 update in 11 is skipped (fewer as the gradients shrink); the loss scale's trace
   // lists each skip, and the timeline marks them.

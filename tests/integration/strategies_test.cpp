@@ -205,7 +205,16 @@ TEST_F(Strategies, HierarchicalAndBucketedAllreduceTrain) {
                                   " --set parallel.algorithm=hierarchical"
                                   " --set parallel.ranks_per_host=2");
   const auto bucketed = runQuickstart(small + " --set parallel.bucket_kb=128");
+  const auto priority = runQuickstart(small +
+                                      " --set parallel.comm_schedule=priority"
+                                      " --set parallel.partition_kb=128");
   EXPECT_EQ(hier["algorithm"], "hierarchical");
+  // Real ranks, the same 128 KiB pieces in another order, each updated as it arrives: the
+  // same sums and updates as the buckets, so the same model to the bit.
+  EXPECT_EQ(priority["status"], "done");
+  EXPECT_EQ(priority["test_loss"], bucketed["test_loss"]);
+  EXPECT_EQ(priority["test_accuracy"], bucketed["test_accuracy"]);
+  EXPECT_EQ(priority["bytes_tx"], bucketed["bytes_tx"]);
   // Same samples, same mean gradient; only the order of float additions differs.
   EXPECT_NEAR(hier["test_accuracy"].get<double>(), plain["test_accuracy"].get<double>(), 0.01);
   EXPECT_NEAR(bucketed["test_accuracy"].get<double>(), plain["test_accuracy"].get<double>(), 0.01);

@@ -18,13 +18,14 @@ Lesson makeCompressionLesson();
 Lesson makeMixedPrecisionLesson();
 Lesson makePipelineLesson();
 Lesson makeFailureLesson();
+Lesson makeZeroLesson();
 
 const std::vector<Lesson>& lessons() {
   // In teaching order.
-  static const std::vector<Lesson> all = {makeRingAllreduceLesson(), makeParameterServerLesson(),
-                                          makeStragglerLesson(),     makeBucketingLesson(),
-                                          makeCompressionLesson(),   makeMixedPrecisionLesson(),
-                                          makePipelineLesson(),      makeFailureLesson()};
+  static const std::vector<Lesson> all = {
+      makeRingAllreduceLesson(), makeParameterServerLesson(), makeStragglerLesson(),
+      makeBucketingLesson(),     makeCompressionLesson(),     makeMixedPrecisionLesson(),
+      makePipelineLesson(),      makeFailureLesson(),         makeZeroLesson()};
   return all;
 }
 

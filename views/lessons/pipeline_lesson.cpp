@@ -26,8 +26,8 @@ QString pipelineText() {
       "and one backward once the pipe is full: the same bubble, but at most <i>p</i> "
       "micro-batches held. <b>Tensor parallelism</b> splits each layer instead (Megatron's "
       "f and g all-reduce inside it), and <b>ZeRO</b> splits the optimizer state, "
-      "gradients and parameters across data-parallel ranks: their presets are in the "
-      "setup page, their ledgers on the live page.</p>"
+      "gradients and parameters across data-parallel ranks (lesson 9 measures its "
+      "ledger); their presets are in the setup page.</p>"
       "<p>The preset runs a deep MLP as 2 stages of 4 micro-batches, GPipe. <b>Predict</b> "
       "the percentage of a step a stage sits idle.</p>");
 }
