@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "storage/run_store.h"
+#include "views/lessons/lesson_comparison.h"
 #include "views/models/timeline_data.h"
 #include "views/timeline_view.h"
 
@@ -44,6 +45,7 @@ LearnPage::LearnPage(QString presets_dir, QWidget* parent)
       answer_label_(new QLabel(this)),
       timeline_(new TimelineView(this)),
       step_view_(new QTextBrowser(this)),
+      comparison_(new QTextBrowser(this)),
       play_(new QPushButton(tr("Play"), this)),
       speed_(new QComboBox(this)),
       variant_(new QComboBox(this)) {
@@ -61,6 +63,8 @@ LearnPage::LearnPage(QString presets_dir, QWidget* parent)
   timeline_->setMinimumHeight(220);
   step_view_->setObjectName(QStringLiteral("stepView"));
   step_view_->setVisible(false);
+  comparison_->setObjectName(QStringLiteral("lessonComparison"));
+  comparison_->setVisible(false);
 
   auto* right = new QWidget(this);
   auto* column = new QVBoxLayout(right);
@@ -68,6 +72,7 @@ LearnPage::LearnPage(QString presets_dir, QWidget* parent)
   column->addWidget(text_, 2);
   column->addWidget(buildQuestion());
   column->addWidget(answer_label_);
+  column->addWidget(comparison_, 2);
   column->addWidget(buildReplay());
   column->addWidget(step_view_, 3);
   column->addWidget(timeline_, 3);
@@ -156,6 +161,8 @@ void LearnPage::selectLesson(int index) {
   timeline_->setData(TimelineData{});
   step_view_->clear();
   step_view_->setVisible(false);
+  comparison_->clear();
+  comparison_->setVisible(false);
 }
 
 void LearnPage::selectVariant(int index) {
@@ -164,6 +171,10 @@ void LearnPage::selectVariant(int index) {
 
 QString LearnPage::stepViewHtml() const {
   return step_view_->isVisible() ? step_view_->toHtml() : QString();
+}
+
+QString LearnPage::comparisonHtml() const {
+  return comparison_->isVisible() ? comparison_->toHtml() : QString();
 }
 
 QString LearnPage::presetPath(const Lesson& lesson) const {
@@ -223,6 +234,7 @@ bool LearnPage::showRun(int64_t run_id) {
     if (!run) throw std::runtime_error("no run with id " + std::to_string(run_id));
     run_data_ = {*run, store.steps(run_id), store.events(run_id), store.serverLoads(run_id),
                  store.spans(run_id)};
+    showComparison(store);
   } catch (const std::exception& e) {
     answer_label_->setText(tr("Cannot read run %1: %2").arg(run_id).arg(e.what()));
     return false;
@@ -240,6 +252,24 @@ bool LearnPage::showRun(int64_t run_id) {
   showAnswer(answer);
   drawReplay();
   return true;
+}
+
+void LearnPage::showComparison(RunStore& store) {
+  constexpr size_t kLessonRunsCompared = 8;
+  const Lesson& lesson = lessons()[size_t(current_)];
+  const std::string name = "lesson-" + lesson.id.toStdString();
+  std::vector<LessonRun> runs;
+  for (const RunRow& run : store.listRuns()) {  // newest first
+    if (run.name != name || run.status == "running") continue;
+    runs.push_back({run, store.steps(run.id), store.events(run.id), store.serverLoads(run.id),
+                    store.spans(run.id)});
+    if (runs.size() == kLessonRunsCompared) break;
+  }
+  std::vector<ComparedLessonRun> compared;
+  for (const LessonRun& run : runs) compared.push_back({&run, lesson.answer(run)});
+  const QString html = lessonComparisonHtml(lesson, compared);
+  comparison_->setHtml(html);
+  comparison_->setVisible(!html.isEmpty());
 }
 
 void LearnPage::showAnswer(const LessonAnswer& answer) {

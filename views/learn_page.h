@@ -20,6 +20,7 @@ class QTextBrowser;
 
 namespace ranklab {
 
+class RunStore;
 class TimelineView;
 
 class LearnPage : public QWidget {
@@ -46,6 +47,8 @@ class LearnPage : public QWidget {
   const std::optional<LessonAnswer>& answer() const { return answer_; }
   TimelineView* timeline() const { return timeline_; }
   QString stepViewHtml() const;  // the lesson's view of the replayed step; "" when none
+  // The stored runs of the lesson in one table (lessons/lesson_comparison.h); "" under two.
+  QString comparisonHtml() const;
   int64_t replayStep() const { return replay_first_; }
   void stepReplay();  // one step on; stops at the run's last step
   void setPlaying(bool on);
@@ -59,6 +62,8 @@ class LearnPage : public QWidget {
   QWidget* buildReplay();
   void requestRun();
   void showAnswer(const LessonAnswer& answer);
+  // Reads the lesson's latest stored runs (kLessonRunsCompared) and tabulates their answers.
+  void showComparison(RunStore& store);
   void drawReplay();
 
   QString presets_dir_;
@@ -75,7 +80,8 @@ class LearnPage : public QWidget {
   QPushButton* replay_last_;
   QLabel* answer_label_;
   TimelineView* timeline_;
-  QTextBrowser* step_view_;  // the lesson's step_view of the replayed step
+  QTextBrowser* step_view_;   // the lesson's step_view of the replayed step
+  QTextBrowser* comparison_;  // the lesson's runs side by side
   QPushButton* play_;
   QComboBox* speed_;
   QComboBox* variant_;  // the lesson's variants, when it has some

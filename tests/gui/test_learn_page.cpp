@@ -202,6 +202,12 @@ class LearnPageTest : public QObject {
                           QString::number(answer.formula) + "\n" + answer.detail));
       QVERIFY2(answer.detail.contains("model states"), qPrintable(answer.detail));
     }
+    // The four runs in one table, newest first, each with its stage and its own formula.
+    const QString table = window.learnPage()->comparisonHtml();
+    QVERIFY2(table.contains("Runs of this lesson") && table.count("parallel.zero = ") == 4 &&
+                 table.indexOf("parallel.zero = 3") < table.indexOf("parallel.zero = 0"),
+             qPrintable(table));
+    QVERIFY2(table.contains("4,309,152") && table.contains("1,077,288"), qPrintable(table));
   }
 
   // Lesson 6: fp16 with the scale doubling every 10 clean steps: after the first overflow
