@@ -175,8 +175,9 @@ SyncStats PrioritySync::settle() {
 
 SyncStats PrioritySync::takeWindowLocked() {
   SyncStats stats = window_;
-  // What the thread did while this rank was not waiting for it ran behind its compute.
-  stats.hidden_ns = std::max<int64_t>(0, stats.comm_ns - stats.wait_ns);
+  // What the thread did while this rank was not waiting for it ran behind its compute;
+  // without a thread the pieces ran on this one, hiding nothing.
+  stats.hidden_ns = thread_ ? std::max<int64_t>(0, stats.comm_ns - stats.wait_ns) : 0;
   window_ = {};
   if (trace_) trace_->insert(trace_->end(), ended_spans_.begin(), ended_spans_.end());
   ended_spans_.clear();

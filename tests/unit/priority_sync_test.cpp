@@ -76,6 +76,32 @@ TEST(PrioritySync, SendsTheFirstLayersPiecesFirst) {
   EXPECT_EQ(orders[1], expected);
 }
 
+// Backward finishes the last two pieces together. With a credit of one piece only the
+// earlier of them is handed over; the other waits and is overtaken by every piece after it.
+// With a credit of the whole gradient both go at once.
+TEST(PrioritySync, TheCreditWindowDecidesWhatCanBeOvertaken) {
+  for (const size_t credit_pieces : {size_t{1}, kPieces}) {
+    std::vector<std::vector<int>> orders(2);
+    onEveryRank(2, [&](Communicator& comm) {
+      PrioritySync sync(comm, "ring", {}, kPieceFloats * sizeof(float),
+                        credit_pieces * kPieceFloats * sizeof(float));
+      std::vector<float> params(kPieceFloats * kPieces, 1.f), grads(params.size(), 1.f);
+      sync.start(params.data(), params.size());
+      sync.beginStep(0.1);
+      sync.gradientReady(grads.data(), params.size() - 2 * kPieceFloats, 2 * kPieceFloats);
+      sync.sync(grads.data(), grads.size());
+      sync.settle();
+      sync.beginStep(0.1);
+      orders[comm.rank()] = sync.lastOrder();
+    });
+    const std::vector<int> expected = credit_pieces == 1
+                                          ? std::vector<int>{1, 9, 8, 7, 6, 5, 4, 3, 2, 0}
+                                          : std::vector<int>{1, 0, 9, 8, 7, 6, 5, 4, 3, 2};
+    EXPECT_EQ(orders[0], expected) << "credit " << credit_pieces << " pieces";
+    EXPECT_EQ(orders[1], expected) << "every rank runs the same order";
+  }
+}
+
 TEST(PrioritySync, AForwardWaitsForItsOwnLayersPiecesAlone) {
   constexpr int kSlowMs = 1000;
   std::vector<int64_t> first_wait_ms(2), settle_wait_ms(2);
