@@ -210,6 +210,24 @@ class LearnPageTest : public QObject {
     QVERIFY2(table.contains("4,309,152") && table.contains("1,077,288"), qPrintable(table));
   }
 
+  // Lesson 10: f and g on 2 and 4 slices of 784-256-256-256-10, B = 64: g sums 256 and 10
+  // floats a sample in forward, f 256 in backward; each slice sends 2(t-1)/t of 4B * 522.
+  void tensorLessonMeasuresFAndG() {
+    WorkbenchOptions options = options_;
+    options.db_path = dir_.filePath(QStringLiteral("tensor.db"));
+    MainWindow window(options);
+    window.show();
+    for (int variant : {0, 1}) {
+      const double t = variant == 0 ? 2 : 4;
+      LessonAnswer answer;
+      runLesson(window, QStringLiteral("tensor"), "100000", answer, size_t(t), variant);
+      if (QTest::currentTestFailed()) return;
+      QCOMPARE(answer.formula, 2 * (t - 1) / t * 4 * 64 * 522);
+      QCOMPARE(answer.measured, answer.formula);  // the ring's chunks divide evenly here
+      QVERIFY2(answer.detail.contains("3 all-reduces (formula 3)"), qPrintable(answer.detail));
+    }
+  }
+
   // Lesson 6: fp16 with the scale doubling every 10 clean steps: after the first overflow
   // about 1 update in 11 is skipped (fewer as the gradients shrink); the loss scale's trace
   // lists each skip, and the timeline marks them.

@@ -19,13 +19,15 @@ Lesson makeMixedPrecisionLesson();
 Lesson makePipelineLesson();
 Lesson makeFailureLesson();
 Lesson makeZeroLesson();
+Lesson makeTensorLesson();
 
 const std::vector<Lesson>& lessons() {
   // In teaching order.
-  static const std::vector<Lesson> all = {
-      makeRingAllreduceLesson(), makeParameterServerLesson(), makeStragglerLesson(),
-      makeBucketingLesson(),     makeCompressionLesson(),     makeMixedPrecisionLesson(),
-      makePipelineLesson(),      makeFailureLesson(),         makeZeroLesson()};
+  static const std::vector<Lesson> all = {makeRingAllreduceLesson(), makeParameterServerLesson(),
+                                          makeStragglerLesson(),     makeBucketingLesson(),
+                                          makeCompressionLesson(),   makeMixedPrecisionLesson(),
+                                          makePipelineLesson(),      makeFailureLesson(),
+                                          makeZeroLesson(),          makeTensorLesson()};
   return all;
 }
 

@@ -24,10 +24,9 @@ QString pipelineText() {
       "matrix products. <b>GPipe</b> runs every forward, then every backward, so a stage "
       "holds all <i>m</i> micro-batches' activations; <b>1F1B</b> alternates one forward "
       "and one backward once the pipe is full: the same bubble, but at most <i>p</i> "
-      "micro-batches held. <b>Tensor parallelism</b> splits each layer instead (Megatron's "
-      "f and g all-reduce inside it), and <b>ZeRO</b> splits the optimizer state, "
-      "gradients and parameters across data-parallel ranks (lesson 9 measures its "
-      "ledger); their presets are in the setup page.</p>"
+      "micro-batches held. <b>ZeRO</b> (lesson 9) splits the optimizer state, gradients "
+      "and parameters across data-parallel ranks instead, and <b>tensor parallelism</b> "
+      "(lesson 10) each layer.</p>"
       "<p>The preset runs a deep MLP as 2 stages of 4 micro-batches, GPipe. <b>Predict</b> "
       "the percentage of a step a stage sits idle.</p>");
 }
