@@ -169,6 +169,10 @@ void LearnPage::selectVariant(int index) {
   if (index >= 0 && index < variant_->count()) variant_->setCurrentIndex(index);
 }
 
+int LearnPage::currentVariant() const {
+  return variant_->count() > 0 ? variant_->currentIndex() : -1;
+}
+
 QString LearnPage::stepViewHtml() const {
   return step_view_->isVisible() ? step_view_->toHtml() : QString();
 }
@@ -239,7 +243,9 @@ bool LearnPage::showRun(int64_t run_id) {
     answer_label_->setText(tr("Cannot read run %1: %2").arg(run_id).arg(e.what()));
     return false;
   }
-  LessonAnswer answer = lessons()[size_t(current_)].answer(run_data_);
+  const Lesson& lesson = lessons()[size_t(current_)];
+  if (!lesson.variants.empty()) selectVariant(variantOf(lesson, run_data_));  // what it ran
+  LessonAnswer answer = lesson.answer(run_data_);
   if (!answer.error.isEmpty()) {
     answer_label_->setText(
         tr("Run %1 cannot answer this lesson: %2").arg(run_id).arg(answer.error.toHtmlEscaped()));

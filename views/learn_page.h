@@ -34,6 +34,7 @@ class LearnPage : public QWidget {
   int currentLesson() const { return current_; }
   // The variant the next run uses (lesson.variants; 0 = the preset as it is).
   void selectVariant(int index);
+  int currentVariant() const;  // -1 when the lesson has none
   // The run the window launched ended: answers the lesson if it was this page's run.
   void runEnded(const RunOutcome& outcome);
   // Answers the current lesson from a stored run (a replay); false, with the reason shown,

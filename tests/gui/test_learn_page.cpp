@@ -208,6 +208,11 @@ class LearnPageTest : public QObject {
                  table.indexOf("parallel.zero = 3") < table.indexOf("parallel.zero = 0"),
              qPrintable(table));
     QVERIFY2(table.contains("4,309,152") && table.contains("1,077,288"), qPrintable(table));
+    // A stored run is shown with the variant it ran: the last one, stage 3.
+    LearnPage* learn = window.learnPage();
+    learn->selectVariant(0);
+    QVERIFY(learn->replayLastRun());
+    QCOMPARE(learn->currentVariant(), 3);
   }
 
   // Lesson 10: f and g on 2 and 4 slices of 784-256-256-256-10, B = 64: g sums 256 and 10

@@ -60,6 +60,10 @@ struct Lesson {
   std::vector<LessonVariant> variants;
 };
 
+// The variant `run` was run with: the one with the most overrides that leave its job as it
+// is (applying them changes nothing); 0, the preset, when none other does.
+int variantOf(const Lesson& lesson, const LessonRun& run);
+
 // Every lesson, in teaching order.
 const std::vector<Lesson>& lessons();
 int lessonIndex(const QString& id);  // -1: no such lesson

@@ -74,6 +74,25 @@ std::optional<JobSpec> jobOrError(const LessonRun& run, LessonAnswer& answer) {
   }
 }
 
+int variantOf(const Lesson& lesson, const LessonRun& run) {
+  int best = 0;
+  try {
+    const std::string where = "run " + std::to_string(run.run.id);
+    const JobSpec job = parseJob(run.run.job_toml, where);
+    size_t most = 0;
+    for (size_t v = 0; v < lesson.variants.size(); ++v) {
+      QStringList overrides = lesson.variants[v].overrides;
+      if (size_t(overrides.size()) <= most) continue;
+      JobOverrides sets;
+      for (const QString& o : overrides) sets.push_back(o.toStdString());
+      if (parseJob(run.run.job_toml, where, sets) == job) best = int(v), most = sets.size();
+    }
+  } catch (const JobError&) {
+    // A job the variants cannot be applied to is the preset's as far as the page knows.
+  }
+  return best;
+}
+
 const EventRow* firstEvent(const LessonRun& run, const std::string& kind) {
   for (const EventRow& e : run.events)
     if (e.kind == kind) return &e;
