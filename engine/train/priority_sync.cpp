@@ -92,21 +92,23 @@ void PrioritySync::handOverLocked(std::unique_lock<std::mutex>& lock, size_t bud
     --queued_;
     posted_bytes_ += bytes;
     order_.push_back(next->index);
+    // The gradient's address goes with the task: grads_ is rewritten (under mutex_) while
+    // the thread reads it.
     if (thread_) {
-      thread_->post([this, next] { run(*next); });
+      thread_->post([this, next, grads = grads_] { run(*next, grads); });
     } else {
       lock.unlock();
-      run(*next);
+      run(*next, grads_);
       lock.lock();
     }
   }
 }
 
-void PrioritySync::run(Piece& piece) {
+void PrioritySync::run(Piece& piece, float* grads) {
   try {
     const int64_t t0 = steadyNowNs();
     const size_t n = piece.end - piece.begin;
-    allreduce_->runScaled(grads_ + piece.begin, n, 1.f / static_cast<float>(comm_.size()));
+    allreduce_->runScaled(grads + piece.begin, n, 1.f / static_cast<float>(comm_.size()));
     const int64_t reduced = steadyNowNs();
     double lr;
     bool first;
@@ -116,7 +118,7 @@ void PrioritySync::run(Piece& piece) {
       first = first_update_;
       first_update_ = false;
     }
-    if (update_) update_(grads_, {piece.begin, piece.end}, lr, first);
+    if (update_) update_(grads, {piece.begin, piece.end}, lr, first);
     finished(piece, t0, reduced);
   } catch (...) {
     std::lock_guard lock(mutex_);

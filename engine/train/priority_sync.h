@@ -64,7 +64,7 @@ class PrioritySync : public GradientSync {
   // bytes (at least one piece).
   void handOverLocked(std::unique_lock<std::mutex>& lock, size_t budget);
   // On the communication thread: the piece's all-reduce and update.
-  void run(Piece& piece);
+  void run(Piece& piece, float* grads);
   void finished(Piece& piece, int64_t begin_ns, int64_t reduced_ns);
   // Under mutex_: waits until `done` holds; rethrows a piece's failure.
   template <typename Done>
@@ -75,7 +75,7 @@ class PrioritySync : public GradientSync {
   std::unique_ptr<Allreduce> allreduce_;
   size_t piece_floats_;
   size_t credit_bytes_;
-  float* grads_ = nullptr;
+  float* grads_ = nullptr;  // the step's gradient (under mutex_)
   PieceUpdateFn update_;
   std::unique_ptr<CommThread> thread_;  // null: pieces run on the caller's thread
 
