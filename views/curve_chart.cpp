@@ -163,9 +163,12 @@ void CurveChart::fitAxes(const std::vector<Curve>& curves, bool y_floor_zero) {
 
 std::vector<Curve> lossCurves(const RunSeries& run, XAxis x, double smoothing, int budget) {
   std::vector<Curve> curves;
-  for (const RankSeries& r : run.ranks())
+  for (const RankSeries& r : run.ranks()) {
+    QList<QPointF> points = curvePoints(r.series, Metric::Loss, x, smoothing, budget);
+    if (points.isEmpty()) continue;  // a parameter server trains nothing: no legend entry
     curves.push_back({r.rank, CurveChart::tr("rank %1").arg(r.rank), rankColour(r.rank), 1.0, false,
-                      false, true, curvePoints(r.series, Metric::Loss, x, smoothing, budget)});
+                      false, true, std::move(points)});
+  }
   if (!run.global().empty())
     curves.push_back({kMeanKey, CurveChart::tr("mean of ranks"), Qt::black, 2.6, false, false, true,
                       curvePoints(run.global(), Metric::Loss, x, smoothing, budget)});

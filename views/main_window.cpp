@@ -14,6 +14,7 @@
 #include <QToolBar>
 #include <cstdlib>
 
+#include "engine/job/job_file.h"
 #include "views/compare_page.h"
 #include "views/learn_page.h"
 #include "views/live_page.h"
@@ -35,6 +36,16 @@ LaunchOptions launchOptions(const WorkbenchOptions& options) {
   launch.worker_path = options.worker_path.toStdString();
   launch.launcher_path = options.launcher_path.toStdString();
   return launch;
+}
+
+// The ranks that report steps: the world less a parameter server's server ranks, whose
+// steps the live model would otherwise wait for before drawing the mean of ranks.
+int trainingRanks(const RunRow& run) {
+  try {
+    return parseJob(run.job_toml, "run " + std::to_string(run.id)).parallel.ranks;
+  } catch (const JobError&) {
+    return run.world;
+  }
 }
 
 // Strategies whose ranks meet at a barrier every step: their timelines can be aligned.
@@ -287,7 +298,7 @@ void MainWindow::launch(bool show_monitor) {
 
 bool MainWindow::attach(const RunRow& run) {
   if (isRunning()) return false;
-  clearLivePage(run.world, QString::fromStdString(run.strategy));
+  clearLivePage(trainingRanks(run), QString::fromStdString(run.strategy));
   if (!session_->attach(run.id)) return false;
   showFollowedRun(tr("following run %1…").arg(run.id),
                   tr("Following run %1, still going").arg(run.id));

@@ -225,6 +225,28 @@ class MainWindowTest : public QObject {
     QVERIFY2(status.contains(QStringLiteral("test accuracy 75.0 %")), qPrintable(status));
   }
 
+  // A parameter server's rank says hello but trains nothing: the loss legend lists the
+  // workers and their mean only.
+  void theLossCurvesLeaveOutRanksWithoutSteps() {
+    RunSeries run;
+    run.setWorld(2);  // the training ranks, as a launch tells the live model
+    for (int rank : {0, 1, 2}) run.setRank({1, rank, "host", 100 + rank, "running"});
+    for (int rank : {0, 1})
+      for (int64_t step = 1; step <= 3; ++step) {
+        StepRow s;
+        s.run_id = 1;
+        s.rank = rank;
+        s.step = step;
+        s.loss = 1.0 / double(step);
+        s.time_ns = step * 1'000'000;
+        run.addStep(s);
+      }
+    QCOMPARE(int(run.ranks().size()), 3);
+    std::vector<int> keys;
+    for (const Curve& c : lossCurves(run, XAxis::Step, 0.0, 100)) keys.push_back(c.key);
+    QCOMPARE(keys, (std::vector<int>{0, 1, kMeanKey}));
+  }
+
   void badJobFileIsShownAndNotLaunched() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
