@@ -256,8 +256,12 @@ std::string failureMessage(const RankFailure& f, const std::string& cause, int h
            " s after its last message";
   }
   return "rank " + std::to_string(f.rank) + " hung" + after +
-         ": no message, not even a heartbeat, for " + quiet +
-         " s (telemetry.hang_limit_s = " + std::to_string(hang_limit_s) + "); its process is " +
+         ": no message, not even a heartbeat, for " + quiet + " s (" +
+         (f.starting
+              ? std::to_string(std::max<int64_t>(hang_limit_s, RankWatch::kStartupLimit.count())) +
+                    " s while starting, "
+              : std::string()) +
+         "telemetry.hang_limit_s = " + std::to_string(hang_limit_s) + "); its process is " +
          f.process;
 }
 

@@ -75,6 +75,7 @@ void RankWatch::heard(const telemetry::Envelope& e, Clock::time_point now) {
   if (e.rank() < 0 || e.rank() >= static_cast<int>(ranks_.size())) return;
   Watched& r = ranks_[static_cast<size_t>(e.rank())];
   r.last_heard = now;
+  r.heard_any = true;
   if (e.has_hello()) r.host = e.hello().host();
   if (e.has_hello() && e.hello().host() == host_) r.pid = static_cast<pid_t>(e.hello().pid());
   if (e.has_step()) r.last_step = e.step().step();
@@ -107,7 +108,7 @@ std::optional<RankFailure> RankWatch::check(Clock::time_point now) {
     Watched& r = ranks_[i];
     if (r.said_bye) continue;
     const double quiet_s = std::chrono::duration<double>(now - r.last_heard).count();
-    RankFailure failure{static_cast<int>(i), false, r.last_step, quiet_s, ""};
+    RankFailure failure{static_cast<int>(i), false, r.last_step, quiet_s, "", !r.heard_any};
     if (r.pid > 0) {
       failure.process = processState(r.pid);
       if (failure.process == "gone") {
@@ -116,7 +117,8 @@ std::optional<RankFailure> RankWatch::check(Clock::time_point now) {
         continue;
       }
     }
-    if (now - r.last_heard < hang_limit_) continue;
+    const auto limit = r.heard_any ? hang_limit_ : std::max(hang_limit_, kStartupLimit);
+    if (now - r.last_heard < limit) continue;
     failure.hung = true;
     if (r.pid <= 0) failure.process = remoteState(r.host);
     if (!quietest || failure.quiet_s > quietest->quiet_s) quietest = failure;

@@ -24,6 +24,7 @@ struct RankFailure {
   double quiet_s = 0;      // since its last message, when found
   std::string process;     // "gone", "stopped (SIGSTOP)", "running", ... as /proc says;
                            // for a rank on another host, which host and what that may mean
+  bool starting = false;   // never heard from: judged by RankWatch::kStartupLimit
 };
 
 class RankWatch {
@@ -37,6 +38,10 @@ class RankWatch {
   // gone is dead once its Bye has had kByeGrace to arrive (it may be on the wire).
   std::optional<RankFailure> check(Clock::time_point now);
   static constexpr std::chrono::milliseconds kByeGrace{150};
+  // A rank not heard from at all is still starting (MPI's wire-up, the data set, the
+  // kernels' warm-up): a loaded 2-core machine took 12.7 s for 4 ranks beside other MPI
+  // tests. It is hung only after this, or the hang limit if that is longer.
+  static constexpr std::chrono::seconds kStartupLimit{60};
   pid_t pidOf(int rank) const;         // 0: not on this host, or no Hello yet
   int64_t lastStepOf(int rank) const;  // -1 before its first step
   // SIGKILL to every watched rank still running on this host: after one died or hung the
@@ -50,6 +55,7 @@ class RankWatch {
     pid_t pid = 0;     // 0: not on this host, or no Hello yet
     std::string host;  // from its Hello; "" before it
     bool said_bye = false;
+    bool heard_any = false;  // kStartupLimit applies until its first message
     int64_t last_step = -1;
     Clock::time_point last_heard;
     std::optional<Clock::time_point> gone_since;

@@ -68,6 +68,39 @@ TEST(RankWatch, TellsAWaitingRankFromAStoppedAndADeadOne) {
   EXPECT_EQ(watch.check(now + RankWatch::kByeGrace)->last_step, -1);
 }
 
+// A rank that has sent nothing yet is starting, not hung: it gets kStartupLimit (or the
+// hang limit, if longer); once heard from, the hang limit alone.
+TEST(RankWatch, GivesARankStillStartingTheStartupLimit) {
+  using Clock = RankWatch::Clock;
+  RankWatch watch(2, std::chrono::seconds(10));
+  const auto start = Clock::now();
+  telemetry::Envelope beat;
+  beat.set_rank(1);
+  beat.mutable_heartbeat();
+  watch.heard(beat, start);
+  const auto later = start + std::chrono::seconds(30);
+  watch.heard(beat, later);
+  EXPECT_FALSE(watch.check(later)) << "rank 0 is still within its start-up limit";
+  const auto late = start + RankWatch::kStartupLimit + std::chrono::seconds(1);
+  watch.heard(beat, late);
+  const auto hung = watch.check(late);
+  ASSERT_TRUE(hung);
+  EXPECT_EQ(hung->rank, 0);
+  EXPECT_TRUE(hung->hung);
+  EXPECT_EQ(hung->process, "unknown: it never said hello");
+  EXPECT_TRUE(hung->starting);
+  // Rank 1, heard from, is held to the 10 s limit.
+  const auto quiet = late + std::chrono::seconds(11);
+  telemetry::Envelope hello;
+  hello.set_rank(0);
+  hello.mutable_hello()->set_host("elsewhere");
+  watch.heard(hello, quiet);
+  const auto quiet1 = watch.check(quiet);
+  ASSERT_TRUE(quiet1);
+  EXPECT_EQ(quiet1->rank, 1);
+  EXPECT_FALSE(quiet1->starting);
+}
+
 TEST(MpirunVerdict, ReadsTheSignalOrTheExitCodeOfARank) {
   MpirunVerdict verdict;
   verdict.read(
