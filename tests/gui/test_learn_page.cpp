@@ -263,8 +263,9 @@ class LearnPageTest : public QObject {
     if (QTest::currentTestFailed()) return;
     QCOMPARE(answer.formula, 20.0);
     // Idle time is measured, so a loaded machine (CTest's other tests) adds to it: 25-28 % on
-    // a quiet one; the schedule itself is exact: GPipe holds all 4 micro-batches on both stages.
-    QVERIFY2(answer.measured > 10 && answer.measured < 90,
+    // a quiet one, 93 % once in CI beside other MPI tests; the schedule itself is exact:
+    // GPipe holds all 4 micro-batches on both stages.
+    QVERIFY2(answer.measured > 10 && answer.measured < 99,
              qPrintable(QString::number(answer.measured)));
     QCOMPARE(int(answer.detail.count("held at most 4 micro-batches")), 2);
     int passes = 0;
