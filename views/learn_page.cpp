@@ -267,8 +267,12 @@ void LearnPage::showComparison(RunStore& store) {
   std::vector<LessonRun> runs;
   for (const RunRow& run : store.listRuns()) {  // newest first
     if (run.name != name || run.status == "running") continue;
-    runs.push_back({run, store.steps(run.id), store.events(run.id), store.serverLoads(run.id),
-                    store.spans(run.id)});
+    if (run.id == run_data_.run.id) {
+      runs.push_back(run_data_);  // the run shown, read just before
+    } else {
+      runs.push_back({run, store.steps(run.id), store.events(run.id), store.serverLoads(run.id),
+                      store.spans(run.id)});
+    }
     if (runs.size() == kLessonRunsCompared) break;
   }
   std::vector<ComparedLessonRun> compared;
