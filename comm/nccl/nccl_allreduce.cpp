@@ -54,10 +54,12 @@ NcclAllreduce::~NcclAllreduce() {
   if (state_->comm != nullptr) ncclCommDestroy(state_->comm);
 }
 
-void NcclAllreduce::run(float* device_data, size_t count) {
+void NcclAllreduce::run(float* device_data, size_t count, bool mean) {
   if (count == 0) return;
-  check(ncclAllReduce(device_data, device_data, count, ncclFloat, ncclSum, state_->comm,
-                      state_->stream),
+  // The caller's kernels that wrote the data ran on the default stream: NCCL's stream waits.
+  check(cudaStreamSynchronize(cudaStreamLegacy), "wait for the data");
+  check(ncclAllReduce(device_data, device_data, count, ncclFloat, mean ? ncclAvg : ncclSum,
+                      state_->comm, state_->stream),
         "all-reduce");
   check(cudaStreamSynchronize(state_->stream), "synchronize");
 }

@@ -17,8 +17,9 @@ class NcclAllreduce {
   NcclAllreduce(const NcclAllreduce&) = delete;
   NcclAllreduce& operator=(const NcclAllreduce&) = delete;
 
-  // In place over `count` floats of device memory; returns when the result is there.
-  void run(float* device_data, size_t count);
+  // In place over `count` floats of device memory, the sum (or with `mean` the mean) over
+  // the ranks; returns when the result is there.
+  void run(float* device_data, size_t count, bool mean = false);
 
  private:
   struct State;

@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "kernels/cpu/low_precision.h"
-
 namespace ranklab {
 
 LossScaler::LossScaler(LossScalerOptions options) : options_(options), scale_(options.init_scale) {
@@ -15,8 +13,8 @@ LossScaler::LossScaler(LossScalerOptions options) : options_(options), scale_(op
   }
 }
 
-bool LossScaler::unscale(float* grads, size_t n) const {
-  return kernels::scaleAndCheckFinite(grads, n, 1.f / scale_);
+bool LossScaler::unscale(float* grads, size_t n, const ComputeDevice& device) const {
+  return device.scaleAndCheckFinite(grads, n, 1.f / scale_);
 }
 
 bool LossScaler::update(bool overflow) {

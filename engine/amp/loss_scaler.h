@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/model/compute_device.h"
+
 namespace ranklab {
 
 struct LossScalerOptions {
@@ -23,8 +25,9 @@ class LossScaler {
 
   float scale() const { return scale_; }
 
-  // grads /= scale() in place; false when any gradient is inf or NaN (on this rank).
-  bool unscale(float* grads, size_t n) const;
+  // grads /= scale() in place, on the device that holds them; false when any gradient is
+  // inf or NaN (on this rank).
+  bool unscale(float* grads, size_t n, const ComputeDevice& device = cpuDevice()) const;
 
   // Takes the step's overflow verdict (agreed by every rank) and moves the scale.
   // Returns true when the optimizer should apply this step's update.

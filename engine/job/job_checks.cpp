@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/job/job_schema.h"
+#include "kernels/gpu_probe.h"
 
 namespace ranklab::job_detail {
 
@@ -171,6 +172,46 @@ void checkCommSchedule(const toml::table& root, const JobSpec& job, IssueLog& lo
             "parallel.zero = 0, pipeline = 1 and tensor = 1, or comm_schedule = \"fifo\"");
 }
 
+// train.device = "cuda": a GPU this machine can use (where the ranks run here), and only
+// the parts of the engine that have a GPU path yet.
+void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  const std::string& device = job.train.device;
+  if (device == "cpu") return;
+  const auto& p = job.parallel;
+  std::string why;
+  const int gpus = kernels::usableGpus(&why);
+  // Ranks on other hosts check their own GPUs as they start.
+  const bool ranks_here = job.launch.hosts.empty() && job.launch.hostfile.empty();
+  checkRule(root, log, "train.device", {}, ranks_here && gpus == 0,
+            quoted(device) + " needs a GPU, but " + why + "; use \"cpu\"");
+  const bool indexed = device.rfind("cuda:", 0) == 0;
+  const int index = indexed ? std::stoi(device.substr(5)) : 0;
+  checkRule(root, log, "train.device", {}, ranks_here && gpus > 0 && index >= gpus,
+            quoted(device) + " names GPU " + std::to_string(index) + ", but this machine has " +
+                std::to_string(gpus) + " (cuda:0.." + "cuda:" + std::to_string(gpus - 1) + ")");
+  // Each part without a GPU path is named on its own key, whatever the GPU check said.
+  const std::pair<std::string, bool> cpu_only[] = {
+      {"parallel.zero", p.zero != 0},
+      {"parallel.pipeline", p.pipeline != 1},
+      {"parallel.tensor", p.tensor != 1},
+      {"parallel.comm_schedule", p.comm_schedule != "fifo"},
+      {"parallel.algorithm", p.algorithm == "shm-sharded"}};
+  for (const auto& [key, broken] : cpu_only) {
+    checkRule(root, log, key, {}, broken,
+              "has no GPU path yet, and train.device is " + quoted(device) +
+                  ": a GPU trains data-parallel replicas (parallel.zero = 0, pipeline = 1, "
+                  "tensor = 1, comm_schedule = \"fifo\", not shm-sharded); or use "
+                  "train.device = \"cpu\"");
+  }
+  checkRule(root, log, "parallel.device_collectives", {"parallel.strategy", "compression.codec"},
+            p.device_collectives == "nccl" &&
+                (p.strategy != "allreduce" || job.compression.codec != "none"),
+            "\"nccl\" all-reduces the GPU buffers as they are: needs parallel.strategy = "
+            "\"allreduce\" and compression.codec = \"none\" (got " +
+                quoted(p.strategy) + ", " + quoted(job.compression.codec) +
+                "); \"host\" or \"auto\" run them on the host");
+}
+
 // Slots the hosts offer: "name:4" gives 4, a bare name 1 (as Open MPI counts them).
 int hostSlots(const std::vector<std::string>& hosts) {
   int slots = 0;
@@ -239,6 +280,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   checkZero(root, job, log);
   checkCommSchedule(root, job, log);
   checkTensor(root, job, log);
+  checkDevice(root, job, log);
   checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +

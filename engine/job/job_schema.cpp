@@ -294,6 +294,26 @@ Field textListField(std::string_view key, Ref ref, std::string pattern, std::str
           "an array of strings, each " + entry_form};
 }
 
+// A string of the form `pattern` (`form` says what that means in words).
+template <class Ref>
+Field patternField(std::string_view key, Ref ref, std::string pattern, std::string form) {
+  return {key,
+          true,
+          [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
+            const auto* text = value.as_string();
+            if (!text || !std::regex_match(text->get(), std::regex(pattern))) {
+              log.add(
+                  value.source(), path,
+                  "must be " + form + ", got " + (text ? quoted(text->get()) : typeName(value)));
+              return;
+            }
+            ref(job) = text->get();
+          },
+          [=](const JobSpec& job) { return tomlString(ref(job)); },
+          {},
+          form};
+}
+
 // An odd integer 1..11 (a square kernel with same padding).
 template <class Ref>
 Field oddKernelField(std::string_view key, Ref ref) {
@@ -347,7 +367,9 @@ Section trainSection() {
            intField("checkpoint_every", RANKLAB_JOB_KEY(train.checkpoint_every), 0, kNoUpperLimit),
            stringField("resume_from", RANKLAB_JOB_KEY(train.resume_from), {}, EmptyText::kAllowed),
            intField("max_restarts", RANKLAB_JOB_KEY(train.max_restarts), 0, 100),
-           boolField("elastic", RANKLAB_JOB_KEY(train.elastic))}};
+           boolField("elastic", RANKLAB_JOB_KEY(train.elastic)),
+           patternField("device", RANKLAB_JOB_KEY(train.device), "cpu|cuda|cuda:[0-9]{1,2}",
+                        "\"cpu\", \"cuda\" or \"cuda:N\" (N a GPU index, 0..99)")}};
 }
 
 // The sections from [train] on; buildSchema() adds the top level, [data] and [model].
@@ -365,6 +387,8 @@ std::vector<Section> trainingSections() {
         intField("bucket_kb", RANKLAB_JOB_KEY(parallel.bucket_kb), 0, 1 << 20),
         stringField("comm_schedule", RANKLAB_JOB_KEY(parallel.comm_schedule), {"fifo", "priority"}),
         intField("partition_kb", RANKLAB_JOB_KEY(parallel.partition_kb), 1, 1 << 20),
+        stringField("device_collectives", RANKLAB_JOB_KEY(parallel.device_collectives),
+                    {"auto", "nccl", "host"}),
         intField("credit_kb", RANKLAB_JOB_KEY(parallel.credit_kb), 0, 1 << 20),
         intField("servers", RANKLAB_JOB_KEY(parallel.servers), 1, 64),
         intField("staleness", RANKLAB_JOB_KEY(parallel.staleness), -1, 1000000),

@@ -57,6 +57,7 @@ struct TrainSpec {
   std::string resume_from;       // checkpoint file to continue from; "" = start afresh
   int max_restarts = 0;          // launcher restarts the world from the last checkpoint this often
   bool elastic = false;          // a checkpoint may resume on another world size; restarts shrink
+  std::string device = "cpu";    // cpu | cuda (each rank's own GPU) | cuda:N
 
   bool operator==(const TrainSpec&) const = default;
 };
@@ -71,6 +72,7 @@ struct ParallelSpec {
   std::string comm_schedule = "fifo";  // allreduce: fifo | priority (first layer first)
   int partition_kb = 64;               // priority: the pieces the gradient is cut into
   int credit_kb = 0;                   // priority: bytes handed to the wire at once; 0 = a piece
+  std::string device_collectives = "auto";  // train.device cuda: auto | nccl | host
   int servers = 1;                     // ps-*: server ranks, each holding a key range
   int staleness = -1;                  // ps-async: max versions ahead of the slowest; -1 = no bound
   double delay_compensation = 0.0;     // ps-async: DC-ASGD lambda; 0 = off

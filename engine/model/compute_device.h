@@ -12,6 +12,7 @@
 
 #include "engine/model/layer.h"
 #include "engine/model/loss_head.h"
+#include "kernels/cpu/optimizer_update.h"
 
 namespace ranklab {
 
@@ -38,16 +39,42 @@ class DeviceBuffer {
   virtual size_t size() const = 0;
 };
 
+// The memory-level operations the engine needs besides layers: moving values between host
+// and device, and the optimizer's and the loss scaler's loops over the flat buffers, so
+// those buffers never have to visit the host during a step. Pointers named `host` are host
+// memory; every other pointer is this device's (from allocate() or a layer's buffers).
+// Work may be queued: a download, unscale() and synchronize() return once it is done.
 class ComputeDevice {
  public:
   virtual ~ComputeDevice() = default;
-  virtual std::string name() const = 0;  // "cpu"
+  virtual std::string name() const = 0;  // "cpu", "cuda:0"
   virtual std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const = 0;
   virtual std::unique_ptr<LossHead> makeLossHead() const = 0;
   virtual std::unique_ptr<DeviceBuffer> allocate(size_t floats) const = 0;
+
+  // True when its buffers are host memory that code outside the device may read and write.
+  virtual bool hostMemory() const = 0;
+  virtual void upload(float* to, const float* host, size_t n) const = 0;
+  virtual void download(float* host, const float* from, size_t n) const = 0;
+  virtual void copy(float* to, const float* from, size_t n) const = 0;
+  virtual void fill(float* to, size_t n, float value) const = 0;
+  // kernels/cpu/optimizer_update.h's updates, bit for bit where the device allows.
+  virtual void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
+                         float momentum, float weight_decay, bool nesterov) const = 0;
+  virtual void adamUpdate(float* params, const float* grads, float* first_moment,
+                          float* second_moment, size_t n, const kernels::AdamScalars& s) const = 0;
+  // grads *= factor; false when any of them is then inf or NaN (AMP's unscale).
+  virtual bool scaleAndCheckFinite(float* grads, size_t n, float factor) const = 0;
+  // Returns once the work queued on the device is done (phase timing).
+  virtual void synchronize() const = 0;
 };
 
 // The host: layers over kernels/cpu (OpenBLAS, oneDNN, our AVX kernels), host memory.
 const ComputeDevice& cpuDevice();
+
+// The device a job's train.device names: "cpu", "cuda" (this rank's GPU: its local rank
+// modulo the GPUs it sees) or "cuda:N". Throws std::invalid_argument naming the value and
+// why it cannot be used (a build without CUDA, no usable GPU, N out of range).
+const ComputeDevice& deviceNamed(const std::string& spec, int local_rank = 0);
 
 }  // namespace ranklab

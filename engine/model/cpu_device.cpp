@@ -1,9 +1,12 @@
 // The CPU device: the layers of engine/model/layers.h and host vectors.
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
+#include "kernels/cpu/low_precision.h"
 
 namespace ranklab {
 namespace {
@@ -48,6 +51,26 @@ class CpuDevice : public ComputeDevice {
   std::unique_ptr<DeviceBuffer> allocate(size_t floats) const override {
     return std::make_unique<HostBuffer>(floats);
   }
+
+  bool hostMemory() const override { return true; }
+  void upload(float* to, const float* host, size_t n) const override { copy(to, host, n); }
+  void download(float* host, const float* from, size_t n) const override { copy(host, from, n); }
+  void copy(float* to, const float* from, size_t n) const override {
+    if (n > 0 && to != from) std::memmove(to, from, n * sizeof(float));
+  }
+  void fill(float* to, size_t n, float value) const override { std::fill(to, to + n, value); }
+  void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
+                 float momentum, float weight_decay, bool nesterov) const override {
+    kernels::sgdUpdate(params, grads, velocity, n, lr, momentum, weight_decay, nesterov);
+  }
+  void adamUpdate(float* params, const float* grads, float* first_moment, float* second_moment,
+                  size_t n, const kernels::AdamScalars& s) const override {
+    kernels::adamUpdate(params, grads, first_moment, second_moment, n, s);
+  }
+  bool scaleAndCheckFinite(float* grads, size_t n, float factor) const override {
+    return kernels::scaleAndCheckFinite(grads, n, factor);
+  }
+  void synchronize() const override {}
 };
 
 }  // namespace

@@ -78,7 +78,7 @@ size_t Network::largestLayerParameters() const {
 
 size_t Network::activationBytes() const {
   size_t floats = 0;
-  for (const auto& output : outputs_) floats += output.size();
+  for (const auto& output : outputs_) floats += output->size();
   return floats * sizeof(float);
 }
 
@@ -110,14 +110,27 @@ void Network::ensureBatch(int batch) {
   outputs_.resize(layers_.size());
   output_grads_.resize(layers_.size());
   for (size_t l = 0; l < layers_.size(); ++l) {
-    outputs_[l].resize(static_cast<size_t>(batch) * layers_[l]->outputShape().size());
-    output_grads_[l].resize(outputs_[l].size());
+    const size_t floats = static_cast<size_t>(batch) * layers_[l]->outputShape().size();
+    outputs_[l] = device_->allocate(floats);
+    output_grads_[l] = device_->allocate(floats);
   }
+  if (!device_->hostMemory())
+    staged_input_ = device_->allocate(static_cast<size_t>(batch) * inputShape().size());
+}
+
+const float* Network::stageInput(const float* x, int batch) {
+  if (device_->hostMemory()) return x;
+  device_->upload(staged_input_->data(), x, static_cast<size_t>(batch) * inputShape().size());
+  return staged_input_->data();
+}
+
+const float* Network::stagedInput(const float* x) const {
+  return device_->hostMemory() ? x : staged_input_->data();
 }
 
 const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
   ensureBatch(batch);
-  const float* input = x;
+  const float* input = stageInput(x, batch);
   for (size_t l = 0; l < layers_.size(); ++l) {
     ForwardPass layer_pass = pass;
     layer_pass.dropout_key = pass.dropout_key + 0xbf58476d1ce4e5b9ULL * (first_layer_ + l + 1);
@@ -125,8 +138,8 @@ const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
     const size_t written = relu_absorbed_[l] ? l + 1 : l;
     if (gate_ && layer_count_[l] > 0) gate_(layer_offset_[l], layer_count_[l]);
     gatherParameters(l);
-    layers_[l]->forward(input, outputs_[written].data(), batch, layer_pass);
-    input = outputs_[written].data();
+    layers_[l]->forward(input, outputs_[written]->data(), batch, layer_pass);
+    input = outputs_[written]->data();
     l = written;
   }
   return input;
@@ -145,7 +158,7 @@ BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
 
 float* Network::settledGrads() const {
   if (zero_pending_ && grads_) {
-    std::fill(grads_, grads_ + count_, 0.f);
+    device_->fill(grads_, count_, 0.f);
     zero_pending_ = false;
   }
   return grads_;
@@ -180,7 +193,7 @@ Network Network::takeStage(size_t first, size_t end) && {
   std::vector<std::unique_ptr<Layer>> taken;
   for (size_t l = first; l < end; ++l) taken.push_back(std::move(layers_[l]));
   Network stage(std::move(taken), 0, *device_);
-  std::copy(values, values + stage.parameterCount(), stage.params());
+  device_->copy(stage.params(), values, stage.parameterCount());
   stage.first_layer_ = first_layer_ + first;
   stage.dropout_seed_ = dropout_seed_;
   return stage;
@@ -193,13 +206,15 @@ void Network::backwardFrom(const float* x, float* dx, int batch, const GradientR
   zero_pending_ = false;
   for (size_t l = last + 1; l-- > 0;) {
     if (l > 0 && relu_absorbed_[l - 1]) continue;  // differentiated by the layer before it
-    const float* input = l == 0 ? x : outputs_[l - 1].data();
-    float* input_grad = l == 0 ? dx : output_grads_[l - 1].data();
+    const float* input = l == 0 ? stagedInput(x) : outputs_[l - 1]->data();
+    float* input_grad = l == 0 ? dx : output_grads_[l - 1]->data();
     const size_t out = relu_absorbed_[l] ? l + 1 : l;
     gatherParameters(l);
-    layers_[l]->backward(input, outputs_[out].data(), output_grads_[out].data(), input_grad, batch);
+    layers_[l]->backward(input, outputs_[out]->data(), output_grads_[out]->data(), input_grad,
+                         batch);
     if (on_ready && layer_count_[l] > 0) on_ready(layer_offset_[l], layer_count_[l]);
   }
+  device_->synchronize();  // a GPU's queued kernels are backward's time, not the sync's
 }
 
 BatchLoss Network::evaluate(const float* x, const uint8_t* labels, int64_t n, int batch) {

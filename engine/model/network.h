@@ -90,12 +90,14 @@ class Network {
   // backward() differentiates loss_scale * mean loss (AMP's loss scaling); 1 by default.
   void setLossScale(float loss_scale) { loss_scale_ = loss_scale; }
 
+  // Inputs x and labels are host memory on every device (the network uploads them);
+  // outputs, gradients and params()/grads() are the device's memory.
   // Training forward pass of the layers alone over x (B, input): returns their output
   // (B, output), valid until the next forward; keeps what backwardFrom() needs.
   const float* forwardActivations(const float* x, int batch);
   // Where the gradient of the loss with respect to that output goes (B, output) before
   // backwardFrom(): the head writes it, or a pipeline stage receives it there.
-  float* outputGradient() { return output_grads_.back().data(); }
+  float* outputGradient() { return output_grads_.back()->data(); }
   // Backward through the layers from outputGradient() for the last forward over x: adds the
   // parameter gradients as backward() does, and writes dx (B, input) unless it is null.
   void backwardFrom(const float* x, float* dx, int batch, const GradientReadyFn& on_ready = {});
@@ -126,6 +128,9 @@ class Network {
 
  private:
   const float* run(const float* x, int batch, const ForwardPass& pass);
+  // x itself where the device computes in host memory, else its copy in the device's.
+  const float* stageInput(const float* x, int batch);
+  const float* stagedInput(const float* x) const;
   void ensureBatch(int batch);
   // Points params_, grads_ and every layer at these buffers (or at the scratches).
   void bindLayers(float* params, float* grads);
@@ -156,8 +161,12 @@ class Network {
   float loss_scale_ = 1.f;
   uint64_t training_passes_ = 0;
   int batch_capacity_ = 0;
-  std::vector<std::vector<float>> outputs_;       // outputs_[l]: (B, output of layer l)
-  std::vector<std::vector<float>> output_grads_;  // same shapes: d loss / d outputs_[l]
+  // In the device's memory: outputs_[l] (B, output of layer l), output_grads_[l] the same
+  // shape (d loss / d outputs_[l]), and on a device without host memory the input (B, input)
+  // uploaded from the caller's host batch.
+  std::vector<std::unique_ptr<DeviceBuffer>> outputs_;
+  std::vector<std::unique_ptr<DeviceBuffer>> output_grads_;
+  std::unique_ptr<DeviceBuffer> staged_input_;
   std::unique_ptr<LossHead> head_;
 };
 

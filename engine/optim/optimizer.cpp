@@ -3,8 +3,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "kernels/cpu/optimizer_update.h"
-
 namespace ranklab {
 
 namespace {
@@ -24,6 +22,18 @@ const std::vector<float>& tensorOf(const OptimizerState& state, const std::strin
   throw std::invalid_argument(kind + " state has no \"" + name + "\" tensor");
 }
 
+// A state tensor's values on the host, and back onto the device.
+std::vector<float> downloaded(const ComputeDevice& device, DeviceBuffer& buffer) {
+  std::vector<float> values(buffer.size());
+  device.download(values.data(), buffer.data(), values.size());
+  return values;
+}
+
+void uploadInto(const ComputeDevice& device, DeviceBuffer& buffer,
+                const std::vector<float>& values) {
+  device.upload(buffer.data(), values.data(), values.size());
+}
+
 void checkRange(ParamRange range, size_t parameters) {
   if (range.begin > range.end || range.end > parameters) {
     throw std::invalid_argument("optimizer step over parameters [" + std::to_string(range.begin) +
@@ -34,41 +44,44 @@ void checkRange(ParamRange range, size_t parameters) {
 
 }  // namespace
 
-Sgd::Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov)
+Sgd::Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov,
+         const ComputeDevice& device)
     : momentum_(static_cast<float>(momentum)),
       weight_decay_(static_cast<float>(weight_decay)),
       nesterov_(nesterov),
-      velocity_(parameters, 0.f) {}
+      device_(&device),
+      velocity_(device.allocate(parameters)) {}
 
 void Sgd::updateRange(float* params, const float* grads, double lr, ParamRange range) {
-  checkRange(range, velocity_.size());
+  checkRange(range, velocity_->size());
   const size_t b = range.begin;
   // PyTorch starts the momentum buffer as a copy of the first gradient: momentum * 0 + g.
-  kernels::sgdUpdate(params + b, grads + b, velocity_.data() + b, range.end - b,
+  device_->sgdUpdate(params + b, grads + b, velocity_->data() + b, range.end - b,
                      static_cast<float>(lr), momentum_, weight_decay_, nesterov_);
 }
 
 OptimizerState Sgd::state() const {
-  return {steps_, {{"momentum", velocity_}}};
+  return {steps_, {{"momentum", downloaded(*device_, *velocity_)}}};
 }
 
 void Sgd::restore(const OptimizerState& state) {
-  velocity_ = tensorOf(state, kind(), "momentum", velocity_.size());
+  uploadInto(*device_, *velocity_, tensorOf(state, kind(), "momentum", velocity_->size()));
   steps_ = state.steps;
 }
 
 Adam::Adam(size_t parameters, double beta1, double beta2, double eps, double weight_decay,
-           bool decoupled_weight_decay)
+           bool decoupled_weight_decay, const ComputeDevice& device)
     : beta1_(beta1),
       beta2_(beta2),
       eps_(eps),
       weight_decay_(weight_decay),
       decoupled_(decoupled_weight_decay),
-      first_moment_(parameters, 0.f),
-      second_moment_(parameters, 0.f) {}
+      device_(&device),
+      first_moment_(device.allocate(parameters)),
+      second_moment_(device.allocate(parameters)) {}
 
 void Adam::updateRange(float* params, const float* grads, double lr, ParamRange range) {
-  checkRange(range, first_moment_.size());
+  checkRange(range, first_moment_->size());
   // Scalars in double, as PyTorch computes them in Python before the float kernels.
   const double t = static_cast<double>(steps_);
   kernels::AdamScalars s;
@@ -82,27 +95,35 @@ void Adam::updateRange(float* params, const float* grads, double lr, ParamRange 
   s.l2 = decoupled_ ? 0.f : static_cast<float>(weight_decay_);
   s.decay_factor = decoupled_ ? static_cast<float>(1.0 - lr * weight_decay_) : 1.f;
   const size_t b = range.begin;
-  kernels::adamUpdate(params + b, grads + b, first_moment_.data() + b, second_moment_.data() + b,
+  device_->adamUpdate(params + b, grads + b, first_moment_->data() + b, second_moment_->data() + b,
                       range.end - b, s);
 }
 
 OptimizerState Adam::state() const {
-  return {steps_, {{"exp_avg", first_moment_}, {"exp_avg_sq", second_moment_}}};
+  return {steps_,
+          {{"exp_avg", downloaded(*device_, *first_moment_)},
+           {"exp_avg_sq", downloaded(*device_, *second_moment_)}}};
 }
 
 void Adam::restore(const OptimizerState& state) {
-  first_moment_ = tensorOf(state, kind(), "exp_avg", first_moment_.size());
-  second_moment_ = tensorOf(state, kind(), "exp_avg_sq", second_moment_.size());
+  const size_t n = first_moment_->size();
+  // Both checked before either is written: a bad checkpoint leaves the state as it was.
+  const auto& first = tensorOf(state, kind(), "exp_avg", n);
+  const auto& second = tensorOf(state, kind(), "exp_avg_sq", n);
+  uploadInto(*device_, *first_moment_, first);
+  uploadInto(*device_, *second_moment_, second);
   steps_ = state.steps;
 }
 
-std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters) {
+std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters,
+                                         const ComputeDevice& device) {
   if (train.optimizer == "sgd") {
-    return std::make_unique<Sgd>(parameters, train.momentum, train.weight_decay, train.nesterov);
+    return std::make_unique<Sgd>(parameters, train.momentum, train.weight_decay, train.nesterov,
+                                 device);
   }
   if (train.optimizer == "adam" || train.optimizer == "adamw") {
     return std::make_unique<Adam>(parameters, train.beta1, train.beta2, train.eps,
-                                  train.weight_decay, train.optimizer == "adamw");
+                                  train.weight_decay, train.optimizer == "adamw", device);
   }
   throw std::invalid_argument("train.optimizer \"" + train.optimizer +
                               "\" is not available; allowed: sgd, adam, adamw");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/job/job_spec.h"
+#include "engine/model/compute_device.h"
 
 namespace ranklab {
 
@@ -50,15 +51,19 @@ class Optimizer {
   virtual void restore(const OptimizerState& state) = 0;
 };
 
+// The state lives on the device that holds the parameters (params and grads are its memory)
+// and the update runs there; state() and restore() move it through host memory.
+
 // g += wd p;  v = momentum v + g;  g = nesterov ? g + momentum v : v;  p -= lr g
 class Sgd : public Optimizer {
  public:
-  Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov = false);
+  Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov = false,
+      const ComputeDevice& device = cpuDevice());
   std::string kind() const override { return "sgd"; }
   void countStep() override { ++steps_; }
   void updateRange(float* params, const float* grads, double lr, ParamRange range) override;
-  size_t parameterCount() const override { return velocity_.size(); }
-  size_t stateBytes() const override { return velocity_.size() * sizeof(float); }
+  size_t parameterCount() const override { return velocity_->size(); }
+  size_t stateBytes() const override { return velocity_->size() * sizeof(float); }
   OptimizerState state() const override;
   void restore(const OptimizerState& state) override;
 
@@ -67,7 +72,8 @@ class Sgd : public Optimizer {
   float weight_decay_;
   bool nesterov_;
   int64_t steps_ = 0;
-  std::vector<float> velocity_;
+  const ComputeDevice* device_;
+  std::unique_ptr<DeviceBuffer> velocity_;
 };
 
 // Adam (L2 weight decay added to the gradient) and AdamW (decoupled: p *= 1 - lr wd):
@@ -76,12 +82,12 @@ class Sgd : public Optimizer {
 class Adam : public Optimizer {
  public:
   Adam(size_t parameters, double beta1, double beta2, double eps, double weight_decay,
-       bool decoupled_weight_decay);
+       bool decoupled_weight_decay, const ComputeDevice& device = cpuDevice());
   std::string kind() const override { return decoupled_ ? "adamw" : "adam"; }
   void countStep() override { ++steps_; }
   void updateRange(float* params, const float* grads, double lr, ParamRange range) override;
-  size_t parameterCount() const override { return first_moment_.size(); }
-  size_t stateBytes() const override { return 2 * first_moment_.size() * sizeof(float); }
+  size_t parameterCount() const override { return first_moment_->size(); }
+  size_t stateBytes() const override { return 2 * first_moment_->size() * sizeof(float); }
   OptimizerState state() const override;
   void restore(const OptimizerState& state) override;
 
@@ -89,11 +95,13 @@ class Adam : public Optimizer {
   double beta1_, beta2_, eps_, weight_decay_;
   bool decoupled_;
   int64_t steps_ = 0;
-  std::vector<float> first_moment_;
-  std::vector<float> second_moment_;
+  const ComputeDevice* device_;
+  std::unique_ptr<DeviceBuffer> first_moment_;
+  std::unique_ptr<DeviceBuffer> second_moment_;
 };
 
-// The job's [train] optimizer for a model with `parameters` parameters.
-std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters);
+// The job's [train] optimizer for a model with `parameters` parameters on `device`.
+std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters,
+                                         const ComputeDevice& device = cpuDevice());
 
 }  // namespace ranklab

@@ -83,7 +83,7 @@ Position resumeFrom(const JobSpec& job, const Checkpoint& c, const Communicator&
   } catch (const std::invalid_argument& e) {
     throw CheckpointError(path + ": " + e.what());
   }
-  std::copy(c.params.begin(), c.params.end(), model.params());
+  model.device().upload(model.params(), c.params.data(), c.params.size());
   model.setTrainingPasses(c.training_passes);
   // A checkpoint of an fp32 run resumed with AMP starts from amp.init_scale.
   if (scaler && c.has_loss_scale) {
@@ -142,7 +142,8 @@ void saveCheckpoint(const JobSpec& job, const std::string& compression, Communic
   // ZeRO 3 holds a shard of the parameters: every rank takes part in gathering them.
   std::vector<float> params;
   if (model.params()) {
-    params.assign(model.params(), model.params() + model.parameterCount());
+    params.resize(model.parameterCount());
+    model.device().download(params.data(), model.params(), params.size());
   } else {
     params.resize(model.parameterCount());
     sync.wholeParameters(params.data(), params.size());

@@ -101,8 +101,9 @@ Network setUp(Network model, const JobSpec& job, int rank) {
 // layer. Every rank draws the whole model from the seed first, so the parts hold one
 // model's parameters.
 Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
-                   TensorGroup* tensor = nullptr) {
-  Network whole = makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed);
+                   const ComputeDevice& device, TensorGroup* tensor = nullptr) {
+  Network whole =
+      makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed, device);
   if (tensor) return setUp(sliceForTensorParallel(whole, *tensor), job, rank);
   whole = setUp(std::move(whole), job, rank);
   if (job.parallel.pipeline == 1) return whole;
@@ -138,8 +139,11 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       test_set_(test_set),
       layout_(layoutBeforeSync(job, comm)),
       tensor_(tensorGroupOf(job, layout_.get())),
-      model_(stageModel(job, train_set, comm.rank(), comm.size(), tensor_.get())),
-      sync_(makeGradientSync(job, layout_ ? layout_->dataGroup() : comm, weightMatrices(model_))),
+      device_(deviceNamed(job.train.device, localRank(comm))),
+      model_(stageModel(job, train_set, comm.rank(), comm.size(), device_, tensor_.get())),
+      device_sync_(makeDeviceSync(job, layout_ ? layout_->dataGroup() : comm,
+                                  weightMatrices(model_), device_)),
+      sync_(std::move(device_sync_.sync)),
       peers_(layout_ ? comm : sync_->peers()),
       compression_(describeCompression(codecOptions(job))) {
   const size_t parameters = model_.parameterCount();
@@ -151,7 +155,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
     sharded_ = sharded.get();
     optimizer_ = std::move(sharded);
   } else {
-    optimizer_ = makeOptimizer(updateRule(job), parameters);
+    optimizer_ = makeOptimizer(updateRule(job), parameters, device_);
   }
   // AMP: low-precision products (stageModel), fp32 master weights, dynamic loss scaling.
   if (kernels::parsePrecision(job.amp.dtype) != kernels::Precision::kFp32) {
@@ -162,8 +166,8 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
   }
   if (!layout_) layout_ = std::make_unique<ParallelLayout>(peers_, degreesOf(job, peers_.size()));
   const int world_rank = comm.rank(), world_size = comm.size();
-  schedule_ = makeStepSchedule(job, *layout_, [&job, &train_set, world_rank, world_size] {
-    return stageModel(job, train_set, world_rank, world_size);
+  schedule_ = makeStepSchedule(job, *layout_, [&job, &train_set, world_rank, world_size, this] {
+    return stageModel(job, train_set, world_rank, world_size, device_);
   });
   Communicator& replicas = layout_->dataGroup();
   loader_.emplace(train_set, replicas.rank(), replicas.size(), job.train.batch_size,
@@ -205,6 +209,8 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                       total_steps_);
   }
   announceModelPart();
+  if (!device_sync_.how.empty() && peers_.rank() == 0)
+    observer_.onEvent("device", device_.name() + ": " + device_sync_.how, at_.step);
   placeModel();
   if (saved) resumeCompression(job_, compression_, *saved, peers_, *sync_, observer_, at_.step);
   saved.reset();
@@ -356,7 +362,7 @@ bool TrainingRun::forwardBackward(StepStats& s) {
   bool overflow = false;
   if (scaler_) {
     s.loss_scale = scaler_->scale();
-    overflow = !scaler_->unscale(model_.grads(), model_.parameterCount());
+    overflow = !scaler_->unscale(model_.grads(), model_.parameterCount(), device_);
   }
   s.backward_ns += steadyNowNs() - t;
   return overflow;
@@ -420,6 +426,7 @@ void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
   update(s.lr);
+  device_.synchronize();  // a GPU's update is queued: its time is the update's, not forward's
   if (scaler_) scaler_->update(false);
   s.update_ns = steadyNowNs() - t;
   sync += sync_->afterUpdate(model_.params(), model_.parameterCount());

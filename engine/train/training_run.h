@@ -21,6 +21,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/optim/sharded_optimizer.h"
 #include "engine/train/checkpointing.h"
+#include "engine/train/device_sync.h"
 #include "engine/train/gradient_sync.h"
 #include "engine/train/parallel_layout.h"
 #include "engine/train/step_schedule.h"
@@ -81,9 +82,11 @@ class TrainingRun {
   const Dataset& test_set_;
   std::unique_ptr<ParallelLayout> layout_;  // the training ranks as data x pipeline x tensor
   std::unique_ptr<TensorGroup> tensor_;     // its tensor group, when the layers are split
+  const ComputeDevice& device_;             // where the model computes (train.device)
   Network model_;                           // this rank's stage, or slice, of the model
   std::unique_ptr<Optimizer> optimizer_;    // over updateRange() alone under ZeRO
   ShardedOptimizer* sharded_ = nullptr;     // optimizer_, when it is that
+  DeviceSync device_sync_;                  // made here; its sync moves to sync_, its how stays
   std::unique_ptr<GradientSync> sync_;      // over the layout's data group
   CommSpans comm_spans_;                    // a sampled step's communication pieces
   Communicator& peers_;                     // the ranks that train (a parameter server's workers)

@@ -4,24 +4,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
 
 namespace ranklab::cuda {
 
 namespace {
-
-void check(cudaError_t code, const char* operation) {
-  if (code != cudaSuccess) {
-    throw std::runtime_error(std::string("CUDA ") + operation + ": " + cudaGetErrorString(code));
-  }
-}
-
-void check(cublasStatus_t code, const char* operation) {
-  if (code != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string("cuBLAS ") + operation + ": status " +
-                             std::to_string(static_cast<int>(code)));
-  }
-}
 
 // One handle per thread: cuBLAS handles are not thread-safe.
 cublasHandle_t handle() {

@@ -2,10 +2,14 @@
 // ranks as threads over the in-memory transport, recording what each rank reported.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "comm/memory/thread_communicator.h"
 #include "engine/data/idx_dataset.h"
@@ -90,6 +94,15 @@ inline std::vector<RunRecorder> trainWithThreads(const JobSpec& job,
     if (error) std::rethrow_exception(error);
   }
   return recorders;
+}
+
+// Largest relative gap between two loss curves of the same length (EXPECTs the lengths).
+inline double largestGap(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(1e-12, std::abs(b[i])));
+  return worst;
 }
 
 }  // namespace ranklab::testing

@@ -9,29 +9,15 @@
 
 #include "engine/model/compute_device.h"
 #include "engine/model/models.h"
+#include "engine/optim/optimizer.h"
+#include "kernels/gpu_probe.h"
+#include "tests/support/ledger_device.h"
 
 namespace ranklab {
 namespace {
 
-class LedgerDevice : public ComputeDevice {
- public:
-  std::string name() const override { return "ledger"; }
-  std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override {
-    layers.push_back(request.name + ":" + request.input.str());
-    return cpuDevice().makeLayer(request);
-  }
-  std::unique_ptr<LossHead> makeLossHead() const override {
-    ++heads;
-    return cpuDevice().makeLossHead();
-  }
-  std::unique_ptr<DeviceBuffer> allocate(size_t floats) const override {
-    buffers.push_back(floats);
-    return cpuDevice().allocate(floats);
-  }
-  mutable std::vector<std::string> layers;
-  mutable std::vector<size_t> buffers;
-  mutable int heads = 0;
-};
+using testing::DetachedDevice;
+using testing::LedgerDevice;
 
 TEST(ComputeDevice, ModelsAskTheirDeviceForEveryLayerBufferAndHead) {
   LedgerDevice device;
@@ -61,6 +47,73 @@ TEST(ComputeDevice, TheSameLayersOnAnotherDeviceComputeTheSameGradients) {
   }
   EXPECT_EQ(
       0, std::memcmp(on_cpu.grads(), on_ledger.grads(), on_cpu.parameterCount() * sizeof(float)));
+}
+
+std::vector<float> normalFloats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+TEST(ComputeDevice, ANetworkOnDetachedMemoryUploadsItsInputAndKeepsActivationsThere) {
+  DetachedDevice device;
+  Network on_cpu = makeCnn({6, 6, 2}, {3}, 3, {5}, 4, 0.f, 7);
+  Network detached = makeCnn({6, 6, 2}, {3}, 3, {5}, 4, 0.f, 7, device);
+  const std::vector<float> x = normalFloats(5 * 72, 3);
+  const std::vector<uint8_t> y = {0, 1, 2, 3, 0};
+  const size_t buffers_before = device.buffers.size();
+  BatchLoss losses[2];
+  int i = 0;
+  for (Network* model : {&on_cpu, &detached}) {
+    losses[i++] = model->forward(x.data(), y.data(), 5);
+    model->zeroGrads();
+    model->backward(x.data(), y.data(), 5);
+  }
+  EXPECT_EQ(losses[0].loss_sum, losses[1].loss_sum);
+  // The input went up once (forward), and backward used that copy, not the host batch.
+  EXPECT_EQ(device.uploads, 1);
+  // Every layer's output and output gradient, and the staged input, are the device's.
+  EXPECT_EQ(device.buffers.size() - buffers_before, 2 * detached.layers().size() + 1);
+  EXPECT_EQ(0,
+            std::memcmp(on_cpu.grads(), detached.grads(), on_cpu.parameterCount() * sizeof(float)));
+  const BatchLoss eval_cpu = on_cpu.evaluate(x.data(), y.data(), 5, 2);
+  const BatchLoss eval_detached = detached.evaluate(x.data(), y.data(), 5, 2);
+  EXPECT_EQ(eval_cpu.loss_sum, eval_detached.loss_sum);
+  EXPECT_EQ(eval_cpu.correct, eval_detached.correct);
+}
+
+TEST(ComputeDevice, AnOptimizerUpdatesAndKeepsItsStateOnTheModelsDevice) {
+  LedgerDevice device;
+  TrainSpec train;
+  train.optimizer = "adam";
+  auto on_device = makeOptimizer(train, 10, device);
+  auto on_cpu = makeOptimizer(train, 10);
+  std::vector<float> p1 = normalFloats(10, 1), p2 = p1;
+  const std::vector<float> g = normalFloats(10, 2);
+  on_device->step(p1.data(), g.data(), 0.01);
+  on_cpu->step(p2.data(), g.data(), 0.01);
+  EXPECT_EQ(device.updates, 1);
+  EXPECT_EQ(p1, p2);
+  // Its state travels through host memory, both ways.
+  EXPECT_EQ(on_device->state().tensors, on_cpu->state().tensors);
+  const auto uploads = device.uploads;
+  on_device->restore(on_cpu->state());
+  EXPECT_EQ(device.uploads, uploads + 2);
+}
+
+TEST(ComputeDevice, TrainDeviceNamesTheCpuOrAGpuThatIsThere) {
+  EXPECT_EQ(deviceNamed("cpu").name(), "cpu");
+  EXPECT_THROW(deviceNamed("gpu"), std::invalid_argument);
+  std::string why;
+  if (kernels::usableGpus(&why) > 0) GTEST_SKIP() << "this machine has a GPU";
+  try {
+    deviceNamed("cuda", 1);
+    FAIL() << "cuda without a GPU";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "train.device \"cuda\": " + why);
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@ add_executable(engine_tests
   unit/shard_loader_test.cpp
   unit/strategies_thread_test.cpp
   unit/priority_sync_test.cpp
+  unit/device_sync_test.cpp
   unit/zero_thread_test.cpp
   unit/tensor_parallel_thread_test.cpp
   unit/pipeline_test.cpp
@@ -41,3 +42,8 @@ target_link_libraries(torch_step_tests PRIVATE ranklab_engine GTest::gtest_main)
 target_compile_definitions(torch_step_tests PRIVATE RANKLAB_TORCH_REFERENCE_DIR="${torch_reference_dir}")
 gtest_discover_tests(torch_step_tests TEST_PREFIX "torch."
                      PROPERTIES FIXTURES_REQUIRED torch_reference TIMEOUT 60)
+
+# Training on the GPU against the CPU (ctest -L gpu); built everywhere, skipped without a GPU.
+add_executable(gpu_training_test unit/gpu_training_test.cpp)
+target_link_libraries(gpu_training_test PRIVATE ranklab_engine GTest::gtest_main)
+gtest_discover_tests(gpu_training_test TEST_PREFIX "gpu." PROPERTIES TIMEOUT 600 LABELS gpu)

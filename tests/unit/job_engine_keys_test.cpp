@@ -3,6 +3,7 @@
 
 #include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
+#include "kernels/gpu_probe.h"
 
 namespace ranklab {
 namespace {
@@ -157,6 +158,50 @@ TEST(JobEngineKeys, PriorityScheduleNamesWhatItCannotRunWith) {
   }
   EXPECT_TRUE(issuesOf(priority + "partition_kb = 16\ncredit_kb = 64\n").empty());
   EXPECT_TRUE(issuesOf(priority + "[amp]\ndtype = \"fp16\"\n").empty());
+}
+
+// train.device: its form, a GPU that must be there, and the parts without a GPU path.
+TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
+  EXPECT_EQ(onlyMessage("[train]\ndevice = \"gpu0\"\n"),
+            "train.device: must be \"cpu\", \"cuda\" or \"cuda:N\" (N a GPU index, 0..99), "
+            "got \"gpu0\"");
+  EXPECT_EQ(parseJob("[train]\ndevice = \"cpu\"\n", "job.toml").train.device, "cpu");
+  std::string why;
+  const int gpus = kernels::usableGpus(&why);
+  const auto device_issues = [](const std::string& text) {
+    std::vector<std::string> found;
+    for (const auto& issue : issuesOf(text))
+      if (issue.key == "train.device") found.push_back(issue.message);
+    return found;
+  };
+  if (gpus == 0) {
+    EXPECT_EQ(device_issues("[train]\ndevice = \"cuda\"\n"),
+              std::vector<std::string>{"\"cuda\" needs a GPU, but " + why + "; use \"cpu\""});
+  } else {
+    EXPECT_TRUE(device_issues("[train]\ndevice = \"cuda\"\n").empty());
+    EXPECT_EQ(device_issues("[train]\ndevice = \"cuda:99\"\n").size(), 1u);
+  }
+  // Checked by each rank on its own host when the ranks run elsewhere.
+  EXPECT_TRUE(
+      device_issues("[train]\ndevice = \"cuda\"\n[launch]\nhosts = [\"a\", \"b\"]\n").empty());
+  const std::string on_gpu = "[train]\ndevice = \"cuda\"\n[parallel]\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {on_gpu + "zero = 1\n", "parallel.zero: has no GPU path yet"},
+      {on_gpu + "ranks = 2\npipeline = 2\n", "parallel.pipeline: has no GPU path yet"},
+      {on_gpu + "comm_schedule = \"priority\"\n", "parallel.comm_schedule: has no GPU path yet"},
+      {on_gpu + "device_collectives = \"nccl\"\nstrategy = \"ps-sync\"\n",
+       "parallel.device_collectives: \"nccl\" all-reduces the GPU buffers as they are: needs "
+       "parallel.strategy = \"allreduce\""},
+      {on_gpu + "device_collectives = \"ring\"\n",
+       "parallel.device_collectives: must be one of: auto, nccl, host; got \"ring\""}};
+  for (const auto& [text, expected] : cases) {
+    bool seen = false;
+    for (const auto& issue : issuesOf(text))
+      seen |= (issue.key + ": " + issue.message).find(expected) != std::string::npos;
+    EXPECT_TRUE(seen) << text;
+  }
+  // On the CPU the GPU's limits do not apply.
+  EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\ndevice_collectives = \"nccl\"\n").empty());
 }
 
 // A pipeline cut by hand: one count per stage, adding up to the blocks.

@@ -12,6 +12,7 @@
 namespace ranklab {
 namespace {
 
+using testing::largestGap;
 using testing::trainWithThreads;
 
 JobSpec smallJob(const std::string& strategy, int ranks = 2) {
@@ -22,15 +23,6 @@ JobSpec smallJob(const std::string& strategy, int ranks = 2) {
   job.parallel.ranks = ranks;
   job.parallel.strategy = strategy;
   return job;
-}
-
-// Largest relative gap between two loss curves of the same length.
-double largestGap(const std::vector<double>& a, const std::vector<double>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(1e-12, std::abs(b[i])));
-  return worst;
 }
 
 TEST(Strategies, PsSyncFollowsAllreduce) {

@@ -1,0 +1,163 @@
+// The CUDA device: cuda_layers.h's layers, cudaMalloc'd buffers, and the memory and
+// optimizer loops of kernels/cuda/memory_kernels.h. Every entry point makes its GPU current
+// first (cudaSetDevice is cheap when it already is), so whichever thread calls (the
+// engine's communication thread too) works on the right GPU.
+#include "engine/model/cuda_device.h"
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "engine/model/cuda_layers.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/layer_kernels.h"
+#include "kernels/cuda/memory_kernels.h"
+#include "kernels/gpu_probe.h"
+
+namespace ranklab {
+
+using cuda::check;
+namespace {
+
+// `floats` floats of one GPU's memory, zeroed.
+class CudaBuffer : public DeviceBuffer {
+ public:
+  CudaBuffer(int device, size_t floats) : size_(floats) {
+    if (floats == 0) return;
+    check(cudaSetDevice(device), "set device (allocate)");
+    check(cudaMalloc(&data_, floats * sizeof(float)), "malloc buffer");
+    const cudaError_t zeroed = cudaMemset(data_, 0, floats * sizeof(float));
+    if (zeroed != cudaSuccess) {
+      cudaFree(data_);
+      check(zeroed, "zero buffer");
+    }
+  }
+  ~CudaBuffer() override {
+    // No throw from a destructor; at process exit the runtime may already be gone.
+    if (data_ != nullptr) cudaFree(data_);
+  }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+
+  float* data() override { return data_; }
+  size_t size() const override { return size_; }
+
+ private:
+  float* data_ = nullptr;
+  size_t size_;
+};
+
+class CudaDevice : public ComputeDevice {
+ public:
+  explicit CudaDevice(int index) : index_(index) {}
+
+  std::string name() const override { return "cuda:" + std::to_string(index_); }
+
+  std::unique_ptr<Layer> makeLayer(const LayerRequest& r) const override {
+    use();
+    switch (r.kind) {
+      case LayerKind::kLinear:
+        return std::make_unique<CudaLinear>(index_, r.name, r.input, r.outputs, r.adds_bias);
+      case LayerKind::kConv2d:
+        return std::make_unique<CudaConv2d>(index_, r.name, r.input, r.outputs, r.kernel);
+      case LayerKind::kMaxPool2d:
+        return std::make_unique<CudaMaxPool2d>(index_, r.name, r.input);
+      case LayerKind::kReLU:
+        return std::make_unique<CudaReLU>(index_, r.name, r.input);
+      case LayerKind::kDropout:
+        return std::make_unique<CudaDropout>(index_, r.name, r.input, r.dropout);
+      case LayerKind::kFlatten:
+        return std::make_unique<CudaFlatten>(index_, r.name, r.input);
+    }
+    throw std::invalid_argument(name() + " device: no layer of kind " +
+                                std::to_string(static_cast<int>(r.kind)));
+  }
+
+  std::unique_ptr<LossHead> makeLossHead() const override {
+    return std::make_unique<CudaSoftmaxCrossEntropy>(index_);
+  }
+
+  std::unique_ptr<DeviceBuffer> allocate(size_t floats) const override {
+    return std::make_unique<CudaBuffer>(index_, floats);
+  }
+
+  bool hostMemory() const override { return false; }
+
+  void upload(float* to, const float* host, size_t n) const override {
+    use();
+    cuda::upload(to, host, n);
+  }
+
+  void download(float* host, const float* from, size_t n) const override {
+    use();
+    cuda::download(host, from, n);
+  }
+
+  void copy(float* to, const float* from, size_t n) const override {
+    use();
+    cuda::copyDevice(to, from, n);
+  }
+
+  void fill(float* to, size_t n, float value) const override {
+    use();
+    cuda::fill(to, n, value);
+  }
+
+  void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
+                 float momentum, float weight_decay, bool nesterov) const override {
+    use();
+    cuda::sgdUpdate(params, grads, velocity, n, lr, momentum, weight_decay, nesterov);
+  }
+
+  void adamUpdate(float* params, const float* grads, float* first_moment, float* second_moment,
+                  size_t n, const kernels::AdamScalars& s) const override {
+    use();
+    cuda::adamUpdate(params, grads, first_moment, second_moment, n, s);
+  }
+
+  bool scaleAndCheckFinite(float* grads, size_t n, float factor) const override {
+    use();
+    return cuda::scaleAndCheckFinite(grads, n, factor);
+  }
+
+  void synchronize() const override {
+    use();
+    check(cudaDeviceSynchronize(), "synchronize");
+  }
+
+ private:
+  void use() const { check(cudaSetDevice(index_), "set device"); }
+
+  int index_;
+};
+
+}  // namespace
+
+int cudaDeviceCount(std::string* why) {
+  return kernels::usableGpus(why);
+}
+
+const ComputeDevice& cudaDevice(int index) {
+  std::string why;
+  const int count = cudaDeviceCount(&why);
+  if (index < 0 || index >= count) {
+    throw std::invalid_argument("cuda device: no cuda:" + std::to_string(index) +
+                                ", this process sees " + std::to_string(count) + " usable GPU(s)" +
+                                (count == 0 ? " (" + why + ")" : ""));
+  }
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<CudaDevice>> devices;  // never destroyed before exit
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& device = devices[index];
+  if (!device) {
+    // Checked once per GPU, where it is first asked for (it makes the GPU's context).
+    if (!cuda::kernelsRunOn(index, &why)) throw std::invalid_argument("cuda device: " + why);
+    device = std::make_unique<CudaDevice>(index);
+  }
+  return *device;
+}
+
+}  // namespace ranklab

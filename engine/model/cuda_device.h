@@ -1,0 +1,21 @@
+// The CUDA compute device (train.device = "cuda" / "cuda:N"): a network's layers compute on
+// one GPU (engine/model/cuda_layers.h) and its flat buffers live in that GPU's memory.
+// Built only where ranklab has CUDA (RANKLAB_HAVE_CUDA).
+#pragma once
+
+#include <string>
+
+#include "engine/model/compute_device.h"
+
+namespace ranklab {
+
+// The GPUs this process can use; 0 with `why` saying why (no driver, no device, a build
+// without CUDA). Asks the CUDA runtime once.
+int cudaDeviceCount(std::string* why = nullptr);
+
+// GPU `index`'s device, one per index for the life of the process. Throws
+// std::invalid_argument naming the index and the count when it is out of range, or when
+// this build's kernels cannot run on that GPU (its architecture was not compiled for).
+const ComputeDevice& cudaDevice(int index);
+
+}  // namespace ranklab

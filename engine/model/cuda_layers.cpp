@@ -1,0 +1,418 @@
+// The CUDA layers (cuda_layers.h) over kernels/cuda. Shapes are per batch, row-major,
+// channels-last: (B, features) for flat layers, (B, H, W, C) for images.
+#include "engine/model/cuda_layers.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/layer_kernels.h"
+#include "kernels/cuda/memory_kernels.h"
+
+namespace ranklab {
+
+using cuda::check;
+
+using kernels::Trans;
+
+namespace {
+
+// Every entry point first: the calling thread may have another GPU current, or none.
+void useGpu(int device) {
+  check(cudaSetDevice(device), "set device (layer)");
+}
+
+Shape features(int n) {
+  return {1, 1, n};
+}
+
+// C = op(A) . op(B) + beta * C with both operands in their (shared) compute precision.
+void gemm(Trans trans_a, Trans trans_b, int m, int n, int k, const CudaGemmOperand& a, int lda,
+          const CudaGemmOperand& b, int ldb, float beta, float* c, int ldc) {
+  if (a.precision() != b.precision()) {
+    throw std::logic_error("cuda gemm: operands in different precisions");
+  }
+  if (a.precision() == kernels::Precision::kFp32) {
+    cuda::gemmFp32(trans_a, trans_b, m, n, k, 1.f, a.f32(), lda, b.f32(), ldb, beta, c, ldc);
+  } else {
+    cuda::gemmLowPrecision(a.precision(), trans_a, trans_b, m, n, k, 1.f, a.low(), lda, b.low(),
+                           ldb, beta, c, ldc);
+  }
+}
+
+cuda::ConvShape convShapeOf(Shape input, int kernel) {
+  cuda::ConvShape s;
+  s.height = input.height;
+  s.width = input.width;
+  s.channels = input.channels;
+  s.kernel = kernel;
+  s.padding = kernel / 2;
+  return s;
+}
+
+Shape convOutput(Shape input, int out_channels, int kernel) {
+  const cuda::ConvShape s = convShapeOf(input, kernel);
+  if (kernel < 1 || s.outHeight() < 1 || s.outWidth() < 1) {
+    throw std::invalid_argument("Conv2d: kernel " + std::to_string(kernel) +
+                                " does not fit the input " + input.str());
+  }
+  return {s.outHeight(), s.outWidth(), out_channels};
+}
+
+}  // namespace
+
+// ---- DeviceScratch, CudaGemmOperand ----
+
+DeviceScratch::~DeviceScratch() {
+  // No throw from a destructor; at process exit the runtime may already be gone.
+  if (data_ != nullptr) cudaFree(data_);
+}
+
+void* DeviceScratch::bytes(size_t wanted) {
+  if (wanted <= capacity_) return data_;
+  if (data_ != nullptr) {
+    check(cudaFree(data_), "free scratch");  // waits for the work still reading it
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  check(cudaMalloc(&data_, wanted), "malloc scratch");
+  capacity_ = wanted;
+  return data_;
+}
+
+void CudaGemmOperand::set(kernels::Precision precision, const float* data, size_t count) {
+  precision_ = precision;
+  source_ = data;
+  count_ = count;
+  low_ = nullptr;
+  if (precision == kernels::Precision::kFp32) return;
+  uint16_t* cast = cast_.ensure<uint16_t>(count);
+  cuda::castFromFp32(precision, data, cast, count);
+  low_ = cast;
+}
+
+// ---- CudaWeightedLayer ----
+
+CudaWeightedLayer::CudaWeightedLayer(int device, std::string name, Shape input, Shape output,
+                                     size_t weights, size_t biases, int fan_in)
+    : Layer(std::move(name), input, output),
+      device_(device),
+      weights_(weights),
+      biases_(biases),
+      fan_in_(fan_in) {}
+
+std::vector<ParamTensor> CudaWeightedLayer::paramTensors() const {
+  return {{"weight", weights_}, {"bias", biases_}};
+}
+
+void CudaWeightedLayer::bind(float* params, float* grads) {
+  weight_ = params;
+  bias_ = params ? params + weights_ : nullptr;
+  weight_grad_ = grads;
+  bias_grad_ = grads ? grads + weights_ : nullptr;
+}
+
+void CudaWeightedLayer::init(std::mt19937_64& rng) {
+  // The CPU WeightedLayer's draws, in its order (weight, then bias), made on the host.
+  const float bound = 1.f / std::sqrt(static_cast<float>(fan_in_));
+  std::uniform_real_distribution<float> dist(-bound, bound);
+  std::vector<float> values(weights_ + biases_);
+  for (float& value : values) value = dist(rng);
+  useDevice();
+  cuda::upload(weight_, values.data(), weights_);
+  cuda::upload(bias_, values.data() + weights_, biases_);
+}
+
+void CudaWeightedLayer::useDevice() const {
+  useGpu(device_);
+}
+
+// ---- CudaLinear ----
+
+CudaLinear::CudaLinear(int device, std::string name, Shape input, int outputs, bool adds_bias)
+    : CudaWeightedLayer(device, std::move(name), input, features(outputs), input.size() * outputs,
+                        outputs, static_cast<int>(input.size())),
+      in_(static_cast<int>(input.size())),
+      out_(outputs),
+      adds_bias_(adds_bias) {}
+
+std::string CudaLinear::describe() const {
+  return "Linear(" + std::to_string(in_) + ", " + std::to_string(out_) + ")";
+}
+
+bool CudaLinear::absorbFollowingRelu() {
+  relu_ = true;
+  return true;
+}
+
+void CudaLinear::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  useDevice();
+  weight_in_.set(precision_, weight_, weights_);
+  input_in_.set(precision_, x, static_cast<size_t>(batch) * in_);
+  // y (B, out) = x (B, in) . W^T (in, out), then + b and the absorbed ReLU in one pass
+  gemm(Trans::kNo, Trans::kYes, batch, out_, in_, input_in_, in_, weight_in_, in_, 0.f, y, out_);
+  cuda::addBiasAndRelu(y, adds_bias_ ? bias_ : nullptr, batch, out_, relu_);
+}
+
+const float* CudaLinear::biasGradient(const float* y, const float* dy, int batch) {
+  const bool accumulate = !overwritesGradients();
+  if (!relu_) {
+    cuda::sumRows(bias_grad_, dy, batch, out_, accumulate);
+    return dy;
+  }
+  float* dz = masked_grad_.ensure<float>(static_cast<size_t>(batch) * out_);
+  cuda::reluMaskSumRows(dy, y, dz, bias_grad_, batch, out_, accumulate);
+  return dz;
+}
+
+void CudaLinear::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
+  useDevice();
+  const size_t inputs = static_cast<size_t>(batch) * in_;
+  // The operands cast by forward() are this batch's unless the caller changed them.
+  if (!input_in_.holds(x, inputs)) input_in_.set(precision_, x, inputs);
+  if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
+  // db (out) (+)= column sums of dz, dz = dy (through the ReLU if absorbed)
+  const float* dz = biasGradient(y, dy, batch);
+  grad_in_.set(precision_, dz, static_cast<size_t>(batch) * out_);
+  // dW (out, in) (+)= dz^T (out, B) . x (B, in)
+  gemm(Trans::kYes, Trans::kNo, out_, in_, batch, grad_in_, out_, input_in_, in_,
+       overwritesGradients() ? 0.f : 1.f, weight_grad_, in_);
+  // dx (B, in) = dz (B, out) . W (out, in)
+  if (dx)
+    gemm(Trans::kNo, Trans::kNo, batch, in_, out_, grad_in_, out_, weight_in_, in_, 0.f, dx, in_);
+}
+
+// ---- CudaConv2d ----
+
+CudaConv2d::CudaConv2d(int device, std::string name, Shape input, int out_channels, int kernel)
+    : CudaWeightedLayer(device, std::move(name), input, convOutput(input, out_channels, kernel),
+                        static_cast<size_t>(out_channels) * convShapeOf(input, kernel).columns(),
+                        out_channels, convShapeOf(input, kernel).columns()),
+      out_channels_(out_channels),
+      kernel_(kernel),
+      padding_(kernel / 2) {}
+
+std::string CudaConv2d::describe() const {
+  return "Conv2d(" + std::to_string(inputShape().channels) + ", " + std::to_string(out_channels_) +
+         ", kernel_size=" + std::to_string(kernel_) + ", padding=" + std::to_string(padding_) + ")";
+}
+
+int CudaConv2d::imagesPerChunk(int batch) const {
+  // Whole images per chunk, the column matrix at most 64 MiB (one image always fits).
+  constexpr size_t kColumnFloats = size_t{1} << 24;
+  const cuda::ConvShape s = convShapeOf(inputShape(), kernel_);
+  const size_t per_image = static_cast<size_t>(s.outHeight()) * s.outWidth() * s.columns();
+  const size_t images = std::max<size_t>(1, kColumnFloats / std::max<size_t>(1, per_image));
+  return static_cast<int>(std::min<size_t>(images, std::max(batch, 1)));
+}
+
+void CudaConv2d::fillColumns(const float* x, int first, int images) {
+  if (columns_of_ == x && columns_first_ == first && columns_count_ == images &&
+      input_in_.precision() == precision_) {
+    return;  // backward right after forward's last chunk: the columns are still there
+  }
+  const cuda::ConvShape s = convShapeOf(inputShape(), kernel_);
+  const size_t rows = static_cast<size_t>(images) * s.outHeight() * s.outWidth();
+  float* columns = columns_.ensure<float>(rows * s.columns());
+  cuda::im2col(x + static_cast<size_t>(first) * inputShape().size(), s, images, columns);
+  input_in_.set(precision_, columns, rows * s.columns());
+  columns_of_ = x;
+  columns_first_ = first;
+  columns_count_ = images;
+}
+
+void CudaConv2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  useDevice();
+  const cuda::ConvShape s = convShapeOf(inputShape(), kernel_);
+  const int k = s.columns();
+  const size_t pixels = static_cast<size_t>(s.outHeight()) * s.outWidth();
+  const int chunk = imagesPerChunk(batch);
+  weight_in_.set(precision_, weight_, weights_);  // (Cout, K)
+  columns_of_ = nullptr;  // x may hold new values at the same address: always recompute
+  for (int first = 0; first < batch; first += chunk) {
+    const int images = std::min(chunk, batch - first);
+    fillColumns(x, first, images);
+    const int rows = static_cast<int>(images * pixels);
+    // y rows (n, Cout) = columns (n, K) . W^T (K, Cout)
+    gemm(Trans::kNo, Trans::kYes, rows, out_channels_, k, input_in_, k, weight_in_, k, 0.f,
+         y + first * pixels * out_channels_, out_channels_);
+  }
+  cuda::addBiasAndRelu(y, bias_, static_cast<int>(batch * pixels), out_channels_, false);
+}
+
+void CudaConv2d::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
+  useDevice();
+  const cuda::ConvShape s = convShapeOf(inputShape(), kernel_);
+  const int k = s.columns();
+  const size_t pixels = static_cast<size_t>(s.outHeight()) * s.outWidth();
+  const int chunk = imagesPerChunk(batch);
+  const bool accumulate = !overwritesGradients();
+  if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
+  // db (Cout) (+)= column sums of dy (B*outH*outW, Cout)
+  cuda::sumRows(bias_grad_, dy, static_cast<int>(batch * pixels), out_channels_, accumulate);
+  // The last chunk first: its columns are still those forward() made.
+  const int last_first = batch == 0 ? 0 : (batch - 1) / chunk * chunk;
+  bool written = false;
+  for (int first = last_first; first >= 0 && first < batch; first -= chunk) {
+    const int images = std::min(chunk, batch - first);
+    fillColumns(x, first, images);
+    const int rows = static_cast<int>(images * pixels);
+    const float* grad_out = dy + first * pixels * out_channels_;  // (n, Cout)
+    grad_in_.set(precision_, grad_out, static_cast<size_t>(rows) * out_channels_);
+    // dW (Cout, K) (+)= dy^T (Cout, n) . columns (n, K): PyTorch's layout as it is
+    const float beta = accumulate || written ? 1.f : 0.f;
+    gemm(Trans::kYes, Trans::kNo, out_channels_, k, rows, grad_in_, out_channels_, input_in_, k,
+         beta, weight_grad_, k);
+    written = true;
+    if (!dx) continue;
+    // d columns (n, K) = dy (n, Cout) . W (Cout, K), gathered back onto these images
+    float* column_grads = column_grads_.ensure<float>(static_cast<size_t>(rows) * k);
+    gemm(Trans::kNo, Trans::kNo, rows, k, out_channels_, grad_in_, out_channels_, weight_in_, k,
+         0.f, column_grads, k);
+    cuda::col2im(column_grads, s, images, dx + static_cast<size_t>(first) * inputShape().size());
+  }
+  if (!written && !accumulate) cuda::fill(weight_grad_, weights_, 0.f);  // an empty batch
+}
+
+// ---- CudaMaxPool2d ----
+
+CudaMaxPool2d::CudaMaxPool2d(int device, std::string name, Shape input)
+    : Layer(std::move(name), input, {input.height / 2, input.width / 2, input.channels}),
+      device_(device) {
+  if (input.height < 2 || input.width < 2) {
+    throw std::invalid_argument("MaxPool2d: input " + input.str() + " is smaller than 2x2");
+  }
+}
+
+void CudaMaxPool2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  useGpu(device_);
+  const Shape in = inputShape();
+  uint8_t* argmax = argmax_.ensure<uint8_t>(static_cast<size_t>(batch) * outputShape().size());
+  cuda::maxPool2x2Forward(x, y, argmax, batch, in.height, in.width, in.channels);
+}
+
+void CudaMaxPool2d::backward(const float*, const float*, const float* dy, float* dx, int batch) {
+  if (!dx) return;
+  useGpu(device_);
+  const Shape in = inputShape();
+  cuda::maxPool2x2Backward(dy, static_cast<const uint8_t*>(argmax_.data()), dx, batch, in.height,
+                           in.width, in.channels);
+}
+
+// ---- CudaReLU ----
+
+CudaReLU::CudaReLU(int device, std::string name, Shape input)
+    : ReLU(std::move(name), input), device_(device) {}
+
+void CudaReLU::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  useGpu(device_);
+  cuda::applyRelu(x, y, batch * inputShape().size());
+}
+
+void CudaReLU::backward(const float*, const float* y, const float* dy, float* dx, int batch) {
+  if (!dx) return;
+  useGpu(device_);
+  cuda::reluGradient(dy, y, dx, batch * inputShape().size());
+}
+
+// ---- CudaDropout ----
+
+CudaDropout::CudaDropout(int device, std::string name, Shape input, float p)
+    : Layer(std::move(name), input, input), device_(device), p_(p) {
+  if (!(p >= 0.f && p < 1.f)) {
+    throw std::invalid_argument("Dropout: p must be >= 0 and < 1, got " + std::to_string(p));
+  }
+}
+
+std::string CudaDropout::describe() const {
+  char text[48];
+  std::snprintf(text, sizeof text, "Dropout(p=%g)", p_);
+  return text;
+}
+
+void CudaDropout::forward(const float* x, float* y, int batch, const ForwardPass& pass) {
+  useGpu(device_);
+  const size_t n = batch * inputShape().size();
+  masked_ = pass.training && p_ > 0.f;
+  if (!masked_) return cuda::copyDevice(y, x, n);  // no-op when y is x
+  float* scale = scale_.ensure<float>(n);
+  cuda::dropoutMask(pass.dropout_key, p_, scale, n);
+  cuda::multiply(x, scale, y, n);
+}
+
+void CudaDropout::backward(const float*, const float*, const float* dy, float* dx, int batch) {
+  if (!dx) return;
+  useGpu(device_);
+  const size_t n = batch * inputShape().size();
+  if (masked_) return cuda::multiply(dy, static_cast<const float*>(scale_.data()), dx, n);
+  cuda::copyDevice(dx, dy, n);
+}
+
+// ---- CudaFlatten ----
+
+CudaFlatten::CudaFlatten(int device, std::string name, Shape input)
+    : Layer(std::move(name), input, features(static_cast<int>(input.size()))), device_(device) {}
+
+void CudaFlatten::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  useGpu(device_);
+  const Shape in = inputShape();
+  // (B, H*W, C) -> (B, C, H*W)
+  cuda::transposeEach(x, y, batch, static_cast<size_t>(in.height) * in.width, in.channels);
+}
+
+void CudaFlatten::backward(const float*, const float*, const float* dy, float* dx, int batch) {
+  if (!dx) return;
+  useGpu(device_);
+  const Shape in = inputShape();
+  // (B, C, H*W) -> (B, H*W, C)
+  cuda::transposeEach(dy, dx, batch, in.channels, static_cast<size_t>(in.height) * in.width);
+}
+
+// ---- CudaSoftmaxCrossEntropy ----
+
+const uint8_t* CudaSoftmaxCrossEntropy::uploadLabels(const uint8_t* labels, int batch,
+                                                     int classes) const {
+  for (int r = 0; r < batch; ++r) {
+    if (labels[r] >= classes) {
+      throw std::invalid_argument("softmax cross-entropy: label " + std::to_string(labels[r]) +
+                                  " of row " + std::to_string(r) + " is not below the " +
+                                  std::to_string(classes) + " classes");
+    }
+  }
+  uint8_t* on_device = labels_.ensure<uint8_t>(batch);
+  if (batch > 0) {
+    check(cudaMemcpy(on_device, labels, batch, cudaMemcpyHostToDevice), "upload labels");
+  }
+  return on_device;
+}
+
+BatchLoss CudaSoftmaxCrossEntropy::forward(const float* logits, const uint8_t* labels, int batch,
+                                           int classes) {
+  useGpu(device_);
+  classes_ = classes;
+  const uint8_t* on_device = uploadLabels(labels, batch, classes);
+  float* probs = probs_.ensure<float>(static_cast<size_t>(batch) * classes);
+  void* workspace = workspace_.bytes(cuda::softmaxXentWorkspaceBytes(batch));
+  const cuda::XentTotals totals =
+      cuda::softmaxXentForward(logits, on_device, probs, batch, classes, workspace);
+  return {totals.loss_sum, totals.correct};
+}
+
+void CudaSoftmaxCrossEntropy::backward(float* dlogits, const uint8_t* labels, int batch,
+                                       float scale) const {
+  if (classes_ == 0) {
+    throw std::logic_error("softmax cross-entropy: backward() before any forward()");
+  }
+  useGpu(device_);
+  const uint8_t* on_device = uploadLabels(labels, batch, classes_);
+  // (softmax - onehot) * scale
+  cuda::softmaxXentBackward(dlogits, static_cast<const float*>(probs_.data()), on_device, batch,
+                            classes_, scale);
+}
+
+}  // namespace ranklab

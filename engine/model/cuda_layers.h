@@ -1,0 +1,201 @@
+// The CUDA device's layers and loss head: the semantics and parameter layout of
+// engine/model/layers.h and loss_head.h, computed on a GPU over kernels/cuda. Conventions:
+// - every pointer given to bind(), forward() and backward() is a device pointer on the
+//   layer's GPU, and so is every buffer a layer keeps (its scratch);
+// - each entry point makes the layer's GPU current first (cudaSetDevice), so any thread may
+//   call it; work is queued on that thread's default stream;
+// - init() draws on the host exactly what the CPU layer draws, then uploads it, so a CPU and
+//   a CUDA model built from one seed start equal;
+// - the AMP precisions cast each GEMM operand on the device and accumulate in fp32.
+// Failures throw std::runtime_error naming the CUDA or cuBLAS operation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/model/layer.h"
+#include "engine/model/layers.h"
+#include "engine/model/loss_head.h"
+#include "kernels/cpu/mixed_gemm.h"
+
+namespace ranklab {
+
+// Device memory that grows on demand and is kept for the next pass (a layer's scratch).
+class DeviceScratch {
+ public:
+  DeviceScratch() = default;
+  ~DeviceScratch();
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+
+  // At least `wanted` bytes on the current device; the old contents are lost when it grows.
+  void* bytes(size_t wanted);
+  template <class T>
+  T* ensure(size_t count) {
+    return static_cast<T*>(bytes(count * sizeof(T)));
+  }
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// A GEMM input in the compute precision: the fp32 pointer itself, or a cast copy on the
+// device (kernels::GemmOperand's twin), so a weight or input is cast once per step.
+class CudaGemmOperand {
+ public:
+  void set(kernels::Precision precision, const float* data, size_t count);
+  bool holds(const float* data, size_t count) const { return source_ == data && count_ == count; }
+
+  kernels::Precision precision() const { return precision_; }
+  const float* f32() const { return source_; }
+  const uint16_t* low() const { return low_; }
+
+ private:
+  kernels::Precision precision_ = kernels::Precision::kFp32;
+  const float* source_ = nullptr;
+  size_t count_ = 0;
+  DeviceScratch cast_;
+  const uint16_t* low_ = nullptr;
+};
+
+// A weight and a bias adjacent in the flat buffer (weight first), initialised like the CPU's
+// WeightedLayer.
+class CudaWeightedLayer : public Layer {
+ public:
+  CudaWeightedLayer(int device, std::string name, Shape input, Shape output, size_t weights,
+                    size_t biases, int fan_in);
+  std::vector<ParamTensor> paramTensors() const override;
+  void bind(float* params, float* grads) override;
+  void init(std::mt19937_64& rng) override;
+  void setPrecision(kernels::Precision precision) override { precision_ = precision; }
+
+ protected:
+  void useDevice() const;  // makes this layer's GPU current on the calling thread
+
+  int device_;
+  size_t weights_, biases_;
+  int fan_in_;
+  kernels::Precision precision_ = kernels::Precision::kFp32;
+  CudaGemmOperand weight_in_, input_in_, grad_in_;
+  float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
+};
+
+// y (B, out) = x (B, in) . W^T + b, W (out, in), b (out); absorbs a following ReLU;
+// adds_bias false: y = x . W^T while b keeps its gradient (as the CPU Linear).
+class CudaLinear : public CudaWeightedLayer {
+ public:
+  CudaLinear(int device, std::string name, Shape input, int outputs, bool adds_bias);
+  std::string describe() const override;
+  bool absorbFollowingRelu() override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  // db (+)= column sums of the gradient at the GEMM's output, which it returns.
+  const float* biasGradient(const float* y, const float* dy, int batch);
+
+  int in_, out_;
+  bool adds_bias_;
+  bool relu_ = false;
+  DeviceScratch masked_grad_;  // (B, out): dy * (y > 0) when it applies the ReLU
+};
+
+// Stride-1 convolution, square kernel, zero padding kernel/2: W (Cout, Cin, k, k),
+// b (Cout), as the CPU Conv2d. im2col (columns in W's (Cin, k, k) order) + GEMM, over
+// chunks of whole images so the column matrix stays bounded.
+class CudaConv2d : public CudaWeightedLayer {
+ public:
+  CudaConv2d(int device, std::string name, Shape input, int out_channels, int kernel);
+  std::string describe() const override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  int imagesPerChunk(int batch) const;
+  // The column matrix of images [first, first + images) of x in columns_ (and cast into
+  // input_in_); reused when it already holds exactly those.
+  void fillColumns(const float* x, int first, int images);
+
+  int out_channels_, kernel_, padding_;
+  DeviceScratch columns_;       // (rows of one chunk, Cin*k*k)
+  DeviceScratch column_grads_;  // the same shape, for dx
+  // What columns_ holds: im2col of images [first, first + count) of x.
+  const float* columns_of_ = nullptr;
+  int columns_first_ = -1, columns_count_ = 0;
+};
+
+// 2x2 max pooling, stride 2, floor mode.
+class CudaMaxPool2d : public Layer {
+ public:
+  CudaMaxPool2d(int device, std::string name, Shape input);
+  std::string describe() const override { return "MaxPool2d(kernel_size=2, stride=2)"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  int device_;
+  DeviceScratch argmax_;  // (B, output) bytes: which of the 4 taps won
+};
+
+// A ReLU; a ranklab::ReLU so that the Linear before it can absorb it (absorbIfRelu).
+class CudaReLU : public ReLU {
+ public:
+  CudaReLU(int device, std::string name, Shape input);
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  int device_;
+};
+
+// Inverted dropout with the CPU's mask for the same key.
+class CudaDropout : public Layer {
+ public:
+  CudaDropout(int device, std::string name, Shape input, float p);
+  std::string describe() const override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  int device_;
+  float p_;
+  bool masked_ = false;
+  DeviceScratch scale_;  // (B, input): 0 or 1/(1-p)
+};
+
+// (H, W, C) channels-last -> (C*H*W) in PyTorch's (C, H, W) order.
+class CudaFlatten : public Layer {
+ public:
+  CudaFlatten(int device, std::string name, Shape input);
+  std::string describe() const override { return "Flatten()"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  int device_;
+};
+
+// Softmax cross-entropy on the GPU: logits and dlogits are device pointers, labels host
+// bytes (uploaded into a buffer it keeps); the totals come back to the host.
+class CudaSoftmaxCrossEntropy : public LossHead {
+ public:
+  explicit CudaSoftmaxCrossEntropy(int device) : device_(device) {}
+  BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) override;
+  void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const override;
+
+ private:
+  // The labels on the device, checked against the classes first.
+  const uint8_t* uploadLabels(const uint8_t* labels, int batch, int classes) const;
+
+  int device_;
+  int classes_ = 0;
+  DeviceScratch probs_;      // (B, classes)
+  DeviceScratch workspace_;  // the loss kernels' per-row values and totals
+  mutable DeviceScratch labels_;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,38 @@
+// train.device's value to a ComputeDevice: the CPU, or a GPU where ranklab has CUDA.
+#include <stdexcept>
+#include <string>
+
+#include "engine/model/compute_device.h"
+#include "kernels/gpu_probe.h"
+
+#if RANKLAB_HAVE_CUDA
+#include "engine/model/cuda_device.h"
+#endif
+
+namespace ranklab {
+
+const ComputeDevice& deviceNamed(const std::string& spec, int local_rank) {
+  if (spec == "cpu") return cpuDevice();
+  const bool indexed = spec.rfind("cuda:", 0) == 0;
+  if (spec != "cuda" && !indexed) {
+    throw std::invalid_argument("train.device \"" + spec +
+                                "\" is not a device: \"cpu\", \"cuda\" or \"cuda:N\"");
+  }
+  std::string why;
+  const int gpus = kernels::usableGpus(&why);
+  if (gpus == 0) throw std::invalid_argument("train.device \"" + spec + "\": " + why);
+  // "cuda": the ranks of a host take its GPUs in turn.
+  const int index = indexed ? std::stoi(spec.substr(5)) : local_rank % gpus;
+  if (index >= gpus) {
+    throw std::invalid_argument("train.device \"" + spec + "\": this host has " +
+                                std::to_string(gpus) +
+                                " GPU(s), cuda:0..cuda:" + std::to_string(gpus - 1));
+  }
+#if RANKLAB_HAVE_CUDA
+  return cudaDevice(index);
+#else
+  throw std::invalid_argument("train.device \"" + spec + "\": " + why);
+#endif
+}
+
+}  // namespace ranklab

@@ -1,0 +1,86 @@
+#include "engine/train/device_sync.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "engine/train/staged_sync.h"
+#include "engine/train/strategy_registry.h"
+
+#if RANKLAB_HAVE_CUDA
+#include "engine/train/nccl_sync.h"
+#endif
+
+namespace ranklab {
+
+namespace {
+
+// "cuda:3" -> 3.
+int gpuIndexOf(const ComputeDevice& device) {
+  const std::string name = device.name();
+  const auto colon = name.find(':');
+  return colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1));
+}
+
+#if RANKLAB_HAVE_CUDA
+// "" when every rank has a GPU of its own; else which GPU of which host is shared (the
+// same answer on every rank: collective over `world`).
+std::string sharedGpu(Communicator& world, int gpu) {
+  std::unique_ptr<Communicator> host = world.splitByHost();
+  constexpr int kMaxGpus = 100;  // train.device's cuda:N allows 0..99
+  std::vector<float> ranks_on(kMaxGpus, 0.f);
+  ranks_on[gpu] = 1.f;
+  host->allreduceSumNative(ranks_on.data(), ranks_on.size());
+  float shared = ranks_on[gpu] > 1.f ? static_cast<float>(gpu + 1) : 0.f;
+  world.allreduceSumNative(&shared, 1);  // > 0 when some host shares a GPU
+  if (shared == 0.f) return "";
+  return ranks_on[gpu] > 1.f ? "this host's cuda:" + std::to_string(gpu) + " is shared by " +
+                                   std::to_string(static_cast<int>(ranks_on[gpu])) + " ranks"
+                             : "ranks on another host share a GPU";
+}
+
+#endif
+
+// Why NCCL cannot run this job ("" when it can).
+std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Communicator& world,
+                       [[maybe_unused]] int gpu) {
+#if !RANKLAB_HAVE_CUDA
+  return "this ranklab was built without NCCL";
+#else
+  if (job.parallel.strategy != "allreduce") return "parallel.strategy is " + job.parallel.strategy;
+  if (job.compression.codec != "none") return "compression.codec is " + job.compression.codec;
+  const std::string shared = sharedGpu(world, gpu);
+  if (!shared.empty()) return "NCCL refuses two ranks on one GPU: " + shared;
+  return "";
+#endif
+}
+
+}  // namespace
+
+int localRank(const Communicator& world) {
+  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")) return std::atoi(local);
+  return world.rank();
+}
+
+DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
+                          std::vector<MatrixBlock> matrices, const ComputeDevice& device) {
+  if (device.hostMemory()) return {makeGradientSync(job, world, std::move(matrices)), ""};
+  const std::string& wanted = job.parallel.device_collectives;
+  const int gpu = gpuIndexOf(device);
+  const std::string why_not = wanted == "host" ? "" : whyNotNccl(job, world, gpu);
+#if RANKLAB_HAVE_CUDA
+  if (wanted != "host" && why_not.empty())
+    return {std::make_unique<NcclSync>(world, gpu), "gradients all-reduced by NCCL on the GPUs"};
+#endif
+  if (wanted == "nccl") {
+    throw std::invalid_argument("parallel.device_collectives = \"nccl\": " + why_not +
+                                "; use \"host\" (or \"auto\") to run the all-reduce on host "
+                                "copies");
+  }
+  auto staged =
+      std::make_unique<StagedSync>(makeGradientSync(job, world, std::move(matrices)), device);
+  return {std::move(staged), "gradients copied to the host for " + job.parallel.strategy +
+                                 (why_not.empty() ? " (parallel.device_collectives = \"host\")"
+                                                  : " (not NCCL: " + why_not + ")")};
+}
+
+}  // namespace ranklab

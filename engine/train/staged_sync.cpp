@@ -1,0 +1,80 @@
+#include "engine/train/staged_sync.h"
+
+#include <stdexcept>
+
+#include "comm/steady_clock.h"
+
+namespace ranklab {
+
+StagedSync::StagedSync(std::unique_ptr<GradientSync> inner, const ComputeDevice& device)
+    : inner_(std::move(inner)), device_(device) {}
+
+void StagedSync::start(float* params, size_t count) {
+  host_params_.resize(count);
+  host_grads_.resize(count);
+  device_params_ = params;
+  device_.download(host_params_.data(), params, count);
+  // A server pulls into the parameters given here: the host copy, uploaded after sync().
+  inner_->start(host_params_.data(), count);
+  // A server's initial parameters, where it sent any, are the model's from here on.
+  if (inner_->updatesParameters()) device_.upload(params, host_params_.data(), count);
+}
+
+void StagedSync::startStep() {
+  staged_this_step_ = 0;
+  inner_->startStep();
+}
+
+void StagedSync::gradientReady(float* grads, size_t offset, size_t count) {
+  device_.download(host_grads_.data() + offset, grads + offset, count);
+  staged_this_step_ += count;
+  inner_->gradientReady(host_grads_.data(), offset, count);
+}
+
+SyncStats StagedSync::sync(float* grads, size_t count) {
+  const int64_t start = steadyNowNs();
+  // Without per-layer hand-overs (AMP, strategies that take none) the whole gradient now.
+  if (staged_this_step_ < count) device_.download(host_grads_.data(), grads, count);
+  const int64_t copied = steadyNowNs();
+  SyncStats stats = inner_->sync(host_grads_.data(), count);
+  const int64_t back = steadyNowNs();
+  // A server's new parameters, or the gradient every rank agrees on, back to the device.
+  if (inner_->updatesParameters())
+    device_.upload(device_params_, host_params_.data(), count);
+  else
+    device_.upload(grads, host_grads_.data(), count);
+  // The copies are part of moving the gradient: comm time.
+  stats.comm_ns += (copied - start) + (steadyNowNs() - back);
+  return stats;
+}
+
+SyncStats StagedSync::afterUpdate(float* params, size_t count) {
+  return throughHost(params, count, [&](float* host) { return inner_->afterUpdate(host, count); });
+}
+
+void StagedSync::refresh(float* params, size_t count) {
+  throughHost(params, count, [&](float* host) {
+    inner_->refresh(host, count);
+    return SyncStats{};
+  });
+}
+
+SyncStats StagedSync::throughHost(float* params, size_t count,
+                                  const std::function<SyncStats(float*)>& run) {
+  if (count != host_params_.size())
+    throw std::logic_error("StagedSync: parameters of another size than at start()");
+  const int64_t start = steadyNowNs();
+  device_.download(host_params_.data(), params, count);
+  const int64_t copied = steadyNowNs();
+  SyncStats stats = run(host_params_.data());
+  const int64_t back = steadyNowNs();
+  device_.upload(params, host_params_.data(), count);
+  stats.comm_ns += (copied - start) + (steadyNowNs() - back);
+  return stats;
+}
+
+size_t StagedSync::bufferBytesHeld() const {
+  return inner_->bufferBytesHeld() + (host_params_.size() + host_grads_.size()) * sizeof(float);
+}
+
+}  // namespace ranklab

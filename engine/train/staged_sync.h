@@ -1,0 +1,48 @@
+// A CPU strategy for a model whose buffers are on a GPU (parallel.device_collectives =
+// "host"): each gradient slice is copied to host memory as backward finishes it, the
+// wrapped GradientSync (any algorithm, codec or server) runs there, and what it leaves for
+// the optimizer (the mean gradient, or new parameters a server sent) is copied back.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/model/compute_device.h"
+#include "engine/train/gradient_sync.h"
+
+namespace ranklab {
+
+class StagedSync : public GradientSync {
+ public:
+  StagedSync(std::unique_ptr<GradientSync> inner, const ComputeDevice& device);
+
+  Communicator& peers() override { return inner_->peers(); }
+  void start(float* params, size_t count) override;
+  void startStep() override;
+  void beginStep(double lr) override { inner_->beginStep(lr); }
+  void gradientReady(float* grads, size_t offset, size_t count) override;
+  SyncStats sync(float* grads, size_t count) override;
+  bool updatesParameters() const override { return inner_->updatesParameters(); }
+  SyncStats afterUpdate(float* params, size_t count) override;
+  void refresh(float* params, size_t count) override;
+  void finish() override { inner_->finish(); }
+  void traceSpans(CommSpans* sink) override { inner_->traceSpans(sink); }
+  CodecState saveCodecState() const override { return inner_->saveCodecState(); }
+  void restoreCodecState(const CodecState& state) override { inner_->restoreCodecState(state); }
+  std::string stateNotCheckpointed() const override { return inner_->stateNotCheckpointed(); }
+  // The host copies of the gradient and the parameters.
+  size_t bufferBytesHeld() const override;
+
+ private:
+  // Copies the device's params into the host copy, lets `run` change them there, copies back.
+  SyncStats throughHost(float* params, size_t count, const std::function<SyncStats(float*)>& run);
+
+  std::unique_ptr<GradientSync> inner_;
+  const ComputeDevice& device_;
+  float* device_params_ = nullptr;  // the model's, as given to start()
+  std::vector<float> host_params_, host_grads_;
+  size_t staged_this_step_ = 0;  // gradient floats gradientReady() copied since startStep()
+};
+
+}  // namespace ranklab

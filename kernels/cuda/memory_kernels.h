@@ -1,0 +1,23 @@
+// The CUDA twins of the engine's loops over flat buffers: the optimizer updates of
+// kernels/cpu/optimizer_update.h, AMP's unscale and overflow check, fills and copies.
+// Pointers are device pointers; work is queued on the calling thread's default stream.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/cpu/optimizer_update.h"
+
+namespace ranklab::cuda {
+
+void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
+               float momentum, float weight_decay, bool nesterov);
+void adamUpdate(float* params, const float* grads, float* first_moment, float* second_moment,
+                size_t n, const kernels::AdamScalars& s);
+// x *= factor; false when any value is then inf or NaN. Waits for the verdict.
+bool scaleAndCheckFinite(float* x, size_t n, float factor);
+void fill(float* x, size_t n, float value);
+void copyDevice(float* to, const float* from, size_t n);
+void upload(float* to, const float* host, size_t n);
+void download(float* host, const float* from, size_t n);
+
+}  // namespace ranklab::cuda

@@ -1,0 +1,73 @@
+// Test support: compute devices that compute on the CPU but keep a ledger of what they were
+// asked (layers, buffers, uploads, updates), and one whose memory the engine must treat as
+// a GPU's (hostMemory() false), so the staging paths run on a machine without a GPU.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/compute_device.h"
+
+namespace ranklab::testing {
+
+class LedgerDevice : public ComputeDevice {
+ public:
+  std::string name() const override { return "ledger"; }
+  std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override {
+    layers.push_back(request.name + ":" + request.input.str());
+    return cpuDevice().makeLayer(request);
+  }
+  std::unique_ptr<LossHead> makeLossHead() const override {
+    ++heads;
+    return cpuDevice().makeLossHead();
+  }
+  std::unique_ptr<DeviceBuffer> allocate(size_t floats) const override {
+    buffers.push_back(floats);
+    return cpuDevice().allocate(floats);
+  }
+  // Memory and update loops: the host's.
+  bool hostMemory() const override { return true; }
+  void upload(float* to, const float* host, size_t n) const override {
+    ++uploads;
+    cpuDevice().upload(to, host, n);
+  }
+  void download(float* host, const float* from, size_t n) const override {
+    ++downloads;
+    cpuDevice().download(host, from, n);
+  }
+  void copy(float* to, const float* from, size_t n) const override {
+    cpuDevice().copy(to, from, n);
+  }
+  void fill(float* to, size_t n, float value) const override { cpuDevice().fill(to, n, value); }
+  void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
+                 float momentum, float weight_decay, bool nesterov) const override {
+    ++updates;
+    cpuDevice().sgdUpdate(params, grads, velocity, n, lr, momentum, weight_decay, nesterov);
+  }
+  void adamUpdate(float* params, const float* grads, float* first_moment, float* second_moment,
+                  size_t n, const kernels::AdamScalars& s) const override {
+    ++updates;
+    cpuDevice().adamUpdate(params, grads, first_moment, second_moment, n, s);
+  }
+  bool scaleAndCheckFinite(float* grads, size_t n, float factor) const override {
+    return cpuDevice().scaleAndCheckFinite(grads, n, factor);
+  }
+  void synchronize() const override {}
+  mutable int updates = 0;
+  mutable int uploads = 0;
+  mutable int downloads = 0;
+  mutable std::vector<std::string> layers;
+  mutable std::vector<size_t> buffers;
+  mutable int heads = 0;
+};
+
+// A device whose memory the engine may not read: like a GPU's, its inputs must be uploaded.
+// (Its buffers are host memory here, so the test can still look at what arrived.)
+class DetachedDevice : public LedgerDevice {
+ public:
+  std::string name() const override { return "detached"; }
+  bool hostMemory() const override { return false; }
+};
+
+}  // namespace ranklab::testing

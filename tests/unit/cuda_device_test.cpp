@@ -1,0 +1,507 @@
+// The CUDA device computes what the CPU device computes: each layer kind forward and backward
+// from the same request and seed, the loss head, whole networks over 20 SGD steps, and the
+// device's memory and optimizer operations. Skipped with the reason where no GPU is present.
+// Differences are measured relative to the largest expected value and printed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/model/compute_device.h"
+#include "engine/model/cuda_device.h"
+#include "engine/model/models.h"
+#include "engine/model/network.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/low_precision.h"
+#include "kernels/cpu/mixed_gemm.h"
+#include "kernels/cpu/optimizer_update.h"
+#include "kernels/cuda/layer_kernels.h"
+
+namespace ranklab {
+namespace {
+
+using Floats = std::vector<float>;
+
+class CudaDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (cudaDeviceCount(&why) == 0) GTEST_SKIP() << "CUDA tests skipped: " << why;
+  }
+  const ComputeDevice& gpu() const { return cudaDevice(0); }
+
+  std::unique_ptr<DeviceBuffer> onGpu(const Floats& host) const {
+    auto buffer = gpu().allocate(host.size());
+    gpu().upload(buffer->data(), host.data(), host.size());
+    return buffer;
+  }
+  Floats toHost(const float* from, size_t n) const {
+    Floats host(n);
+    gpu().download(host.data(), from, n);
+    return host;
+  }
+};
+
+Floats randomFloats(size_t n, unsigned seed, float scale = 1.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, scale);
+  Floats values(n);
+  for (float& v : values) v = normal(rng);
+  return values;
+}
+
+std::vector<uint8_t> randomLabels(size_t n, int classes, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> label(0, classes - 1);
+  std::vector<uint8_t> labels(n);
+  for (auto& l : labels) l = static_cast<uint8_t>(label(rng));
+  return labels;
+}
+
+// max |got - want| / max |want| (absolute when want is all zeros), printed under `what`.
+double relativeDifference(const std::string& what, const Floats& got, const Floats& want) {
+  EXPECT_EQ(got.size(), want.size()) << what;
+  double largest = 0, scale = 0;
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    largest = std::max(largest, std::abs(static_cast<double>(got[i]) - want[i]));
+    if (std::isnan(got[i]) != std::isnan(want[i]))
+      largest = std::numeric_limits<double>::infinity();
+    scale = std::max(scale, std::abs(static_cast<double>(want[i])));
+  }
+  const double relative = scale > 0 ? largest / scale : largest;
+  std::printf("  %-40s largest |cuda - cpu| = %.3g (relative %.3g, %zu values)\n", what.c_str(),
+              largest, relative, want.size());
+  return relative;
+}
+
+void expectClose(const std::string& what, const Floats& got, const Floats& want, double tolerance) {
+  EXPECT_LE(relativeDifference(what, got, want), tolerance) << what;
+}
+
+void expectSameBits(const std::string& what, const Floats& got, const Floats& want) {
+  relativeDifference(what, got, want);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << what;
+}
+
+size_t parameterCount(const Layer& layer) {
+  size_t count = 0;
+  for (const auto& tensor : layer.paramTensors()) count += tensor.size;
+  return count;
+}
+
+// One request made by the CPU device and the GPU's, bound to buffers of their own and drawn
+// from one seed; runs the same passes on both and compares what they give.
+class LayerPair {
+ public:
+  LayerPair(const LayerRequest& request, const ComputeDevice& gpu, uint64_t seed = 7)
+      : gpu_device_(gpu),
+        cpu_(cpuDevice().makeLayer(request)),
+        gpu_(gpu.makeLayer(request)),
+        count_(parameterCount(*cpu_)),
+        cpu_params_(count_),
+        cpu_grads_(count_, 123.f),  // garbage that a writing backward must overwrite
+        gpu_params_(gpu.allocate(count_)),
+        gpu_grads_(gpu.allocate(count_)) {
+    EXPECT_EQ(cpu_->describe(), gpu_->describe());
+    EXPECT_EQ(count_, parameterCount(*gpu_));
+    EXPECT_EQ(cpu_->outputShape(), gpu_->outputShape());
+    gpu.fill(gpu_grads_->data(), count_, 123.f);
+    cpu_->bind(cpu_params_.data(), cpu_grads_.data());
+    gpu_->bind(gpu_params_->data(), gpu_grads_->data());
+    std::mt19937_64 cpu_rng(seed), gpu_rng(seed);
+    cpu_->init(cpu_rng);
+    gpu_->init(gpu_rng);
+  }
+
+  Layer& cpu() { return *cpu_; }
+  Layer& gpu() { return *gpu_; }
+  void absorbRelu() {
+    EXPECT_TRUE(cpu_->absorbFollowingRelu());
+    EXPECT_TRUE(gpu_->absorbFollowingRelu());
+  }
+  void setPrecision(kernels::Precision precision) {
+    cpu_->setPrecision(precision);
+    gpu_->setPrecision(precision);
+  }
+
+  // A CPU and a CUDA model from one seed start equal, bit for bit.
+  void expectEqualParameters() {
+    if (count_ == 0) return;
+    expectSameBits("parameters after init", download(gpu_params_->data(), count_), cpu_params_);
+  }
+
+  // forward, then backward writing the gradients, then backward adding to them; compares
+  // the output, the input gradient and the parameter gradients after each.
+  void compare(int batch, const ForwardPass& pass, double tolerance) {
+    const size_t in = batch * cpu_->inputShape().size(), out = batch * cpu_->outputShape().size();
+    const Floats x = randomFloats(in, 11), dy = randomFloats(out, 12);
+    Floats cpu_y(out), cpu_dx(in);
+    auto gpu_x = upload(x), gpu_dy = upload(dy);
+    auto gpu_y = gpu_device_.allocate(out), gpu_dx = gpu_device_.allocate(in);
+
+    cpu_->forward(x.data(), cpu_y.data(), batch, pass);
+    gpu_->forward(gpu_x->data(), gpu_y->data(), batch, pass);
+    expectClose("forward y", download(gpu_y->data(), out), cpu_y, tolerance);
+    for (bool overwrite : {true, false}) {
+      const std::string step = overwrite ? " (writing)" : " (adding)";
+      cpu_->overwriteGradients(overwrite);
+      gpu_->overwriteGradients(overwrite);
+      cpu_->backward(x.data(), cpu_y.data(), dy.data(), cpu_dx.data(), batch);
+      gpu_->backward(gpu_x->data(), gpu_y->data(), gpu_dy->data(), gpu_dx->data(), batch);
+      expectClose("backward dx" + step, download(gpu_dx->data(), in), cpu_dx, tolerance);
+      if (count_ > 0) {
+        expectClose("parameter gradients" + step, download(gpu_grads_->data(), count_), cpu_grads_,
+                    tolerance);
+      }
+    }
+  }
+
+ private:
+  std::unique_ptr<DeviceBuffer> upload(const Floats& host) {
+    auto buffer = gpu_device_.allocate(host.size());
+    gpu_device_.upload(buffer->data(), host.data(), host.size());
+    return buffer;
+  }
+  Floats download(const float* from, size_t n) {
+    Floats host(n);
+    gpu_device_.download(host.data(), from, n);
+    return host;
+  }
+
+  const ComputeDevice& gpu_device_;
+  std::unique_ptr<Layer> cpu_, gpu_;
+  size_t count_;
+  Floats cpu_params_, cpu_grads_;
+  std::unique_ptr<DeviceBuffer> gpu_params_, gpu_grads_;
+};
+
+LayerRequest request(LayerKind kind, Shape input, int outputs = 0, int kernel = 0,
+                     float dropout = 0.f) {
+  LayerRequest r;
+  r.kind = kind;
+  r.name = "layer0";
+  r.input = input;
+  r.outputs = outputs;
+  r.kernel = kernel;
+  r.dropout = dropout;
+  return r;
+}
+
+ForwardPass training(uint64_t key = 0x1234abcdULL) {
+  return {true, key};
+}
+
+constexpr double kFp32Tolerance = 1e-5;
+// bf16 / fp16 operands are cast alike on both sides and their products are exact in fp32:
+// only the order of the fp32 accumulation differs. An fp16 product is then rounded to fp16
+// (as kernels::gemmFp16 does), where that order can move a value by one fp16 ulp (2^-10).
+double lowPrecisionTolerance(kernels::Precision precision) {
+  return precision == kernels::Precision::kFp16 ? 2e-3 : 1e-4;
+}
+
+// ---- the device itself (these run without a GPU too) ----
+
+TEST(CudaDeviceIndex, OutOfRangeThrowsNamingTheIndexAndTheCount) {
+  std::string why;
+  const int count = cudaDeviceCount(&why);
+  if (count == 0) {
+    EXPECT_FALSE(why.empty());
+  }
+  try {
+    cudaDevice(count);
+    FAIL() << "cudaDevice(" << count << ") did not throw";
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cuda:" + std::to_string(count)), std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(count) + " usable"), std::string::npos) << message;
+  }
+  EXPECT_THROW(cudaDevice(-1), std::invalid_argument);
+}
+
+TEST_F(CudaDeviceTest, IsOneDevicePerIndexWithDeviceMemory) {
+  EXPECT_EQ(&gpu(), &cudaDevice(0));
+  EXPECT_EQ(gpu().name(), "cuda:0");
+  EXPECT_FALSE(gpu().hostMemory());
+  auto buffer = gpu().allocate(1001);
+  EXPECT_EQ(buffer->size(), 1001u);
+  EXPECT_EQ(toHost(buffer->data(), 1001), Floats(1001, 0.f));  // zeroed when made
+  EXPECT_EQ(gpu().allocate(0)->size(), 0u);
+}
+
+// ---- layers against the CPU's ----
+
+TEST_F(CudaDeviceTest, LinearMatchesTheCpu) {
+  LayerPair pair(request(LayerKind::kLinear, {1, 1, 37}, 19), gpu());
+  pair.expectEqualParameters();
+  pair.compare(13, training(), kFp32Tolerance);
+}
+
+TEST_F(CudaDeviceTest, LinearWithAnAbsorbedReluMatchesTheCpu) {
+  LayerPair pair(request(LayerKind::kLinear, {1, 1, 50}, 33), gpu());
+  pair.absorbRelu();
+  pair.compare(17, training(), kFp32Tolerance);
+}
+
+TEST_F(CudaDeviceTest, LinearAddingNoBiasMatchesTheCpu) {
+  LayerRequest r = request(LayerKind::kLinear, {1, 1, 24}, 8);
+  r.adds_bias = false;
+  LayerPair pair(r, gpu());
+  pair.compare(9, training(), kFp32Tolerance);
+}
+
+TEST_F(CudaDeviceTest, Conv2dMatchesTheCpuForEveryKernelSize) {
+  for (int kernel : {1, 3, 4, 5}) {
+    SCOPED_TRACE("kernel " + std::to_string(kernel));
+    std::printf(" kernel %d\n", kernel);
+    LayerPair pair(request(LayerKind::kConv2d, {9, 7, 3}, 5, kernel), gpu(), 3 + kernel);
+    pair.expectEqualParameters();
+    pair.compare(4, training(), kFp32Tolerance);
+  }
+}
+
+TEST_F(CudaDeviceTest, Conv2dOverSeveralChunksMatchesTheCpu) {
+  // 24x24 pixels of 32*7*7 columns: ~0.9M floats an image, so 20 images take two chunks.
+  LayerPair pair(request(LayerKind::kConv2d, {24, 24, 32}, 8, 7), gpu());
+  pair.compare(20, training(), kFp32Tolerance);
+}
+
+TEST_F(CudaDeviceTest, MaxPool2dOverOddSizesMatchesTheCpuExactly) {
+  LayerPair pair(request(LayerKind::kMaxPool2d, {7, 5, 3}), gpu());
+  pair.compare(3, training(), 0.0);
+}
+
+TEST_F(CudaDeviceTest, ReluMatchesTheCpuExactly) {
+  LayerPair pair(request(LayerKind::kReLU, {3, 4, 5}), gpu());
+  pair.compare(6, training(), 0.0);
+}
+
+TEST_F(CudaDeviceTest, DropoutInTrainingDrawsTheCpuMask) {
+  LayerPair pair(request(LayerKind::kDropout, {1, 1, 1000}, 0, 0, 0.3f), gpu());
+  pair.compare(7, training(987654321), 0.0);
+}
+
+TEST_F(CudaDeviceTest, DropoutInEvaluationIsTheIdentity) {
+  LayerPair pair(request(LayerKind::kDropout, {2, 3, 4}, 0, 0, 0.5f), gpu());
+  pair.compare(5, ForwardPass{false, 42}, 0.0);
+}
+
+TEST_F(CudaDeviceTest, DropoutMaskHasTheCpuBits) {
+  const size_t n = 100003;
+  auto scale = gpu().allocate(n);
+  for (float p : {0.f, 0.1f, 0.5f, 0.9f}) {
+    for (uint64_t key : {uint64_t{0}, uint64_t{1}, uint64_t{0xdeadbeefcafef00d}}) {
+      Floats expected(n);
+      kernels::dropoutMask(key, p, expected.data(), n);
+      cuda::dropoutMask(key, p, scale->data(), n);
+      expectSameBits("dropout mask p=" + std::to_string(p), toHost(scale->data(), n), expected);
+    }
+  }
+}
+
+TEST_F(CudaDeviceTest, FlattenMatchesTheCpuExactly) {
+  LayerPair pair(request(LayerKind::kFlatten, {3, 4, 5}), gpu());
+  pair.compare(4, training(), 0.0);
+}
+
+TEST_F(CudaDeviceTest, AmpLinearAndConv2dMatchTheCpuInTheSamePrecision) {
+  for (auto precision : {kernels::Precision::kBf16, kernels::Precision::kFp16}) {
+    SCOPED_TRACE(kernels::precisionName(precision));
+    std::printf(" %s\n", kernels::precisionName(precision));
+    LayerPair linear(request(LayerKind::kLinear, {1, 1, 64}, 32), gpu());
+    linear.absorbRelu();
+    linear.setPrecision(precision);
+    linear.compare(16, training(), lowPrecisionTolerance(precision));
+    LayerPair conv(request(LayerKind::kConv2d, {8, 8, 4}, 6, 3), gpu());
+    conv.setPrecision(precision);
+    conv.compare(3, training(), lowPrecisionTolerance(precision));
+  }
+}
+
+// ---- the loss head ----
+
+TEST_F(CudaDeviceTest, LossHeadMatchesTheCpu) {
+  const int batch = 33, classes = 10;
+  const Floats logits = randomFloats(batch * classes, 5, 3.f);
+  const auto labels = randomLabels(batch, classes, 6);
+  auto cpu_head = cpuDevice().makeLossHead();
+  auto gpu_head = gpu().makeLossHead();
+  auto gpu_logits = onGpu(logits);
+  const BatchLoss want = cpu_head->forward(logits.data(), labels.data(), batch, classes);
+  const BatchLoss got = gpu_head->forward(gpu_logits->data(), labels.data(), batch, classes);
+  std::printf("  loss sum: cuda %.17g, cpu %.17g; correct: cuda %lld, cpu %lld\n", got.loss_sum,
+              want.loss_sum, static_cast<long long>(got.correct),
+              static_cast<long long>(want.correct));
+  EXPECT_NEAR(got.loss_sum, want.loss_sum, 1e-6 * std::abs(want.loss_sum));
+  EXPECT_EQ(got.correct, want.correct);
+
+  const float scale = 0.37f / batch;
+  Floats cpu_dlogits(logits.size());
+  auto gpu_dlogits = gpu().allocate(logits.size());
+  cpu_head->backward(cpu_dlogits.data(), labels.data(), batch, scale);
+  gpu_head->backward(gpu_dlogits->data(), labels.data(), batch, scale);
+  expectClose("dlogits", toHost(gpu_dlogits->data(), logits.size()), cpu_dlogits, kFp32Tolerance);
+}
+
+TEST_F(CudaDeviceTest, LossHeadRejectsALabelBeyondTheClasses) {
+  auto head = gpu().makeLossHead();
+  auto logits = onGpu(Floats(2 * 4, 0.f));
+  const std::vector<uint8_t> labels = {1, 4};
+  EXPECT_THROW(head->forward(logits->data(), labels.data(), 2, 4), std::invalid_argument);
+}
+
+// ---- whole networks: 20 SGD steps on both devices ----
+
+struct StepData {
+  Floats x;
+  std::vector<uint8_t> labels;
+};
+
+StepData stepData(const Network& model, int batch, unsigned step) {
+  return {randomFloats(batch * model.inputShape().size(), 100 + step),
+          randomLabels(batch, model.classes(), 200 + step)};
+}
+
+// Trains both for `steps` SGD steps on the same batches (the network uploads the host
+// inputs itself); compares every step's loss and, at the end, parameters and gradients.
+void trainSideBySide(Network& on_cpu, Network& on_gpu, const ComputeDevice& gpu, int batch,
+                     int steps) {
+  ASSERT_EQ(on_cpu.describe(), on_gpu.describe());
+  const size_t n = on_cpu.parameterCount();
+  ASSERT_EQ(n, on_gpu.parameterCount());
+  Floats gpu_params(n);
+  gpu.download(gpu_params.data(), on_gpu.params(), n);
+  expectSameBits("parameters after init", gpu_params, Floats(on_cpu.params(), on_cpu.params() + n));
+  Floats cpu_velocity(n, 0.f);
+  auto gpu_velocity = gpu.allocate(n);
+  const float lr = 0.05f, momentum = 0.9f, weight_decay = 1e-4f;
+  for (int step = 0; step < steps; ++step) {
+    const StepData data = stepData(on_cpu, batch, step);
+    const BatchLoss want = on_cpu.forward(data.x.data(), data.labels.data(), batch);
+    const BatchLoss got = on_gpu.forward(data.x.data(), data.labels.data(), batch);
+    EXPECT_NEAR(got.loss_sum, want.loss_sum, 1e-5 * std::abs(want.loss_sum)) << "step " << step;
+    EXPECT_EQ(got.correct, want.correct) << "step " << step;
+    for (Network* model : {&on_cpu, &on_gpu}) {
+      model->zeroGrads();
+      model->backward(data.x.data(), data.labels.data(), batch);
+    }
+    kernels::sgdUpdate(on_cpu.params(), on_cpu.grads(), cpu_velocity.data(), n, lr, momentum,
+                       weight_decay, false);
+    gpu.sgdUpdate(on_gpu.params(), on_gpu.grads(), gpu_velocity->data(), n, lr, momentum,
+                  weight_decay, false);
+  }
+  Floats gpu_grads(n);
+  gpu.download(gpu_params.data(), on_gpu.params(), n);
+  gpu.download(gpu_grads.data(), on_gpu.grads(), n);
+  // 20 steps let rounding differences grow a little: 1e-4 of the largest value.
+  expectClose("parameters after training", gpu_params, Floats(on_cpu.params(), on_cpu.params() + n),
+              1e-4);
+  expectClose("last gradients", gpu_grads, Floats(on_cpu.grads(), on_cpu.grads() + n), 1e-4);
+}
+
+TEST_F(CudaDeviceTest, MlpTrainsAsOnTheCpu) {
+  Network on_cpu = makeMlp({1, 1, 30}, {24, 16}, 5, 0.25f, 11);
+  Network on_gpu = makeMlp({1, 1, 30}, {24, 16}, 5, 0.25f, 11, gpu());
+  EXPECT_EQ(on_gpu.device().name(), "cuda:0");
+  trainSideBySide(on_cpu, on_gpu, gpu(), 16, 20);
+}
+
+TEST_F(CudaDeviceTest, CnnTrainsAndEvaluatesAsOnTheCpu) {
+  Network on_cpu = makeCnn({12, 12, 2}, {4, 6}, 3, {16}, 5, 0.2f, 13);
+  Network on_gpu = makeCnn({12, 12, 2}, {4, 6}, 3, {16}, 5, 0.2f, 13, gpu());
+  trainSideBySide(on_cpu, on_gpu, gpu(), 8, 20);
+  // Evaluation in batches with a short last one: the input staged batch by batch.
+  const StepData data = stepData(on_cpu, 40, 999);
+  const BatchLoss want = on_cpu.evaluate(data.x.data(), data.labels.data(), 40, 16);
+  const BatchLoss got = on_gpu.evaluate(data.x.data(), data.labels.data(), 40, 16);
+  EXPECT_NEAR(got.loss_sum, want.loss_sum, 1e-4 * std::abs(want.loss_sum));
+  EXPECT_EQ(got.correct, want.correct);
+}
+
+// ---- memory and optimizer operations against kernels/cpu ----
+
+TEST_F(CudaDeviceTest, SgdUpdateMatchesTheCpuBitForBit) {
+  const size_t n = 10007;
+  for (bool nesterov : {false, true}) {
+    Floats params = randomFloats(n, 1), grads = randomFloats(n, 2), velocity = randomFloats(n, 3);
+    auto p = onGpu(params), g = onGpu(grads), v = onGpu(velocity);
+    kernels::sgdUpdate(params.data(), grads.data(), velocity.data(), n, 0.1f, 0.9f, 1e-3f,
+                       nesterov);
+    gpu().sgdUpdate(p->data(), g->data(), v->data(), n, 0.1f, 0.9f, 1e-3f, nesterov);
+    expectSameBits(nesterov ? "sgd nesterov params" : "sgd params", toHost(p->data(), n), params);
+    expectSameBits("sgd velocity", toHost(v->data(), n), velocity);
+  }
+}
+
+TEST_F(CudaDeviceTest, AdamUpdateMatchesTheCpuBitForBit) {
+  const size_t n = 10007;
+  Floats params = randomFloats(n, 4), grads = randomFloats(n, 5);
+  Floats m = randomFloats(n, 6, 0.1f), v = randomFloats(n, 7, 0.1f);
+  for (float& value : v) value = std::abs(value);
+  auto dp = onGpu(params), dg = onGpu(grads), dm = onGpu(m), dv = onGpu(v);
+  kernels::AdamScalars s;
+  s.step_size = 1e-3f / (1.f - 0.9f);
+  s.sqrt_bias_correction2 = std::sqrt(1.f - 0.999f);
+  s.l2 = 1e-2f;
+  s.decay_factor = 0.999f;
+  kernels::adamUpdate(params.data(), grads.data(), m.data(), v.data(), n, s);
+  gpu().adamUpdate(dp->data(), dg->data(), dm->data(), dv->data(), n, s);
+  expectSameBits("adam params", toHost(dp->data(), n), params);
+  expectSameBits("adam first moment", toHost(dm->data(), n), m);
+  expectSameBits("adam second moment", toHost(dv->data(), n), v);
+}
+
+TEST_F(CudaDeviceTest, ScaleAndCheckFiniteMatchesTheCpu) {
+  const size_t n = 4099;
+  Floats grads = randomFloats(n, 8);
+  auto on_gpu = onGpu(grads);
+  EXPECT_TRUE(kernels::scaleAndCheckFinite(grads.data(), n, 0.125f));
+  EXPECT_TRUE(gpu().scaleAndCheckFinite(on_gpu->data(), n, 0.125f));
+  expectSameBits("unscaled gradients", toHost(on_gpu->data(), n), grads);
+  grads[n - 1] = std::numeric_limits<float>::infinity();
+  gpu().upload(on_gpu->data() + n - 1, &grads[n - 1], 1);
+  EXPECT_FALSE(gpu().scaleAndCheckFinite(on_gpu->data(), n, 0.5f));
+  EXPECT_FALSE(gpu().scaleAndCheckFinite(on_gpu->data(), n, 1.f));  // still inf
+}
+
+TEST_F(CudaDeviceTest, FillCopyUploadAndDownload) {
+  const size_t n = 3001;
+  const Floats values = randomFloats(n, 9);
+  auto a = onGpu(values), b = gpu().allocate(n);
+  gpu().copy(b->data(), a->data(), n);
+  expectSameBits("copy", toHost(b->data(), n), values);
+  gpu().fill(b->data() + 1, n - 2, 2.5f);
+  Floats filled(n, 2.5f);
+  filled.front() = values.front();
+  filled.back() = values.back();
+  expectSameBits("fill 2.5", toHost(b->data(), n), filled);
+  gpu().fill(b->data(), n, 0.f);
+  expectSameBits("fill 0", toHost(b->data(), n), Floats(n, 0.f));
+  gpu().synchronize();
+}
+
+TEST_F(CudaDeviceTest, AnotherThreadUsesTheSameGpu) {
+  const Floats values = randomFloats(257, 10);
+  auto buffer = gpu().allocate(values.size());
+  Floats back(values.size());
+  std::thread other([&] {
+    gpu().upload(buffer->data(), values.data(), values.size());
+    gpu().fill(buffer->data(), 1, -1.f);
+    gpu().download(back.data(), buffer->data(), values.size());
+  });
+  other.join();
+  Floats expected = values;
+  expected[0] = -1.f;
+  expectSameBits("from another thread", back, expected);
+}
+
+}  // namespace
+}  // namespace ranklab

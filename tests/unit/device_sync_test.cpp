@@ -1,0 +1,118 @@
+// The gradient sync of a model whose buffers the engine may not read (a GPU's): the CPU
+// strategies run on host copies (StagedSync) and leave on the device exactly what they leave
+// on the host when run directly; on the CPU the strategy is used as it is.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <vector>
+
+#include "engine/train/device_sync.h"
+#include "engine/train/staged_sync.h"
+#include "engine/train/strategy_registry.h"
+#include "tests/support/ledger_device.h"
+#include "tests/support/thread_world.h"
+
+namespace ranklab {
+namespace {
+
+using testing::DetachedDevice;
+using testing::onEveryRank;
+
+constexpr size_t kCount = 1000;
+constexpr int kRanks = 3;
+
+// Rank r's gradient: distinct per rank and per element.
+std::vector<float> gradientOf(int rank) {
+  std::vector<float> g(kCount);
+  for (size_t i = 0; i < kCount; ++i) g[i] = 0.001f * static_cast<float>(i) + rank;
+  return g;
+}
+
+// What one step leaves in each rank's gradient, run directly or staged; the gradient handed
+// over in two slices, the last first, as backward does.
+std::vector<std::vector<float>> syncOnEveryRank(const JobSpec& job, bool staged,
+                                                const DetachedDevice& device) {
+  std::vector<std::vector<float>> results(kRanks);
+  onEveryRank(kRanks, [&](Communicator& comm) {
+    std::unique_ptr<GradientSync> sync = makeGradientSync(job, comm);
+    if (staged) sync = std::make_unique<StagedSync>(std::move(sync), device);
+    std::vector<float> params(kCount, 0.5f), grads = gradientOf(comm.rank());
+    sync->start(params.data(), kCount);
+    sync->startStep();
+    sync->beginStep(0.1);
+    sync->gradientReady(grads.data(), 600, kCount - 600);
+    sync->gradientReady(grads.data(), 0, 600);
+    sync->sync(grads.data(), kCount);
+    sync->finish();
+    results[comm.rank()] = grads;
+  });
+  return results;
+}
+
+TEST(StagedSync, LeavesTheMeanGradientOnTheDeviceAsTheStrategyDoesOnTheHost) {
+  for (int bucket_kb : {0, 1}) {
+    JobSpec job;
+    job.parallel.ranks = kRanks;
+    job.parallel.bucket_kb = bucket_kb;
+    DetachedDevice device;
+    const auto direct = syncOnEveryRank(job, false, device);
+    const auto staged = syncOnEveryRank(job, true, device);
+    EXPECT_EQ(staged, direct) << "bucket_kb " << bucket_kb;
+    EXPECT_FLOAT_EQ(direct[0][10], 0.01f + 1.f);  // the mean of 0, 1 and 2 added
+    // Each rank copied its gradient down slice by slice (and params once), and back once.
+    EXPECT_EQ(device.downloads, kRanks * 3);
+    EXPECT_EQ(device.uploads, kRanks);
+  }
+}
+
+TEST(StagedSync, AveragesLocalSgdModelsThroughHostCopies) {
+  JobSpec job;
+  job.parallel.ranks = kRanks;
+  job.parallel.strategy = "local-sgd";
+  job.parallel.average_every = 1;
+  DetachedDevice device;
+  std::vector<std::vector<float>> models(kRanks);
+  onEveryRank(kRanks, [&](Communicator& comm) {
+    StagedSync sync(makeGradientSync(job, comm), device);
+    std::vector<float> params(kCount, static_cast<float>(comm.rank()));
+    sync.start(params.data(), kCount);
+    sync.startStep();
+    std::vector<float> grads = gradientOf(comm.rank());
+    sync.sync(grads.data(), kCount);
+    sync.afterUpdate(params.data(), kCount);
+    models[comm.rank()] = params;
+  });
+  for (const auto& model : models) EXPECT_EQ(model, std::vector<float>(kCount, 1.f));
+}
+
+TEST(DeviceSync, OnTheCpuIsTheStrategyItself) {
+  JobSpec job;
+  job.parallel.ranks = 2;
+  onEveryRank(2, [&](Communicator& comm) {
+    DeviceSync made = makeDeviceSync(job, comm, {}, cpuDevice());
+    EXPECT_EQ(made.how, "");
+    EXPECT_EQ(dynamic_cast<StagedSync*>(made.sync.get()), nullptr);
+  });
+}
+
+TEST(DeviceSync, ADetachedDeviceWithoutNcclStagesAndSaysWhy) {
+  JobSpec job;
+  job.parallel.ranks = 2;
+  job.parallel.strategy = "local-sgd";
+  DetachedDevice device;
+  std::mutex guard;
+  std::vector<std::string> hows;
+  onEveryRank(2, [&](Communicator& comm) {
+    DeviceSync made = makeDeviceSync(job, comm, {}, device);
+    EXPECT_NE(dynamic_cast<StagedSync*>(made.sync.get()), nullptr);
+    std::lock_guard lock(guard);
+    hows.push_back(made.how);
+  });
+  ASSERT_EQ(hows.size(), 2u);
+  EXPECT_NE(hows[0].find("gradients copied to the host for local-sgd (not NCCL: "),
+            std::string::npos)
+      << hows[0];
+}
+
+}  // namespace
+}  // namespace ranklab
