@@ -2,6 +2,7 @@
 
 #if RANKLAB_HAVE_CUDA
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #endif
 
 namespace ranklab::kernels {
@@ -16,6 +17,13 @@ struct Probe {
 Probe probe() {
   Probe p;
 #if RANKLAB_HAVE_CUDA
+  // Without the driver the runtime says "driver version is insufficient": say what is missing.
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (!driver) {
+    p.why = "this machine has no NVIDIA driver (libcuda.so.1 is not installed)";
+    return p;
+  }
+  dlclose(driver);  // the runtime opens it again itself
   const cudaError_t code = cudaGetDeviceCount(&p.gpus);
   if (code != cudaSuccess) {
     p.gpus = 0;

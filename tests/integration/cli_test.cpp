@@ -238,6 +238,36 @@ TEST_F(Cli, PipelineKeysThatCannotWorkAreNamed) {
   }
 }
 
+// train.device = "cuda": refused with the reason and nothing stored where no GPU can be
+// used; where one can, each Fashion-MNIST data-parallel preset trains on it, one rank, 40
+// steps, to the end.
+TEST_F(Cli, GpuJobsRunWhereAGpuIsAndAreRefusedWithTheReasonWhereNone) {
+  const auto check = run("validate " + quickstart() + " --set train.device=cuda");
+  if (check.exit_code != 0) {
+    EXPECT_EQ(check.exit_code, 2) << check.out;
+    EXPECT_NE(check.out.find("train.device: \"cuda\" needs a GPU, but "), std::string::npos)
+        << check.out;
+    const auto r = run("run " + quickstart() + " --set train.device=cuda --quiet --db " + db());
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    const auto listed = run("runs list --json --db " + db());
+    EXPECT_EQ(nlohmann::json::parse(listed.out).size(), 0u) << listed.out;
+    return;
+  }
+  int id = 0;
+  for (const std::string preset : {"quickstart", "fashion-mlp", "fashion-cnn"}) {
+    const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/" + preset + ".toml";
+    const auto r = run("run " + job +
+                       " --ranks 1 --set train.device=cuda --set train.max_steps=40"
+                       " --set data.train_limit=3200 --set data.test_limit=1000 --quiet --db " +
+                       db());
+    EXPECT_EQ(r.exit_code, 0) << preset << "\n" << r.out;
+    const auto shown = nlohmann::json::parse(
+        run("runs show " + std::to_string(++id) + " --json --db " + db()).out);
+    EXPECT_EQ(shown["status"], "done") << preset;
+    EXPECT_GT(shown["test_accuracy"].get<double>(), 0.3) << preset;
+  }
+}
+
 TEST_F(Cli, ValidAJobPassesValidate) {
   const auto r = run("validate " + quickstart());
   EXPECT_EQ(r.exit_code, 0) << r.out;
