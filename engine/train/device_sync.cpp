@@ -64,6 +64,14 @@ int localRank(const Communicator& world) {
 DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
                           std::vector<MatrixBlock> matrices, const ComputeDevice& device) {
   if (device.hostMemory()) return {makeGradientSync(job, world, std::move(matrices)), ""};
+  // Job validation refuses these on a GPU; a JobSpec built in code must not slip past.
+  const ParallelSpec& p = job.parallel;
+  if (p.zero != 0 || p.pipeline != 1 || p.tensor != 1 || p.comm_schedule != "fifo" ||
+      p.algorithm == "shm-sharded") {
+    throw std::invalid_argument("train.device \"" + device.name() +
+                                "\": ZeRO, pipeline and tensor parallelism, priority scheduling "
+                                "and shm-sharded have no GPU path yet");
+  }
   const std::string& wanted = job.parallel.device_collectives;
   const int gpu = gpuIndexOf(device);
   const std::string why_not = wanted == "host" ? "" : whyNotNccl(job, world, gpu);

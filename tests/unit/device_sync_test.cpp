@@ -114,5 +114,18 @@ TEST(DeviceSync, ADetachedDeviceWithoutNcclStagesAndSaysWhy) {
       << hows[0];
 }
 
+TEST(DeviceSync, RefusesWhatHasNoGpuPathEvenInAJobBuiltInCode) {
+  DetachedDevice device;
+  for (const std::string setting : {"zero", "priority"}) {
+    JobSpec job;
+    job.parallel.ranks = 1;
+    if (setting == "zero") job.parallel.zero = 1;
+    if (setting == "priority") job.parallel.comm_schedule = "priority";
+    onEveryRank(1, [&](Communicator& comm) {
+      EXPECT_THROW(makeDeviceSync(job, comm, {}, device), std::invalid_argument) << setting;
+    });
+  }
+}
+
 }  // namespace
 }  // namespace ranklab

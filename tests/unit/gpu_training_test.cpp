@@ -1,6 +1,6 @@
 // Training on the GPU (train.device = "cuda") against the same job on the CPU: fp32 within
-// 1e-5 relative over 20 steps, AMP within its documented bounds, and what the run says of
-// its GPU. Skipped, with the reason, where no GPU can be used.
+// 1e-5 relative over 20 steps, AMP within the bounds docs/gpu.md gives, and what the run
+// says of its GPU. Skipped, with the reason, where no GPU can be used.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,17 +54,18 @@ TEST_F(GpuTraining, Fp32FollowsTheCpuWithin1e5ForEveryModelAndOptimizer) {
   }
 }
 
-TEST_F(GpuTraining, AmpStaysWithinItsBoundsOfTheFp32Run) {
+TEST_F(GpuTraining, AmpFollowsTheCpusRunOfTheSameDtype) {
   for (const std::string dtype : {"bf16", "fp16"}) {
     JobSpec job = twentySteps("mlp", "sgd");
-    job.train.device = "cuda";
-    const auto fp32 = trainWithThreads(job);
     job.amp.dtype = dtype;
-    const auto amp = trainWithThreads(job);
-    // docs/amp.md: bf16 within 2 %, fp16 within 0.5 % of the fp32 loss over the first steps.
-    const double bound = dtype == "bf16" ? 2e-2 : 5e-3;
-    const double gap = largestGap(amp[0].losses, fp32[0].losses);
-    std::printf("%s on the GPU: largest relative loss difference %.3g\n", dtype.c_str(), gap);
+    const auto cpu = trainWithThreads(job);
+    job.train.device = "cuda";
+    const auto gpu = trainWithThreads(job);
+    // The same casts on both; bf16 products accumulate in fp32 in another order, fp16's are
+    // each rounded to fp16, so a different order moves a loss by fp16's precision.
+    const double bound = dtype == "bf16" ? 1e-4 : 1e-2;
+    const double gap = largestGap(gpu[0].losses, cpu[0].losses);
+    std::printf("%s, GPU against CPU: largest relative loss difference %.3g\n", dtype.c_str(), gap);
     EXPECT_LT(gap, bound) << dtype;
   }
 }
