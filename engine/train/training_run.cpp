@@ -209,7 +209,8 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                       total_steps_);
   }
   announceModelPart();
-  if (!device_sync_.how.empty() && peers_.rank() == 0)
+  // Each rank names its own GPU (ranks of a host take different ones).
+  if (!device_sync_.how.empty())
     observer_.onEvent("device", device_.name() + ": " + device_sync_.how, at_.step);
   placeModel();
   if (saved) resumeCompression(job_, compression_, *saved, peers_, *sync_, observer_, at_.step);
