@@ -3,6 +3,7 @@
 // a GPU's (hostMemory() false), so the staging paths run on a machine without a GPU.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,9 +55,10 @@ class LedgerDevice : public ComputeDevice {
     return cpuDevice().scaleAndCheckFinite(grads, n, factor);
   }
   void synchronize() const override {}
-  mutable int updates = 0;
-  mutable int uploads = 0;
-  mutable int downloads = 0;
+  // Counted from every rank's thread when ranks share the device.
+  mutable std::atomic<int> updates = 0;
+  mutable std::atomic<int> uploads = 0;
+  mutable std::atomic<int> downloads = 0;
   mutable std::vector<std::string> layers;
   mutable std::vector<size_t> buffers;
   mutable int heads = 0;

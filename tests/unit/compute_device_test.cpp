@@ -73,7 +73,7 @@ TEST(ComputeDevice, ANetworkOnDetachedMemoryUploadsItsInputAndKeepsActivationsTh
   }
   EXPECT_EQ(losses[0].loss_sum, losses[1].loss_sum);
   // The input went up once (forward), and backward used that copy, not the host batch.
-  EXPECT_EQ(device.uploads, 1);
+  EXPECT_EQ(device.uploads.load(), 1);
   // Every layer's output and output gradient, and the staged input, are the device's.
   EXPECT_EQ(device.buffers.size() - buffers_before, 2 * detached.layers().size() + 1);
   EXPECT_EQ(0,
@@ -94,13 +94,13 @@ TEST(ComputeDevice, AnOptimizerUpdatesAndKeepsItsStateOnTheModelsDevice) {
   const std::vector<float> g = normalFloats(10, 2);
   on_device->step(p1.data(), g.data(), 0.01);
   on_cpu->step(p2.data(), g.data(), 0.01);
-  EXPECT_EQ(device.updates, 1);
+  EXPECT_EQ(device.updates.load(), 1);
   EXPECT_EQ(p1, p2);
   // Its state travels through host memory, both ways.
   EXPECT_EQ(on_device->state().tensors, on_cpu->state().tensors);
-  const auto uploads = device.uploads;
+  const int uploads = device.uploads;
   on_device->restore(on_cpu->state());
-  EXPECT_EQ(device.uploads, uploads + 2);
+  EXPECT_EQ(device.uploads.load(), uploads + 2);
 }
 
 TEST(ComputeDevice, TrainDeviceNamesTheCpuOrAGpuThatIsThere) {

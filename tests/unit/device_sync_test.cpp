@@ -60,8 +60,8 @@ TEST(StagedSync, LeavesTheMeanGradientOnTheDeviceAsTheStrategyDoesOnTheHost) {
     EXPECT_EQ(staged, direct) << "bucket_kb " << bucket_kb;
     EXPECT_FLOAT_EQ(direct[0][10], 0.01f + 1.f);  // the mean of 0, 1 and 2 added
     // Each rank copied its gradient down slice by slice (and params once), and back once.
-    EXPECT_EQ(device.downloads, kRanks * 3);
-    EXPECT_EQ(device.uploads, kRanks);
+    EXPECT_EQ(device.downloads.load(), kRanks * 3);
+    EXPECT_EQ(device.uploads.load(), kRanks);
   }
 }
 
