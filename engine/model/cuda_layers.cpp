@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/layer_kernels.h"
 #include "kernels/cuda/memory_kernels.h"
 
@@ -38,7 +39,7 @@ void gemm(Trans trans_a, Trans trans_b, int m, int n, int k, const CudaGemmOpera
     throw std::logic_error("cuda gemm: operands in different precisions");
   }
   if (a.precision() == kernels::Precision::kFp32) {
-    cuda::gemmFp32(trans_a, trans_b, m, n, k, 1.f, a.f32(), lda, b.f32(), ldb, beta, c, ldc);
+    cuda::sgemm(trans_a, trans_b, m, n, k, 1.f, a.f32(), lda, b.f32(), ldb, beta, c, ldc);
   } else {
     cuda::gemmLowPrecision(a.precision(), trans_a, trans_b, m, n, k, 1.f, a.low(), lda, b.low(),
                            ldb, beta, c, ldc);

@@ -3,27 +3,15 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "kernels/cuda/cublas_handle.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
 
 namespace ranklab::cuda {
 
 namespace {
-
-// One handle per thread: cuBLAS handles are not thread-safe.
-cublasHandle_t handle() {
-  thread_local cublasHandle_t h = [] {
-    cublasHandle_t created = nullptr;
-    check(cublasCreate(&created), "create handle");
-    return created;
-  }();
-  return h;
-}
-
-cublasOperation_t op(kernels::Trans t) {
-  return t == kernels::Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
-}
 
 constexpr int kThreads = 256;
 int blocks(size_t n) {
@@ -77,12 +65,28 @@ void DeviceBuffer::download(float* host) const {
   check(cudaMemcpy(host, data_, count_ * sizeof(float), cudaMemcpyDeviceToHost), "download");
 }
 
+cublasHandle_t cublasHandle() {
+  int device = 0;
+  check(cudaGetDevice(&device), "get current device");
+  // Never destroyed: they live as long as the thread, and destroying them at exit could run
+  // after the CUDA runtime is gone.
+  thread_local std::vector<cublasHandle_t> handles;
+  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1, nullptr);
+  if (handles[device] == nullptr) {
+    cublasHandle_t made = nullptr;
+    check(cublasCreate(&made), "create handle");
+    check(cublasSetMathMode(made, CUBLAS_DEFAULT_MATH), "set math mode");
+    handles[device] = made;
+  }
+  return handles[device];
+}
+
 void sgemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
            const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   if (m == 0 || n == 0) return;
   // Row-major C = A.B is column-major C^T = B^T.A^T: swap the operands, keep the flags.
-  check(cublasSgemm(handle(), op(trans_b), op(trans_a), n, m, k, &alpha, b, ldb, a, lda, &beta, c,
-                    ldc),
+  check(cublasSgemm(cublasHandle(), cublasOp(trans_b), cublasOp(trans_a), n, m, k, &alpha, b, ldb,
+                    a, lda, &beta, c, ldc),
         "sgemm");
 }
 

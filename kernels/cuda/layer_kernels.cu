@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/cublas_handle.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/layer_kernels.h"
 
@@ -38,28 +39,6 @@ __device__ size_t firstIndex() {
 
 __device__ size_t gridStride() {
   return static_cast<size_t>(gridDim.x) * blockDim.x;
-}
-
-// A cuBLAS handle per thread and device: handles are neither thread-safe nor usable on a
-// device other than the one current when they were made. Never destroyed: they live as long
-// as the thread, and destroying them at exit could run after the CUDA runtime is gone.
-cublasHandle_t handle() {
-  int device = 0;
-  check(cudaGetDevice(&device), "get current device");
-  thread_local std::vector<cublasHandle_t> handles;
-  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1, nullptr);
-  if (handles[device] == nullptr) {
-    cublasHandle_t made = nullptr;
-    check(cublasCreate(&made), "create handle");
-    // Plain fp32 for sgemm: TF32 would lose the CPU's answers past the fifth digit.
-    check(cublasSetMathMode(made, CUBLAS_DEFAULT_MATH), "set math mode");
-    handles[device] = made;
-  }
-  return handles[device];
-}
-
-cublasOperation_t op(kernels::Trans t) {
-  return t == kernels::Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
 cudaDataType lowType(kernels::Precision precision) {
@@ -359,8 +338,9 @@ void gemmEx(cudaDataType type, kernels::Trans trans_a, kernels::Trans trans_b, i
             float alpha, const uint16_t* a, int lda, const uint16_t* b, int ldb, float beta,
             float* c, int ldc) {
   // Row-major C = A.B is column-major C^T = B^T.A^T: swap the operands, keep the flags.
-  check(cublasGemmEx(handle(), op(trans_b), op(trans_a), n, m, k, &alpha, b, type, ldb, a, type,
-                     lda, &beta, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  check(cublasGemmEx(cublasHandle(), cublasOp(trans_b), cublasOp(trans_a), n, m, k, &alpha, b, type,
+                     ldb, a, type, lda, &beta, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT),
         "gemmEx (low precision, fp32 accumulation)");
 }
 
@@ -404,15 +384,6 @@ bool kernelsRunOn(int device, std::string* why) {
 }
 
 // ---- matrix products ----
-
-void gemmFp32(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
-              const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc) {
-  if (m == 0 || n == 0) return;
-  // Row-major C = A.B is column-major C^T = B^T.A^T: swap the operands, keep the flags.
-  check(cublasSgemm(handle(), op(trans_b), op(trans_a), n, m, k, &alpha, b, ldb, a, lda, &beta, c,
-                    ldc),
-        "sgemm");
-}
 
 void gemmLowPrecision(kernels::Precision precision, kernels::Trans trans_a, kernels::Trans trans_b,
                       int m, int n, int k, float alpha, const uint16_t* a, int lda,

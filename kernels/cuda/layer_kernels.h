@@ -25,12 +25,11 @@ bool kernelsRunOn(int device, std::string* why);
 
 // ---- matrix products (cuBLAS, one handle per thread and device) ----
 
-// C (M, N) = alpha * op(A) (M, K) . op(B) (K, N) + beta * C, in fp32 (no TF32).
-void gemmFp32(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
-              const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
-// The same with A and B in `precision` (kBf16 or kFp16), accumulated in fp32 into fp32 C; as
-// kernels::gemmFp16, an fp16 product is rounded to fp16 (inf beyond 65504) before alpha and
-// beta apply, so the loss scaler sees the overflow fp16 AMP would have.
+// C (M, N) = alpha * op(A) (M, K) . op(B) (K, N) + beta * C, row-major (fp32 products:
+// cuda::sgemm, kernels/cuda/cuda_kernels.h), with A and B in `precision` (kBf16 or kFp16),
+// accumulated in fp32 into fp32 C; as kernels::gemmFp16, an fp16 product is rounded to fp16 (inf
+// beyond 65504) before alpha and beta apply, so the loss scaler sees the overflow fp16 AMP would
+// have.
 void gemmLowPrecision(kernels::Precision precision, kernels::Trans trans_a, kernels::Trans trans_b,
                       int m, int n, int k, float alpha, const uint16_t* a, int lda,
                       const uint16_t* b, int ldb, float beta, float* c, int ldc);
