@@ -73,16 +73,16 @@ struct ParallelSpec {
   int partition_kb = 64;               // priority: the pieces the gradient is cut into
   int credit_kb = 0;                   // priority: bytes handed to the wire at once; 0 = a piece
   std::string device_collectives = "auto";  // train.device cuda: auto | nccl | host
-  int servers = 1;                     // ps-*: server ranks, each holding a key range
-  int staleness = -1;                  // ps-async: max versions ahead of the slowest; -1 = no bound
-  double delay_compensation = 0.0;     // ps-async: DC-ASGD lambda; 0 = off
-  int average_every = 4;               // local-sgd: steps between model averages
-  int microbatches = 1;                // slices of each rank's batch, gradients accumulated
-  int pipeline = 1;                    // pipeline stages; ranks / pipeline data replicas
-  std::string schedule = "1f1b";       // pipeline order: gpipe | 1f1b
-  std::vector<int> stage_layers;       // blocks per pipeline stage; empty = balanced
-  int tensor = 1;                      // tensor-parallel slices of each layer pair (MLP)
-  int zero = 0;                        // ZeRO stage: 0 off, 1 optimizer state, 2 also gradients
+  int servers = 1;                          // ps-*: server ranks, each holding a key range
+  int staleness = -1;               // ps-async: max versions ahead of the slowest; -1 = no bound
+  double delay_compensation = 0.0;  // ps-async: DC-ASGD lambda; 0 = off
+  int average_every = 4;            // local-sgd: steps between model averages
+  int microbatches = 1;             // slices of each rank's batch, gradients accumulated
+  int pipeline = 1;                 // pipeline stages; ranks / pipeline data replicas
+  std::string schedule = "1f1b";    // pipeline order: gpipe | 1f1b
+  std::vector<int> stage_layers;    // blocks per pipeline stage; empty = balanced
+  int tensor = 1;                   // tensor-parallel slices of each layer pair (MLP)
+  int zero = 0;                     // ZeRO stage: 0 off, 1 optimizer state, 2 also gradients
 
   bool operator==(const ParallelSpec&) const = default;
 };
