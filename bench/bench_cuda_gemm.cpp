@@ -218,6 +218,53 @@ struct Row {
   double err_y = -1, err_dw = -1, err_dx = -1;  // -1: not checked
 };
 
+// A Linear layer and its device operands, as measure() set them up.
+struct LinearUnderTest {
+  Layer& layer;
+  Device &w, &dw, &x, &y, &dy, &dx;
+  float* dx_p;  // null for a model's first layer (no input gradient)
+};
+
+// Runs the layer's forward and backward once and fills row's errors against cuBLAS's
+// products on the same operands (plus bias, and through the absorbed ReLU).
+void checkAgainstCublas(const LinearUnderTest& t, const Case& c,
+                        const std::vector<Product>& products, cublasHandle_t handle, Row& row) {
+  const int n_out = c.outputs;
+  const int k_in = static_cast<int>(c.input.size());
+  ForwardPass pass;
+  pass.training = true;
+  t.y.poison();
+  t.dw.poison();
+  if (t.dx_p) t.dx.poison();
+  t.layer.forward(t.x.p, t.y.p, c.batch, pass);
+  t.layer.backward(t.x.p, t.y.p, t.dy.p, t.dx_p, c.batch);
+  check(cudaDeviceSynchronize(), "layer");
+  const auto y_layer = t.y.download(), dw_layer = t.dw.download();
+  const auto dx_layer = t.dx_p ? t.dx.download() : std::vector<float>();
+  const auto w_host = t.w.download();  // weight (out, in), then bias (out)
+  for (const Product& p : products) cublasRowMajor(handle, p);
+  check(cudaDeviceSynchronize(), "cublas");
+  auto y_ref = t.y.download();
+  const auto dy_host = t.dy.download();
+  std::vector<float> dy_eff = dy_host;
+  for (size_t i = 0; i < y_ref.size(); ++i) {
+    y_ref[i] += w_host[static_cast<size_t>(n_out) * k_in + i % n_out];  // + bias
+    if (c.relu) {
+      y_ref[i] = std::max(y_ref[i], 0.f);
+      if (y_layer[i] <= 0.f) dy_eff[i] = 0.f;  // the gradient through the absorbed ReLU
+    }
+  }
+  row.err_y = relativeError(y_layer, y_ref);
+  if (c.relu) {  // cuBLAS again with the masked gradient
+    t.dy.upload(dy_eff);
+    for (size_t i = 1; i < products.size(); ++i) cublasRowMajor(handle, products[i]);
+    check(cudaDeviceSynchronize(), "cublas");
+    t.dy.upload(dy_host);
+  }
+  row.err_dw = relativeError(dw_layer, t.dw.download());
+  if (t.dx_p) row.err_dx = relativeError(dx_layer, t.dx.download());
+}
+
 Row measure(const Case& c, const ComputeDevice& device, cublasHandle_t handle, const Options& o,
             std::mt19937_64& rng) {
   LayerRequest request;
@@ -277,39 +324,8 @@ Row measure(const Case& c, const ComputeDevice& device, cublasHandle_t handle, c
 
   ForwardPass pass;
   pass.training = true;
-  if (linear) {  // the layer's results against cuBLAS's on the same operands
-    y.poison();
-    dw.poison();
-    if (dx_p) dx.poison();
-    layer->forward(x.p, y.p, c.batch, pass);
-    layer->backward(x.p, y.p, dy.p, dx_p, c.batch);
-    check(cudaDeviceSynchronize(), "layer");
-    const auto y_layer = y.download(), dw_layer = dw.download();
-    const auto dx_layer = dx_p ? dx.download() : std::vector<float>();
-    const auto w_host = w.download();  // weight (out, in), then bias (out)
-    const auto y_copy = y_layer;
-    for (const Product& p : products) cublasRowMajor(handle, p);
-    check(cudaDeviceSynchronize(), "cublas");
-    auto y_ref = y.download();
-    const auto dy_host = dy.download();
-    std::vector<float> dy_eff = dy_host;
-    for (size_t i = 0; i < y_ref.size(); ++i) {
-      y_ref[i] += w_host[static_cast<size_t>(n_out) * k_in + i % n_out];  // + bias
-      if (c.relu) {
-        y_ref[i] = std::max(y_ref[i], 0.f);
-        if (y_copy[i] <= 0.f) dy_eff[i] = 0.f;  // the gradient through the absorbed ReLU
-      }
-    }
-    row.err_y = relativeError(y_layer, y_ref);
-    if (c.relu) {  // cuBLAS again with the masked gradient
-      dy.upload(dy_eff);
-      for (size_t i = 1; i < products.size(); ++i) cublasRowMajor(handle, products[i]);
-      check(cudaDeviceSynchronize(), "cublas");
-      dy.upload(dy_host);
-    }
-    row.err_dw = relativeError(dw_layer, dw.download());
-    if (dx_p) row.err_dx = relativeError(dx_layer, dx.download());
-  }
+  // The layer's results against cuBLAS's on the same operands.
+  if (linear) checkAgainstCublas({*layer, w, dw, x, y, dy, dx, dx_p}, c, products, handle, row);
 
   row.cublas_us = timeMicros(o, [&] {
     for (const Product& p : products) cublasRowMajor(handle, p);
