@@ -29,12 +29,13 @@ Usage: torch_gpu_train.py [--model mlp,cnn] [--batch 64,512] [--dtype fp32,bf16]
 """
 
 import argparse
-import gzip
 import math
 import os
-import struct
 import sys
 import time
+
+# The CPU peer's IDX reader and option check (bench/torch_train.py, beside this file).
+from torch_train import positive, read_idx
 
 DEFAULT_DATA = os.environ.get("RANKLAB_GPU_DEPS_DATA", "/usr/share/datasets/fashion-mnist")
 MEAN, STD = 0.2860, 0.3530
@@ -44,22 +45,6 @@ OPTIMIZERS = {"sgd": dict(lr=0.05, momentum=0.9), "adam": dict(lr=0.002)}
 
 def fail(message):
     sys.exit(f"torch_gpu_train.py: {message}")
-
-
-def read_idx(path, magic, dims):
-    """The payload of a gzipped IDX file as bytes and its shape, checked against its magic."""
-    try:
-        with gzip.open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        fail(f"{path}: cannot read: {e} (--data DIR names the folder with the four .gz files)")
-    header = 4 + 4 * dims
-    if len(raw) < header or struct.unpack(">I", raw[:4])[0] != magic:
-        fail(f"{path}: not an IDX file with magic {magic:#x}")
-    shape = struct.unpack(">" + "I" * dims, raw[4:header])
-    if len(raw) - header != math.prod(shape):
-        fail(f"{path}: holds {len(raw) - header} bytes, header promises {shape}")
-    return raw[header:], shape
 
 
 def comma_list(allowed=None, cast=str):
@@ -76,23 +61,14 @@ def comma_list(allowed=None, cast=str):
     return parse
 
 
-def at_least(minimum):
-    def parse(text):
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expects an integer >= {minimum}, got {text}")
-        return value
-    return parse
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=comma_list(("mlp", "cnn")), default=["mlp", "cnn"])
     parser.add_argument("--batch", type=comma_list(cast=int), default=[64, 512])
     parser.add_argument("--dtype", type=comma_list(("fp32", "bf16")), default=["fp32", "bf16"])
-    parser.add_argument("--steps", type=at_least(1), default=1000)
-    parser.add_argument("--warmup", type=at_least(0), default=50)
-    parser.add_argument("--repeats", type=at_least(1), default=1)
+    parser.add_argument("--steps", type=positive(1), default=1000)
+    parser.add_argument("--warmup", type=positive(0), default=50)
+    parser.add_argument("--repeats", type=positive(1), default=1)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--data", default=DEFAULT_DATA)
     parser.add_argument("--data-on", choices=("device", "host"), default="device")
@@ -118,11 +94,12 @@ def main():
         torch.backends.cudnn.allow_tf32 = args.tf32
         torch.backends.cudnn.benchmark = False  # torch's default, stated
 
-    raw_images, image_shape = read_idx(f"{args.data}/train-images-idx3-ubyte.gz", 0x803, 3)
-    raw_labels, _ = read_idx(f"{args.data}/train-labels-idx1-ubyte.gz", 0x801, 1)
-    count = image_shape[0]
-    images_u8 = torch.frombuffer(bytearray(raw_images), dtype=torch.uint8).reshape(count, 1, 28, 28)
-    labels_u8 = torch.frombuffer(bytearray(raw_labels), dtype=torch.uint8)
+    images = read_idx(f"{args.data}/train-images-idx3-ubyte.gz", 0x803, 3)  # (N, 28, 28)
+    labels = read_idx(f"{args.data}/train-labels-idx1-ubyte.gz", 0x801, 1)
+    count = images.shape[0]
+    # copy(): the IDX payload is a read-only view of the file's bytes
+    images_u8 = torch.from_numpy(images.copy()).reshape(count, 1, 28, 28)
+    labels_u8 = torch.from_numpy(labels.copy())
     images_host = (images_u8.float() / 255.0 - MEAN) / STD
     labels_host = labels_u8.long()
     on_device = args.data_on == "device" or not cuda
