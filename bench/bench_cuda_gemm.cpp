@@ -32,6 +32,7 @@
 #include "engine/model/cuda_device.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/gpu_probe.h"
 
 namespace ranklab {
 namespace {
@@ -345,7 +346,7 @@ Row measure(const Case& c, const ComputeDevice& device, cublasHandle_t handle, c
 int run(int argc, char** argv) {
   const Options o = parseOptions(argc, argv);
   std::string why;
-  if (cudaDeviceCount(&why) == 0) {
+  if (kernels::usableGpus(&why) == 0) {
     std::printf("skipped: %s\n", why.empty() ? "no usable CUDA device" : why.c_str());
     return 0;
   }

@@ -188,7 +188,7 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const int index = indexed ? std::stoi(device.substr(5)) : 0;
   checkRule(root, log, "train.device", {}, ranks_here && gpus > 0 && index >= gpus,
             quoted(device) + " names GPU " + std::to_string(index) + ", but this machine has " +
-                std::to_string(gpus) + " (cuda:0.." + "cuda:" + std::to_string(gpus - 1) + ")");
+                std::to_string(gpus) + " (cuda:0..cuda:" + std::to_string(gpus - 1) + ")");
   // Each part without a GPU path is named on its own key, whatever the GPU check said.
   const std::pair<std::string, bool> cpu_only[] = {
       {"parallel.zero", p.zero != 0},

@@ -136,13 +136,9 @@ class CudaDevice : public ComputeDevice {
 
 }  // namespace
 
-int cudaDeviceCount(std::string* why) {
-  return kernels::usableGpus(why);
-}
-
 const ComputeDevice& cudaDevice(int index) {
   std::string why;
-  const int count = cudaDeviceCount(&why);
+  const int count = kernels::usableGpus(&why);
   if (index < 0 || index >= count) {
     throw std::invalid_argument("cuda device: no cuda:" + std::to_string(index) +
                                 ", this process sees " + std::to_string(count) + " usable GPU(s)" +

@@ -3,16 +3,11 @@
 // Built only where ranklab has CUDA (RANKLAB_HAVE_CUDA).
 #pragma once
 
-#include <string>
-
 #include "engine/model/compute_device.h"
 
 namespace ranklab {
 
-// The GPUs this process can use; 0 with `why` saying why (no driver, no device, a build
-// without CUDA). Asks the CUDA runtime once.
-int cudaDeviceCount(std::string* why = nullptr);
-
+// How many GPUs there are: kernels::usableGpus (kernels/gpu_probe.h).
 // GPU `index`'s device, one per index for the life of the process. Throws
 // std::invalid_argument naming the index and the count when it is out of range, or when
 // this build's kernels cannot run on that GPU (its architecture was not compiled for).

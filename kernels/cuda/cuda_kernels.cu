@@ -35,20 +35,6 @@ __global__ void addBiasRowsKernel(float* y, const float* bias, size_t rows, int 
 
 }  // namespace
 
-bool deviceAvailable(std::string* why) {
-  int count = 0;
-  const cudaError_t code = cudaGetDeviceCount(&count);
-  if (code != cudaSuccess) {
-    if (why) *why = std::string("no usable CUDA device: ") + cudaGetErrorString(code);
-    return false;
-  }
-  if (count == 0) {
-    if (why) *why = "no CUDA device on this machine";
-    return false;
-  }
-  return true;
-}
-
 DeviceBuffer::DeviceBuffer(size_t count) : count_(count) {
   if (count > 0) check(cudaMalloc(&data_, count * sizeof(float)), "malloc");
 }

@@ -3,14 +3,10 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 
 #include "kernels/cpu/gemm.h"
 
 namespace ranklab::cuda {
-
-// True when a CUDA device can be used; otherwise `why` says what is missing.
-bool deviceAvailable(std::string* why);
 
 // Owns device memory for `count` floats; copies to and from the host.
 class DeviceBuffer {

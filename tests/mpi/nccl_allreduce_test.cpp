@@ -9,13 +9,14 @@
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/nccl/nccl_allreduce.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/gpu_probe.h"
 
 namespace ranklab {
 namespace {
 
 TEST(NcclAllreduce, SumsDeviceBuffers) {
   std::string why;
-  if (!cuda::deviceAvailable(&why)) GTEST_SKIP() << "NCCL test skipped: " << why;
+  if (kernels::usableGpus(&why) == 0) GTEST_SKIP() << "NCCL test skipped: " << why;
   MpiCommunicator comm;
   int devices = 0;
   cudaGetDeviceCount(&devices);

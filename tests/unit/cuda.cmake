@@ -11,7 +11,7 @@ target_link_libraries(cuda_device_test PRIVATE ranklab_engine GTest::gtest_main)
 gtest_discover_tests(cuda_device_test TEST_PREFIX "cuda." PROPERTIES TIMEOUT 300 LABELS "gpu")
 
 add_executable(mpi_nccl_test mpi/nccl_allreduce_test.cpp)
-target_link_libraries(mpi_nccl_test PRIVATE ranklab_comm_nccl ranklab_comm_mpi ranklab_kernels_cuda ranklab_mpi_test_main)
+target_link_libraries(mpi_nccl_test PRIVATE ranklab_comm_nccl ranklab_comm_mpi ranklab_kernels_cuda ranklab_gpu_probe ranklab_mpi_test_main)
 add_test(NAME mpi_nccl.np2 COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --bind-to none -np 2 $<TARGET_FILE:mpi_nccl_test>)
 set_tests_properties(mpi_nccl.np2 PROPERTIES ENVIRONMENT "${RANKLAB_MPI_ENV}" TIMEOUT 180
   SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" LABELS "mpi;cuda;gpu")

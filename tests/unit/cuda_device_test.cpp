@@ -24,6 +24,7 @@
 #include "kernels/cpu/mixed_gemm.h"
 #include "kernels/cpu/optimizer_update.h"
 #include "kernels/cuda/layer_kernels.h"
+#include "kernels/gpu_probe.h"
 
 namespace ranklab {
 namespace {
@@ -34,7 +35,7 @@ class CudaDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    if (cudaDeviceCount(&why) == 0) GTEST_SKIP() << "CUDA tests skipped: " << why;
+    if (kernels::usableGpus(&why) == 0) GTEST_SKIP() << "CUDA tests skipped: " << why;
   }
   const ComputeDevice& gpu() const { return cudaDevice(0); }
 
@@ -212,7 +213,7 @@ double lowPrecisionTolerance(kernels::Precision precision) {
 
 TEST(CudaDeviceIndex, OutOfRangeThrowsNamingTheIndexAndTheCount) {
   std::string why;
-  const int count = cudaDeviceCount(&why);
+  const int count = kernels::usableGpus(&why);
   if (count == 0) {
     EXPECT_FALSE(why.empty());
   }

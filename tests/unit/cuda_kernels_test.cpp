@@ -8,6 +8,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/gpu_probe.h"
 
 namespace ranklab {
 namespace {
@@ -16,7 +17,7 @@ class CudaKernels : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    if (!cuda::deviceAvailable(&why)) GTEST_SKIP() << "CUDA tests skipped: " << why;
+    if (kernels::usableGpus(&why) == 0) GTEST_SKIP() << "CUDA tests skipped: " << why;
   }
 };
 
