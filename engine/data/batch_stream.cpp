@@ -5,7 +5,8 @@
 namespace ranklab {
 
 BatchStream::BatchStream(ShardLoader& loader, int features, int first_epoch, int64_t first_step,
-                         int last_epoch, int prefetch, int64_t batches_per_epoch)
+                         int last_epoch, int prefetch, int64_t batches_per_epoch,
+                         const PinHostFn& pin)
     : loader_(loader),
       last_epoch_(last_epoch),
       batches_per_epoch_(batches_per_epoch > 0 ? std::min(batches_per_epoch, loader.stepsPerEpoch())
@@ -16,6 +17,11 @@ BatchStream::BatchStream(ShardLoader& loader, int features, int first_epoch, int
   for (auto& slot : slots_) {
     slot.images.resize(static_cast<size_t>(loader.batchSize()) * features);
     slot.labels.resize(loader.batchSize());
+    // Never resized again, so the pages stay where they were locked.
+    if (pin) {
+      pins_.push_back(pin(slot.images.data(), slot.images.size() * sizeof(float)));
+      pins_.push_back(pin(slot.labels.data(), slot.labels.size()));
+    }
   }
   // A resume point at the very end of an epoch starts with the next epoch's first batch.
   if (next_step_ >= batches_per_epoch_) at_end_ = !advance(next_epoch_, next_step_);

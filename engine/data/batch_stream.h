@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -22,13 +24,19 @@ struct Batch {
   std::vector<uint8_t> labels;  // (B)
 };
 
+// Makes `bytes` of host memory at `data` page-locked for a device's asynchronous copies
+// (ComputeDevice::pinHost); it stays so while what it returns lives. Null: left as it is.
+using PinHostFn = std::function<std::shared_ptr<void>(void* data, size_t bytes)>;
+
 class BatchStream {
  public:
   // Batches of epochs first_epoch..last_epoch, beginning at step first_step of first_epoch.
   // The stream owns the loader's epoch state from here on. batches_per_epoch > 0 uses only
-  // the first that many of each epoch's batches (whole accumulated steps).
+  // the first that many of each epoch's batches (whole accumulated steps). `pin`, when
+  // given, is asked once for each buffer a batch is loaded into, before any is loaded.
   BatchStream(ShardLoader& loader, int features, int first_epoch, int64_t first_step,
-              int last_epoch, int prefetch, int64_t batches_per_epoch = 0);
+              int last_epoch, int prefetch, int64_t batches_per_epoch = 0,
+              const PinHostFn& pin = {});
   ~BatchStream();
   BatchStream(const BatchStream&) = delete;
   BatchStream& operator=(const BatchStream&) = delete;
@@ -49,7 +57,8 @@ class BatchStream {
   const int64_t batches_per_epoch_;
   int loaded_epoch_ = 0;  // the epoch the loader's permutation is for
   std::vector<Batch> slots_;
-  int next_epoch_;  // the position of the next batch to load
+  std::vector<std::shared_ptr<void>> pins_;  // released before slots_ is freed
+  int next_epoch_;                           // the position of the next batch to load
   int64_t next_step_;
   bool at_end_ = false;
 

@@ -176,6 +176,9 @@ void checkCommSchedule(const toml::table& root, const JobSpec& job, IssueLog& lo
 // the parts of the engine that have a GPU path yet.
 void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const std::string& device = job.train.device;
+  checkRule(root, log, "train.tf32", {"train.device"}, device == "cpu" && job.train.tf32,
+            "TF32 is a GPU tensor-core format, and train.device = \"cpu\" computes in fp32 "
+            "already: set train.tf32 = false, or train.device = \"cuda\"");
   if (device == "cpu") return;
   const auto& p = job.parallel;
   std::string why;

@@ -369,7 +369,8 @@ Section trainSection() {
            intField("max_restarts", RANKLAB_JOB_KEY(train.max_restarts), 0, 100),
            boolField("elastic", RANKLAB_JOB_KEY(train.elastic)),
            patternField("device", RANKLAB_JOB_KEY(train.device), "cpu|cuda|cuda:[0-9]{1,2}",
-                        "\"cpu\", \"cuda\" or \"cuda:N\" (N a GPU index, 0..99)")}};
+                        "\"cpu\", \"cuda\" or \"cuda:N\" (N a GPU index, 0..99)"),
+           boolField("tf32", RANKLAB_JOB_KEY(train.tf32))}};
 }
 
 // The sections from [train] on; buildSchema() adds the top level, [data] and [model].

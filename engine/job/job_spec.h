@@ -58,6 +58,7 @@ struct TrainSpec {
   int max_restarts = 0;          // launcher restarts the world from the last checkpoint this often
   bool elastic = false;          // a checkpoint may resume on another world size; restarts shrink
   std::string device = "cpu";    // cpu | cuda (each rank's own GPU) | cuda:N
+  bool tf32 = false;             // cuda: fp32 products on TF32 tensor cores (10-bit mantissa)
 
   bool operator==(const TrainSpec&) const = default;
 };

@@ -55,6 +55,13 @@ class ComputeDevice {
   // True when its buffers are host memory that code outside the device may read and write.
   virtual bool hostMemory() const = 0;
   virtual void upload(float* to, const float* host, size_t n) const = 0;
+  // upload(), queued: `host` must stay unchanged until the next download() or synchronize()
+  // (truly asynchronous only from memory pinHost() locked).
+  virtual void uploadAsync(float* to, const float* host, size_t n) const { upload(to, host, n); }
+  // Page-locks `bytes` of host memory at `host` while the result lives, so copies from it
+  // run without a bounce buffer and without blocking the host; null where the device needs
+  // none (the CPU). Throws std::runtime_error naming why it could not.
+  virtual std::shared_ptr<void> pinHost(void* /*host*/, size_t /*bytes*/) const { return nullptr; }
   virtual void download(float* host, const float* from, size_t n) const = 0;
   virtual void copy(float* to, const float* from, size_t n) const = 0;
   virtual void fill(float* to, size_t n, float value) const = 0;
@@ -72,9 +79,16 @@ class ComputeDevice {
 // The host: layers over kernels/cpu (OpenBLAS, oneDNN, our AVX kernels), host memory.
 const ComputeDevice& cpuDevice();
 
+// How a GPU computes, from the job.
+struct DeviceOptions {
+  bool tf32 = false;  // train.tf32: fp32 products on TF32 tensor cores
+};
+
 // The device a job's train.device names: "cpu", "cuda" (this rank's GPU: its local rank
 // modulo the GPUs it sees) or "cuda:N". Throws std::invalid_argument naming the value and
-// why it cannot be used (a build without CUDA, no usable GPU, N out of range).
-const ComputeDevice& deviceNamed(const std::string& spec, int local_rank = 0);
+// why it cannot be used (a build without CUDA, no usable GPU, N out of range, options the
+// CPU does not have).
+const ComputeDevice& deviceNamed(const std::string& spec, int local_rank = 0,
+                                 DeviceOptions options = {});
 
 }  // namespace ranklab

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "engine/model/cuda_layers.h"
 #include "kernels/cuda/cuda_check.h"
@@ -52,7 +53,7 @@ class CudaBuffer : public DeviceBuffer {
 
 class CudaDevice : public ComputeDevice {
  public:
-  explicit CudaDevice(int index) : index_(index) {}
+  CudaDevice(int index, DeviceOptions options) : index_(index), options_(options) {}
 
   std::string name() const override { return "cuda:" + std::to_string(index_); }
 
@@ -60,9 +61,11 @@ class CudaDevice : public ComputeDevice {
     use();
     switch (r.kind) {
       case LayerKind::kLinear:
-        return std::make_unique<CudaLinear>(index_, r.name, r.input, r.outputs, r.adds_bias);
+        return std::make_unique<CudaLinear>(index_, options_.tf32, r.name, r.input, r.outputs,
+                                            r.adds_bias);
       case LayerKind::kConv2d:
-        return std::make_unique<CudaConv2d>(index_, r.name, r.input, r.outputs, r.kernel);
+        return std::make_unique<CudaConv2d>(index_, options_.tf32, r.name, r.input, r.outputs,
+                                            r.kernel);
       case LayerKind::kMaxPool2d:
         return std::make_unique<CudaMaxPool2d>(index_, r.name, r.input);
       case LayerKind::kReLU:
@@ -89,6 +92,16 @@ class CudaDevice : public ComputeDevice {
   void upload(float* to, const float* host, size_t n) const override {
     use();
     cuda::upload(to, host, n);
+  }
+
+  void uploadAsync(float* to, const float* host, size_t n) const override {
+    use();
+    cuda::uploadAsync(to, host, n * sizeof(float));
+  }
+
+  std::shared_ptr<void> pinHost(void* host, size_t bytes) const override {
+    use();
+    return cuda::pinHost(host, bytes);
   }
 
   void download(float* host, const float* from, size_t n) const override {
@@ -132,11 +145,12 @@ class CudaDevice : public ComputeDevice {
   void use() const { check(cudaSetDevice(index_), "set device"); }
 
   int index_;
+  DeviceOptions options_;
 };
 
 }  // namespace
 
-const ComputeDevice& cudaDevice(int index) {
+const ComputeDevice& cudaDevice(int index, DeviceOptions options) {
   std::string why;
   const int count = kernels::usableGpus(&why);
   if (index < 0 || index >= count) {
@@ -145,13 +159,14 @@ const ComputeDevice& cudaDevice(int index) {
                                 (count == 0 ? " (" + why + ")" : ""));
   }
   static std::mutex mutex;
-  static std::map<int, std::unique_ptr<CudaDevice>> devices;  // never destroyed before exit
+  // Never destroyed before exit; one per GPU and way of computing.
+  static std::map<std::pair<int, bool>, std::unique_ptr<CudaDevice>> devices;
   const std::lock_guard<std::mutex> lock(mutex);
-  auto& device = devices[index];
+  auto& device = devices[{index, options.tf32}];
   if (!device) {
     // Checked once per GPU, where it is first asked for (it makes the GPU's context).
     if (!cuda::kernelsRunOn(index, &why)) throw std::invalid_argument("cuda device: " + why);
-    device = std::make_unique<CudaDevice>(index);
+    device = std::make_unique<CudaDevice>(index, options);
   }
   return *device;
 }

@@ -8,9 +8,9 @@
 namespace ranklab {
 
 // How many GPUs there are: kernels::usableGpus (kernels/gpu_probe.h).
-// GPU `index`'s device, one per index for the life of the process. Throws
+// GPU `index`'s device, one per index and options for the life of the process. Throws
 // std::invalid_argument naming the index and the count when it is out of range, or when
 // this build's kernels cannot run on that GPU (its architecture was not compiled for).
-const ComputeDevice& cudaDevice(int index);
+const ComputeDevice& cudaDevice(int index, DeviceOptions options = {});
 
 }  // namespace ranklab

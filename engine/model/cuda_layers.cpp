@@ -32,20 +32,6 @@ Shape features(int n) {
   return {1, 1, n};
 }
 
-// C = op(A) . op(B) + beta * C with both operands in their (shared) compute precision.
-void gemm(Trans trans_a, Trans trans_b, int m, int n, int k, const CudaGemmOperand& a, int lda,
-          const CudaGemmOperand& b, int ldb, float beta, float* c, int ldc) {
-  if (a.precision() != b.precision()) {
-    throw std::logic_error("cuda gemm: operands in different precisions");
-  }
-  if (a.precision() == kernels::Precision::kFp32) {
-    cuda::sgemm(trans_a, trans_b, m, n, k, 1.f, a.f32(), lda, b.f32(), ldb, beta, c, ldc);
-  } else {
-    cuda::gemmLowPrecision(a.precision(), trans_a, trans_b, m, n, k, 1.f, a.low(), lda, b.low(),
-                           ldb, beta, c, ldc);
-  }
-}
-
 cuda::ConvShape convShapeOf(Shape input, int kernel) {
   cuda::ConvShape s;
   s.height = input.height;
@@ -99,13 +85,30 @@ void CudaGemmOperand::set(kernels::Precision precision, const float* data, size_
 
 // ---- CudaWeightedLayer ----
 
-CudaWeightedLayer::CudaWeightedLayer(int device, std::string name, Shape input, Shape output,
-                                     size_t weights, size_t biases, int fan_in)
+CudaWeightedLayer::CudaWeightedLayer(int device, bool tf32, std::string name, Shape input,
+                                     Shape output, size_t weights, size_t biases, int fan_in)
     : Layer(std::move(name), input, output),
       device_(device),
+      tf32_(tf32),
       weights_(weights),
       biases_(biases),
       fan_in_(fan_in) {}
+
+// C = op(A) . op(B) + beta * C with both operands in their (shared) compute precision; fp32
+// products on TF32 tensor cores where the device allows it.
+void CudaWeightedLayer::gemm(Trans trans_a, Trans trans_b, int m, int n, int k,
+                             const CudaGemmOperand& a, int lda, const CudaGemmOperand& b, int ldb,
+                             float beta, float* c, int ldc) const {
+  if (a.precision() != b.precision()) {
+    throw std::logic_error("cuda gemm: operands in different precisions");
+  }
+  if (a.precision() == kernels::Precision::kFp32) {
+    cuda::sgemm(trans_a, trans_b, m, n, k, 1.f, a.f32(), lda, b.f32(), ldb, beta, c, ldc, tf32_);
+  } else {
+    cuda::gemmLowPrecision(a.precision(), trans_a, trans_b, m, n, k, 1.f, a.low(), lda, b.low(),
+                           ldb, beta, c, ldc);
+  }
+}
 
 std::vector<ParamTensor> CudaWeightedLayer::paramTensors() const {
   return {{"weight", weights_}, {"bias", biases_}};
@@ -135,9 +138,10 @@ void CudaWeightedLayer::useDevice() const {
 
 // ---- CudaLinear ----
 
-CudaLinear::CudaLinear(int device, std::string name, Shape input, int outputs, bool adds_bias)
-    : CudaWeightedLayer(device, std::move(name), input, features(outputs), input.size() * outputs,
-                        outputs, static_cast<int>(input.size())),
+CudaLinear::CudaLinear(int device, bool tf32, std::string name, Shape input, int outputs,
+                       bool adds_bias)
+    : CudaWeightedLayer(device, tf32, std::move(name), input, features(outputs),
+                        input.size() * outputs, outputs, static_cast<int>(input.size())),
       in_(static_cast<int>(input.size())),
       out_(outputs),
       adds_bias_(adds_bias) {}
@@ -190,8 +194,10 @@ void CudaLinear::backward(const float* x, const float* y, const float* dy, float
 
 // ---- CudaConv2d ----
 
-CudaConv2d::CudaConv2d(int device, std::string name, Shape input, int out_channels, int kernel)
-    : CudaWeightedLayer(device, std::move(name), input, convOutput(input, out_channels, kernel),
+CudaConv2d::CudaConv2d(int device, bool tf32, std::string name, Shape input, int out_channels,
+                       int kernel)
+    : CudaWeightedLayer(device, tf32, std::move(name), input,
+                        convOutput(input, out_channels, kernel),
                         static_cast<size_t>(out_channels) * convShapeOf(input, kernel).columns(),
                         out_channels, convShapeOf(input, kernel).columns()),
       out_channels_(out_channels),
@@ -387,7 +393,7 @@ const uint8_t* CudaSoftmaxCrossEntropy::uploadLabels(const uint8_t* labels, int 
   }
   uint8_t* on_device = labels_.ensure<uint8_t>(batch);
   if (batch > 0) {
-    check(cudaMemcpy(on_device, labels, batch, cudaMemcpyHostToDevice), "upload labels");
+    cuda::uploadAsync(on_device, labels, batch);  // the loss that comes down waits for it
   }
   return on_device;
 }

@@ -66,8 +66,9 @@ class CudaGemmOperand {
 // WeightedLayer.
 class CudaWeightedLayer : public Layer {
  public:
-  CudaWeightedLayer(int device, std::string name, Shape input, Shape output, size_t weights,
-                    size_t biases, int fan_in);
+  // tf32: fp32 products on TF32 tensor cores (train.tf32).
+  CudaWeightedLayer(int device, bool tf32, std::string name, Shape input, Shape output,
+                    size_t weights, size_t biases, int fan_in);
   std::vector<ParamTensor> paramTensors() const override;
   void bind(float* params, float* grads) override;
   void init(std::mt19937_64& rng) override;
@@ -75,8 +76,12 @@ class CudaWeightedLayer : public Layer {
 
  protected:
   void useDevice() const;  // makes this layer's GPU current on the calling thread
+  void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k,
+            const CudaGemmOperand& a, int lda, const CudaGemmOperand& b, int ldb, float beta,
+            float* c, int ldc) const;
 
   int device_;
+  bool tf32_;
   size_t weights_, biases_;
   int fan_in_;
   kernels::Precision precision_ = kernels::Precision::kFp32;
@@ -88,7 +93,7 @@ class CudaWeightedLayer : public Layer {
 // adds_bias false: y = x . W^T while b keeps its gradient (as the CPU Linear).
 class CudaLinear : public CudaWeightedLayer {
  public:
-  CudaLinear(int device, std::string name, Shape input, int outputs, bool adds_bias);
+  CudaLinear(int device, bool tf32, std::string name, Shape input, int outputs, bool adds_bias);
   std::string describe() const override;
   bool absorbFollowingRelu() override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
@@ -109,7 +114,7 @@ class CudaLinear : public CudaWeightedLayer {
 // chunks of whole images so the column matrix stays bounded.
 class CudaConv2d : public CudaWeightedLayer {
  public:
-  CudaConv2d(int device, std::string name, Shape input, int out_channels, int kernel);
+  CudaConv2d(int device, bool tf32, std::string name, Shape input, int out_channels, int kernel);
   std::string describe() const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;

@@ -11,7 +11,10 @@
 
 namespace ranklab {
 
-const ComputeDevice& deviceNamed(const std::string& spec, int local_rank) {
+const ComputeDevice& deviceNamed(const std::string& spec, int local_rank, DeviceOptions options) {
+  if (spec == "cpu" && options.tf32) {
+    throw std::invalid_argument("train.tf32: TF32 is a GPU's, and train.device is \"cpu\"");
+  }
   if (spec == "cpu") return cpuDevice();
   const bool indexed = spec.rfind("cuda:", 0) == 0;
   if (spec != "cuda" && !indexed) {
@@ -29,7 +32,7 @@ const ComputeDevice& deviceNamed(const std::string& spec, int local_rank) {
                                 " GPU(s), cuda:0..cuda:" + std::to_string(gpus - 1));
   }
 #if RANKLAB_HAVE_CUDA
-  return cudaDevice(index);
+  return cudaDevice(index, options);
 #else
   throw std::invalid_argument("train.device \"" + spec + "\": " + why);
 #endif

@@ -120,7 +120,8 @@ void Network::ensureBatch(int batch) {
 
 const float* Network::stageInput(const float* x, int batch) {
   if (device_->hostMemory()) return x;
-  device_->upload(staged_input_->data(), x, static_cast<size_t>(batch) * inputShape().size());
+  // Queued: forward's loss comes down after it, and a step's batch outlives its forward.
+  device_->uploadAsync(staged_input_->data(), x, static_cast<size_t>(batch) * inputShape().size());
   return staged_input_->data();
 }
 

@@ -139,7 +139,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       test_set_(test_set),
       layout_(layoutBeforeSync(job, comm)),
       tensor_(tensorGroupOf(job, layout_.get())),
-      device_(deviceNamed(job.train.device, localRank(comm))),
+      device_(deviceNamed(job.train.device, localRank(comm), {job.train.tf32})),
       model_(stageModel(job, train_set, comm.rank(), comm.size(), device_, tensor_.get())),
       device_sync_(makeDeviceSync(job, layout_ ? layout_->dataGroup() : comm,
                                   weightMatrices(model_), device_)),
@@ -232,13 +232,32 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   // Whole accumulated steps: k batches each, an epoch's remainder left out.
   const int k = job_.train.accumulate_steps;
   batches_.emplace(*loader_, train_set.features, at_.epoch, at_.step_in_epoch * k,
-                   job_.train.epochs, job_.data.prefetch, steps_per_epoch_ * k);
+                   job_.train.epochs, job_.data.prefetch, steps_per_epoch_ * k, pinBatches());
   checkpointed_step_ = at_.step;
   warmUpKernels(model_, *schedule_, job_.train.batch_size);
   // Start the clock together: start-up skew (data loading, MPI wire-up, kernel compilation)
   // is not training.
   peers_.barrier();
   loop_start_ns_ = steadyNowNs();
+}
+
+PinHostFn TrainingRun::pinBatches() {
+  if (device_.hostMemory()) return {};
+  return [this](void* data, size_t bytes) -> std::shared_ptr<void> {
+    try {
+      return device_.pinHost(data, bytes);
+    } catch (const std::exception& e) {
+      // Still correct, only slower: each upload then waits for its copy.
+      if (!pin_failed_) {
+        observer_.onEvent("device",
+                          device_.name() + ": batches stay in pageable memory (" + e.what() +
+                              "): each upload waits for its copy",
+                          at_.step);
+      }
+      pin_failed_ = true;
+      return nullptr;
+    }
+  };
 }
 
 void TrainingRun::announceModelPart() {

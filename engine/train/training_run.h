@@ -58,6 +58,8 @@ class TrainingRun {
   void resizedFrom(int saved_world);
   // A "pipeline" or "tensor" event naming the part of the model this rank holds.
   void announceModelPart();
+  // Page-locks the batch buffers for a GPU's asynchronous uploads; says so if it cannot.
+  PinHostFn pinBatches();
   // The model's buffers where the sync wants them (shared memory, ZeRO's scratches); the
   // sync's start.
   void placeModel();
@@ -101,6 +103,7 @@ class TrainingRun {
   int64_t steps_per_epoch_ = 0;  // optimizer steps: the loader's batches / accumulate_steps
   int64_t total_steps_ = 0;
   bool straggler_ = false;
+  bool pin_failed_ = false;  // the batch buffers could not be page-locked (said once)
   Position at_;
   int64_t checkpointed_step_ = 0;
   int64_t eval_ns_ = 0;

@@ -68,12 +68,21 @@ cublasHandle_t cublasHandle() {
 }
 
 void sgemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
-           const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+           const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc,
+           bool tf32) {
   if (m == 0 || n == 0) return;
   // Row-major C = A.B is column-major C^T = B^T.A^T: swap the operands, keep the flags.
-  check(cublasSgemm(cublasHandle(), cublasOp(trans_b), cublasOp(trans_a), n, m, k, &alpha, b, ldb,
-                    a, lda, &beta, c, ldc),
-        "sgemm");
+  if (!tf32) {
+    check(cublasSgemm(cublasHandle(), cublasOp(trans_b), cublasOp(trans_a), n, m, k, &alpha, b, ldb,
+                      a, lda, &beta, c, ldc),
+          "sgemm");
+    return;
+  }
+  // The compute type asks for TF32 on this call alone; the handle stays strict fp32.
+  check(cublasGemmEx(cublasHandle(), cublasOp(trans_b), cublasOp(trans_a), n, m, k, &alpha, b,
+                     CUDA_R_32F, ldb, a, CUDA_R_32F, lda, &beta, c, CUDA_R_32F, ldc,
+                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+        "sgemm (tf32)");
 }
 
 void reluForward(float* x, size_t n) {

@@ -26,9 +26,11 @@ class DeviceBuffer {
   size_t count_ = 0;
 };
 
-// C (M, N) = alpha * op(A) * op(B) + beta * C, row-major like kernels::sgemm.
+// C (M, N) = alpha * op(A) * op(B) + beta * C, row-major like kernels::sgemm. tf32: the
+// products on TF32 tensor cores (inputs rounded to a 10-bit mantissa, sums in fp32).
 void sgemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
-           const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
+           const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc,
+           bool tf32 = false);
 void reluForward(float* x, size_t n);
 void reluBackward(float* dx, const float* y, size_t n);
 void addBiasRows(float* y, const float* bias, int rows, int cols);

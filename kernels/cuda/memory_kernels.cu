@@ -109,6 +109,23 @@ void upload(float* to, const float* host, size_t n) {
   check(cudaMemcpy(to, host, n * sizeof(float), cudaMemcpyHostToDevice), "upload");
 }
 
+void uploadAsync(void* to, const void* host, size_t bytes) {
+  if (bytes == 0) return;
+  check(cudaMemcpyAsync(to, host, bytes, cudaMemcpyHostToDevice, 0), "upload (async)");
+}
+
+std::shared_ptr<void> pinHost(void* host, size_t bytes) {
+  if (bytes == 0) return nullptr;
+  const cudaError_t locked = cudaHostRegister(host, bytes, cudaHostRegisterDefault);
+  if (locked != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it so the next check does not report it
+    throw std::runtime_error("page-lock " + std::to_string(bytes) +
+                             " bytes: " + cudaGetErrorString(locked));
+  }
+  // No throw from a deleter; at process exit the runtime may already be gone.
+  return std::shared_ptr<void>(host, [](void* p) { cudaHostUnregister(p); });
+}
+
 void download(float* host, const float* from, size_t n) {
   if (n == 0) return;
   check(cudaMemcpy(host, from, n * sizeof(float), cudaMemcpyDeviceToHost), "download");

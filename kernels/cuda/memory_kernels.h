@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "kernels/cpu/optimizer_update.h"
 
@@ -18,6 +19,11 @@ bool scaleAndCheckFinite(float* x, size_t n, float factor);
 void fill(float* x, size_t n, float value);
 void copyDevice(float* to, const float* from, size_t n);
 void upload(float* to, const float* host, size_t n);
+// Queued on the calling thread's default stream; `bytes` of host memory copied as they are
+// when the copy runs (see cudaMemcpyAsync).
+void uploadAsync(void* to, const void* host, size_t bytes);
+// cudaHostRegister: page-locked while the result lives.
+std::shared_ptr<void> pinHost(void* host, size_t bytes);
 void download(float* host, const float* from, size_t n);
 
 }  // namespace ranklab::cuda

@@ -33,6 +33,10 @@ class LedgerDevice : public ComputeDevice {
     ++uploads;
     cpuDevice().upload(to, host, n);
   }
+  void uploadAsync(float* to, const float* host, size_t n) const override {
+    ++async_uploads;
+    upload(to, host, n);
+  }
   void download(float* host, const float* from, size_t n) const override {
     ++downloads;
     cpuDevice().download(host, from, n);
@@ -57,7 +61,8 @@ class LedgerDevice : public ComputeDevice {
   void synchronize() const override {}
   // Counted from every rank's thread when ranks share the device.
   mutable std::atomic<int> updates = 0;
-  mutable std::atomic<int> uploads = 0;
+  mutable std::atomic<int> uploads = 0;  // async ones too
+  mutable std::atomic<int> async_uploads = 0;
   mutable std::atomic<int> downloads = 0;
   mutable std::vector<std::string> layers;
   mutable std::vector<size_t> buffers;

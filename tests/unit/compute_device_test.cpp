@@ -72,8 +72,10 @@ TEST(ComputeDevice, ANetworkOnDetachedMemoryUploadsItsInputAndKeepsActivationsTh
     model->backward(x.data(), y.data(), 5);
   }
   EXPECT_EQ(losses[0].loss_sum, losses[1].loss_sum);
-  // The input went up once (forward), and backward used that copy, not the host batch.
+  // The input went up once (forward), queued behind nothing the host waits for, and
+  // backward used that copy, not the host batch.
   EXPECT_EQ(device.uploads.load(), 1);
+  EXPECT_EQ(device.async_uploads.load(), 1);
   // Every layer's output and output gradient, and the staged input, are the device's.
   EXPECT_EQ(device.buffers.size() - buffers_before, 2 * detached.layers().size() + 1);
   EXPECT_EQ(0,
@@ -106,6 +108,7 @@ TEST(ComputeDevice, AnOptimizerUpdatesAndKeepsItsStateOnTheModelsDevice) {
 TEST(ComputeDevice, TrainDeviceNamesTheCpuOrAGpuThatIsThere) {
   EXPECT_EQ(deviceNamed("cpu").name(), "cpu");
   EXPECT_THROW(deviceNamed("gpu"), std::invalid_argument);
+  EXPECT_THROW(deviceNamed("cpu", 0, {.tf32 = true}), std::invalid_argument);
   std::string why;
   if (kernels::usableGpus(&why) > 0) GTEST_SKIP() << "this machine has a GPU";
   try {

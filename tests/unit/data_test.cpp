@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -120,6 +121,42 @@ TEST(BatchStream, StartsAnywhereAndStopsEarlyCleanly) {
   EXPECT_EQ(drain(data, 1, 6, 3, 1), std::vector<Seen>(all.begin() + 6, all.end()));
   EXPECT_TRUE(drain(data, 3, 6, 3, 1).empty());
   EXPECT_EQ(drain(data, 1, 0, 3, 3, 2).size(), 2u);  // the stream is abandoned mid-way
+}
+
+// A GPU run page-locks every buffer a batch is loaded into, before any is loaded, keeps
+// them locked while the stream lives, and sees the same batches.
+TEST(BatchStream, PinsEveryBatchBufferOnceAndReleasesThemWithTheStream) {
+  const Dataset data = numberedSet(50);
+  const auto direct = drain(data, 1, 0, 3, 0);
+  struct Pin {
+    const void* data;
+    size_t bytes;
+  };
+  std::vector<Pin> pinned;
+  auto released = std::make_shared<int>(0);
+  ShardLoader loader(data, 1, 2, 4, 7);
+  std::vector<Seen> seen;
+  {
+    const PinHostFn pin = [&](void* p, size_t bytes) {
+      pinned.push_back({p, bytes});
+      return std::shared_ptr<void>(p, [released](void*) { ++*released; });
+    };
+    BatchStream stream(loader, data.features, 1, 0, 3, /*prefetch=*/2, 0, pin);
+    ASSERT_EQ(pinned.size(), 6u);  // 3 slots (prefetch + 1): images and labels each
+    while (const Batch* b = stream.next()) {
+      seen.push_back({b->epoch, b->step, b->images});
+      bool images = false, labels = false;
+      for (const Pin& p : pinned) {
+        images |= p.data == b->images.data() && p.bytes == b->images.size() * sizeof(float);
+        labels |= p.data == b->labels.data() && p.bytes == b->labels.size();
+      }
+      EXPECT_TRUE(images && labels) << "batch " << seen.size() << " is in memory not pinned";
+    }
+    EXPECT_EQ(*released, 0);
+  }
+  EXPECT_EQ(*released, 6);
+  EXPECT_EQ(pinned.size(), 6u);
+  EXPECT_EQ(seen, direct);
 }
 
 }  // namespace

@@ -70,6 +70,20 @@ TEST_F(GpuTraining, AmpFollowsTheCpusRunOfTheSameDtype) {
   }
 }
 
+TEST_F(GpuTraining, Tf32TakesEffectAndStaysNearTheCpu) {
+  JobSpec job = twentySteps("cnn", "sgd");
+  const auto cpu = trainWithThreads(job);
+  job.train.device = "cuda";
+  const auto fp32 = trainWithThreads(job);
+  job.train.tf32 = true;
+  const auto tf32 = trainWithThreads(job);
+  // TF32 keeps 10 of fp32's 23 mantissa bits: a loss moves by about 1e-3 of itself.
+  const double gap = largestGap(tf32[0].losses, cpu[0].losses);
+  std::printf("tf32, GPU against the CPU's fp32: largest relative loss difference %.3g\n", gap);
+  EXPECT_LT(gap, 2e-2);
+  EXPECT_GT(largestGap(tf32[0].losses, fp32[0].losses), 0.0) << "train.tf32 changed nothing";
+}
+
 TEST_F(GpuTraining, TwoRanksOnOneGpuAllReduceOnTheHostAndSaySo) {
   JobSpec job = twentySteps("mlp", "sgd");
   job.parallel.ranks = 2;
@@ -93,6 +107,8 @@ TEST_F(GpuTraining, OneRankWithNcclRecordsItsStepsLikeTheCpu) {
   job.parallel.device_collectives = "nccl";
   const auto gpu = trainWithThreads(job);
   ASSERT_EQ(gpu[0].stats.size(), 20u);
+  // The batch buffers were page-locked for asynchronous uploads (else an event says why).
+  for (const auto& event : gpu[0].events) EXPECT_EQ(event.find("pageable"), std::string::npos);
   for (const auto& s : gpu[0].stats) {
     EXPECT_GT(s.forward_ns, 0);
     EXPECT_GT(s.backward_ns, 0);

@@ -204,6 +204,17 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\ndevice_collectives = \"nccl\"\n").empty());
 }
 
+TEST(JobEngineKeys, Tf32IsAGpuOptionOffByDefault) {
+  EXPECT_FALSE(parseJob("", "job.toml").train.tf32);
+  EXPECT_EQ(onlyMessage("[train]\ntf32 = true\n"),
+            "train.tf32: TF32 is a GPU tensor-core format, and train.device = \"cpu\" computes "
+            "in fp32 already: set train.tf32 = false, or train.device = \"cuda\"");
+  EXPECT_NE(onlyMessage("[train]\ntf32 = 1\n").find("train.tf32"), std::string::npos);
+  // On a GPU it is a choice (only the GPU's own check may speak).
+  for (const auto& issue : issuesOf("[train]\ndevice = \"cuda\"\ntf32 = true\n"))
+    EXPECT_NE(issue.key, "train.tf32");
+}
+
 // A pipeline cut by hand: one count per stage, adding up to the blocks.
 TEST(JobEngineKeys, StageLayersMustCoverTheBlocksStageByStage) {
   EXPECT_NE(
