@@ -1,12 +1,12 @@
 #include "comm/nccl/nccl_allreduce.h"
 
-#include "comm/nccl/nccl_comm_state.h"
+#include "comm/nccl/nccl_handles.h"
 
 namespace ranklab {
 
 void NcclAllreduce::run(float* device_data, size_t count, bool mean) {
   if (count == 0) return;
-  nccl_detail::runCollective(comm_.state(), "all-reduce", [&](ncclComm_t comm, cudaStream_t s) {
+  nccl_detail::runCollective(comm_.handles(), "all-reduce", [&](ncclComm_t comm, cudaStream_t s) {
     nccl_detail::check(ncclAllReduce(device_data, device_data, count, ncclFloat,
                                      mean ? ncclAvg : ncclSum, comm, s),
                        "all-reduce");

@@ -1,27 +1,8 @@
 #include "comm/nccl/nccl_comm.h"
 
-#include <stdexcept>
-#include <string>
-
-#include "comm/nccl/nccl_comm_state.h"
+#include "comm/nccl/nccl_handles.h"
 
 namespace ranklab {
-
-namespace nccl_detail {
-
-void check(ncclResult_t code, const char* operation) {
-  if (code != ncclSuccess) {
-    throw std::runtime_error(std::string("NCCL ") + operation + ": " + ncclGetErrorString(code));
-  }
-}
-
-void check(cudaError_t code, const char* operation) {
-  if (code != cudaSuccess) {
-    throw std::runtime_error(std::string("CUDA ") + operation + ": " + cudaGetErrorString(code));
-  }
-}
-
-}  // namespace nccl_detail
 
 namespace {
 
@@ -42,16 +23,16 @@ ncclUniqueId shareUniqueId(Communicator& bootstrap) {
 }  // namespace
 
 NcclComm::NcclComm(Communicator& bootstrap, int device)
-    : rank_(bootstrap.rank()), size_(bootstrap.size()), state_(std::make_unique<State>()) {
+    : rank_(bootstrap.rank()), size_(bootstrap.size()), handles_(std::make_unique<NcclHandles>()) {
   check(cudaSetDevice(device), "set device");
   const ncclUniqueId id = shareUniqueId(bootstrap);
-  check(ncclCommInitRank(&state_->comm, size_, id, rank_), "init rank");
-  check(cudaStreamCreate(&state_->stream), "create stream");
+  check(ncclCommInitRank(&handles_->comm, size_, id, rank_), "init rank");
+  check(cudaStreamCreate(&handles_->stream), "create stream");
 }
 
 NcclComm::~NcclComm() {
-  if (state_->stream != nullptr) cudaStreamDestroy(state_->stream);
-  if (state_->comm != nullptr) ncclCommDestroy(state_->comm);
+  if (handles_->stream != nullptr) cudaStreamDestroy(handles_->stream);
+  if (handles_->comm != nullptr) ncclCommDestroy(handles_->comm);
 }
 
 }  // namespace ranklab

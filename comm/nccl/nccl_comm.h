@@ -9,6 +9,8 @@
 
 namespace ranklab {
 
+struct NcclHandles;  // nccl_handles.h
+
 class NcclComm {
  public:
   // Binds this rank to CUDA device `device` and joins the NCCL clique of bootstrap's ranks.
@@ -20,14 +22,13 @@ class NcclComm {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // NCCL's handles (nccl_comm_state.h); for the collectives in comm/nccl only.
-  struct State;
-  State& state() { return *state_; }
+  // NCCL's handles; for the collectives in comm/nccl only.
+  NcclHandles& handles() { return *handles_; }
 
  private:
   int rank_;
   int size_;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<NcclHandles> handles_;
 };
 
 }  // namespace ranklab

@@ -1,15 +1,13 @@
-// NcclComm's NCCL and CUDA handles and the checks of their calls: included by comm/nccl's
+// An NcclComm's NCCL and CUDA handles and the checks of their calls: included by comm/nccl's
 // sources alone, so no other header sees nccl.h.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include "comm/nccl/nccl_comm.h"
-
 namespace ranklab {
 
-struct NcclComm::State {
+struct NcclHandles {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
 };
@@ -23,7 +21,7 @@ void check(cudaError_t code, const char* operation);
 // Runs `enqueue` (NCCL calls on state.stream, grouped) between the two waits a collective
 // needs: for the kernels that wrote its input on the default stream, and for its result.
 template <typename Enqueue>
-void runCollective(NcclComm::State& state, const char* operation, Enqueue enqueue) {
+void runCollective(NcclHandles& state, const char* operation, Enqueue enqueue) {
   check(cudaStreamSynchronize(cudaStreamLegacy), "wait for the data");
   check(ncclGroupStart(), "group start");
   enqueue(state.comm, state.stream);
