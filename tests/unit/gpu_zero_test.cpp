@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
+#include "engine/train/checkpoint.h"
 #include "kernels/gpu_probe.h"
+#include "tests/support/temp_folder.h"
 #include "tests/support/thread_ranks.h"
 
 namespace ranklab {
@@ -105,6 +108,43 @@ TEST_F(GpuZero, RanksEachOnItsGpuFollowTheCpuWithin1e5AtEveryStage) {
     for (int stage : {1, 2, 3})
       for (const std::string optimizer : {"sgd", "adamw"})
         compareWithTheCpu(ranks, stage, optimizer);
+}
+
+// Largest relative gap between two vectors of the same length, over their largest value.
+double largestVectorGap(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0, scale = 1e-12;
+  for (float v : b) scale = std::max(scale, static_cast<double>(std::abs(v)));
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) / scale);
+  return worst;
+}
+
+// A checkpoint gathers the shards (stage 3's parameters, every stage's optimizer state) into
+// the whole model the CPU's ZeRO writes.
+TEST_F(GpuZero, CheckpointsHoldTheWholeModelAndOptimizerState) {
+  testing::TempFolder folder;
+  const int ranks = std::min(gpus_, 2);
+  for (int stage : {1, 3}) {
+    JobSpec job = twentyZeroSteps(ranks, stage, "adamw");
+    job.train.checkpoint_path = folder.file("cpu.ckpt");
+    trainWithThreads(job);
+    job.train.device = "cuda";
+    job.train.checkpoint_path = folder.file("gpu.ckpt");
+    trainWithThreads(job);
+    const Checkpoint cpu = readCheckpoint(folder.file("cpu.ckpt"));
+    const Checkpoint gpu = readCheckpoint(folder.file("gpu.ckpt"));
+    const double params_gap = largestVectorGap(gpu.params, cpu.params);
+    std::printf("zero %d, %d rank(s): checkpoint parameters differ by %.3g of the largest\n", stage,
+                ranks, params_gap);
+    EXPECT_LT(params_gap, 1e-5) << stage;
+    ASSERT_EQ(gpu.optimizer_state.tensors.size(), cpu.optimizer_state.tensors.size());
+    for (size_t t = 0; t < cpu.optimizer_state.tensors.size(); ++t) {
+      const auto& [name, values] = cpu.optimizer_state.tensors[t];
+      EXPECT_LT(largestVectorGap(gpu.optimizer_state.tensors[t].second, values), 1e-4)
+          << stage << " " << name;
+    }
+  }
 }
 
 TEST_F(GpuZero, TwoRanksOnOneGpuAreRefusedSayingWhy) {
