@@ -194,7 +194,6 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 std::to_string(gpus) + " (cuda:0..cuda:" + std::to_string(gpus - 1) + ")");
   // Each part without a GPU path is named on its own key, whatever the GPU check said.
   const std::pair<std::string, bool> cpu_only[] = {
-      {"parallel.zero", p.zero != 0},
       {"parallel.pipeline", p.pipeline != 1},
       {"parallel.tensor", p.tensor != 1},
       {"parallel.comm_schedule", p.comm_schedule != "fifo"},
@@ -202,10 +201,15 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
   for (const auto& [key, broken] : cpu_only) {
     checkRule(root, log, key, {}, broken,
               "has no GPU path yet, and train.device is " + quoted(device) +
-                  ": a GPU trains data-parallel replicas (parallel.zero = 0, pipeline = 1, "
-                  "tensor = 1, comm_schedule = \"fifo\", not shm-sharded); or use "
+                  ": a GPU trains data-parallel replicas, whole or ZeRO-sharded (pipeline = "
+                  "1, tensor = 1, comm_schedule = \"fifo\", not shm-sharded); or use "
                   "train.device = \"cpu\"");
   }
+  checkRule(root, log, "parallel.zero", {"parallel.device_collectives"},
+            p.zero != 0 && p.device_collectives == "host",
+            "shards the update on the GPUs through NCCL (reduce-scatter, all-gather), and "
+            "parallel.device_collectives = \"host\" has no ZeRO path: use \"auto\" or "
+            "\"nccl\", or parallel.zero = 0");
   checkRule(root, log, "parallel.device_collectives", {"parallel.strategy", "compression.codec"},
             p.device_collectives == "nccl" &&
                 (p.strategy != "allreduce" || job.compression.codec != "none"),

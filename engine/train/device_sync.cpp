@@ -8,6 +8,7 @@
 
 #if RANKLAB_HAVE_CUDA
 #include "engine/train/nccl_sync.h"
+#include "engine/train/nccl_zero_sync.h"
 #endif
 
 namespace ranklab {
@@ -54,6 +55,31 @@ std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Com
 #endif
 }
 
+// ZeRO on GPUs runs through NCCL alone: its sharded update keeps the optimizer state and
+// the gradient shards in GPU memory, where a host-staged ring cannot reach them.
+DeviceSync zeroOnGpus(const JobSpec& job, Communicator& world,
+                      [[maybe_unused]] const ComputeDevice& device, int gpu) {
+  const std::string zero = "parallel.zero = " + std::to_string(job.parallel.zero);
+  if (job.parallel.device_collectives == "host") {
+    throw std::invalid_argument(zero +
+                                " on a GPU runs through NCCL, and "
+                                "parallel.device_collectives is \"host\": use \"auto\" or "
+                                "\"nccl\", or parallel.zero = 0");
+  }
+  const std::string why_not = whyNotNccl(job, world, gpu);
+#if RANKLAB_HAVE_CUDA
+  if (why_not.empty()) {
+    return {std::make_unique<NcclZeroSync>(world, job.parallel.zero, device, gpu),
+            "ZeRO stage " + std::to_string(job.parallel.zero) +
+                ": gradients reduce-scattered and parameters all-gathered by NCCL on the GPUs"};
+  }
+#endif
+  throw std::invalid_argument(zero + " on train.device \"" + device.name() +
+                              "\" runs through NCCL, which cannot run here: " + why_not +
+                              "; give each rank a GPU of its own, or use parallel.zero = 0 "
+                              "(data parallel through host copies)");
+}
+
 }  // namespace
 
 int localRank(const Communicator& world) {
@@ -66,14 +92,15 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   if (device.hostMemory()) return {makeGradientSync(job, world, std::move(matrices)), ""};
   // Job validation refuses these on a GPU; a JobSpec built in code must not slip past.
   const ParallelSpec& p = job.parallel;
-  if (p.zero != 0 || p.pipeline != 1 || p.tensor != 1 || p.comm_schedule != "fifo" ||
+  if (p.pipeline != 1 || p.tensor != 1 || p.comm_schedule != "fifo" ||
       p.algorithm == "shm-sharded") {
     throw std::invalid_argument("train.device \"" + device.name() +
-                                "\": ZeRO, pipeline and tensor parallelism, priority scheduling "
+                                "\": pipeline and tensor parallelism, priority scheduling "
                                 "and shm-sharded have no GPU path yet");
   }
-  const std::string& wanted = job.parallel.device_collectives;
   const int gpu = gpuIndexOf(device);
+  if (p.zero != 0) return zeroOnGpus(job, world, device, gpu);
+  const std::string& wanted = job.parallel.device_collectives;
   const std::string why_not = wanted == "host" ? "" : whyNotNccl(job, world, gpu);
 #if RANKLAB_HAVE_CUDA
   if (wanted != "host" && why_not.empty())

@@ -4,7 +4,8 @@
 
 namespace ranklab {
 
-NcclSync::NcclSync(Communicator& peers, int gpu) : peers_(peers), allreduce_(peers, gpu) {}
+NcclSync::NcclSync(Communicator& peers, int gpu)
+    : peers_(peers), nccl_(peers, gpu), allreduce_(nccl_) {}
 
 SyncStats NcclSync::sync(float* grads, size_t count) {
   SyncStats stats;

@@ -20,6 +20,7 @@ class NcclSync : public GradientSync {
 
  private:
   Communicator& peers_;
+  NcclComm nccl_;
   NcclAllreduce allreduce_;
 };
 

@@ -151,7 +151,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
     // ZeRO: state for this rank's shard alone.
     const ParamRange own = sync_->updateRange(parameters);
     auto sharded = std::make_unique<ShardedOptimizer>(
-        makeOptimizer(updateRule(job), own.end - own.begin), parameters, own);
+        makeOptimizer(updateRule(job), own.end - own.begin, device_), parameters, own);
     sharded_ = sharded.get();
     optimizer_ = std::move(sharded);
   } else {

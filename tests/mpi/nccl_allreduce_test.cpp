@@ -25,7 +25,8 @@ TEST(NcclAllreduce, SumsDeviceBuffers) {
     GTEST_SKIP() << "NCCL test skipped: NCCL refuses two ranks on one GPU, and " << comm.size()
                  << " ranks share " << devices << " GPU(s)";
   }
-  NcclAllreduce allreduce(comm, comm.rank() % devices);
+  NcclComm nccl(comm, comm.rank() % devices);
+  NcclAllreduce allreduce(nccl);
   for (size_t count : {size_t{1}, size_t{7}, size_t{1000003}}) {
     std::vector<float> host(count);
     for (size_t i = 0; i < count; ++i) host[i] = static_cast<float>(comm.rank() + i % 7);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "engine/train/device_sync.h"
@@ -116,15 +118,51 @@ TEST(DeviceSync, ADetachedDeviceWithoutNcclStagesAndSaysWhy) {
 
 TEST(DeviceSync, RefusesWhatHasNoGpuPathEvenInAJobBuiltInCode) {
   DetachedDevice device;
-  for (const std::string setting : {"zero", "priority"}) {
-    JobSpec job;
-    job.parallel.ranks = 1;
-    if (setting == "zero") job.parallel.zero = 1;
-    if (setting == "priority") job.parallel.comm_schedule = "priority";
-    onEveryRank(1, [&](Communicator& comm) {
-      EXPECT_THROW(makeDeviceSync(job, comm, {}, device), std::invalid_argument) << setting;
-    });
-  }
+  JobSpec job;
+  job.parallel.ranks = 1;
+  job.parallel.comm_schedule = "priority";
+  onEveryRank(1, [&](Communicator& comm) {
+    EXPECT_THROW(makeDeviceSync(job, comm, {}, device), std::invalid_argument);
+  });
+}
+
+// The message of the std::invalid_argument makeDeviceSync throws on every rank ("" if none).
+std::string refusalOf(const JobSpec& job, const ComputeDevice& device) {
+  std::mutex guard;
+  std::string said;
+  onEveryRank(job.parallel.ranks, [&](Communicator& comm) {
+    try {
+      makeDeviceSync(job, comm, {}, device);
+    } catch (const std::invalid_argument& e) {
+      std::lock_guard lock(guard);
+      said = e.what();
+    }
+  });
+  return said;
+}
+
+// ZeRO on GPUs runs through NCCL alone: two ranks on one GPU (NCCL refuses them; the
+// sharded update's state is in GPU memory, out of a host-staged ring's reach) and "host"
+// are refused, saying why.
+TEST(DeviceSync, ZeroOnAGpuNeedsNcclAndSaysWhyNot) {
+  DetachedDevice device;  // "detached": both ranks on GPU 0
+  JobSpec job;
+  job.parallel.ranks = 2;
+  job.parallel.zero = 2;
+  std::string said = refusalOf(job, device);
+  EXPECT_NE(said.find("parallel.zero = 2 on train.device \"detached\" runs through NCCL, which "
+                      "cannot run here: "),
+            std::string::npos)
+      << said;
+#if RANKLAB_HAVE_CUDA
+  EXPECT_NE(said.find("NCCL refuses two ranks on one GPU"), std::string::npos) << said;
+#endif
+  job.parallel.device_collectives = "host";
+  said = refusalOf(job, device);
+  EXPECT_NE(said.find("parallel.zero = 2 on a GPU runs through NCCL, and "
+                      "parallel.device_collectives is \"host\""),
+            std::string::npos)
+      << said;
 }
 
 }  // namespace

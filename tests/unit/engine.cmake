@@ -44,6 +44,6 @@ gtest_discover_tests(torch_step_tests TEST_PREFIX "torch."
                      PROPERTIES FIXTURES_REQUIRED torch_reference TIMEOUT 60)
 
 # Training on the GPU against the CPU (ctest -L gpu); built everywhere, skipped without a GPU.
-add_executable(gpu_training_test unit/gpu_training_test.cpp)
+add_executable(gpu_training_test unit/gpu_training_test.cpp unit/gpu_zero_test.cpp)
 target_link_libraries(gpu_training_test PRIVATE ranklab_engine GTest::gtest_main)
 gtest_discover_tests(gpu_training_test TEST_PREFIX "gpu." PROPERTIES TIMEOUT 600 LABELS gpu)

@@ -186,7 +186,8 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
       device_issues("[train]\ndevice = \"cuda\"\n[launch]\nhosts = [\"a\", \"b\"]\n").empty());
   const std::string on_gpu = "[train]\ndevice = \"cuda\"\n[parallel]\n";
   const std::pair<std::string, std::string> cases[] = {
-      {on_gpu + "zero = 1\n", "parallel.zero: has no GPU path yet"},
+      {on_gpu + "zero = 1\ndevice_collectives = \"host\"\n",
+       "parallel.zero: shards the update on the GPUs through NCCL"},
       {on_gpu + "ranks = 2\npipeline = 2\n", "parallel.pipeline: has no GPU path yet"},
       {on_gpu + "comm_schedule = \"priority\"\n", "parallel.comm_schedule: has no GPU path yet"},
       {on_gpu + "device_collectives = \"nccl\"\nstrategy = \"ps-sync\"\n",
@@ -199,6 +200,11 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
     for (const auto& issue : issuesOf(text))
       seen |= (issue.key + ": " + issue.message).find(expected) != std::string::npos;
     EXPECT_TRUE(seen) << text;
+  }
+  // ZeRO runs on GPUs through NCCL: nothing about it is refused on the key itself.
+  for (const std::string stage : {"1", "2", "3"}) {
+    for (const auto& issue : issuesOf(on_gpu + "zero = " + stage + "\n"))
+      EXPECT_NE(issue.key, "parallel.zero") << stage << ": " << issue.message;
   }
   // On the CPU the GPU's limits do not apply.
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\ndevice_collectives = \"nccl\"\n").empty());

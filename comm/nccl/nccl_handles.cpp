@@ -1,0 +1,24 @@
+#include "comm/nccl/nccl_handles.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace ranklab {
+
+namespace nccl_detail {
+
+void check(ncclResult_t code, const char* operation) {
+  if (code != ncclSuccess) {
+    throw std::runtime_error(std::string("NCCL ") + operation + ": " + ncclGetErrorString(code));
+  }
+}
+
+void check(cudaError_t code, const char* operation) {
+  if (code != cudaSuccess) {
+    throw std::runtime_error(std::string("CUDA ") + operation + ": " + cudaGetErrorString(code));
+  }
+}
+
+}  // namespace nccl_detail
+
+}  // namespace ranklab
