@@ -111,6 +111,7 @@ void nameProcesses(TraceWriter& trace, const std::vector<RankRow>& ranks,
     trace.metadata(pid, kCommThread, "thread_name", "{\"name\":\"communication\"}");
     trace.metadata(pid, kSpanThread, "thread_name", "{\"name\":\"spans\"}");
     trace.metadata(pid, kPieceThread, "thread_name", "{\"name\":\"ring hops, buckets\"}");
+    trace.metadata(pid, kDeviceThread, "thread_name", "{\"name\":\"device\"}");
   }
 }
 
@@ -207,6 +208,17 @@ void writePieces(TraceWriter& trace, const std::vector<SpanRow>& spans,
   }
 }
 
+// A sampled step's work on the device, on its own thread: "layer 2 forward", "dev-loss", ...
+void writeDevicePiece(TraceWriter& trace, const SpanRow& s, const std::map<int, int64_t>& shift) {
+  const int64_t rank_shift = shift.count(s.rank) ? shift.at(s.rank) : 0;
+  const std::string name = s.kind == "dev-fwd"   ? "layer " + std::to_string(s.part) + " forward"
+                           : s.kind == "dev-bwd" ? "layer " + std::to_string(s.part) + " backward"
+                                                 : s.kind.substr(4);
+  trace.complete(
+      pidOf(s.rank), kDeviceThread, name, s.kind, s.start_ns + rank_shift, s.end_ns - s.start_ns,
+      "{\"step\":" + std::to_string(s.step) + ",\"layer\":" + std::to_string(s.part) + "}");
+}
+
 }  // namespace
 
 int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out) {
@@ -233,6 +245,10 @@ int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out) {
   }
   for (const SpanRow& span : spans) {
     if (isCommSpan(span)) continue;  // writePieces
+    if (isDeviceSpan(span)) {
+      writeDevicePiece(trace, span, shift);
+      continue;
+    }
     const int64_t rank_shift = shift.count(span.rank) ? shift.at(span.rank) : 0;
     trace.complete(pidOf(span.rank), kSpanThread, span.kind, "span", span.start_ns + rank_shift,
                    span.end_ns - span.start_ns,

@@ -1,7 +1,8 @@
 // A stored run as Chrome Trace Event JSON (Perfetto, chrome://tracing): one process per
 // rank, a compute and a communication thread in each, every step's phases as complete
 // ("X") events, spans on a thread of their own, events as instants, loss as a counter; a
-// sampled step's ring hops on a fourth thread, each joined to its receiver's by a flow arrow.
+// sampled step's ring hops on a fourth thread, each joined to its receiver's by a flow arrow,
+// and its work on the device (layer by layer, device_trace.h) on a fifth.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,13 @@
 namespace ranklab {
 
 // Thread ids inside a rank's process.
-enum TraceThread { kComputeThread = 1, kCommThread = 2, kSpanThread = 3, kPieceThread = 4 };
+enum TraceThread {
+  kComputeThread = 1,
+  kCommThread = 2,
+  kSpanThread = 3,
+  kPieceThread = 4,
+  kDeviceThread = 5
+};
 
 // Writes the trace of `run_id` (throws naming the store if there is no such run); returns
 // the number of trace events written.

@@ -120,10 +120,11 @@ struct SpanRow {
   int rank = 0;
   int64_t step = 0;  // the last step before it; a pass's or a piece's own step
   std::string kind;  // evaluate | checkpoint | F<n> | B<n> | ring-rs | ring-ag | bucket | ps-push |
-                     // ps-reply
+                     // ps-reply | dev-input | dev-fwd | dev-bwd | dev-loss | dev-update
   int64_t start_ns = 0;  // ns since the rank's start, as a step's time_ns
   int64_t end_ns = 0;
-  int part = -1;   // a communication piece's index: the ring hop's, the bucket's; -1: none
+  int part = -1;   // a communication piece's index: the ring hop's, the bucket's; a device
+                   // piece's layer (dev-fwd, dev-bwd); -1: none
   int peer = -1;   // the rank it sent to
   int chunk = -1;  // the ring chunk it sent
   int64_t bytes = 0;
@@ -133,6 +134,12 @@ struct SpanRow {
 inline bool isCommSpan(const SpanRow& span) {
   return span.kind == "ring-rs" || span.kind == "ring-ag" || span.kind == "bucket" ||
          span.kind == "ps-push" || span.kind == "ps-reply";
+}
+
+// True for a piece of a sampled step's work on its device (engine/model/device_trace.h): the
+// batch's copy, a layer's forward or backward, the loss head, the update.
+inline bool isDeviceSpan(const SpanRow& span) {
+  return span.kind.rfind("dev-", 0) == 0;
 }
 
 // Steps first..last of every rank, and the spans among them (for a timeline window).

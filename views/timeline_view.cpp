@@ -8,6 +8,7 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "views/models/rank_colour.h"
 #include "views/models/run_series.h"
@@ -20,6 +21,15 @@ constexpr int kGutter = 70;  // rank labels
 constexpr int kLegend = 28;  // phase colours on top
 constexpr int kAxis = 44;    // ticks and the axis title below
 constexpr int kRight = 16;
+
+// The strip of a sampled step's device pieces: each piece in its phase's colour, darker; the
+// time between its first piece and its last grey where nothing ran.
+QColor deviceBusyColour() {
+  return phaseColour(forwardPhase).darker(130);
+}
+QColor deviceIdleColour() {
+  return QColor(0xc8, 0xc8, 0xc8);
+}
 
 double niceStep(double span, int ticks) {
   const double raw = span / std::max(1, ticks);
@@ -124,6 +134,11 @@ QString TimelineView::describeAt(const QPoint& point) const {
   if (row_y > rowHeight() * 2 / 3)
     for (const TimelineHop& hop : data_.hops)
       if (hop.rank == rank && ms >= hop.start_ms && ms <= hop.end_ms) return describeHop(hop);
+  // A device piece lies in the upper part of its row, over its step's compute bars.
+  if (row_y < rowHeight() / 3)
+    for (const TimelineDevicePiece& piece : data_.device)
+      if (piece.rank == rank && ms >= piece.start_ms && ms <= piece.end_ms)
+        return describeDevicePiece(data_, piece);
   if (const TimelineBar* bar = barAt(point)) return describeBar(*bar);
   for (const TimelineSpan& span : data_.spans)
     if (rank >= 0 && span.rank == rank && ms >= span.start_ms && ms <= span.end_ms)
@@ -147,6 +162,15 @@ void TimelineView::paintEvent(QPaintEvent*) {
     painter.setPen(QColor(0x20, 0x20, 0x20));
     painter.drawText(x + 16, 19, name);
     x += 24 + painter.fontMetrics().horizontalAdvance(name);
+  }
+  if (!data_.device.empty()) {  // the sampled steps' strip of device pieces
+    for (const auto& [colour, name] : {std::pair{deviceBusyColour(), tr("device busy")},
+                                       std::pair{deviceIdleColour(), tr("device idle")}}) {
+      painter.fillRect(QRect(x, 8, 12, 5), colour);
+      painter.setPen(QColor(0x20, 0x20, 0x20));
+      painter.drawText(x + 16, 19, name);
+      x += 24 + painter.fontMetrics().horizontalAdvance(name);
+    }
   }
   if (data_.empty()) {
     painter.drawText(plot, Qt::AlignCenter, tr("No steps in this window yet."));
@@ -189,7 +213,63 @@ void TimelineView::paintEvent(QPaintEvent*) {
   drawSpans(painter);
   drawBars(painter);
   drawHops(painter);
+  drawDevice(painter);
   drawMarks(painter);
+}
+
+namespace {
+
+// The phase whose colour a device piece takes: its layer pass's, the update's; the batch's
+// copy and the loss head take data's and forward's.
+int devicePhase(const QString& kind) {
+  if (kind == "dev-bwd") return backwardPhase;
+  if (kind == "dev-update") return updatePhase;
+  if (kind == "dev-input") return dataPhase;
+  return forwardPhase;
+}
+
+QString deviceLabel(const TimelineDevicePiece& piece) {
+  if (piece.layer >= 0) return QString::number(piece.layer);
+  if (piece.kind == "dev-loss") return QStringLiteral("loss");
+  if (piece.kind == "dev-update") return QStringLiteral("upd");
+  return QStringLiteral("in");
+}
+
+}  // namespace
+
+// A sampled step's work on the device, on the device's own clock: a strip along the top of
+// the row, the time from its first piece to its last grey (the device idle) and each piece
+// over it, labelled with its layer. What stays grey is the device waiting for the host.
+void TimelineView::drawDevice(QPainter& painter) const {
+  std::map<std::pair<int, int64_t>, std::pair<double, double>> windows;  // rank, step
+  for (const TimelineDevicePiece& piece : data_.device) {
+    auto& window =
+        windows.try_emplace({piece.rank, piece.step}, piece.start_ms, piece.end_ms).first->second;
+    window.first = std::min(window.first, piece.start_ms);
+    window.second = std::max(window.second, piece.end_ms);
+  }
+  const auto strip = [&](int rank, double from, double to) {
+    const QRectF row = boxOf(rank, from, to, 1.0);
+    return QRectF(row.left(), row.top(), row.width(), row.height() / 3);
+  };
+  for (const auto& [at, window] : windows) {
+    if (window.second < view_begin_ || window.first > view_end_) continue;
+    const QRectF band = strip(at.first, window.first, window.second);
+    painter.fillRect(band, deviceIdleColour());
+    painter.setPen(Qt::white);
+    painter.drawLine(band.bottomLeft(), band.bottomRight());
+  }
+  for (const TimelineDevicePiece& piece : data_.device) {
+    if (piece.end_ms < view_begin_ || piece.start_ms > view_end_) continue;
+    const QRectF box = strip(piece.rank, piece.start_ms, piece.end_ms);
+    painter.fillRect(box, phaseColour(devicePhase(piece.kind)).darker(130));
+    painter.setPen(Qt::white);
+    painter.drawLine(box.topLeft(), box.bottomLeft());
+    painter.drawLine(box.topRight(), box.bottomRight());
+    const QString label = deviceLabel(piece);
+    if (box.width() > painter.fontMetrics().horizontalAdvance(label) + 4)
+      painter.drawText(box, Qt::AlignCenter, label);
+  }
 }
 
 // A sampled step opened up: its ring hops (or buckets) as a strip along the bottom of the

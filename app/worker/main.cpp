@@ -78,25 +78,24 @@ class TelemetryBridge : public TrainObserver {
   }
 
   void onSpan(const std::string& kind, int64_t step, int64_t start_ns, int64_t end_ns) override {
-    telemetry::Span span;
-    span.set_phase(kind);
-    span.set_step(step);
-    span.set_start_ns(reporter_.sinceStart(start_ns));
-    span.set_end_ns(reporter_.sinceStart(end_ns));
-    reporter_.span(span);
+    reporter_.span(spanOf(kind, step, start_ns, end_ns));
   }
 
   void onCommSpans(int64_t step, const CommSpans& spans) override {
     for (const CommSpan& piece : spans) {
-      telemetry::Span span;
-      span.set_phase(piece.kind);
-      span.set_step(step);
-      span.set_start_ns(reporter_.sinceStart(piece.begin_ns));
-      span.set_end_ns(reporter_.sinceStart(piece.end_ns));
+      telemetry::Span span = spanOf(piece.kind, step, piece.begin_ns, piece.end_ns);
       if (piece.part >= 0) span.set_part(piece.part);
       if (piece.peer >= 0) span.set_peer(piece.peer);
       if (piece.chunk >= 0) span.set_chunk(piece.chunk);
       span.set_bytes(piece.bytes);
+      reporter_.span(span);
+    }
+  }
+
+  void onDeviceSpans(int64_t step, const DeviceSpans& spans) override {
+    for (const DeviceSpan& piece : spans) {
+      telemetry::Span span = spanOf(piece.kind, step, piece.begin_ns, piece.end_ns);
+      if (piece.layer >= 0) span.set_part(piece.layer);
       reporter_.span(span);
     }
   }
@@ -137,6 +136,17 @@ class TelemetryBridge : public TrainObserver {
   }
 
  private:
+  // An interval on the rank's steady clock, as the wire's ns since the rank's start.
+  telemetry::Span spanOf(const std::string& kind, int64_t step, int64_t begin_ns,
+                         int64_t end_ns) const {
+    telemetry::Span span;
+    span.set_phase(kind);
+    span.set_step(step);
+    span.set_start_ns(reporter_.sinceStart(begin_ns));
+    span.set_end_ns(reporter_.sinceStart(end_ns));
+    return span;
+  }
+
   Reporter& reporter_;
   int rank_;
   FaultInjector faults_;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/model/device_timer.h"
 #include "engine/model/layer.h"
 #include "engine/model/loss_head.h"
 #include "kernels/cpu/optimizer_update.h"
@@ -74,6 +75,9 @@ class ComputeDevice {
   virtual bool scaleAndCheckFinite(float* grads, size_t n, float factor) const = 0;
   // Returns once the work queued on the device is done (phase timing).
   virtual void synchronize() const = 0;
+  // Marks in this device's queue, timed on its clock (the host's where work is done when
+  // queued, as on the CPU).
+  virtual std::unique_ptr<DeviceTimer> makeTimer() const { return makeHostTimer(); }
 };
 
 // The host: layers over kernels/cpu (OpenBLAS, oneDNN, our AVX kernels), host memory.

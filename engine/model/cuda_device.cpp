@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "engine/model/cuda_layers.h"
 #include "kernels/cuda/cuda_check.h"
@@ -49,6 +50,41 @@ class CudaBuffer : public DeviceBuffer {
  private:
   float* data_ = nullptr;
   size_t size_;
+};
+
+// Marks as CUDA events on the default stream, where every layer, copy and update is queued;
+// the events are made once and reused from step to step.
+class CudaTimer : public DeviceTimer {
+ public:
+  explicit CudaTimer(int device) : device_(device) {}
+  ~CudaTimer() override {
+    for (cudaEvent_t event : events_) cudaEventDestroy(event);
+  }
+  CudaTimer(const CudaTimer&) = delete;
+  CudaTimer& operator=(const CudaTimer&) = delete;
+
+  size_t mark() override {
+    check(cudaSetDevice(device_), "set device (timer)");
+    if (count_ == events_.size()) {
+      cudaEvent_t event = nullptr;
+      check(cudaEventCreate(&event), "create timing event");
+      events_.push_back(event);
+    }
+    check(cudaEventRecord(events_[count_], cudaStreamLegacy), "record timing event");
+    return count_++;
+  }
+
+  int64_t elapsedNs(size_t from, size_t to) const override {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, events_[from], events_[to]), "time between events");
+    return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+  }
+
+  void clear() override { count_ = 0; }
+
+ private:
+  int device_;
+  std::vector<cudaEvent_t> events_;
 };
 
 class CudaDevice : public ComputeDevice {
@@ -139,6 +175,10 @@ class CudaDevice : public ComputeDevice {
   void synchronize() const override {
     use();
     check(cudaDeviceSynchronize(), "synchronize");
+  }
+
+  std::unique_ptr<DeviceTimer> makeTimer() const override {
+    return std::make_unique<CudaTimer>(index_);
   }
 
  private:

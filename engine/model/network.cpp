@@ -118,11 +118,21 @@ void Network::ensureBatch(int batch) {
     staged_input_ = device_->allocate(static_cast<size_t>(batch) * inputShape().size());
 }
 
-const float* Network::stageInput(const float* x, int batch) {
+const float* Network::stageInput(const float* x, int batch, const ForwardPass& pass) {
   if (device_->hostMemory()) return x;
+  traceBegin(pass.training, "dev-input");
   // Queued: forward's loss comes down after it, and a step's batch outlives its forward.
   device_->uploadAsync(staged_input_->data(), x, static_cast<size_t>(batch) * inputShape().size());
+  traceEnd(pass.training);
   return staged_input_->data();
+}
+
+void Network::traceBegin(bool training, const char* kind, int layer) const {
+  if (trace_ && training) trace_->begin(kind, layer);
+}
+
+void Network::traceEnd(bool training) const {
+  if (trace_ && training) trace_->end();
 }
 
 const float* Network::stagedInput(const float* x) const {
@@ -131,7 +141,7 @@ const float* Network::stagedInput(const float* x) const {
 
 const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
   ensureBatch(batch);
-  const float* input = stageInput(x, batch);
+  const float* input = stageInput(x, batch, pass);
   for (size_t l = 0; l < layers_.size(); ++l) {
     ForwardPass layer_pass = pass;
     layer_pass.dropout_key = pass.dropout_key + 0xbf58476d1ce4e5b9ULL * (first_layer_ + l + 1);
@@ -139,7 +149,9 @@ const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
     const size_t written = relu_absorbed_[l] ? l + 1 : l;
     if (gate_ && layer_count_[l] > 0) gate_(layer_offset_[l], layer_count_[l]);
     gatherParameters(l);
+    traceBegin(pass.training, "dev-fwd", static_cast<int>(first_layer_ + l));
     layers_[l]->forward(input, outputs_[written]->data(), batch, layer_pass);
+    traceEnd(pass.training);
     input = outputs_[written]->data();
     l = written;
   }
@@ -154,7 +166,11 @@ const float* Network::forwardActivations(const float* x, int batch) {
 }
 
 BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
-  return head_->forward(forwardActivations(x, batch), labels, batch, classes());
+  const float* output = forwardActivations(x, batch);
+  traceBegin(true, "dev-loss");
+  const BatchLoss loss = head_->forward(output, labels, batch, classes());
+  traceEnd(true);
+  return loss;
 }
 
 float* Network::settledGrads() const {
@@ -166,7 +182,9 @@ float* Network::settledGrads() const {
 }
 
 void Network::lossGradient(const uint8_t* labels, int batch) {
+  traceBegin(true, "dev-loss");
   head_->backward(outputGradient(), labels, batch, loss_scale_ / batch);
+  traceEnd(true);
 }
 
 void Network::backward(const float* x, const uint8_t* labels, int batch,
@@ -211,8 +229,10 @@ void Network::backwardFrom(const float* x, float* dx, int batch, const GradientR
     float* input_grad = l == 0 ? dx : output_grads_[l - 1]->data();
     const size_t out = relu_absorbed_[l] ? l + 1 : l;
     gatherParameters(l);
+    traceBegin(true, "dev-bwd", static_cast<int>(first_layer_ + l));
     layers_[l]->backward(input, outputs_[out]->data(), output_grads_[out]->data(), input_grad,
                          batch);
+    traceEnd(true);
     if (on_ready && layer_count_[l] > 0) on_ready(layer_offset_[l], layer_count_[l]);
   }
   device_->synchronize();  // a GPU's queued kernels are backward's time, not the sync's

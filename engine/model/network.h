@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/model/compute_device.h"
+#include "engine/model/device_trace.h"
 #include "engine/model/layer.h"
 #include "engine/model/loss_head.h"
 
@@ -84,6 +85,11 @@ class Network {
   uint64_t trainingPasses() const { return training_passes_; }
   void setTrainingPasses(uint64_t passes) { training_passes_ = passes; }
 
+  // Non-null: each training pass's layers, input copy and loss head are timed on the
+  // device into `trace` as they are queued (a sampled step); null stops it.
+  void traceDevice(DeviceTrace* trace) { trace_ = trace; }
+  DeviceTrace* deviceTrace() const { return trace_; }
+
   // The precision of every layer's matrix products (AMP); fp32 by default. head_in_fp32
   // keeps the last layer with parameters (the one producing the logits) in fp32.
   void setPrecision(kernels::Precision precision, bool head_in_fp32 = false);
@@ -128,8 +134,11 @@ class Network {
 
  private:
   const float* run(const float* x, int batch, const ForwardPass& pass);
+  // Marks a piece of a training pass in trace_ (nothing where none is set, or evaluating).
+  void traceBegin(bool training, const char* kind, int layer = -1) const;
+  void traceEnd(bool training) const;
   // x itself where the device computes in host memory, else its copy in the device's.
-  const float* stageInput(const float* x, int batch);
+  const float* stageInput(const float* x, int batch, const ForwardPass& pass);
   const float* stagedInput(const float* x) const;
   void ensureBatch(int batch);
   // Points params_, grads_ and every layer at these buffers (or at the scratches).
@@ -155,7 +164,8 @@ class Network {
   float* grad_scratch_ = nullptr;   // useGradientScratch()
   float* param_scratch_ = nullptr;  // useParameterScratch()
   ParamGatherFn gather_;
-  ParamGatherFn gate_;  // gateParameters()
+  ParamGatherFn gate_;            // gateParameters()
+  DeviceTrace* trace_ = nullptr;  // traceDevice()
   std::vector<ParamView> views_;
   uint64_t dropout_seed_ = 0;
   float loss_scale_ = 1.f;

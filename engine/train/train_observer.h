@@ -7,6 +7,7 @@
 
 #include "comm/collectives/allreduce.h"
 #include "comm/ps/parameter_shard.h"
+#include "engine/model/device_trace.h"
 #include "storage/step_record.h"
 
 namespace ranklab {
@@ -41,6 +42,8 @@ class TrainObserver {
                       int64_t /*end_ns*/) {}
   // The pieces of step `step`'s communication (ring hops, buckets), for a sampled step.
   virtual void onCommSpans(int64_t /*step*/, const CommSpans& /*spans*/) {}
+  // What the device computed in a sampled step, piece by piece, on its own clock.
+  virtual void onDeviceSpans(int64_t /*step*/, const DeviceSpans& /*spans*/) {}
   // Stepping pauses now (an evaluation or a checkpoint follows): progress held back for
   // batching should leave before it.
   virtual void onPause() {}

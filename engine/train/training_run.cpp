@@ -144,6 +144,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       device_sync_(makeDeviceSync(job, layout_ ? layout_->dataGroup() : comm,
                                   weightMatrices(model_), device_)),
       sync_(std::move(device_sync_.sync)),
+      device_trace_(device_),
       peers_(layout_ ? comm : sync_->peers()),
       compression_(describeCompression(codecOptions(job))) {
   const size_t parameters = model_.parameterCount();
@@ -339,6 +340,7 @@ StepStats TrainingRun::step(int epoch) {
   const int every = job_.telemetry.span_every;
   const bool traced = every > 0 && s.step % every == 0;
   sync_->traceSpans(traced ? &comm_spans_ : nullptr);
+  model_.traceDevice(traced ? &device_trace_ : nullptr);
   sync_->startStep();
   bool overflow = forwardBackward(s);
   if (scaler_) {
@@ -359,9 +361,15 @@ StepStats TrainingRun::step(int epoch) {
     syncAndUpdate(s, pauses);
   recordTensorParallel(s);
   recordMemory(s);
-  if (traced) sync_->traceSpans(nullptr);  // a checkpoint's collectives are not this step's
-  observer_.onStep(s);                     // first: the step's record is stamped with its end
+  DeviceSpans device_spans;
+  if (traced) {
+    sync_->traceSpans(nullptr);  // a checkpoint's collectives are not this step's
+    model_.traceDevice(nullptr);
+    device_spans = device_trace_.take();
+  }
+  observer_.onStep(s);  // first: the step's record is stamped with its end
   if (!comm_spans_.empty()) observer_.onCommSpans(s.step, comm_spans_);
+  if (!device_spans.empty()) observer_.onDeviceSpans(s.step, device_spans);
   comm_spans_.clear();
   at_ = {s.step, epoch, in_epoch + 1};
   return s;
@@ -445,7 +453,10 @@ void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
+  DeviceTrace* trace = model_.deviceTrace();  // a sampled step's
+  if (trace) trace->begin("dev-update");
   update(s.lr);
+  if (trace) trace->end();
   device_.synchronize();  // a GPU's update is queued: its time is the update's, not forward's
   if (scaler_) scaler_->update(false);
   s.update_ns = steadyNowNs() - t;

@@ -91,6 +91,7 @@ class TrainingRun {
   DeviceSync device_sync_;                  // made here; its sync moves to sync_, its how stays
   std::unique_ptr<GradientSync> sync_;      // over the layout's data group
   CommSpans comm_spans_;                    // a sampled step's communication pieces
+  DeviceTrace device_trace_;                // and what its device computed, piece by piece
   Communicator& peers_;                     // the ranks that train (a parameter server's workers)
   std::unique_ptr<StepSchedule> schedule_;
   std::optional<LossScaler> scaler_;

@@ -215,6 +215,28 @@ class CompareModelsTest : public QObject {
         QStringLiteral("rank 0 · step 7 · backward of micro-batch 1 2.50 ms (7.50 → 10.00 ms)"));
   }
 
+  // A sampled step's device pieces are a strip of their own on the bars' axis (not grey
+  // spans), and a piece's text says how busy the device was over the step's pieces.
+  void devicePiecesAreAStripOfTheirOwn() {
+    // The step runs 85-100 ms; on the device: layer 0 forward 86-88, the loss head 89-89.5,
+    // layer 0 backward 90-93: 5.5 ms busy of the 7 ms from 86 to 93.
+    std::vector<SpanRow> spans = {{5, 0, 7, "dev-fwd", 86000000, 88000000, 0},
+                                  {5, 0, 7, "dev-loss", 89000000, 89500000},
+                                  {5, 0, 7, "dev-bwd", 90000000, 93000000, 0}};
+    const TimelineData t = buildTimeline(5, {timedStep(0, 7, 100, 4)}, false, spans);
+    QVERIFY(t.spans.empty());
+    QVERIFY(t.hops.empty());
+    QCOMPARE(int(t.device.size()), 3);
+    QCOMPARE(t.device[0].start_ms, 1.0);
+    QCOMPARE(t.device[2].layer, 0);
+    QCOMPARE(t.device[2].end_ms, 8.0);
+    QCOMPARE(describeDevicePiece(t, t.device[2]),
+             QStringLiteral("rank 0 · step 7 · layer 0 backward on the device: 3.000 ms; the "
+                            "device was busy 5.50 of the 7.00 ms from its first piece to its "
+                            "last in this step (79 %), idle in the gaps"));
+    QVERIFY(describeDevicePiece(t, t.device[1]).contains(QStringLiteral("the loss head")));
+  }
+
   void ranksAreAlignedAtTheBarrier() {
     // Rank 1's clock runs 40 ms ahead; it waits 1 ms, rank 0 waits 6 ms: same barrier exit.
     const std::vector<StepRow> steps = {timedStep(0, 3, 100, 6), timedStep(1, 3, 140, 1)};

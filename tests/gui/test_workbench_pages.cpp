@@ -164,6 +164,40 @@ class WorkbenchPagesTest : public QObject {
     QCOMPARE(view->viewEndMs() - view->viewBeginMs(), span);
   }
 
+  // A sampled step's device pieces: a strip along the top of the row, grey where the device
+  // was idle between pieces, each piece drawn over it; hovering the strip names the piece.
+  void timelineDrawsTheDeviceStripOfASampledStep() {
+    StepRow step;  // 10 ms: forward 4, backward 4, update 2, ending at 100 ms
+    step.step = 3;
+    step.forward_ns = 4'000'000;
+    step.backward_ns = 4'000'000;
+    step.update_ns = 2'000'000;
+    step.time_ns = 100'000'000;
+    // On the device: layer 0 forward 90-93 ms, idle 93-96, layer 0 backward 96-99.
+    const std::vector<SpanRow> spans = {{1, 0, 3, "dev-fwd", 90'000'000, 93'000'000, 0},
+                                        {1, 0, 3, "dev-bwd", 96'000'000, 99'000'000, 0}};
+    TimelineView view;
+    view.resize(900, 300);
+    view.setData(buildTimeline(1, {step}, false, spans));
+    QCOMPARE(int(view.data().device.size()), 2);
+    const QRect plot = view.plotRect();
+    const auto xAt = [&](double ms) {
+      return int(plot.left() + (ms - view.viewBeginMs()) / (view.viewEndMs() - view.viewBeginMs()) *
+                                   plot.width());
+    };
+    const QImage image = view.grab().toImage();
+    const int top = plot.top() + 8;  // inside the strip (the row's top third)
+    QCOMPARE(image.pixelColor(xAt(4.5), top), QColor(0xc8, 0xc8, 0xc8));  // idle: grey
+    QVERIFY(image.pixelColor(xAt(1.5), top) != QColor(0xc8, 0xc8, 0xc8));
+    QVERIFY(image.pixelColor(xAt(1.5), top) != image.pixelColor(xAt(7.5), top));  // fwd, bwd
+    const QString piece = view.describeAt(QPoint(xAt(7.5), top));
+    QVERIFY2(piece.startsWith(QStringLiteral("rank 0 · step 3 · layer 0 backward on the device")),
+             qPrintable(piece));
+    QVERIFY2(piece.contains(QStringLiteral("(67 %)")), qPrintable(piece));
+    const QString bar = view.describeAt(QPoint(xAt(1.5), plot.top() + 40));
+    QVERIFY2(bar.contains(QStringLiteral("forward")), qPrintable(bar));
+  }
+
   void latestWindowEndsAtTheLastStepEveryRankStored() {
     Fixture f;
     {

@@ -118,6 +118,7 @@ TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
   std::set<int> named;
   std::map<std::pair<int, int64_t>, std::set<std::string>> phases;  // (pid, step) -> names
   std::map<int64_t, int> hops;                                      // step -> hops
+  std::map<int64_t, int> device;                                    // step -> device pieces
   std::map<int64_t, std::pair<int, int>> flows;                     // id -> from, to pid
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "M" && e["name"] == "process_name") named.insert(e["pid"].get<int>());
@@ -125,6 +126,10 @@ TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
     if (e["ph"] == "f") flows[e["id"]].second = e["pid"];
     if (e["ph"] == "X" && e["tid"] == ranklab::kPieceThread) {
       ++hops[e["args"]["step"].get<int64_t>()];
+      continue;
+    }
+    if (e["ph"] == "X" && e["tid"] == ranklab::kDeviceThread) {
+      ++device[e["args"]["step"].get<int64_t>()];
       continue;
     }
     if (e["ph"] != "X" || e["cat"] == "span") continue;
@@ -145,6 +150,8 @@ TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
   // 50 steps: 10, 20, ... 50 sampled, 2(4-1) hops on each of 4 ranks.
   EXPECT_EQ(hops, (std::map<int64_t, int>{{10, 24}, {20, 24}, {30, 24}, {40, 24}, {50, 24}}));
   EXPECT_EQ(flows.size(), 5u * 24u);
+  // Their work on the device on a thread of its own: 9 pieces on each of 4 ranks.
+  EXPECT_EQ(device, (std::map<int64_t, int>{{10, 36}, {20, 36}, {30, 36}, {40, 36}, {50, 36}}));
   for (const auto& [id, ends] : flows)
     EXPECT_EQ(ends.second, ends.first % 4 + 1) << "flow " << id << " from pid " << ends.first;
 
@@ -201,11 +208,23 @@ TEST_F(CliStore, EvaluationsAndCheckpointsAreStoredAsSpans) {
   shortRun("--set train.checkpoint_path=" + folder_.file("run.ckpt"));
   ranklab::RunStore store(db());
   const auto spans = store.spans(1);
-  int evaluations = 0, checkpoints = 0, hops = 0;
+  int evaluations = 0, checkpoints = 0, hops = 0, device = 0;
+  const auto steps = store.steps(1);
   for (const auto& s : spans) {
     if (ranklab::isCommSpan(s)) {  // steps 50 and 100 (telemetry.span_every = 50) opened up
       EXPECT_TRUE(s.step == 50 || s.step == 100) << s.kind << " at step " << s.step;
       ++hops;
+      continue;
+    }
+    if (ranklab::isDeviceSpan(s)) {  // and their work on the device, inside the step
+      EXPECT_TRUE(s.step == 50 || s.step == 100) << s.kind << " at step " << s.step;
+      EXPECT_GE(s.end_ns, s.start_ns) << s.kind;
+      for (const auto& step : steps) {
+        if (step.rank == s.rank && step.step == s.step) {
+          EXPECT_LE(s.end_ns, step.time_ns) << s.kind << " after its step's end";
+        }
+      }
+      ++device;
       continue;
     }
     EXPECT_EQ(s.step, 100) << s.kind;
@@ -217,8 +236,9 @@ TEST_F(CliStore, EvaluationsAndCheckpointsAreStoredAsSpans) {
   EXPECT_EQ(evaluations, 2) << "one per rank";
   EXPECT_EQ(checkpoints, 2) << "every rank takes part in writing it";
   EXPECT_EQ(hops, 2 * 2 * 2) << "2 ranks, 2 sampled steps, 2(N-1) = 2 ring hops each";
+  // 3 Linear layers' forward and backward, the loss head's two, the update.
+  EXPECT_EQ(device, 2 * 2 * (2 * 3 + 2 + 1)) << "2 ranks, 2 sampled steps";
   // The evaluation follows the rank's last step on the same clock.
-  const auto steps = store.steps(1);
   for (const auto& s : spans) {
     for (const auto& step : steps) {
       if (step.rank == s.rank && step.step == 100 && s.kind == "evaluate") {
@@ -230,7 +250,12 @@ TEST_F(CliStore, EvaluationsAndCheckpointsAreStoredAsSpans) {
 
 // The one-line-a-second progress counts towards the ranks' planned last step.
 TEST_F(CliStore, ProgressShowsPercentDoneAndAnEta) {
-  const auto r = runCli("run " + quickstart() + " --ranks 2 --set train.epochs=4 --db " + db());
+  // 1 ms more a step on rank 1: the 1872 steps take more than the second between two
+  // lines even on an idle machine (the quickstart alone trains 4 epochs in 0.9 s).
+  const auto r = runCli("run " + quickstart() +
+                        " --ranks 2 --set train.epochs=4 --set fault.straggler_rank=1"
+                        " --set fault.straggler_delay_ms=1 --db " +
+                        db());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::regex line(R"(step (\d+)/1872 +(\d+\.\d) % +ETA (\d+ s|\d+ min \d+ s))");
   std::smatch m;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -54,13 +55,15 @@ class RunRecorder : public TrainObserver {
     events.push_back(kind + ": " + text);
   }
   void onPause() override { pauses.push_back(steps.size()); }
+  void onDeviceSpans(int64_t step, const DeviceSpans& spans) override { device[step] = spans; }
   std::vector<int64_t> steps;
   std::vector<double> losses;
   std::vector<StepStats> stats;
   std::vector<EvalStats> evals;
-  std::vector<ServerLoad> loads;    // server ranks only
-  std::vector<std::string> events;  // "kind: text"
-  std::vector<size_t> pauses;       // how many steps had been seen at each pause
+  std::vector<ServerLoad> loads;          // server ranks only
+  std::vector<std::string> events;        // "kind: text"
+  std::vector<size_t> pauses;             // how many steps had been seen at each pause
+  std::map<int64_t, DeviceSpans> device;  // the sampled steps' device pieces
 };
 
 // Runs `job` with one thread per process (training ranks, then parameter servers);

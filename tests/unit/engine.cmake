@@ -18,6 +18,7 @@ add_executable(model_tests
   unit/layer_gradient_test.cpp
   unit/gemm_test.cpp
   unit/compute_device_test.cpp
+  unit/device_trace_test.cpp
   unit/linear_fusion_test.cpp
   unit/network_test.cpp
   unit/optimizer_test.cpp)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kernels/gpu_probe.h"
 #include "tests/support/thread_ranks.h"
@@ -114,6 +115,38 @@ TEST_F(GpuTraining, OneRankWithNcclRecordsItsStepsLikeTheCpu) {
     EXPECT_GT(s.backward_ns, 0);
     EXPECT_GT(s.mem_params, 0);
     EXPECT_GT(s.mem_activations, 0);
+  }
+}
+
+// A sampled step's pieces on the GPU, from CUDA events: the batch's copy first, then every
+// layer's forward, the loss head, every layer's backward and the update, each after the one
+// before on the GPU's clock and none longer than the whole step's compute.
+TEST_F(GpuTraining, SampledStepsTimeEachLayerWithCudaEvents) {
+  JobSpec job = twentySteps("cnn", "sgd");
+  job.train.device = "cuda";
+  job.telemetry.span_every = 10;
+  const auto gpu = trainWithThreads(job);
+  ASSERT_EQ(gpu[0].device.size(), 2u) << "steps 10 and 20";
+  for (const auto& [step, spans] : gpu[0].device) {
+    ASSERT_GE(spans.size(), 4u);
+    EXPECT_STREQ(spans.front().kind, "dev-input");
+    EXPECT_STREQ(spans.back().kind, "dev-update");
+    int forwards = 0, backwards = 0;
+    int64_t busy = 0;
+    for (size_t i = 0; i < spans.size(); ++i) {
+      forwards += std::string(spans[i].kind) == "dev-fwd";
+      backwards += std::string(spans[i].kind) == "dev-bwd";
+      busy += spans[i].end_ns - spans[i].begin_ns;
+      EXPECT_GE(spans[i].end_ns, spans[i].begin_ns) << spans[i].kind;
+      if (i > 0) {
+        EXPECT_GE(spans[i].begin_ns, spans[i - 1].end_ns) << spans[i].kind;
+      }
+    }
+    EXPECT_EQ(forwards, backwards);
+    EXPECT_GE(forwards, 5) << "conv, pool, conv, pool, flatten, linear: the ReLUs absorbed";
+    const auto& s = gpu[0].stats[size_t(step - 1)];
+    EXPECT_GT(busy, 0);
+    EXPECT_LE(busy, s.data_ns + s.forward_ns + s.backward_ns + s.update_ns + 1'000'000);
   }
 }
 

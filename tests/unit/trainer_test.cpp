@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/steady_clock.h"
 #include "engine/data/datasets.h"
 #include "engine/data/shard_loader.h"
 #include "engine/job/job_file.h"
@@ -115,6 +116,32 @@ TEST(Trainer, KernelWarmUpLeavesTheModelAsItWas) {
     model.backward(images.data(), labels.data(), job.train.batch_size);
     optimizer->step(model.params(), model.grads(), job.train.lr);
     EXPECT_EQ(trained[0].losses.at(step), loss.loss_sum / job.train.batch_size) << "step " << step;
+  }
+}
+
+// Every span_every-th step reports its device's work piece by piece, in the order it ran:
+// each layer's forward, the loss head's forward and backward, each layer's backward, the
+// update, all before the step's record was made.
+TEST(Trainer, SampledStepsReportTheirDevicesWorkPieceByPiece) {
+  JobSpec job = smallJob(2, "ring");  // Linear 784-32 with its ReLU absorbed, Linear 32-10
+  job.train.max_steps = 10;
+  job.telemetry.span_every = 4;
+  const int64_t before = steadyNowNs();
+  const auto ranks = trainWithThreads(job);
+  for (const auto& rank : ranks) {
+    ASSERT_EQ(rank.device.size(), 2u) << "steps 4 and 8";
+    for (const auto& [step, spans] : rank.device) {
+      EXPECT_TRUE(step == 4 || step == 8) << step;
+      std::vector<std::string> kinds;
+      for (const DeviceSpan& s : spans)
+        kinds.push_back(std::string(s.kind) + (s.layer >= 0 ? std::to_string(s.layer) : ""));
+      EXPECT_EQ(kinds, (std::vector<std::string>{"dev-fwd0", "dev-fwd2", "dev-loss", "dev-loss",
+                                                 "dev-bwd2", "dev-bwd0", "dev-update"}));
+      for (size_t i = 0; i < spans.size(); ++i) {
+        EXPECT_GE(spans[i].begin_ns, i ? spans[i - 1].end_ns : before) << kinds[i];
+        EXPECT_GE(spans[i].end_ns, spans[i].begin_ns) << kinds[i];
+      }
+    }
   }
 }
 

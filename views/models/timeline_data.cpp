@@ -143,6 +143,10 @@ void startAt(TimelineData& data, double begin) {
     hop.start_ms -= begin;
     hop.end_ms -= begin;
   }
+  for (TimelineDevicePiece& piece : data.device) {
+    piece.start_ms -= begin;
+    piece.end_ms -= begin;
+  }
   for (TimelineMark& mark : data.marks) mark.at_ms -= begin;
   data.begin_ms = 0;
 }
@@ -168,11 +172,13 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
 
   // A pipeline's passes by rank and step; other spans stay spans.
   std::map<std::pair<int, int64_t>, std::vector<PassBar>> passes;
-  std::vector<const SpanRow*> others, pieces;
+  std::vector<const SpanRow*> others, pieces, device;
   for (const SpanRow& s : spans) {
     if (!by_rank.count(s.rank)) continue;
     if (isCommSpan(s))
       pieces.push_back(&s);
+    else if (isDeviceSpan(s))
+      device.push_back(&s);
     else if (const auto pass = passOf(s))
       passes[{s.rank, s.step}].push_back(*pass);
     else
@@ -202,6 +208,11 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
     data.hops.push_back({s->rank, s->step, QString::fromStdString(s->kind), s->part, s->peer,
                          s->chunk, s->bytes, double(s->start_ns) / 1e6 + offset[s->rank],
                          double(s->end_ns) / 1e6 + offset[s->rank]});
+  }
+  for (const SpanRow* s : device) {
+    data.device.push_back({s->rank, s->step, QString::fromStdString(s->kind), s->part,
+                           double(s->start_ns) / 1e6 + offset[s->rank],
+                           double(s->end_ns) / 1e6 + offset[s->rank]});
   }
   addMarks(data, by_rank, offset, events);
   startAt(data, begin);
@@ -252,6 +263,40 @@ QString describeHop(const TimelineHop& hop) {
       .arg(what)
       .arg(double(hop.bytes) / 1024.0, 0, 'f', 1)
       .arg(hop.end_ms - hop.start_ms, 0, 'f', 3);
+}
+
+namespace {
+
+QString deviceWork(const TimelineDevicePiece& piece) {
+  if (piece.kind == "dev-fwd") return QObject::tr("layer %1 forward").arg(piece.layer);
+  if (piece.kind == "dev-bwd") return QObject::tr("layer %1 backward").arg(piece.layer);
+  if (piece.kind == "dev-loss") return QObject::tr("the loss head");
+  if (piece.kind == "dev-input") return QObject::tr("the batch's copy");
+  if (piece.kind == "dev-update") return QObject::tr("the optimizer's update");
+  return piece.kind;
+}
+
+}  // namespace
+
+QString describeDevicePiece(const TimelineData& data, const TimelineDevicePiece& piece) {
+  double busy = 0, first = piece.start_ms, last = piece.end_ms;
+  for (const TimelineDevicePiece& other : data.device) {
+    if (other.rank != piece.rank || other.step != piece.step) continue;
+    busy += other.end_ms - other.start_ms;
+    first = std::min(first, other.start_ms);
+    last = std::max(last, other.end_ms);
+  }
+  const double window = last - first;
+  return QObject::tr(
+             "rank %1 · step %2 · %3 on the device: %4 ms; the device was busy %5 of the "
+             "%6 ms from its first piece to its last in this step (%7 %), idle in the gaps")
+      .arg(piece.rank)
+      .arg(piece.step)
+      .arg(deviceWork(piece))
+      .arg(piece.end_ms - piece.start_ms, 0, 'f', 3)
+      .arg(busy, 0, 'f', 2)
+      .arg(window, 0, 'f', 2)
+      .arg(window > 0 ? 100.0 * busy / window : 100.0, 0, 'f', 0);
 }
 
 QString describeMark(const TimelineMark& mark) {

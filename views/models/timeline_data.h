@@ -41,6 +41,18 @@ struct TimelineHop {
   double start_ms = 0, end_ms = 0;
 };
 
+// A piece of a sampled step's work on the rank's device, timed on the device's clock (a
+// GPU's events): the batch's copy, a layer's forward or backward, the loss head, the
+// update. Drawn as a strip along the top of the step; the gaps between pieces are the
+// device idle, waiting for the host.
+struct TimelineDevicePiece {
+  int rank = 0;
+  int64_t step = 0;
+  QString kind;    // dev-input | dev-fwd | dev-bwd | dev-loss | dev-update
+  int layer = -1;  // dev-fwd, dev-bwd: the layer's index in the model
+  double start_ms = 0, end_ms = 0;
+};
+
 // Something that happened to a rank at the end of a step (a fault, the launcher's verdict on
 // it, an AMP overflow), drawn as a mark on the rank's row.
 struct TimelineMark {
@@ -54,13 +66,14 @@ struct TimelineMark {
 struct TimelineData {
   int64_t run_id = 0;
   int64_t first_step = 0, last_step = -1;
-  std::vector<int> ranks;           // ascending
-  std::vector<TimelineBar> bars;    // by rank, then start
-  std::vector<TimelineSpan> spans;  // of the window's ranks, from their stored spans
-  std::vector<TimelineMark> marks;  // at the end of their step, on their rank's row
-  std::vector<TimelineHop> hops;    // the sampled steps' communication pieces
-  double begin_ms = 0, end_ms = 0;  // extent of the bars
-  int64_t aligned_at_step = -1;     // -1: not aligned (each rank on its own clock)
+  std::vector<int> ranks;                   // ascending
+  std::vector<TimelineBar> bars;            // by rank, then start
+  std::vector<TimelineSpan> spans;          // of the window's ranks, from their stored spans
+  std::vector<TimelineMark> marks;          // at the end of their step, on their rank's row
+  std::vector<TimelineHop> hops;            // the sampled steps' communication pieces
+  std::vector<TimelineDevicePiece> device;  // the sampled steps' device pieces
+  double begin_ms = 0, end_ms = 0;          // extent of the bars
+  int64_t aligned_at_step = -1;             // -1: not aligned (each rank on its own clock)
   bool empty() const { return bars.empty(); }
 };
 
@@ -76,6 +89,9 @@ QString describeBar(const TimelineBar& bar);
 QString describeSpan(const TimelineSpan& span);
 // "rank 0 · step 50 · ring hop 2, reduce-scatter: chunk 2 to rank 1, 229.6 KB in 0.13 ms"
 QString describeHop(const TimelineHop& hop);
+// "rank 0 · step 50 · layer 2 backward on the device: 0.121 ms; the device was busy 0.81 of
+// the 1.20 ms from its first piece to its last in this step (68 %), idle in the gaps"
+QString describeDevicePiece(const TimelineData& data, const TimelineDevicePiece& piece);
 // "rank 2 · fault after step 20: kill: SIGKILL after step 20"
 QString describeMark(const TimelineMark& mark);
 
