@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -94,5 +95,11 @@ struct DeviceOptions {
 // CPU does not have).
 const ComputeDevice& deviceNamed(const std::string& spec, int local_rank = 0,
                                  DeviceOptions options = {});
+
+// A device a train.device name stands for beside the built-in ones (a test's device, whose
+// memory the host may not touch): `make` gives it for a rank's local index, and may be
+// called from every rank's thread. Job files name only the built-in devices (validation).
+using DeviceMaker = std::function<const ComputeDevice&(int local_rank)>;
+void registerDevice(const std::string& name, DeviceMaker make);
 
 }  // namespace ranklab

@@ -1,6 +1,9 @@
 // train.device's value to a ComputeDevice: the CPU, or a GPU where ranklab has CUDA.
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "engine/model/compute_device.h"
 #include "kernels/gpu_probe.h"
@@ -10,8 +13,30 @@
 #endif
 
 namespace ranklab {
+namespace {
+
+std::mutex registry_mutex;
+
+std::map<std::string, DeviceMaker>& registered() {
+  static std::map<std::string, DeviceMaker> devices;
+  return devices;
+}
+
+}  // namespace
+
+void registerDevice(const std::string& name, DeviceMaker make) {
+  if (name == "cpu" || name == "cuda" || name.rfind("cuda:", 0) == 0)
+    throw std::invalid_argument("registerDevice: \"" + name + "\" is a built-in device");
+  const std::lock_guard<std::mutex> lock(registry_mutex);
+  registered()[name] = std::move(make);
+}
 
 const ComputeDevice& deviceNamed(const std::string& spec, int local_rank, DeviceOptions options) {
+  {
+    const std::lock_guard<std::mutex> lock(registry_mutex);
+    const auto found = registered().find(spec);
+    if (found != registered().end()) return found->second(local_rank);
+  }
   if (spec == "cpu" && options.tf32) {
     throw std::invalid_argument("train.tf32: TF32 is a GPU's, and train.device is \"cpu\"");
   }

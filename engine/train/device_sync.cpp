@@ -92,11 +92,10 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   if (device.hostMemory()) return {makeGradientSync(job, world, std::move(matrices)), ""};
   // Job validation refuses these on a GPU; a JobSpec built in code must not slip past.
   const ParallelSpec& p = job.parallel;
-  if (p.pipeline != 1 || p.tensor != 1 || p.comm_schedule != "fifo" ||
-      p.algorithm == "shm-sharded") {
+  if (p.tensor != 1 || p.comm_schedule != "fifo" || p.algorithm == "shm-sharded") {
     throw std::invalid_argument("train.device \"" + device.name() +
-                                "\": pipeline and tensor parallelism, priority scheduling "
-                                "and shm-sharded have no GPU path yet");
+                                "\": tensor parallelism, priority scheduling and shm-sharded "
+                                "have no GPU path yet");
   }
   const int gpu = gpuIndexOf(device);
   if (p.zero != 0) return zeroOnGpus(job, world, device, gpu);

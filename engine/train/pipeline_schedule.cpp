@@ -116,6 +116,10 @@ struct PipelineSchedule::Slot {
   const float* x = nullptr;  // this micro-batch's input to the stage
   std::vector<float> input;  // received activations (not on the first stage)
   std::vector<float> dx;     // its gradient, sent back (not on the first stage)
+  // Off the host (a GPU), MPI moves host copies: the output sent on, the output gradient
+  // received, and dx as backward writes it in the device's memory.
+  std::vector<float> output_host, output_grad_host;
+  std::unique_ptr<DeviceBuffer> dx_device;
 };
 
 struct PipelineSchedule::StepState {
@@ -165,6 +169,21 @@ PipelineSchedule::Slot& PipelineSchedule::slotFor(Network& model, int micro) {
   return slot;
 }
 
+namespace {
+
+bool onHost(const Network& net) { return net.device().hostMemory(); }
+
+}  // namespace
+
+PipelineSchedule::Message PipelineSchedule::toHost(const Network& net, Message message,
+                                                   std::vector<float>& host) {
+  if (onHost(net) || message.floats == 0) return message;
+  host.resize(message.floats);
+  net.device().download(host.data(), message.data, message.floats);
+  message.data = host.data();
+  return message;
+}
+
 PipelineSchedule::Message PipelineSchedule::incoming(StepState& step, const Pass& pass) {
   const int s = stages_.rank(), last = stages_.size() - 1;
   Slot& slot = slotFor(*step.model, pass.micro);
@@ -173,8 +192,12 @@ PipelineSchedule::Message PipelineSchedule::incoming(StepState& step, const Pass
     slot.input.resize(n * slot.net->inputShape().size());
     return {slot.input.data(), slot.input.size(), s - 1};
   }
-  if (!pass.forward && s < last)
-    return {slot.net->outputGradient(), n * slot.net->outputShape().size(), s + 1};
+  if (!pass.forward && s < last) {
+    const size_t floats = n * slot.net->outputShape().size();
+    if (onHost(*slot.net)) return {slot.net->outputGradient(), floats, s + 1};
+    slot.output_grad_host.resize(floats);  // uploaded by backward()
+    return {slot.output_grad_host.data(), floats, s + 1};
+  }
   return {};
 }
 
@@ -194,6 +217,7 @@ PipelineSchedule::Message PipelineSchedule::forward(StepState& step, int micro) 
   } else {
     out = {const_cast<float*>(net.forwardActivations(slot.x, n)),
            static_cast<size_t>(n) * net.outputShape().size(), s + 1};
+    out = toHost(net, out, slot.output_host);
   }
   const int64_t done = steadyNowNs();
   step.times.forward_ns += done - t;
@@ -218,13 +242,26 @@ PipelineSchedule::Message PipelineSchedule::backward(StepState& step, int micro)
     net.setLossScale(step.loss_scale * static_cast<float>(n) / static_cast<float>(batch));
     net.lossGradient(step.batch->labels.data() + step.begin[micro], n);
   }
+  if (s < last && !onHost(net)) {
+    net.device().upload(net.outputGradient(), slot.output_grad_host.data(),
+                        slot.output_grad_host.size());
+  }
   Message out;
   if (s > 0) {
     slot.dx.resize(static_cast<size_t>(n) * net.inputShape().size());
     out = {slot.dx.data(), slot.dx.size(), s - 1};
+    if (!onHost(net)) {
+      if (!slot.dx_device || slot.dx_device->size() < slot.dx.size())
+        slot.dx_device = net.device().allocate(slot.dx.size());
+      out.data = slot.dx_device->data();
+    }
   }
   const bool final_pass = micro + 1 == microbatches_;
   net.backwardFrom(slot.x, out.data, n, final_pass ? step.hooks->on_ready : GradientReadyFn{});
+  if (out.data != nullptr && !onHost(net)) {
+    net.device().download(slot.dx.data(), out.data, out.floats);
+    out.data = slot.dx.data();
+  }
   const int64_t done = steadyNowNs();
   step.times.backward_ns += done - t;
   step.times.passes.push_back({false, micro, t, done});
@@ -300,7 +337,7 @@ ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const u
                                          int64_t n, int batch) {
   const int s = stages_.rank(), last = stages_.size() - 1;
   const size_t in = model.inputShape().size(), out = model.outputShape().size();
-  std::vector<float> input;
+  std::vector<float> input, output_host;
   ScoredSamples scored;
   for (int64_t start = 0; start < n; start += batch) {
     const int b = static_cast<int>(std::min<int64_t>(batch, n - start));
@@ -317,7 +354,9 @@ ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const u
       scored.correct += part.correct;
       scored.samples += b;
     } else {
-      stages_.send(output, static_cast<size_t>(b) * out * sizeof(float), s + 1, tags::kPipeline);
+      const Message sent = toHost(model, {const_cast<float*>(output), size_t(b) * out, s + 1},
+                                  output_host);
+      stages_.send(sent.data, sent.floats * sizeof(float), s + 1, tags::kPipeline);
     }
   }
   return scored;

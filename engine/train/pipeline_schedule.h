@@ -64,6 +64,9 @@ class PipelineSchedule : public StepSchedule {
   Message backward(StepState& step, int micro);
   // What a pass receives before it runs, and where it goes.
   Message incoming(StepState& step, const Pass& pass);
+  // The message itself where the stage computes in host memory; else its copy, downloaded
+  // into `host` (MPI sends host memory).
+  static Message toHost(const Network& net, Message message, std::vector<float>& host);
   Ticket post(StepState& step, const Message& message, bool send);
   // Waits for a posted message, the time counted as the pipeline's bubble.
   void waitCounted(StepState& step, Ticket& ticket);

@@ -188,7 +188,7 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
   const std::pair<std::string, std::string> cases[] = {
       {on_gpu + "zero = 1\ndevice_collectives = \"host\"\n",
        "parallel.zero: shards the update on the GPUs through NCCL"},
-      {on_gpu + "ranks = 2\npipeline = 2\n", "parallel.pipeline: has no GPU path yet"},
+      {on_gpu + "ranks = 2\ntensor = 2\n", "parallel.tensor: has no GPU path yet"},
       {on_gpu + "comm_schedule = \"priority\"\n", "parallel.comm_schedule: has no GPU path yet"},
       {on_gpu + "device_collectives = \"nccl\"\nstrategy = \"ps-sync\"\n",
        "parallel.device_collectives: \"nccl\" all-reduces the GPU buffers as they are: needs "

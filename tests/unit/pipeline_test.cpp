@@ -8,6 +8,7 @@
 
 #include "engine/model/models.h"
 #include "engine/train/pipeline_schedule.h"
+#include "tests/support/guarded_device.h"
 #include "tests/support/thread_ranks.h"
 
 namespace ranklab {
@@ -115,6 +116,31 @@ TEST(Pipeline, BothSchedulesFollowOneRankOnTheSameGlobalBatch) {
         for (const auto& s : ranks[0].stats) wait += s.wait_ns;
         EXPECT_GT(wait, 0) << what;
       }
+    }
+  }
+}
+
+// Stages on a device whose memory the host may not touch, as a GPU's
+// (tests/support/guarded_device.h: a host read of it crashes, a host pointer in a device
+// operation throws): activations, their gradients and evaluation's outputs cross stages as
+// host copies, and the run is the CPU's bit for bit, alone and with two data replicas
+// (gradients all-reduced on host copies). A checkpoint is taken and read back on the way.
+TEST(Pipeline, StagesOffTheHostSendHostCopiesAndFollowTheCpuBitForBit) {
+  testing::registerGuardedDevices();
+  for (const auto& [ranks, schedule] : {std::pair{2, "gpipe"}, {2, "1f1b"}, {4, "1f1b"}}) {
+    JobSpec cpu = pipelineJob(ranks, 2, schedule, 2);
+    cpu.train.checkpoint_every = 10;
+    cpu.train.checkpoint_path = ::testing::TempDir() + "ranklab-guarded-pipeline.ckpt";
+    JobSpec off = cpu;
+    off.train.device = "guarded";
+    off.parallel.device_collectives = "host";
+    const auto want = testing::trainWithThreads(cpu);
+    const auto got = testing::trainWithThreads(off);
+    const std::string what = std::string(schedule) + " on " + std::to_string(ranks) + " ranks";
+    for (size_t r = 0; r < want.size(); ++r) {
+      EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
+      EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
+      EXPECT_EQ(got[r].stats.back().bytes_tx, want[r].stats.back().bytes_tx) << what;
     }
   }
 }

@@ -1,0 +1,261 @@
+// Test support: a device that computes with the CPU's layers but whose memory the host may
+// not touch, as a GPU's. Every buffer is a mapping of its own, PROT_NONE except while one of
+// the device's own operations runs (a layer pass, the loss head, a copy, an update), so a
+// host read or write of device memory (a missed staging copy) stops the test with SIGSEGV
+// at the faulty line; and every operation checks its pointers' sides: a host pointer passed
+// where the device's memory belongs (which a GPU would fault on) throws naming the argument.
+// Registered as train.device = "guarded" (one device per rank, as GPUs are).
+#pragma once
+
+#include <sys/mman.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "engine/model/compute_device.h"
+
+namespace ranklab::testing {
+
+class GuardedDevice : public ComputeDevice {
+ public:
+  explicit GuardedDevice(int index) : index_(index) {}
+
+  // Unlocks the device's memory for one of its operations (nested and concurrent ones too).
+  class Open {
+   public:
+    explicit Open(const GuardedDevice& device) : device_(device) { device_.enter(); }
+    ~Open() { device_.leave(); }
+    Open(const Open&) = delete;
+    Open& operator=(const Open&) = delete;
+
+   private:
+    const GuardedDevice& device_;
+  };
+
+  // Throws naming `what` unless [p, p + bytes) lies in one of this device's buffers.
+  void expectDevice(const void* p, size_t bytes, const std::string& what) const {
+    if (p == nullptr || bytes == 0) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const char* c = static_cast<const char*>(p);
+    auto after = regions_.upper_bound(const_cast<char*>(c));
+    if (after == regions_.begin() || c + bytes > std::prev(after)->first + std::prev(after)->second)
+      throw std::logic_error(name() + ": " + what + " is not this device's memory");
+  }
+  // Throws naming `what` if p is in one of this device's buffers.
+  void expectHost(const void* p, const std::string& what) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const char* c = static_cast<const char*>(p);
+    auto after = regions_.upper_bound(const_cast<char*>(c));
+    if (after != regions_.begin() && c < std::prev(after)->first + std::prev(after)->second)
+      throw std::logic_error(name() + ": " + what + " is device memory, not the host's");
+  }
+
+  std::string name() const override { return "guarded:" + std::to_string(index_); }
+  std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override;
+  std::unique_ptr<LossHead> makeLossHead() const override;
+  std::unique_ptr<DeviceBuffer> allocate(size_t floats) const override;
+  bool hostMemory() const override { return false; }
+
+  void upload(float* to, const float* host, size_t n) const override {
+    expectDevice(to, n * sizeof(float), "upload's destination");
+    expectHost(host, "upload's source");
+    const Open open(*this);
+    cpuDevice().upload(to, host, n);
+  }
+  void download(float* host, const float* from, size_t n) const override {
+    expectDevice(from, n * sizeof(float), "download's source");
+    expectHost(host, "download's destination");
+    const Open open(*this);
+    cpuDevice().download(host, from, n);
+  }
+  void copy(float* to, const float* from, size_t n) const override {
+    expectDevice(to, n * sizeof(float), "copy's destination");
+    expectDevice(from, n * sizeof(float), "copy's source");
+    const Open open(*this);
+    cpuDevice().copy(to, from, n);
+  }
+  void fill(float* to, size_t n, float value) const override {
+    expectDevice(to, n * sizeof(float), "fill's buffer");
+    const Open open(*this);
+    cpuDevice().fill(to, n, value);
+  }
+  void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
+                 float momentum, float weight_decay, bool nesterov) const override {
+    expectDevice(params, n * sizeof(float), "sgd's parameters");
+    expectDevice(grads, n * sizeof(float), "sgd's gradients");
+    if (momentum != 0) expectDevice(velocity, n * sizeof(float), "sgd's velocity");
+    const Open open(*this);
+    cpuDevice().sgdUpdate(params, grads, velocity, n, lr, momentum, weight_decay, nesterov);
+  }
+  void adamUpdate(float* params, const float* grads, float* first_moment, float* second_moment,
+                  size_t n, const kernels::AdamScalars& s) const override {
+    for (const float* p : {static_cast<const float*>(params), grads,
+                           static_cast<const float*>(first_moment),
+                           static_cast<const float*>(second_moment)})
+      expectDevice(p, n * sizeof(float), "adam's buffers");
+    const Open open(*this);
+    cpuDevice().adamUpdate(params, grads, first_moment, second_moment, n, s);
+  }
+  bool scaleAndCheckFinite(float* grads, size_t n, float factor) const override {
+    expectDevice(grads, n * sizeof(float), "unscale's gradients");
+    const Open open(*this);
+    return cpuDevice().scaleAndCheckFinite(grads, n, factor);
+  }
+  void synchronize() const override {}
+
+  // The buffers' bookkeeping (GuardedBuffer's).
+  void track(char* data, size_t bytes) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    regions_[data] = bytes;
+    protect(data, bytes);
+  }
+  void untrack(char* data) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    regions_.erase(data);
+  }
+
+ private:
+  void enter() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (open_++ == 0)
+      for (const auto& [data, bytes] : regions_) mprotect(data, bytes, PROT_READ | PROT_WRITE);
+  }
+  void leave() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (--open_ == 0)
+      for (const auto& [data, bytes] : regions_) mprotect(data, bytes, PROT_NONE);
+  }
+  // A new buffer starts as the others are: open inside an operation, else locked.
+  void protect(char* data, size_t bytes) const {
+    if (open_ == 0) mprotect(data, bytes, PROT_NONE);
+  }
+
+  int index_;
+  mutable std::mutex mutex_;
+  mutable int open_ = 0;
+  mutable std::map<char*, size_t> regions_;  // each buffer's pages
+};
+
+// `floats` floats in pages of their own, zeroed, known to the device that made them.
+class GuardedBuffer : public DeviceBuffer {
+ public:
+  GuardedBuffer(const GuardedDevice& device, size_t floats) : device_(device), size_(floats) {
+    if (floats == 0) return;
+    bytes_ = (floats * sizeof(float) + 4095) / 4096 * 4096;
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<float*>(p);
+    device_.track(reinterpret_cast<char*>(data_), bytes_);
+  }
+  ~GuardedBuffer() override {
+    if (data_ == nullptr) return;
+    device_.untrack(reinterpret_cast<char*>(data_));
+    munmap(data_, bytes_);
+  }
+  GuardedBuffer(const GuardedBuffer&) = delete;
+  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
+  float* data() override { return data_; }
+  size_t size() const override { return size_; }
+
+ private:
+  const GuardedDevice& device_;
+  size_t size_, bytes_ = 0;
+  float* data_ = nullptr;
+};
+
+// A CPU layer run inside the device's operations, its pointers checked to be the device's.
+class GuardedLayer : public Layer {
+ public:
+  GuardedLayer(const GuardedDevice& device, std::unique_ptr<Layer> inner)
+      : Layer(inner->name(), inner->inputShape(), inner->outputShape()),
+        device_(device),
+        inner_(std::move(inner)) {}
+  std::string describe() const override { return inner_->describe(); }
+  std::vector<ParamTensor> paramTensors() const override { return inner_->paramTensors(); }
+  void bind(float* params, float* grads) override {
+    device_.expectDevice(params, 1, name() + "'s parameters");
+    device_.expectDevice(grads, 1, name() + "'s gradients");
+    inner_->bind(params, grads);
+  }
+  void init(std::mt19937_64& rng) override {
+    const GuardedDevice::Open open(device_);
+    inner_->init(rng);
+  }
+  void setPrecision(kernels::Precision precision) override { inner_->setPrecision(precision); }
+  bool absorbFollowingRelu() override { return inner_->absorbFollowingRelu(); }
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override {
+    device_.expectDevice(x, bytes(batch, inputShape()), name() + "'s forward input");
+    device_.expectDevice(y, bytes(batch, outputShape()), name() + "'s forward output");
+    const GuardedDevice::Open open(device_);
+    inner_->forward(x, y, batch, pass);
+  }
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override {
+    device_.expectDevice(x, bytes(batch, inputShape()), name() + "'s backward input");
+    device_.expectDevice(y, bytes(batch, outputShape()), name() + "'s backward output");
+    device_.expectDevice(dy, bytes(batch, outputShape()), name() + "'s output gradient");
+    device_.expectDevice(dx, bytes(batch, inputShape()), name() + "'s input gradient");
+    const GuardedDevice::Open open(device_);
+    inner_->overwriteGradients(overwritesGradients());
+    inner_->backward(x, y, dy, dx, batch);
+  }
+
+ private:
+  static size_t bytes(int batch, Shape shape) {
+    return static_cast<size_t>(batch) * shape.size() * sizeof(float);
+  }
+  const GuardedDevice& device_;
+  std::unique_ptr<Layer> inner_;
+};
+
+// The CPU's loss head over logits in device memory; labels are the host's, as on a GPU.
+class GuardedLossHead : public LossHead {
+ public:
+  explicit GuardedLossHead(const GuardedDevice& device)
+      : device_(device), inner_(cpuDevice().makeLossHead()) {}
+  BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) override {
+    device_.expectDevice(logits, size_t(batch) * classes * sizeof(float), "the loss's logits");
+    device_.expectHost(labels, "the loss's labels");
+    const GuardedDevice::Open open(device_);
+    return inner_->forward(logits, labels, batch, classes);
+  }
+  void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const override {
+    device_.expectDevice(dlogits, 1, "the loss's gradient");
+    device_.expectHost(labels, "the loss's labels");
+    const GuardedDevice::Open open(device_);
+    inner_->backward(dlogits, labels, batch, scale);
+  }
+
+ private:
+  const GuardedDevice& device_;
+  std::unique_ptr<LossHead> inner_;
+};
+
+inline std::unique_ptr<Layer> GuardedDevice::makeLayer(const LayerRequest& request) const {
+  return std::make_unique<GuardedLayer>(*this, cpuDevice().makeLayer(request));
+}
+
+inline std::unique_ptr<LossHead> GuardedDevice::makeLossHead() const {
+  return std::make_unique<GuardedLossHead>(*this);
+}
+
+inline std::unique_ptr<DeviceBuffer> GuardedDevice::allocate(size_t floats) const {
+  return std::make_unique<GuardedBuffer>(*this, floats);
+}
+
+// train.device = "guarded": rank r's own GuardedDevice (never destroyed: buffers outlive
+// runs in tests that keep a network).
+inline void registerGuardedDevices() {
+  registerDevice("guarded", [](int local_rank) -> const ComputeDevice& {
+    static std::mutex mutex;
+    static std::map<int, std::unique_ptr<GuardedDevice>> devices;
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto& device = devices[local_rank];
+    if (!device) device = std::make_unique<GuardedDevice>(local_rank);
+    return *device;
+  });
+}
+
+}  // namespace ranklab::testing
