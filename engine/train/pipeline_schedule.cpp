@@ -171,7 +171,9 @@ PipelineSchedule::Slot& PipelineSchedule::slotFor(Network& model, int micro) {
 
 namespace {
 
-bool onHost(const Network& net) { return net.device().hostMemory(); }
+bool onHost(const Network& net) {
+  return net.device().hostMemory();
+}
 
 }  // namespace
 
@@ -354,8 +356,8 @@ ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const u
       scored.correct += part.correct;
       scored.samples += b;
     } else {
-      const Message sent = toHost(model, {const_cast<float*>(output), size_t(b) * out, s + 1},
-                                  output_host);
+      const Message sent =
+          toHost(model, {const_cast<float*>(output), size_t(b) * out, s + 1}, output_host);
       stages_.send(sent.data, sent.floats * sizeof(float), s + 1, tags::kPipeline);
     }
   }

@@ -92,9 +92,9 @@ class GuardedDevice : public ComputeDevice {
   }
   void adamUpdate(float* params, const float* grads, float* first_moment, float* second_moment,
                   size_t n, const kernels::AdamScalars& s) const override {
-    for (const float* p : {static_cast<const float*>(params), grads,
-                           static_cast<const float*>(first_moment),
-                           static_cast<const float*>(second_moment)})
+    for (const float* p :
+         {static_cast<const float*>(params), grads, static_cast<const float*>(first_moment),
+          static_cast<const float*>(second_moment)})
       expectDevice(p, n * sizeof(float), "adam's buffers");
     const Open open(*this);
     cpuDevice().adamUpdate(params, grads, first_moment, second_moment, n, s);

@@ -3,6 +3,7 @@
 // on the host when run directly; on the CPU the strategy is used as it is.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -11,7 +12,9 @@
 #include "engine/train/device_sync.h"
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
+#include "tests/support/guarded_device.h"
 #include "tests/support/ledger_device.h"
+#include "tests/support/thread_ranks.h"
 #include "tests/support/thread_world.h"
 
 namespace ranklab {
@@ -163,6 +166,59 @@ TEST(DeviceSync, ZeroOnAGpuNeedsNcclAndSaysWhyNot) {
                       "parallel.device_collectives is \"host\""),
             std::string::npos)
       << said;
+}
+
+}  // namespace
+}  // namespace ranklab
+
+namespace ranklab {
+namespace {
+
+// Whole runs on a device whose memory the host may not touch (tests/support/guarded_device.h:
+// a host read crashes, a host pointer in a device operation throws), through every host-staged
+// path a GPU without NCCL takes: each strategy, bucketing, a codec, micro-batches, AMP and a
+// checkpoint. The device computes with the CPU's kernels, so each run is the CPU's bit for bit.
+TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
+  testing::registerGuardedDevices();
+  using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
+  const std::vector<Variant> variants = {
+      {"ring", [](JobSpec&) {}},
+      {"bucket_kb 4", [](JobSpec& j) { j.parallel.bucket_kb = 4; }},
+      {"ps-sync", [](JobSpec& j) { j.parallel.strategy = "ps-sync"; }},
+      {"local-sgd",
+       [](JobSpec& j) {
+         j.parallel.strategy = "local-sgd";
+         j.parallel.average_every = 3;
+       }},
+      {"topk", [](JobSpec& j) { j.compression.codec = "topk"; }},
+      {"microbatches 2", [](JobSpec& j) { j.parallel.microbatches = 2; }},
+      {"bf16", [](JobSpec& j) { j.amp.dtype = "bf16"; }},
+      {"adamw", [](JobSpec& j) {
+         j.train.optimizer = "adamw";
+         j.train.lr = 0.001;
+       }}};
+  for (const auto& [what, apply] : variants) {
+    JobSpec cpu;
+    cpu.model.layers = {32};
+    cpu.train.batch_size = 20;
+    cpu.train.max_steps = 12;
+    cpu.train.checkpoint_every = 6;
+    cpu.train.checkpoint_path = ::testing::TempDir() + "ranklab-guarded-sync.ckpt";
+    cpu.parallel.ranks = 2;
+    apply(cpu);
+    JobSpec off = cpu;
+    off.train.device = "guarded";
+    off.parallel.device_collectives = "host";
+    const auto want = testing::trainWithThreads(cpu);
+    const auto got = testing::trainWithThreads(off);
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t r = 0; r < want.size(); ++r) {
+      EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
+      ASSERT_EQ(got[r].evals.size(), want[r].evals.size()) << what << " rank " << r;
+      if (!want[r].evals.empty())  // a parameter server evaluates nothing
+        EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
+    }
+  }
 }
 
 }  // namespace

@@ -118,6 +118,25 @@ TEST_F(GpuTraining, OneRankWithNcclRecordsItsStepsLikeTheCpu) {
   }
 }
 
+// Two pipeline stages on the GPU (both on GPU 0 where there is one): activations and their
+// gradients cross as host copies over MPI, and the run follows the CPU's within 1e-5.
+TEST_F(GpuTraining, PipelineStagesFollowTheCpu) {
+  for (const std::string schedule : {"gpipe", "1f1b"}) {
+    JobSpec job = twentySteps("mlp", "sgd");
+    job.model.layers = {64, 32};
+    job.model.dropout = 0;
+    job.parallel.ranks = 2;
+    job.parallel.pipeline = 2;
+    job.parallel.microbatches = 4;
+    job.parallel.schedule = schedule;
+    const auto cpu = trainWithThreads(job);
+    job.train.device = "cuda";
+    const auto gpu = trainWithThreads(job);
+    for (size_t r = 0; r < 2; ++r)
+      EXPECT_LT(largestGap(gpu[r].losses, cpu[r].losses), 1e-5) << schedule << " stage " << r;
+  }
+}
+
 // A sampled step's pieces on the GPU, from CUDA events: the batch's copy first, then every
 // layer's forward, the loss head, every layer's backward and the update, each after the one
 // before on the GPU's clock and none longer than the whole step's compute.

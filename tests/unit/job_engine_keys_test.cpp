@@ -206,6 +206,9 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
     for (const auto& issue : issuesOf(on_gpu + "zero = " + stage + "\n"))
       EXPECT_NE(issue.key, "parallel.zero") << stage << ": " << issue.message;
   }
+  // Nor are pipeline stages: they pass activations through host copies.
+  for (const auto& issue : issuesOf(on_gpu + "ranks = 2\npipeline = 2\n"))
+    EXPECT_NE(issue.key, "parallel.pipeline") << issue.message;
   // On the CPU the GPU's limits do not apply.
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\ndevice_collectives = \"nccl\"\n").empty());
 }
