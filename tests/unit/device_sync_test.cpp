@@ -215,8 +215,9 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
     for (size_t r = 0; r < want.size(); ++r) {
       EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
       ASSERT_EQ(got[r].evals.size(), want[r].evals.size()) << what << " rank " << r;
-      if (!want[r].evals.empty())  // a parameter server evaluates nothing
+      if (!want[r].evals.empty()) {  // a parameter server evaluates nothing
         EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
+      }
     }
   }
 }
