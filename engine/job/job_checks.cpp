@@ -194,15 +194,14 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 std::to_string(gpus) + " (cuda:0..cuda:" + std::to_string(gpus - 1) + ")");
   // Each part without a GPU path is named on its own key, whatever the GPU check said.
   const std::pair<std::string, bool> cpu_only[] = {
-      {"parallel.tensor", p.tensor != 1},
       {"parallel.comm_schedule", p.comm_schedule != "fifo"},
       {"parallel.algorithm", p.algorithm == "shm-sharded"}};
   for (const auto& [key, broken] : cpu_only) {
     checkRule(root, log, key, {}, broken,
               "has no GPU path yet, and train.device is " + quoted(device) +
-                  ": a GPU trains data-parallel replicas, whole, ZeRO-sharded or as pipeline "
-                  "stages (tensor = 1, comm_schedule = \"fifo\", not shm-sharded); or use "
-                  "train.device = \"cpu\"");
+                  ": a GPU trains data-parallel replicas, whole or ZeRO-sharded, pipeline "
+                  "stages and tensor slices (comm_schedule = \"fifo\", not shm-sharded); or "
+                  "use train.device = \"cpu\"");
   }
   checkRule(root, log, "parallel.zero", {"parallel.device_collectives"},
             p.zero != 0 && p.device_collectives == "host",

@@ -11,10 +11,17 @@
 
 namespace ranklab {
 
-void TensorGroup::sum(float* data, size_t count, bool in_backward) {
+void TensorGroup::sum(float* data, size_t count, bool in_backward, const ComputeDevice& device) {
   if (comm_.size() == 1) return;
   const int64_t t0 = steadyNowNs();
-  ring_.run(data, count);
+  if (device.hostMemory()) {
+    ring_.run(data, count);
+  } else {
+    host_.resize(count);
+    device.download(host_.data(), data, count);
+    ring_.run(host_.data(), count);
+    device.upload(data, host_.data(), count);
+  }
   (in_backward ? counts_.backward_ns : counts_.forward_ns) += steadyNowNs() - t0;
   ++counts_.allreduces;
   counts_.bytes_tx += ring_.bytesSent();
@@ -32,19 +39,20 @@ namespace {
 // f and g: a copy of their input one way, a sum over the slices the other way.
 class SliceCollective : public Layer {
  public:
-  SliceCollective(std::string name, Shape shape, TensorGroup& group)
-      : Layer(std::move(name), shape, shape), group_(group) {}
+  SliceCollective(std::string name, Shape shape, TensorGroup& group, const ComputeDevice& device)
+      : Layer(std::move(name), shape, shape), group_(group), device_(device) {}
 
  protected:
   // to = from, then (when sum) summed over the slices, timed as forward or backward.
   void copy(const float* from, float* to, int batch, bool sum, bool in_backward) {
     const size_t floats = static_cast<size_t>(batch) * inputShape().size();
-    std::copy_n(from, floats, to);
-    if (sum) group_.sum(to, floats, in_backward);
+    device_.copy(to, from, floats);
+    if (sum) group_.sum(to, floats, in_backward, device_);
   }
 
  private:
   TensorGroup& group_;
+  const ComputeDevice& device_;  // the network's, where x, y and the gradients are
 };
 
 // Megatron's f: the identity forward; backward sums the slices' parts of the input gradient.
@@ -85,15 +93,14 @@ const ParamView& viewOf(const Network& net, const std::string& name) {
   throw std::logic_error("sliceForTensorParallel: no tensor " + name);
 }
 
-// Copies this slice's part of a Linear's weight (out, in) and bias from whole into slice.
-void copySlice(const Network& whole, Network& slice, const std::string& layer, Split split,
-               int rank) {
+// Copies this slice's part of a Linear's weight (out, in) and bias from whole's parameters
+// (`from`, host memory) into the slice's (`to`).
+void copySlice(const Network& whole, const float* from, const Network& slice, float* to,
+               const std::string& layer, Split split, int rank) {
   const ParamView& w = viewOf(whole, layer + ".weight");
   const ParamView& b = viewOf(whole, layer + ".bias");
   const ParamView& sw = viewOf(slice, layer + ".weight");
   const ParamView& sb = viewOf(slice, layer + ".bias");
-  const float* from = whole.params();
-  float* to = slice.params();
   const size_t out = b.size, in = w.size / out;
   if (split == Split::kColumns) {  // rows [r * out', (r + 1) * out') of W, and of b
     const size_t rows = sb.size;
@@ -154,12 +161,14 @@ std::unique_ptr<Layer> replicate(const Layer& layer, const ComputeDevice& device
   return device.makeLayer(request);
 }
 
-// Copies every tensor of a replicated body layer whole from `whole` into `slice`.
-void copyWhole(const Network& whole, Network& slice, const std::string& layer) {
+// Copies every tensor of a replicated body layer whole from whole's parameters (`from`) into
+// the slice's (`to`), both host memory.
+void copyWhole(const Network& whole, const float* from, const Network& slice, float* to,
+               const std::string& layer) {
   for (const auto& view : slice.views()) {
     if (!startsWith(view.name, layer + ".")) continue;
-    const ParamView& from = viewOf(whole, view.name);
-    std::copy_n(whole.params() + from.offset, from.size, slice.params() + view.offset);
+    const ParamView& source = viewOf(whole, view.name);
+    std::copy_n(from + source.offset, source.size, to + view.offset);
   }
 }
 
@@ -195,23 +204,27 @@ Network sliceForTensorParallel(const Network& whole, TensorGroup& group) {
       }
       linear.outputs /= t;
       if (k > 0 || body_learns)
-        add(std::make_unique<CopyToSlices>("f" + std::to_string(k / 2), shape, group));
+        add(std::make_unique<CopyToSlices>("f" + std::to_string(k / 2), shape, group, device));
     }
     linear.adds_bias = split != Split::kRows || group.rank() == 0;
     linear.input = shape;
     add(device.makeLayer(linear));
     if (split == Split::kRows)
-      add(std::make_unique<SumOverSlices>("g" + std::to_string(k / 2), shape, group));
+      add(std::make_unique<SumOverSlices>("g" + std::to_string(k / 2), shape, group, device));
     ++k;
   }
   Network slice(std::move(layers), 0, device);
+  // The slices are cut on the host: the parameters go down whole and the slice's come up.
+  std::vector<float> from(whole.parameterCount()), to(slice.parameterCount());
+  device.download(from.data(), whole.params(), from.size());
   k = 0;
   for (const auto& layer : whole.layers()) {
     if (startsWith(layer->name(), "fc"))
-      copySlice(whole, slice, layer->name(), splits[k++], group.rank());
+      copySlice(whole, from.data(), slice, to.data(), layer->name(), splits[k++], group.rank());
     else if (!layer->paramTensors().empty())
-      copyWhole(whole, slice, layer->name());
+      copyWhole(whole, from.data(), slice, to.data(), layer->name());
   }
+  device.upload(slice.params(), to.data(), to.size());
   return slice;
 }
 

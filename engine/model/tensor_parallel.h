@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "comm/collectives/ring_allreduce.h"
 #include "comm/communicator.h"
@@ -33,14 +34,16 @@ class TensorGroup {
   explicit TensorGroup(Communicator& comm) : comm_(comm), ring_(comm) {}
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
-  // data[0, count) summed over the slices, in place; timed into forward or backward.
-  void sum(float* data, size_t count, bool in_backward);
+  // data[0, count) of `device`'s memory summed over the slices, in place (through a host
+  // copy off the host); timed into forward or backward.
+  void sum(float* data, size_t count, bool in_backward, const ComputeDevice& device);
   TensorParallelCounts take();
 
  private:
   Communicator& comm_;
   RingAllreduce ring_;
   TensorParallelCounts counts_;
+  std::vector<float> host_;  // the host copy summed off the host
 };
 
 // This slice of `whole` (an MLP of Linear, ReLU layers, or a CNN; no dropout): its column- and

@@ -92,10 +92,9 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   if (device.hostMemory()) return {makeGradientSync(job, world, std::move(matrices)), ""};
   // Job validation refuses these on a GPU; a JobSpec built in code must not slip past.
   const ParallelSpec& p = job.parallel;
-  if (p.tensor != 1 || p.comm_schedule != "fifo" || p.algorithm == "shm-sharded") {
+  if (p.comm_schedule != "fifo" || p.algorithm == "shm-sharded") {
     throw std::invalid_argument("train.device \"" + device.name() +
-                                "\": tensor parallelism, priority scheduling and shm-sharded "
-                                "have no GPU path yet");
+                                "\": priority scheduling and shm-sharded have no GPU path yet");
   }
   const int gpu = gpuIndexOf(device);
   if (p.zero != 0) return zeroOnGpus(job, world, device, gpu);

@@ -137,6 +137,21 @@ TEST_F(GpuTraining, PipelineStagesFollowTheCpu) {
   }
 }
 
+// Two tensor slices of an MLP on the GPU (both on GPU 0 where there is one): f's and g's
+// sums go through host copies, and the run follows the whole model on the CPU within 1e-5.
+TEST_F(GpuTraining, TensorSlicesFollowTheCpu) {
+  JobSpec job = twentySteps("mlp", "sgd");
+  job.model.layers = {64, 32};
+  job.model.dropout = 0;
+  const auto cpu = trainWithThreads(job);
+  job.train.device = "cuda";
+  job.parallel.ranks = 2;
+  job.parallel.tensor = 2;
+  const auto gpu = trainWithThreads(job);
+  for (size_t r = 0; r < 2; ++r)
+    EXPECT_LT(largestGap(gpu[r].losses, cpu[0].losses), 1e-5) << "slice " << r;
+}
+
 // A sampled step's pieces on the GPU, from CUDA events: the batch's copy first, then every
 // layer's forward, the loss head, every layer's backward and the update, each after the one
 // before on the GPU's clock and none longer than the whole step's compute.

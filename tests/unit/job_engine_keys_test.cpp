@@ -188,7 +188,7 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
   const std::pair<std::string, std::string> cases[] = {
       {on_gpu + "zero = 1\ndevice_collectives = \"host\"\n",
        "parallel.zero: shards the update on the GPUs through NCCL"},
-      {on_gpu + "ranks = 2\ntensor = 2\n", "parallel.tensor: has no GPU path yet"},
+      {on_gpu + "algorithm = \"shm-sharded\"\n", "parallel.algorithm: has no GPU path yet"},
       {on_gpu + "comm_schedule = \"priority\"\n", "parallel.comm_schedule: has no GPU path yet"},
       {on_gpu + "device_collectives = \"nccl\"\nstrategy = \"ps-sync\"\n",
        "parallel.device_collectives: \"nccl\" all-reduces the GPU buffers as they are: needs "
@@ -206,9 +206,13 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
     for (const auto& issue : issuesOf(on_gpu + "zero = " + stage + "\n"))
       EXPECT_NE(issue.key, "parallel.zero") << stage << ": " << issue.message;
   }
-  // Nor are pipeline stages: they pass activations through host copies.
-  for (const auto& issue : issuesOf(on_gpu + "ranks = 2\npipeline = 2\n"))
-    EXPECT_NE(issue.key, "parallel.pipeline") << issue.message;
+  // Nor are pipeline stages or tensor slices: they pass activations through host copies.
+  for (const std::string layout : {"pipeline = 2", "tensor = 2"}) {
+    for (const auto& issue : issuesOf(on_gpu + "ranks = 2\n" + layout + "\n")) {
+      EXPECT_NE(issue.key, "parallel.pipeline") << issue.message;
+      EXPECT_NE(issue.key, "parallel.tensor") << issue.message;
+    }
+  }
   // On the CPU the GPU's limits do not apply.
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\ndevice_collectives = \"nccl\"\n").empty());
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/train/trainer.h"
+#include "tests/support/guarded_device.h"
 #include "tests/support/thread_ranks.h"
 
 namespace ranklab {
@@ -82,6 +83,33 @@ TEST(TensorParallel, CnnHeadSlicesTrainAsOneRank) {
   expectSameTraining(split, whole[0], "cnn, 2 slices of the head");
   for (const auto& rank : split)  // g forward, f backward
     EXPECT_EQ(rank.stats.back().allreduces, 2);
+}
+
+// Slices on a device whose memory the host may not touch, as a GPU's
+// (tests/support/guarded_device.h): f's and g's sums go through host copies, the slices are
+// cut on the host and uploaded, and the run is the CPU's bit for bit: an MLP alone and in
+// two replicas, and a CNN's head.
+TEST(TensorParallel, SlicesOffTheHostSumHostCopiesAndFollowTheCpuBitForBit) {
+  testing::registerGuardedDevices();
+  JobSpec cnn = tensorJob(2, 2);
+  cnn.model.kind = "cnn";
+  cnn.model.channels = {4, 8};
+  cnn.model.kernel_size = 3;
+  cnn.model.layers = {32};
+  for (const auto& [what, cpu] : {std::pair{"mlp, 2 slices", tensorJob(2, 2)},
+                                  {"mlp, 2 replicas of 2", tensorJob(4, 2)},
+                                  {"cnn head, 2 slices", cnn}}) {
+    JobSpec off = cpu;
+    off.train.device = "guarded";
+    off.parallel.device_collectives = "host";
+    const auto want = trainWithThreads(cpu);
+    const auto got = trainWithThreads(off);
+    for (size_t r = 0; r < want.size(); ++r) {
+      EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
+      EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
+      EXPECT_EQ(got[r].stats.back().allreduces, want[r].stats.back().allreduces) << what;
+    }
+  }
 }
 
 TEST(TensorParallel, TwoReplicasOfTwoSlicesTrainAsTwoDataRanks) {
