@@ -35,6 +35,9 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"train.lr_gamma", "train.lr_schedule", {"step"}},
       {"train.lr_min", "train.lr_schedule", {"cosine"}},
       {"train.checkpoint_every", "train.checkpoint_path", {""}, true},
+      // A GPU's keys only off the CPU.
+      {"train.tf32", "train.device", {"cpu"}, true},
+      {"parallel.device_collectives", "train.device", {"cpu"}, true},
       // [parallel]: each strategy's and algorithm's own keys.
       {"parallel.algorithm", "parallel.strategy", {"allreduce", "local-sgd"}},
       {"parallel.ranks_per_host", "parallel.algorithm", {"hierarchical"}},

@@ -31,7 +31,8 @@ TEST(JobKeyRelevance, DefaultsHideOtherDatasetsOptimizersAndStrategies) {
        {"data.arms", "data.noise", "model.channels", "train.beta1", "train.lr_gamma",
         "parallel.servers", "parallel.staleness", "parallel.average_every",
         "parallel.ranks_per_host", "compression.bits", "compression.error_feedback",
-        "amp.init_scale", "fault.straggler_delay_ms", "train.checkpoint_every"})
+        "amp.init_scale", "fault.straggler_delay_ms", "train.checkpoint_every", "train.tf32",
+        "parallel.device_collectives"})
     EXPECT_FALSE(keyApplies(hidden, defaults)) << hidden;
   for (const char* shown : {"data.path", "train.momentum", "parallel.algorithm",
                             "parallel.bucket_kb", "compression.codec", "amp.dtype", "train.lr"})
@@ -56,6 +57,8 @@ TEST(JobKeyRelevance, ChoosingAValueShowsItsKeys) {
   EXPECT_TRUE(keyApplies("amp.init_scale", {{"amp.dtype", "bf16"}}));
   EXPECT_TRUE(keyApplies("fault.straggler_delay_ms", {{"fault.straggler_rank", "2"}}));
   EXPECT_TRUE(keyApplies("train.checkpoint_every", {{"train.checkpoint_path", "c.bin"}}));
+  EXPECT_TRUE(keyApplies("parallel.device_collectives", {{"train.device", "cuda:1"}}));
+  EXPECT_TRUE(keyApplies("train.tf32", {{"train.device", "cuda"}}));
 }
 
 // The docs and the schema list the same keys, with the same defaults.
