@@ -21,10 +21,9 @@ class DeviceTimer {
   virtual int64_t elapsedNs(size_t from, size_t to) const = 0;
   // Forgets the marks; their storage (a GPU's events) is reused.
   virtual void clear() = 0;
-  size_t marks() const { return count_; }
 
  protected:
-  size_t count_ = 0;
+  size_t count_ = 0;  // marks since the last clear()
 };
 
 // The host's steady clock as a device's: for devices whose work is done when queued.

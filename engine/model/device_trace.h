@@ -16,8 +16,9 @@ namespace ranklab {
 class ComputeDevice;
 
 struct DeviceSpan {
-  // "dev-fwd" | "dev-bwd" (a layer's: `layer` is its index in the whole model), "dev-loss"
-  // (the loss head's forward or backward), "dev-update" (the optimizer's step)
+  // "dev-input" (the batch's copy to the device), "dev-fwd" | "dev-bwd" (a layer's: `layer`
+  // is its index in the whole model), "dev-loss" (the loss head's forward or backward),
+  // "dev-update" (the optimizer's step)
   const char* kind = "";
   int layer = -1;
   int64_t begin_ns = 0, end_ns = 0;  // steady-clock ns (comm/steady_clock.h)

@@ -66,6 +66,10 @@ class Layer {
   // gets the ReLU's output and output gradient as y and dy), saving the ReLU's passes.
   virtual bool absorbFollowingRelu() { return false; }
 
+  // True for a layer whose passes talk to other ranks (tensor parallelism's f and g): the
+  // device mostly waits in them, so a device trace leaves them out.
+  virtual bool communicates() const { return false; }
+
   // Whether backward() writes the parameter gradients instead of adding to them.
   void overwriteGradients(bool overwrite) { overwrite_gradients_ = overwrite; }
 

@@ -127,12 +127,12 @@ const float* Network::stageInput(const float* x, int batch, const ForwardPass& p
   return staged_input_->data();
 }
 
-void Network::traceBegin(bool training, const char* kind, int layer) const {
-  if (trace_ && training) trace_->begin(kind, layer);
+void Network::traceBegin(bool traced, const char* kind, int layer) const {
+  if (trace_ && traced) trace_->begin(kind, layer);
 }
 
-void Network::traceEnd(bool training) const {
-  if (trace_ && training) trace_->end();
+void Network::traceEnd(bool traced) const {
+  if (trace_ && traced) trace_->end();
 }
 
 const float* Network::stagedInput(const float* x) const {
@@ -149,9 +149,10 @@ const float* Network::run(const float* x, int batch, const ForwardPass& pass) {
     const size_t written = relu_absorbed_[l] ? l + 1 : l;
     if (gate_ && layer_count_[l] > 0) gate_(layer_offset_[l], layer_count_[l]);
     gatherParameters(l);
-    traceBegin(pass.training, "dev-fwd", static_cast<int>(first_layer_ + l));
+    const bool traced = pass.training && !layers_[l]->communicates();
+    traceBegin(traced, "dev-fwd", static_cast<int>(first_layer_ + l));
     layers_[l]->forward(input, outputs_[written]->data(), batch, layer_pass);
-    traceEnd(pass.training);
+    traceEnd(traced);
     input = outputs_[written]->data();
     l = written;
   }
@@ -229,10 +230,11 @@ void Network::backwardFrom(const float* x, float* dx, int batch, const GradientR
     float* input_grad = l == 0 ? dx : output_grads_[l - 1]->data();
     const size_t out = relu_absorbed_[l] ? l + 1 : l;
     gatherParameters(l);
-    traceBegin(true, "dev-bwd", static_cast<int>(first_layer_ + l));
+    const bool traced = !layers_[l]->communicates();
+    traceBegin(traced, "dev-bwd", static_cast<int>(first_layer_ + l));
     layers_[l]->backward(input, outputs_[out]->data(), output_grads_[out]->data(), input_grad,
                          batch);
-    traceEnd(true);
+    traceEnd(traced);
     if (on_ready && layer_count_[l] > 0) on_ready(layer_offset_[l], layer_count_[l]);
   }
   device_->synchronize();  // a GPU's queued kernels are backward's time, not the sync's

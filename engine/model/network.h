@@ -134,9 +134,10 @@ class Network {
 
  private:
   const float* run(const float* x, int batch, const ForwardPass& pass);
-  // Marks a piece of a training pass in trace_ (nothing where none is set, or evaluating).
-  void traceBegin(bool training, const char* kind, int layer = -1) const;
-  void traceEnd(bool training) const;
+  // Marks a piece of a training pass in trace_ (nothing where none is set, or when not
+  // `traced`: evaluating, or a layer that talks to other ranks).
+  void traceBegin(bool traced, const char* kind, int layer = -1) const;
+  void traceEnd(bool traced) const;
   // x itself where the device computes in host memory, else its copy in the device's.
   const float* stageInput(const float* x, int batch, const ForwardPass& pass);
   const float* stagedInput(const float* x) const;

@@ -41,6 +41,7 @@ class SliceCollective : public Layer {
  public:
   SliceCollective(std::string name, Shape shape, TensorGroup& group, const ComputeDevice& device)
       : Layer(std::move(name), shape, shape), group_(group), device_(device) {}
+  bool communicates() const override { return true; }
 
  protected:
   // to = from, then (when sum) summed over the slices, timed as forward or backward.

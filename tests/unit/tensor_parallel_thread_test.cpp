@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "engine/train/trainer.h"
@@ -108,6 +109,40 @@ TEST(TensorParallel, SlicesOffTheHostSumHostCopiesAndFollowTheCpuBitForBit) {
       EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
       EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
       EXPECT_EQ(got[r].stats.back().allreduces, want[r].stats.back().allreduces) << what;
+    }
+  }
+}
+
+// A sampled step's device pieces leave f and g out: their passes are the ring's, the
+// device waits in them. Each piece's layer is its place in the slice ("tensor" event).
+TEST(TensorParallel, DeviceTracesLeaveTheSlicesSumsOut) {
+  JobSpec job = tensorJob(2, 2);
+  job.telemetry.span_every = 5;
+  const auto split = trainWithThreads(job);
+  for (const auto& rank : split) {
+    std::vector<std::string> layers;  // "Linear(784, 32)", ..., from the "tensor" event
+    for (const std::string& event : rank.events) {
+      if (event.rfind("tensor: ", 0) != 0) continue;
+      std::string text = event.substr(event.find(": ", 8) + 2);
+      text = text.substr(0, text.rfind(" ("));
+      for (size_t at = 0; at != std::string::npos;) {
+        const size_t next = text.find(" -> ", at);
+        layers.push_back(text.substr(at, next == std::string::npos ? next : next - at));
+        at = next == std::string::npos ? next : next + 4;
+      }
+    }
+    ASSERT_FALSE(layers.empty());
+    ASSERT_EQ(rank.device.size(), 4u) << "steps 5, 10, 15, 20";
+    for (const auto& [step, spans] : rank.device) {
+      int passes = 0;
+      for (const DeviceSpan& s : spans) {
+        if (s.layer < 0) continue;
+        ASSERT_LT(size_t(s.layer), layers.size());
+        EXPECT_EQ(layers[size_t(s.layer)].find("TensorSlices"), std::string::npos)
+            << layers[size_t(s.layer)] << " at step " << step;
+        ++passes;
+      }
+      EXPECT_GT(passes, 0);
     }
   }
 }
