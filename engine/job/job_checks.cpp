@@ -194,14 +194,13 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 std::to_string(gpus) + " (cuda:0..cuda:" + std::to_string(gpus - 1) + ")");
   // Each part without a GPU path is named on its own key, whatever the GPU check said.
   const std::pair<std::string, bool> cpu_only[] = {
-      {"parallel.comm_schedule", p.comm_schedule != "fifo"},
       {"parallel.algorithm", p.algorithm == "shm-sharded"}};
   for (const auto& [key, broken] : cpu_only) {
     checkRule(root, log, key, {}, broken,
               "has no GPU path yet, and train.device is " + quoted(device) +
                   ": a GPU trains data-parallel replicas, whole or ZeRO-sharded, pipeline "
-                  "stages and tensor slices (comm_schedule = \"fifo\", not shm-sharded); or "
-                  "use train.device = \"cpu\"");
+                  "stages and tensor slices (not shm-sharded); or use train.device = "
+                  "\"cpu\"");
   }
   checkRule(root, log, "parallel.zero", {"parallel.device_collectives"},
             p.zero != 0 && p.device_collectives == "host",
@@ -215,6 +214,10 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "\"allreduce\" and compression.codec = \"none\" (got " +
                 quoted(p.strategy) + ", " + quoted(job.compression.codec) +
                 "); \"host\" or \"auto\" run them on the host");
+  checkRule(root, log, "parallel.device_collectives", {"parallel.comm_schedule"},
+            p.device_collectives == "nccl" && p.comm_schedule == "priority",
+            "\"nccl\" all-reduces the whole GPU gradient at once, and parallel.comm_schedule "
+            "= \"priority\" orders its pieces on host copies: use \"host\" or \"auto\"");
 }
 
 // Slots the hosts offer: "name:4" gives 4, a bare name 1 (as Open MPI counts them).

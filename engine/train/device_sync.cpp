@@ -49,6 +49,8 @@ std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Com
 #else
   if (job.parallel.strategy != "allreduce") return "parallel.strategy is " + job.parallel.strategy;
   if (job.compression.codec != "none") return "compression.codec is " + job.compression.codec;
+  if (job.parallel.comm_schedule == "priority")
+    return "parallel.comm_schedule is priority (its pieces are ordered on host copies)";
   const std::string shared = sharedGpu(world, gpu);
   if (!shared.empty()) return "NCCL refuses two ranks on one GPU: " + shared;
   return "";
@@ -92,9 +94,9 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   if (device.hostMemory()) return {makeGradientSync(job, world, std::move(matrices)), ""};
   // Job validation refuses these on a GPU; a JobSpec built in code must not slip past.
   const ParallelSpec& p = job.parallel;
-  if (p.comm_schedule != "fifo" || p.algorithm == "shm-sharded") {
+  if (p.algorithm == "shm-sharded") {
     throw std::invalid_argument("train.device \"" + device.name() +
-                                "\": priority scheduling and shm-sharded have no GPU path yet");
+                                "\": shm-sharded has no GPU path yet");
   }
   const int gpu = gpuIndexOf(device);
   if (p.zero != 0) return zeroOnGpus(job, world, device, gpu);

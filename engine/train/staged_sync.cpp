@@ -25,21 +25,38 @@ void StagedSync::startStep() {
   inner_->startStep();
 }
 
+void StagedSync::setPieceUpdate(PieceUpdateFn update) {
+  // Runs where the inner strategy reduces a piece (its thread): the piece's mean up into the
+  // device's gradient, then the update of that piece on the device.
+  inner_->setPieceUpdate([this, update = std::move(update)](const float* grads, ParamRange piece,
+                                                            double lr, bool first) {
+    const int64_t start = steadyNowNs();
+    device_.upload(device_grads_ + piece.begin, grads + piece.begin, piece.end - piece.begin);
+    pieces_up_ns_ += steadyNowNs() - start;
+    update(device_grads_, piece, lr, first);
+  });
+}
+
 void StagedSync::gradientReady(float* grads, size_t offset, size_t count) {
+  device_grads_ = grads;
   device_.download(host_grads_.data() + offset, grads + offset, count);
   staged_this_step_ += count;
   inner_->gradientReady(host_grads_.data(), offset, count);
 }
 
 SyncStats StagedSync::sync(float* grads, size_t count) {
+  device_grads_ = grads;
   const int64_t start = steadyNowNs();
   // Without per-layer hand-overs (AMP, strategies that take none) the whole gradient now.
   if (staged_this_step_ < count) device_.download(host_grads_.data(), grads, count);
   const int64_t copied = steadyNowNs();
   SyncStats stats = inner_->sync(host_grads_.data(), count);
   const int64_t back = steadyNowNs();
-  // A server's new parameters, or the gradient every rank agrees on, back to the device.
-  if (inner_->updatesParameters())
+  // A server's new parameters, or the gradient every rank agrees on, back to the device;
+  // pieces went up one by one as they were reduced.
+  if (inner_->updatesInPieces())
+    stats.comm_ns += pieces_up_ns_.exchange(0);
+  else if (inner_->updatesParameters())
     device_.upload(device_params_, host_params_.data(), count);
   else
     device_.upload(grads, host_grads_.data(), count);
@@ -49,10 +66,13 @@ SyncStats StagedSync::sync(float* grads, size_t count) {
 }
 
 SyncStats StagedSync::afterUpdate(float* params, size_t count) {
+  // Updated in pieces on the device, maybe still now: no host copy to bring back.
+  if (inner_->updatesInPieces()) return inner_->afterUpdate(host_params_.data(), count);
   return throughHost(params, count, [&](float* host) { return inner_->afterUpdate(host, count); });
 }
 
 void StagedSync::refresh(float* params, size_t count) {
+  if (inner_->updatesInPieces()) return inner_->refresh(host_params_.data(), count);
   throughHost(params, count, [&](float* host) {
     inner_->refresh(host, count);
     return SyncStats{};

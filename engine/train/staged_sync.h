@@ -4,6 +4,8 @@
 // the optimizer (the mean gradient, or new parameters a server sent) is copied back.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -24,6 +26,12 @@ class StagedSync : public GradientSync {
   void gradientReady(float* grads, size_t offset, size_t count) override;
   SyncStats sync(float* grads, size_t count) override;
   bool updatesParameters() const override { return inner_->updatesParameters(); }
+  bool updatesInPieces() const override { return inner_->updatesInPieces(); }
+  void setPieceUpdate(PieceUpdateFn update) override;
+  void awaitParameters(size_t offset, size_t count) override {
+    inner_->awaitParameters(offset, count);
+  }
+  SyncStats settle() override { return inner_->settle(); }
   SyncStats afterUpdate(float* params, size_t count) override;
   void refresh(float* params, size_t count) override;
   void finish() override { inner_->finish(); }
@@ -41,8 +49,10 @@ class StagedSync : public GradientSync {
   std::unique_ptr<GradientSync> inner_;
   const ComputeDevice& device_;
   float* device_params_ = nullptr;  // the model's, as given to start()
+  float* device_grads_ = nullptr;   // the model's, as handed to gradientReady() and sync()
   std::vector<float> host_params_, host_grads_;
   size_t staged_this_step_ = 0;  // gradient floats gradientReady() copied since startStep()
+  std::atomic<int64_t> pieces_up_ns_ = 0;  // the pieces' copies back, on the inner's thread
 };
 
 }  // namespace ranklab

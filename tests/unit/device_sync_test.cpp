@@ -123,7 +123,14 @@ TEST(DeviceSync, RefusesWhatHasNoGpuPathEvenInAJobBuiltInCode) {
   DetachedDevice device;
   JobSpec job;
   job.parallel.ranks = 1;
+  job.parallel.algorithm = "shm-sharded";
+  onEveryRank(1, [&](Communicator& comm) {
+    EXPECT_THROW(makeDeviceSync(job, comm, {}, device), std::invalid_argument);
+  });
+  // Priority pieces are ordered on host copies: NCCL, asked for by name, is refused.
+  job.parallel.algorithm = "ring";
   job.parallel.comm_schedule = "priority";
+  job.parallel.device_collectives = "nccl";
   onEveryRank(1, [&](Communicator& comm) {
     EXPECT_THROW(makeDeviceSync(job, comm, {}, device), std::invalid_argument);
   });

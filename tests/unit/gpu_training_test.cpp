@@ -152,6 +152,21 @@ TEST_F(GpuTraining, TensorSlicesFollowTheCpu) {
     EXPECT_LT(largestGap(gpu[r].losses, cpu[0].losses), 1e-5) << "slice " << r;
 }
 
+// Priority scheduling on the GPU: pieces reduced on host copies, each uploaded and updated
+// on the GPU from the communication thread as it arrives; within 1e-5 of the CPU's run.
+TEST_F(GpuTraining, PriorityPiecesFollowTheCpu) {
+  JobSpec job = twentySteps("mlp", "adam");
+  job.model.dropout = 0;
+  job.parallel.ranks = 2;
+  job.parallel.comm_schedule = "priority";
+  job.parallel.partition_kb = 64;
+  const auto cpu = trainWithThreads(job);
+  job.train.device = "cuda";
+  const auto gpu = trainWithThreads(job);
+  for (size_t r = 0; r < 2; ++r)
+    EXPECT_LT(largestGap(gpu[r].losses, cpu[r].losses), 1e-5) << "rank " << r;
+}
+
 // A sampled step's pieces on the GPU, from CUDA events: the batch's copy first, then every
 // layer's forward, the loss head, every layer's backward and the update, each after the one
 // before on the GPU's clock and none longer than the whole step's compute.

@@ -189,7 +189,8 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
       {on_gpu + "zero = 1\ndevice_collectives = \"host\"\n",
        "parallel.zero: shards the update on the GPUs through NCCL"},
       {on_gpu + "algorithm = \"shm-sharded\"\n", "parallel.algorithm: has no GPU path yet"},
-      {on_gpu + "comm_schedule = \"priority\"\n", "parallel.comm_schedule: has no GPU path yet"},
+      {on_gpu + "comm_schedule = \"priority\"\ndevice_collectives = \"nccl\"\n",
+       "parallel.device_collectives: \"nccl\" all-reduces the whole GPU gradient at once"},
       {on_gpu + "device_collectives = \"nccl\"\nstrategy = \"ps-sync\"\n",
        "parallel.device_collectives: \"nccl\" all-reduces the GPU buffers as they are: needs "
        "parallel.strategy = \"allreduce\""},
@@ -206,11 +207,12 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
     for (const auto& issue : issuesOf(on_gpu + "zero = " + stage + "\n"))
       EXPECT_NE(issue.key, "parallel.zero") << stage << ": " << issue.message;
   }
-  // Nor are pipeline stages or tensor slices: they pass activations through host copies.
-  for (const std::string layout : {"pipeline = 2", "tensor = 2"}) {
+  // Nor are pipeline stages, tensor slices or priority pieces: they go through host copies.
+  for (const std::string layout : {"pipeline = 2", "tensor = 2", "comm_schedule = \"priority\""}) {
     for (const auto& issue : issuesOf(on_gpu + "ranks = 2\n" + layout + "\n")) {
       EXPECT_NE(issue.key, "parallel.pipeline") << issue.message;
       EXPECT_NE(issue.key, "parallel.tensor") << issue.message;
+      EXPECT_NE(issue.key, "parallel.comm_schedule") << issue.message;
     }
   }
   // On the CPU the GPU's limits do not apply.

@@ -11,6 +11,7 @@
 
 #include "comm/steady_clock.h"
 #include "engine/train/priority_sync.h"
+#include "tests/support/guarded_device.h"
 #include "tests/support/thread_ranks.h"
 #include "tests/support/thread_world.h"
 
@@ -51,6 +52,33 @@ TEST(PrioritySchedule, TrainsBitForBitLikeFifoBucketsOfTheSameSize) {
       EXPECT_LE(s.comm_hidden_ns, s.comm_ns);
     }
     EXPECT_EQ(priority_bytes, fifo_bytes) << "every piece's bytes are in some step's record";
+  }
+}
+
+// On a device whose memory the host may not touch, as a GPU's (tests/support/guarded_device.h):
+// pieces are reduced on host copies and each goes back up and is updated on the device as
+// it arrives, on the communication thread; the run is the CPU's bit for bit.
+TEST(PrioritySchedule, PiecesOffTheHostAreUpdatedOnTheDeviceBitForBit) {
+  testing::registerGuardedDevices();
+  for (const std::string optimizer : {"adam"}) {
+    auto cpu = threeLayerJob(optimizer);
+    cpu.train.max_steps = 12;
+    cpu.parallel.comm_schedule = "priority";
+    cpu.parallel.partition_kb = 64;
+    auto off = cpu;
+    off.train.device = "guarded";
+    off.parallel.device_collectives = "host";
+    const auto want = trainWithThreads(cpu);
+    const auto got = trainWithThreads(off);
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(got[r].losses, want[r].losses) << optimizer << " rank " << r;
+      EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << optimizer;
+    }
+    // A piece's bytes count in the step whose window it ends in: compare the whole run's.
+    int64_t want_bytes = 0, got_bytes = 0;
+    for (const auto& s : want[0].stats) want_bytes += s.bytes_tx;
+    for (const auto& s : got[0].stats) got_bytes += s.bytes_tx;
+    EXPECT_EQ(got_bytes, want_bytes) << optimizer;
   }
 }
 
