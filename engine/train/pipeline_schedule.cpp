@@ -163,6 +163,7 @@ PipelineSchedule::Slot& PipelineSchedule::slotFor(Network& model, int micro) {
   }
   Slot& slot = *slots_[micro % copies];
   slot.net = slot.own ? slot.own.get() : &model;
+  if (slot.own) slot.own->traceDevice(model.deviceTrace());  // a sampled step's, or none
   // Every copy reads and adds into the model's one pair of buffers.
   if (slot.own && slot.own->params() != model.params())
     slot.own->useBuffers(model.params(), model.grads());

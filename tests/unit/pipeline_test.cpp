@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "engine/model/models.h"
@@ -141,6 +143,27 @@ TEST(Pipeline, StagesOffTheHostSendHostCopiesAndFollowTheCpuBitForBit) {
       EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
       EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
       EXPECT_EQ(got[r].stats.back().bytes_tx, want[r].stats.back().bytes_tx) << what;
+    }
+  }
+}
+
+// A sampled step's device pieces cover every micro-batch, whichever copy of the stage ran it:
+// GPipe's 4 micro-batches on 4 copies, each with its layers' forward and backward, and the
+// last stage's loss head twice each.
+TEST(Pipeline, DeviceTracesCoverEveryMicroBatch) {
+  JobSpec job = pipelineJob(2, 2, "gpipe", 4);
+  job.telemetry.span_every = 10;
+  const auto ranks = testing::trainWithThreads(job);
+  for (size_t stage = 0; stage < 2; ++stage) {
+    ASSERT_EQ(ranks[stage].device.size(), 2u) << "steps 10 and 20";
+    for (const auto& [step, spans] : ranks[stage].device) {
+      std::map<std::string, int> count;
+      for (const DeviceSpan& s : spans) ++count[s.kind];
+      EXPECT_EQ(count["dev-fwd"], count["dev-bwd"]) << "stage " << stage;
+      EXPECT_GT(count["dev-fwd"], 0) << "stage " << stage;
+      EXPECT_EQ(count["dev-fwd"] % 4, 0) << "stage " << stage;
+      EXPECT_EQ(count["dev-loss"], stage == 1 ? 8 : 0) << "stage " << stage;
+      EXPECT_EQ(count["dev-update"], 1) << "stage " << stage;
     }
   }
 }
