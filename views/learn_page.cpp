@@ -310,9 +310,10 @@ void LearnPage::drawReplay() {
   std::vector<EventRow> marks;
   for (const EventRow& e : run_data_.events)
     if (isTimelineMark(e) && e.step >= replay_first_ && e.step <= last) marks.push_back(e);
-  std::vector<SpanRow> spans;  // the window's passes and ring hops
+  std::vector<SpanRow> spans;  // the window's passes and ring hops (the lessons are not the
+                               // device's: its pieces stay on the Timeline page)
   for (const SpanRow& s : run_data_.spans)
-    if (s.step >= replay_first_ && s.step <= last) spans.push_back(s);
+    if (s.step >= replay_first_ && s.step <= last && !isDeviceSpan(s)) spans.push_back(s);
   timeline_->setData(buildTimeline(run_data_.run.id, window, true, spans, marks));
   const Lesson& lesson = lessons()[size_t(current_)];
   const QString view = lesson.step_view ? lesson.step_view(run_data_, replay_first_) : QString();

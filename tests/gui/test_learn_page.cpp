@@ -57,6 +57,7 @@ class LearnPageTest : public QObject {
     const QString view = learn->stepViewHtml();
     QVERIFY2(view.contains("6 hops = 2(N−1)") && view.contains("N = 4"), qPrintable(view));
     QCOMPARE(int(learn->timeline()->data().hops.size()), 4 * 6);  // one step's, opened up
+    QVERIFY(learn->timeline()->data().device.empty());  // the device's pieces: Timeline page
     checkRingHopsFromTheStore(learn->lastLessonRun());
   }
 
