@@ -31,9 +31,10 @@ void StagedSync::setPieceUpdate(PieceUpdateFn update) {
   inner_->setPieceUpdate([this, update = std::move(update)](const float* grads, ParamRange piece,
                                                             double lr, bool first) {
     const int64_t start = steadyNowNs();
-    device_.upload(device_grads_ + piece.begin, grads + piece.begin, piece.end - piece.begin);
+    float* device_grads = device_grads_.load();
+    device_.upload(device_grads + piece.begin, grads + piece.begin, piece.end - piece.begin);
     pieces_up_ns_ += steadyNowNs() - start;
-    update(device_grads_, piece, lr, first);
+    update(device_grads, piece, lr, first);
   });
 }
 

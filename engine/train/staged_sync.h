@@ -49,7 +49,8 @@ class StagedSync : public GradientSync {
   std::unique_ptr<GradientSync> inner_;
   const ComputeDevice& device_;
   float* device_params_ = nullptr;  // the model's, as given to start()
-  float* device_grads_ = nullptr;   // the model's, as handed to gradientReady() and sync()
+  // The model's, as handed to gradientReady() and sync(); read by the inner's thread too.
+  std::atomic<float*> device_grads_ = nullptr;
   std::vector<float> host_params_, host_grads_;
   size_t staged_this_step_ = 0;  // gradient floats gradientReady() copied since startStep()
   std::atomic<int64_t> pieces_up_ns_ = 0;  // the pieces' copies back, on the inner's thread

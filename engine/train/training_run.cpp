@@ -453,7 +453,8 @@ void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
-  DeviceTrace* trace = model_.deviceTrace();  // a sampled step's
+  // A sampled step's update, where this rank runs one (not a server's, not priority pieces').
+  DeviceTrace* trace = sync_->updatesParameters() ? nullptr : model_.deviceTrace();
   if (trace) trace->begin("dev-update");
   update(s.lr);
   if (trace) trace->end();
