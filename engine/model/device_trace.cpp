@@ -11,20 +11,20 @@ DeviceTrace::DeviceTrace(const ComputeDevice& device)
     : device_(device), timer_(device.makeTimer()) {}
 
 void DeviceTrace::begin(const char* kind, int layer) {
-  if (open_ != pieces_.size()) throw std::logic_error("DeviceTrace::begin inside an open piece");
+  if (open_) throw std::logic_error("DeviceTrace::begin inside an open piece");
   pieces_.push_back({kind, layer, timer_->mark(), 0});
+  open_ = true;
 }
 
 void DeviceTrace::end() {
-  if (open_ == pieces_.size()) throw std::logic_error("DeviceTrace::end without a begin");
-  // Pieces nest only one deep: the last begun is the one that ends.
+  if (!open_) throw std::logic_error("DeviceTrace::end without a begin");
   pieces_.back().end = timer_->mark();
-  open_ = pieces_.size();
+  open_ = false;
 }
 
 DeviceSpans DeviceTrace::take() {
   DeviceSpans spans;
-  if (open_ != pieces_.size()) throw std::logic_error("DeviceTrace::take with a piece open");
+  if (open_) throw std::logic_error("DeviceTrace::take with a piece open");
   if (pieces_.empty()) return spans;
   const size_t last = timer_->mark();
   device_.synchronize();
@@ -35,7 +35,6 @@ DeviceSpans DeviceTrace::take() {
                      now - timer_->elapsedNs(p.end, last)});
   }
   pieces_.clear();
-  open_ = 0;
   timer_->clear();
   return spans;
 }

@@ -46,7 +46,7 @@ class DeviceTrace {
   const ComputeDevice& device_;
   std::unique_ptr<DeviceTimer> timer_;
   std::vector<Piece> pieces_;
-  size_t open_ = 0;  // pieces_ begun and not yet ended are from here on
+  bool open_ = false;  // the last piece begun has not ended (pieces do not nest)
 };
 
 }  // namespace ranklab

@@ -38,18 +38,12 @@ class GuardedDevice : public ComputeDevice {
   // Throws naming `what` unless [p, p + bytes) lies in one of this device's buffers.
   void expectDevice(const void* p, size_t bytes, const std::string& what) const {
     if (p == nullptr || bytes == 0) return;
-    const std::lock_guard<std::mutex> lock(mutex_);
-    const char* c = static_cast<const char*>(p);
-    auto after = regions_.upper_bound(const_cast<char*>(c));
-    if (after == regions_.begin() || c + bytes > std::prev(after)->first + std::prev(after)->second)
+    if (!inBuffer(p, bytes))
       throw std::logic_error(name() + ": " + what + " is not this device's memory");
   }
   // Throws naming `what` if p is in one of this device's buffers.
   void expectHost(const void* p, const std::string& what) const {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    const char* c = static_cast<const char*>(p);
-    auto after = regions_.upper_bound(const_cast<char*>(c));
-    if (after != regions_.begin() && c < std::prev(after)->first + std::prev(after)->second)
+    if (inBuffer(p, 1))
       throw std::logic_error(name() + ": " + what + " is device memory, not the host's");
   }
 
@@ -118,6 +112,15 @@ class GuardedDevice : public ComputeDevice {
   }
 
  private:
+  // Whether [p, p + bytes) lies in one buffer.
+  bool inBuffer(const void* p, size_t bytes) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const char* c = static_cast<const char*>(p);
+    auto after = regions_.upper_bound(const_cast<char*>(c));
+    if (after == regions_.begin()) return false;
+    const auto& [start, length] = *std::prev(after);
+    return c + bytes <= start + length;
+  }
   void enter() const {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (open_++ == 0)
