@@ -325,7 +325,8 @@ struct TelemetryIntake {
   int world;
   Clock::time_point last_heard = Clock::now();  // launch counts: MPI start-up is silent too
 
-  void operator()(int timeout_ms) {
+  // Returns how many messages it took in.
+  size_t operator()(int timeout_ms) {
     const auto envelopes = collector.receive(timeout_ms);
     const auto now = Clock::now();
     for (const auto& envelope : envelopes) {
@@ -339,6 +340,31 @@ struct TelemetryIntake {
     }
     for (int r = 0; r < world; ++r) recorder.setGaps(r, collector.gaps(r));
     recorder.flushIfDue();
+    return envelopes.size();
+  }
+
+  // Takes in what waits unread, for up to kCatchUp. Silence is judged only after this: a
+  // launcher that stalled (a slow flush to disk, a descheduled process) still has the
+  // ranks' heartbeats of that time in its socket, and they are not silence.
+  void catchUp() {
+    constexpr auto kCatchUp = std::chrono::seconds(2);
+    const auto start = Clock::now();
+    while ((*this)(0) > 0 && Clock::now() - start < kCatchUp) {
+    }
+  }
+
+  // The first rank found dead or hung, judged after catching up.
+  std::optional<RankFailure> failedRank() {
+    if (!watch.check(Clock::now())) return std::nullopt;
+    catchUp();
+    return watch.check(Clock::now());
+  }
+
+  // Whether no step, eval or event came for `limit`, judged after catching up.
+  bool silentFor(Clock::duration limit) {
+    if (Clock::now() - last_heard <= limit) return false;
+    catchUp();
+    return Clock::now() - last_heard > limit;
   }
 };
 
@@ -516,7 +542,7 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
     collect(50);
     restarts.noticeProgress(recorder);
     sendRequestedFaults(watch, recorder);
-    if (!end.failure && !stop_sent && (end.failure = watch.check(Clock::now()))) {
+    if (!end.failure && !stop_sent && (end.failure = collect.failedRank())) {
       end.failure_found = Clock::now();
       watch.killLiveRanks();  // mpirun then says how the first one ended
     }
@@ -527,7 +553,7 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
     if (!stop_sent && end_for_failure) {
       terminate("log", "rank " + std::to_string(end.failure->rank) +
                            (end.failure->hung ? " hung" : " died"));
-    } else if (!stop_sent && Clock::now() - collect.last_heard > silenceLimit(job, recorder)) {
+    } else if (!stop_sent && collect.silentFor(silenceLimit(job, recorder))) {
       end.failure_text = silenceMessage(job.telemetry.silence_limit_s, recorder.ranksWithoutBye());
       end.failure_found = Clock::now();
       terminate("error", end.failure_text);

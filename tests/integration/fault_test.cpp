@@ -4,6 +4,7 @@
 // 2 s of the fault; hung: telemetry.hang_limit_s), with no rank process or MPI shared
 // memory left behind and every step record received before the fault kept.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "storage/run_store.h"
 #include "tests/integration/cli_runner.h"
@@ -123,6 +125,53 @@ TEST_F(Faults, AShortStopAndASlowRankLetTheRunFinish) {
   for (const auto& e : store.events(1)) faults += e.kind == "fault";
   EXPECT_EQ(faults, 3) << "stop, its continuation, slow";
   expectNothingLeft(r.out);
+}
+
+// Steps stored so far in the run store at `db` (0 before the launcher made its tables).
+int64_t storedSteps(const std::string& db) {
+  sqlite3* handle = nullptr;
+  int64_t steps = 0;
+  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* count = nullptr;
+    if (sqlite3_prepare_v2(handle, "SELECT count(*) FROM steps", -1, &count, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(count) == SQLITE_ROW)
+      steps = sqlite3_column_int64(count, 0);
+    sqlite3_finalize(count);
+  }
+  sqlite3_close(handle);
+  return steps;
+}
+
+// The launcher's own stall (here: its store's write lock held elsewhere for 3 s, 3x the
+// hang limit) leaves the ranks' heartbeats unread in its socket; they are read before any
+// rank is judged hung, so the run finishes.
+TEST_F(Faults, ALauncherThatStalledReadsTheHeartbeatsWaitingBeforeJudging) {
+  const std::string job = folder_.file("stall.toml");
+  std::ofstream(job) << "name = \"stall\"\n[data]\ndataset = \"fashion-mnist\"\n"
+                        "train_limit = 6400\ntest_limit = 500\n[model]\nlayers = [32]\n"
+                        "[train]\nepochs = 1\nbatch_size = 16\n[parallel]\nranks = 2\n"
+                        "[telemetry]\nhang_limit_s = 1\nheartbeat_ms = 100\n"
+                        "[[faults]]\nrank = 1\nat_step = 1\naction = \"slow\"\nms = 25\n";
+  ranklab::testing::CliResult r;
+  std::thread launcher([&] { run(job, r); });
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (storedSteps(db()) == 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  sqlite3* lock = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &lock), SQLITE_OK);
+  sqlite3_busy_timeout(lock, 5000);
+  ASSERT_EQ(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(sqlite3_exec(lock, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(lock);
+  launcher.join();
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  ranklab::RunStore store(db());
+  const auto summary = store.summary(1);
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->run.status, "done") << r.out;
+  EXPECT_EQ(store.steps(1).size(), 2u * 200u) << "200 steps a rank, none lost";
 }
 
 }  // namespace
