@@ -192,16 +192,14 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
   checkRule(root, log, "train.device", {}, ranks_here && gpus > 0 && index >= gpus,
             quoted(device) + " names GPU " + std::to_string(index) + ", but this machine has " +
                 std::to_string(gpus) + " (cuda:0..cuda:" + std::to_string(gpus - 1) + ")");
-  // Each part without a GPU path is named on its own key, whatever the GPU check said.
-  const std::pair<std::string, bool> cpu_only[] = {
-      {"parallel.algorithm", p.algorithm == "shm-sharded"}};
-  for (const auto& [key, broken] : cpu_only) {
-    checkRule(root, log, key, {}, broken,
-              "has no GPU path yet, and train.device is " + quoted(device) +
-                  ": a GPU trains data-parallel replicas, whole or ZeRO-sharded, pipeline "
-                  "stages and tensor slices (not shm-sharded); or use train.device = "
-                  "\"cpu\"");
-  }
+  // shm-sharded's model lives in host shared memory, the one place a GPU cannot compute on.
+  checkRule(root, log, "parallel.algorithm", {}, p.algorithm == "shm-sharded",
+            "\"shm-sharded\" keeps the one shared model in host shared memory, where the "
+            "layers on " +
+                quoted(device) +
+                " cannot compute; its counterpart on GPUs is "
+                "parallel.zero = 1, 2 or 3 (the update sharded over the GPUs through NCCL): use "
+                "that, another parallel.algorithm, or train.device = \"cpu\"");
   checkRule(root, log, "parallel.zero", {"parallel.device_collectives"},
             p.zero != 0 && p.device_collectives == "host",
             "shards the update on the GPUs through NCCL (reduce-scatter, all-gather), and "

@@ -96,7 +96,8 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   const ParallelSpec& p = job.parallel;
   if (p.algorithm == "shm-sharded") {
     throw std::invalid_argument("train.device \"" + device.name() +
-                                "\": shm-sharded has no GPU path yet");
+                                "\": shm-sharded keeps the model in host shared memory; on a "
+                                "GPU shard the update with parallel.zero");
   }
   const int gpu = gpuIndexOf(device);
   if (p.zero != 0) return zeroOnGpus(job, world, device, gpu);

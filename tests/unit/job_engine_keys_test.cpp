@@ -188,7 +188,8 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
   const std::pair<std::string, std::string> cases[] = {
       {on_gpu + "zero = 1\ndevice_collectives = \"host\"\n",
        "parallel.zero: shards the update on the GPUs through NCCL"},
-      {on_gpu + "algorithm = \"shm-sharded\"\n", "parallel.algorithm: has no GPU path yet"},
+      {on_gpu + "algorithm = \"shm-sharded\"\n",
+       "parallel.algorithm: \"shm-sharded\" keeps the one shared model in host shared memory"},
       {on_gpu + "comm_schedule = \"priority\"\ndevice_collectives = \"nccl\"\n",
        "parallel.device_collectives: \"nccl\" all-reduces the whole GPU gradient at once"},
       {on_gpu + "device_collectives = \"nccl\"\nstrategy = \"ps-sync\"\n",
