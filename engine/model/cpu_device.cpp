@@ -7,6 +7,7 @@
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
 #include "kernels/cpu/low_precision.h"
+#include "kernels/cpu/topk_select.h"
 
 namespace ranklab {
 namespace {
@@ -69,6 +70,24 @@ class CpuDevice : public ComputeDevice {
   }
   bool scaleAndCheckFinite(float* grads, size_t n, float factor) const override {
     return kernels::scaleAndCheckFinite(grads, n, factor);
+  }
+  void add(float* to, const float* from, size_t n) const override {
+    for (size_t i = 0; i < n; ++i) to[i] += from[i];
+  }
+  void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) const override {
+    for (size_t i = 0; i < n; ++i) grads[i] = velocity[i] = momentum * velocity[i] + grads[i];
+  }
+  void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+               size_t k) const override {
+    for (size_t j = 0; j < k; ++j) to[host_indices[j]] = host_values[j];
+  }
+  void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
+                  float* host_values) const override {
+    std::vector<uint32_t> indices, scratch;
+    std::vector<float> values;
+    kernels::selectTopk(x, n, k, indices, values, scratch);
+    std::copy(indices.begin(), indices.end(), host_indices);
+    std::copy(values.begin(), values.end(), host_values);
   }
   void synchronize() const override {}
 };

@@ -17,6 +17,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/layer_kernels.h"
 #include "kernels/cuda/memory_kernels.h"
+#include "kernels/cuda/topk_kernels.h"
 #include "kernels/gpu_probe.h"
 
 namespace ranklab {
@@ -170,6 +171,24 @@ class CudaDevice : public ComputeDevice {
   bool scaleAndCheckFinite(float* grads, size_t n, float factor) const override {
     use();
     return cuda::scaleAndCheckFinite(grads, n, factor);
+  }
+  void add(float* to, const float* from, size_t n) const override {
+    use();
+    cuda::addInto(to, from, n);
+  }
+  void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) const override {
+    use();
+    cuda::accumulateMomentum(velocity, grads, n, momentum);
+  }
+  void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+               size_t k) const override {
+    use();
+    cuda::scatter(to, host_indices, host_values, k);
+  }
+  void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
+                  float* host_values) const override {
+    use();
+    cuda::selectTopk(x, n, k, host_indices, host_values);
   }
 
   void synchronize() const override {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "engine/train/device_topk_sync.h"
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
 
@@ -111,6 +112,15 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
     throw std::invalid_argument("parallel.device_collectives = \"nccl\": " + why_not +
                                 "; use \"host\" (or \"auto\") to run the all-reduce on host "
                                 "copies");
+  }
+  // topk selects on the device: k pairs cross to the host, not the whole gradient.
+  const CodecOptions codec = codecOptions(job);
+  if (p.strategy == "allreduce" && codec.codec == "topk") {
+    return {std::make_unique<DeviceTopkSync>(world, codec, device),
+            "topk encoded on the GPU: only its selected values and indices copied to the "
+            "host and all-gathered there" +
+                (why_not.empty() ? std::string(" (parallel.device_collectives = \"host\")")
+                                 : " (not NCCL: " + why_not + ")")};
   }
   auto staged =
       std::make_unique<StagedSync>(makeGradientSync(job, world, std::move(matrices)), device);

@@ -1,6 +1,6 @@
 // The gradient sync for a model on a compute device (train.device): the strategy itself
 // where the device computes in host memory; on a GPU either NCCL over the GPU buffers or the
-// strategy run on host copies (parallel.device_collectives).
+// strategy run on host copies (parallel.device_collectives), topk encoded on the GPU first.
 #pragma once
 
 #include <memory>

@@ -9,6 +9,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,12 +57,14 @@ class GuardedDevice : public ComputeDevice {
   void upload(float* to, const float* host, size_t n) const override {
     expectDevice(to, n * sizeof(float), "upload's destination");
     expectHost(host, "upload's source");
+    floats_uploaded += static_cast<int64_t>(n);
     const Open open(*this);
     cpuDevice().upload(to, host, n);
   }
   void download(float* host, const float* from, size_t n) const override {
     expectDevice(from, n * sizeof(float), "download's source");
     expectHost(host, "download's destination");
+    floats_downloaded += static_cast<int64_t>(n);
     const Open open(*this);
     cpuDevice().download(host, from, n);
   }
@@ -98,7 +101,43 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     return cpuDevice().scaleAndCheckFinite(grads, n, factor);
   }
+  void add(float* to, const float* from, size_t n) const override {
+    expectDevice(to, n * sizeof(float), "add's destination");
+    expectDevice(from, n * sizeof(float), "add's source");
+    const Open open(*this);
+    cpuDevice().add(to, from, n);
+  }
+  void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) const override {
+    expectDevice(velocity, n * sizeof(float), "momentum's velocity");
+    expectDevice(grads, n * sizeof(float), "momentum's gradients");
+    const Open open(*this);
+    cpuDevice().accumulateMomentum(velocity, grads, n, momentum);
+  }
+  void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+               size_t k) const override {
+    expectHost(host_indices, "scatter's indices");
+    expectHost(host_values, "scatter's values");
+    const Open open(*this);
+    for (size_t j = 0; j < k; ++j)  // each destination checked: an index past the buffer
+      expectDevice(to + host_indices[j], sizeof(float), "scatter's destination");
+    cpuDevice().scatter(to, host_indices, host_values, k);
+  }
+  void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
+                  float* host_values) const override {
+    expectDevice(x, n * sizeof(float), "topk's input");
+    expectHost(host_indices, "topk's indices");
+    expectHost(host_values, "topk's values");
+    ++topk_selections;
+    const Open open(*this);
+    cpuDevice().selectTopk(x, n, k, host_indices, host_values);
+  }
   void synchronize() const override {}
+
+  // What crossed between host and device through download() and upload(), and how often
+  // topk selected on the device (counted from any thread).
+  mutable std::atomic<int64_t> floats_downloaded = 0;
+  mutable std::atomic<int64_t> floats_uploaded = 0;
+  mutable std::atomic<int> topk_selections = 0;
 
   // The buffers' bookkeeping (GuardedBuffer's).
   void track(char* data, size_t bytes) const {

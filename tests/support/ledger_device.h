@@ -58,6 +58,18 @@ class LedgerDevice : public ComputeDevice {
   bool scaleAndCheckFinite(float* grads, size_t n, float factor) const override {
     return cpuDevice().scaleAndCheckFinite(grads, n, factor);
   }
+  void add(float* to, const float* from, size_t n) const override { cpuDevice().add(to, from, n); }
+  void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) const override {
+    cpuDevice().accumulateMomentum(velocity, grads, n, momentum);
+  }
+  void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+               size_t k) const override {
+    cpuDevice().scatter(to, host_indices, host_values, k);
+  }
+  void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
+                  float* host_values) const override {
+    cpuDevice().selectTopk(x, n, k, host_indices, host_values);
+  }
   void synchronize() const override {}
   // Counted from every rank's thread when ranks share the device.
   mutable std::atomic<int> updates = 0;

@@ -489,6 +489,46 @@ TEST_F(CudaDeviceTest, FillCopyUploadAndDownload) {
   gpu().synchronize();
 }
 
+// The topk codec's device work (engine/train/device_topk_sync.h) selects what the CPU
+// selects: many ties at the k-th magnitude (values on a coarse grid, both signs), a NaN and
+// infinities; k from 1 to n; and error feedback's add, momentum correction's accumulation
+// and the scatter give the CPU's bits.
+TEST_F(CudaDeviceTest, TopkSelectionAddAndScatterMatchTheCpu) {
+  const size_t n = 70001;
+  Floats x = randomFloats(n, 11);
+  for (size_t i = 0; i < n; i += 3) x[i] = std::round(x[i] * 8.f) / 8.f;  // ties
+  x[17] = std::numeric_limits<float>::quiet_NaN();
+  x[18] = -std::numeric_limits<float>::infinity();
+  auto on_gpu = onGpu(x);
+  for (size_t k : {size_t{1}, size_t{700}, size_t{23456}, n}) {
+    std::vector<uint32_t> want_i(k), got_i(k);
+    Floats want_v(k), got_v(k);
+    cpuDevice().selectTopk(x.data(), n, k, want_i.data(), want_v.data());
+    gpu().selectTopk(on_gpu->data(), n, k, got_i.data(), got_v.data());
+    EXPECT_EQ(got_i, want_i) << "k " << k;
+    expectSameBits("topk values, k " + std::to_string(k), got_v, want_v);
+  }
+  // Arithmetic on a NaN gives CUDA's canonical NaN, not the x86 one: none from here on.
+  x[17] = 0.5f;
+  gpu().upload(on_gpu->data() + 17, &x[17], 1);
+  const Floats residual = randomFloats(n, 12);
+  auto on_gpu_residual = onGpu(residual);
+  Floats sum = x;
+  cpuDevice().add(sum.data(), residual.data(), n);
+  gpu().add(on_gpu->data(), on_gpu_residual->data(), n);
+  const std::vector<uint32_t> at = {0, 5, 17, 4096, static_cast<uint32_t>(n - 1)};
+  const Floats put = {1.f, -2.f, 0.5f, 3.f, -0.25f};
+  cpuDevice().scatter(sum.data(), at.data(), put.data(), at.size());
+  gpu().scatter(on_gpu->data(), at.data(), put.data(), at.size());
+  expectSameBits("add then scatter", toHost(on_gpu->data(), n), sum);
+  Floats velocity = randomFloats(n, 13);
+  auto on_gpu_velocity = onGpu(velocity);
+  cpuDevice().accumulateMomentum(velocity.data(), sum.data(), n, 0.9f);
+  gpu().accumulateMomentum(on_gpu_velocity->data(), on_gpu->data(), n, 0.9f);
+  expectSameBits("momentum's velocity", toHost(on_gpu_velocity->data(), n), velocity);
+  expectSameBits("momentum's gradient", toHost(on_gpu->data(), n), sum);
+}
+
 TEST_F(CudaDeviceTest, AnotherThreadUsesTheSameGpu) {
   const Floats values = randomFloats(257, 10);
   auto buffer = gpu().allocate(values.size());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "kernels/gpu_probe.h"
@@ -165,6 +166,31 @@ TEST_F(GpuTraining, PriorityPiecesFollowTheCpu) {
   const auto gpu = trainWithThreads(job);
   for (size_t r = 0; r < 2; ++r)
     EXPECT_LT(largestGap(gpu[r].losses, cpu[r].losses), 1e-5) << "rank " << r;
+}
+
+// topk on the GPU (engine/train/device_topk_sync.h): momentum correction, error feedback and
+// the selection on the device, k pairs to the host; 2 ranks sharing the GPU. The GPU's
+// gradients differ from the CPU's in the last bits, which can swap an element at the k-th
+// magnitude, so the bound is 1e-4 (set before any GPU run); the selection itself is
+// checked bit for bit in cuda.CudaDeviceTest.TopkSelectionAddAndScatterMatchTheCpu.
+TEST_F(GpuTraining, TopkEncodesOnTheGpuAndFollowsTheCpu) {
+  JobSpec job = twentySteps("mlp", "sgd");
+  job.model.dropout = 0;
+  job.parallel.ranks = 2;
+  job.compression.codec = "topk";
+  job.compression.ratio = 0.05;
+  const auto cpu = trainWithThreads(job);
+  job.train.device = "cuda";
+  const auto gpu = trainWithThreads(job);
+  bool said = false;
+  for (const std::string& e : gpu[0].events)
+    said = said || e.find("topk encoded on the GPU") != std::string::npos;
+  EXPECT_TRUE(said) << "no device event says topk ran on the GPU";
+  for (size_t r = 0; r < 2; ++r) {
+    const double gap = largestGap(gpu[r].losses, cpu[r].losses);
+    std::printf("topk rank %zu: largest relative loss gap to the CPU %.3g\n", r, gap);
+    EXPECT_LT(gap, 1e-4) << "rank " << r;
+  }
 }
 
 // A sampled step's pieces on the GPU, from CUDA events: the batch's copy first, then every

@@ -1,0 +1,197 @@
+#include <cuda_runtime.h>
+
+#include <thrust/iterator/counting_iterator.h>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/topk_kernels.h"
+
+namespace ranklab::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kDigitBits = 8;
+constexpr int kDigits = 1 << kDigitBits;
+
+int blocks(size_t n) {
+  const size_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65535 ? b : 65535);  // grid-stride loops cover the rest
+}
+
+__device__ uint32_t magnitudeBits(float x) {
+  return __float_as_uint(x) & 0x7fffffffu;
+}
+
+__global__ void addKernel(float* to, const float* from, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    to[i] = __fadd_rn(to[i], from[i]);
+}
+
+// Rounded as the CPU's loop (no FMA on the baseline x86-64 it is built for).
+__global__ void momentumKernel(float* velocity, float* grads, size_t n, float momentum) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    grads[i] = velocity[i] = __fadd_rn(__fmul_rn(momentum, velocity[i]), grads[i]);
+}
+
+__global__ void scatterKernel(float* to, const uint32_t* indices, const float* values, size_t k) {
+  const size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (j < k) to[indices[j]] = values[j];
+}
+
+// Counts, among the elements whose magnitude bits above `shift + kDigitBits` equal
+// `prefix`'s, how many have each digit at `shift`.
+__global__ void digitHistogram(const float* x, size_t n, uint32_t prefix, int shift,
+                               unsigned int* counts) {
+  __shared__ unsigned int local[kDigits];
+  for (int d = threadIdx.x; d < kDigits; d += blockDim.x) local[d] = 0;
+  __syncthreads();
+  const int high = shift + kDigitBits;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint32_t m = magnitudeBits(x[i]);
+    if (high >= 32 || (m >> high) == (prefix >> high))
+      atomicAdd(&local[(m >> shift) & (kDigits - 1)], 1u);
+  }
+  __syncthreads();
+  for (int d = threadIdx.x; d < kDigits; d += blockDim.x)
+    if (local[d] != 0) atomicAdd(&counts[d], local[d]);
+}
+
+__global__ void tieFlags(const float* x, size_t n, uint32_t kth, unsigned int* equal) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    equal[i] = magnitudeBits(x[i]) == kth;
+}
+
+// keep: above the k-th magnitude, or one of the first `ties` elements equal to it (the
+// exclusive prefix count of ties before i is tie_rank[i]).
+__global__ void keepFlags(const float* x, size_t n, uint32_t kth, const unsigned int* tie_rank,
+                          size_t ties, unsigned char* keep) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint32_t m = magnitudeBits(x[i]);
+    keep[i] = m > kth || (m == kth && tie_rank[i] < ties);
+  }
+}
+
+__global__ void gatherKernel(const float* x, const uint32_t* indices, float* values, size_t k) {
+  const size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (j < k) values[j] = x[indices[j]];
+}
+
+// Device scratch of one call, allocated and freed in the stream's order (pooled).
+class Scratch {
+ public:
+  void* get(size_t bytes) {
+    void* p = nullptr;
+    check(cudaMallocAsync(&p, bytes > 0 ? bytes : 1, 0), "allocate topk scratch");
+    made_[count_++] = p;
+    return p;
+  }
+  ~Scratch() {
+    for (int i = 0; i < count_; ++i) cudaFreeAsync(made_[i], 0);
+  }
+
+ private:
+  void* made_[8] = {};
+  int count_ = 0;
+};
+
+// The k-th largest magnitude's bits, a digit at a time from the top (four passes of a
+// 256-bin histogram); `ties` is how many elements equal to it are among the k.
+uint32_t kthLargest(const float* x, size_t n, size_t k, Scratch& scratch, size_t& ties) {
+  auto* counts = static_cast<unsigned int*>(scratch.get(kDigits * sizeof(unsigned int)));
+  unsigned int host_counts[kDigits];
+  uint32_t prefix = 0;
+  size_t wanted = k;  // among the elements matching the prefix, the rank sought (1-based)
+  for (int shift = 32 - kDigitBits; shift >= 0; shift -= kDigitBits) {
+    check(cudaMemsetAsync(counts, 0, kDigits * sizeof(unsigned int)), "clear histogram");
+    digitHistogram<<<blocks(n), kThreads>>>(x, n, prefix, shift, counts);
+    check(cudaGetLastError(), "topk histogram");
+    check(cudaMemcpy(host_counts, counts, sizeof host_counts, cudaMemcpyDeviceToHost),
+          "read topk histogram");
+    int digit = kDigits - 1;
+    for (; digit > 0 && host_counts[digit] < wanted; --digit) wanted -= host_counts[digit];
+    prefix |= static_cast<uint32_t>(digit) << shift;
+  }
+  ties = wanted;
+  return prefix;
+}
+
+}  // namespace
+
+void addInto(float* to, const float* from, size_t n) {
+  if (n == 0) return;
+  addKernel<<<blocks(n), kThreads>>>(to, from, n);
+  check(cudaGetLastError(), "add");
+}
+
+void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) {
+  if (n == 0) return;
+  momentumKernel<<<blocks(n), kThreads>>>(velocity, grads, n, momentum);
+  check(cudaGetLastError(), "momentum correction");
+}
+
+void scatter(float* to, const uint32_t* host_indices, const float* host_values, size_t k) {
+  if (k == 0) return;
+  Scratch scratch;
+  auto* indices = static_cast<uint32_t*>(scratch.get(k * sizeof(uint32_t)));
+  auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
+  check(cudaMemcpy(indices, host_indices, k * sizeof(uint32_t), cudaMemcpyHostToDevice),
+        "upload scatter indices");
+  check(cudaMemcpy(values, host_values, k * sizeof(float), cudaMemcpyHostToDevice),
+        "upload scatter values");
+  scatterKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(to, indices, values,
+                                                                               k);
+  check(cudaGetLastError(), "scatter");
+}
+
+void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices, float* host_values) {
+  if (k == 0 || n == 0) return;
+  if (k > n)
+    throw std::invalid_argument("topk: k " + std::to_string(k) + " > n " + std::to_string(n));
+  Scratch scratch;
+  size_t ties = 0;
+  const uint32_t kth = kthLargest(x, n, k, scratch, ties);
+  const int items = static_cast<int>(n);
+  auto* equal = static_cast<unsigned int*>(scratch.get(n * sizeof(unsigned int)));
+  auto* tie_rank = static_cast<unsigned int*>(scratch.get(n * sizeof(unsigned int)));
+  auto* keep = static_cast<unsigned char*>(scratch.get(n));
+  auto* indices = static_cast<uint32_t*>(scratch.get(k * sizeof(uint32_t)));
+  auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
+  auto* selected = static_cast<int*>(scratch.get(sizeof(int)));
+  tieFlags<<<blocks(n), kThreads>>>(x, n, kth, equal);
+  check(cudaGetLastError(), "topk ties");
+  size_t scan_bytes = 0, select_bytes = 0;
+  check(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, equal, tie_rank, items), "size scan");
+  thrust::counting_iterator<uint32_t> positions(0);
+  check(
+      cub::DeviceSelect::Flagged(nullptr, select_bytes, positions, keep, indices, selected, items),
+      "size select");
+  void* temp = scratch.get(scan_bytes > select_bytes ? scan_bytes : select_bytes);
+  check(cub::DeviceScan::ExclusiveSum(temp, scan_bytes, equal, tie_rank, items), "topk tie ranks");
+  keepFlags<<<blocks(n), kThreads>>>(x, n, kth, tie_rank, ties, keep);
+  check(cudaGetLastError(), "topk flags");
+  check(cub::DeviceSelect::Flagged(temp, select_bytes, positions, keep, indices, selected, items),
+        "topk select");
+  gatherKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(x, indices, values,
+                                                                              k);
+  check(cudaGetLastError(), "topk gather");
+  int found = 0;
+  check(cudaMemcpy(&found, selected, sizeof found, cudaMemcpyDeviceToHost), "read topk count");
+  if (static_cast<size_t>(found) != k)
+    throw std::logic_error("topk on the GPU selected " + std::to_string(found) + " of " +
+                           std::to_string(k));
+  check(cudaMemcpy(host_indices, indices, k * sizeof(uint32_t), cudaMemcpyDeviceToHost),
+        "download topk indices");
+  check(cudaMemcpy(host_values, values, k * sizeof(float), cudaMemcpyDeviceToHost),
+        "download topk values");
+}
+
+}  // namespace ranklab::cuda

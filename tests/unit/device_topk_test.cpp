@@ -1,0 +1,175 @@
+// topk on a device whose memory the host may not touch (tests/support/guarded_device.h): the
+// selection and error feedback run on the device (engine/train/device_topk_sync.h), only the
+// k selected values and indices cross to the host, and each run is the CPU's topk bit for
+// bit: SGD with DGC's momentum correction (the default) and without, fp32 and fp16 values,
+// with and without error feedback, 1 and 3 ranks, Adam, and a run resumed from a
+// checkpoint holding the device's residual and velocity.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/model/compute_device.h"
+#include "engine/train/device_topk_sync.h"
+#include "engine/train/strategy_registry.h"
+#include "tests/support/guarded_device.h"
+#include "tests/support/temp_folder.h"
+#include "tests/support/thread_ranks.h"
+#include "tests/support/thread_world.h"
+
+namespace ranklab {
+namespace {
+
+constexpr int64_t kSteps = 12;
+constexpr size_t kParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
+
+JobSpec topkJob() {
+  JobSpec job;
+  job.model.layers = {32};
+  job.train.batch_size = 20;
+  job.train.max_steps = kSteps;
+  job.parallel.ranks = 2;
+  job.compression.codec = "topk";
+  job.compression.ratio = 0.05;
+  return job;
+}
+
+testing::GuardedDevice& guarded(int local_rank) {
+  return const_cast<testing::GuardedDevice&>(
+      dynamic_cast<const testing::GuardedDevice&>(deviceNamed("guarded", local_rank)));
+}
+
+void expectSameRun(const std::vector<testing::RunRecorder>& got,
+                   const std::vector<testing::RunRecorder>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t r = 0; r < want.size(); ++r) {
+    EXPECT_EQ(got[r].steps, want[r].steps) << what << " rank " << r;
+    EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
+    ASSERT_EQ(got[r].evals.size(), want[r].evals.size()) << what << " rank " << r;
+    if (!want[r].evals.empty()) {
+      EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
+    }
+  }
+}
+
+TEST(DeviceTopk, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
+  testing::registerGuardedDevices();
+  using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
+  const std::vector<Variant> variants = {
+      {"2 ranks", [](JobSpec&) {}},
+      {"3 ranks", [](JobSpec& j) { j.parallel.ranks = 3; }},
+      {"1 rank", [](JobSpec& j) { j.parallel.ranks = 1; }},
+      {"fp16 values", [](JobSpec& j) { j.compression.value_dtype = "fp16"; }},
+      {"no error feedback", [](JobSpec& j) { j.compression.error_feedback = false; }},
+      {"no momentum correction", [](JobSpec& j) { j.compression.momentum_correction = false; }},
+      {"adam", [](JobSpec& j) {
+         j.train.optimizer = "adam";
+         j.train.lr = 0.001;
+       }}};
+  for (const auto& [what, apply] : variants) {
+    JobSpec cpu = topkJob();
+    apply(cpu);
+    JobSpec off = cpu;
+    off.train.device = "guarded";
+    std::vector<int64_t> downloaded(cpu.parallel.ranks);
+    std::vector<int> selections(cpu.parallel.ranks);
+    for (int r = 0; r < cpu.parallel.ranks; ++r) {
+      downloaded[r] = guarded(r).floats_downloaded;
+      selections[r] = guarded(r).topk_selections;
+    }
+    const auto want = testing::trainWithThreads(cpu);
+    const auto got = testing::trainWithThreads(off);
+    expectSameRun(got, want, what);
+    bool said = false;
+    for (const std::string& e : got[0].events)
+      said = said || e.find("topk encoded on the GPU") != std::string::npos;
+    EXPECT_TRUE(said) << what << ": no device event says where topk ran";
+    for (int r = 0; r < cpu.parallel.ranks; ++r) {
+      EXPECT_EQ(guarded(r).topk_selections - selections[r], kSteps) << what << " rank " << r;
+      // Losses and evaluation's outputs come down; a whole gradient never does (a
+      // host-staged codec would download kSteps * kParameters floats).
+      const int64_t floats = guarded(r).floats_downloaded - downloaded[r];
+      EXPECT_LT(floats, kSteps * static_cast<int64_t>(kParameters) / 10) << what << " rank " << r;
+      if (r == 0)
+        std::printf("%s: %lld floats downloaded in %lld steps (the gradient: %zu)\n", what.c_str(),
+                    static_cast<long long>(floats), static_cast<long long>(kSteps), kParameters);
+    }
+  }
+}
+
+// One step on 3 ranks, k = 1 % of 10,000: the mean goes up as scattered pairs (nothing
+// through upload()), no float comes down through download(), and every rank's gradient is
+// what the CPU's all-reduce with the codec leaves.
+TEST(DeviceTopk, OneStepMovesPairsNotTheGradient) {
+  testing::registerGuardedDevices();
+  constexpr int kRanks = 3;
+  constexpr size_t kCount = 10000;
+  JobSpec job = topkJob();
+  job.parallel.ranks = kRanks;
+  job.compression.ratio = 0.01;
+  auto gradientOf = [](int rank) {
+    std::vector<float> g(kCount);
+    for (size_t i = 0; i < kCount; ++i)
+      g[i] = std::sin(0.37f * static_cast<float>(i) + static_cast<float>(rank));
+    return g;
+  };
+  std::vector<std::vector<float>> want(kRanks), got(kRanks);
+  std::vector<int64_t> up(kRanks), down(kRanks);
+  testing::onEveryRank(kRanks, [&](Communicator& comm) {
+    std::unique_ptr<GradientSync> cpu = makeGradientSync(job, comm);
+    std::vector<float> params(kCount, 0.f);
+    want[comm.rank()] = gradientOf(comm.rank());
+    cpu->start(params.data(), kCount);
+    cpu->sync(want[comm.rank()].data(), kCount);
+  });
+  testing::onEveryRank(kRanks, [&](Communicator& comm) {
+    const int r = comm.rank();
+    testing::GuardedDevice& device = guarded(r);
+    DeviceTopkSync sync(comm, codecOptions(job), device);
+    auto grads = device.allocate(kCount);
+    const std::vector<float> mine = gradientOf(r);
+    device.upload(grads->data(), mine.data(), kCount);
+    sync.start(nullptr, kCount);
+    const int64_t up_before = device.floats_uploaded, down_before = device.floats_downloaded;
+    sync.sync(grads->data(), kCount);
+    up[r] = device.floats_uploaded - up_before;
+    down[r] = device.floats_downloaded - down_before;
+    got[r].resize(kCount);
+    device.download(got[r].data(), grads->data(), kCount);
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(got[r], want[r]) << "rank " << r;
+    EXPECT_EQ(up[r], 0) << "rank " << r << ": the mean went up whole";
+    EXPECT_EQ(down[r], 0) << "rank " << r << ": the gradient came down";
+  }
+}
+
+TEST(DeviceTopk, AResumedRunTakesTheResidualBackOntoTheDevice) {
+  testing::registerGuardedDevices();
+  testing::TempFolder folder;
+  const auto uninterrupted = testing::trainWithThreads(topkJob());
+  JobSpec first = topkJob();
+  first.train.device = "guarded";
+  first.train.max_steps = kSteps / 2;
+  first.train.checkpoint_path = folder.file("topk.ckpt");
+  testing::trainWithThreads(first);
+  JobSpec rest = topkJob();
+  rest.train.device = "guarded";
+  rest.train.resume_from = folder.file("topk.ckpt");
+  const auto resumed = testing::trainWithThreads(rest);
+  for (size_t r = 0; r < resumed.size(); ++r) {
+    ASSERT_EQ(resumed[r].losses.size(), static_cast<size_t>(kSteps / 2)) << "rank " << r;
+    for (size_t i = 0; i < resumed[r].losses.size(); ++i)
+      EXPECT_EQ(resumed[r].losses[i], uninterrupted[r].losses[kSteps / 2 + i])
+          << "rank " << r << " step " << resumed[r].steps[i];
+    for (const std::string& e : resumed[r].events)
+      EXPECT_EQ(e.find("warning"), std::string::npos) << e;
+  }
+}
+
+}  // namespace
+}  // namespace ranklab
