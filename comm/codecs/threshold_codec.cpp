@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "comm/codecs/sparse_payload.h"
+#include "kernels/cpu/sparse_select.h"
 
 namespace ranklab {
 
@@ -14,14 +15,7 @@ ThresholdCodec::ThresholdCodec(double threshold, bool half_values)
 }
 
 void ThresholdCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
-  indices_.clear();
-  values_.clear();
-  for (size_t i = 0; i < n; ++i) {
-    if (std::fabs(x[i]) >= threshold_) {
-      indices_.push_back(static_cast<uint32_t>(i));
-      values_.push_back(x[i]);
-    }
-  }
+  kernels::selectAtLeast(x, n, threshold_, indices_, values_);
   sparse::encode(indices_.data(), values_.data(), indices_.size(), n, values_type_, out);
 }
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "comm/codecs/sparse_payload.h"
-#include "kernels/cpu/topk_select.h"
+#include "kernels/cpu/sparse_select.h"
 
 namespace ranklab {
 
@@ -14,23 +14,20 @@ TopkCodec::TopkCodec(double ratio, bool half_values)
   if (!(ratio > 0 && ratio <= 1)) throw std::invalid_argument("topk: ratio must be in (0, 1]");
 }
 
-size_t TopkCodec::keptCount(size_t n) const {
+size_t topkKeptCount(double ratio, size_t n) {
   if (n == 0) return 0;
-  const auto k = static_cast<size_t>(std::ceil(ratio_ * static_cast<double>(n)));
+  const auto k = static_cast<size_t>(std::ceil(ratio * static_cast<double>(n)));
   return std::clamp<size_t>(k, 1, n);
+}
+
+size_t TopkCodec::keptCount(size_t n) const {
+  return topkKeptCount(ratio_, n);
 }
 
 void TopkCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
   const size_t k = keptCount(n);
-  indices_.clear();
-  values_.clear();
   kernels::selectTopk(x, n, k, indices_, values_, bucket_members_);
-  encodeSelected(indices_.data(), values_.data(), indices_.size(), n, out);
-}
-
-void TopkCodec::encodeSelected(const uint32_t* indices, const float* values, size_t k, size_t n,
-                               std::vector<uint8_t>& out) const {
-  sparse::encode(indices, values, k, n, values_type_, out);
+  sparse::encode(indices_.data(), values_.data(), indices_.size(), n, values_type_, out);
 }
 
 void TopkCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* out,

@@ -10,6 +10,9 @@
 
 namespace ranklab {
 
+// k = ceil(ratio * n), at least 1 and at most n (0 for n = 0).
+size_t topkKeptCount(double ratio, size_t n);
+
 class TopkCodec : public GradientCodec {
  public:
   // half_values: send values as fp16 (2 bytes) instead of fp32.
@@ -23,10 +26,6 @@ class TopkCodec : public GradientCodec {
   size_t payloadBytes(size_t) const override { return 0; }
 
   size_t keptCount(size_t n) const;
-  // The payload of elements already selected by the rule above (on a device: the selection
-  // ran where the gradient is): k ascending indices of n and their values.
-  void encodeSelected(const uint32_t* indices, const float* values, size_t k, size_t n,
-                      std::vector<uint8_t>& out) const;
 
  private:
   double ratio_;

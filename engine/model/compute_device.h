@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/model/device_timer.h"
 #include "engine/model/layer.h"
@@ -75,19 +76,22 @@ class ComputeDevice {
                           float* second_moment, size_t n, const kernels::AdamScalars& s) const = 0;
   // grads *= factor; false when any of them is then inf or NaN (AMP's unscale).
   virtual bool scaleAndCheckFinite(float* grads, size_t n, float factor) const = 0;
-  // The topk codec's work where the gradient is (engine/train/device_topk_sync.h), so k
-  // (index, value) pairs cross to the host instead of n floats: to += from (error
-  // feedback's residual added); velocity = momentum * velocity + grads, then grads =
+  // The sparse codecs' work where the gradient is (engine/train/device_sparse_sync.h), so
+  // the selected (index, value) pairs cross to the host instead of n floats: to += from
+  // (error feedback's residual added); velocity = momentum * velocity + grads, then grads =
   // velocity (DGC's momentum correction); to[host_indices[j]] = host_values[j] for j < k;
-  // and the selection of kernels/cpu/topk_select.h, its k indices and values written to
-  // the host.
+  // and the selections of kernels/cpu/sparse_select.h (topk's k, threshold's |x| >=
+  // threshold), their indices and values replacing the host vectors' contents.
   virtual void add(float* to, const float* from, size_t n) const = 0;
   virtual void accumulateMomentum(float* velocity, float* grads, size_t n,
                                   float momentum) const = 0;
   virtual void scatter(float* to, const uint32_t* host_indices, const float* host_values,
                        size_t k) const = 0;
-  virtual void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
-                          float* host_values) const = 0;
+  virtual void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
+                          std::vector<float>& host_values) const = 0;
+  virtual void selectAtLeast(const float* x, size_t n, float threshold,
+                             std::vector<uint32_t>& host_indices,
+                             std::vector<float>& host_values) const = 0;
   // Returns once the work queued on the device is done (phase timing).
   virtual void synchronize() const = 0;
   // Marks in this device's queue, timed on its clock (the host's where work is done when

@@ -7,7 +7,7 @@
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
 #include "kernels/cpu/low_precision.h"
-#include "kernels/cpu/topk_select.h"
+#include "kernels/cpu/sparse_select.h"
 
 namespace ranklab {
 namespace {
@@ -81,13 +81,14 @@ class CpuDevice : public ComputeDevice {
                size_t k) const override {
     for (size_t j = 0; j < k; ++j) to[host_indices[j]] = host_values[j];
   }
-  void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
-                  float* host_values) const override {
-    std::vector<uint32_t> indices, scratch;
-    std::vector<float> values;
-    kernels::selectTopk(x, n, k, indices, values, scratch);
-    std::copy(indices.begin(), indices.end(), host_indices);
-    std::copy(values.begin(), values.end(), host_values);
+  void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
+                  std::vector<float>& host_values) const override {
+    std::vector<uint32_t> scratch;
+    kernels::selectTopk(x, n, k, host_indices, host_values, scratch);
+  }
+  void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& host_indices,
+                     std::vector<float>& host_values) const override {
+    kernels::selectAtLeast(x, n, threshold, host_indices, host_values);
   }
   void synchronize() const override {}
 };

@@ -17,7 +17,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/layer_kernels.h"
 #include "kernels/cuda/memory_kernels.h"
-#include "kernels/cuda/topk_kernels.h"
+#include "kernels/cuda/sparse_kernels.h"
 #include "kernels/gpu_probe.h"
 
 namespace ranklab {
@@ -185,10 +185,15 @@ class CudaDevice : public ComputeDevice {
     use();
     cuda::scatter(to, host_indices, host_values, k);
   }
-  void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
-                  float* host_values) const override {
+  void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
+                  std::vector<float>& host_values) const override {
     use();
     cuda::selectTopk(x, n, k, host_indices, host_values);
+  }
+  void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& host_indices,
+                     std::vector<float>& host_values) const override {
+    use();
+    cuda::selectAtLeast(x, n, threshold, host_indices, host_values);
   }
 
   void synchronize() const override {

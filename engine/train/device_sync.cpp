@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "engine/train/device_topk_sync.h"
+#include "engine/train/device_sparse_sync.h"
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
 
@@ -113,12 +113,13 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
                                 "; use \"host\" (or \"auto\") to run the all-reduce on host "
                                 "copies");
   }
-  // topk selects on the device: k pairs cross to the host, not the whole gradient.
+  // A sparse codec selects on the device: its pairs cross to the host, not the gradient.
   const CodecOptions codec = codecOptions(job);
-  if (p.strategy == "allreduce" && codec.codec == "topk") {
-    return {std::make_unique<DeviceTopkSync>(world, codec, device),
-            "topk encoded on the GPU: only its selected values and indices copied to the "
-            "host and all-gathered there" +
+  if (p.strategy == "allreduce" && sparseOnDevice(codec)) {
+    return {std::make_unique<DeviceSparseSync>(world, codec, device),
+            codec.codec +
+                " encoded on the GPU: only its selected values and indices copied to the "
+                "host and all-gathered there" +
                 (why_not.empty() ? std::string(" (parallel.device_collectives = \"host\")")
                                  : " (not NCCL: " + why_not + ")")};
   }

@@ -122,22 +122,27 @@ class GuardedDevice : public ComputeDevice {
       expectDevice(to + host_indices[j], sizeof(float), "scatter's destination");
     cpuDevice().scatter(to, host_indices, host_values, k);
   }
-  void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
-                  float* host_values) const override {
+  void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
+                  std::vector<float>& host_values) const override {
     expectDevice(x, n * sizeof(float), "topk's input");
-    expectHost(host_indices, "topk's indices");
-    expectHost(host_values, "topk's values");
-    ++topk_selections;
+    ++sparse_selections;
     const Open open(*this);
     cpuDevice().selectTopk(x, n, k, host_indices, host_values);
+  }
+  void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& host_indices,
+                     std::vector<float>& host_values) const override {
+    expectDevice(x, n * sizeof(float), "threshold's input");
+    ++sparse_selections;
+    const Open open(*this);
+    cpuDevice().selectAtLeast(x, n, threshold, host_indices, host_values);
   }
   void synchronize() const override {}
 
   // What crossed between host and device through download() and upload(), and how often
-  // topk selected on the device (counted from any thread).
+  // a sparse codec selected on the device (counted from any thread).
   mutable std::atomic<int64_t> floats_downloaded = 0;
   mutable std::atomic<int64_t> floats_uploaded = 0;
-  mutable std::atomic<int> topk_selections = 0;
+  mutable std::atomic<int> sparse_selections = 0;
 
   // The buffers' bookkeeping (GuardedBuffer's).
   void track(char* data, size_t bytes) const {

@@ -66,9 +66,13 @@ class LedgerDevice : public ComputeDevice {
                size_t k) const override {
     cpuDevice().scatter(to, host_indices, host_values, k);
   }
-  void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices,
-                  float* host_values) const override {
+  void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
+                  std::vector<float>& host_values) const override {
     cpuDevice().selectTopk(x, n, k, host_indices, host_values);
+  }
+  void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& host_indices,
+                     std::vector<float>& host_values) const override {
+    cpuDevice().selectAtLeast(x, n, threshold, host_indices, host_values);
   }
   void synchronize() const override {}
   // Counted from every rank's thread when ranks share the device.

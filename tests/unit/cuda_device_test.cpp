@@ -489,11 +489,12 @@ TEST_F(CudaDeviceTest, FillCopyUploadAndDownload) {
   gpu().synchronize();
 }
 
-// The topk codec's device work (engine/train/device_topk_sync.h) selects what the CPU
-// selects: many ties at the k-th magnitude (values on a coarse grid, both signs), a NaN and
-// infinities; k from 1 to n; and error feedback's add, momentum correction's accumulation
-// and the scatter give the CPU's bits.
-TEST_F(CudaDeviceTest, TopkSelectionAddAndScatterMatchTheCpu) {
+// The sparse codecs' device work (engine/train/device_sparse_sync.h) selects what the CPU
+// selects: topk with many ties at the k-th magnitude (values on a coarse grid, both signs),
+// a NaN and infinities, k from 1 to n; threshold at several thresholds (one exactly on the
+// grid); and error feedback's add, momentum correction's accumulation and the scatter give
+// the CPU's bits.
+TEST_F(CudaDeviceTest, SparseSelectionsAddAndScatterMatchTheCpu) {
   const size_t n = 70001;
   Floats x = randomFloats(n, 11);
   for (size_t i = 0; i < n; i += 3) x[i] = std::round(x[i] * 8.f) / 8.f;  // ties
@@ -501,12 +502,20 @@ TEST_F(CudaDeviceTest, TopkSelectionAddAndScatterMatchTheCpu) {
   x[18] = -std::numeric_limits<float>::infinity();
   auto on_gpu = onGpu(x);
   for (size_t k : {size_t{1}, size_t{700}, size_t{23456}, n}) {
-    std::vector<uint32_t> want_i(k), got_i(k);
-    Floats want_v(k), got_v(k);
-    cpuDevice().selectTopk(x.data(), n, k, want_i.data(), want_v.data());
-    gpu().selectTopk(on_gpu->data(), n, k, got_i.data(), got_v.data());
+    std::vector<uint32_t> want_i, got_i;
+    Floats want_v, got_v;
+    cpuDevice().selectTopk(x.data(), n, k, want_i, want_v);
+    gpu().selectTopk(on_gpu->data(), n, k, got_i, got_v);
     EXPECT_EQ(got_i, want_i) << "k " << k;
     expectSameBits("topk values, k " + std::to_string(k), got_v, want_v);
+  }
+  for (float threshold : {0.125f, 0.9f, 2.f}) {
+    std::vector<uint32_t> want_i, got_i;
+    Floats want_v, got_v;
+    cpuDevice().selectAtLeast(x.data(), n, threshold, want_i, want_v);
+    gpu().selectAtLeast(on_gpu->data(), n, threshold, got_i, got_v);
+    EXPECT_EQ(got_i, want_i) << "threshold " << threshold;
+    expectSameBits("threshold values, " + std::to_string(threshold), got_v, want_v);
   }
   // Arithmetic on a NaN gives CUDA's canonical NaN, not the x86 one: none from here on.
   x[17] = 0.5f;

@@ -1,12 +1,13 @@
-// parallel.strategy = "allreduce" with compression.codec = "topk" on a GPU: the codec runs
-// where the gradient is, before anything leaves the device. Momentum correction's velocity
-// and error feedback's residual live in device memory; the device folds them into the
-// gradient (and clears the velocity of what was sent) and selects the k largest magnitudes
-// (the host codec's rule: kernels/cpu/topk_select.h), and only their k indices and values
-// cross to the host, instead of the n floats a host-staged codec downloads. From there the
-// step is the CPU's: the sparse payload is all-gathered over MPI, every rank decodes the
-// payloads in rank order into a host sum, and the mean goes back up as the pairs it is made
-// of. Bit for bit the CPU's topk (tests: engine.DeviceTopk.*).
+// parallel.strategy = "allreduce" with a sparse codec (compression.codec = "topk" or
+// "threshold") on a GPU: the codec runs where the gradient is, before anything leaves the
+// device. Momentum correction's velocity and error feedback's residual live in device
+// memory; the device folds them into the gradient (and clears the velocity of what was
+// sent) and selects what the codec sends (the host codec's rule: kernels/cpu/sparse_select.h),
+// and only those indices and values cross to the host, instead of the n floats a
+// host-staged codec downloads. From there the step is the CPU's: the sparse payload is
+// all-gathered over MPI, every rank decodes the payloads in rank order into a host sum, and
+// the mean goes back up as the pairs it is made of. Bit for bit the CPU's codec (tests:
+// engine.DeviceSparse.*).
 #pragma once
 
 #include <cstdint>
@@ -14,17 +15,20 @@
 #include <vector>
 
 #include "comm/codecs/codec.h"
-#include "comm/codecs/topk_codec.h"
+#include "comm/codecs/sparse_payload.h"
 #include "comm/collectives/payload_allgather.h"
 #include "engine/model/compute_device.h"
 #include "engine/train/gradient_sync.h"
 
 namespace ranklab {
 
-class DeviceTopkSync : public GradientSync {
+// Whether the codec has a device path here (topk, threshold).
+bool sparseOnDevice(const CodecOptions& codec);
+
+class DeviceSparseSync : public GradientSync {
  public:
-  // Throws std::invalid_argument for a codec other than topk.
-  DeviceTopkSync(Communicator& comm, const CodecOptions& codec, const ComputeDevice& device);
+  // Throws std::invalid_argument for a codec other than topk and threshold.
+  DeviceSparseSync(Communicator& comm, const CodecOptions& codec, const ComputeDevice& device);
 
   Communicator& peers() override { return comm_; }
   void start(float* params, size_t count) override;
@@ -44,13 +48,16 @@ class DeviceTopkSync : public GradientSync {
   // What this step's payload sent: error feedback keeps the rest, momentum correction
   // clears the velocity where something was sent.
   void rememberWhatWasSent(const float* grads, size_t count);
+  // A payload of count_ elements into sum_.
+  void decode(const std::vector<uint8_t>& payload, DecodeMode mode);
   // sum_ into the device's gradient: the elements that are not +0 as (index, value) pairs
   // scattered over zeros (a few ranks' k each), or the whole when that is cheaper.
   void uploadMean(float* grads, size_t count);
 
   Communicator& comm_;
   const ComputeDevice& device_;
-  TopkCodec codec_;
+  CodecOptions codec_;
+  sparse::ValueType value_type_;
   bool error_feedback_;
   float momentum_;  // > 0: momentum correction
   PayloadAllgather allgather_;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/topk_kernels.h"
+#include "kernels/cuda/sparse_kernels.h"
 
 namespace ranklab::cuda {
 
@@ -80,6 +80,12 @@ __global__ void keepFlags(const float* x, size_t n, uint32_t kth, const unsigned
   }
 }
 
+__global__ void atLeastFlags(const float* x, size_t n, float threshold, unsigned char* keep) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    keep[i] = fabsf(x[i]) >= threshold;  // false for NaN, as on the CPU
+}
+
 __global__ void gatherKernel(const float* x, const uint32_t* indices, float* values, size_t k) {
   const size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (j < k) values[j] = x[indices[j]];
@@ -89,8 +95,9 @@ __global__ void gatherKernel(const float* x, const uint32_t* indices, float* val
 class Scratch {
  public:
   void* get(size_t bytes) {
+    if (count_ == 12) throw std::logic_error("topk scratch: more than 12 buffers");
     void* p = nullptr;
-    check(cudaMallocAsync(&p, bytes > 0 ? bytes : 1, 0), "allocate topk scratch");
+    check(cudaMallocAsync(&p, bytes > 0 ? bytes : 1, 0), "allocate selection scratch");
     made_[count_++] = p;
     return p;
   }
@@ -99,7 +106,7 @@ class Scratch {
   }
 
  private:
-  void* made_[8] = {};
+  void* made_[12] = {};
   int count_ = 0;
 };
 
@@ -122,6 +129,35 @@ uint32_t kthLargest(const float* x, size_t n, size_t k, Scratch& scratch, size_t
   }
   ties = wanted;
   return prefix;
+}
+
+// Replaces the host vectors with the elements `keep` flags, in index order.
+void compactFlagged(const float* x, size_t n, const unsigned char* keep, Scratch& scratch,
+                    std::vector<uint32_t>& host_indices, std::vector<float>& host_values) {
+  const int items = static_cast<int>(n);
+  auto* indices = static_cast<uint32_t*>(scratch.get(n * sizeof(uint32_t)));
+  auto* selected = static_cast<int*>(scratch.get(sizeof(int)));
+  thrust::counting_iterator<uint32_t> positions(0);
+  size_t bytes = 0;
+  check(cub::DeviceSelect::Flagged(nullptr, bytes, positions, keep, indices, selected, items),
+        "size select");
+  check(cub::DeviceSelect::Flagged(scratch.get(bytes), bytes, positions, keep, indices, selected,
+                                   items),
+        "select");
+  int found = 0;
+  check(cudaMemcpy(&found, selected, sizeof found, cudaMemcpyDeviceToHost), "read select count");
+  const size_t k = static_cast<size_t>(found);
+  host_indices.resize(k);
+  host_values.resize(k);
+  if (k == 0) return;
+  auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
+  gatherKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(x, indices, values,
+                                                                              k);
+  check(cudaGetLastError(), "gather selected");
+  check(cudaMemcpy(host_indices.data(), indices, k * sizeof(uint32_t), cudaMemcpyDeviceToHost),
+        "download selected indices");
+  check(cudaMemcpy(host_values.data(), values, k * sizeof(float), cudaMemcpyDeviceToHost),
+        "download selected values");
 }
 
 }  // namespace
@@ -152,46 +188,44 @@ void scatter(float* to, const uint32_t* host_indices, const float* host_values, 
   check(cudaGetLastError(), "scatter");
 }
 
-void selectTopk(const float* x, size_t n, size_t k, uint32_t* host_indices, float* host_values) {
+void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
+                std::vector<float>& host_values) {
+  host_indices.clear();
+  host_values.clear();
   if (k == 0 || n == 0) return;
   if (k > n)
     throw std::invalid_argument("topk: k " + std::to_string(k) + " > n " + std::to_string(n));
   Scratch scratch;
   size_t ties = 0;
   const uint32_t kth = kthLargest(x, n, k, scratch, ties);
-  const int items = static_cast<int>(n);
   auto* equal = static_cast<unsigned int*>(scratch.get(n * sizeof(unsigned int)));
   auto* tie_rank = static_cast<unsigned int*>(scratch.get(n * sizeof(unsigned int)));
   auto* keep = static_cast<unsigned char*>(scratch.get(n));
-  auto* indices = static_cast<uint32_t*>(scratch.get(k * sizeof(uint32_t)));
-  auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
-  auto* selected = static_cast<int*>(scratch.get(sizeof(int)));
   tieFlags<<<blocks(n), kThreads>>>(x, n, kth, equal);
   check(cudaGetLastError(), "topk ties");
-  size_t scan_bytes = 0, select_bytes = 0;
-  check(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, equal, tie_rank, items), "size scan");
-  thrust::counting_iterator<uint32_t> positions(0);
-  check(
-      cub::DeviceSelect::Flagged(nullptr, select_bytes, positions, keep, indices, selected, items),
-      "size select");
-  void* temp = scratch.get(scan_bytes > select_bytes ? scan_bytes : select_bytes);
-  check(cub::DeviceScan::ExclusiveSum(temp, scan_bytes, equal, tie_rank, items), "topk tie ranks");
+  size_t bytes = 0;
+  const int items = static_cast<int>(n);
+  check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, equal, tie_rank, items), "size scan");
+  check(cub::DeviceScan::ExclusiveSum(scratch.get(bytes), bytes, equal, tie_rank, items),
+        "topk tie ranks");
   keepFlags<<<blocks(n), kThreads>>>(x, n, kth, tie_rank, ties, keep);
   check(cudaGetLastError(), "topk flags");
-  check(cub::DeviceSelect::Flagged(temp, select_bytes, positions, keep, indices, selected, items),
-        "topk select");
-  gatherKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(x, indices, values,
-                                                                              k);
-  check(cudaGetLastError(), "topk gather");
-  int found = 0;
-  check(cudaMemcpy(&found, selected, sizeof found, cudaMemcpyDeviceToHost), "read topk count");
-  if (static_cast<size_t>(found) != k)
-    throw std::logic_error("topk on the GPU selected " + std::to_string(found) + " of " +
-                           std::to_string(k));
-  check(cudaMemcpy(host_indices, indices, k * sizeof(uint32_t), cudaMemcpyDeviceToHost),
-        "download topk indices");
-  check(cudaMemcpy(host_values, values, k * sizeof(float), cudaMemcpyDeviceToHost),
-        "download topk values");
+  compactFlagged(x, n, keep, scratch, host_indices, host_values);
+  if (host_indices.size() != k)
+    throw std::logic_error("topk on the GPU selected " + std::to_string(host_indices.size()) +
+                           " of " + std::to_string(k));
+}
+
+void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& host_indices,
+                   std::vector<float>& host_values) {
+  host_indices.clear();
+  host_values.clear();
+  if (n == 0) return;
+  Scratch scratch;
+  auto* keep = static_cast<unsigned char*>(scratch.get(n));
+  atLeastFlags<<<blocks(n), kThreads>>>(x, n, threshold, keep);
+  check(cudaGetLastError(), "threshold flags");
+  compactFlagged(x, n, keep, scratch, host_indices, host_values);
 }
 
 }  // namespace ranklab::cuda

@@ -1,27 +1,38 @@
-#include "engine/train/device_topk_sync.h"
+#include "engine/train/device_sparse_sync.h"
 
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "comm/codecs/topk_codec.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {
 
-DeviceTopkSync::DeviceTopkSync(Communicator& comm, const CodecOptions& codec,
-                               const ComputeDevice& device)
+DeviceSparseSync::DeviceSparseSync(Communicator& comm, const CodecOptions& codec,
+                                   const ComputeDevice& device)
     : comm_(comm),
       device_(device),
-      codec_(codec.ratio, codec.half_values),
+      codec_(codec),
+      value_type_(codec.half_values ? sparse::ValueType::kF16 : sparse::ValueType::kF32),
       error_feedback_(codec.error_feedback),
       momentum_(codec.local_momentum),
       allgather_(comm),
       gathered_(comm.size()) {
-  if (codec.codec != "topk")
-    throw std::invalid_argument("DeviceTopkSync: topk only (got \"" + codec.codec + "\")");
+  if (!sparseOnDevice(codec))
+    throw std::invalid_argument("DeviceSparseSync: topk or threshold only (got \"" + codec.codec +
+                                "\")");
 }
 
-void DeviceTopkSync::start(float* /*params*/, size_t count) {
+bool sparseOnDevice(const CodecOptions& codec) {
+  return codec.codec == "topk" || codec.codec == "threshold";
+}
+
+void DeviceSparseSync::decode(const std::vector<uint8_t>& payload, DecodeMode mode) {
+  sparse::decode(payload.data(), payload.size(), count_, sum_.data(), mode, codec_.codec.c_str());
+}
+
+void DeviceSparseSync::start(float* /*params*/, size_t count) {
   count_ = count;
   sum_.assign(count, 0.f);
   if (error_feedback_) residual_ = device_.allocate(count);  // zeros
@@ -29,21 +40,22 @@ void DeviceTopkSync::start(float* /*params*/, size_t count) {
 }
 
 // In the host codec's order (CompressedAllreduce::run and encodeOwn).
-void DeviceTopkSync::encodeOnDevice(float* grads, size_t count) {
+void DeviceSparseSync::encodeOnDevice(float* grads, size_t count) {
   if (velocity_) device_.accumulateMomentum(velocity_->data(), grads, count, momentum_);
   if (residual_) device_.add(grads, residual_->data(), count);
-  const size_t k = codec_.keptCount(count);
-  indices_.resize(k);
-  values_.resize(k);
-  device_.selectTopk(grads, count, k, indices_.data(), values_.data());
-  codec_.encodeSelected(indices_.data(), values_.data(), k, count, payload_);
+  if (codec_.codec == "topk") {
+    device_.selectTopk(grads, count, topkKeptCount(codec_.ratio, count), indices_, values_);
+  } else {
+    device_.selectAtLeast(grads, count, static_cast<float>(codec_.threshold), indices_, values_);
+  }
+  sparse::encode(indices_.data(), values_.data(), indices_.size(), count, value_type_, payload_);
   // What this rank sent, as every rank will decode it (fp16 values rounded).
-  codec_.decode(payload_.data(), payload_.size(), count, sum_.data(), DecodeMode::kAssign);
+  decode(payload_, DecodeMode::kAssign);
   rememberWhatWasSent(grads, count);
   stepped_ = true;
 }
 
-void DeviceTopkSync::rememberWhatWasSent(const float* grads, size_t count) {
+void DeviceSparseSync::rememberWhatWasSent(const float* grads, size_t count) {
   const size_t k = indices_.size();
   if (residual_) {
     // residual = compensated - sent: the compensated gradient where nothing was sent, the
@@ -62,7 +74,7 @@ void DeviceTopkSync::rememberWhatWasSent(const float* grads, size_t count) {
   }
 }
 
-void DeviceTopkSync::uploadMean(float* grads, size_t count) {
+void DeviceSparseSync::uploadMean(float* grads, size_t count) {
   touched_.clear();
   mean_values_.clear();
   for (size_t i = 0; i < count; ++i) {
@@ -81,7 +93,7 @@ void DeviceTopkSync::uploadMean(float* grads, size_t count) {
   device_.scatter(grads, touched_.data(), mean_values_.data(), touched_.size());
 }
 
-SyncStats DeviceTopkSync::sync(float* grads, size_t count) {
+SyncStats DeviceSparseSync::sync(float* grads, size_t count) {
   if (count != count_) start(nullptr, count);
   SyncStats stats;
   const int n = comm_.size();
@@ -100,8 +112,7 @@ SyncStats DeviceTopkSync::sync(float* grads, size_t count) {
     // Rank order on every rank, so every rank adds the same floats in the same order.
     const int64_t t = steadyNowNs();
     for (size_t r = 0; r < gathered_.size(); ++r)
-      codec_.decode(gathered_[r].data(), gathered_[r].size(), count, sum_.data(),
-                    r == 0 ? DecodeMode::kAssign : DecodeMode::kAdd);
+      decode(gathered_[r], r == 0 ? DecodeMode::kAssign : DecodeMode::kAdd);
     stats.compress_ns += steadyNowNs() - t;
   }
   const float scale = 1.f / static_cast<float>(n);
@@ -139,21 +150,20 @@ bool restoreBuffer(const CodecState& state, const std::string& key, const Comput
 
 }  // namespace
 
-CodecState DeviceTopkSync::saveCodecState() const {
+CodecState DeviceSparseSync::saveCodecState() const {
   CodecState state;
-  codec_.saveState(state, "codec.");
   saveBuffer(state, "residual", device_, residual_.get(), count_, stepped_);
   saveBuffer(state, "velocity", device_, velocity_.get(), count_, stepped_);
   return state;
 }
 
-void DeviceTopkSync::restoreCodecState(const CodecState& state) {
+void DeviceSparseSync::restoreCodecState(const CodecState& state) {
   const bool residual = restoreBuffer(state, "residual", device_, residual_.get(), count_);
   const bool velocity = restoreBuffer(state, "velocity", device_, velocity_.get(), count_);
   stepped_ = residual || velocity;
 }
 
-size_t DeviceTopkSync::bufferBytesHeld() const {
+size_t DeviceSparseSync::bufferBytesHeld() const {
   return (sum_.size() + (residual_ ? count_ : 0) + (velocity_ ? count_ : 0)) * sizeof(float);
 }
 

@@ -1,6 +1,7 @@
-#include "kernels/cpu/topk_select.h"
+#include "kernels/cpu/sparse_select.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -39,6 +40,8 @@ uint32_t kthLargestMagnitude(const float* x, size_t n, size_t k, std::vector<uin
 
 void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& indices,
                 std::vector<float>& values, std::vector<uint32_t>& scratch) {
+  indices.clear();
+  values.clear();
   if (k == 0) return;
   const uint32_t kth = kthLargestMagnitude(x, n, k, scratch);
   // One ordered scan keeps indices sorted, as the payload needs.
@@ -49,6 +52,18 @@ void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& indic
     const uint32_t m = magnitudeBits(x[i]);
     if (m > kth || (m == kth && ties > 0)) {
       ties -= m == kth;
+      indices.push_back(static_cast<uint32_t>(i));
+      values.push_back(x[i]);
+    }
+  }
+}
+
+void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& indices,
+                   std::vector<float>& values) {
+  indices.clear();
+  values.clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (std::fabs(x[i]) >= threshold) {
       indices.push_back(static_cast<uint32_t>(i));
       values.push_back(x[i]);
     }

@@ -1,9 +1,10 @@
-// topk on a device whose memory the host may not touch (tests/support/guarded_device.h): the
-// selection and error feedback run on the device (engine/train/device_topk_sync.h), only the
-// k selected values and indices cross to the host, and each run is the CPU's topk bit for
-// bit: SGD with DGC's momentum correction (the default) and without, fp32 and fp16 values,
-// with and without error feedback, 1 and 3 ranks, Adam, and a run resumed from a
-// checkpoint holding the device's residual and velocity.
+// The sparse codecs (topk, threshold) on a device whose memory the host may not touch
+// (tests/support/guarded_device.h): momentum correction, error feedback and the selection
+// run on the device (engine/train/device_sparse_sync.h), only the selected values and
+// indices cross to the host, and each run is the CPU's codec bit for bit: SGD with DGC's
+// momentum correction (the default) and without, fp32 and fp16 values, with and without
+// error feedback, 1 and 3 ranks, Adam, and a run resumed from a checkpoint holding the
+// device's residual and velocity.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,7 +15,7 @@
 #include <vector>
 
 #include "engine/model/compute_device.h"
-#include "engine/train/device_topk_sync.h"
+#include "engine/train/device_sparse_sync.h"
 #include "engine/train/strategy_registry.h"
 #include "tests/support/guarded_device.h"
 #include "tests/support/temp_folder.h"
@@ -56,7 +57,7 @@ void expectSameRun(const std::vector<testing::RunRecorder>& got,
   }
 }
 
-TEST(DeviceTopk, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
+TEST(DeviceSparse, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
   testing::registerGuardedDevices();
   using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
   const std::vector<Variant> variants = {
@@ -66,9 +67,21 @@ TEST(DeviceTopk, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
       {"fp16 values", [](JobSpec& j) { j.compression.value_dtype = "fp16"; }},
       {"no error feedback", [](JobSpec& j) { j.compression.error_feedback = false; }},
       {"no momentum correction", [](JobSpec& j) { j.compression.momentum_correction = false; }},
-      {"adam", [](JobSpec& j) {
+      {"adam",
+       [](JobSpec& j) {
          j.train.optimizer = "adam";
          j.train.lr = 0.001;
+       }},
+      {"threshold",
+       [](JobSpec& j) {
+         j.compression.codec = "threshold";
+         j.compression.threshold = 0.02;
+       }},
+      {"threshold, 3 ranks, fp16 values", [](JobSpec& j) {
+         j.compression.codec = "threshold";
+         j.compression.threshold = 0.02;
+         j.compression.value_dtype = "fp16";
+         j.parallel.ranks = 3;
        }}};
   for (const auto& [what, apply] : variants) {
     JobSpec cpu = topkJob();
@@ -79,24 +92,29 @@ TEST(DeviceTopk, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
     std::vector<int> selections(cpu.parallel.ranks);
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
       downloaded[r] = guarded(r).floats_downloaded;
-      selections[r] = guarded(r).topk_selections;
+      selections[r] = guarded(r).sparse_selections;
     }
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
     expectSameRun(got, want, what);
     bool said = false;
     for (const std::string& e : got[0].events)
-      said = said || e.find("topk encoded on the GPU") != std::string::npos;
-    EXPECT_TRUE(said) << what << ": no device event says where topk ran";
+      said = said || e.find(cpu.compression.codec + " encoded on the GPU") != std::string::npos;
+    EXPECT_TRUE(said) << what << ": no device event says where the codec ran";
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
-      EXPECT_EQ(guarded(r).topk_selections - selections[r], kSteps) << what << " rank " << r;
+      EXPECT_EQ(guarded(r).sparse_selections - selections[r], kSteps) << what << " rank " << r;
       // Losses and evaluation's outputs come down; a whole gradient never does (a
       // host-staged codec would download kSteps * kParameters floats).
       const int64_t floats = guarded(r).floats_downloaded - downloaded[r];
       EXPECT_LT(floats, kSteps * static_cast<int64_t>(kParameters) / 10) << what << " rank " << r;
-      if (r == 0)
-        std::printf("%s: %lld floats downloaded in %lld steps (the gradient: %zu)\n", what.c_str(),
-                    static_cast<long long>(floats), static_cast<long long>(kSteps), kParameters);
+      if (r == 0) {
+        std::printf(
+            "%s: %lld floats downloaded in %lld steps (the gradient: %zu); the last "
+            "step sent %lld bytes (%lld uncompressed)\n",
+            what.c_str(), static_cast<long long>(floats), static_cast<long long>(kSteps),
+            kParameters, static_cast<long long>(got[r].stats.back().bytes_tx),
+            static_cast<long long>(got[r].stats.back().bytes_raw));
+      }
     }
   }
 }
@@ -104,7 +122,7 @@ TEST(DeviceTopk, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
 // One step on 3 ranks, k = 1 % of 10,000: the mean goes up as scattered pairs (nothing
 // through upload()), no float comes down through download(), and every rank's gradient is
 // what the CPU's all-reduce with the codec leaves.
-TEST(DeviceTopk, OneStepMovesPairsNotTheGradient) {
+TEST(DeviceSparse, OneStepMovesPairsNotTheGradient) {
   testing::registerGuardedDevices();
   constexpr int kRanks = 3;
   constexpr size_t kCount = 10000;
@@ -129,7 +147,7 @@ TEST(DeviceTopk, OneStepMovesPairsNotTheGradient) {
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
     const int r = comm.rank();
     testing::GuardedDevice& device = guarded(r);
-    DeviceTopkSync sync(comm, codecOptions(job), device);
+    DeviceSparseSync sync(comm, codecOptions(job), device);
     auto grads = device.allocate(kCount);
     const std::vector<float> mine = gradientOf(r);
     device.upload(grads->data(), mine.data(), kCount);
@@ -148,7 +166,7 @@ TEST(DeviceTopk, OneStepMovesPairsNotTheGradient) {
   }
 }
 
-TEST(DeviceTopk, AResumedRunTakesTheResidualBackOntoTheDevice) {
+TEST(DeviceSparse, AResumedRunTakesTheResidualBackOntoTheDevice) {
   testing::registerGuardedDevices();
   testing::TempFolder folder;
   const auto uninterrupted = testing::trainWithThreads(topkJob());

@@ -1,0 +1,24 @@
+// What the sparse codecs send, as a device that encodes on its own side must find it too:
+// the indices (ascending) and values of the selected elements.
+//   topk:      the k of largest magnitude; ties at the k-th magnitude to the lowest
+//              indices; NaN larger than inf (magnitudes compared as their bits)
+//   threshold: every element with |x| >= threshold (never NaN)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ranklab::kernels {
+
+// Bits of |x|: for non-negative floats the unsigned order of the bits is the value order.
+uint32_t magnitudeBits(float x);
+
+// Replace `indices` and `values` with the k (<= n) selected. `scratch` is reused between
+// calls.
+void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& indices,
+                std::vector<float>& values, std::vector<uint32_t>& scratch);
+void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& indices,
+                   std::vector<float>& values);
+
+}  // namespace ranklab::kernels
