@@ -80,8 +80,9 @@ class ComputeDevice {
   // the selected (index, value) pairs cross to the host instead of n floats: to += from
   // (error feedback's residual added); velocity = momentum * velocity + grads, then grads =
   // velocity (DGC's momentum correction); to[host_indices[j]] = host_values[j] for j < k;
-  // and the selections of kernels/cpu/sparse_select.h (topk's k, threshold's |x| >=
-  // threshold), their indices and values replacing the host vectors' contents.
+  // the selections of kernels/cpu/sparse_select.h (topk's k, threshold's |x| >=
+  // threshold), their indices and values replacing the host vectors' contents; and
+  // host_values[j] = x[host_indices[j]] for j < k (randomk's pick).
   virtual void add(float* to, const float* from, size_t n) const = 0;
   virtual void accumulateMomentum(float* velocity, float* grads, size_t n,
                                   float momentum) const = 0;
@@ -92,6 +93,8 @@ class ComputeDevice {
   virtual void selectAtLeast(const float* x, size_t n, float threshold,
                              std::vector<uint32_t>& host_indices,
                              std::vector<float>& host_values) const = 0;
+  virtual void gather(const float* x, const uint32_t* host_indices, size_t k,
+                      float* host_values) const = 0;
   // Returns once the work queued on the device is done (phase timing).
   virtual void synchronize() const = 0;
   // Marks in this device's queue, timed on its clock (the host's where work is done when

@@ -90,6 +90,10 @@ class CpuDevice : public ComputeDevice {
                      std::vector<float>& host_values) const override {
     kernels::selectAtLeast(x, n, threshold, host_indices, host_values);
   }
+  void gather(const float* x, const uint32_t* host_indices, size_t k,
+              float* host_values) const override {
+    for (size_t j = 0; j < k; ++j) host_values[j] = x[host_indices[j]];
+  }
   void synchronize() const override {}
 };
 

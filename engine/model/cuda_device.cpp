@@ -195,6 +195,11 @@ class CudaDevice : public ComputeDevice {
     use();
     cuda::selectAtLeast(x, n, threshold, host_indices, host_values);
   }
+  void gather(const float* x, const uint32_t* host_indices, size_t k,
+              float* host_values) const override {
+    use();
+    cuda::gather(x, host_indices, k, host_values);
+  }
 
   void synchronize() const override {
     use();

@@ -4,53 +4,67 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/codecs/randomk_codec.h"
 #include "comm/codecs/topk_codec.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {
 
-DeviceSparseSync::DeviceSparseSync(Communicator& comm, const CodecOptions& codec,
-                                   const ComputeDevice& device)
+bool sparseOnDevice(const CodecOptions& codec) {
+  return codec.codec == "topk" || codec.codec == "threshold" || codec.codec == "randomk";
+}
+
+DeviceSparseSync::DeviceSparseSync(Communicator& comm, const std::string& algorithm,
+                                   const CodecOptions& codec, const ComputeDevice& device)
     : comm_(comm),
       device_(device),
-      codec_(codec),
+      options_(codec),
       value_type_(codec.half_values ? sparse::ValueType::kF16 : sparse::ValueType::kF32),
-      error_feedback_(codec.error_feedback),
-      momentum_(codec.local_momentum),
       allgather_(comm),
       gathered_(comm.size()) {
   if (!sparseOnDevice(codec))
-    throw std::invalid_argument("DeviceSparseSync: topk or threshold only (got \"" + codec.codec +
-                                "\")");
-}
-
-bool sparseOnDevice(const CodecOptions& codec) {
-  return codec.codec == "topk" || codec.codec == "threshold";
-}
-
-void DeviceSparseSync::decode(const std::vector<uint8_t>& payload, DecodeMode mode) {
-  sparse::decode(payload.data(), payload.size(), count_, sum_.data(), mode, codec_.codec.c_str());
+    throw std::invalid_argument("DeviceSparseSync: topk, threshold or randomk only (got \"" +
+                                codec.codec + "\")");
+  codec_ = makeCodec(codec, comm.rank());
+  if (codec.codec == "randomk") allreduce_ = makeAllreduce(algorithm, comm);
 }
 
 void DeviceSparseSync::start(float* /*params*/, size_t count) {
   count_ = count;
   sum_.assign(count, 0.f);
-  if (error_feedback_) residual_ = device_.allocate(count);  // zeros
-  if (momentum_ > 0.f) velocity_ = device_.allocate(count);
+  if (options_.error_feedback) residual_ = device_.allocate(count);  // zeros
+  if (options_.local_momentum > 0.f) velocity_ = device_.allocate(count);
 }
 
-// In the host codec's order (CompressedAllreduce::run and encodeOwn).
-void DeviceSparseSync::encodeOnDevice(float* grads, size_t count) {
-  if (velocity_) device_.accumulateMomentum(velocity_->data(), grads, count, momentum_);
-  if (residual_) device_.add(grads, residual_->data(), count);
-  if (codec_.codec == "topk") {
-    device_.selectTopk(grads, count, topkKeptCount(codec_.ratio, count), indices_, values_);
-  } else {
-    device_.selectAtLeast(grads, count, static_cast<float>(codec_.threshold), indices_, values_);
+void DeviceSparseSync::pick(const float* grads, size_t count) {
+  if (options_.codec == "topk") {
+    device_.selectTopk(grads, count, topkKeptCount(options_.ratio, count), indices_, values_);
+  } else if (options_.codec == "threshold") {
+    device_.selectAtLeast(grads, count, static_cast<float>(options_.threshold), indices_, values_);
+  } else {  // randomk: the step's indices, drawn alike on every rank
+    auto& randomk = static_cast<RandomkCodec&>(*codec_);
+    randomk.drawIndices(count);
+    indices_ = randomk.indices();
+    values_.resize(indices_.size());
+    device_.gather(grads, indices_.data(), indices_.size(), values_.data());
   }
-  sparse::encode(indices_.data(), values_.data(), indices_.size(), count, value_type_, payload_);
+}
+
+// In the host's order (CompressedAllreduce::run and encodeOwn).
+void DeviceSparseSync::encodeOnDevice(float* grads, size_t count) {
+  if (velocity_)
+    device_.accumulateMomentum(velocity_->data(), grads, count, options_.local_momentum);
+  if (residual_) device_.add(grads, residual_->data(), count);
+  pick(grads, count);
+  if (options_.codec == "randomk") {  // its payload: the values, in index order
+    payload_.resize(values_.size() * sizeof(float));
+    if (!values_.empty()) std::memcpy(payload_.data(), values_.data(), payload_.size());
+  } else {
+    sparse::encode(indices_.data(), values_.data(), indices_.size(), count, value_type_, payload_);
+  }
   // What this rank sent, as every rank will decode it (fp16 values rounded).
-  decode(payload_, DecodeMode::kAssign);
+  codec_->decode(payload_.data(), payload_.size(), count, sum_.data(), DecodeMode::kAssign);
   rememberWhatWasSent(grads, count);
   stepped_ = true;
 }
@@ -72,6 +86,29 @@ void DeviceSparseSync::rememberWhatWasSent(const float* grads, size_t count) {
     const std::vector<float> zeros(sent_at_.size(), 0.f);
     device_.scatter(velocity_->data(), sent_at_.data(), zeros.data(), sent_at_.size());
   }
+}
+
+void DeviceSparseSync::combine(SyncStats& stats) {
+  if (allreduce_) {  // randomk: every rank's values at the same indices add up
+    auto* values = reinterpret_cast<float*>(payload_.data());
+    allreduce_->run(values, payload_.size() / sizeof(float));
+    stats.bytes_tx = allreduce_->bytesSent();
+    stats.bytes_rx = allreduce_->bytesReceived();
+    const int64_t t = steadyNowNs();
+    codec_->decode(payload_.data(), payload_.size(), count_, sum_.data(), DecodeMode::kAssign);
+    stats.compress_ns += steadyNowNs() - t;
+    return;
+  }
+  gathered_[comm_.rank()].swap(payload_);
+  allgather_.run(gathered_);
+  stats.bytes_tx = allgather_.bytesSent();
+  stats.bytes_rx = allgather_.bytesReceived();
+  // Rank order on every rank, so every rank adds the same floats in the same order.
+  const int64_t t = steadyNowNs();
+  for (size_t r = 0; r < gathered_.size(); ++r)
+    codec_->decode(gathered_[r].data(), gathered_[r].size(), count_, sum_.data(),
+                   r == 0 ? DecodeMode::kAssign : DecodeMode::kAdd);
+  stats.compress_ns += steadyNowNs() - t;
 }
 
 void DeviceSparseSync::uploadMean(float* grads, size_t count) {
@@ -104,16 +141,8 @@ SyncStats DeviceSparseSync::sync(float* grads, size_t count) {
   stats.compress_ns = steadyNowNs() - t1;
   if (n > 1) {
     stats.bytes_raw = static_cast<int64_t>(2.0 * (n - 1) / n * count * sizeof(float));
-    gathered_[comm_.rank()].swap(payload_);
-    allgather_.run(gathered_);
-    stats.bytes_tx = allgather_.bytesSent();
-    stats.bytes_rx = allgather_.bytesReceived();
     stats.allreduces = 1;
-    // Rank order on every rank, so every rank adds the same floats in the same order.
-    const int64_t t = steadyNowNs();
-    for (size_t r = 0; r < gathered_.size(); ++r)
-      decode(gathered_[r], r == 0 ? DecodeMode::kAssign : DecodeMode::kAdd);
-    stats.compress_ns += steadyNowNs() - t;
+    combine(stats);
   }
   const float scale = 1.f / static_cast<float>(n);
   for (size_t i = 0; i < count; ++i) sum_[i] *= scale;
@@ -152,12 +181,14 @@ bool restoreBuffer(const CodecState& state, const std::string& key, const Comput
 
 CodecState DeviceSparseSync::saveCodecState() const {
   CodecState state;
+  codec_->saveState(state, "codec.");
   saveBuffer(state, "residual", device_, residual_.get(), count_, stepped_);
   saveBuffer(state, "velocity", device_, velocity_.get(), count_, stepped_);
   return state;
 }
 
 void DeviceSparseSync::restoreCodecState(const CodecState& state) {
+  codec_->restoreState(state, "codec.");
   const bool residual = restoreBuffer(state, "residual", device_, residual_.get(), count_);
   const bool velocity = restoreBuffer(state, "velocity", device_, velocity_.get(), count_);
   stepped_ = residual || velocity;

@@ -1,71 +1,78 @@
-// parallel.strategy = "allreduce" with a sparse codec (compression.codec = "topk" or
-// "threshold") on a GPU: the codec runs where the gradient is, before anything leaves the
-// device. Momentum correction's velocity and error feedback's residual live in device
-// memory; the device folds them into the gradient (and clears the velocity of what was
-// sent) and selects what the codec sends (the host codec's rule: kernels/cpu/sparse_select.h),
-// and only those indices and values cross to the host, instead of the n floats a
-// host-staged codec downloads. From there the step is the CPU's: the sparse payload is
-// all-gathered over MPI, every rank decodes the payloads in rank order into a host sum, and
-// the mean goes back up as the pairs it is made of. Bit for bit the CPU's codec (tests:
-// engine.DeviceSparse.*).
+// parallel.strategy = "allreduce" with a sparse codec (compression.codec = "topk",
+// "threshold" or "randomk") on a GPU: the codec runs where the gradient is, before anything
+// leaves the device. Momentum correction's velocity and error feedback's residual live in
+// device memory; the device folds them into the gradient (and clears the velocity of what
+// was sent) and picks what the codec sends (topk's and threshold's selections:
+// kernels/cpu/sparse_select.h; randomk's indices drawn on the host, as every rank draws
+// them), and only those values (and indices) cross to the host, instead of the n floats a
+// host-staged codec downloads. From there the step is the CPU's: topk's and threshold's
+// payloads are all-gathered over MPI and decoded in rank order, randomk's values summed by
+// the job's all-reduce, and the mean goes back up as the pairs it is made of. Bit for bit
+// the CPU's codec (tests: engine.DeviceSparse.*).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/codecs/codec.h"
 #include "comm/codecs/sparse_payload.h"
+#include "comm/collectives/allreduce.h"
 #include "comm/collectives/payload_allgather.h"
 #include "engine/model/compute_device.h"
 #include "engine/train/gradient_sync.h"
 
 namespace ranklab {
 
-// Whether the codec has a device path here (topk, threshold).
+// Whether the codec has a device path here (topk, threshold, randomk).
 bool sparseOnDevice(const CodecOptions& codec);
 
 class DeviceSparseSync : public GradientSync {
  public:
-  // Throws std::invalid_argument for a codec other than topk and threshold.
-  DeviceSparseSync(Communicator& comm, const CodecOptions& codec, const ComputeDevice& device);
+  // algorithm: the float all-reduce that sums randomk's values. Throws
+  // std::invalid_argument for a codec without a device path (sparseOnDevice).
+  DeviceSparseSync(Communicator& comm, const std::string& algorithm, const CodecOptions& codec,
+                   const ComputeDevice& device);
 
   Communicator& peers() override { return comm_; }
   void start(float* params, size_t count) override;
   // grads: the device's; on return, the mean over ranks of what each sent.
   SyncStats sync(float* grads, size_t count) override;
-  // "residual" and "velocity" (downloaded; empty before the first step), as the host
-  // codec keeps them.
+  // The codec's own ("codec."), "residual" and "velocity" (downloaded; empty before the
+  // first step), as the host's compressed all-reduce keeps them.
   CodecState saveCodecState() const override;
   void restoreCodecState(const CodecState& state) override;
   // The residual and velocity on the device, and the host's sum of the decoded payloads.
   size_t bufferBytesHeld() const override;
 
  private:
-  // Momentum correction, error feedback and the selection on the device; payload_, the
+  // Momentum correction, error feedback and the codec's pick on the device; payload_, the
   // residual and the velocity from them.
   void encodeOnDevice(float* grads, size_t count);
+  // indices_ and values_: what the codec sends of the device's gradient.
+  void pick(const float* grads, size_t count);
   // What this step's payload sent: error feedback keeps the rest, momentum correction
   // clears the velocity where something was sent.
   void rememberWhatWasSent(const float* grads, size_t count);
-  // A payload of count_ elements into sum_.
-  void decode(const std::vector<uint8_t>& payload, DecodeMode mode);
+  // The payloads of every rank into sum_, as the host's compressed all-reduce sums them.
+  void combine(SyncStats& stats);
   // sum_ into the device's gradient: the elements that are not +0 as (index, value) pairs
-  // scattered over zeros (a few ranks' k each), or the whole when that is cheaper.
+  // scattered over zeros (a few ranks' picks), or the whole when that is cheaper.
   void uploadMean(float* grads, size_t count);
 
   Communicator& comm_;
   const ComputeDevice& device_;
-  CodecOptions codec_;
-  sparse::ValueType value_type_;
-  bool error_feedback_;
-  float momentum_;  // > 0: momentum correction
-  PayloadAllgather allgather_;
+  CodecOptions options_;
+  std::unique_ptr<GradientCodec> codec_;  // the host's: payload format, decode, its state
+  sparse::ValueType value_type_;          // topk, threshold
+  std::unique_ptr<Allreduce> allreduce_;  // randomk
+  PayloadAllgather allgather_;            // topk, threshold
   size_t count_ = 0;
   bool stepped_ = false;                    // residual and velocity hold a step's state
   std::unique_ptr<DeviceBuffer> residual_;  // null without error feedback
   std::unique_ptr<DeviceBuffer> velocity_;  // null without momentum correction
-  std::vector<uint32_t> indices_;           // this step's selection
+  std::vector<uint32_t> indices_;           // this step's pick
   std::vector<float> values_, left_out_;    // its values; what error feedback keeps of them
   std::vector<uint32_t> sent_at_;           // where a nonzero value was sent
   std::vector<uint32_t> touched_;           // where the mean is not +0

@@ -116,10 +116,10 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   // A sparse codec selects on the device: its pairs cross to the host, not the gradient.
   const CodecOptions codec = codecOptions(job);
   if (p.strategy == "allreduce" && sparseOnDevice(codec)) {
-    return {std::make_unique<DeviceSparseSync>(world, codec, device),
+    return {std::make_unique<DeviceSparseSync>(world, p.algorithm, codec, device),
             codec.codec +
-                " encoded on the GPU: only its selected values and indices copied to the "
-                "host and all-gathered there" +
+                " encoded on the GPU: only the values it sends (and their indices) copied to the "
+                "host and combined there" +
                 (why_not.empty() ? std::string(" (parallel.device_collectives = \"host\")")
                                  : " (not NCCL: " + why_not + ")")};
   }

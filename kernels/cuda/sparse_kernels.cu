@@ -228,4 +228,18 @@ void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32
   compactFlagged(x, n, keep, scratch, host_indices, host_values);
 }
 
+void gather(const float* x, const uint32_t* host_indices, size_t k, float* host_values) {
+  if (k == 0) return;
+  Scratch scratch;
+  auto* indices = static_cast<uint32_t*>(scratch.get(k * sizeof(uint32_t)));
+  auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
+  check(cudaMemcpy(indices, host_indices, k * sizeof(uint32_t), cudaMemcpyHostToDevice),
+        "upload gather indices");
+  gatherKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(x, indices, values,
+                                                                              k);
+  check(cudaGetLastError(), "gather");
+  check(cudaMemcpy(host_values, values, k * sizeof(float), cudaMemcpyDeviceToHost),
+        "download gathered values");
+}
+
 }  // namespace ranklab::cuda

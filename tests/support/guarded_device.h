@@ -136,6 +136,16 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     cpuDevice().selectAtLeast(x, n, threshold, host_indices, host_values);
   }
+  void gather(const float* x, const uint32_t* host_indices, size_t k,
+              float* host_values) const override {
+    expectHost(host_indices, "gather's indices");
+    expectHost(host_values, "gather's values");
+    ++sparse_selections;
+    const Open open(*this);
+    for (size_t j = 0; j < k; ++j)  // each source checked: an index past the buffer
+      expectDevice(x + host_indices[j], sizeof(float), "gather's source");
+    cpuDevice().gather(x, host_indices, k, host_values);
+  }
   void synchronize() const override {}
 
   // What crossed between host and device through download() and upload(), and how often

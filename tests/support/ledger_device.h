@@ -74,6 +74,10 @@ class LedgerDevice : public ComputeDevice {
                      std::vector<float>& host_values) const override {
     cpuDevice().selectAtLeast(x, n, threshold, host_indices, host_values);
   }
+  void gather(const float* x, const uint32_t* host_indices, size_t k,
+              float* host_values) const override {
+    cpuDevice().gather(x, host_indices, k, host_values);
+  }
   void synchronize() const override {}
   // Counted from every rank's thread when ranks share the device.
   mutable std::atomic<int> updates = 0;

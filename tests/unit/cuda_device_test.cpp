@@ -492,8 +492,8 @@ TEST_F(CudaDeviceTest, FillCopyUploadAndDownload) {
 // The sparse codecs' device work (engine/train/device_sparse_sync.h) selects what the CPU
 // selects: topk with many ties at the k-th magnitude (values on a coarse grid, both signs),
 // a NaN and infinities, k from 1 to n; threshold at several thresholds (one exactly on the
-// grid); and error feedback's add, momentum correction's accumulation and the scatter give
-// the CPU's bits.
+// grid); randomk's gather; and error feedback's add, momentum correction's accumulation and
+// the scatter give the CPU's bits.
 TEST_F(CudaDeviceTest, SparseSelectionsAddAndScatterMatchTheCpu) {
   const size_t n = 70001;
   Floats x = randomFloats(n, 11);
@@ -517,6 +517,11 @@ TEST_F(CudaDeviceTest, SparseSelectionsAddAndScatterMatchTheCpu) {
     EXPECT_EQ(got_i, want_i) << "threshold " << threshold;
     expectSameBits("threshold values, " + std::to_string(threshold), got_v, want_v);
   }
+  const std::vector<uint32_t> picked = {0, 17, 18, 999, static_cast<uint32_t>(n - 1)};
+  Floats want_picked(picked.size()), got_picked(picked.size());
+  cpuDevice().gather(x.data(), picked.data(), picked.size(), want_picked.data());
+  gpu().gather(on_gpu->data(), picked.data(), picked.size(), got_picked.data());
+  expectSameBits("gather", got_picked, want_picked);
   // Arithmetic on a NaN gives CUDA's canonical NaN, not the x86 one: none from here on.
   x[17] = 0.5f;
   gpu().upload(on_gpu->data() + 17, &x[17], 1);

@@ -1,12 +1,13 @@
-// The sparse codecs (topk, threshold) on a device whose memory the host may not touch
+// The sparse codecs (topk, threshold, randomk) on a device whose memory the host may not touch
 // (tests/support/guarded_device.h): momentum correction, error feedback and the selection
 // run on the device (engine/train/device_sparse_sync.h), only the selected values and
 // indices cross to the host, and each run is the CPU's codec bit for bit: SGD with DGC's
 // momentum correction (the default) and without, fp32 and fp16 values, with and without
-// error feedback, 1 and 3 ranks, Adam, and a run resumed from a checkpoint holding the
-// device's residual and velocity.
+// error feedback, 1 and 3 ranks, Adam; one step of each moving pairs, not the gradient; and
+// runs resumed from a checkpoint holding the device's residual and velocity.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -77,6 +78,14 @@ TEST(DeviceSparse, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
          j.compression.codec = "threshold";
          j.compression.threshold = 0.02;
        }},
+      {"randomk", [](JobSpec& j) { j.compression.codec = "randomk"; }},
+      {"randomk, 3 ranks, adam",
+       [](JobSpec& j) {
+         j.compression.codec = "randomk";
+         j.parallel.ranks = 3;
+         j.train.optimizer = "adam";
+         j.train.lr = 0.001;
+       }},
       {"threshold, 3 ranks, fp16 values", [](JobSpec& j) {
          j.compression.codec = "threshold";
          j.compression.threshold = 0.02;
@@ -119,16 +128,20 @@ TEST(DeviceSparse, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
   }
 }
 
-// One step on 3 ranks, k = 1 % of 10,000: the mean goes up as scattered pairs (nothing
-// through upload()), no float comes down through download(), and every rank's gradient is
-// what the CPU's all-reduce with the codec leaves.
-TEST(DeviceSparse, OneStepMovesPairsNotTheGradient) {
+// One step on 3 ranks of each codec, about 1 % of 10,000 elements sent: the mean goes up as
+// scattered pairs (nothing through upload()), no float comes down through download(), and
+// every rank's gradient is what the CPU's all-reduce with the codec leaves.
+class DeviceSparseStep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceSparseStep, MovesPairsNotTheGradient) {
   testing::registerGuardedDevices();
   constexpr int kRanks = 3;
   constexpr size_t kCount = 10000;
   JobSpec job = topkJob();
   job.parallel.ranks = kRanks;
+  job.compression.codec = GetParam();
   job.compression.ratio = 0.01;
+  job.compression.threshold = 0.9999;  // |sin| that large: about 1 %
   auto gradientOf = [](int rank) {
     std::vector<float> g(kCount);
     for (size_t i = 0; i < kCount; ++i)
@@ -147,7 +160,7 @@ TEST(DeviceSparse, OneStepMovesPairsNotTheGradient) {
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
     const int r = comm.rank();
     testing::GuardedDevice& device = guarded(r);
-    DeviceSparseSync sync(comm, codecOptions(job), device);
+    DeviceSparseSync sync(comm, job.parallel.algorithm, codecOptions(job), device);
     auto grads = device.allocate(kCount);
     const std::vector<float> mine = gradientOf(r);
     device.upload(grads->data(), mine.data(), kCount);
@@ -159,6 +172,9 @@ TEST(DeviceSparse, OneStepMovesPairsNotTheGradient) {
     got[r].resize(kCount);
     device.download(got[r].data(), grads->data(), kCount);
   });
+  const auto sent = std::count_if(want[0].begin(), want[0].end(), [](float v) { return v != 0; });
+  EXPECT_GT(sent, 0) << "nothing sent";
+  EXPECT_LT(sent, static_cast<int64_t>(kCount / 10)) << "not sparse";
   for (int r = 0; r < kRanks; ++r) {
     EXPECT_EQ(got[r], want[r]) << "rank " << r;
     EXPECT_EQ(up[r], 0) << "rank " << r << ": the mean went up whole";
@@ -166,18 +182,27 @@ TEST(DeviceSparse, OneStepMovesPairsNotTheGradient) {
   }
 }
 
-TEST(DeviceSparse, AResumedRunTakesTheResidualBackOntoTheDevice) {
+INSTANTIATE_TEST_SUITE_P(Codecs, DeviceSparseStep,
+                         ::testing::Values("topk", "threshold", "randomk"));
+
+// topk's checkpoint holds the device's residual and velocity; randomk's also the position of
+// its shared random stream.
+class DeviceSparseResume : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceSparseResume, TakesTheCodecsStateBackOntoTheDevice) {
   testing::registerGuardedDevices();
   testing::TempFolder folder;
-  const auto uninterrupted = testing::trainWithThreads(topkJob());
-  JobSpec first = topkJob();
+  JobSpec job = topkJob();
+  job.compression.codec = GetParam();
+  const auto uninterrupted = testing::trainWithThreads(job);
+  JobSpec first = job;
   first.train.device = "guarded";
   first.train.max_steps = kSteps / 2;
-  first.train.checkpoint_path = folder.file("topk.ckpt");
+  first.train.checkpoint_path = folder.file("sparse.ckpt");
   testing::trainWithThreads(first);
-  JobSpec rest = topkJob();
+  JobSpec rest = job;
   rest.train.device = "guarded";
-  rest.train.resume_from = folder.file("topk.ckpt");
+  rest.train.resume_from = folder.file("sparse.ckpt");
   const auto resumed = testing::trainWithThreads(rest);
   for (size_t r = 0; r < resumed.size(); ++r) {
     ASSERT_EQ(resumed[r].losses.size(), static_cast<size_t>(kSteps / 2)) << "rank " << r;
@@ -188,6 +213,8 @@ TEST(DeviceSparse, AResumedRunTakesTheResidualBackOntoTheDevice) {
       EXPECT_EQ(e.find("warning"), std::string::npos) << e;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Codecs, DeviceSparseResume, ::testing::Values("topk", "randomk"));
 
 }  // namespace
 }  // namespace ranklab
