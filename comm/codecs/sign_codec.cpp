@@ -1,10 +1,11 @@
 #include "comm/codecs/sign_codec.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "comm/codecs/wire_format.h"
+#include "kernels/cpu/sign_pack.h"
 
 namespace ranklab {
 
@@ -13,26 +14,12 @@ SignCodec::SignCodec(int bucket) : bucket_(static_cast<size_t>(bucket)) {
 }
 
 size_t SignCodec::payloadBytes(size_t n) const {
-  return buckets(n) * sizeof(float) + (n + 7) / 8;
+  return kernels::signPayloadBytes(n, bucket_);
 }
 
 void SignCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
-  out.assign(payloadBytes(n), 0);
-  uint8_t* bits = out.data() + buckets(n) * sizeof(float);
-  for (size_t b = 0; b < buckets(n); ++b) {
-    const size_t begin = b * bucket_, end = std::min(n, begin + bucket_);
-    // Four partial sums: not one long chain of dependent additions.
-    double part[4] = {};
-    size_t i = begin;
-    for (; i + 4 <= end; i += 4) {
-      for (int j = 0; j < 4; ++j) part[j] += std::fabs(x[i + j]);
-    }
-    for (; i < end; ++i) part[0] += std::fabs(x[i]);
-    const double sum = (part[0] + part[1]) + (part[2] + part[3]);
-    const auto scale = static_cast<float>(sum / static_cast<double>(end - begin));
-    std::memcpy(out.data() + b * sizeof(float), &scale, sizeof scale);
-  }
-  for (size_t i = 0; i < n; ++i) bits[i / 8] |= static_cast<uint8_t>((x[i] < 0.f) << (i % 8));
+  out.resize(payloadBytes(n));
+  kernels::signEncode(x, n, bucket_, out.data());
 }
 
 void SignCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* out,

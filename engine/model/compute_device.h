@@ -76,7 +76,7 @@ class ComputeDevice {
                           float* second_moment, size_t n, const kernels::AdamScalars& s) const = 0;
   // grads *= factor; false when any of them is then inf or NaN (AMP's unscale).
   virtual bool scaleAndCheckFinite(float* grads, size_t n, float factor) const = 0;
-  // The sparse codecs' work where the gradient is (engine/train/device_sparse_sync.h), so
+  // The sparse codecs' work where the gradient is (engine/train/device_codec_sync.h), so
   // the selected (index, value) pairs cross to the host instead of n floats: to += from
   // (error feedback's residual added); velocity = momentum * velocity + grads, then grads =
   // velocity (DGC's momentum correction); to[host_indices[j]] = host_values[j] for j < k;
@@ -95,6 +95,11 @@ class ComputeDevice {
                              std::vector<float>& host_values) const = 0;
   virtual void gather(const float* x, const uint32_t* host_indices, size_t k,
                       float* host_values) const = 0;
+  // The sign codec's encode of x (kernels/cpu/sign_pack.h, buckets of `bucket`), its payload
+  // replacing host_payload; where `residual` (device memory) is not null, what error
+  // feedback keeps: residual = x - the payload's decoded value.
+  virtual void encodeSign(const float* x, size_t n, size_t bucket,
+                          std::vector<uint8_t>& host_payload, float* residual) const = 0;
   // Returns once the work queued on the device is done (phase timing).
   virtual void synchronize() const = 0;
   // Marks in this device's queue, timed on its clock (the host's where work is done when

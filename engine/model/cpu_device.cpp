@@ -7,6 +7,7 @@
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
 #include "kernels/cpu/low_precision.h"
+#include "kernels/cpu/sign_pack.h"
 #include "kernels/cpu/sparse_select.h"
 
 namespace ranklab {
@@ -93,6 +94,12 @@ class CpuDevice : public ComputeDevice {
   void gather(const float* x, const uint32_t* host_indices, size_t k,
               float* host_values) const override {
     for (size_t j = 0; j < k; ++j) host_values[j] = x[host_indices[j]];
+  }
+  void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& host_payload,
+                  float* residual) const override {
+    host_payload.resize(kernels::signPayloadBytes(n, bucket));
+    kernels::signEncode(x, n, bucket, host_payload.data());
+    if (residual) kernels::signLeftOver(x, n, bucket, host_payload.data(), residual);
   }
   void synchronize() const override {}
 };

@@ -17,7 +17,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/layer_kernels.h"
 #include "kernels/cuda/memory_kernels.h"
-#include "kernels/cuda/sparse_kernels.h"
+#include "kernels/cuda/codec_kernels.h"
 #include "kernels/gpu_probe.h"
 
 namespace ranklab {
@@ -199,6 +199,11 @@ class CudaDevice : public ComputeDevice {
               float* host_values) const override {
     use();
     cuda::gather(x, host_indices, k, host_values);
+  }
+  void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& host_payload,
+                  float* residual) const override {
+    use();
+    cuda::encodeSign(x, n, bucket, host_payload, residual);
   }
 
   void synchronize() const override {

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "engine/train/device_sparse_sync.h"
+#include "engine/train/device_codec_sync.h"
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
 
@@ -115,8 +115,8 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   }
   // A sparse codec selects on the device: its pairs cross to the host, not the gradient.
   const CodecOptions codec = codecOptions(job);
-  if (p.strategy == "allreduce" && sparseOnDevice(codec)) {
-    return {std::make_unique<DeviceSparseSync>(world, p.algorithm, codec, device),
+  if (p.strategy == "allreduce" && encodesOnDevice(codec)) {
+    return {std::make_unique<DeviceCodecSync>(world, p.algorithm, codec, device),
             codec.codec +
                 " encoded on the GPU: only the values it sends (and their indices) copied to the "
                 "host and combined there" +

@@ -146,13 +146,21 @@ class GuardedDevice : public ComputeDevice {
       expectDevice(x + host_indices[j], sizeof(float), "gather's source");
     cpuDevice().gather(x, host_indices, k, host_values);
   }
+  void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& host_payload,
+                  float* residual) const override {
+    expectDevice(x, n * sizeof(float), "sign's input");
+    if (residual) expectDevice(residual, n * sizeof(float), "sign's residual");
+    ++sparse_selections;
+    const Open open(*this);
+    cpuDevice().encodeSign(x, n, bucket, host_payload, residual);
+  }
   void synchronize() const override {}
 
   // What crossed between host and device through download() and upload(), and how often
   // a sparse codec selected on the device (counted from any thread).
   mutable std::atomic<int64_t> floats_downloaded = 0;
   mutable std::atomic<int64_t> floats_uploaded = 0;
-  mutable std::atomic<int> sparse_selections = 0;
+  mutable std::atomic<int> sparse_selections = 0;  // a codec's pick or encode
 
   // The buffers' bookkeeping (GuardedBuffer's).
   void track(char* data, size_t bytes) const {

@@ -78,6 +78,10 @@ class LedgerDevice : public ComputeDevice {
               float* host_values) const override {
     cpuDevice().gather(x, host_indices, k, host_values);
   }
+  void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& host_payload,
+                  float* residual) const override {
+    cpuDevice().encodeSign(x, n, bucket, host_payload, residual);
+  }
   void synchronize() const override {}
   // Counted from every rank's thread when ranks share the device.
   mutable std::atomic<int> updates = 0;

@@ -489,12 +489,13 @@ TEST_F(CudaDeviceTest, FillCopyUploadAndDownload) {
   gpu().synchronize();
 }
 
-// The sparse codecs' device work (engine/train/device_sparse_sync.h) selects what the CPU
+// The sparse codecs' device work (engine/train/device_codec_sync.h) selects what the CPU
 // selects: topk with many ties at the k-th magnitude (values on a coarse grid, both signs),
 // a NaN and infinities, k from 1 to n; threshold at several thresholds (one exactly on the
-// grid); randomk's gather; and error feedback's add, momentum correction's accumulation and
-// the scatter give the CPU's bits.
-TEST_F(CudaDeviceTest, SparseSelectionsAddAndScatterMatchTheCpu) {
+// grid); randomk's gather; sign's payload and residual for several bucket sizes (the
+// scales summed in the CPU's order); and error feedback's add, momentum correction's accumulation
+// and the scatter give the CPU's bits.
+TEST_F(CudaDeviceTest, CodecKernelsMatchTheCpuBitForBit) {
   const size_t n = 70001;
   Floats x = randomFloats(n, 11);
   for (size_t i = 0; i < n; i += 3) x[i] = std::round(x[i] * 8.f) / 8.f;  // ties
@@ -525,6 +526,18 @@ TEST_F(CudaDeviceTest, SparseSelectionsAddAndScatterMatchTheCpu) {
   // Arithmetic on a NaN gives CUDA's canonical NaN, not the x86 one: none from here on.
   x[17] = 0.5f;
   gpu().upload(on_gpu->data() + 17, &x[17], 1);
+  x[18] = -3.f;
+  gpu().upload(on_gpu->data() + 18, &x[18], 1);
+  for (size_t bucket : {size_t{1}, size_t{7}, size_t{512}, n + 1}) {
+    std::vector<uint8_t> want_payload, got_payload;
+    Floats want_residual(n);
+    auto got_residual = gpu().allocate(n);
+    cpuDevice().encodeSign(x.data(), n, bucket, want_payload, want_residual.data());
+    gpu().encodeSign(on_gpu->data(), n, bucket, got_payload, got_residual->data());
+    EXPECT_EQ(got_payload, want_payload) << "sign payload, buckets of " << bucket;
+    expectSameBits("sign residual, buckets of " + std::to_string(bucket),
+                   toHost(got_residual->data(), n), want_residual);
+  }
   const Floats residual = randomFloats(n, 12);
   auto on_gpu_residual = onGpu(residual);
   Floats sum = x;

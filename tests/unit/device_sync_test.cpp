@@ -197,7 +197,7 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
          j.parallel.strategy = "local-sgd";
          j.parallel.average_every = 3;
        }},
-      {"qsgd", [](JobSpec& j) { j.compression.codec = "qsgd"; }},  // topk: device_sparse_test
+      {"qsgd", [](JobSpec& j) { j.compression.codec = "qsgd"; }},  // topk: device_codec_test
       {"microbatches 2", [](JobSpec& j) { j.parallel.microbatches = 2; }},
       {"bf16", [](JobSpec& j) { j.amp.dtype = "bf16"; }},
       {"adamw", [](JobSpec& j) {

@@ -5,7 +5,7 @@ add_executable(engine_tests
   unit/strategies_thread_test.cpp
   unit/priority_sync_test.cpp
   unit/device_sync_test.cpp
-  unit/device_sparse_test.cpp
+  unit/device_codec_test.cpp
   unit/zero_thread_test.cpp
   unit/tensor_parallel_thread_test.cpp
   unit/pipeline_test.cpp

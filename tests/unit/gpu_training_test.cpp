@@ -168,11 +168,11 @@ TEST_F(GpuTraining, PriorityPiecesFollowTheCpu) {
     EXPECT_LT(largestGap(gpu[r].losses, cpu[r].losses), 1e-5) << "rank " << r;
 }
 
-// topk on the GPU (engine/train/device_sparse_sync.h): momentum correction, error feedback and
+// topk on the GPU (engine/train/device_codec_sync.h): momentum correction, error feedback and
 // the selection on the device, k pairs to the host; 2 ranks sharing the GPU. The GPU's
 // gradients differ from the CPU's in the last bits, which can swap an element at the k-th
 // magnitude, so the bound is 1e-4 (set before any GPU run); the selection itself is
-// checked bit for bit in cuda.CudaDeviceTest.SparseSelectionsAddAndScatterMatchTheCpu.
+// checked bit for bit in cuda.CudaDeviceTest.CodecKernelsMatchTheCpuBitForBit.
 TEST_F(GpuTraining, TopkEncodesOnTheGpuAndFollowsTheCpu) {
   JobSpec job = twentySteps("mlp", "sgd");
   job.model.dropout = 0;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/sparse_kernels.h"
+#include "kernels/cuda/codec_kernels.h"
 
 namespace ranklab::cuda {
 
@@ -89,6 +89,40 @@ __global__ void atLeastFlags(const float* x, size_t n, float threshold, unsigned
 __global__ void gatherKernel(const float* x, const uint32_t* indices, float* values, size_t k) {
   const size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (j < k) values[j] = x[indices[j]];
+}
+
+// One thread per bucket: the bucket's mean |x| in the CPU's order (four interleaved double
+// partial sums), so the scale has the CPU's bits.
+__global__ void signScales(const float* x, size_t n, size_t bucket, size_t buckets, float* scales) {
+  const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (b >= buckets) return;
+  const size_t begin = b * bucket, end = begin + bucket < n ? begin + bucket : n;
+  double part[4] = {};
+  size_t i = begin;
+  for (; i + 4 <= end; i += 4)
+    for (int j = 0; j < 4; ++j) part[j] = __dadd_rn(part[j], fabs(static_cast<double>(x[i + j])));
+  for (; i < end; ++i) part[0] = __dadd_rn(part[0], fabs(static_cast<double>(x[i])));
+  const double sum = __dadd_rn(__dadd_rn(part[0], part[1]), __dadd_rn(part[2], part[3]));
+  scales[b] = static_cast<float>(__ddiv_rn(sum, static_cast<double>(end - begin)));
+}
+
+// One thread per byte of sign bits (1 = negative, LSB-first).
+__global__ void signBits(const float* x, size_t n, unsigned char* bits) {
+  const size_t byte = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (byte * 8 >= n) return;
+  unsigned char packed = 0;
+  for (size_t i = byte * 8; i < n && i < byte * 8 + 8; ++i)
+    packed |= static_cast<unsigned char>((x[i] < 0.f) << (i % 8));
+  bits[byte] = packed;
+}
+
+__global__ void signLeftOver(const float* x, size_t n, size_t bucket, const float* scales,
+                             const unsigned char* bits, float* residual) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float scale = scales[i / bucket];
+    residual[i] = __fsub_rn(x[i], (bits[i / 8] >> (i % 8) & 1u) ? -scale : scale);
+  }
 }
 
 // Device scratch of one call, allocated and freed in the stream's order (pooled).
@@ -240,6 +274,29 @@ void gather(const float* x, const uint32_t* host_indices, size_t k, float* host_
   check(cudaGetLastError(), "gather");
   check(cudaMemcpy(host_values, values, k * sizeof(float), cudaMemcpyDeviceToHost),
         "download gathered values");
+}
+
+void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& host_payload,
+                float* residual) {
+  const size_t buckets = (n + bucket - 1) / bucket, scale_bytes = buckets * sizeof(float);
+  host_payload.resize(scale_bytes + (n + 7) / 8);
+  if (n == 0) return;
+  Scratch scratch;
+  auto* payload = static_cast<unsigned char*>(scratch.get(host_payload.size()));
+  auto* scales = reinterpret_cast<float*>(payload);
+  unsigned char* bits = payload + scale_bytes;
+  signScales<<<static_cast<int>((buckets + kThreads - 1) / kThreads), kThreads>>>(x, n, bucket,
+                                                                                  buckets, scales);
+  check(cudaGetLastError(), "sign scales");
+  const size_t bytes = (n + 7) / 8;
+  signBits<<<static_cast<int>((bytes + kThreads - 1) / kThreads), kThreads>>>(x, n, bits);
+  check(cudaGetLastError(), "sign bits");
+  if (residual) {
+    signLeftOver<<<blocks(n), kThreads>>>(x, n, bucket, scales, bits, residual);
+    check(cudaGetLastError(), "sign residual");
+  }
+  check(cudaMemcpy(host_payload.data(), payload, host_payload.size(), cudaMemcpyDeviceToHost),
+        "download sign payload");
 }
 
 }  // namespace ranklab::cuda

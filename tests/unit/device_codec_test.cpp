@@ -1,6 +1,6 @@
-// The sparse codecs (topk, threshold, randomk) on a device whose memory the host may not touch
-// (tests/support/guarded_device.h): momentum correction, error feedback and the selection
-// run on the device (engine/train/device_sparse_sync.h), only the selected values and
+// The codecs with a device path (topk, threshold, randomk, sign) on a device whose memory the host
+// may not touch (tests/support/guarded_device.h): momentum correction, error feedback and the
+// selection run on the device (engine/train/device_codec_sync.h), only the selected values and
 // indices cross to the host, and each run is the CPU's codec bit for bit: SGD with DGC's
 // momentum correction (the default) and without, fp32 and fp16 values, with and without
 // error feedback, 1 and 3 ranks, Adam; one step of each moving pairs, not the gradient; and
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "engine/model/compute_device.h"
-#include "engine/train/device_sparse_sync.h"
+#include "engine/train/device_codec_sync.h"
 #include "engine/train/strategy_registry.h"
 #include "tests/support/guarded_device.h"
 #include "tests/support/temp_folder.h"
@@ -58,7 +58,7 @@ void expectSameRun(const std::vector<testing::RunRecorder>& got,
   }
 }
 
-TEST(DeviceSparse, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
+TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
   testing::registerGuardedDevices();
   using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
   const std::vector<Variant> variants = {
@@ -85,6 +85,14 @@ TEST(DeviceSparse, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
          j.parallel.ranks = 3;
          j.train.optimizer = "adam";
          j.train.lr = 0.001;
+       }},
+      {"sign", [](JobSpec& j) { j.compression.codec = "sign"; }},
+      {"sign, 3 ranks, buckets of 100, no error feedback",
+       [](JobSpec& j) {
+         j.compression.codec = "sign";
+         j.compression.bucket = 100;
+         j.compression.error_feedback = false;
+         j.parallel.ranks = 3;
        }},
       {"threshold, 3 ranks, fp16 values", [](JobSpec& j) {
          j.compression.codec = "threshold";
@@ -128,12 +136,13 @@ TEST(DeviceSparse, SelectsOnTheDeviceSendsKPairsAndFollowsTheCpuBitForBit) {
   }
 }
 
-// One step on 3 ranks of each codec, about 1 % of 10,000 elements sent: the mean goes up as
-// scattered pairs (nothing through upload()), no float comes down through download(), and
-// every rank's gradient is what the CPU's all-reduce with the codec leaves.
-class DeviceSparseStep : public ::testing::TestWithParam<std::string> {};
+// One step on 3 ranks of each codec (the sparse ones sending about 1 % of 10,000 elements):
+// a sparse mean goes up as scattered pairs (nothing through upload()), no float comes down
+// through download(), and every rank's gradient is what the CPU's all-reduce with the
+// codec leaves.
+class DeviceCodecStep : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(DeviceSparseStep, MovesPairsNotTheGradient) {
+TEST_P(DeviceCodecStep, MovesPayloadsNotTheGradient) {
   testing::registerGuardedDevices();
   constexpr int kRanks = 3;
   constexpr size_t kCount = 10000;
@@ -160,7 +169,7 @@ TEST_P(DeviceSparseStep, MovesPairsNotTheGradient) {
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
     const int r = comm.rank();
     testing::GuardedDevice& device = guarded(r);
-    DeviceSparseSync sync(comm, job.parallel.algorithm, codecOptions(job), device);
+    DeviceCodecSync sync(comm, job.parallel.algorithm, codecOptions(job), device);
     auto grads = device.allocate(kCount);
     const std::vector<float> mine = gradientOf(r);
     device.upload(grads->data(), mine.data(), kCount);
@@ -172,24 +181,28 @@ TEST_P(DeviceSparseStep, MovesPairsNotTheGradient) {
     got[r].resize(kCount);
     device.download(got[r].data(), grads->data(), kCount);
   });
+  const bool dense = GetParam() == "sign";
   const auto sent = std::count_if(want[0].begin(), want[0].end(), [](float v) { return v != 0; });
   EXPECT_GT(sent, 0) << "nothing sent";
-  EXPECT_LT(sent, static_cast<int64_t>(kCount / 10)) << "not sparse";
+  if (!dense) {
+    EXPECT_LT(sent, static_cast<int64_t>(kCount / 10)) << "not sparse";
+  }
   for (int r = 0; r < kRanks; ++r) {
     EXPECT_EQ(got[r], want[r]) << "rank " << r;
-    EXPECT_EQ(up[r], 0) << "rank " << r << ": the mean went up whole";
+    // A sparse mean goes up as pairs; sign's is dense.
+    EXPECT_EQ(up[r], dense ? static_cast<int64_t>(kCount) : 0) << "rank " << r;
     EXPECT_EQ(down[r], 0) << "rank " << r << ": the gradient came down";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, DeviceSparseStep,
-                         ::testing::Values("topk", "threshold", "randomk"));
+INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecStep,
+                         ::testing::Values("topk", "threshold", "randomk", "sign"));
 
-// topk's checkpoint holds the device's residual and velocity; randomk's also the position of
+// The checkpoint holds the device's residual and velocity; randomk's also the position of
 // its shared random stream.
-class DeviceSparseResume : public ::testing::TestWithParam<std::string> {};
+class DeviceCodecResume : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(DeviceSparseResume, TakesTheCodecsStateBackOntoTheDevice) {
+TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {
   testing::registerGuardedDevices();
   testing::TempFolder folder;
   JobSpec job = topkJob();
@@ -214,7 +227,7 @@ TEST_P(DeviceSparseResume, TakesTheCodecsStateBackOntoTheDevice) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, DeviceSparseResume, ::testing::Values("topk", "randomk"));
+INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecResume, ::testing::Values("topk", "randomk", "sign"));
 
 }  // namespace
 }  // namespace ranklab

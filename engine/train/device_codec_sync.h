@@ -1,14 +1,15 @@
-// parallel.strategy = "allreduce" with a sparse codec (compression.codec = "topk",
-// "threshold" or "randomk") on a GPU: the codec runs where the gradient is, before anything
-// leaves the device. Momentum correction's velocity and error feedback's residual live in
-// device memory; the device folds them into the gradient (and clears the velocity of what
-// was sent) and picks what the codec sends (topk's and threshold's selections:
-// kernels/cpu/sparse_select.h; randomk's indices drawn on the host, as every rank draws
-// them), and only those values (and indices) cross to the host, instead of the n floats a
-// host-staged codec downloads. From there the step is the CPU's: topk's and threshold's
-// payloads are all-gathered over MPI and decoded in rank order, randomk's values summed by
-// the job's all-reduce, and the mean goes back up as the pairs it is made of. Bit for bit
-// the CPU's codec (tests: engine.DeviceSparse.*).
+// parallel.strategy = "allreduce" with a codec whose encode has a device path here
+// (compression.codec = "topk", "threshold", "randomk" or "sign") on a GPU: the codec runs
+// where the gradient is, before anything leaves the device. Momentum correction's velocity
+// and error feedback's residual live in device memory; the device folds them into the
+// gradient (and clears the velocity of what was sent) and picks or encodes what the codec
+// sends (topk's and threshold's selections: kernels/cpu/sparse_select.h; randomk's indices
+// drawn on the host, as every rank draws them; sign's scales and bits:
+// kernels/cpu/sign_pack.h), and only that payload crosses to the host, instead of the n
+// floats a host-staged codec downloads. From there the step is the CPU's: the payloads are
+// all-gathered over MPI and decoded in rank order (randomk's values summed by the job's
+// all-reduce), and the mean goes back up, as the pairs it is made of where it is sparse.
+// Bit for bit the CPU's codec (tests: engine.DeviceCodec*).
 #pragma once
 
 #include <cstdint>
@@ -25,15 +26,15 @@
 
 namespace ranklab {
 
-// Whether the codec has a device path here (topk, threshold, randomk).
-bool sparseOnDevice(const CodecOptions& codec);
+// Whether the codec's encode has a device path here (topk, threshold, randomk, sign).
+bool encodesOnDevice(const CodecOptions& codec);
 
-class DeviceSparseSync : public GradientSync {
+class DeviceCodecSync : public GradientSync {
  public:
   // algorithm: the float all-reduce that sums randomk's values. Throws
-  // std::invalid_argument for a codec without a device path (sparseOnDevice).
-  DeviceSparseSync(Communicator& comm, const std::string& algorithm, const CodecOptions& codec,
-                   const ComputeDevice& device);
+  // std::invalid_argument for a codec without a device path (encodesOnDevice).
+  DeviceCodecSync(Communicator& comm, const std::string& algorithm, const CodecOptions& codec,
+                  const ComputeDevice& device);
 
   Communicator& peers() override { return comm_; }
   void start(float* params, size_t count) override;
@@ -67,7 +68,7 @@ class DeviceSparseSync : public GradientSync {
   std::unique_ptr<GradientCodec> codec_;  // the host's: payload format, decode, its state
   sparse::ValueType value_type_;          // topk, threshold
   std::unique_ptr<Allreduce> allreduce_;  // randomk
-  PayloadAllgather allgather_;            // topk, threshold
+  PayloadAllgather allgather_;            // topk, threshold, sign
   size_t count_ = 0;
   bool stepped_ = false;                    // residual and velocity hold a step's state
   std::unique_ptr<DeviceBuffer> residual_;  // null without error feedback

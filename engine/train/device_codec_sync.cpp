@@ -1,4 +1,4 @@
-#include "engine/train/device_sparse_sync.h"
+#include "engine/train/device_codec_sync.h"
 
 #include <cstring>
 #include <stdexcept>
@@ -11,33 +11,34 @@
 
 namespace ranklab {
 
-bool sparseOnDevice(const CodecOptions& codec) {
-  return codec.codec == "topk" || codec.codec == "threshold" || codec.codec == "randomk";
+bool encodesOnDevice(const CodecOptions& codec) {
+  return codec.codec == "topk" || codec.codec == "threshold" || codec.codec == "randomk" ||
+         codec.codec == "sign";
 }
 
-DeviceSparseSync::DeviceSparseSync(Communicator& comm, const std::string& algorithm,
-                                   const CodecOptions& codec, const ComputeDevice& device)
+DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorithm,
+                                 const CodecOptions& codec, const ComputeDevice& device)
     : comm_(comm),
       device_(device),
       options_(codec),
       value_type_(codec.half_values ? sparse::ValueType::kF16 : sparse::ValueType::kF32),
       allgather_(comm),
       gathered_(comm.size()) {
-  if (!sparseOnDevice(codec))
-    throw std::invalid_argument("DeviceSparseSync: topk, threshold or randomk only (got \"" +
+  if (!encodesOnDevice(codec))
+    throw std::invalid_argument("DeviceCodecSync: topk, threshold, randomk or sign only (got \"" +
                                 codec.codec + "\")");
   codec_ = makeCodec(codec, comm.rank());
   if (codec.codec == "randomk") allreduce_ = makeAllreduce(algorithm, comm);
 }
 
-void DeviceSparseSync::start(float* /*params*/, size_t count) {
+void DeviceCodecSync::start(float* /*params*/, size_t count) {
   count_ = count;
   sum_.assign(count, 0.f);
   if (options_.error_feedback) residual_ = device_.allocate(count);  // zeros
   if (options_.local_momentum > 0.f) velocity_ = device_.allocate(count);
 }
 
-void DeviceSparseSync::pick(const float* grads, size_t count) {
+void DeviceCodecSync::pick(const float* grads, size_t count) {
   if (options_.codec == "topk") {
     device_.selectTopk(grads, count, topkKeptCount(options_.ratio, count), indices_, values_);
   } else if (options_.codec == "threshold") {
@@ -52,10 +53,17 @@ void DeviceSparseSync::pick(const float* grads, size_t count) {
 }
 
 // In the host's order (CompressedAllreduce::run and encodeOwn).
-void DeviceSparseSync::encodeOnDevice(float* grads, size_t count) {
+void DeviceCodecSync::encodeOnDevice(float* grads, size_t count) {
   if (velocity_)
     device_.accumulateMomentum(velocity_->data(), grads, count, options_.local_momentum);
   if (residual_) device_.add(grads, residual_->data(), count);
+  if (options_.codec == "sign") {  // dense: encoded, and its residual kept, on the device
+    device_.encodeSign(grads, count, static_cast<size_t>(options_.bucket), payload_,
+                       residual_ ? residual_->data() : nullptr);
+    codec_->decode(payload_.data(), payload_.size(), count, sum_.data(), DecodeMode::kAssign);
+    stepped_ = true;
+    return;
+  }
   pick(grads, count);
   if (options_.codec == "randomk") {  // its payload: the values, in index order
     payload_.resize(values_.size() * sizeof(float));
@@ -69,7 +77,7 @@ void DeviceSparseSync::encodeOnDevice(float* grads, size_t count) {
   stepped_ = true;
 }
 
-void DeviceSparseSync::rememberWhatWasSent(const float* grads, size_t count) {
+void DeviceCodecSync::rememberWhatWasSent(const float* grads, size_t count) {
   const size_t k = indices_.size();
   if (residual_) {
     // residual = compensated - sent: the compensated gradient where nothing was sent, the
@@ -79,7 +87,7 @@ void DeviceSparseSync::rememberWhatWasSent(const float* grads, size_t count) {
     device_.copy(residual_->data(), grads, count);
     device_.scatter(residual_->data(), indices_.data(), left_out_.data(), k);
   }
-  if (velocity_) {  // momentum factor masking: what was sent starts its velocity anew
+  if (velocity_ && codec_->sparse()) {  // momentum factor masking: what was sent starts anew
     sent_at_.clear();
     for (uint32_t i : indices_)
       if (sum_[i] != 0.f) sent_at_.push_back(i);
@@ -88,7 +96,7 @@ void DeviceSparseSync::rememberWhatWasSent(const float* grads, size_t count) {
   }
 }
 
-void DeviceSparseSync::combine(SyncStats& stats) {
+void DeviceCodecSync::combine(SyncStats& stats) {
   if (allreduce_) {  // randomk: every rank's values at the same indices add up
     auto* values = reinterpret_cast<float*>(payload_.data());
     allreduce_->run(values, payload_.size() / sizeof(float));
@@ -111,7 +119,7 @@ void DeviceSparseSync::combine(SyncStats& stats) {
   stats.compress_ns += steadyNowNs() - t;
 }
 
-void DeviceSparseSync::uploadMean(float* grads, size_t count) {
+void DeviceCodecSync::uploadMean(float* grads, size_t count) {
   touched_.clear();
   mean_values_.clear();
   for (size_t i = 0; i < count; ++i) {
@@ -130,7 +138,7 @@ void DeviceSparseSync::uploadMean(float* grads, size_t count) {
   device_.scatter(grads, touched_.data(), mean_values_.data(), touched_.size());
 }
 
-SyncStats DeviceSparseSync::sync(float* grads, size_t count) {
+SyncStats DeviceCodecSync::sync(float* grads, size_t count) {
   if (count != count_) start(nullptr, count);
   SyncStats stats;
   const int n = comm_.size();
@@ -179,7 +187,7 @@ bool restoreBuffer(const CodecState& state, const std::string& key, const Comput
 
 }  // namespace
 
-CodecState DeviceSparseSync::saveCodecState() const {
+CodecState DeviceCodecSync::saveCodecState() const {
   CodecState state;
   codec_->saveState(state, "codec.");
   saveBuffer(state, "residual", device_, residual_.get(), count_, stepped_);
@@ -187,14 +195,14 @@ CodecState DeviceSparseSync::saveCodecState() const {
   return state;
 }
 
-void DeviceSparseSync::restoreCodecState(const CodecState& state) {
+void DeviceCodecSync::restoreCodecState(const CodecState& state) {
   codec_->restoreState(state, "codec.");
   const bool residual = restoreBuffer(state, "residual", device_, residual_.get(), count_);
   const bool velocity = restoreBuffer(state, "velocity", device_, velocity_.get(), count_);
   stepped_ = residual || velocity;
 }
 
-size_t DeviceSparseSync::bufferBytesHeld() const {
+size_t DeviceCodecSync::bufferBytesHeld() const {
   return (sum_.size() + (residual_ ? count_ : 0) + (velocity_ ? count_ : 0)) * sizeof(float);
 }
 
