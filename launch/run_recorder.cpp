@@ -1,6 +1,7 @@
 #include "launch/run_recorder.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "comm/telemetry/step_wire.h"
 
@@ -9,6 +10,7 @@ namespace ranklab {
 namespace {
 constexpr size_t kMaxBatchRows = 4096;
 constexpr auto kMaxBatchAge = std::chrono::milliseconds(250);
+constexpr double kSlowWriteS = 1.0;  // a flush this long is worth an event
 }  // namespace
 
 RunRecorder::RunRecorder(RunStore& store, int64_t run_id, int world, RunObserver& observer)
@@ -155,9 +157,22 @@ void RunRecorder::flush() {
     if (rank_dirty_[r]) batch_.ranks.push_back(ranks_[r]);
     rank_dirty_[r] = false;
   }
+  const auto start = std::chrono::steady_clock::now();
+  const size_t rows =
+      batch_.steps.size() + batch_.evals.size() + batch_.events.size() + batch_.server_loads.size();
   if (!batch_.empty()) store_.write(batch_);
   batch_.clear();
   last_flush_ = std::chrono::steady_clock::now();
+  const double took_s = std::chrono::duration<double>(last_flush_ - start).count();
+  // The live charts stood still meanwhile: say it was the store, not the ranks.
+  if (took_s >= kSlowWriteS) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "the run store took %.1f s to write %zu rows (its file locked by another "
+                  "writer, or a slow disk); the ranks' messages waited in the socket, none lost",
+                  took_s, rows);
+    launcherEvent("log", text);
+  }
 }
 
 bool RunRecorder::allRanksReported() const {

@@ -145,7 +145,7 @@ int64_t storedSteps(const std::string& db) {
 
 // The launcher's own stall (here: its store's write lock held elsewhere for 3 s, 3x the
 // hang limit) leaves the ranks' heartbeats unread in its socket; they are read before any
-// rank is judged hung, so the run finishes.
+// rank is judged hung, so the run finishes, and an event says the store was slow.
 TEST_F(Faults, ALauncherThatStalledReadsTheHeartbeatsWaitingBeforeJudging) {
   const std::string job = folder_.file("stall.toml");
   std::ofstream(job) << "name = \"stall\"\n[data]\ndataset = \"fashion-mnist\"\n"
@@ -172,6 +172,10 @@ TEST_F(Faults, ALauncherThatStalledReadsTheHeartbeatsWaitingBeforeJudging) {
   ASSERT_TRUE(summary);
   EXPECT_EQ(summary->run.status, "done") << r.out;
   EXPECT_EQ(store.steps(1).size(), 2u * 200u) << "200 steps a rank, none lost";
+  bool said = false;  // the stall is told apart from the ranks'
+  for (const auto& e : store.events(1))
+    said = said || (e.kind == "log" && e.text.find("the run store took") != std::string::npos);
+  EXPECT_TRUE(said) << "no event says the store was slow";
 }
 
 }  // namespace
