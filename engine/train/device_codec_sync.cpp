@@ -120,6 +120,10 @@ void DeviceCodecSync::combine(SyncStats& stats) {
 }
 
 void DeviceCodecSync::uploadMean(float* grads, size_t count) {
+  if (!codec_->sparse()) {  // sign's mean has a value everywhere
+    device_.upload(grads, sum_.data(), count);
+    return;
+  }
   touched_.clear();
   mean_values_.clear();
   for (size_t i = 0; i < count; ++i) {
