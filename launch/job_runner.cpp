@@ -1,6 +1,7 @@
 #include "launch/job_runner.h"
 
 #include <unistd.h>
+#include <cstdio>
 
 #include <csignal>
 
@@ -505,6 +506,27 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   return outcome;
 }
 
+namespace {
+
+// A turn of the launcher's loop waits 50 ms at most for telemetry; one that took seconds
+// means the launcher itself was held up (a loaded machine, a slow store), which the run's
+// events should say rather than leave the gap to be read as the ranks'.
+void noteStall(RunRecorder& recorder, Clock::time_point& last_turn) {
+  constexpr auto kStall = std::chrono::seconds(2);
+  const auto now = Clock::now();
+  if (now - last_turn >= kStall) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "the launcher was held up for %.1f s (a loaded machine or a slow store); what "
+                  "the ranks sent meanwhile was read before judging them",
+                  std::chrono::duration<double>(now - last_turn).count());
+    recorder.launcherEvent("log", text);
+  }
+  last_turn = now;
+}
+
+}  // namespace
+
 AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id,
                                  RunRecorder& recorder, RestartPlan& restarts,
                                  RunObserver& observer) {
@@ -537,7 +559,9 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
     child.terminate();
     stop_sent = Clock::now();
   };
+  auto last_turn = Clock::now();
   while (child.running()) {
+    noteStall(recorder, last_turn);
     child.pump(0, std::ref(output));
     collect(50);
     restarts.noticeProgress(recorder);

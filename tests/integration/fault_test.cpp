@@ -172,10 +172,13 @@ TEST_F(Faults, ALauncherThatStalledReadsTheHeartbeatsWaitingBeforeJudging) {
   ASSERT_TRUE(summary);
   EXPECT_EQ(summary->run.status, "done") << r.out;
   EXPECT_EQ(store.steps(1).size(), 2u * 200u) << "200 steps a rank, none lost";
-  bool said = false;  // the stall is told apart from the ranks'
-  for (const auto& e : store.events(1))
-    said = said || (e.kind == "log" && e.text.find("the run store took") != std::string::npos);
-  EXPECT_TRUE(said) << "no event says the store was slow";
+  bool store_said = false, launcher_said = false;  // the stall is told apart from the ranks'
+  for (const auto& e : store.events(1)) {
+    store_said = store_said || e.text.find("the run store took") != std::string::npos;
+    launcher_said = launcher_said || e.text.find("the launcher was held up") != std::string::npos;
+  }
+  EXPECT_TRUE(store_said) << "no event says the store was slow";
+  EXPECT_TRUE(launcher_said) << "no event says the launcher was held up";
 }
 
 }  // namespace
