@@ -1,9 +1,9 @@
 #include "launch/job_runner.h"
 
 #include <unistd.h>
-#include <cstdio>
 
 #include <csignal>
+#include <cstdio>
 
 #include <algorithm>
 #include <atomic>
