@@ -129,9 +129,9 @@ __global__ void signLeftOver(const float* x, size_t n, size_t bucket, const floa
 class Scratch {
  public:
   void* get(size_t bytes) {
-    if (count_ == 12) throw std::logic_error("topk scratch: more than 12 buffers");
+    if (count_ == 12) throw std::logic_error("codec scratch: more than 12 buffers");
     void* p = nullptr;
-    check(cudaMallocAsync(&p, bytes > 0 ? bytes : 1, 0), "allocate selection scratch");
+    check(cudaMallocAsync(&p, bytes > 0 ? bytes : 1, 0), "allocate codec scratch");
     made_[count_++] = p;
     return p;
   }
