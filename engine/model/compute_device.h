@@ -16,6 +16,7 @@
 #include "engine/model/device_timer.h"
 #include "engine/model/layer.h"
 #include "engine/model/loss_head.h"
+#include "kernels/cpu/mixed_gemm.h"
 #include "kernels/cpu/optimizer_update.h"
 
 namespace ranklab {
@@ -99,6 +100,10 @@ class ComputeDevice {
   // replacing host_payload; where `residual` (device memory) is not null, what error
   // feedback keeps: residual = x - the payload's decoded value.
   virtual void encodeSign(const float* x, size_t n, size_t bucket,
+                          std::vector<uint8_t>& host_payload, float* residual) const = 0;
+  // The fp16 or bf16 codec's encode of x (n 16-bit patterns, rounded to nearest even; the
+  // precision kBf16 or kFp16), replacing host_payload; `residual` as encodeSign's.
+  virtual void encodeHalf(const float* x, size_t n, kernels::Precision precision,
                           std::vector<uint8_t>& host_payload, float* residual) const = 0;
   // Returns once the work queued on the device is done (phase timing).
   virtual void synchronize() const = 0;

@@ -101,6 +101,26 @@ class CpuDevice : public ComputeDevice {
     kernels::signEncode(x, n, bucket, host_payload.data());
     if (residual) kernels::signLeftOver(x, n, bucket, host_payload.data(), residual);
   }
+  void encodeHalf(const float* x, size_t n, kernels::Precision precision,
+                  std::vector<uint8_t>& host_payload, float* residual) const override {
+    host_payload.resize(n * sizeof(uint16_t));
+    auto* halves = reinterpret_cast<uint16_t*>(host_payload.data());
+    if (precision == kernels::Precision::kBf16) {
+      kernels::floatToBf16(x, halves, n);
+    } else if (precision == kernels::Precision::kFp16) {
+      kernels::floatToFp16(x, halves, n);
+    } else {
+      throw std::invalid_argument("encodeHalf: the precision must be bf16 or fp16");
+    }
+    if (!residual) return;
+    std::vector<float> sent(n);
+    if (precision == kernels::Precision::kBf16) {
+      kernels::bf16ToFloat(halves, sent.data(), n);
+    } else {
+      kernels::fp16ToFloat(halves, sent.data(), n);
+    }
+    for (size_t i = 0; i < n; ++i) residual[i] = x[i] - sent[i];
+  }
   void synchronize() const override {}
 };
 

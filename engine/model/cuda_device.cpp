@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "engine/model/cuda_layers.h"
+#include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/layer_kernels.h"
 #include "kernels/cuda/memory_kernels.h"
-#include "kernels/cuda/codec_kernels.h"
 #include "kernels/gpu_probe.h"
 
 namespace ranklab {
@@ -204,6 +204,11 @@ class CudaDevice : public ComputeDevice {
                   float* residual) const override {
     use();
     cuda::encodeSign(x, n, bucket, host_payload, residual);
+  }
+  void encodeHalf(const float* x, size_t n, kernels::Precision precision,
+                  std::vector<uint8_t>& host_payload, float* residual) const override {
+    use();
+    cuda::encodeHalf(x, n, precision, host_payload, residual);
   }
 
   void synchronize() const override {

@@ -7,13 +7,17 @@
 #include "comm/codecs/randomk_codec.h"
 #include "comm/codecs/topk_codec.h"
 #include "comm/collectives/allreduce_registry.h"
+#include "comm/collectives/compressed_ring_allreduce.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {
 
-bool encodesOnDevice(const CodecOptions& codec) {
+bool encodesOnDevice(const CodecOptions& codec, int ranks) {
+  // A 16-bit cast is encoded first, on the device, only where the host would encode this
+  // rank's own gradient first too: else the ring casts the raw gradient's chunks itself.
+  const bool cast = codec.codec == "fp16" || codec.codec == "bf16";
   return codec.codec == "topk" || codec.codec == "threshold" || codec.codec == "randomk" ||
-         codec.codec == "sign";
+         codec.codec == "sign" || (cast && (codec.error_feedback || ranks == 1));
 }
 
 DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorithm,
@@ -24,12 +28,16 @@ DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorith
       value_type_(codec.half_values ? sparse::ValueType::kF16 : sparse::ValueType::kF32),
       allgather_(comm),
       gathered_(comm.size()) {
-  if (!encodesOnDevice(codec))
-    throw std::invalid_argument("DeviceCodecSync: topk, threshold, randomk or sign only (got \"" +
-                                codec.codec + "\")");
+  if (!encodesOnDevice(codec, comm.size()))
+    throw std::invalid_argument("DeviceCodecSync: no device path for codec \"" + codec.codec +
+                                "\" here");
   codec_ = makeCodec(codec, comm.rank());
   if (codec.codec == "randomk") allreduce_ = makeAllreduce(algorithm, comm);
+  if (codec_->collective() == CodecCollective::kRing)
+    ring_ = std::make_unique<CompressedRingAllreduce>(comm, *codec_);
 }
+
+DeviceCodecSync::~DeviceCodecSync() = default;
 
 void DeviceCodecSync::start(float* /*params*/, size_t count) {
   count_ = count;
@@ -57,9 +65,16 @@ void DeviceCodecSync::encodeOnDevice(float* grads, size_t count) {
   if (velocity_)
     device_.accumulateMomentum(velocity_->data(), grads, count, options_.local_momentum);
   if (residual_) device_.add(grads, residual_->data(), count);
-  if (options_.codec == "sign") {  // dense: encoded, and its residual kept, on the device
-    device_.encodeSign(grads, count, static_cast<size_t>(options_.bucket), payload_,
-                       residual_ ? residual_->data() : nullptr);
+  float* residual = residual_ ? residual_->data() : nullptr;
+  if (!codec_->sparse()) {  // dense: encoded, and its residual kept, on the device
+    if (options_.codec == "sign") {
+      device_.encodeSign(grads, count, static_cast<size_t>(options_.bucket), payload_, residual);
+    } else {
+      device_.encodeHalf(
+          grads, count,
+          options_.codec == "bf16" ? kernels::Precision::kBf16 : kernels::Precision::kFp16,
+          payload_, residual);
+    }
     codec_->decode(payload_.data(), payload_.size(), count, sum_.data(), DecodeMode::kAssign);
     stepped_ = true;
     return;
@@ -97,6 +112,13 @@ void DeviceCodecSync::rememberWhatWasSent(const float* grads, size_t count) {
 }
 
 void DeviceCodecSync::combine(SyncStats& stats) {
+  if (ring_) {  // fp16, bf16: the ring over what every rank sent, re-encoding partial sums
+    ring_->run(sum_.data(), count_);
+    stats.bytes_tx = ring_->bytesSent();
+    stats.bytes_rx = ring_->bytesReceived();
+    stats.compress_ns += ring_->codecNs();
+    return;
+  }
   if (allreduce_) {  // randomk: every rank's values at the same indices add up
     auto* values = reinterpret_cast<float*>(payload_.data());
     allreduce_->run(values, payload_.size() / sizeof(float));
@@ -120,7 +142,7 @@ void DeviceCodecSync::combine(SyncStats& stats) {
 }
 
 void DeviceCodecSync::uploadMean(float* grads, size_t count) {
-  if (!codec_->sparse()) {  // sign's mean has a value everywhere
+  if (!codec_->sparse()) {  // a dense codec's mean has a value everywhere
     device_.upload(grads, sum_.data(), count);
     return;
   }

@@ -1,15 +1,16 @@
 // parallel.strategy = "allreduce" with a codec whose encode has a device path here
-// (compression.codec = "topk", "threshold", "randomk" or "sign") on a GPU: the codec runs
-// where the gradient is, before anything leaves the device. Momentum correction's velocity
-// and error feedback's residual live in device memory; the device folds them into the
-// gradient (and clears the velocity of what was sent) and picks or encodes what the codec
-// sends (topk's and threshold's selections: kernels/cpu/sparse_select.h; randomk's indices
-// drawn on the host, as every rank draws them; sign's scales and bits:
-// kernels/cpu/sign_pack.h), and only that payload crosses to the host, instead of the n
-// floats a host-staged codec downloads. From there the step is the CPU's: the payloads are
-// all-gathered over MPI and decoded in rank order (randomk's values summed by the job's
-// all-reduce), and the mean goes back up, as the pairs it is made of where it is sparse.
-// Bit for bit the CPU's codec (tests: engine.DeviceCodec*).
+// (compression.codec = "topk", "threshold", "randomk", "sign"; "fp16" and "bf16" with error
+// feedback) on a GPU: this rank's encode runs where the gradient is, before anything leaves
+// the device. Momentum correction's velocity and error feedback's residual live in device
+// memory; the device folds them into the gradient (and clears the velocity of what was
+// sent) and picks or encodes what the codec sends (topk's and threshold's selections:
+// kernels/cpu/sparse_select.h; randomk's indices drawn on the host, as every rank draws
+// them; sign's scales and bits: kernels/cpu/sign_pack.h; the 16-bit casts), and only that
+// payload crosses to the host, instead of the n floats a host-staged codec downloads. From
+// there the step is the CPU's: the payloads are all-gathered over MPI and decoded in rank
+// order (randomk's values summed by the job's all-reduce, the casts' by the compressed
+// ring), and the mean goes back up, as the pairs it is made of where it is sparse. Bit for
+// bit the CPU's codec (tests: engine.DeviceCodec*).
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,11 @@
 
 namespace ranklab {
 
-// Whether the codec's encode has a device path here (topk, threshold, randomk, sign).
-bool encodesOnDevice(const CodecOptions& codec);
+class CompressedRingAllreduce;
+
+// Whether the codec's encode has a device path here, for a sync over `ranks`: topk,
+// threshold, randomk, sign; fp16 and bf16 with error feedback or on one rank.
+bool encodesOnDevice(const CodecOptions& codec, int ranks);
 
 class DeviceCodecSync : public GradientSync {
  public:
@@ -35,6 +39,7 @@ class DeviceCodecSync : public GradientSync {
   // std::invalid_argument for a codec without a device path (encodesOnDevice).
   DeviceCodecSync(Communicator& comm, const std::string& algorithm, const CodecOptions& codec,
                   const ComputeDevice& device);
+  ~DeviceCodecSync() override;
 
   Communicator& peers() override { return comm_; }
   void start(float* params, size_t count) override;
@@ -65,10 +70,11 @@ class DeviceCodecSync : public GradientSync {
   Communicator& comm_;
   const ComputeDevice& device_;
   CodecOptions options_;
-  std::unique_ptr<GradientCodec> codec_;  // the host's: payload format, decode, its state
-  sparse::ValueType value_type_;          // topk, threshold
-  std::unique_ptr<Allreduce> allreduce_;  // randomk
-  PayloadAllgather allgather_;            // topk, threshold, sign
+  std::unique_ptr<GradientCodec> codec_;           // the host's: payload format, decode, its state
+  sparse::ValueType value_type_;                   // topk, threshold
+  std::unique_ptr<Allreduce> allreduce_;           // randomk
+  std::unique_ptr<CompressedRingAllreduce> ring_;  // fp16, bf16
+  PayloadAllgather allgather_;                     // topk, threshold, sign
   size_t count_ = 0;
   bool stepped_ = false;                    // residual and velocity hold a step's state
   std::unique_ptr<DeviceBuffer> residual_;  // null without error feedback

@@ -115,7 +115,7 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   }
   // A sparse codec selects on the device: its pairs cross to the host, not the gradient.
   const CodecOptions codec = codecOptions(job);
-  if (p.strategy == "allreduce" && encodesOnDevice(codec)) {
+  if (p.strategy == "allreduce" && encodesOnDevice(codec, world.size())) {
     return {std::make_unique<DeviceCodecSync>(world, p.algorithm, codec, device),
             codec.codec +
                 " encoded on the GPU: only the values it sends (and their indices) copied to the "

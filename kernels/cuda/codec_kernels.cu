@@ -1,3 +1,5 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <thrust/iterator/counting_iterator.h>
@@ -6,8 +8,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/codec_kernels.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/layer_kernels.h"
 
 namespace ranklab::cuda {
 
@@ -122,6 +125,17 @@ __global__ void signLeftOver(const float* x, size_t n, size_t bucket, const floa
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const float scale = scales[i / bucket];
     residual[i] = __fsub_rn(x[i], (bits[i / 8] >> (i % 8) & 1u) ? -scale : scale);
+  }
+}
+
+// residual = x - the 16-bit pattern's value (what a cast to bf16 or fp16 lost).
+__global__ void halfLeftOver(const float* x, size_t n, bool bf16, const uint16_t* halves,
+                             float* residual) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float sent = bf16 ? __bfloat162float(__ushort_as_bfloat16(halves[i]))
+                            : __half2float(__ushort_as_half(halves[i]));
+    residual[i] = __fsub_rn(x[i], sent);
   }
 }
 
@@ -297,6 +311,22 @@ void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& h
   }
   check(cudaMemcpy(host_payload.data(), payload, host_payload.size(), cudaMemcpyDeviceToHost),
         "download sign payload");
+}
+
+void encodeHalf(const float* x, size_t n, kernels::Precision precision,
+                std::vector<uint8_t>& host_payload, float* residual) {
+  host_payload.resize(n * sizeof(uint16_t));
+  if (n == 0) return;
+  Scratch scratch;
+  auto* halves = static_cast<uint16_t*>(scratch.get(host_payload.size()));
+  castFromFp32(precision, x, halves, n);  // throws for a precision other than bf16 or fp16
+  if (residual) {
+    halfLeftOver<<<blocks(n), kThreads>>>(x, n, precision == kernels::Precision::kBf16, halves,
+                                          residual);
+    check(cudaGetLastError(), "cast residual");
+  }
+  check(cudaMemcpy(host_payload.data(), halves, host_payload.size(), cudaMemcpyDeviceToHost),
+        "download cast payload");
 }
 
 }  // namespace ranklab::cuda

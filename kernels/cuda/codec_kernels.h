@@ -3,14 +3,16 @@
 // and scatter, DGC's momentum correction, the selections of kernels/cpu/sparse_select.h (the
 // same elements: topk's ascending indices with ties at the k-th magnitude to the lowest,
 // magnitudes compared as bits; threshold's |x| >= threshold), randomk's gather, and sign's
-// encode (kernels/cpu/sign_pack.h, the same bits). Pointers named `host` are host memory;
-// the others device memory. Work is queued on the calling thread's default stream; what
-// fills host memory returns once it is there (host vectors replaced).
+// encode (kernels/cpu/sign_pack.h, the same bits), fp16's and bf16's casts. Pointers named `host`
+// are host memory; the others device memory. Work is queued on the calling thread's default stream;
+// what fills host memory returns once it is there (host vectors replaced).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab::cuda {
 
@@ -30,5 +32,9 @@ void gather(const float* x, const uint32_t* host_indices, size_t k, float* host_
 // `residual` is not null, residual = x - the payload's decoded value.
 void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& host_payload,
                 float* residual);
+// The fp16 or bf16 codec's payload of x (layer_kernels.h's castFromFp32) into host_payload;
+// where `residual` is not null, residual = x - the payload's decoded value.
+void encodeHalf(const float* x, size_t n, kernels::Precision precision,
+                std::vector<uint8_t>& host_payload, float* residual);
 
 }  // namespace ranklab::cuda

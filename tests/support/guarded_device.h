@@ -154,6 +154,14 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     cpuDevice().encodeSign(x, n, bucket, host_payload, residual);
   }
+  void encodeHalf(const float* x, size_t n, kernels::Precision precision,
+                  std::vector<uint8_t>& host_payload, float* residual) const override {
+    expectDevice(x, n * sizeof(float), "the cast's input");
+    if (residual) expectDevice(residual, n * sizeof(float), "the cast's residual");
+    ++sparse_selections;
+    const Open open(*this);
+    cpuDevice().encodeHalf(x, n, precision, host_payload, residual);
+  }
   void synchronize() const override {}
 
   // What crossed between host and device through download() and upload(), and how often

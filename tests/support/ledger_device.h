@@ -82,6 +82,10 @@ class LedgerDevice : public ComputeDevice {
                   float* residual) const override {
     cpuDevice().encodeSign(x, n, bucket, host_payload, residual);
   }
+  void encodeHalf(const float* x, size_t n, kernels::Precision precision,
+                  std::vector<uint8_t>& host_payload, float* residual) const override {
+    cpuDevice().encodeHalf(x, n, precision, host_payload, residual);
+  }
   void synchronize() const override {}
   // Counted from every rank's thread when ranks share the device.
   mutable std::atomic<int> updates = 0;

@@ -493,7 +493,8 @@ TEST_F(CudaDeviceTest, FillCopyUploadAndDownload) {
 // selects: topk with many ties at the k-th magnitude (values on a coarse grid, both signs),
 // a NaN and infinities, k from 1 to n; threshold at several thresholds (one exactly on the
 // grid); randomk's gather; sign's payload and residual for several bucket sizes (the
-// scales summed in the CPU's order); and error feedback's add, momentum correction's accumulation
+// scales summed in the CPU's order); the bf16 and fp16 casts and their residuals (one value
+// beyond fp16's range); and error feedback's add, momentum correction's accumulation
 // and the scatter give the CPU's bits.
 TEST_F(CudaDeviceTest, CodecKernelsMatchTheCpuBitForBit) {
   const size_t n = 70001;
@@ -526,8 +527,17 @@ TEST_F(CudaDeviceTest, CodecKernelsMatchTheCpuBitForBit) {
   // Arithmetic on a NaN gives CUDA's canonical NaN, not the x86 one: none from here on.
   x[17] = 0.5f;
   gpu().upload(on_gpu->data() + 17, &x[17], 1);
-  x[18] = -3.f;
+  x[18] = -70000.f;  // beyond fp16's range: inf, as on the CPU
   gpu().upload(on_gpu->data() + 18, &x[18], 1);
+  for (auto precision : {kernels::Precision::kBf16, kernels::Precision::kFp16}) {
+    std::vector<uint8_t> want_payload, got_payload;
+    Floats want_residual(n);
+    auto got_residual = gpu().allocate(n);
+    cpuDevice().encodeHalf(x.data(), n, precision, want_payload, want_residual.data());
+    gpu().encodeHalf(on_gpu->data(), n, precision, got_payload, got_residual->data());
+    EXPECT_EQ(got_payload, want_payload) << "16-bit payload";
+    expectSameBits("16-bit residual", toHost(got_residual->data(), n), want_residual);
+  }
   for (size_t bucket : {size_t{1}, size_t{7}, size_t{512}, n + 1}) {
     std::vector<uint8_t> want_payload, got_payload;
     Floats want_residual(n);

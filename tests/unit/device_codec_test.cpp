@@ -1,8 +1,8 @@
-// The codecs with a device path (topk, threshold, randomk, sign) on a device whose memory the host
-// may not touch (tests/support/guarded_device.h): momentum correction, error feedback and the
-// selection run on the device (engine/train/device_codec_sync.h), only the selected values and
-// indices cross to the host, and each run is the CPU's codec bit for bit: SGD with DGC's
-// momentum correction (the default) and without, fp32 and fp16 values, with and without
+// The codecs with a device path (topk, threshold, randomk, sign, fp16, bf16) on a device whose
+// memory the host may not touch (tests/support/guarded_device.h): momentum correction, error
+// feedback and the selection run on the device (engine/train/device_codec_sync.h), only the
+// selected values and indices cross to the host, and each run is the CPU's codec bit for bit: SGD
+// with DGC's momentum correction (the default) and without, fp32 and fp16 values, with and without
 // error feedback, 1 and 3 ranks, Adam; one step of each moving pairs, not the gradient; and
 // runs resumed from a checkpoint holding the device's residual and velocity.
 #include <gtest/gtest.h>
@@ -94,6 +94,18 @@ TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
          j.compression.error_feedback = false;
          j.parallel.ranks = 3;
        }},
+      {"fp16", [](JobSpec& j) { j.compression.codec = "fp16"; }},
+      {"bf16, 3 ranks",
+       [](JobSpec& j) {
+         j.compression.codec = "bf16";
+         j.parallel.ranks = 3;
+       }},
+      {"bf16, 1 rank, no error feedback",
+       [](JobSpec& j) {
+         j.compression.codec = "bf16";
+         j.compression.error_feedback = false;
+         j.parallel.ranks = 1;
+       }},
       {"threshold, 3 ranks, fp16 values", [](JobSpec& j) {
          j.compression.codec = "threshold";
          j.compression.threshold = 0.02;
@@ -134,6 +146,26 @@ TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
       }
     }
   }
+}
+
+// Without error feedback the host ring casts the raw gradient's chunks itself, hop by hop:
+// there is no first encode of this rank's own to move, so the cast stays host-staged.
+TEST(DeviceCodec, ACastWithoutErrorFeedbackOnSeveralRanksStaysOnTheHost) {
+  testing::registerGuardedDevices();
+  JobSpec cpu = topkJob();
+  cpu.compression.codec = "fp16";
+  cpu.compression.error_feedback = false;
+  JobSpec off = cpu;
+  off.train.device = "guarded";
+  const int before = guarded(0).sparse_selections;
+  const auto want = testing::trainWithThreads(cpu);
+  const auto got = testing::trainWithThreads(off);
+  expectSameRun(got, want, "fp16 without error feedback");
+  EXPECT_EQ(guarded(0).sparse_selections, before) << "encoded on the device";
+  bool staged = false;
+  for (const std::string& e : got[0].events)
+    staged = staged || e.find("gradients copied to the host") != std::string::npos;
+  EXPECT_TRUE(staged) << "no device event says the gradient went to the host";
 }
 
 // One step on 3 ranks of each codec (the sparse ones sending about 1 % of 10,000 elements):
@@ -181,7 +213,7 @@ TEST_P(DeviceCodecStep, MovesPayloadsNotTheGradient) {
     got[r].resize(kCount);
     device.download(got[r].data(), grads->data(), kCount);
   });
-  const bool dense = GetParam() == "sign";
+  const bool dense = GetParam() == "sign" || GetParam() == "fp16" || GetParam() == "bf16";
   const auto sent = std::count_if(want[0].begin(), want[0].end(), [](float v) { return v != 0; });
   EXPECT_GT(sent, 0) << "nothing sent";
   if (!dense) {
@@ -189,14 +221,14 @@ TEST_P(DeviceCodecStep, MovesPayloadsNotTheGradient) {
   }
   for (int r = 0; r < kRanks; ++r) {
     EXPECT_EQ(got[r], want[r]) << "rank " << r;
-    // A sparse mean goes up as pairs; sign's is dense.
+    // A sparse mean goes up as pairs; sign's and the casts' are dense.
     EXPECT_EQ(up[r], dense ? static_cast<int64_t>(kCount) : 0) << "rank " << r;
     EXPECT_EQ(down[r], 0) << "rank " << r << ": the gradient came down";
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecStep,
-                         ::testing::Values("topk", "threshold", "randomk", "sign"));
+                         ::testing::Values("topk", "threshold", "randomk", "sign", "fp16", "bf16"));
 
 // The checkpoint holds the device's residual and velocity; randomk's also the position of
 // its shared random stream.
@@ -227,7 +259,8 @@ TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecResume, ::testing::Values("topk", "randomk", "sign"));
+INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecResume,
+                         ::testing::Values("topk", "randomk", "sign", "bf16"));
 
 }  // namespace
 }  // namespace ranklab
