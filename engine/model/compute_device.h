@@ -77,8 +77,8 @@ class ComputeDevice {
                           float* second_moment, size_t n, const kernels::AdamScalars& s) const = 0;
   // grads *= factor; false when any of them is then inf or NaN (AMP's unscale).
   virtual bool scaleAndCheckFinite(float* grads, size_t n, float factor) const = 0;
-  // The sparse codecs' work where the gradient is (engine/train/device_codec_sync.h), so
-  // the selected (index, value) pairs cross to the host instead of n floats: to += from
+  // The codecs' encode where the gradient is (engine/train/device_codec_sync.h), so their
+  // payload crosses to the host instead of n floats: to += from
   // (error feedback's residual added); velocity = momentum * velocity + grads, then grads =
   // velocity (DGC's momentum correction); to[host_indices[j]] = host_values[j] for j < k;
   // the selections of kernels/cpu/sparse_select.h (topk's k, threshold's |x| >=

@@ -125,14 +125,14 @@ class GuardedDevice : public ComputeDevice {
   void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
                   std::vector<float>& host_values) const override {
     expectDevice(x, n * sizeof(float), "topk's input");
-    ++sparse_selections;
+    ++codec_encodes;
     const Open open(*this);
     cpuDevice().selectTopk(x, n, k, host_indices, host_values);
   }
   void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& host_indices,
                      std::vector<float>& host_values) const override {
     expectDevice(x, n * sizeof(float), "threshold's input");
-    ++sparse_selections;
+    ++codec_encodes;
     const Open open(*this);
     cpuDevice().selectAtLeast(x, n, threshold, host_indices, host_values);
   }
@@ -140,7 +140,7 @@ class GuardedDevice : public ComputeDevice {
               float* host_values) const override {
     expectHost(host_indices, "gather's indices");
     expectHost(host_values, "gather's values");
-    ++sparse_selections;
+    ++codec_encodes;
     const Open open(*this);
     for (size_t j = 0; j < k; ++j)  // each source checked: an index past the buffer
       expectDevice(x + host_indices[j], sizeof(float), "gather's source");
@@ -150,7 +150,7 @@ class GuardedDevice : public ComputeDevice {
                   float* residual) const override {
     expectDevice(x, n * sizeof(float), "sign's input");
     if (residual) expectDevice(residual, n * sizeof(float), "sign's residual");
-    ++sparse_selections;
+    ++codec_encodes;
     const Open open(*this);
     cpuDevice().encodeSign(x, n, bucket, host_payload, residual);
   }
@@ -158,17 +158,17 @@ class GuardedDevice : public ComputeDevice {
                   std::vector<uint8_t>& host_payload, float* residual) const override {
     expectDevice(x, n * sizeof(float), "the cast's input");
     if (residual) expectDevice(residual, n * sizeof(float), "the cast's residual");
-    ++sparse_selections;
+    ++codec_encodes;
     const Open open(*this);
     cpuDevice().encodeHalf(x, n, precision, host_payload, residual);
   }
   void synchronize() const override {}
 
   // What crossed between host and device through download() and upload(), and how often
-  // a sparse codec selected on the device (counted from any thread).
+  // a codec picked or encoded on the device (counted from any thread).
   mutable std::atomic<int64_t> floats_downloaded = 0;
   mutable std::atomic<int64_t> floats_uploaded = 0;
-  mutable std::atomic<int> sparse_selections = 0;  // a codec's pick or encode
+  mutable std::atomic<int> codec_encodes = 0;
 
   // The buffers' bookkeeping (GuardedBuffer's).
   void track(char* data, size_t bytes) const {

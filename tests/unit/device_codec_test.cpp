@@ -121,7 +121,7 @@ TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
     std::vector<int> selections(cpu.parallel.ranks);
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
       downloaded[r] = guarded(r).floats_downloaded;
-      selections[r] = guarded(r).sparse_selections;
+      selections[r] = guarded(r).codec_encodes;
     }
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
@@ -131,7 +131,7 @@ TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
       said = said || e.find(cpu.compression.codec + " encoded on the GPU") != std::string::npos;
     EXPECT_TRUE(said) << what << ": no device event says where the codec ran";
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
-      EXPECT_EQ(guarded(r).sparse_selections - selections[r], kSteps) << what << " rank " << r;
+      EXPECT_EQ(guarded(r).codec_encodes - selections[r], kSteps) << what << " rank " << r;
       // Losses and evaluation's outputs come down; a whole gradient never does (a
       // host-staged codec would download kSteps * kParameters floats).
       const int64_t floats = guarded(r).floats_downloaded - downloaded[r];
@@ -157,11 +157,11 @@ TEST(DeviceCodec, ACastWithoutErrorFeedbackOnSeveralRanksStaysOnTheHost) {
   cpu.compression.error_feedback = false;
   JobSpec off = cpu;
   off.train.device = "guarded";
-  const int before = guarded(0).sparse_selections;
+  const int before = guarded(0).codec_encodes;
   const auto want = testing::trainWithThreads(cpu);
   const auto got = testing::trainWithThreads(off);
   expectSameRun(got, want, "fp16 without error feedback");
-  EXPECT_EQ(guarded(0).sparse_selections, before) << "encoded on the device";
+  EXPECT_EQ(guarded(0).codec_encodes, before) << "encoded on the device";
   bool staged = false;
   for (const std::string& e : got[0].events)
     staged = staged || e.find("gradients copied to the host") != std::string::npos;
