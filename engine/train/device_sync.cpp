@@ -113,13 +113,13 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
                                 "; use \"host\" (or \"auto\") to run the all-reduce on host "
                                 "copies");
   }
-  // A sparse codec selects on the device: its pairs cross to the host, not the gradient.
+  // A codec that encodes on the device: its payload crosses to the host, not the gradient.
   const CodecOptions codec = codecOptions(job);
   if (p.strategy == "allreduce" && encodesOnDevice(codec, world.size())) {
     return {std::make_unique<DeviceCodecSync>(world, p.algorithm, codec, device),
             codec.codec +
-                " encoded on the GPU: only the values it sends (and their indices) copied to the "
-                "host and combined there" +
+                " encoded on the GPU: only its payload copied to the host and exchanged "
+                "there" +
                 (why_not.empty() ? std::string(" (parallel.device_collectives = \"host\")")
                                  : " (not NCCL: " + why_not + ")")};
   }
