@@ -104,6 +104,7 @@ class CpuDevice : public ComputeDevice {
   void encodeHalf(const float* x, size_t n, kernels::Precision precision,
                   std::vector<uint8_t>& host_payload, float* residual) const override {
     host_payload.resize(n * sizeof(uint16_t));
+    if (n == 0) return;
     auto* halves = reinterpret_cast<uint16_t*>(host_payload.data());
     if (precision == kernels::Precision::kBf16) {
       kernels::floatToBf16(x, halves, n);

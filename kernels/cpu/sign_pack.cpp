@@ -23,6 +23,7 @@ size_t signPayloadBytes(size_t n, size_t bucket) {
 }
 
 void signEncode(const float* x, size_t n, size_t bucket, uint8_t* payload) {
+  if (n == 0) return;  // an empty payload: no bytes (and maybe no pointer) to write
   const size_t buckets = bucketsOf(n, bucket);
   for (size_t b = 0; b < buckets; ++b) {
     const size_t begin = b * bucket, end = std::min(n, begin + bucket);
