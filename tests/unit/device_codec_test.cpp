@@ -58,61 +58,65 @@ void expectSameRun(const std::vector<testing::RunRecorder>& got,
   }
 }
 
+using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
+
+// The runs of topkJob() the device path must follow bit for bit, each named.
+std::vector<Variant> encodedVariants() {
+  return {{"2 ranks", [](JobSpec&) {}},
+          {"3 ranks", [](JobSpec& j) { j.parallel.ranks = 3; }},
+          {"1 rank", [](JobSpec& j) { j.parallel.ranks = 1; }},
+          {"fp16 values", [](JobSpec& j) { j.compression.value_dtype = "fp16"; }},
+          {"no error feedback", [](JobSpec& j) { j.compression.error_feedback = false; }},
+          {"no momentum correction", [](JobSpec& j) { j.compression.momentum_correction = false; }},
+          {"adam",
+           [](JobSpec& j) {
+             j.train.optimizer = "adam";
+             j.train.lr = 0.001;
+           }},
+          {"threshold",
+           [](JobSpec& j) {
+             j.compression.codec = "threshold";
+             j.compression.threshold = 0.02;
+           }},
+          {"randomk", [](JobSpec& j) { j.compression.codec = "randomk"; }},
+          {"randomk, 3 ranks, adam",
+           [](JobSpec& j) {
+             j.compression.codec = "randomk";
+             j.parallel.ranks = 3;
+             j.train.optimizer = "adam";
+             j.train.lr = 0.001;
+           }},
+          {"sign", [](JobSpec& j) { j.compression.codec = "sign"; }},
+          {"sign, 3 ranks, buckets of 100, no error feedback",
+           [](JobSpec& j) {
+             j.compression.codec = "sign";
+             j.compression.bucket = 100;
+             j.compression.error_feedback = false;
+             j.parallel.ranks = 3;
+           }},
+          {"fp16", [](JobSpec& j) { j.compression.codec = "fp16"; }},
+          {"bf16, 3 ranks",
+           [](JobSpec& j) {
+             j.compression.codec = "bf16";
+             j.parallel.ranks = 3;
+           }},
+          {"bf16, 1 rank, no error feedback",
+           [](JobSpec& j) {
+             j.compression.codec = "bf16";
+             j.compression.error_feedback = false;
+             j.parallel.ranks = 1;
+           }},
+          {"threshold, 3 ranks, fp16 values", [](JobSpec& j) {
+             j.compression.codec = "threshold";
+             j.compression.threshold = 0.02;
+             j.compression.value_dtype = "fp16";
+             j.parallel.ranks = 3;
+           }}};
+}
+
 TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
   testing::registerGuardedDevices();
-  using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
-  const std::vector<Variant> variants = {
-      {"2 ranks", [](JobSpec&) {}},
-      {"3 ranks", [](JobSpec& j) { j.parallel.ranks = 3; }},
-      {"1 rank", [](JobSpec& j) { j.parallel.ranks = 1; }},
-      {"fp16 values", [](JobSpec& j) { j.compression.value_dtype = "fp16"; }},
-      {"no error feedback", [](JobSpec& j) { j.compression.error_feedback = false; }},
-      {"no momentum correction", [](JobSpec& j) { j.compression.momentum_correction = false; }},
-      {"adam",
-       [](JobSpec& j) {
-         j.train.optimizer = "adam";
-         j.train.lr = 0.001;
-       }},
-      {"threshold",
-       [](JobSpec& j) {
-         j.compression.codec = "threshold";
-         j.compression.threshold = 0.02;
-       }},
-      {"randomk", [](JobSpec& j) { j.compression.codec = "randomk"; }},
-      {"randomk, 3 ranks, adam",
-       [](JobSpec& j) {
-         j.compression.codec = "randomk";
-         j.parallel.ranks = 3;
-         j.train.optimizer = "adam";
-         j.train.lr = 0.001;
-       }},
-      {"sign", [](JobSpec& j) { j.compression.codec = "sign"; }},
-      {"sign, 3 ranks, buckets of 100, no error feedback",
-       [](JobSpec& j) {
-         j.compression.codec = "sign";
-         j.compression.bucket = 100;
-         j.compression.error_feedback = false;
-         j.parallel.ranks = 3;
-       }},
-      {"fp16", [](JobSpec& j) { j.compression.codec = "fp16"; }},
-      {"bf16, 3 ranks",
-       [](JobSpec& j) {
-         j.compression.codec = "bf16";
-         j.parallel.ranks = 3;
-       }},
-      {"bf16, 1 rank, no error feedback",
-       [](JobSpec& j) {
-         j.compression.codec = "bf16";
-         j.compression.error_feedback = false;
-         j.parallel.ranks = 1;
-       }},
-      {"threshold, 3 ranks, fp16 values", [](JobSpec& j) {
-         j.compression.codec = "threshold";
-         j.compression.threshold = 0.02;
-         j.compression.value_dtype = "fp16";
-         j.parallel.ranks = 3;
-       }}};
-  for (const auto& [what, apply] : variants) {
+  for (const auto& [what, apply] : encodedVariants()) {
     JobSpec cpu = topkJob();
     apply(cpu);
     JobSpec off = cpu;
