@@ -179,6 +179,14 @@ uint32_t kthLargest(const float* x, size_t n, size_t k, Scratch& scratch, size_t
   return prefix;
 }
 
+// A copy of k host indices in the scratch's device memory.
+const uint32_t* indicesOnDevice(Scratch& scratch, const uint32_t* host_indices, size_t k) {
+  auto* indices = static_cast<uint32_t*>(scratch.get(k * sizeof(uint32_t)));
+  check(cudaMemcpy(indices, host_indices, k * sizeof(uint32_t), cudaMemcpyHostToDevice),
+        "upload indices");
+  return indices;
+}
+
 // Replaces the host vectors with the elements `keep` flags, in index order.
 void compactFlagged(const float* x, size_t n, const unsigned char* keep, Scratch& scratch,
                     std::vector<uint32_t>& host_indices, std::vector<float>& host_values) {
@@ -225,10 +233,8 @@ void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum)
 void scatter(float* to, const uint32_t* host_indices, const float* host_values, size_t k) {
   if (k == 0) return;
   Scratch scratch;
-  auto* indices = static_cast<uint32_t*>(scratch.get(k * sizeof(uint32_t)));
+  const uint32_t* indices = indicesOnDevice(scratch, host_indices, k);
   auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
-  check(cudaMemcpy(indices, host_indices, k * sizeof(uint32_t), cudaMemcpyHostToDevice),
-        "upload scatter indices");
   check(cudaMemcpy(values, host_values, k * sizeof(float), cudaMemcpyHostToDevice),
         "upload scatter values");
   scatterKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(to, indices, values,
@@ -279,10 +285,8 @@ void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32
 void gather(const float* x, const uint32_t* host_indices, size_t k, float* host_values) {
   if (k == 0) return;
   Scratch scratch;
-  auto* indices = static_cast<uint32_t*>(scratch.get(k * sizeof(uint32_t)));
+  const uint32_t* indices = indicesOnDevice(scratch, host_indices, k);
   auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
-  check(cudaMemcpy(indices, host_indices, k * sizeof(uint32_t), cudaMemcpyHostToDevice),
-        "upload gather indices");
   gatherKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(x, indices, values,
                                                                               k);
   check(cudaGetLastError(), "gather");
