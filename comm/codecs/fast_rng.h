@@ -4,18 +4,17 @@
 
 #include <cstdint>
 
+#include "kernels/splitmix.h"
+
 namespace ranklab {
 
 class FastRng {
  public:
   explicit FastRng(uint64_t seed) : state_(seed) {}
 
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return kernels::splitMix64(state_ += kernels::kSplitMixStep); }
+  // Moves past `draws` numbers without drawing them (a device drew them).
+  void skip(uint64_t draws) { state_ += draws * kernels::kSplitMixStep; }
 
   // Uniform in [0, 1) with 24 random bits: exactly representable floats.
   float uniform() { return static_cast<float>(next() >> 40) * 0x1.0p-24f; }

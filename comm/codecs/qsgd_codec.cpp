@@ -1,25 +1,12 @@
 #include "comm/codecs/qsgd_codec.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "comm/codecs/wire_format.h"
 
 namespace ranklab {
-
-namespace {
-// Largest |x|; eight independent maxima, so the loop is not one long dependency chain.
-float maxMagnitude(const float* x, size_t n) {
-  float m[8] = {};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) m[j] = std::max(m[j], std::fabs(x[i + j]));
-  }
-  for (; i < n; ++i) m[0] = std::max(m[0], std::fabs(x[i]));
-  return std::max({m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]});
-}
-}  // namespace
 
 QsgdCodec::QsgdCodec(int bits, int bucket, uint64_t seed)
     : bits_(bits),
@@ -39,28 +26,18 @@ size_t QsgdCodec::payloadBytes(size_t n) const {
 void QsgdCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
   out.clear();
   out.reserve(payloadBytes(n));
+  scales_.resize(buckets(n));
   codes_.resize(n);
-  const uint32_t sign_bit = 1u << (bits_ - 1);
-  const auto s = static_cast<float>(levels_);
-  for (size_t b = 0; b < buckets(n); ++b) {
-    const size_t begin = b * bucket_, end = std::min(n, begin + bucket_);
-    const float scale = maxMagnitude(x + begin, end - begin);
-    wire::append(out, scale);
-    const float inv = scale > 0.f ? s / scale : 0.f;
-    // Branch-free: random signs and coin flips would defeat the branch predictor. Each
-    // random draw gives four 16-bit uniforms (a rounding bias below 2^-16 of a level).
-    uint64_t random = 0;
-    for (size_t i = begin; i < end; ++i) {
-      if ((i - begin) % 4 == 0) random = nearest_ ? 0x8000800080008000ull : rng_.next();
-      const float u = static_cast<float>(random & 0xffffu) * 0x1.0p-16f;  // 0.5: nearest
-      random >>= 16;
-      const float a = std::min(std::fabs(x[i]) * inv, s);  // in [0, s]
-      const auto floor = static_cast<uint32_t>(a);         // a >= 0: truncation is floor
-      const uint32_t up = u < a - static_cast<float>(floor);
-      codes_[i] = (static_cast<uint32_t>(std::signbit(x[i])) * sign_bit) | (floor + up);
-    }
-  }
+  kernels::qsgdQuantize(x, n, bits_, bucket_, rounding(n), scales_.data(), codes_.data());
+  for (float scale : scales_) wire::append(out, scale);
   wire::packBits(codes_.data(), n, bits_, out);
+}
+
+kernels::QsgdRounding QsgdCodec::rounding(size_t n) {
+  if (nearest_) return {true, 0};
+  const kernels::QsgdRounding stochastic{false, rng_.position()};
+  rng_.skip(kernels::qsgdDraws(n, bucket_));
+  return stochastic;
 }
 
 void QsgdCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* out,
@@ -73,12 +50,8 @@ void QsgdCodec::decode(const uint8_t* payload, size_t bytes, size_t n, float* ou
   const size_t scale_bytes = buckets(n) * sizeof(float);
   wire::unpackBits(payload + scale_bytes, n, bits_, codes_.data());
   // code -> +-level / s, one table lookup per element instead of branches on the sign.
-  const uint32_t sign_bit = 1u << (bits_ - 1);
   float unit[256];
-  for (uint32_t code = 0; code < (1u << bits_); ++code) {
-    const float level = static_cast<float>(code & (sign_bit - 1)) / static_cast<float>(levels_);
-    unit[code] = code & sign_bit ? -level : level;
-  }
+  for (uint32_t code = 0; code < (1u << bits_); ++code) unit[code] = kernels::qsgdUnit(code, bits_);
   for (size_t b = 0; b < buckets(n); ++b) {
     float scale;
     std::memcpy(&scale, payload + b * sizeof(float), sizeof scale);

@@ -11,6 +11,7 @@
 
 #include "comm/codecs/codec.h"
 #include "comm/codecs/fast_rng.h"
+#include "kernels/cpu/qsgd_quantize.h"
 
 namespace ranklab {
 
@@ -33,6 +34,9 @@ class QsgdCodec : public GradientCodec {
   }
 
   int levels() const { return levels_; }
+  // How the next encode of n elements rounds: to nearest, or from this stream's next draws,
+  // which it then moves past (an encode on a device draws them there).
+  kernels::QsgdRounding rounding(size_t n);
 
  private:
   size_t buckets(size_t n) const { return (n + bucket_ - 1) / bucket_; }
@@ -42,6 +46,7 @@ class QsgdCodec : public GradientCodec {
   int levels_;  // s
   bool nearest_ = false;
   FastRng rng_;
+  std::vector<float> scales_;    // scratch, one scale per bucket
   std::vector<uint32_t> codes_;  // scratch, one code per element
 };
 

@@ -18,6 +18,7 @@
 #include "engine/model/loss_head.h"
 #include "kernels/cpu/mixed_gemm.h"
 #include "kernels/cpu/optimizer_update.h"
+#include "kernels/cpu/qsgd_quantize.h"
 
 namespace ranklab {
 
@@ -105,6 +106,11 @@ class ComputeDevice {
   // precision kBf16 or kFp16), replacing host_payload; `residual` as encodeSign's.
   virtual void encodeHalf(const float* x, size_t n, kernels::Precision precision,
                           std::vector<uint8_t>& host_payload, float* residual) const = 0;
+  // The qsgd codec's encode of x (kernels/cpu/qsgd_quantize.h: `bits`, buckets of `bucket`,
+  // rounded as `rounding` says), replacing host_payload; `residual` as encodeSign's.
+  virtual void encodeQsgd(const float* x, size_t n, int bits, size_t bucket,
+                          kernels::QsgdRounding rounding, std::vector<uint8_t>& host_payload,
+                          float* residual) const = 0;
   // Returns once the work queued on the device is done (phase timing).
   virtual void synchronize() const = 0;
   // Marks in this device's queue, timed on its clock (the host's where work is done when

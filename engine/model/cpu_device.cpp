@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "comm/codecs/wire_format.h"
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
 #include "kernels/cpu/low_precision.h"
@@ -121,6 +122,17 @@ class CpuDevice : public ComputeDevice {
       kernels::fp16ToFloat(halves, sent.data(), n);
     }
     for (size_t i = 0; i < n; ++i) residual[i] = x[i] - sent[i];
+  }
+  void encodeQsgd(const float* x, size_t n, int bits, size_t bucket, kernels::QsgdRounding rounding,
+                  std::vector<uint8_t>& host_payload, float* residual) const override {
+    const size_t buckets = (n + bucket - 1) / bucket;
+    std::vector<float> scales(buckets);
+    std::vector<uint32_t> codes(n);
+    kernels::qsgdQuantize(x, n, bits, bucket, rounding, scales.data(), codes.data());
+    if (residual) kernels::qsgdLeftOver(x, n, bits, bucket, scales.data(), codes.data(), residual);
+    host_payload.clear();
+    for (float scale : scales) wire::append(host_payload, scale);
+    wire::packBits(codes.data(), n, bits, host_payload);
   }
   void synchronize() const override {}
 };

@@ -210,6 +210,11 @@ class CudaDevice : public ComputeDevice {
     use();
     cuda::encodeHalf(x, n, precision, host_payload, residual);
   }
+  void encodeQsgd(const float* x, size_t n, int bits, size_t bucket, kernels::QsgdRounding rounding,
+                  std::vector<uint8_t>& host_payload, float* residual) const override {
+    use();
+    cuda::encodeQsgd(x, n, bits, bucket, rounding, host_payload, residual);
+  }
 
   void synchronize() const override {
     use();

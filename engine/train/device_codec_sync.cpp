@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/codecs/qsgd_codec.h"
 #include "comm/codecs/randomk_codec.h"
 #include "comm/codecs/topk_codec.h"
 #include "comm/collectives/allreduce_registry.h"
@@ -13,11 +14,12 @@
 namespace ranklab {
 
 bool encodesOnDevice(const CodecOptions& codec, int ranks) {
-  // A 16-bit cast is encoded first, on the device, only where the host would encode this
-  // rank's own gradient first too: else the ring casts the raw gradient's chunks itself.
-  const bool cast = codec.codec == "fp16" || codec.codec == "bf16";
+  // A ring codec (the 16-bit casts, qsgd) is encoded first, on the device, only where the
+  // host would encode this rank's own gradient first too: else the ring encodes the raw
+  // gradient's chunks itself.
+  const bool ring = codec.codec == "fp16" || codec.codec == "bf16" || codec.codec == "qsgd";
   return codec.codec == "topk" || codec.codec == "threshold" || codec.codec == "randomk" ||
-         codec.codec == "sign" || (cast && (codec.error_feedback || ranks == 1));
+         codec.codec == "sign" || (ring && (codec.error_feedback || ranks == 1));
 }
 
 DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorithm,
@@ -67,14 +69,7 @@ void DeviceCodecSync::encodeOnDevice(float* grads, size_t count) {
   if (residual_) device_.add(grads, residual_->data(), count);
   float* residual = residual_ ? residual_->data() : nullptr;
   if (!codec_->sparse()) {  // dense: encoded, and its residual kept, on the device
-    if (options_.codec == "sign") {
-      device_.encodeSign(grads, count, static_cast<size_t>(options_.bucket), payload_, residual);
-    } else {
-      device_.encodeHalf(
-          grads, count,
-          options_.codec == "bf16" ? kernels::Precision::kBf16 : kernels::Precision::kFp16,
-          payload_, residual);
-    }
+    encodeDense(grads, count, residual);
     codec_->decode(payload_.data(), payload_.size(), count, sum_.data(), DecodeMode::kAssign);
     stepped_ = true;
     return;
@@ -90,6 +85,26 @@ void DeviceCodecSync::encodeOnDevice(float* grads, size_t count) {
   codec_->decode(payload_.data(), payload_.size(), count, sum_.data(), DecodeMode::kAssign);
   rememberWhatWasSent(grads, count);
   stepped_ = true;
+}
+
+void DeviceCodecSync::encodeDense(const float* grads, size_t count, float* residual) {
+  const auto bucket = static_cast<size_t>(options_.bucket);
+  if (options_.codec == "sign") {
+    device_.encodeSign(grads, count, bucket, payload_, residual);
+  } else if (options_.codec == "qsgd") {
+    // As the host's ring: this rank's own gradient to nearest under error feedback, which
+    // keeps the error; the partial sums after it stochastically, from the host's stream.
+    auto& qsgd = static_cast<QsgdCodec&>(*codec_);
+    qsgd.roundToNearest(options_.error_feedback);
+    device_.encodeQsgd(grads, count, options_.bits, bucket, qsgd.rounding(count), payload_,
+                       residual);
+    qsgd.roundToNearest(false);
+  } else {
+    device_.encodeHalf(
+        grads, count,
+        options_.codec == "bf16" ? kernels::Precision::kBf16 : kernels::Precision::kFp16, payload_,
+        residual);
+  }
 }
 
 void DeviceCodecSync::rememberWhatWasSent(const float* grads, size_t count) {

@@ -1,16 +1,17 @@
 // parallel.strategy = "allreduce" with a codec whose encode has a device path here
-// (compression.codec = "topk", "threshold", "randomk", "sign"; "fp16" and "bf16" with error
-// feedback) on a GPU: this rank's encode runs where the gradient is, before anything leaves
+// (compression.codec = "topk", "threshold", "randomk", "sign"; "fp16", "bf16" and "qsgd" with
+// error feedback) on a GPU: this rank's encode runs where the gradient is, before anything leaves
 // the device. Momentum correction's velocity and error feedback's residual live in device
 // memory; the device folds them into the gradient (and clears the velocity of what was
 // sent) and picks or encodes what the codec sends (topk's and threshold's selections:
 // kernels/cpu/sparse_select.h; randomk's indices drawn on the host, as every rank draws
-// them; sign's scales and bits: kernels/cpu/sign_pack.h; the 16-bit casts), and only that
+// them; sign's scales and bits: kernels/cpu/sign_pack.h; qsgd's scales and codes, rounded
+// to nearest: kernels/cpu/qsgd_quantize.h; the 16-bit casts), and only that
 // payload crosses to the host, instead of the n floats a host-staged codec downloads. From
 // there the step is the CPU's: the payloads are all-gathered over MPI and decoded in rank
-// order (randomk's values summed by the job's all-reduce, the casts' by the compressed
-// ring), and the mean goes back up, as the pairs it is made of where it is sparse. Bit for
-// bit the CPU's codec (tests: engine.DeviceCodec*).
+// order (randomk's values summed by the job's all-reduce, the casts' and qsgd's by the
+// compressed ring), and the mean goes back up, as the pairs it is made of where it is sparse. Bit
+// for bit the CPU's codec (tests: engine.DeviceCodec*).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,7 @@ namespace ranklab {
 class CompressedRingAllreduce;
 
 // Whether the codec's encode has a device path here, for a sync over `ranks`: topk,
-// threshold, randomk, sign; fp16 and bf16 with error feedback or on one rank.
+// threshold, randomk, sign; fp16, bf16 and qsgd with error feedback or on one rank.
 bool encodesOnDevice(const CodecOptions& codec, int ranks);
 
 class DeviceCodecSync : public GradientSync {
@@ -56,6 +57,9 @@ class DeviceCodecSync : public GradientSync {
   // Momentum correction, error feedback and the codec's pick on the device; payload_, the
   // residual and the velocity from them.
   void encodeOnDevice(float* grads, size_t count);
+  // payload_: sign's, qsgd's or a 16-bit cast's encode of the device's gradient, and where
+  // `residual` is not null, what error feedback keeps of it.
+  void encodeDense(const float* grads, size_t count, float* residual);
   // indices_ and values_: what the codec sends of the device's gradient.
   void pick(const float* grads, size_t count);
   // What this step's payload sent: error feedback keeps the rest, momentum correction

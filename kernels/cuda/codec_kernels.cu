@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_scratch.h"
 #include "kernels/cuda/layer_kernels.h"
 
 namespace ranklab::cuda {
@@ -138,25 +139,6 @@ __global__ void halfLeftOver(const float* x, size_t n, bool bf16, const uint16_t
     residual[i] = __fsub_rn(x[i], sent);
   }
 }
-
-// Device scratch of one call, allocated and freed in the stream's order (pooled).
-class Scratch {
- public:
-  void* get(size_t bytes) {
-    if (count_ == 12) throw std::logic_error("codec scratch: more than 12 buffers");
-    void* p = nullptr;
-    check(cudaMallocAsync(&p, bytes > 0 ? bytes : 1, 0), "allocate codec scratch");
-    made_[count_++] = p;
-    return p;
-  }
-  ~Scratch() {
-    for (int i = 0; i < count_; ++i) cudaFreeAsync(made_[i], 0);
-  }
-
- private:
-  void* made_[12] = {};
-  int count_ = 0;
-};
 
 // The k-th largest magnitude's bits, a digit at a time from the top (four passes of a
 // 256-bin histogram); `ties` is how many elements equal to it are among the k.

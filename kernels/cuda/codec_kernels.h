@@ -3,9 +3,9 @@
 // and scatter, DGC's momentum correction, the selections of kernels/cpu/sparse_select.h (the
 // same elements: topk's ascending indices with ties at the k-th magnitude to the lowest,
 // magnitudes compared as bits; threshold's |x| >= threshold), randomk's gather, and sign's
-// encode (kernels/cpu/sign_pack.h, the same bits), fp16's and bf16's casts. Pointers named `host`
-// are host memory; the others device memory. Work is queued on the calling thread's default stream;
-// what fills host memory returns once it is there (host vectors replaced).
+// encode (kernels/cpu/sign_pack.h, the same bits), fp16's and bf16's casts, qsgd's quantization.
+// Pointers named `host` are host memory; the others device memory. Work is queued on the calling
+// thread's default stream; what fills host memory returns once it is there (host vectors replaced).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/mixed_gemm.h"
+#include "kernels/cpu/qsgd_quantize.h"
 
 namespace ranklab::cuda {
 
@@ -35,6 +36,10 @@ void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& h
 // The fp16 or bf16 codec's payload of x (layer_kernels.h's castFromFp32) into host_payload;
 // where `residual` is not null, residual = x - the payload's decoded value.
 void encodeHalf(const float* x, size_t n, kernels::Precision precision,
+                std::vector<uint8_t>& host_payload, float* residual);
+// The qsgd codec's payload of x (kernels/cpu/qsgd_quantize.h's codes, packed LSB-first after
+// the scales; qsgd_kernels.cu) into host_payload; `residual` as encodeSign's.
+void encodeQsgd(const float* x, size_t n, int bits, size_t bucket, kernels::QsgdRounding rounding,
                 std::vector<uint8_t>& host_payload, float* residual);
 
 }  // namespace ranklab::cuda

@@ -162,6 +162,14 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     cpuDevice().encodeHalf(x, n, precision, host_payload, residual);
   }
+  void encodeQsgd(const float* x, size_t n, int bits, size_t bucket, kernels::QsgdRounding rounding,
+                  std::vector<uint8_t>& host_payload, float* residual) const override {
+    expectDevice(x, n * sizeof(float), "qsgd's input");
+    if (residual) expectDevice(residual, n * sizeof(float), "qsgd's residual");
+    ++codec_encodes;
+    const Open open(*this);
+    cpuDevice().encodeQsgd(x, n, bits, bucket, rounding, host_payload, residual);
+  }
   void synchronize() const override {}
 
   // What crossed between host and device through download() and upload(), and how often

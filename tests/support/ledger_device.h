@@ -86,6 +86,10 @@ class LedgerDevice : public ComputeDevice {
                   std::vector<uint8_t>& host_payload, float* residual) const override {
     cpuDevice().encodeHalf(x, n, precision, host_payload, residual);
   }
+  void encodeQsgd(const float* x, size_t n, int bits, size_t bucket, kernels::QsgdRounding rounding,
+                  std::vector<uint8_t>& host_payload, float* residual) const override {
+    cpuDevice().encodeQsgd(x, n, bits, bucket, rounding, host_payload, residual);
+  }
   void synchronize() const override {}
   // Counted from every rank's thread when ranks share the device.
   mutable std::atomic<int> updates = 0;

@@ -566,6 +566,36 @@ TEST_F(CudaDeviceTest, CodecKernelsMatchTheCpuBitForBit) {
   expectSameBits("momentum's gradient", toHost(on_gpu->data(), n), sum);
 }
 
+// qsgd's encode (kernels/cpu/qsgd_quantize.h) on the GPU: each element's coin drawn from
+// the host's stream at its own position, the codes packed across byte boundaries (3, 5 and
+// 7 bits), buckets of one, of a few and of more than n, both roundings, zeros and values
+// tied at a level: the same payload and residual as the CPU's.
+TEST_F(CudaDeviceTest, QsgdKernelsMatchTheCpuBitForBit) {
+  const size_t n = 70001;
+  Floats x = randomFloats(n, 14);
+  for (size_t i = 0; i < n; i += 5) x[i] = std::round(x[i] * 4.f) / 4.f;  // on a level
+  for (size_t i = 1; i < n; i += 97) x[i] = 0.f;
+  auto on_gpu = onGpu(x);
+  for (int bits : {2, 3, 4, 5, 7, 8}) {
+    for (size_t bucket : {size_t{1}, size_t{6}, size_t{512}, n + 1}) {
+      for (bool nearest : {true, false}) {
+        const kernels::QsgdRounding rounding{nearest, 0x1234567ull * bits + bucket};
+        std::vector<uint8_t> want_payload, got_payload;
+        Floats want_residual(n);
+        auto got_residual = gpu().allocate(n);
+        cpuDevice().encodeQsgd(x.data(), n, bits, bucket, rounding, want_payload,
+                               want_residual.data());
+        gpu().encodeQsgd(on_gpu->data(), n, bits, bucket, rounding, got_payload,
+                         got_residual->data());
+        const std::string what = std::to_string(bits) + " bits, buckets of " +
+                                 std::to_string(bucket) + (nearest ? ", nearest" : ", stochastic");
+        EXPECT_EQ(got_payload, want_payload) << "qsgd payload, " << what;
+        expectSameBits("qsgd residual, " + what, toHost(got_residual->data(), n), want_residual);
+      }
+    }
+  }
+}
+
 TEST_F(CudaDeviceTest, AnotherThreadUsesTheSameGpu) {
   const Floats values = randomFloats(257, 10);
   auto buffer = gpu().allocate(values.size());

@@ -1,5 +1,5 @@
-// The codecs with a device path (topk, threshold, randomk, sign, fp16, bf16) on a device whose
-// memory the host may not touch (tests/support/guarded_device.h): momentum correction, error
+// The codecs with a device path (topk, threshold, randomk, sign, fp16, bf16, qsgd) on a device
+// whose memory the host may not touch (tests/support/guarded_device.h): momentum correction, error
 // feedback and the selection run on the device (engine/train/device_codec_sync.h), only the
 // selected values and indices cross to the host, and each run is the CPU's codec bit for bit: SGD
 // with DGC's momentum correction (the default) and without, fp32 and fp16 values, with and without
@@ -106,11 +106,27 @@ std::vector<Variant> encodedVariants() {
              j.compression.error_feedback = false;
              j.parallel.ranks = 1;
            }},
-          {"threshold, 3 ranks, fp16 values", [](JobSpec& j) {
+          {"threshold, 3 ranks, fp16 values",
+           [](JobSpec& j) {
              j.compression.codec = "threshold";
              j.compression.threshold = 0.02;
              j.compression.value_dtype = "fp16";
              j.parallel.ranks = 3;
+           }},
+          {"qsgd", [](JobSpec& j) { j.compression.codec = "qsgd"; }},
+          {"qsgd, 3 ranks, 2 bits, buckets of 100",
+           [](JobSpec& j) {
+             j.compression.codec = "qsgd";
+             j.compression.bits = 2;
+             j.compression.bucket = 100;
+             j.parallel.ranks = 3;
+           }},
+          // Its own gradient rounded stochastically: the device draws the host's stream.
+          {"qsgd, 1 rank, 7 bits, no error feedback", [](JobSpec& j) {
+             j.compression.codec = "qsgd";
+             j.compression.bits = 7;
+             j.compression.error_feedback = false;
+             j.parallel.ranks = 1;
            }}};
 }
 
@@ -152,24 +168,27 @@ TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
   }
 }
 
-// Without error feedback the host ring casts the raw gradient's chunks itself, hop by hop:
-// there is no first encode of this rank's own to move, so the cast stays host-staged.
-TEST(DeviceCodec, ACastWithoutErrorFeedbackOnSeveralRanksStaysOnTheHost) {
+// Without error feedback the host ring encodes the raw gradient's chunks itself, hop by
+// hop: there is no first encode of this rank's own to move, so a ring codec stays
+// host-staged.
+TEST(DeviceCodec, ARingCodecWithoutErrorFeedbackOnSeveralRanksStaysOnTheHost) {
   testing::registerGuardedDevices();
-  JobSpec cpu = topkJob();
-  cpu.compression.codec = "fp16";
-  cpu.compression.error_feedback = false;
-  JobSpec off = cpu;
-  off.train.device = "guarded";
-  const int before = guarded(0).codec_encodes;
-  const auto want = testing::trainWithThreads(cpu);
-  const auto got = testing::trainWithThreads(off);
-  expectSameRun(got, want, "fp16 without error feedback");
-  EXPECT_EQ(guarded(0).codec_encodes, before) << "encoded on the device";
-  bool staged = false;
-  for (const std::string& e : got[0].events)
-    staged = staged || e.find("gradients copied to the host") != std::string::npos;
-  EXPECT_TRUE(staged) << "no device event says the gradient went to the host";
+  for (const std::string codec : {"fp16", "qsgd"}) {
+    JobSpec cpu = topkJob();
+    cpu.compression.codec = codec;
+    cpu.compression.error_feedback = false;
+    JobSpec off = cpu;
+    off.train.device = "guarded";
+    const int before = guarded(0).codec_encodes;
+    const auto want = testing::trainWithThreads(cpu);
+    const auto got = testing::trainWithThreads(off);
+    expectSameRun(got, want, codec + " without error feedback");
+    EXPECT_EQ(guarded(0).codec_encodes, before) << codec << " encoded on the device";
+    bool staged = false;
+    for (const std::string& e : got[0].events)
+      staged = staged || e.find("gradients copied to the host") != std::string::npos;
+    EXPECT_TRUE(staged) << codec << ": no device event says the gradient went to the host";
+  }
 }
 
 // One step on 3 ranks of each codec (the sparse ones sending about 1 % of 10,000 elements):
@@ -217,7 +236,8 @@ TEST_P(DeviceCodecStep, MovesPayloadsNotTheGradient) {
     got[r].resize(kCount);
     device.download(got[r].data(), grads->data(), kCount);
   });
-  const bool dense = GetParam() == "sign" || GetParam() == "fp16" || GetParam() == "bf16";
+  const bool dense =
+      GetParam() == "sign" || GetParam() == "fp16" || GetParam() == "bf16" || GetParam() == "qsgd";
   const auto sent = std::count_if(want[0].begin(), want[0].end(), [](float v) { return v != 0; });
   EXPECT_GT(sent, 0) << "nothing sent";
   if (!dense) {
@@ -225,17 +245,18 @@ TEST_P(DeviceCodecStep, MovesPayloadsNotTheGradient) {
   }
   for (int r = 0; r < kRanks; ++r) {
     EXPECT_EQ(got[r], want[r]) << "rank " << r;
-    // A sparse mean goes up as pairs; sign's and the casts' are dense.
+    // A sparse mean goes up as pairs; sign's, the casts' and qsgd's are dense.
     EXPECT_EQ(up[r], dense ? static_cast<int64_t>(kCount) : 0) << "rank " << r;
     EXPECT_EQ(down[r], 0) << "rank " << r << ": the gradient came down";
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecStep,
-                         ::testing::Values("topk", "threshold", "randomk", "sign", "fp16", "bf16"));
+                         ::testing::Values("topk", "threshold", "randomk", "sign", "fp16", "bf16",
+                                           "qsgd"));
 
 // The checkpoint holds the device's residual and velocity; randomk's also the position of
-// its shared random stream.
+// its shared random stream, qsgd's that of its rounding stream (the ring's partial sums).
 class DeviceCodecResume : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {
@@ -264,7 +285,7 @@ TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecResume,
-                         ::testing::Values("topk", "randomk", "sign", "bf16"));
+                         ::testing::Values("topk", "randomk", "sign", "bf16", "qsgd"));
 
 }  // namespace
 }  // namespace ranklab
