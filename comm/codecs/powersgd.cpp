@@ -66,22 +66,30 @@ void PowerSgd::drawQ(size_t block) {
   }
 }
 
-void PowerSgd::projectP(const float* grads) {
+const std::vector<float>& PowerSgd::prepareQ() {
   for (size_t b = 0; b < blocks_.size(); ++b) {
-    const MatrixBlock& m = blocks_[b];
-    const int r = ranks_[b];
-    float* q = q_.data() + q_offset_[b];
+    const int r = ranks_[b], cols = blocks_[b].cols;
+    const float* q = q_.data() + q_offset_[b];
     // A zero column would stay zero forever under warm start: draw afresh instead.
     bool degenerate = !warm_start_ || step_ == 0;
     for (int j = 0; j < r && !degenerate; ++j) {
       double norm = 0;
-      for (int i = 0; i < m.cols; ++i) norm += double(q[i * r + j]) * q[i * r + j];
+      for (int i = 0; i < cols; ++i) norm += double(q[i * r + j]) * q[i * r + j];
       degenerate = norm < 1e-30;
     }
     if (degenerate && step_ > 0) drawQ(b);
+  }
+  return q_;
+}
+
+void PowerSgd::projectP(const float* grads) {
+  prepareQ();
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const MatrixBlock& m = blocks_[b];
+    const int r = ranks_[b];
     // P (rows, r) = M (rows, cols) . Q (cols, r)
-    kernels::sgemm(Trans::kNo, Trans::kNo, m.rows, r, m.cols, 1.f, grads + m.offset, m.cols, q, r,
-                   0.f, first_.data() + p_offset_[b], r);
+    kernels::sgemm(Trans::kNo, Trans::kNo, m.rows, r, m.cols, 1.f, grads + m.offset, m.cols,
+                   q_.data() + q_offset_[b], r, 0.f, first_.data() + p_offset_[b], r);
   }
   float* rest = first_.data() + rest_offset_;
   for (const auto& [begin, end] : rest_) rest = std::copy(grads + begin, grads + end, rest);
@@ -105,13 +113,18 @@ void orthonormalizeColumns(float* p, int rows, int r) {
 }
 }  // namespace
 
+void PowerSgd::orthonormalizeP() {
+  for (size_t b = 0; b < blocks_.size(); ++b)
+    orthonormalizeColumns(first_.data() + p_offset_[b], blocks_[b].rows, ranks_[b]);
+}
+
 void PowerSgd::projectQ(const float* grads, float* sent) {
+  orthonormalizeP();
   for (size_t b = 0; b < blocks_.size(); ++b) {
     const MatrixBlock& m = blocks_[b];
     const int r = ranks_[b];
-    float* p = first_.data() + p_offset_[b];
+    const float* p = first_.data() + p_offset_[b];
     float* q = second_.data() + q_offset_[b];
-    orthonormalizeColumns(p, m.rows, r);
     // Q (cols, r) = M^T (cols, rows) . P^ (rows, r)
     kernels::sgemm(Trans::kYes, Trans::kNo, m.cols, r, m.rows, 1.f, grads + m.offset, m.cols, p, r,
                    0.f, q, r);
@@ -138,6 +151,10 @@ void PowerSgd::reconstruct(float* grads) {
     std::copy(rest, rest + (end - begin), grads + begin);
     rest += end - begin;
   }
+  finishStep();
+}
+
+void PowerSgd::finishStep() {
   if (warm_start_) q_ = second_;
   ++step_;
 }

@@ -38,6 +38,21 @@ class PowerSgd {
   std::vector<float>& firstBuffer() { return first_; }
   std::vector<float>& secondBuffer() { return second_; }
 
+  // The phases' host-side parts, for a device that runs the products where the gradient is
+  // (engine/train/device_powersgd_sync.h): before P = M Q, the Q this step starts from
+  // (drawn afresh where warm start cannot continue); before Q = M^T P, P orthonormalised in
+  // the first buffer; after the reconstruction, the warm start's Q kept and the step counted.
+  const std::vector<float>& prepareQ();
+  void orthonormalizeP();
+  void finishStep();
+  // The blocks by offset; where block b's P and Q sit in the buffers; the uncompressed
+  // [begin, end) ranges, in order from restOffset() in the first buffer.
+  const std::vector<MatrixBlock>& blocks() const { return blocks_; }
+  size_t pOffset(size_t block) const { return p_offset_[block]; }
+  size_t qOffset(size_t block) const { return q_offset_[block]; }
+  const std::vector<std::pair<size_t, size_t>>& rest() const { return rest_; }
+  size_t restOffset() const { return rest_offset_; }
+
   // Floats in the two all-reduces, for bytes accounting and tests.
   size_t firstFloats() const { return first_.size(); }
   size_t secondFloats() const { return second_.size(); }

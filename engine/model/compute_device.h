@@ -16,6 +16,7 @@
 #include "engine/model/device_timer.h"
 #include "engine/model/layer.h"
 #include "engine/model/loss_head.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mixed_gemm.h"
 #include "kernels/cpu/optimizer_update.h"
 #include "kernels/cpu/qsgd_quantize.h"
@@ -111,6 +112,11 @@ class ComputeDevice {
   virtual void encodeQsgd(const float* x, size_t n, int bits, size_t bucket,
                           kernels::QsgdRounding rounding, std::vector<uint8_t>& host_payload,
                           float* residual) const = 0;
+  // C (m, n) = alpha * op(A) . op(B) + beta * C, row-major as kernels::sgemm, all three in
+  // this device's memory (PowerSGD's projections, engine/train/device_powersgd_sync.h).
+  virtual void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k,
+                    float alpha, const float* a, int lda, const float* b, int ldb, float beta,
+                    float* c, int ldc) const = 0;
   // Returns once the work queued on the device is done (phase timing).
   virtual void synchronize() const = 0;
   // Marks in this device's queue, timed on its clock (the host's where work is done when

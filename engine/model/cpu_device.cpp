@@ -7,6 +7,7 @@
 #include "comm/codecs/wire_format.h"
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/low_precision.h"
 #include "kernels/cpu/sign_pack.h"
 #include "kernels/cpu/sparse_select.h"
@@ -133,6 +134,11 @@ class CpuDevice : public ComputeDevice {
     host_payload.clear();
     for (float scale : scales) wire::append(host_payload, scale);
     wire::packBits(codes.data(), n, bits, host_payload);
+  }
+  void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
+            const float* a, int lda, const float* b, int ldb, float beta, float* c,
+            int ldc) const override {
+    kernels::sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   void synchronize() const override {}
 };

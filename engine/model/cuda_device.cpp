@@ -16,6 +16,7 @@
 #include "engine/model/cuda_layers.h"
 #include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/layer_kernels.h"
 #include "kernels/cuda/memory_kernels.h"
 #include "kernels/gpu_probe.h"
@@ -214,6 +215,12 @@ class CudaDevice : public ComputeDevice {
                   std::vector<uint8_t>& host_payload, float* residual) const override {
     use();
     cuda::encodeQsgd(x, n, bits, bucket, rounding, host_payload, residual);
+  }
+  void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
+            const float* a, int lda, const float* b, int ldb, float beta, float* c,
+            int ldc) const override {
+    use();
+    cuda::sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, options_.tf32);
   }
 
   void synchronize() const override {

@@ -201,11 +201,8 @@ SyncStats DeviceCodecSync::sync(float* grads, size_t count) {
   return stats;
 }
 
-namespace {
-
-// Under `key`: the buffer's count floats once a step ran, else an empty tensor.
-void saveBuffer(CodecState& state, const std::string& key, const ComputeDevice& device,
-                DeviceBuffer* buffer, size_t count, bool stepped) {
+void saveDeviceBuffer(CodecState& state, const std::string& key, const ComputeDevice& device,
+                      DeviceBuffer* buffer, size_t count, bool stepped) {
   if (!buffer) return;
   std::vector<float>& tensor = state.tensors[key];
   if (!stepped) return;
@@ -213,10 +210,8 @@ void saveBuffer(CodecState& state, const std::string& key, const ComputeDevice& 
   device.download(tensor.data(), buffer->data(), count);
 }
 
-// Whether a step's state came back. Throws std::invalid_argument naming the key when it is
-// missing or of another size.
-bool restoreBuffer(const CodecState& state, const std::string& key, const ComputeDevice& device,
-                   DeviceBuffer* buffer, size_t count) {
+bool restoreDeviceBuffer(const CodecState& state, const std::string& key,
+                         const ComputeDevice& device, DeviceBuffer* buffer, size_t count) {
   if (!buffer) return false;
   if (state.tensor(key).empty()) {
     device.fill(buffer->data(), count, 0.f);
@@ -226,20 +221,18 @@ bool restoreBuffer(const CodecState& state, const std::string& key, const Comput
   return true;
 }
 
-}  // namespace
-
 CodecState DeviceCodecSync::saveCodecState() const {
   CodecState state;
   codec_->saveState(state, "codec.");
-  saveBuffer(state, "residual", device_, residual_.get(), count_, stepped_);
-  saveBuffer(state, "velocity", device_, velocity_.get(), count_, stepped_);
+  saveDeviceBuffer(state, "residual", device_, residual_.get(), count_, stepped_);
+  saveDeviceBuffer(state, "velocity", device_, velocity_.get(), count_, stepped_);
   return state;
 }
 
 void DeviceCodecSync::restoreCodecState(const CodecState& state) {
   codec_->restoreState(state, "codec.");
-  const bool residual = restoreBuffer(state, "residual", device_, residual_.get(), count_);
-  const bool velocity = restoreBuffer(state, "velocity", device_, velocity_.get(), count_);
+  const bool residual = restoreDeviceBuffer(state, "residual", device_, residual_.get(), count_);
+  const bool velocity = restoreDeviceBuffer(state, "velocity", device_, velocity_.get(), count_);
   stepped_ = residual || velocity;
 }
 

@@ -34,6 +34,16 @@ class CompressedRingAllreduce;
 // threshold, randomk, sign; fp16, bf16 and qsgd with error feedback or on one rank.
 bool encodesOnDevice(const CodecOptions& codec, int ranks);
 
+// A codec's device buffer (error feedback's residual, momentum correction's velocity) in a
+// checkpoint, as the host's compressed all-reduce keeps it: under `key`, count floats
+// downloaded once a step ran, else an empty tensor; nothing where `buffer` is null.
+void saveDeviceBuffer(CodecState& state, const std::string& key, const ComputeDevice& device,
+                      DeviceBuffer* buffer, size_t count, bool stepped);
+// Back onto the device (zeros for an empty tensor); whether a step's state came back.
+// Throws std::invalid_argument naming the key when it is missing or of another size.
+bool restoreDeviceBuffer(const CodecState& state, const std::string& key,
+                         const ComputeDevice& device, DeviceBuffer* buffer, size_t count);
+
 class DeviceCodecSync : public GradientSync {
  public:
   // algorithm: the float all-reduce that sums randomk's values. Throws

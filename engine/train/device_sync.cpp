@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/train/device_codec_sync.h"
+#include "engine/train/device_powersgd_sync.h"
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
 
@@ -113,21 +114,27 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
                                 "; use \"host\" (or \"auto\") to run the all-reduce on host "
                                 "copies");
   }
+  const std::string how = why_not.empty() ? " (parallel.device_collectives = \"host\")"
+                                          : " (not NCCL: " + why_not + ")";
+  // PowerSGD's products run on the device: its small P and Q cross to the host.
+  if (p.strategy == "allreduce" && job.compression.codec == "powersgd") {
+    return {std::make_unique<DevicePowerSgdSync>(world, p.algorithm,
+                                                 codecOptions(job, std::move(matrices)), device),
+            "powersgd's products on the GPU: only its P and Q (and the uncompressed rest) "
+            "copied to the host and summed there" +
+                how};
+  }
   // A codec that encodes on the device: its payload crosses to the host, not the gradient.
   const CodecOptions codec = codecOptions(job);
   if (p.strategy == "allreduce" && encodesOnDevice(codec, world.size())) {
     return {std::make_unique<DeviceCodecSync>(world, p.algorithm, codec, device),
             codec.codec +
-                " encoded on the GPU: only its payload copied to the host and exchanged "
-                "there" +
-                (why_not.empty() ? std::string(" (parallel.device_collectives = \"host\")")
-                                 : " (not NCCL: " + why_not + ")")};
+                " encoded on the GPU: only its payload copied to the host and exchanged there" +
+                how};
   }
   auto staged =
       std::make_unique<StagedSync>(makeGradientSync(job, world, std::move(matrices)), device);
-  return {std::move(staged), "gradients copied to the host for " + job.parallel.strategy +
-                                 (why_not.empty() ? " (parallel.device_collectives = \"host\")"
-                                                  : " (not NCCL: " + why_not + ")")};
+  return {std::move(staged), "gradients copied to the host for " + job.parallel.strategy + how};
 }
 
 }  // namespace ranklab

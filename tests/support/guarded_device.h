@@ -170,12 +170,28 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     cpuDevice().encodeQsgd(x, n, bits, bucket, rounding, host_payload, residual);
   }
+  void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
+            const float* a, int lda, const float* b, int ldb, float beta, float* c,
+            int ldc) const override {
+    // A row-major (rows, cols) operand with leading dimension ld spans (rows - 1) * ld + cols.
+    auto span = [](int rows, int cols, int ld) {
+      return rows == 0 || cols == 0 ? 0 : ((rows - 1) * static_cast<size_t>(ld) + cols) * 4;
+    };
+    const bool ta = trans_a == kernels::Trans::kYes, tb = trans_b == kernels::Trans::kYes;
+    expectDevice(a, span(ta ? k : m, ta ? m : k, lda), "gemm's A");
+    expectDevice(b, span(tb ? n : k, tb ? k : n, ldb), "gemm's B");
+    expectDevice(c, span(m, n, ldc), "gemm's C");
+    ++gemms;
+    const Open open(*this);
+    cpuDevice().gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
   void synchronize() const override {}
 
   // What crossed between host and device through download() and upload(), and how often
   // a codec picked or encoded on the device (counted from any thread).
   mutable std::atomic<int64_t> floats_downloaded = 0;
   mutable std::atomic<int64_t> floats_uploaded = 0;
+  mutable std::atomic<int> gemms = 0;  // products run through gemm()
   mutable std::atomic<int> codec_encodes = 0;
 
   // The buffers' bookkeeping (GuardedBuffer's).
@@ -337,6 +353,12 @@ inline void registerGuardedDevices() {
     if (!device) device = std::make_unique<GuardedDevice>(local_rank);
     return *device;
   });
+}
+
+// Rank r's guarded device, to read its counters (registerGuardedDevices() first).
+inline GuardedDevice& guarded(int local_rank) {
+  return const_cast<GuardedDevice&>(
+      dynamic_cast<const GuardedDevice&>(deviceNamed("guarded", local_rank)));
 }
 
 }  // namespace ranklab::testing

@@ -90,6 +90,11 @@ class LedgerDevice : public ComputeDevice {
                   std::vector<uint8_t>& host_payload, float* residual) const override {
     cpuDevice().encodeQsgd(x, n, bits, bucket, rounding, host_payload, residual);
   }
+  void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
+            const float* a, int lda, const float* b, int ldb, float beta, float* c,
+            int ldc) const override {
+    cpuDevice().gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
   void synchronize() const override {}
   // Counted from every rank's thread when ranks share the device.
   mutable std::atomic<int> updates = 0;

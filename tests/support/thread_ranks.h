@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -106,6 +107,21 @@ inline double largestGap(const std::vector<double>& a, const std::vector<double>
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
     worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(1e-12, std::abs(b[i])));
   return worst;
+}
+
+// Two runs of the same job that must agree bit for bit: every rank's steps, losses and last
+// test loss.
+inline void expectSameRun(const std::vector<RunRecorder>& got, const std::vector<RunRecorder>& want,
+                          const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t r = 0; r < want.size(); ++r) {
+    EXPECT_EQ(got[r].steps, want[r].steps) << what << " rank " << r;
+    EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
+    ASSERT_EQ(got[r].evals.size(), want[r].evals.size()) << what << " rank " << r;
+    if (!want[r].evals.empty()) {
+      EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
+    }
+  }
 }
 
 }  // namespace ranklab::testing

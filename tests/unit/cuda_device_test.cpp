@@ -596,6 +596,37 @@ TEST_F(CudaDeviceTest, QsgdKernelsMatchTheCpuBitForBit) {
   }
 }
 
+// The device's gemm (powersgd's projections) for every transposition, alpha -1 (the
+// residual's negated product) and a beta that keeps C: the CPU's product to fp32 rounding
+// of k sums (cuBLAS sums in another order; TF32 off), where a wrong operand is off by O(10).
+TEST_F(CudaDeviceTest, GemmMatchesTheCpuForEveryTransposition) {
+  const int m = 37, n = 5, k = 300;
+  const Floats a = randomFloats(static_cast<size_t>(m) * k, 15);
+  const Floats b = randomFloats(static_cast<size_t>(k) * n, 16);
+  const Floats c0 = randomFloats(static_cast<size_t>(m) * n, 17);
+  auto on_a = onGpu(a), on_b = onGpu(b);
+  using kernels::Trans;
+  for (Trans ta : {Trans::kNo, Trans::kYes}) {
+    for (Trans tb : {Trans::kNo, Trans::kYes}) {
+      for (float alpha : {1.f, -1.f}) {
+        const float beta = alpha < 0 ? 0.f : 0.5f;
+        const int lda = ta == Trans::kNo ? k : m, ldb = tb == Trans::kNo ? n : k;
+        Floats want = c0;
+        cpuDevice().gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, want.data(),
+                         n);
+        auto on_c = onGpu(c0);
+        gpu().gemm(ta, tb, m, n, k, alpha, on_a->data(), lda, on_b->data(), ldb, beta, on_c->data(),
+                   n);
+        const Floats got = toHost(on_c->data(), want.size());
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5 * k)  // k products of normal values
+              << "element " << i << ", alpha " << alpha << ", transposes " << (ta == Trans::kYes)
+              << (tb == Trans::kYes);
+      }
+    }
+  }
+}
+
 TEST_F(CudaDeviceTest, AnotherThreadUsesTheSameGpu) {
   const Floats values = randomFloats(257, 10);
   auto buffer = gpu().allocate(values.size());

@@ -40,24 +40,6 @@ JobSpec topkJob() {
   return job;
 }
 
-testing::GuardedDevice& guarded(int local_rank) {
-  return const_cast<testing::GuardedDevice&>(
-      dynamic_cast<const testing::GuardedDevice&>(deviceNamed("guarded", local_rank)));
-}
-
-void expectSameRun(const std::vector<testing::RunRecorder>& got,
-                   const std::vector<testing::RunRecorder>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t r = 0; r < want.size(); ++r) {
-    EXPECT_EQ(got[r].steps, want[r].steps) << what << " rank " << r;
-    EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
-    ASSERT_EQ(got[r].evals.size(), want[r].evals.size()) << what << " rank " << r;
-    if (!want[r].evals.empty()) {
-      EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
-    }
-  }
-}
-
 using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
 
 // The runs of topkJob() the device path must follow bit for bit, each named.
@@ -140,21 +122,21 @@ TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
     std::vector<int64_t> downloaded(cpu.parallel.ranks);
     std::vector<int> selections(cpu.parallel.ranks);
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
-      downloaded[r] = guarded(r).floats_downloaded;
-      selections[r] = guarded(r).codec_encodes;
+      downloaded[r] = testing::guarded(r).floats_downloaded;
+      selections[r] = testing::guarded(r).codec_encodes;
     }
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
-    expectSameRun(got, want, what);
+    testing::expectSameRun(got, want, what);
     bool said = false;
     for (const std::string& e : got[0].events)
       said = said || e.find(cpu.compression.codec + " encoded on the GPU") != std::string::npos;
     EXPECT_TRUE(said) << what << ": no device event says where the codec ran";
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
-      EXPECT_EQ(guarded(r).codec_encodes - selections[r], kSteps) << what << " rank " << r;
+      EXPECT_EQ(testing::guarded(r).codec_encodes - selections[r], kSteps) << what << " rank " << r;
       // Losses and evaluation's outputs come down; a whole gradient never does (a
       // host-staged codec would download kSteps * kParameters floats).
-      const int64_t floats = guarded(r).floats_downloaded - downloaded[r];
+      const int64_t floats = testing::guarded(r).floats_downloaded - downloaded[r];
       EXPECT_LT(floats, kSteps * static_cast<int64_t>(kParameters) / 10) << what << " rank " << r;
       if (r == 0) {
         std::printf(
@@ -179,11 +161,11 @@ TEST(DeviceCodec, ARingCodecWithoutErrorFeedbackOnSeveralRanksStaysOnTheHost) {
     cpu.compression.error_feedback = false;
     JobSpec off = cpu;
     off.train.device = "guarded";
-    const int before = guarded(0).codec_encodes;
+    const int before = testing::guarded(0).codec_encodes;
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
-    expectSameRun(got, want, codec + " without error feedback");
-    EXPECT_EQ(guarded(0).codec_encodes, before) << codec << " encoded on the device";
+    testing::expectSameRun(got, want, codec + " without error feedback");
+    EXPECT_EQ(testing::guarded(0).codec_encodes, before) << codec << " encoded on the device";
     bool staged = false;
     for (const std::string& e : got[0].events)
       staged = staged || e.find("gradients copied to the host") != std::string::npos;
@@ -223,7 +205,7 @@ TEST_P(DeviceCodecStep, MovesPayloadsNotTheGradient) {
   });
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
     const int r = comm.rank();
-    testing::GuardedDevice& device = guarded(r);
+    testing::GuardedDevice& device = testing::guarded(r);
     DeviceCodecSync sync(comm, job.parallel.algorithm, codecOptions(job), device);
     auto grads = device.allocate(kCount);
     const std::vector<float> mine = gradientOf(r);
@@ -256,7 +238,8 @@ INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecStep,
                                            "qsgd"));
 
 // The checkpoint holds the device's residual and velocity; randomk's also the position of
-// its shared random stream, qsgd's that of its rounding stream (the ring's partial sums).
+// its shared random stream, qsgd's that of its rounding stream (the ring's partial sums),
+// powersgd's its step and warm-start Q (engine/train/device_powersgd_sync.h).
 class DeviceCodecResume : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {
@@ -285,7 +268,7 @@ TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecResume,
-                         ::testing::Values("topk", "randomk", "sign", "bf16", "qsgd"));
+                         ::testing::Values("topk", "randomk", "sign", "bf16", "qsgd", "powersgd"));
 
 }  // namespace
 }  // namespace ranklab

@@ -197,7 +197,17 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
          j.parallel.strategy = "local-sgd";
          j.parallel.average_every = 3;
        }},
-      {"qsgd", [](JobSpec& j) { j.compression.codec = "qsgd"; }},  // topk: device_codec_test
+      // Ring codecs without error feedback stay host-staged (the others: device_codec_test).
+      {"qsgd, no error feedback",
+       [](JobSpec& j) {
+         j.compression.codec = "qsgd";
+         j.compression.error_feedback = false;
+       }},
+      {"ps-sync, topk",
+       [](JobSpec& j) {
+         j.parallel.strategy = "ps-sync";
+         j.compression.codec = "topk";
+       }},
       {"microbatches 2", [](JobSpec& j) { j.parallel.microbatches = 2; }},
       {"bf16", [](JobSpec& j) { j.amp.dtype = "bf16"; }},
       {"adamw", [](JobSpec& j) {
@@ -219,6 +229,10 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
     ASSERT_EQ(got.size(), want.size()) << what;
+    bool staged = false;
+    for (const std::string& e : got[0].events)
+      staged = staged || e.find("gradients copied to the host") != std::string::npos;
+    EXPECT_TRUE(staged) << what << ": not host-staged";
     for (size_t r = 0; r < want.size(); ++r) {
       EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
       ASSERT_EQ(got[r].evals.size(), want[r].evals.size()) << what << " rank " << r;

@@ -1,0 +1,175 @@
+// powersgd on a device whose memory the host may not touch (tests/support/guarded_device.h):
+// its products run on the device (engine/train/device_powersgd_sync.h), only P, Q and the
+// uncompressed rest cross to the host, and each run is the CPU's powersgd bit for bit: 1, 2
+// and 3 ranks, ranks 1, 2 and 4 of the approximation, with and without warm start and error
+// feedback, SGD and Adam, one and two hidden layers; one step's transfers against the
+// formula (a run resumed from a checkpoint: device_codec_test's DeviceCodecResume).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/train/device_powersgd_sync.h"
+#include "engine/train/strategy_registry.h"
+#include "tests/support/guarded_device.h"
+#include "tests/support/thread_ranks.h"
+#include "tests/support/thread_world.h"
+
+namespace ranklab {
+namespace {
+
+constexpr int64_t kSteps = 12;
+constexpr size_t kParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
+
+JobSpec powersgdJob() {
+  JobSpec job;
+  job.model.layers = {32};
+  job.train.batch_size = 20;
+  job.train.max_steps = kSteps;
+  job.parallel.ranks = 2;
+  job.compression.codec = "powersgd";
+  return job;
+}
+
+// What a step of powersgd downloads of an MLP on 784 inputs and 10 classes: per weight
+// matrix (out, in) its P and Q, (out + in) * min(rank, out, in) floats, and every bias.
+int64_t powersgdFloatsPerStep(const JobSpec& job) {
+  std::vector<int> widths = {784};
+  widths.insert(widths.end(), job.model.layers.begin(), job.model.layers.end());
+  widths.push_back(10);
+  int64_t floats = 0;
+  for (size_t l = 0; l + 1 < widths.size(); ++l) {
+    const int in = widths[l], out = widths[l + 1];
+    floats += static_cast<int64_t>(out + in) * std::min({job.compression.rank, out, in}) + out;
+  }
+  return floats;
+}
+
+using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
+
+std::vector<Variant> powersgdVariants() {
+  return {{"2 ranks", [](JobSpec&) {}},
+          {"3 ranks, rank 1",
+           [](JobSpec& j) {
+             j.parallel.ranks = 3;
+             j.compression.rank = 1;
+           }},
+          {"1 rank", [](JobSpec& j) { j.parallel.ranks = 1; }},
+          {"rank 4, no warm start",
+           [](JobSpec& j) {
+             j.compression.rank = 4;
+             j.compression.warm_start = false;
+           }},
+          {"no error feedback", [](JobSpec& j) { j.compression.error_feedback = false; }},
+          {"adam",
+           [](JobSpec& j) {
+             j.train.optimizer = "adam";
+             j.train.lr = 0.001;
+           }},
+          {"two hidden layers", [](JobSpec& j) {
+             j.model.layers = {64, 32};
+           }}};
+}
+
+TEST(DevicePowerSgd, RunsItsProductsOnTheDeviceAndFollowsTheCpuBitForBit) {
+  testing::registerGuardedDevices();
+  for (const auto& [what, apply] : powersgdVariants()) {
+    JobSpec cpu = powersgdJob();
+    apply(cpu);
+    JobSpec off = cpu;
+    off.train.device = "guarded";
+    std::vector<int64_t> downloaded(cpu.parallel.ranks);
+    std::vector<int> gemms(cpu.parallel.ranks);
+    for (int r = 0; r < cpu.parallel.ranks; ++r) {
+      downloaded[r] = testing::guarded(r).floats_downloaded;
+      gemms[r] = testing::guarded(r).gemms;
+    }
+    const auto want = testing::trainWithThreads(cpu);
+    const auto got = testing::trainWithThreads(off);
+    testing::expectSameRun(got, want, what);
+    bool said = false;
+    for (const std::string& e : got[0].events)
+      said = said || e.find("powersgd's products on the GPU") != std::string::npos;
+    EXPECT_TRUE(said) << what << ": no device event says where powersgd ran";
+    const int64_t per_step = powersgdFloatsPerStep(cpu);
+    for (int r = 0; r < cpu.parallel.ranks; ++r) {
+      // P = M Q, Q = M^T P and the reconstruction per weight matrix and step, at least.
+      const int matrices = static_cast<int>(cpu.model.layers.size()) + 1;
+      EXPECT_GE(testing::guarded(r).gemms - gemms[r], 3 * matrices * kSteps) << what;
+      // What powersgd sends comes down, and next to nothing else (a host-staged codec would
+      // download kSteps * kParameters floats).
+      const int64_t floats = testing::guarded(r).floats_downloaded - downloaded[r];
+      EXPECT_GE(floats, kSteps * per_step) << what << " rank " << r;
+      EXPECT_LE(floats, kSteps * (per_step + 64)) << what << " rank " << r;
+      if (r == 0) {
+        std::printf("%s: %lld floats downloaded in %lld steps (P, Q and the rest: %lld a step)\n",
+                    what.c_str(), static_cast<long long>(floats), static_cast<long long>(kSteps),
+                    static_cast<long long>(per_step));
+      }
+    }
+  }
+}
+
+// Two steps on 3 ranks of a 10,000-float gradient holding two matrices (40 x 100 and
+// 50 x 100) and 1,000 floats outside them: every rank's gradient is what the CPU's
+// compressed all-reduce leaves, and what crosses is P, the rest and Q down, Q, P^, the
+// summed Q and the summed rest up: exactly, per step.
+TEST(DevicePowerSgd, MovesItsSmallMatricesNotTheGradient) {
+  testing::registerGuardedDevices();
+  constexpr int kRanks = 3;
+  constexpr size_t kCount = 10000;
+  const std::vector<MatrixBlock> matrices = {{0, 40, 100}, {4100, 50, 100}};
+  JobSpec job = powersgdJob();
+  job.parallel.ranks = kRanks;
+  auto gradientOf = [](int rank, int step) {
+    std::vector<float> g(kCount);
+    for (size_t i = 0; i < kCount; ++i)
+      g[i] = std::sin(0.37f * static_cast<float>(i) + static_cast<float>(rank + 5 * step));
+    return g;
+  };
+  std::vector<std::vector<float>> want(kRanks), got(kRanks);
+  std::vector<int64_t> up(kRanks), down(kRanks);
+  testing::onEveryRank(kRanks, [&](Communicator& comm) {
+    std::unique_ptr<GradientSync> cpu = makeGradientSync(job, comm, matrices);
+    std::vector<float> params(kCount, 0.f);
+    cpu->start(params.data(), kCount);
+    for (int step = 0; step < 2; ++step) {
+      want[comm.rank()] = gradientOf(comm.rank(), step);
+      cpu->sync(want[comm.rank()].data(), kCount);
+    }
+  });
+  testing::onEveryRank(kRanks, [&](Communicator& comm) {
+    const int r = comm.rank();
+    testing::GuardedDevice& device = testing::guarded(r);
+    DevicePowerSgdSync sync(comm, job.parallel.algorithm, codecOptions(job, matrices), device);
+    auto grads = device.allocate(kCount);
+    sync.start(nullptr, kCount);
+    const int64_t up_before = device.floats_uploaded, down_before = device.floats_downloaded;
+    for (int step = 0; step < 2; ++step) {
+      const std::vector<float> mine = gradientOf(r, step);
+      device.upload(grads->data(), mine.data(), kCount);
+      sync.sync(grads->data(), kCount);
+    }
+    up[r] = device.floats_uploaded - up_before - 2 * static_cast<int64_t>(kCount);
+    down[r] = device.floats_downloaded - down_before;
+    got[r].resize(kCount);
+    device.download(got[r].data(), grads->data(), kCount);
+  });
+  const int64_t rank = job.compression.rank, p = (40 + 50) * rank, q = (100 + 100) * rank;
+  const int64_t rest = kCount - 40 * 100 - 50 * 100;
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(got[r], want[r]) << "rank " << r;
+    EXPECT_EQ(down[r], 2 * (p + rest + q)) << "rank " << r;
+    EXPECT_EQ(up[r], 2 * (q + p + q + rest)) << "rank " << r;
+  }
+  std::printf("per step and rank: %lld floats down, %lld up, for a gradient of %zu\n",
+              static_cast<long long>(down[0] / 2), static_cast<long long>(up[0] / 2), kCount);
+}
+
+}  // namespace
+}  // namespace ranklab
