@@ -5,7 +5,7 @@
 
 #include "comm/collectives/allreduce_registry.h"
 #include "comm/steady_clock.h"
-#include "engine/train/device_codec_sync.h"
+#include "engine/train/device_encoder.h"
 
 namespace ranklab {
 
