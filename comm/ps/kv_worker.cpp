@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "comm/ps/shard_codecs.h"
 #include "comm/steady_clock.h"
@@ -154,11 +155,20 @@ PsTicket KvWorker::request(PsOp op, const float* payload, float* params, double 
   return ticket;
 }
 
+void KvWorker::encodeWith(ShardEncode encode) {
+  if (!compressed()) throw std::logic_error("KvWorker: encodeWith() without a codec");
+  encode_ = std::move(encode);
+}
+
 void KvWorker::encodePush(const float* grads, PsRoundStats& stats) {
   const int64_t start = steadyNowNs();
-  scratch_.assign(grads, grads + keys_);  // error feedback works in place; grads stay as given
-  for (size_t s = 0; s < servers_.size(); ++s) {
-    encoders_[s]->encode(scratch_.data() + ranges_[s].begin, ranges_[s].size(), payloads_[s]);
+  if (encode_) {
+    for (size_t s = 0; s < servers_.size(); ++s)
+      encode_(s, grads + ranges_[s].begin, ranges_[s].size(), payloads_[s]);
+  } else {
+    scratch_.assign(grads, grads + keys_);  // error feedback works in place; grads stay as given
+    for (size_t s = 0; s < servers_.size(); ++s)
+      encoders_[s]->encode(scratch_.data() + ranges_[s].begin, ranges_[s].size(), payloads_[s]);
   }
   stats.codec_ns += steadyNowNs() - start;
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -64,6 +65,11 @@ class PsTicket {
   std::vector<int64_t> pushed_ns_;            // when each shard's push had left
 };
 
+// Encodes shard `shard`'s n floats at `grads` (its slice of the push, wherever the gradient
+// lives) into `payload`, with the job's codec.
+using ShardEncode =
+    std::function<void(size_t shard, const float* grads, size_t n, std::vector<uint8_t>& payload)>;
+
 class KvWorker {
  public:
   // comm: the whole world; server_ranks[s] holds key range s of slicer(keys, servers).
@@ -83,6 +89,11 @@ class KvWorker {
   // Non-null: each later push's pieces are appended here (its shards' push and reply); null
   // stops it.
   void traceInto(CommSpans* sink) { trace_ = sink; }
+
+  // Compressed only: each later push's shards go through `encode` (a device's encoders,
+  // engine/train/device_ps_sync.h) instead of this worker's own, and pushPull() reads its
+  // grads only through it.
+  void encodeWith(ShardEncode encode);
 
   const std::vector<KeyRange>& ranges() const { return ranges_; }
   bool compressed() const { return !encoders_.empty(); }
@@ -107,6 +118,7 @@ class KvWorker {
   size_t keys_;
   std::vector<KeyRange> ranges_;
   std::vector<std::unique_ptr<ShardPushEncoder>> encoders_;    // per shard; empty: no codec
+  ShardEncode encode_;                                         // set: used instead of encoders_
   std::vector<std::unique_ptr<GradientCodec>> pull_decoders_;  // per shard
   std::vector<std::vector<uint8_t>> payloads_;                 // per shard, alive until sent
   std::vector<float> scratch_;

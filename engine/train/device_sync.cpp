@@ -5,6 +5,7 @@
 
 #include "engine/train/device_codec_sync.h"
 #include "engine/train/device_powersgd_sync.h"
+#include "engine/train/ps_worker_sync.h"
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
 
@@ -122,6 +123,16 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
                                                  codecOptions(job, std::move(matrices)), device),
             "powersgd's products on the GPU: only its P and Q (and the uncompressed rest) "
             "copied to the host and summed there" +
+                how};
+  }
+  // A parameter server's compressed pushes, encoded shard by shard on the device.
+  const bool ps = p.strategy == "ps-sync" || p.strategy == "ps-async";
+  if (ps && hasDeviceEncode(job.compression.codec)) {
+    auto servers = std::make_unique<ParameterServerSync>(world, job, &device);
+    return {std::make_unique<StagedSync>(std::move(servers), device, true),
+            job.compression.codec +
+                " pushes encoded on the GPU: only each shard's payload copied to the host and "
+                "sent to the servers, their parameters back through a host copy" +
                 how};
   }
   // A codec that encodes on the device: its payload crosses to the host, not the gradient.

@@ -26,12 +26,16 @@ std::string serverStateKeys(const JobSpec& job) {
 }
 }  // namespace
 
-ParameterServerSync::ParameterServerSync(Communicator& world, const JobSpec& job)
+ParameterServerSync::ParameterServerSync(Communicator& world, const JobSpec& job,
+                                         const ComputeDevice* encode_on)
     : world_(world),
       workers_(world.split(0, world.rank())),
       servers_(job.parallel.servers),
       codec_(codecOptions(job)),
-      not_checkpointed_(serverStateKeys(job)) {}
+      not_checkpointed_(serverStateKeys(job)),
+      encode_on_(encode_on) {}
+
+ParameterServerSync::~ParameterServerSync() = default;
 
 std::string ParameterServerSync::stateNotCheckpointed() const {
   return not_checkpointed_;
@@ -42,7 +46,26 @@ void ParameterServerSync::start(float* params, size_t count) {
   for (int s = 0; s < servers_; ++s) servers[s] = workers_->size() + s;
   kv_ = std::make_unique<KvWorker>(world_, workers_->rank(), servers, count, evenKeyRanges, codec_);
   params_ = params;
+  if (encode_on_) encodeOnDevice(count);
   if (workers_->rank() == 0) kv_->init(params);
+}
+
+void ParameterServerSync::encodeOnDevice(size_t count) {
+  const auto& ranges = kv_->ranges();
+  encoders_.clear();
+  for (const KeyRange& range : ranges) {
+    // As the KvWorker's own encoders: this worker's codec, its state per shard.
+    encoders_.push_back(std::make_unique<DeviceEncoder>(codec_, workers_->rank(), *encode_on_));
+    encoders_.back()->start(range.size());
+  }
+  scratch_ = encode_on_->allocate(count);
+  kv_->encodeWith(
+      [this, &ranges](size_t s, const float* grads, size_t n, std::vector<uint8_t>& payload) {
+        float* slice = scratch_->data() + ranges[s].begin;
+        encode_on_->copy(slice, grads, n);  // the trainer's gradient stays as it gave it
+        sent_.resize(n);
+        encoders_[s]->encode(slice, n, payload, sent_.data());
+      });
 }
 
 SyncStats ParameterServerSync::sync(float* grads, size_t /*count*/) {

@@ -6,12 +6,19 @@
 
 namespace ranklab {
 
-StagedSync::StagedSync(std::unique_ptr<GradientSync> inner, const ComputeDevice& device)
-    : inner_(std::move(inner)), device_(device) {}
+StagedSync::StagedSync(std::unique_ptr<GradientSync> inner, const ComputeDevice& device,
+                       bool inner_reads_device)
+    : inner_(std::move(inner)), device_(device), inner_reads_device_(inner_reads_device) {
+  // Its result comes back as parameters: there is no host gradient to send up.
+  if (inner_reads_device_ && !inner_->updatesParameters())
+    throw std::logic_error(
+        "StagedSync: an inner strategy that reads the device's gradient "
+        "must update the parameters");
+}
 
 void StagedSync::start(float* params, size_t count) {
   host_params_.resize(count);
-  host_grads_.resize(count);
+  if (!inner_reads_device_) host_grads_.resize(count);
   device_params_ = params;
   device_.download(host_params_.data(), params, count);
   // A server pulls into the parameters given here: the host copy, uploaded after sync().
@@ -40,6 +47,7 @@ void StagedSync::setPieceUpdate(PieceUpdateFn update) {
 
 void StagedSync::gradientReady(float* grads, size_t offset, size_t count) {
   device_grads_ = grads;
+  if (inner_reads_device_) return;
   device_.download(host_grads_.data() + offset, grads + offset, count);
   staged_this_step_ += count;
   inner_->gradientReady(host_grads_.data(), offset, count);
@@ -49,9 +57,10 @@ SyncStats StagedSync::sync(float* grads, size_t count) {
   device_grads_ = grads;
   const int64_t start = steadyNowNs();
   // Without per-layer hand-overs (AMP, strategies that take none) the whole gradient now.
-  if (staged_this_step_ < count) device_.download(host_grads_.data(), grads, count);
+  if (!inner_reads_device_ && staged_this_step_ < count)
+    device_.download(host_grads_.data(), grads, count);
   const int64_t copied = steadyNowNs();
-  SyncStats stats = inner_->sync(host_grads_.data(), count);
+  SyncStats stats = inner_->sync(inner_reads_device_ ? grads : host_grads_.data(), count);
   const int64_t back = steadyNowNs();
   // A server's new parameters, or the gradient every rank agrees on, back to the device;
   // pieces went up one by one as they were reduced.
@@ -67,13 +76,19 @@ SyncStats StagedSync::sync(float* grads, size_t count) {
 }
 
 SyncStats StagedSync::afterUpdate(float* params, size_t count) {
-  // Updated in pieces on the device, maybe still now: no host copy to bring back.
-  if (inner_->updatesInPieces()) return inner_->afterUpdate(host_params_.data(), count);
+  // Updated in pieces on the device, maybe still now, or a server's parameters, which went
+  // up in sync() with no update here since: no host copy to bring back.
+  if (inner_->updatesParameters()) return inner_->afterUpdate(host_params_.data(), count);
   return throughHost(params, count, [&](float* host) { return inner_->afterUpdate(host, count); });
 }
 
 void StagedSync::refresh(float* params, size_t count) {
   if (inner_->updatesInPieces()) return inner_->refresh(host_params_.data(), count);
+  if (inner_->updatesParameters()) {  // the host copy is the device's: only the result goes up
+    inner_->refresh(host_params_.data(), count);
+    device_.upload(params, host_params_.data(), count);
+    return;
+  }
   throughHost(params, count, [&](float* host) {
     inner_->refresh(host, count);
     return SyncStats{};

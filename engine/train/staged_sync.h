@@ -17,7 +17,11 @@ namespace ranklab {
 
 class StagedSync : public GradientSync {
  public:
-  StagedSync(std::unique_ptr<GradientSync> inner, const ComputeDevice& device);
+  // inner_reads_device: the inner strategy reads the device's gradient itself (a parameter
+  // server's pushes encoded on the device): it stays where it is, only parameters and
+  // results cross here.
+  StagedSync(std::unique_ptr<GradientSync> inner, const ComputeDevice& device,
+             bool inner_reads_device = false);
 
   Communicator& peers() override { return inner_->peers(); }
   void start(float* params, size_t count) override;
@@ -52,6 +56,7 @@ class StagedSync : public GradientSync {
   // The model's, as handed to gradientReady() and sync(); read by the inner's thread too.
   std::atomic<float*> device_grads_ = nullptr;
   std::vector<float> host_params_, host_grads_;
+  bool inner_reads_device_;
   size_t staged_this_step_ = 0;  // gradient floats gradientReady() copied since startStep()
   std::atomic<int64_t> pieces_up_ns_ = 0;  // the pieces' copies back, on the inner's thread
 };

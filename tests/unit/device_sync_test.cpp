@@ -197,17 +197,14 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
          j.parallel.strategy = "local-sgd";
          j.parallel.average_every = 3;
        }},
-      // Ring codecs without error feedback stay host-staged (the others: device_codec_test).
+      // Ring codecs without error feedback stay host-staged (the others: device_codec_test;
+      // a parameter server's compressed pushes: device_ps_test).
       {"qsgd, no error feedback",
        [](JobSpec& j) {
          j.compression.codec = "qsgd";
          j.compression.error_feedback = false;
        }},
-      {"ps-sync, topk",
-       [](JobSpec& j) {
-         j.parallel.strategy = "ps-sync";
-         j.compression.codec = "topk";
-       }},
+
       {"microbatches 2", [](JobSpec& j) { j.parallel.microbatches = 2; }},
       {"bf16", [](JobSpec& j) { j.amp.dtype = "bf16"; }},
       {"adamw", [](JobSpec& j) {

@@ -7,6 +7,7 @@ add_executable(engine_tests
   unit/device_sync_test.cpp
   unit/device_codec_test.cpp
   unit/device_powersgd_test.cpp
+  unit/device_ps_test.cpp
   unit/zero_thread_test.cpp
   unit/tensor_parallel_thread_test.cpp
   unit/pipeline_test.cpp
