@@ -47,8 +47,12 @@ void DeviceEncoder::encode(float* grads, size_t count, std::vector<uint8_t>& pay
   stepped_ = true;
   if (!codec_->sparse()) {  // dense: encoded, and its residual kept, on the device
     encodeDense(grads, count, residual_ ? residual_->data() : nullptr, payload);
-    codec_->decode(payload.data(), payload.size(), count, sent, DecodeMode::kAssign);
+    if (sent) codec_->decode(payload.data(), payload.size(), count, sent, DecodeMode::kAssign);
     return;
+  }
+  if (!sent) {  // the pick's decoded values are needed here: what was sent
+    sent_scratch_.resize(count);
+    sent = sent_scratch_.data();
   }
   pick(grads, count);
   if (options_.codec == "randomk") {  // its payload: the values, in index order

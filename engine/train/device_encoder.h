@@ -36,7 +36,7 @@ class DeviceEncoder {
   // or for another count, restoreState() needs them.
   void start(size_t count);
   // grads: count floats of the device's, which gain the momentum and the residual in place.
-  // payload: the codec's; sent (host, count floats): what the payload decodes to.
+  // payload: the codec's; sent (host, count floats; may be null): what it decodes to.
   void encode(float* grads, size_t count, std::vector<uint8_t>& payload, float* sent);
   // The host's codec: its payload format, decode and stream positions.
   GradientCodec& codec() { return *codec_; }
@@ -70,6 +70,7 @@ class DeviceEncoder {
   std::vector<uint32_t> indices_;           // this step's pick
   std::vector<float> values_, left_out_;    // its values; what error feedback keeps of them
   std::vector<uint32_t> sent_at_;           // where a nonzero value was sent
+  std::vector<float> sent_scratch_;         // the decoded payload, when the caller wants none
 };
 
 // A device buffer (error feedback's residual, momentum correction's velocity) in a

@@ -63,8 +63,7 @@ void ParameterServerSync::encodeOnDevice(size_t count) {
       [this, &ranges](size_t s, const float* grads, size_t n, std::vector<uint8_t>& payload) {
         float* slice = scratch_->data() + ranges[s].begin;
         encode_on_->copy(slice, grads, n);  // the trainer's gradient stays as it gave it
-        sent_.resize(n);
-        encoders_[s]->encode(slice, n, payload, sent_.data());
+        encoders_[s]->encode(slice, n, payload, nullptr);
       });
 }
 

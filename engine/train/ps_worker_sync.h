@@ -52,7 +52,6 @@ class ParameterServerSync : public GradientSync {
   const ComputeDevice* encode_on_;
   std::vector<std::unique_ptr<DeviceEncoder>> encoders_;  // per shard, with encode_on_
   std::unique_ptr<DeviceBuffer> scratch_;  // the gradient, which the encoders change in place
-  std::vector<float> sent_;                // what a shard's payload decodes to
   double lr_ = 0;
 };
 
