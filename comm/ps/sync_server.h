@@ -1,5 +1,6 @@
 // Synchronous parameter server (ps-sync): collects one push from every worker, applies
-// their mean once, then answers all of them. Each reply says how long it was held back
+// their mean once (summed in worker order, so a run repeats itself bit for bit), then
+// answers all of them. Each reply says how long it was held back
 // waiting for the round's last push.
 #pragma once
 
@@ -21,8 +22,9 @@ class SyncServer {
   ParameterShard& shard_;
   UpdateHandler update_;
   std::vector<float> sum_;
-  std::vector<int> waiting_;         // workers whose push is in this round
-  std::vector<int64_t> arrived_ns_;  // per worker: when its push of this round came
+  std::vector<std::vector<float>> pushes_;  // per worker: its push of this round
+  std::vector<int> waiting_;                // workers whose push is in this round
+  std::vector<int64_t> arrived_ns_;         // per worker: when its push of this round came
   int64_t last_push_ns_ = 0;
   double lr_ = 0;
 };

@@ -64,11 +64,10 @@ std::vector<Variant> psVariants() {
              j.compression.momentum_correction = false;
              j.parallel.servers = 2;
            }},
-          // Two workers: a server sums pushes as they arrive, and two floats add alike in
-          // either order (three do not: not even two CPU runs of 3 workers agree bit for bit).
-          {"qsgd, 2 servers",
+          {"qsgd, 3 workers, 2 servers",
            [](JobSpec& j) {
              j.compression.codec = "qsgd";
+             j.parallel.ranks = 3;
              j.parallel.servers = 2;
            }},
           {"ps-async, 1 worker, topk", [](JobSpec& j) {

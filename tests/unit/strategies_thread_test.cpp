@@ -46,6 +46,19 @@ TEST(Strategies, PsSyncFollowsAllreduce) {
   EXPECT_EQ(pushes, 2 * 3 * static_cast<int64_t>(ps[0].losses.size()));
 }
 
+// Three workers' pushes reach a server in whatever order the threads run, and three floats
+// add differently in another order: the server sums them in worker order, so the run
+// repeats itself (before it did, 5 of 5 pairs of such runs differed).
+TEST(Strategies, PsSyncWithThreeWorkersRepeatsItselfBitForBit) {
+  auto job = smallJob("ps-sync", 3);
+  job.train.max_steps = 12;
+  const auto first = trainWithThreads(job);
+  for (int again = 0; again < 3; ++again) {
+    const auto next = trainWithThreads(job);
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(next[r].losses, first[r].losses) << "rank " << r;
+  }
+}
+
 TEST(Strategies, LocalSgdAveragingEveryStepEqualsAllreduce) {
   // SGD with momentum is linear in the gradient: averaging the models after every local
   // step is averaging the gradients before it.
