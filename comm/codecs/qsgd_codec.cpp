@@ -23,14 +23,20 @@ size_t QsgdCodec::payloadBytes(size_t n) const {
   return buckets(n) * sizeof(float) + wire::packedBytes(n, bits_);
 }
 
-void QsgdCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
+void qsgdEncode(const float* x, size_t n, int bits, size_t bucket, kernels::QsgdRounding rounding,
+                std::vector<float>& scales, std::vector<uint32_t>& codes,
+                std::vector<uint8_t>& out) {
+  scales.resize((n + bucket - 1) / bucket);
+  codes.resize(n);
+  kernels::qsgdQuantize(x, n, bits, bucket, rounding, scales.data(), codes.data());
   out.clear();
-  out.reserve(payloadBytes(n));
-  scales_.resize(buckets(n));
-  codes_.resize(n);
-  kernels::qsgdQuantize(x, n, bits_, bucket_, rounding(n), scales_.data(), codes_.data());
-  for (float scale : scales_) wire::append(out, scale);
-  wire::packBits(codes_.data(), n, bits_, out);
+  out.reserve(scales.size() * sizeof(float) + wire::packedBytes(n, bits));
+  for (float scale : scales) wire::append(out, scale);
+  wire::packBits(codes.data(), n, bits, out);
+}
+
+void QsgdCodec::encode(const float* x, size_t n, std::vector<uint8_t>& out) {
+  qsgdEncode(x, n, bits_, bucket_, rounding(n), scales_, codes_, out);
 }
 
 kernels::QsgdRounding QsgdCodec::rounding(size_t n) {

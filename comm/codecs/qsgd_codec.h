@@ -15,6 +15,12 @@
 
 namespace ranklab {
 
+// The payload of x in the wire format above, from kernels/cpu/qsgd_quantize.h's scales and
+// codes (left in `scales` and `codes`, from which a residual can be taken).
+void qsgdEncode(const float* x, size_t n, int bits, size_t bucket, kernels::QsgdRounding rounding,
+                std::vector<float>& scales, std::vector<uint32_t>& codes,
+                std::vector<uint8_t>& out);
+
 class QsgdCodec : public GradientCodec {
  public:
   // bits: 2..8; bucket >= 1; seed: this rank's rounding stream.

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "comm/codecs/wire_format.h"
+#include "comm/codecs/qsgd_codec.h"
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
 #include "kernels/cpu/gemm.h"
@@ -126,14 +126,10 @@ class CpuDevice : public ComputeDevice {
   }
   void encodeQsgd(const float* x, size_t n, int bits, size_t bucket, kernels::QsgdRounding rounding,
                   std::vector<uint8_t>& host_payload, float* residual) const override {
-    const size_t buckets = (n + bucket - 1) / bucket;
-    std::vector<float> scales(buckets);
-    std::vector<uint32_t> codes(n);
-    kernels::qsgdQuantize(x, n, bits, bucket, rounding, scales.data(), codes.data());
+    std::vector<float> scales;
+    std::vector<uint32_t> codes;
+    qsgdEncode(x, n, bits, bucket, rounding, scales, codes, host_payload);
     if (residual) kernels::qsgdLeftOver(x, n, bits, bucket, scales.data(), codes.data(), residual);
-    host_payload.clear();
-    for (float scale : scales) wire::append(host_payload, scale);
-    wire::packBits(codes.data(), n, bits, host_payload);
   }
   void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
             const float* a, int lda, const float* b, int ldb, float beta, float* c,

@@ -138,24 +138,17 @@ SyncStats AllreduceSync::bucketedSync(float* grads) {
 }
 
 SyncStats AllreduceSync::compressedSync(float* grads, size_t count) {
-  SyncStats stats;
-  const int64_t t0 = steadyNowNs();
-  comm_.barrier();  // separates waiting for a slow peer from moving bytes
-  const int64_t t1 = steadyNowNs();
-  if (!compressed_) {
-    compressed_ = std::make_unique<CompressedAllreduce>(comm_, algorithm_, codec_, count);
-  }
-  const CompressedAllreduceStats c = compressed_->run(grads, count);
-  stats.bytes_tx = c.bytes_tx;
-  stats.bytes_rx = c.bytes_rx;
-  stats.bytes_raw = c.bytes_raw;
-  stats.compress_ns = c.codec_ns;
-  stats.allreduces = comm_.size() > 1 ? 1 : 0;
-  const float scale = 1.f / static_cast<float>(comm_.size());
-  for (size_t i = 0; i < count; ++i) grads[i] *= scale;
-  stats.wait_ns = t1 - t0;
-  stats.comm_ns = steadyNowNs() - t1 - stats.compress_ns;
-  return stats;
+  return timeCompressedAllreduce(comm_, count, [&](SyncStats& stats) {
+    if (!compressed_) {
+      compressed_ = std::make_unique<CompressedAllreduce>(comm_, algorithm_, codec_, count);
+    }
+    const CompressedAllreduceStats c = compressed_->run(grads, count);
+    stats.bytes_tx = c.bytes_tx;
+    stats.bytes_rx = c.bytes_rx;
+    stats.compress_ns = c.codec_ns;
+    const float scale = 1.f / static_cast<float>(comm_.size());
+    for (size_t i = 0; i < count; ++i) grads[i] *= scale;
+  });
 }
 
 SyncStats AllreduceSync::sync(float* grads, size_t count) {

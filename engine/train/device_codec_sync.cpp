@@ -15,8 +15,7 @@ bool encodesOnDevice(const CodecOptions& codec, int ranks) {
   // host would encode this rank's own gradient first too: else the ring encodes the raw
   // gradient's chunks itself.
   const bool ring = codec.codec == "fp16" || codec.codec == "bf16" || codec.codec == "qsgd";
-  return codec.codec == "topk" || codec.codec == "threshold" || codec.codec == "randomk" ||
-         codec.codec == "sign" || (ring && (codec.error_feedback || ranks == 1));
+  return hasDeviceEncode(codec.codec) && (!ring || codec.error_feedback || ranks == 1);
 }
 
 DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorithm,
@@ -99,24 +98,15 @@ void DeviceCodecSync::uploadMean(float* grads, size_t count) {
 
 SyncStats DeviceCodecSync::sync(float* grads, size_t count) {
   if (count != count_) start(nullptr, count);
-  SyncStats stats;
-  const int n = comm_.size();
-  const int64_t t0 = steadyNowNs();
-  comm_.barrier();  // separates waiting for a slow peer from moving bytes
-  const int64_t t1 = steadyNowNs();
-  encoder_.encode(grads, count, payload_, sum_.data());
-  stats.compress_ns = steadyNowNs() - t1;
-  if (n > 1) {
-    stats.bytes_raw = static_cast<int64_t>(2.0 * (n - 1) / n * count * sizeof(float));
-    stats.allreduces = 1;
-    combine(stats);
-  }
-  const float scale = 1.f / static_cast<float>(n);
-  for (size_t i = 0; i < count; ++i) sum_[i] *= scale;
-  uploadMean(grads, count);
-  stats.wait_ns = t1 - t0;
-  stats.comm_ns = steadyNowNs() - t1 - stats.compress_ns;
-  return stats;
+  return timeCompressedAllreduce(comm_, count, [&](SyncStats& stats) {
+    const int64_t t = steadyNowNs();
+    encoder_.encode(grads, count, payload_, sum_.data());
+    stats.compress_ns = steadyNowNs() - t;
+    if (comm_.size() > 1) combine(stats);
+    const float scale = 1.f / static_cast<float>(comm_.size());
+    for (size_t i = 0; i < count; ++i) sum_[i] *= scale;
+    uploadMean(grads, count);
+  });
 }
 
 CodecState DeviceCodecSync::saveCodecState() const {

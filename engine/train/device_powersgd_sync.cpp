@@ -127,33 +127,24 @@ void DevicePowerSgdSync::reconstruct(float* grads) {
 
 SyncStats DevicePowerSgdSync::sync(float* grads, size_t count) {
   if (count != count_) start(nullptr, count);
-  SyncStats stats;
-  const int n = comm_.size();
-  const int64_t t0 = steadyNowNs();
-  comm_.barrier();  // separates waiting for a slow peer from moving bytes
-  const int64_t t1 = steadyNowNs();
-  if (n > 1) {
-    stats.bytes_raw = static_cast<int64_t>(2.0 * (n - 1) / n * count * sizeof(float));
-    stats.allreduces = 1;
-  }
-  auto timed = [&](auto&& phase) {
-    const int64_t t = steadyNowNs();
-    phase();
-    stats.compress_ns += steadyNowNs() - t;
-  };
-  timed([&] {
-    if (residual_) device_.add(grads, residual_->data(), count);
-    projectP(grads);
+  return timeCompressedAllreduce(comm_, count, [&](SyncStats& stats) {
+    auto timed = [&](auto&& phase) {
+      const int64_t t = steadyNowNs();
+      phase();
+      stats.compress_ns += steadyNowNs() - t;
+    };
+    timed([&] {
+      if (residual_) device_.add(grads, residual_->data(), count);
+      projectP(grads);
+    });
+    sum(powersgd_->firstBuffer(), stats);
+    timed([&] { projectQ(grads); });
+    sum(powersgd_->secondBuffer(), stats);
+    timed([&] { reconstruct(grads); });
+    // The mean, as the host's sync scales the sum (finiteness is the loss scaler's business).
+    const int n = comm_.size();
+    if (n > 1) device_.scaleAndCheckFinite(grads, count, 1.f / static_cast<float>(n));
   });
-  sum(powersgd_->firstBuffer(), stats);
-  timed([&] { projectQ(grads); });
-  sum(powersgd_->secondBuffer(), stats);
-  timed([&] { reconstruct(grads); });
-  // The mean, as the host's sync scales the sum (finiteness is the loss scaler's business).
-  if (n > 1) device_.scaleAndCheckFinite(grads, count, 1.f / static_cast<float>(n));
-  stats.wait_ns = t1 - t0;
-  stats.comm_ns = steadyNowNs() - t1 - stats.compress_ns;
-  return stats;
 }
 
 CodecState DevicePowerSgdSync::saveCodecState() const {

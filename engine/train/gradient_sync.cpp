@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "comm/steady_clock.h"
+
 namespace ranklab {
 
 SyncStats& SyncStats::operator+=(const SyncStats& o) {
@@ -23,6 +25,23 @@ SyncStats& SyncStats::operator+=(const SyncStats& o) {
   sends += o.sends;
   recvs += o.recvs;
   return *this;
+}
+
+SyncStats timeCompressedAllreduce(Communicator& comm, size_t count,
+                                  const std::function<void(SyncStats&)>& run) {
+  SyncStats stats;
+  const int n = comm.size();
+  const int64_t t0 = steadyNowNs();
+  comm.barrier();  // separates waiting for a slow peer from moving bytes
+  const int64_t t1 = steadyNowNs();
+  if (n > 1) {
+    stats.bytes_raw = static_cast<int64_t>(2.0 * (n - 1) / n * count * sizeof(float));
+    stats.allreduces = 1;
+  }
+  run(stats);
+  stats.wait_ns = t1 - t0;
+  stats.comm_ns = steadyNowNs() - t1 - stats.compress_ns;
+  return stats;
 }
 
 bool compressesWithMomentum(const JobSpec& job) {

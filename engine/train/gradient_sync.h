@@ -43,6 +43,13 @@ struct SyncStats {
   SyncStats& operator+=(const SyncStats& other);
 };
 
+// One compressed all-reduce of `count` floats timed as a step records it: the barrier
+// before it as waiting for a slow peer, then `run` (which fills in the bytes it moved and
+// its compress_ns) as moving bytes less that compress_ns; on more than one rank, one
+// all-reduce whose uncompressed ring would have sent bytes_raw.
+SyncStats timeCompressedAllreduce(Communicator& comm, size_t count,
+                                  const std::function<void(SyncStats&)>& run);
+
 // Updates params[piece] from grads[piece] at `lr`; `first` for a step's first piece (the
 // optimizer counts the step then).
 using PieceUpdateFn =

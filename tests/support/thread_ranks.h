@@ -109,6 +109,12 @@ inline double largestGap(const std::vector<double>& a, const std::vector<double>
   return worst;
 }
 
+// Whether any of the rank's events holds `text`.
+inline bool anyEventSays(const RunRecorder& rank, const std::string& text) {
+  return std::any_of(rank.events.begin(), rank.events.end(),
+                     [&](const std::string& e) { return e.find(text) != std::string::npos; });
+}
+
 // Two runs of the same job that must agree bit for bit: every rank's steps, losses and last
 // test loss.
 inline void expectSameRun(const std::vector<RunRecorder>& got, const std::vector<RunRecorder>& want,

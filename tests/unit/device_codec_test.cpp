@@ -128,10 +128,8 @@ TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
     testing::expectSameRun(got, want, what);
-    bool said = false;
-    for (const std::string& e : got[0].events)
-      said = said || e.find(cpu.compression.codec + " encoded on the GPU") != std::string::npos;
-    EXPECT_TRUE(said) << what << ": no device event says where the codec ran";
+    EXPECT_TRUE(testing::anyEventSays(got[0], cpu.compression.codec + " encoded on the GPU"))
+        << what << ": no device event says where the codec ran";
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
       EXPECT_EQ(testing::guarded(r).codec_encodes - selections[r], kSteps) << what << " rank " << r;
       // Losses and evaluation's outputs come down; a whole gradient never does (a
@@ -166,10 +164,8 @@ TEST(DeviceCodec, ARingCodecWithoutErrorFeedbackOnSeveralRanksStaysOnTheHost) {
     const auto got = testing::trainWithThreads(off);
     testing::expectSameRun(got, want, codec + " without error feedback");
     EXPECT_EQ(testing::guarded(0).codec_encodes, before) << codec << " encoded on the device";
-    bool staged = false;
-    for (const std::string& e : got[0].events)
-      staged = staged || e.find("gradients copied to the host") != std::string::npos;
-    EXPECT_TRUE(staged) << codec << ": no device event says the gradient went to the host";
+    EXPECT_TRUE(testing::anyEventSays(got[0], "gradients copied to the host"))
+        << codec << ": no device event says the gradient went to the host";
   }
 }
 

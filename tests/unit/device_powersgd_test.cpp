@@ -92,10 +92,8 @@ TEST(DevicePowerSgd, RunsItsProductsOnTheDeviceAndFollowsTheCpuBitForBit) {
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
     testing::expectSameRun(got, want, what);
-    bool said = false;
-    for (const std::string& e : got[0].events)
-      said = said || e.find("powersgd's products on the GPU") != std::string::npos;
-    EXPECT_TRUE(said) << what << ": no device event says where powersgd ran";
+    EXPECT_TRUE(testing::anyEventSays(got[0], "powersgd's products on the GPU"))
+        << what << ": no device event says where powersgd ran";
     const int64_t per_step = powersgdFloatsPerStep(cpu);
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
       // P = M Q, Q = M^T P and the reconstruction per weight matrix and step, at least.

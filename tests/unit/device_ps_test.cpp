@@ -93,10 +93,8 @@ TEST(DevicePs, PushesEncodedOnTheDeviceFollowTheCpuBitForBit) {
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
     testing::expectSameRun(got, want, what);
-    bool said = false;
-    for (const std::string& e : got[0].events)
-      said = said || e.find("pushes encoded on the GPU") != std::string::npos;
-    EXPECT_TRUE(said) << what << ": no device event says where the pushes were encoded";
+    EXPECT_TRUE(testing::anyEventSays(got[0], "pushes encoded on the GPU"))
+        << what << ": no device event says where the pushes were encoded";
     for (int r = 0; r < workers; ++r) {
       // A pick or an encode per shard and step (randomk's gather is one too).
       EXPECT_EQ(testing::guarded(r).codec_encodes - encodes[r], kSteps * cpu.parallel.servers)

@@ -15,6 +15,7 @@
 namespace ranklab {
 namespace {
 
+using testing::anyEventSays;
 using testing::largestGap;
 using testing::trainWithThreads;
 
@@ -183,10 +184,8 @@ TEST_F(GpuTraining, TopkEncodesOnTheGpuAndFollowsTheCpu) {
   const auto cpu = trainWithThreads(job);
   job.train.device = "cuda";
   const auto gpu = trainWithThreads(job);
-  bool said = false;
-  for (const std::string& e : gpu[0].events)
-    said = said || e.find("topk encoded on the GPU") != std::string::npos;
-  EXPECT_TRUE(said) << "no device event says topk ran on the GPU";
+  EXPECT_TRUE(anyEventSays(gpu[0], "topk encoded on the GPU"))
+      << "no device event says topk ran on the GPU";
   for (size_t r = 0; r < 2; ++r) {
     const double gap = largestGap(gpu[r].losses, cpu[r].losses);
     std::printf("topk rank %zu: largest relative loss gap to the CPU %.3g\n", r, gap);
@@ -210,9 +209,8 @@ TEST_F(GpuTraining, QsgdAndPowersgdRunOnTheGpuAndFollowTheCpu) {
     const auto cpu = trainWithThreads(job);
     job.train.device = "cuda";
     const auto gpu = trainWithThreads(job);
-    bool said = false;
-    for (const std::string& e : gpu[0].events) said = said || e.find(said_as) != std::string::npos;
-    EXPECT_TRUE(said) << "no device event says " << codec << " ran on the GPU";
+    EXPECT_TRUE(anyEventSays(gpu[0], said_as))
+        << "no device event says " << codec << " ran on the GPU";
     for (size_t r = 0; r < 2; ++r) {
       const double gap = largestGap(gpu[r].losses, cpu[r].losses);
       std::printf("%s rank %zu: largest relative loss gap to the CPU %.3g\n", codec.c_str(), r,
