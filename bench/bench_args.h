@@ -8,7 +8,7 @@
 namespace ranklab::bench {
 
 struct Args {
-  std::string model = "mlp";  // mlp | cnn
+  std::string model = "mlp";  // mlp | cnn | cnn-wide
   int batch = 64;
   int threads = 1;
   int steps = 500;
@@ -32,7 +32,7 @@ inline int integerOption(const std::string& program, const std::string& flag,
   return parsed;
 }
 
-// --model mlp|cnn --batch N --threads T --steps S --warmup W [--json]
+// --model mlp|cnn|cnn-wide --batch N --threads T --steps S --warmup W [--json]
 inline Args parseArgs(const std::string& program, int argc, char** argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
@@ -44,8 +44,9 @@ inline Args parseArgs(const std::string& program, int argc, char** argv) {
     if (i + 1 >= argc) throw std::invalid_argument(program + ": " + flag + " needs a value");
     const std::string value = argv[++i];
     if (flag == "--model") {
-      if (value != "mlp" && value != "cnn") {
-        throw std::invalid_argument(program + ": --model must be mlp or cnn, got '" + value + "'");
+      if (value != "mlp" && value != "cnn" && value != "cnn-wide") {
+        throw std::invalid_argument(program + ": --model must be mlp, cnn or cnn-wide, got '" +
+                                    value + "'");
       }
       args.model = value;
     } else if (flag == "--batch") {

@@ -7,13 +7,13 @@
 // warm operands: the best a training step built on them could reach.
 // Usage: bench_sgemm_peak [--threads T] [--json] [--mlp-gemms]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "bench/bench_args.h"
+#include "bench/best_rate.h"
 #include "kernels/cpu/gemm.h"
 
 namespace ranklab {
@@ -53,17 +53,8 @@ double sgemmRate(SgemmFn sgemm, const std::vector<Product>& products) {
             p.tb == Trans::kNo ? p.n : p.k, 0.f, c.data(), p.n);
     }
   };
-  const int calls = std::max(2, static_cast<int>(4e9 / flops));  // about 30 ms per batch
-  for (int i = 0; i < calls; ++i) call();
-  double best = 0;
-  for (int repeat = 0; repeat < 5; ++repeat) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) call();
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, calls * flops / s / 1e9);
-  }
-  return best;
+  // About 30 ms per batch.
+  return bench::bestGflops(call, flops, std::max(2, static_cast<int>(4e9 / flops)));
 }
 
 int run(int argc, char** argv) {

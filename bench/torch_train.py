@@ -3,14 +3,15 @@
 
 Same models (mlp: 784-256-128-10, ReLU; cnn: conv(1->16, 5x5, pad 2) maxpool ReLU
 conv(16->32) maxpool ReLU fc(1568->10), ReLU after the pooling as ranklab builds it: the
-same function as ReLU before it, with a quarter of the work for both), loss (softmax cross-entropy), optimizer (SGD lr
+same function as ReLU before it, with a quarter of the work for both; cnn-wide: channels
+32, 64 and a 256-128 head, the quickstart with model.kind = "cnn"), loss (softmax cross-entropy), optimizer (SGD lr
 0.05, momentum 0.9), data (Fashion-MNIST train, (x/255 - 0.2860)/0.3530) and step as
 ranklab: gather the batch from a shuffled order (index_select), forward, zero grads,
 backward, update. Prints the same JSON line as `bench_train_throughput --json`, with impl
 "pytorch" (samples/s only: the GEMM FLOP count is ranklab's). OpenBLAS gets the same thread
 count as OpenMP, and OMP_WAIT_POLICY defaults to PASSIVE.
 
-Usage: torch_train.py --model mlp|cnn --batch N --threads T --steps S --warmup W [--json]
+Usage: torch_train.py --model mlp|cnn|cnn-wide --batch N --threads T --steps S --warmup W [--json]
 """
 
 import argparse
@@ -88,7 +89,7 @@ def positive(minimum):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
+    parser.add_argument("--model", choices=("mlp", "cnn", "cnn-wide"), default="mlp")
     parser.add_argument("--batch", type=positive(1), default=64)
     parser.add_argument("--threads", type=positive(1), default=1)
     parser.add_argument("--steps", type=positive(1), default=500)
@@ -117,11 +118,17 @@ def main():
     if args.model == "mlp":
         model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
                               nn.Linear(128, 10))
-    else:
+    elif args.model == "cnn":
         images = images.reshape(count, 1, 28, 28)  # NCHW, as nn.Conv2d wants
         model = nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.MaxPool2d(2), nn.ReLU(),
                               nn.Conv2d(16, 32, 5, padding=2), nn.MaxPool2d(2), nn.ReLU(),
                               nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+    else:
+        images = images.reshape(count, 1, 28, 28)
+        model = nn.Sequential(nn.Conv2d(1, 32, 5, padding=2), nn.MaxPool2d(2), nn.ReLU(),
+                              nn.Conv2d(32, 64, 5, padding=2), nn.MaxPool2d(2), nn.ReLU(),
+                              nn.Flatten(), nn.Linear(64 * 7 * 7, 256), nn.ReLU(),
+                              nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
     optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
     loss_fn = nn.CrossEntropyLoss()
 

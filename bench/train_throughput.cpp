@@ -3,13 +3,15 @@
 //   mlp  784-256-128-10 (ReLU), SGD lr 0.05 momentum 0.9
 //   cnn  conv(1->16, 5x5) pool ReLU conv(16->32, 5x5) pool ReLU fc(1568->10), same SGD
 //        (the resources/jobs/fashion-cnn.toml model)
+//   cnn-wide  conv(1->32, 5x5) pool ReLU conv(32->64, 5x5) pool ReLU fc(3136->256) ReLU
+//        fc(256->128) ReLU fc(128->10) (the quickstart with model.kind = "cnn")
 // A timed step is the whole training step as the trainer runs it: take the next batch from
 // a BatchStream over a world-1 ShardLoader (gathered ahead on its background thread, with
 // the job file's default data.prefetch), forward, zero grads, backward, SGD update.
 // bench/torch_train.py is the PyTorch twin. GFLOP/s counts the GEMM work of a step
 // (2·M·N·K per GEMM: forward, weight gradients, input gradients except the first layer's),
 // the figure the SGEMM peak is compared with; also per CPU-second of the training thread.
-// Usage: bench_train_throughput --model mlp|cnn --batch N --threads T --steps S --warmup W
+// Usage: bench_train_throughput --model mlp|cnn|cnn-wide --batch N --threads T --steps S --warmup W
 //                               [--json]
 #include <time.h>
 
@@ -44,6 +46,7 @@ constexpr double kMomentum = 0.9;
 Network benchmarkModel(const std::string& kind, const Dataset& data) {
   const Shape image{data.height, data.width, 1};
   if (kind == "mlp") return makeMlp(image, {256, 128}, data.classes, 0.f, kSeed);
+  if (kind == "cnn-wide") return makeCnn(image, {32, 64}, 5, {256, 128}, data.classes, 0.f, kSeed);
   return makeCnn(image, {16, 32}, 5, {}, data.classes, 0.f, kSeed);
 }
 

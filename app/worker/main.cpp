@@ -24,6 +24,8 @@
 #include "engine/train/ps_server.h"
 #include "engine/train/thread_policy.h"
 #include "engine/train/trainer.h"
+#include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/gemm.h"
 #include "launch/bench/bench_args.h"
 
@@ -206,8 +208,12 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
                    ? "parallel.threads"
                    : std::to_string(cores) + " cores / " +
                          std::to_string(ranks_here > 0 ? ranks_here : comm.size()) + " ranks") +
-              ")",
+              "), kernels built for " + kernels::isaName(kernels::activeIsa()),
           0);
+      // Which bf16 GEMM runs, and why not oneDNN's where it cannot (a CPU below AVX-512).
+      if (job.amp.dtype == "bf16") {
+        reporter.event("log", "bf16 GEMM: " + kernels::bf16GemmBackend(), 0);
+      }
     }
     const DataSplits data = loadJobData(job.data, job.train.seed);
     TelemetryBridge bridge(reporter, comm.rank(), job.faults);

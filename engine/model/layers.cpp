@@ -71,6 +71,12 @@ bool Linear::absorbFollowingRelu() {
   return true;
 }
 
+std::vector<kernels::GemmShape> Linear::gemms(int batch) const {
+  return {{"forward", Trans::kNo, Trans::kYes, batch, out_, in_},
+          {"weight grad", Trans::kYes, Trans::kNo, out_, in_, batch},
+          {"input grad", Trans::kNo, Trans::kNo, batch, in_, out_}};
+}
+
 void Linear::forward(const float* x, float* y, int batch, const ForwardPass&) {
   const size_t inputs = static_cast<size_t>(batch) * in_;
   const float* bias = zero_bias_.empty() ? bias_ : zero_bias_.data();
@@ -148,8 +154,19 @@ std::string Conv2d::describe() const {
          ", kernel_size=" + std::to_string(kernel_) + ", padding=" + std::to_string(padding_) + ")";
 }
 
-bool Conv2d::usesInPlaceGemm() const {
-  return precision_ == kernels::Precision::kFp32 && kernels::inPlaceConvGemm(out_channels_);
+bool Conv2d::usesInPlaceGemm(int rows) const {
+  return precision_ == kernels::Precision::kFp32 &&
+         kernels::inPlaceConvGemm(rows, out_channels_, geometryOf(inputShape(), kernel_).columns());
+}
+
+std::vector<kernels::GemmShape> Conv2d::gemms(int batch) const {
+  const auto g = geometryOf(inputShape(), kernel_);
+  const int k = g.columns();
+  const int rows = static_cast<int>(std::min<int64_t>(
+      rowsPerChunk(), static_cast<int64_t>(batch) * g.outHeight() * g.outWidth()));
+  return {{"forward", Trans::kNo, Trans::kNo, rows, out_channels_, k},
+          {"weight grad", Trans::kYes, Trans::kNo, k, out_channels_, rows},
+          {"input grad", Trans::kNo, Trans::kNo, rows, k, out_channels_}};
 }
 
 size_t Conv2d::paddedSize(int batch) const {
@@ -180,7 +197,7 @@ void Conv2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
   weight_in_.set(precision_, packed_weight_t_.data(), weights_);
   padded_.resize(paddedSize(batch));
   kernels::padImage(x, padded_.data(), batch, g);
-  const bool in_place = usesInPlaceGemm();
+  const bool in_place = usesInPlaceGemm(static_cast<int>(std::min<int64_t>(chunk, rows)));
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
     // y rows (n, Cout) = columns (n, K) . W^T (K, Cout) + b
@@ -210,7 +227,7 @@ void Conv2d::backward(const float*, const float*, const float* dy, float* dx, in
   if (dx) padded_grad_.assign(paddedSize(batch), 0.f);
   // The conv's gradients are small: zeroed here, while about to be used, when told to write.
   if (overwritesGradients()) std::fill(weight_grad_, weight_grad_ + weights_ + biases_, 0.f);
-  const bool in_place = usesInPlaceGemm();
+  const bool in_place = usesInPlaceGemm(static_cast<int>(std::min<int64_t>(chunk, rows)));
   for (int64_t first = 0; first < rows; first += chunk) {
     const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
     const float* grad_out = dy + first * out_channels_;  // (n, Cout)

@@ -19,6 +19,9 @@ class WeightedLayer : public Layer {
   void bind(float* params, float* grads) override;
   void init(std::mt19937_64& rng) override;
   void setPrecision(kernels::Precision precision) override { precision_ = precision; }
+  // The GEMMs of one training step at this batch, each at the largest shape it runs at (a
+  // convolution computes its output pixels in chunks), for the bench's kernel-choice table.
+  virtual std::vector<kernels::GemmShape> gemms(int batch) const = 0;
 
  protected:
   size_t weights_, biases_;
@@ -39,6 +42,7 @@ class Linear : public WeightedLayer {
   Linear(std::string name, Shape input, int outputs, bool adds_bias = true);
   std::string describe() const override;
   bool absorbFollowingRelu() override;
+  std::vector<kernels::GemmShape> gemms(int batch) const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 
@@ -59,6 +63,7 @@ class Conv2d : public WeightedLayer {
  public:
   Conv2d(std::string name, Shape input, int out_channels, int kernel);
   std::string describe() const override;
+  std::vector<kernels::GemmShape> gemms(int batch) const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 
@@ -66,7 +71,7 @@ class Conv2d : public WeightedLayer {
   int rowsPerChunk() const;
   size_t paddedSize(int batch) const;
   // fp32 products read the im2col matrix in place from padded_ (kernels::inPlaceConvGemm).
-  bool usesInPlaceGemm() const;
+  bool usesInPlaceGemm(int rows) const;  // rows: output pixels per GEMM
 
   int out_channels_, kernel_, padding_;
   std::vector<float> padded_;              // (B, H+2p, W+2p, Cin): the input with its zero border

@@ -8,6 +8,8 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/cpu/cpu_isa.h"
+
 #ifdef RANKLAB_HAVE_DNNL
 #include <omp.h>
 
@@ -58,9 +60,19 @@ class OnednnMatmul {
     stream_.wait();
   }
 
-  // oneDNN's name for the kernel it picks, e.g. "brg:avx512_core_amx_bf16".
-  std::string implementation() {
-    return build({false, true, 64, 64, 64, 64, 64, 64, 1.f, 0.f}).impl;
+  // oneDNN's name for the kernel it picks, e.g. "brg:avx512_core_amx_bf16"; empty where it
+  // has none but its slow reference code, or none at all: oneDNN 2.6 has no bf16 matmul
+  // below AVX-512 (avx512_core), so an AVX2 CPU takes the portable path.
+  const std::string& implementation() {
+    static const std::string impl = [this] {
+      try {
+        std::string name = build({false, true, 64, 64, 64, 64, 64, 64, 1.f, 0.f}).impl;
+        return name.rfind("ref", 0) == 0 ? std::string() : name;
+      } catch (const dnnl::error&) {
+        return std::string();
+      }
+    }();
+    return impl;
   }
 
  private:
@@ -71,7 +83,7 @@ class OnednnMatmul {
     std::string impl;
   };
 
-  OnednnMatmul() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+  OnednnMatmul() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) { useOnednnTeam(); }
 
   Entry build(const Key& key) {
     using dnnl::memory;
@@ -117,12 +129,25 @@ void gemmBf16Portable(Trans trans_a, Trans trans_b, int m, int n, int k, float a
         ldc);
 }
 
+namespace {
+
+// Whether gemmBf16 runs in oneDNN: built in, not switched off, and a bf16 kernel for this CPU.
+bool onednnBf16() {
+#ifdef RANKLAB_HAVE_DNNL
+  static const bool use = !portableForced() && !OnednnMatmul::instance().implementation().empty();
+  return use;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
 void gemmBf16(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const bf16_t* a,
               int lda, const bf16_t* b, int ldb, float beta, float* c, int ldc) {
   if (m == 0 || n == 0) return;
 #ifdef RANKLAB_HAVE_DNNL
-  static const bool portable = portableForced();
-  if (!portable && k > 0) {
+  if (k > 0 && onednnBf16()) {
     return OnednnMatmul::instance().run(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
                                         ldc);
   }
@@ -131,10 +156,15 @@ void gemmBf16(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, co
 }
 
 std::string bf16GemmBackend() {
+  const std::string portable = "portable (sgemm on widened inputs";
 #ifdef RANKLAB_HAVE_DNNL
-  if (!portableForced()) return "onednn (" + OnednnMatmul::instance().implementation() + ")";
+  if (onednnBf16()) return "onednn (" + OnednnMatmul::instance().implementation() + ")";
+  if (!portableForced()) {
+    return portable + "; oneDNN has no bf16 matmul below AVX-512 (avx512_core): kernels' ISA " +
+           isaName(activeIsa()) + ", this CPU's flags " + cpuSimdFlags() + ")";
+  }
 #endif
-  return "portable (sgemm on widened inputs)";
+  return portable + ")";
 }
 
 }  // namespace ranklab::kernels

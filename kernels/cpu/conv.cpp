@@ -99,8 +99,8 @@ skinny::ARows receptiveFieldRows(const float* xp, const ConvGeometry& g, int64_t
 
 }  // namespace
 
-bool inPlaceConvGemm(int out_channels) {
-  return out_channels <= skinny::kMaxOuter && blasThreads() == 1;
+bool inPlaceConvGemm(int rows, int out_channels, int columns) {
+  return sgemmKernel(Trans::kNo, Trans::kNo, rows, out_channels, columns) == GemmKernel::kSkinny;
 }
 
 void convForwardInPlace(const float* xp, const ConvGeometry& g, int64_t first_row, int rows,
@@ -125,9 +125,10 @@ void col2imAdd(const float* dcol, const ConvGeometry& g, int64_t first_row, int 
   });
 }
 
-RANKLAB_VECTORIZED
-void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int height, int width,
-                       int channels) {
+RANKLAB_VECTORIZED(void, maxPool2x2Forward,
+                   (const float* x, float* y, uint8_t* argmax, int batch, int height, int width,
+                    int channels),
+                   (x, y, argmax, batch, height, width, channels)) {
   const int out_h = height / 2, out_w = width / 2;
   const size_t row = static_cast<size_t>(width) * channels;
   for (int b = 0; b < batch; ++b) {
@@ -156,9 +157,10 @@ void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int
   }
 }
 
-RANKLAB_VECTORIZED
-void maxPool2x2Backward(const float* dy, const uint8_t* argmax, float* dx, int batch, int height,
-                        int width, int channels) {
+RANKLAB_VECTORIZED(void, maxPool2x2Backward,
+                   (const float* dy, const uint8_t* argmax, float* dx, int batch, int height,
+                    int width, int channels),
+                   (dy, argmax, dx, batch, height, width, channels)) {
   const int out_h = height / 2, out_w = width / 2;
   const size_t row = static_cast<size_t>(width) * channels;
   // Floor mode leaves an odd last row or column out of every window: its gradient is 0.

@@ -35,8 +35,10 @@ void col2imAdd(const float* dcol, const ConvGeometry& g, int64_t first_row, int 
 
 // The same product as im2col + GEMM, with the im2col matrix read in place from the padded
 // image instead of formed: for fp32 on one BLAS thread and at most 64 output channels
-// (inPlaceConvGemm says when), where it saves writing and re-reading every receptive field.
-bool inPlaceConvGemm(int out_channels);
+// (inPlaceConvGemm says when: sgemm() would give the product of `rows` output pixels, K =
+// `columns`, to the skinny kernels), where it saves writing and re-reading every receptive
+// field.
+bool inPlaceConvGemm(int rows, int out_channels, int columns);
 // y (rows, Cout) = im2col(xp) (rows, K) . wt (K, Cout), output pixels first_row.. .
 void convForwardInPlace(const float* xp, const ConvGeometry& g, int64_t first_row, int rows,
                         const float* wt, int out_channels, float* y);

@@ -8,8 +8,8 @@
 
 namespace ranklab::kernels {
 
-RANKLAB_VECTORIZED
-void addBiasRows(float* y, const float* bias, int rows, int cols) {
+RANKLAB_VECTORIZED(void, addBiasRows, (float* y, const float* bias, int rows, int cols),
+                   (y, bias, rows, cols)) {
   for (int r = 0; r < rows; ++r) {
     float* row = y + static_cast<size_t>(r) * cols;
     for (int c = 0; c < cols; ++c) row[c] += bias[c];
@@ -21,17 +21,18 @@ void copyBiasRows(float* y, const float* bias, int rows, int cols) {
   for (int r = 0; r < rows; ++r) std::memcpy(y + static_cast<size_t>(r) * cols, bias, row_bytes);
 }
 
-RANKLAB_VECTORIZED
-void sumRowsInto(float* dbias, const float* dy, int rows, int cols) {
+RANKLAB_VECTORIZED(void, sumRowsInto, (float* dbias, const float* dy, int rows, int cols),
+                   (dbias, dy, rows, cols)) {
   for (int r = 0; r < rows; ++r) {
     const float* row = dy + static_cast<size_t>(r) * cols;
     for (int c = 0; c < cols; ++c) dbias[c] += row[c];
   }
 }
 
-RANKLAB_VECTORIZED
-void reluBackwardSumRows(const float* __restrict dy, const float* __restrict y,
-                         float* __restrict dz, float* __restrict dbias, int rows, int cols) {
+RANKLAB_VECTORIZED(void, reluBackwardSumRows,
+                   (const float* __restrict dy, const float* __restrict y, float* __restrict dz,
+                    float* __restrict dbias, int rows, int cols),
+                   (dy, y, dz, dbias, rows, cols)) {
   for (int r = 0; r < rows; ++r) {
     const size_t row = static_cast<size_t>(r) * cols;
     for (int c = 0; c < cols; ++c) {
@@ -42,21 +43,20 @@ void reluBackwardSumRows(const float* __restrict dy, const float* __restrict y,
   }
 }
 
-RANKLAB_VECTORIZED
-void reluForward(const float* x, float* y, size_t n) {
+RANKLAB_VECTORIZED(void, reluForward, (const float* x, float* y, size_t n), (x, y, n)) {
   for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
 }
 
-RANKLAB_VECTORIZED
-void reluBackward(const float* dy, const float* y, float* dx, size_t n) {
+RANKLAB_VECTORIZED(void, reluBackward, (const float* dy, const float* y, float* dx, size_t n),
+                   (dy, y, dx, n)) {
   for (size_t i = 0; i < n; ++i) {
     const float g = dy[i];  // loaded unconditionally, so the select vectorizes (no branch)
     dx[i] = y[i] > 0.f ? g : 0.f;
   }
 }
 
-RANKLAB_VECTORIZED
-void addInto(float* __restrict y, const float* __restrict x, size_t n) {
+RANKLAB_VECTORIZED(void, addInto, (float* __restrict y, const float* __restrict x, size_t n),
+                   (y, x, n)) {
   for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
@@ -80,8 +80,8 @@ void dropoutMask(uint64_t key, float p, float* scale, size_t n) {
   }
 }
 
-RANKLAB_VECTORIZED
-void multiply(const float* a, const float* b, float* out, size_t n) {
+RANKLAB_VECTORIZED(void, multiply, (const float* a, const float* b, float* out, size_t n),
+                   (a, b, out, n)) {
   for (size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
 }
 

@@ -85,7 +85,7 @@ void linearForward(const float* x, const float* w, const float* bias, float* y, 
                    int out, bool relu) {
   if (rows == 0 || out == 0) return;
 #ifdef RANKLAB_HAVE_DNNL
-  if (sgemmRunsInOnednn(Trans::kNo, Trans::kYes, out, in)) {
+  if (sgemmRunsInOnednn(Trans::kNo, Trans::kYes, rows, out, in)) {
     return onednnLinearForward(x, w, bias, y, rows, in, out, relu);
   }
 #endif

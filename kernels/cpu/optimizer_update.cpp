@@ -9,10 +9,11 @@ namespace ranklab::kernels {
 
 namespace {
 
-RANKLAB_VECTORIZED
-void sgdUpdateRange(float* __restrict params, const float* __restrict grads,
+RANKLAB_VECTORIZED(void, sgdUpdateRange,
+                   (float* __restrict params, const float* __restrict grads,
                     float* __restrict velocity, size_t n, float lr, float momentum,
-                    float weight_decay, bool nesterov) {
+                    float weight_decay, bool nesterov),
+                   (params, grads, velocity, n, lr, momentum, weight_decay, nesterov)) {
   if (nesterov) {
     for (size_t i = 0; i < n; ++i) {
       const float g = grads[i] + weight_decay * params[i];
@@ -46,10 +47,11 @@ void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, flo
   }
 }
 
-RANKLAB_VECTORIZED
-void adamUpdate(float* __restrict params, const float* __restrict grads,
-                float* __restrict first_moment, float* __restrict second_moment, size_t n,
-                const AdamScalars& s) {
+RANKLAB_VECTORIZED(void, adamUpdate,
+                   (float* __restrict params, const float* __restrict grads,
+                    float* __restrict first_moment, float* __restrict second_moment, size_t n,
+                    const AdamScalars& s),
+                   (params, grads, first_moment, second_moment, n, s)) {
   for (size_t i = 0; i < n; ++i) {
     const float p = params[i] * s.decay_factor;
     const float g = grads[i] + s.l2 * p;

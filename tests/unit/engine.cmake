@@ -15,6 +15,8 @@ add_executable(engine_tests
   unit/trainer_test.cpp)
 target_link_libraries(engine_tests PRIVATE ranklab_engine GTest::gtest_main ZLIB::ZLIB)
 gtest_discover_tests(engine_tests TEST_PREFIX "engine." PROPERTIES TIMEOUT 120)
+# bf16 AMP end to end, where oneDNN has no bf16 matmul (the AVX2 and baseline builds).
+ranklab_discover_per_isa(engine_tests "engine." TEST_FILTER "DeviceSync.EveryHostStaged*")
 
 # Layers, networks and optimizers: pure math, no data files.
 add_executable(model_tests
@@ -27,6 +29,7 @@ add_executable(model_tests
   unit/optimizer_test.cpp)
 target_link_libraries(model_tests PRIVATE ranklab_engine GTest::gtest_main)
 gtest_discover_tests(model_tests TEST_PREFIX "model." PROPERTIES TIMEOUT 120)
+ranklab_discover_per_isa(model_tests "model.")
 
 add_executable(checkpoint_data_tests unit/checkpoint_test.cpp unit/checkpoint_compression_test.cpp
                unit/data_test.cpp)
@@ -46,6 +49,11 @@ target_link_libraries(torch_step_tests PRIVATE ranklab_engine GTest::gtest_main)
 target_compile_definitions(torch_step_tests PRIVATE RANKLAB_TORCH_REFERENCE_DIR="${torch_reference_dir}")
 gtest_discover_tests(torch_step_tests TEST_PREFIX "torch."
                      PROPERTIES FIXTURES_REQUIRED torch_reference TIMEOUT 60)
+foreach(isa avx2 default)
+  gtest_discover_tests(torch_step_tests TEST_PREFIX "torch.${isa}."
+                       PROPERTIES FIXTURES_REQUIRED torch_reference TIMEOUT 60
+                                  ENVIRONMENT "RANKLAB_CPU_ISA=${isa}")
+endforeach()
 
 # Training on the GPU against the CPU (ctest -L gpu); built everywhere, skipped without a GPU.
 add_executable(gpu_training_test unit/gpu_training_test.cpp unit/gpu_zero_test.cpp)

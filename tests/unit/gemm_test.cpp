@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/layers.h"
+#include "engine/model/models.h"
 #include "kernels/cpu/gemm.h"
 
 namespace ranklab {
@@ -153,6 +155,47 @@ TEST_P(Sgemm, OpenBlasDirectlyMatchesTheReference) {
   kernels::setBlasThreads(GetParam());
   checkAgainstReference({Trans::kYes, Trans::kYes, 70, 90, 110, 0.f, 2}, kernels::sgemmOpenBlas);
   checkAgainstReference({Trans::kNo, Trans::kYes, 33, 65, 129, 1.f, 5}, kernels::sgemmOpenBlas);
+}
+
+// The kernel each GEMM of the benchmark models takes (batch 64), as bench_kernel_choice's
+// table prints it: "layer: forward weight-grad input-grad". A choice, not a time: a change
+// here must come with the bench's rates that justify it. The tiles are sized per instruction
+// set, so the choice is the same for each.
+std::string choices(const Network& net, int threads) {
+  std::string said;
+  for (const auto& layer : net.layers()) {
+    const auto* weighted = dynamic_cast<const WeightedLayer*>(layer.get());
+    if (!weighted) continue;
+    said += (said.empty() ? "" : "; ") + layer->name() + ":";
+    for (const kernels::GemmShape& p : weighted->gemms(64)) {
+      said += std::string(" ") + kernels::gemmKernelName(kernels::chooseSgemmKernel(
+                                     p.trans_a, p.trans_b, p.m, p.n, p.k, threads, true));
+    }
+  }
+  return said;
+}
+
+TEST(SgemmKernelChoice, EachLayerOfTheBenchmarkModelsTakesTheTablesKernel) {
+  const Shape image{28, 28, 1};
+  const Network mlp = makeMlp(image, {256, 128}, 10, 0.f, 1);
+  const Network cnn = makeCnn(image, {16, 32}, 5, {}, 10, 0.f, 1);
+  const Network wide = makeCnn(image, {32, 64}, 5, {256, 128}, 10, 0.f, 1);
+  EXPECT_EQ(choices(mlp, 1),
+            "fc0: oneDNN oneDNN oneDNN; fc1: oneDNN oneDNN oneDNN; fc2: skinny oneDNN skinny");
+  EXPECT_EQ(choices(cnn, 1),
+            "conv0: skinny skinny skinny; conv1: skinny skinny skinny; fc0: skinny oneDNN skinny");
+  EXPECT_EQ(choices(wide, 1),
+            "conv0: skinny skinny skinny; conv1: skinny skinny skinny; fc0: oneDNN oneDNN oneDNN; "
+            "fc1: oneDNN oneDNN oneDNN; fc2: skinny oneDNN skinny");
+  // More threads: every product on oneDNN's one OpenMP team.
+  EXPECT_EQ(choices(cnn, 2),
+            "conv0: oneDNN oneDNN oneDNN; conv1: oneDNN oneDNN oneDNN; fc0: oneDNN oneDNN oneDNN");
+  // No oneDNN: OpenBLAS keeps what the skinny kernels leave.
+  EXPECT_EQ(kernels::chooseSgemmKernel(Trans::kNo, Trans::kYes, 64, 256, 784, 1, false),
+            kernels::GemmKernel::kOpenBlas);
+  // Nothing to sum over (k = 0): C = beta C, which OpenBLAS does.
+  EXPECT_EQ(kernels::chooseSgemmKernel(Trans::kNo, Trans::kNo, 64, 10, 0, 1, true),
+            kernels::GemmKernel::kOpenBlas);
 }
 
 }  // namespace

@@ -1,0 +1,107 @@
+// bench_kernel_choice: which kernel each GEMM of the benchmark models takes (batch 64), at
+// this process's BLAS threads and instruction set (RANKLAB_CPU_ISA), and its GFLOP/s beside
+// every other kernel that could compute it: a regression in the choice, or in a kernel on
+// one instruction set, shows as a changed row (bench/run-throughput prints it per ISA).
+// The rates are of the GEMM alone on warm operands; a convolution's forward and weight
+// gradient read the im2col matrix in place in training, here a formed one.
+// Usage: bench_kernel_choice [--threads T] [--batch N]
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "bench/bench_args.h"
+#include "bench/best_rate.h"
+#include "engine/model/layers.h"
+#include "engine/model/models.h"
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/gemm.h"
+
+namespace ranklab {
+namespace {
+
+using kernels::GemmKernel;
+using kernels::GemmShape;
+using kernels::Trans;
+
+Network model(const std::string& kind) {
+  const Shape image{28, 28, 1};
+  if (kind == "mlp") return makeMlp(image, {256, 128}, 10, 0.f, 1);
+  if (kind == "cnn") return makeCnn(image, {16, 32}, 5, {}, 10, 0.f, 1);
+  return makeCnn(image, {32, 64}, 5, {256, 128}, 10, 0.f, 1);
+}
+
+// GFLOP/s of `kernel` on the product, in batches of about 20 ms.
+double rate(GemmKernel kernel, const GemmShape& p) {
+  const int a_cols = p.trans_a == Trans::kNo ? p.k : p.m;
+  const int b_cols = p.trans_b == Trans::kNo ? p.n : p.k;
+  std::vector<float> a(static_cast<size_t>(p.m) * p.k, 0.5f),
+      b(static_cast<size_t>(p.k) * p.n, 0.25f);
+  std::vector<float> c(static_cast<size_t>(p.m) * p.n);
+  const double flops = 2.0 * p.m * p.n * p.k;
+  auto call = [&] {
+    kernels::sgemmWith(kernel, p.trans_a, p.trans_b, p.m, p.n, p.k, 1.f, a.data(), a_cols, b.data(),
+                       b_cols, 0.f, c.data(), p.n);
+  };
+  return bench::bestGflops(call, flops, std::max(3, static_cast<int>(2e9 / flops)));
+}
+
+int run(int argc, char** argv) {
+  int threads = 1, batch = 64;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if ((flag == "--threads" || flag == "--batch") && i + 1 < argc) {
+      (flag == "--threads" ? threads : batch) =
+          bench::integerOption("bench_kernel_choice", flag, argv[++i], 1);
+    } else {
+      std::fprintf(stderr,
+                   "bench_kernel_choice: unknown option %s (allowed: --threads T, --batch N)\n",
+                   flag.c_str());
+      return 2;
+    }
+  }
+  kernels::setBlasThreads(threads);
+  const char* isa = kernels::isaName(kernels::activeIsa());
+  std::printf(
+      "kernel choice: isa %s, %d thread(s), batch %d; GFLOP/s of each kernel that applies\n", isa,
+      threads, batch);
+  std::printf("%-8s %-7s %-11s %2s %6s %5s %6s | %-8s %7s | %7s %7s %8s\n", "model", "layer",
+              "gemm", "op", "m", "n", "k", "chosen", "GFLOP/s", "skinny", "oneDNN", "OpenBLAS");
+  for (const std::string kind : {"mlp", "cnn", "cnn-wide"}) {
+    const Network net = model(kind);
+    for (const auto& layer : net.layers()) {
+      const auto* weighted = dynamic_cast<const WeightedLayer*>(layer.get());
+      if (!weighted) continue;
+      for (const GemmShape& p : weighted->gemms(batch)) {
+        const GemmKernel chosen = kernels::sgemmKernel(p.trans_a, p.trans_b, p.m, p.n, p.k);
+        double rates[3] = {};
+        for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kOnednn, GemmKernel::kOpenBlas}) {
+          if (kernels::sgemmKernelApplies(k, p.trans_a, p.trans_b, p.n, p.k))
+            rates[static_cast<int>(k)] = rate(k, p);
+        }
+        auto cell = [](double r) {
+          return r > 0 ? std::to_string(static_cast<int>(r + 0.5)) : "-";
+        };
+        std::printf("%-8s %-7s %-11s %c%c %6d %5d %6d | %-8s %7.1f | %7s %7s %8s\n", kind.c_str(),
+                    layer->name().c_str(), p.what, p.trans_a == Trans::kYes ? 'T' : 'N',
+                    p.trans_b == Trans::kYes ? 'T' : 'N', p.m, p.n, p.k,
+                    kernels::gemmKernelName(chosen), rates[static_cast<int>(chosen)],
+                    cell(rates[0]).c_str(), cell(rates[1]).c_str(), cell(rates[2]).c_str());
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ranklab
+
+int main(int argc, char** argv) {
+  try {
+    return ranklab::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_kernel_choice: %s\n", e.what());
+    return 1;
+  }
+}
