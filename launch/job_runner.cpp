@@ -10,7 +10,6 @@
 #include <chrono>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <random>
@@ -23,7 +22,9 @@
 #include "engine/job/job_file.h"
 #include "launch/child_process.h"
 #include "launch/host_placement.h"
+#include "launch/private_dir.h"
 #include "launch/rank_watch.h"
+#include "launch/rejection_log.h"
 #include "launch/restart_plan.h"
 #include "launch/run_recorder.h"
 #include "storage/run_store.h"
@@ -45,24 +46,16 @@ std::string randomTag() {
   return text;
 }
 
-// The resolved job the ranks read; removed when the run ends.
+// The resolved job the ranks read, in a folder only this account can enter; removed with
+// it when the run ends (and by the next launcher if this one is killed).
 class ResolvedJobFile {
  public:
-  ResolvedJobFile(const JobSpec& job, int64_t run_id) {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("ranklab-job-" + std::to_string(getpid()) + "-" + std::to_string(run_id) + ".toml"))
-                .string();
-    std::ofstream out(path_);
-    out << toTomlText(job);
-    if (!out.flush()) throw std::runtime_error(path_ + ": cannot write the resolved job file");
-  }
-  ~ResolvedJobFile() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
+  ResolvedJobFile(const JobSpec& job, int64_t run_id)
+      : path_(dir_.write("job-" + std::to_string(run_id) + ".toml", toTomlText(job))) {}
   const std::string& path() const { return path_; }
 
  private:
+  PrivateDir dir_;
   std::string path_;
 };
 
@@ -122,46 +115,20 @@ std::vector<std::string> mpiEnvironment() {
 
 namespace {
 
-// Folders left by launchers that were killed outright (SIGKILL skips every destructor):
-// ranklab-mpi-<pid>-<n> whose process has exited.
-void removeStaleSegmentFolders(const std::filesystem::path& base) {
-  static const std::regex name(R"(^ranklab-mpi-(\d+)-\d+$)");
+std::string segmentParent() {
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(base, error)) {
-    std::smatch match;
-    const std::string file = entry.path().filename().string();
-    if (!std::regex_match(file, match, name)) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(match[1]));
-    // "gone" also for a zombie: a killed launcher may wait a while for its reaper.
-    if (processState(pid) == "gone") std::filesystem::remove_all(entry.path(), error);
-  }
+  return std::filesystem::is_directory("/dev/shm", error)
+             ? "/dev/shm"
+             : std::filesystem::temp_directory_path().string();
 }
 
 }  // namespace
 
-MpiSegmentFolder::MpiSegmentFolder() {
-  static std::atomic<int> launched{0};
-  const std::filesystem::path shm = "/dev/shm";
-  std::error_code error;
-  const auto base =
-      std::filesystem::is_directory(shm, error) ? shm : std::filesystem::temp_directory_path();
-  removeStaleSegmentFolders(base);
-  path_ = (base / ("ranklab-mpi-" + std::to_string(getpid()) + "-" + std::to_string(++launched)))
-              .string();
-  if (!std::filesystem::create_directory(path_, error) && error) {
-    throw std::runtime_error(
-        path_ + ": cannot create the folder for MPI's shared memory: " + error.message());
-  }
-}
-
-MpiSegmentFolder::~MpiSegmentFolder() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
+MpiSegmentFolder::MpiSegmentFolder() : dir_(segmentParent()) {}
 
 std::vector<std::string> MpiSegmentFolder::environment() const {
   auto env = mpiEnvironment();
-  env.push_back("OMPI_MCA_btl_vader_backing_directory=" + path_);
+  env.push_back("OMPI_MCA_btl_vader_backing_directory=" + path());
   return env;
 }
 
@@ -325,6 +292,7 @@ struct TelemetryIntake {
   RankWatch& watch;
   int world;
   Clock::time_point last_heard = Clock::now();  // launch counts: MPI start-up is silent too
+  RejectionLog rejections{};
 
   // Returns how many messages it took in.
   size_t operator()(int timeout_ms) {
@@ -336,9 +304,9 @@ struct TelemetryIntake {
       if (!envelope.has_heartbeat()) last_heard = now;
       recorder.ingest(envelope);
     }
-    for (const auto& rejected : collector.takeRejected()) {
-      recorder.launcherEvent("error", "rejected telemetry: " + rejected.reason);
-    }
+    for (const auto& rejected : collector.takeRejected())
+      rejections.add(rejected.peer, rejected.reason, now);
+    for (const std::string& text : rejections.due(now)) recorder.launcherEvent("error", text);
     for (int r = 0; r < world; ++r) recorder.setGaps(r, collector.gaps(r));
     recorder.flushIfDue();
     return envelopes.size();
@@ -385,6 +353,8 @@ void drainLate(double drain_s, TelemetryIntake& intake, ChildProcess& child, Mpi
   for (int i = 0; i < 30 && failed && output.verdict.causeOf(failed->rank).empty(); ++i)
     child.pump(10, std::ref(output));
   intake(0);
+  for (const std::string& text : intake.rejections.rest())
+    intake.recorder.launcherEvent("error", text);
 }
 
 }  // namespace

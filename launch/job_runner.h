@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/job/job_spec.h"
+#include "launch/private_dir.h"
 #include "launch/run_observer.h"
 #include "storage/records.h"
 
@@ -87,21 +88,18 @@ std::vector<std::string> mpiEnvironment();
 
 // A folder of its own for one mpirun's shared-memory segments (Open MPI's vader backing
 // files), removed with everything in it when this goes: a rank killed by a signal cannot
-// unlink its segment, which would otherwise stay in /dev/shm for good. Named
-// ranklab-mpi-<launcher pid>-<n> in /dev/shm (the temp folder where there is none).
+// unlink its segment, which would otherwise stay in /dev/shm for good. A PrivateDir in
+// /dev/shm (the temp folder where there is none): no other account can plant or enter it.
 class MpiSegmentFolder {
  public:
   MpiSegmentFolder();
-  ~MpiSegmentFolder();
-  MpiSegmentFolder(const MpiSegmentFolder&) = delete;
-  MpiSegmentFolder& operator=(const MpiSegmentFolder&) = delete;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return dir_.path(); }
   // mpiEnvironment() with the segments placed in this folder.
   std::vector<std::string> environment() const;
 
  private:
-  std::string path_;
+  PrivateDir dir_;
 };
 
 // Folder of the running executable (to find ranklab-worker beside it).

@@ -241,7 +241,8 @@ struct RunSummary {
   int64_t samples = 0;                  // training samples over all ranks
   double samples_per_s = 0;             // samples / run.train_s
   std::optional<double> test_accuracy;  // last evaluation
-  std::optional<double> test_loss;
+  std::optional<double> test_loss;      // NaN when diverged
+  bool diverged = false;                // a rank's last test loss was not finite
   int64_t bytes_tx = 0;
   int64_t bytes_raw = 0;       // uncompressed equivalent of bytes_tx (equal without a codec)
   int64_t overflow_steps = 0;  // AMP steps skipped for inf/NaN (the same on every rank)

@@ -62,8 +62,9 @@ SELECT rank, shard, MIN(key_begin), MAX(key_end), SUM(pushes), SUM(pulls), SUM(b
 FROM server_loads WHERE run_id = ? GROUP BY rank, shard ORDER BY rank)sql";
 
 constexpr const char* kReplaceEval = R"sql(
-INSERT OR REPLACE INTO evals (run_id, rank, step, epoch, test_loss, test_accuracy, time_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?))sql";
+INSERT OR REPLACE INTO evals (run_id, rank, step, epoch, test_loss, test_accuracy, time_ns,
+                             loss_nan)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?))sql";
 
 constexpr const char* kInsertEvent = R"sql(
 INSERT INTO events (run_id, rank, step, kind, text, time_ns) VALUES (?, ?, ?, ?, ?, ?))sql";
@@ -106,9 +107,11 @@ FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
   return sql;
 }
 
-// The last evaluation, averaged over the ranks that reported at that step; NULLs if none.
+// The last evaluation, averaged over the ranks that reported at that step, and whether any
+// rank's loss there was not finite (NaN, flagged; or +-inf); NULLs if none.
 constexpr const char* kLatestEval = R"sql(
-SELECT AVG(test_accuracy), AVG(test_loss) FROM evals
+SELECT AVG(test_accuracy), AVG(test_loss), MAX(loss_nan != 0 OR ABS(test_loss) > 1.7e308)
+FROM evals
 WHERE run_id = ?1 AND step = (SELECT MAX(step) FROM evals WHERE run_id = ?1))sql";
 
 void addRankTotals(Statement& statement, RunSummary& s) {
@@ -170,6 +173,8 @@ void addLatestEval(Statement& statement, RunSummary& s) {
   if (!q.next() || q.nextIsNull()) return;  // no evaluation yet
   s.test_accuracy = q.real();
   s.test_loss = q.real();
+  s.diverged = q.boolean();
+  if (s.diverged) s.test_loss = std::numeric_limits<double>::quiet_NaN();
 }
 
 void addRestarts(Statement& count_events, RunSummary& s) {
@@ -208,8 +213,8 @@ struct RunStore::Statements {
         selectSteps(db, file, "read steps",
                     selectStepsSql("run_id = ? ORDER BY rank, step").c_str()),
         selectEvals(db, file, "read evals",
-                    "SELECT run_id, rank, step, epoch, test_loss, test_accuracy, time_ns "
-                    "FROM evals WHERE run_id = ? ORDER BY step, rank"),
+                    "SELECT run_id, rank, step, epoch, test_loss, test_accuracy, time_ns, "
+                    "loss_nan FROM evals WHERE run_id = ? ORDER BY step, rank"),
         selectEvents(db, file, "read events",
                      "SELECT run_id, rank, step, kind, text, time_ns "
                      "FROM events WHERE run_id = ? ORDER BY id"),

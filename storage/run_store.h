@@ -19,7 +19,7 @@ namespace ranklab {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 12;
+  static constexpr int kSchemaVersion = 13;
 
   // Opens (creating folders and file as needed), migrates forward to kSchemaVersion and
   // marks `lost` the runs still `running` whose launcher on this host is gone.

@@ -263,10 +263,19 @@ ALTER TABLE spans ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 12;
 )sql";
 
+// A non-finite test loss (a diverged run): NaN went in as NULL and came out as 0 (the
+// column's default, under INSERT OR REPLACE), so a diverged run looked best. The flag keeps
+// it NaN, as loss_nan does for steps; evaluations stored before stay as they were.
+constexpr const char* kVersion13 = R"sql(
+ALTER TABLE evals ADD COLUMN loss_nan INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 13;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kVersion1}, {2, kVersion2},   {3, kVersion3},   {4, kVersion4},
-    {5, kVersion5}, {6, kVersion6},   {7, kVersion7},   {8, kVersion8},
-    {9, kVersion9}, {10, kVersion10}, {11, kVersion11}, {12, kVersion12},
+    {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4}, {5, kVersion5},
+    {6, kVersion6},   {7, kVersion7},   {8, kVersion8},   {9, kVersion9}, {10, kVersion10},
+    {11, kVersion11}, {12, kVersion12}, {13, kVersion13},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

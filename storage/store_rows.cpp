@@ -128,6 +128,7 @@ EvalRow readEval(Query& q) {
   e.test_loss = q.real();
   e.test_accuracy = q.real();
   e.time_ns = q.int64();
+  if (q.boolean()) e.test_loss = std::numeric_limits<double>::quiet_NaN();  // loss_nan
   return e;
 }
 
@@ -171,7 +172,11 @@ void writeServerLoad(Statement& statement, const ServerLoadRow& r) {
 
 void writeEval(Statement& statement, const EvalRow& e) {
   Query q(statement);
-  q.bind(e.run_id, e.rank, e.step, e.epoch, e.test_loss, e.test_accuracy, e.time_ns).run();
+  // SQLite cannot hold a NaN: it would arrive as NULL, and the column's default 0 with it.
+  const bool nan = std::isnan(e.test_loss);
+  q.bind(e.run_id, e.rank, e.step, e.epoch, nan ? 0.0 : e.test_loss, e.test_accuracy, e.time_ns,
+         nan)
+      .run();
 }
 
 void writeEvent(Statement& statement, const EventRow& e) {

@@ -44,9 +44,13 @@ CliArgs parseArgs(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--db")
+    if (a == "--db") {
       args.db = value();
-    else if (a == "--csv")
+      // An empty path would quietly mean the default store: say so instead.
+      if (args.db.empty())
+        throw UsageError("--db: the path is empty (name the store's file, or leave --db out for " +
+                         RunStore::defaultPath() + ")");
+    } else if (a == "--csv")
       args.csv = value();
     else if (a == "--trace")
       args.trace = value();
@@ -79,6 +83,13 @@ CliArgs parseArgs(int argc, char** argv) {
   }
   if (args.db.empty()) args.db = RunStore::defaultPath();
   return args;
+}
+
+void noMoreThan(const CliArgs& args, size_t count, const std::string& command) {
+  if (args.positional.size() > count) {
+    throw UsageError(command + ": unexpected argument \"" + args.positional[count] +
+                     "\" (it takes " + std::to_string(count - 1) + ")");
+  }
 }
 
 const std::string& positional(const CliArgs& args, size_t i, const char* what) {

@@ -35,5 +35,7 @@ CliArgs parseArgs(int argc, char** argv);
 const std::string& positional(const CliArgs& args, size_t i, const char* what);
 // positional[i] as a run id.
 int64_t runIdAt(const CliArgs& args, size_t i);
+// A UsageError naming the first word past the `count` that `command` takes.
+void noMoreThan(const CliArgs& args, size_t count, const std::string& command);
 
 }  // namespace ranklab

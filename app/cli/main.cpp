@@ -1,5 +1,6 @@
 // ranklab: run, validate and inspect distributed training jobs from a terminal.
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -41,7 +42,7 @@ commands:
   runs attach ID                                           follow a running run (launched elsewhere) to its end
   runs rename ID NAME                                      give a run a new name
   runs tag ID TAG... / runs untag ID TAG...                add or remove tags
-  runs export ID --csv FILE                                its step rows (one per rank per step)
+  runs export ID --csv FILE                                its step rows (one per rank per step; FILE "-": stdout)
   runs export ID --trace FILE.json                         Chrome Trace Event JSON (Perfetto, chrome://tracing)
   runs delete ID                                           remove a run and all its rows
   compare ID ID...                                         the settings that differ, summaries side by side
@@ -73,6 +74,7 @@ JobSpec loadWithOverrides(const CliArgs& args) {
 }
 
 int validateCommand(const CliArgs& args) {
+  noMoreThan(args, 2, "validate");
   const JobSpec job = loadWithOverrides(args);
   if (args.json) {
     std::cout << nlohmann::json{{"valid", true}, {"name", job.name}}.dump(2) << "\n";
@@ -84,9 +86,11 @@ int validateCommand(const CliArgs& args) {
 }
 
 JobRunner* g_active_runner = nullptr;
+volatile std::sig_atomic_t g_stop_signal = 0;
 
 // Ctrl-C stops the ranks cleanly (then forcibly) and still stores what they reported.
-void stopOnSignal(int) {
+void stopOnSignal(int signal) {
+  g_stop_signal = signal;
   if (g_active_runner != nullptr) g_active_runner->requestStop();
 }
 
@@ -124,6 +128,8 @@ int runJob(const CliArgs& args, int epochs,
     printSummary(std::cout, *summary);
   if (!outcome.error.empty())
     std::cerr << "run " << outcome.run_id << " failed: " << outcome.error << "\n";
+  // Stopped by a signal: 128 + its number, as shells expect (130 for Ctrl-C).
+  if (g_stop_signal != 0 && outcome.status != "done") return 128 + g_stop_signal;
   return outcome.status == "done" ? 0 : 1;
 }
 
@@ -139,6 +145,7 @@ JobSpec jobToRun(const CliArgs& args, const std::string& job_path) {
 }
 
 int runCommand(const CliArgs& args) {
+  noMoreThan(args, 2, "run");
   const std::string& job_path = positional(args, 1, "job file");
   const JobSpec job = jobToRun(args, job_path);
   return runJob(args, job.train.epochs, [&](JobRunner& runner, RunObserver& observer) {
@@ -146,9 +153,20 @@ int runCommand(const CliArgs& args) {
   });
 }
 
+// Where a resume of run `id` writes its checkpoints: beside run id's, named after it and the
+// time, never a file that exists ("run.ckpt" -> "run.ckpt.resume-of-3-1764207000").
+std::string resumedCheckpointPath(const std::string& checkpoint, int64_t id) {
+  const std::string base =
+      checkpoint + ".resume-of-" + std::to_string(id) + "-" + std::to_string(std::time(nullptr));
+  std::string path = base;
+  for (int n = 2; std::filesystem::exists(path); ++n) path = base + "-" + std::to_string(n);
+  return path;
+}
+
 // A stored run's job again, from the checkpoint it wrote, as a new run; on another number
 // of ranks (--ranks) it is an elastic resume.
 int resumeCommand(const CliArgs& args) {
+  noMoreThan(args, 2, "resume");
   const int64_t id = runIdAt(args, 1);
   RunStore store(args.db);
   const auto run = store.run(id);
@@ -162,13 +180,20 @@ int resumeCommand(const CliArgs& args) {
   }
   if (!std::filesystem::exists(checkpoint))
     throw std::runtime_error(checkpoint + ": run " + std::to_string(id) + "'s checkpoint is gone");
-  JobOverrides overrides = {"train.resume_from=" + nlohmann::json(checkpoint).dump()};
+  // The resumed run's checkpoints are its own: writing them over run ID's would make the
+  // next `resume ID` start later than this one did.
+  const std::string own = resumedCheckpointPath(checkpoint, id);
+  JobOverrides overrides = {"train.resume_from=" + nlohmann::json(checkpoint).dump(),
+                            "train.checkpoint_path=" + nlohmann::json(own).dump()};
   const int world = args.ranks.value_or(stored.parallel.ranks);
   overrides.push_back("parallel.ranks=" + std::to_string(world));
   if (world != stored.parallel.ranks) overrides.push_back("train.elastic=true");
   overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
   JobSpec job = parseJob(run->job_toml, "run " + std::to_string(id) + "'s job", overrides);
   job.faults.clear();  // the faults a demo injected are history, not part of the job to go on
+  if (!args.quiet && !args.json)
+    std::cerr << "resuming run " << id << " from " << checkpoint
+              << "; this run's checkpoints go to " << own << "\n";
   return runJob(args, job.train.epochs, [&](JobRunner& runner, RunObserver& observer) {
     return runner.run(job, run->job_path, observer);
   });

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/cli/terminal_text.h"
+
 namespace ranklab {
 
 namespace {
@@ -88,14 +90,19 @@ void ProgressPrinter::onEvent(const EventRow& event) {
   // What went wrong and what the launcher did about it show even with --quiet.
   const bool always = event.kind == "error" || event.kind == "fault" || event.kind == "failure" ||
                       event.kind == "restart" || event.kind == "resumed" || event.kind == "elastic";
-  if (always || !quiet_) {
-    std::fprintf(stderr, "  [%s] rank %d: %s\n", event.kind.c_str(), event.rank,
-                 event.text.c_str());
-  }
+  if (!always && quiet_) return;
+  // A restart, a resume or an elastic change is the launcher's act (its rank field names
+  // the rank that failed, which the text says too).
+  const bool launchers =
+      event.kind == "restart" || event.kind == "resumed" || event.kind == "elastic";
+  const std::string who = launchers ? "launcher" : "rank " + std::to_string(event.rank);
+  std::fprintf(stderr, "  [%s] %s: %s\n", event.kind.c_str(), who.c_str(),
+               terminalSafe(event.text).c_str());
 }
 
 void ProgressPrinter::onOutput(int rank, bool is_stderr, const std::string& line) {
-  std::fprintf(stderr, "  [rank %d%s] %s\n", rank, is_stderr ? " err" : "", line.c_str());
+  std::fprintf(stderr, "  [rank %d%s] %s\n", rank, is_stderr ? " err" : "",
+               terminalSafe(line).c_str());
 }
 
 }  // namespace ranklab

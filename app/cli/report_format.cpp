@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/cli/layout_json.h"
+#include "app/cli/terminal_text.h"
 
 namespace ranklab {
 
@@ -45,6 +46,12 @@ double meanMsPerStep(const RunSummary& s, double RankSummary::*seconds) {
   return counted ? sum / counted : 0;
 }
 
+// The last test loss, "-" before any evaluation, "diverged (not finite)" after a NaN or inf.
+std::string testLossText(const RunSummary& s) {
+  if (s.diverged) return "diverged (not finite)";
+  return s.test_loss ? format("%.4f", *s.test_loss) : std::string("-");
+}
+
 // The rows of the side-by-side summary: a metric's name and its text for one run.
 struct ComparedMetric {
   const char* name;
@@ -53,7 +60,7 @@ struct ComparedMetric {
 
 const std::vector<ComparedMetric>& comparedMetrics() {
   static const std::vector<ComparedMetric> metrics = {
-      {"name", [](const RunSummary& s) { return s.run.name; }},
+      {"name", [](const RunSummary& s) { return terminalSafe(s.run.name); }},
       {"status", [](const RunSummary& s) { return s.run.status; }},
       {"ranks", [](const RunSummary& s) { return std::to_string(s.run.world); }},
       {"strategy", [](const RunSummary& s) { return s.run.strategy + "/" + s.run.algorithm; }},
@@ -66,10 +73,7 @@ const std::vector<ComparedMetric>& comparedMetrics() {
        [](const RunSummary& s) {
          return s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
        }},
-      {"test loss",
-       [](const RunSummary& s) {
-         return s.test_loss ? format("%.4f", *s.test_loss) : std::string("-");
-       }},
+      {"test loss", [](const RunSummary& s) { return testLossText(s); }},
       {"sent", [](const RunSummary& s) { return sentWithRatio(s.bytes_tx, s.bytes_raw); }},
       {"compute ms/step",
        [](const RunSummary& s) {
@@ -203,7 +207,8 @@ nlohmann::json summaryJson(const RunSummary& s) {
                          {"train_s", s.run.train_s},
                          {"samples_per_s", s.samples_per_s},
                          {"test_accuracy", optional(s.test_accuracy)},
-                         {"test_loss", optional(s.test_loss)},
+                         {"test_loss", s.diverged ? nlohmann::json() : optional(s.test_loss)},
+                         {"diverged", s.diverged},
                          {"bytes_tx", s.bytes_tx},
                          {"bytes_raw", s.bytes_raw},
                          {"overflow_steps", s.overflow_steps},
@@ -232,9 +237,9 @@ nlohmann::json runRowJson(const RunRow& r) {
 
 void printSummary(std::ostream& out, const RunSummary& s) {
   const auto accuracy = s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
-  const auto loss = s.test_loss ? format("%.4f", *s.test_loss) : std::string("-");
-  out << format("run %lld  %s  [%s]\n", static_cast<long long>(s.run.id), s.run.name.c_str(),
-                s.run.status.c_str())
+  const std::string loss = testLossText(s);
+  out << format("run %lld  %s  [%s]\n", static_cast<long long>(s.run.id),
+                terminalSafe(s.run.name).c_str(), s.run.status.c_str())
       << format("  %d ranks, %s/%s, codec %s, %s, %d epochs\n", s.run.world, s.run.strategy.c_str(),
                 s.run.algorithm.c_str(), s.run.codec.c_str(), s.run.amp.c_str(), s.run.epochs)
       << format("  steps %lld   samples %lld   wall %.2f s   training %.2f s   %.0f samples/s\n",
@@ -311,8 +316,8 @@ void printRunList(std::ostream& out, const std::vector<RunRow>& runs) {
   for (const auto& r : runs) {
     const std::string strategy = r.strategy + "/" + r.algorithm;
     out << format("%5lld  %-20.20s  %-20s  %-8s  %5d  %-16.16s  %8.1f\n",
-                  static_cast<long long>(r.id), r.name.c_str(), r.created.c_str(), r.status.c_str(),
-                  r.world, strategy.c_str(), r.wall_s);
+                  static_cast<long long>(r.id), terminalSafe(r.name).c_str(), r.created.c_str(),
+                  r.status.c_str(), r.world, strategy.c_str(), r.wall_s);
   }
   if (runs.empty()) out << "(no runs yet: try `ranklab run resources/jobs/quickstart.toml`)\n";
 }

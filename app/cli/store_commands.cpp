@@ -7,6 +7,7 @@
 
 #include "app/cli/attach_command.h"
 #include "app/cli/report_format.h"
+#include "engine/job/control_characters.h"
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
@@ -88,21 +89,29 @@ int editTags(RunStore& store, const CliArgs& args, int64_t id, bool add) {
 int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
   if (args.csv.empty() && args.trace.empty())
     throw UsageError("runs export ID needs --csv FILE or --trace FILE.json (or both)");
+  // "-" is standard output: the export alone goes there, and what was written is said on
+  // standard error.
+  const bool to_stdout = args.csv == "-" || args.trace == "-";
+  if (args.csv == "-" && args.trace == "-")
+    throw UsageError("runs export: --csv - and --trace - would both write to standard output");
+  if (to_stdout && args.json)
+    throw UsageError("runs export: --json and an export to standard output (\"-\") would mix");
+  std::ostream& report = to_stdout ? std::cerr : std::cout;
   nlohmann::json result{{"id", id}};
   if (!args.csv.empty()) {
     const int64_t rows = exportStepsCsv(store, id, args.csv);
     result["rows"] = rows;
     result["csv"] = args.csv;
     if (!args.json)
-      std::cout << "run " << id << ": " << rows << " step rows written to " << args.csv << "\n";
+      report << "run " << id << ": " << rows << " step rows written to " << args.csv << "\n";
   }
   if (!args.trace.empty()) {
     const int64_t events = exportChromeTrace(store, id, args.trace);
     result["trace_events"] = events;
     result["trace"] = args.trace;
     if (!args.json)
-      std::cout << "run " << id << ": " << events << " trace events written to " << args.trace
-                << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
+      report << "run " << id << ": " << events << " trace events written to " << args.trace
+             << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   }
   if (args.json) std::cout << result.dump(2) << "\n";
   return 0;
@@ -111,8 +120,19 @@ int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
 }  // namespace
 
 int runsCommand(const CliArgs& args) {
+  static const std::set<std::string> verbs = {"list",   "show", "attach", "delete",
+                                              "rename", "tag",  "untag",  "export"};
   const std::string& verb =
       positional(args, 1, "runs verb (list, show, attach, delete, rename, tag, untag, export)");
+  if (!verbs.count(verb)) {
+    throw UsageError("unknown runs verb \"" + verb +
+                     "\" (allowed: list, show, attach, delete, rename, tag, untag, export)");
+  }
+  // Words past what a verb takes are refused, not ignored: `runs delete 3 4` deletes no 4.
+  if (verb == "list") noMoreThan(args, 2, "runs list");
+  if (verb == "rename") noMoreThan(args, 4, "runs rename");
+  if (verb != "list" && verb != "rename" && verb != "tag" && verb != "untag")
+    noMoreThan(args, 3, "runs " + verb);
   RunStore store(args.db);
   if (verb == "list") return listRuns(store, args);
   const int64_t id = runIdAt(args, 2);
@@ -123,18 +143,17 @@ int runsCommand(const CliArgs& args) {
   if (verb == "rename") {
     const std::string& name = positional(args, 3, "new name");
     if (name.empty()) throw UsageError("runs rename: the new name is empty");
+    if (const auto bad = controlCharacterIn(name))
+      throw UsageError("runs rename: the new name must not contain control characters (" + *bad +
+                       ")");
     summaryOrThrow(store, args, id);
     store.renameRun(id, name);
     if (!args.json) std::cout << "run " << id << " renamed to \"" << name << "\"\n";
     return 0;
   }
-  if (verb == "delete") {
-    store.deleteRun(id);
-    if (!args.json) std::cout << "deleted run " << id << "\n";
-    return 0;
-  }
-  throw UsageError("unknown runs verb \"" + verb +
-                   "\" (allowed: list, show, attach, delete, rename, tag, untag, export)");
+  store.deleteRun(id);  // "delete", the last verb
+  if (!args.json) std::cout << "deleted run " << id << "\n";
+  return 0;
 }
 
 int compareCommand(const CliArgs& args) {

@@ -50,6 +50,16 @@ bool tryReceive(zmq::socket_t& socket, zmq::message_t& message, const std::strin
   }
 }
 
+// Who sent a message: libzmq's "Peer-Address" of its TCP connection, "" if it has none.
+std::string peerAddress(zmq::message_t& message) {
+  try {
+    const char* address = message.gets("Peer-Address");
+    return address ? address : "";
+  } catch (const zmq::error_t&) {
+    return "";
+  }
+}
+
 // Why a decoded envelope cannot be accepted, or "" when it can.
 std::string whyInvalid(const telemetry::Envelope& envelope, const std::string& run_id, int world) {
   if (envelope.version() != kWireVersion)
@@ -80,11 +90,11 @@ DecodedMessage decodeMessage(const void* bytes, size_t size, const std::string& 
   telemetry::Envelope envelope;
   if (size > static_cast<size_t>(INT32_MAX) ||
       !envelope.ParseFromArray(bytes, static_cast<int>(size))) {
-    decoded.rejected = {-1, "undecodable " + std::to_string(size) + " bytes"};
+    decoded.rejected = {-1, "undecodable " + std::to_string(size) + " bytes", ""};
     return decoded;
   }
   if (std::string reason = whyInvalid(envelope, run_id, world); !reason.empty()) {
-    decoded.rejected = {envelope.rank(), std::move(reason)};
+    decoded.rejected = {envelope.rank(), std::move(reason), ""};
     return decoded;
   }
   decoded.envelope = std::move(envelope);
@@ -148,6 +158,7 @@ std::vector<telemetry::Envelope> Collector::receive(int timeout_ms, size_t max_m
     if (!tryReceive(socket_->pull, message, endpoint_)) break;
     DecodedMessage decoded = decodeMessage(message.data(), message.size(), run_id_, world_);
     if (!decoded.envelope) {
+      decoded.rejected.peer = peerAddress(message);
       rejected_.push_back(std::move(decoded.rejected));
       continue;
     }
@@ -170,8 +181,10 @@ void Collector::answerSecurityRequests() {
     // Refused peers retry every 100 ms or so: each address is listed once, not each try.
     const std::string address = frames.size() > 3 ? frames[3].to_string() : "?";
     if (!allowed && refused_addresses_.insert(address).second)
-      rejected_.push_back({-1, "a connection from " + address +
-                                   " without this run's CURVE key was refused (listed once)"});
+      rejected_.push_back({-1,
+                           "a connection from " + address +
+                               " without this run's CURVE key was refused (listed once)",
+                           address});
     std::array<zmq::const_buffer, 6> reply = {
         zmq::str_buffer("1.0"),
         zmq::buffer(frames.size() > 1 ? frames[1].data() : nullptr,

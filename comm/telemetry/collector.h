@@ -19,6 +19,7 @@ inline constexpr uint32_t kWireVersion = 1;
 struct RejectedMessage {
   int rank = -1;
   std::string reason;
+  std::string peer;  // the sender's address ("127.0.0.1"), "" when not known
 };
 
 // One message off the wire: the envelope when it decodes and is valid for `run_id` and

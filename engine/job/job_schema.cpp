@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "comm/collectives/allreduce_registry.h"
+#include "engine/job/control_characters.h"
 
 namespace ranklab::job_detail {
 
@@ -194,6 +195,11 @@ Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> a
               return;
             }
             const std::string& v = text->get();
+            // A name or a path with ESC, NUL or a newline in it only ever garbles a terminal.
+            if (const auto bad = controlCharacterIn(v)) {
+              log.add(value.source(), path, "must not contain control characters (" + *bad + ")");
+              return;
+            }
             if (allowed.empty() && v.empty() && empty == EmptyText::kRejected) {
               log.add(value.source(), path, "must not be empty");
               return;

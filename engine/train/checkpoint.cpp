@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -303,7 +304,56 @@ void removeAbandonedTemporaries(const std::string& path) {
   }
 }
 
+namespace {
+
+// A CRC that checks says the bytes are the writer's, not that they make sense: each field
+// within what a run can have written, named in the error (issue 33, item 7).
+void checkCount(const std::string& path, const char* field, int64_t value, int64_t least) {
+  if (value < least) {
+    throw CheckpointError(path + ": field \"" + field + "\" is " + std::to_string(value) +
+                          "; a run writes " + std::to_string(least) + " or more");
+  }
+}
+
+void checkFinite(const std::string& path, const std::string& field,
+                 const std::vector<float>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      throw CheckpointError(path + ": field \"" + field + "\" holds a non-finite value at " +
+                            std::to_string(i) + " (" + std::to_string(values[i]) +
+                            "): a checkpoint is written only from finite parameters");
+    }
+  }
+}
+
+void checkFields(const Checkpoint& c, const std::string& path) {
+  checkCount(path, "step", c.step, 0);
+  checkCount(path, "epoch", c.epoch, 1);
+  // (Not bounded by step: after an elastic resume, steps keep their numbers while the epoch
+  // is counted in the new world's steps. The run checks it against its epoch's length.)
+  checkCount(path, "step_in_epoch", c.step_in_epoch, 0);
+  checkCount(path, "world", c.world, 1);
+  checkCount(path, "batch_size", c.batch_size, 1);
+  checkCount(path, "optimizer.steps", c.optimizer_state.steps, 0);
+  checkFinite(path, "params", c.params);
+  for (const auto& [name, values] : c.optimizer_state.tensors)
+    checkFinite(path, "optimizer.state." + name, values);
+  if (c.has_loss_scale) {
+    if (!std::isfinite(c.loss_scale) || c.loss_scale <= 0) {
+      throw CheckpointError(path + ": field \"amp.loss_scale\" is " + std::to_string(c.loss_scale) +
+                            "; a loss scale is finite and positive");
+    }
+    checkCount(path, "amp.clean_steps", c.loss_scale_clean_steps, 0);
+    checkCount(path, "amp.skipped_steps", c.loss_scale_skipped_steps, 0);
+  }
+}
+
+}  // namespace
+
 Checkpoint readCheckpoint(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw CheckpointError(path + ": is a folder, not a checkpoint file");
   std::ifstream in(path, std::ios::binary);
   if (!in) failWith(path, "open the checkpoint");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -367,6 +417,7 @@ Checkpoint parseCheckpoint(const std::string& bytes, const std::string& path) {
   }
   c.version = version;
   if (version >= 2) readCodecStates(records, c);
+  checkFields(c, path);
   return c;
 }
 

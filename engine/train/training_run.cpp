@@ -196,6 +196,13 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   if (!job_.train.resume_from.empty()) {
     saved = readCheckpoint(job_.train.resume_from);
     at_ = resumeFrom(job_, *saved, peers_, model_, *optimizer_, scaler_ ? &*scaler_ : nullptr);
+    // Within this job's epoch: more steps of it than it has would train nothing and end "done".
+    if (at_.step_in_epoch > steps_per_epoch_) {
+      throw CheckpointError(job_.train.resume_from + ": field \"step_in_epoch\" is " +
+                            std::to_string(saved->step_in_epoch) + " steps into epoch " +
+                            std::to_string(saved->epoch) + ", which has " +
+                            std::to_string(steps_per_epoch_) + " steps in this job");
+    }
     observer_.onEvent(
         "checkpoint",
         "resumed from " + job_.train.resume_from + " after step " + std::to_string(at_.step),

@@ -2,12 +2,15 @@
 // run store of its own.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/support/temp_folder.h"
 
@@ -30,6 +33,22 @@ inline CliResult runCli(const std::string& args, const std::string& prefix = "")
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// Starts `ranklab ARGS` in the background with its output in `log`; returns its pid.
+inline pid_t startInBackground(const std::vector<std::string>& args, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    std::vector<char*> argv{const_cast<char*>(RANKLAB_CLI)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(RANKLAB_CLI, argv.data());
+    _exit(127);
+  }
+  return pid;
 }
 
 // The JSON document at the end of the output (progress lines come before it).

@@ -285,21 +285,7 @@ TEST_F(Cli, MissingDatasetFailsClearlyAndTheRunIsKept) {
   EXPECT_EQ(nlohmann::json::parse(shown.out)["status"], "failed");
 }
 
-// Starts `ranklab ARGS` in the background with its output in `log`; returns its pid.
-pid_t startInBackground(const std::vector<std::string>& args, const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, STDOUT_FILENO);
-    dup2(fd, STDERR_FILENO);
-    std::vector<char*> argv{const_cast<char*>(RANKLAB_CLI)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(RANKLAB_CLI, argv.data());
-    _exit(127);
-  }
-  return pid;
-}
+using ranklab::testing::startInBackground;
 
 // Steps stored so far for run 1, or -1 while the run is not there yet.
 int64_t storedSteps(const std::string& db) {
@@ -356,8 +342,8 @@ void stopLaunchedRuns() {
 // The pid of one ranklab-worker of the run `launcher` started, 0 if none. The launcher's job
 // file is named after its pid; mpirun's command line is not a worker's.
 int firstWorkerOf(pid_t launcher) {
-  const auto workers = ranklab::testing::processesMatching(
-      "^[^ ]*ranklab-worker --job .*ranklab-job-" + std::to_string(launcher) + "-");
+  const auto workers = ranklab::testing::processesMatching("^[^ ]*ranklab-worker --job .*ranklab-" +
+                                                           std::to_string(launcher) + "-");
   return workers.empty() ? 0 : workers.front();
 }
 
@@ -374,7 +360,7 @@ TEST_F(Cli, InterruptStopsTheRanksAndKeepsWhatTheyReported) {
   std::ifstream log(folder_.file("run.log"));
   const std::string out((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   ASSERT_TRUE(WIFEXITED(status)) << out;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << "128 + SIGINT, as shells expect\n" << out;
   const auto shown = run("runs show 1 --json --db " + db());
   ASSERT_EQ(shown.exit_code, 0) << shown.out;
   const auto s = nlohmann::json::parse(shown.out);
@@ -394,6 +380,49 @@ TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
   EXPECT_NE(unknown.out.find("allowed: run, resume, validate, runs, compare, bench, version"),
             std::string::npos)
       << unknown.out;
+}
+
+// Issue 33, item 3: a run whose test loss went NaN was stored with test loss 0 and ranked
+// best. Now it is "diverged" in the summary, the JSON and the comparison.
+TEST_F(Cli, ADivergedRunIsShownDivergedNeverWithLossZero) {
+  const std::string spirals = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/spirals.toml";
+  const auto r = run("run " + spirals +
+                     " --set train.epochs=1 --set train.optimizer='\"sgd\"' --set train.lr=10"
+                     " --set train.momentum=0.99 --set 'model.layers=[4096,4096]' --quiet --db " +
+                     db());
+  EXPECT_NE(r.out.find("test loss diverged (not finite)"), std::string::npos) << r.out;
+  const auto shown = run("runs show 1 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto json = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(json["diverged"], true);
+  EXPECT_TRUE(json["test_loss"].is_null()) << json["test_loss"];
+  const auto fine = run("run " + spirals + " --set train.epochs=1 --quiet --db " + db());
+  ASSERT_EQ(fine.exit_code, 0) << fine.out;
+  const auto compared = run("compare 1 2 --db " + db());
+  EXPECT_NE(compared.out.find("diverged (not finite)"), std::string::npos) << compared.out;
+}
+
+// Issue 33, item 9: what used to be ignored or misread is refused, naming what is wrong.
+TEST_F(Cli, StrayWordsEmptyStoresAndControlCharactersAreRefused) {
+  const auto verb = run("runs frob --db " + db());
+  EXPECT_EQ(verb.exit_code, 2);
+  EXPECT_NE(verb.out.find("unknown runs verb \"frob\" (allowed: list, show,"), std::string::npos)
+      << verb.out;
+  const auto extra = run("validate " + quickstart() + " " + quickstart());
+  EXPECT_EQ(extra.exit_code, 2);
+  EXPECT_NE(extra.out.find("validate: unexpected argument"), std::string::npos) << extra.out;
+  const auto list = run("runs list extra --db " + db());
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_NE(list.out.find("runs list: unexpected argument \"extra\""), std::string::npos)
+      << list.out;
+  const auto empty_db = run("runs list --db ''");
+  EXPECT_EQ(empty_db.exit_code, 2);
+  EXPECT_NE(empty_db.out.find("--db: the path is empty"), std::string::npos) << empty_db.out;
+  const auto escape = run("validate " + quickstart() + " --set 'name=\"\\u001b[31mRED\"'");
+  EXPECT_EQ(escape.exit_code, 2);
+  EXPECT_NE(escape.out.find("must not contain control characters (\\x1b at offset 0)"),
+            std::string::npos)
+      << escape.out;
 }
 
 // --ranks 0, -3 or "4x" used to be dropped silently and the job file's ranks ran instead.
@@ -475,7 +504,7 @@ TEST_F(Cli, RunDeletedWhileRunningIsNamedAndItsRanksStop) {
 TEST_F(Cli, KilledRankLeavesNoSharedMemorySegmentsBehind) {
   const pid_t pid = startLongRunWithSteps(db(), folder_.file("run.log"));
   ASSERT_GT(pid, 0);
-  const std::string prefix = "ranklab-mpi-" + std::to_string(pid) + "-";
+  const std::string prefix = "ranklab-" + std::to_string(pid) + "-";
   std::vector<std::filesystem::path> folders;
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
     if (entry.path().filename().string().rfind(prefix, 0) == 0) folders.push_back(entry.path());

@@ -69,12 +69,12 @@ class Faults : public ranklab::testing::CliTest {
   // (Only this run's: CTest runs other tests' ranks beside it.)
   static void expectNothingLeft(const std::string& cli_output) {
     std::smatch m;
-    ASSERT_TRUE(
-        std::regex_search(cli_output, m, std::regex(R"(--job (\S*ranklab-job-(\d+)-\d+\.toml))")))
+    ASSERT_TRUE(std::regex_search(cli_output, m,
+                                  std::regex(R"(--job (\S*ranklab-(\d+)-\w{6}/job-\d+\.toml))")))
         << cli_output;
     EXPECT_TRUE(ranklab::testing::processesMatching("ranklab-worker --job " + m[1].str()).empty())
         << "a rank process outlived its run";
-    const std::string segments = "ranklab-mpi-" + m[2].str() + "-";
+    const std::string segments = "ranklab-" + m[2].str() + "-";
     for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
       EXPECT_NE(entry.path().filename().string().rfind(segments, 0), 0u) << entry.path();
   }

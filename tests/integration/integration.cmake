@@ -13,6 +13,17 @@ add_executable(host_placement_test integration/host_placement_test.cpp)
 target_link_libraries(host_placement_test PRIVATE ranklab_launch GTest::gmock GTest::gtest_main)
 gtest_discover_tests(host_placement_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 60)
 
+# The launcher's private folders for what it hands the ranks (real files, modes, links).
+add_executable(private_dir_test integration/private_dir_test.cpp unit/rejection_log_test.cpp)
+target_link_libraries(private_dir_test PRIVATE ranklab_launch GTest::gtest_main)
+gtest_discover_tests(private_dir_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 60)
+
+# Text from ranks and the store made inert before it reaches a terminal.
+add_executable(terminal_text_test unit/terminal_text_test.cpp ${PROJECT_SOURCE_DIR}/app/cli/terminal_text.cpp)
+target_include_directories(terminal_text_test PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(terminal_text_test PRIVATE GTest::gtest_main)
+gtest_discover_tests(terminal_text_test TEST_PREFIX "cli." PROPERTIES TIMEOUT 30)
+
 # Tests of the real `ranklab` CLI. Each case launches mpirun with up to 4 ranks on 2 cores:
 # run them one at a time.
 function(ranklab_cli_test name)
@@ -30,6 +41,9 @@ ranklab_cli_test(strategies_test)
 ranklab_cli_test(cli_store_test)
 ranklab_cli_test(fault_test)
 ranklab_cli_test(restart_test)
+# A forged ZeroMQ sender floods a real run's collector (needs cppzmq beside the store).
+ranklab_cli_test(telemetry_flood_test)
+target_link_libraries(telemetry_flood_test PRIVATE cppzmq)
 # The workbench's way to run a job: a detached launcher, signals, a follower of the store.
 ranklab_cli_test(detached_run_test)
 target_link_libraries(detached_run_test PRIVATE ranklab_launch)

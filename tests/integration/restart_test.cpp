@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <string>
@@ -159,14 +160,25 @@ TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
   ASSERT_GE(losses(1).size(), 40u);
   ASSERT_EQ(::kill(launcher, SIGKILL), 0);
   usleep(300'000);
-  const std::string folder = "/dev/shm/ranklab-mpi-" + std::to_string(launcher) + "-1";
-  ASSERT_TRUE(std::filesystem::exists(folder)) << "SIGKILL skips the launcher's clean-up";
+  // Its private folders (launch/private_dir.h): the MPI segments' in /dev/shm, the job's in
+  // the temp folder, both ranklab-<launcher pid>-XXXXXX.
+  const std::string prefix = "ranklab-" + std::to_string(launcher) + "-";
+  auto foldersLeft = [&] {
+    int found = 0;
+    for (const auto& base :
+         {std::filesystem::path("/dev/shm"), std::filesystem::temp_directory_path()}) {
+      for (const auto& entry : std::filesystem::directory_iterator(base))
+        found += entry.path().filename().string().rfind(prefix, 0) == 0;
+    }
+    return found;
+  };
+  ASSERT_EQ(foldersLeft(), 2) << "SIGKILL skips the launcher's clean-up";
 
   ranklab::RunStore store(db());
   EXPECT_EQ(store.run(1)->status, "lost");
   // The dead launcher's mpirun loses its output pipe and ends; its ranks with it. (Only this
   // launcher's job file is looked for: CTest runs other tests' ranks beside this one.)
-  const std::string its_job = "ranklab-job-" + std::to_string(launcher) + "-[0-9]+\\.toml";
+  const std::string its_job = prefix + "[A-Za-z0-9]{6}/job-[0-9]+\\.toml";
   bool ranks_gone = false;
   for (int i = 0; i < 100 && !ranks_gone; ++i, usleep(100'000))
     ranks_gone = ranklab::testing::processesMatching(its_job).empty();
@@ -177,7 +189,7 @@ TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
   ASSERT_EQ(next.exit_code, 0) << next.out;
   const auto quick = run(quickstart(), "--set train.epochs=1 --ranks 2");
   ASSERT_EQ(quick.exit_code, 0) << quick.out;
-  EXPECT_FALSE(std::filesystem::exists(folder));
+  EXPECT_EQ(foldersLeft(), 0) << "the next launcher removes a dead one's folders";
 }
 
 // `ranklab resume ID --ranks 2` continues a 4-rank run's checkpoint on 2 ranks as a new run:
@@ -209,6 +221,37 @@ TEST_F(Restarts, AnElasticResumeGoesOnWithTheEpochOnFewerRanks) {
   }
   ASSERT_TRUE(summary->test_accuracy);
   EXPECT_GT(*summary->test_accuracy, 0.7);
+}
+
+// Issue 33, item 8: `resume 1` wrote its checkpoints over run 1's, so a second `resume 1`
+// started where the first resume had got to. Now each resume writes its own, and `resume 1`
+// always goes on from run 1's last checkpoint.
+TEST_F(Restarts, EachResumeWritesItsOwnCheckpointsAndLeavesTheOriginals) {
+  const auto first = run(job(""), "--set train.max_steps=30");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const std::string original = folder_.file("run.ckpt");
+  auto bytesOf = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytesOf(original);
+  ASSERT_FALSE(before.empty());
+  const auto firstStepOf = [&](int64_t run_id) {
+    int64_t lo = -1;
+    for (const auto& s : ranklab::RunStore(db()).steps(run_id))
+      lo = lo < 0 ? s.step : std::min(lo, s.step);
+    return lo;
+  };
+  for (int64_t resumed_id : {2, 3}) {
+    const auto resumed = runCli("resume 1 --set train.max_steps=60 --db " + db());
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+    EXPECT_NE(resumed.out.find("this run's checkpoints go to " + original + ".resume-of-1-"),
+              std::string::npos)
+        << resumed.out;
+    EXPECT_EQ(firstStepOf(resumed_id), 31)
+        << "run " << resumed_id << " goes on from run 1's step 30";
+    EXPECT_EQ(bytesOf(original), before) << "run 1's checkpoint was overwritten";
+  }
 }
 
 // ZeRO's shards follow the world: a ZeRO-2 run on 4 ranks resumed on 2 deals the optimizer

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -204,6 +205,38 @@ TEST_F(CheckpointFile, ForeignNewerCorruptedAndMissingFilesAreRefusedClearly) {
       << missing;
 }
 
+// Issue 33, item 7: a checkpoint whose CRC checks but whose fields make no sense (a negative
+// step, more steps of the epoch than of the run, NaN parameters, a folder for a path) is
+// refused, naming the file and the field.
+TEST_F(CheckpointFile, ACrcValidCheckpointWithNonsenseFieldsIsRefusedNamingTheField) {
+  auto refusalOf = [&](const std::function<void(Checkpoint&)>& spoil) {
+    Checkpoint c = sample();
+    spoil(c);
+    writeCheckpoint(path("bad.ckpt"), c);  // the writer checks nothing: the CRC will pass
+    return readError(path("bad.ckpt"));
+  };
+  const std::string file = path("bad.ckpt") + ": ";
+  EXPECT_EQ(refusalOf([](Checkpoint& c) { c.step = -5; }),
+            file + "field \"step\" is -5; a run writes 0 or more");
+  EXPECT_EQ(refusalOf([](Checkpoint& c) { c.step_in_epoch = -1; }),
+            file + "field \"step_in_epoch\" is -1; a run writes 0 or more");
+  EXPECT_NE(refusalOf([](Checkpoint& c) {
+              c.params[2] = std::nanf("");
+            }).find("field \"params\" holds a non-finite value at 2"),
+            std::string::npos);
+  EXPECT_NE(refusalOf([](Checkpoint& c) {
+              c.optimizer_state.tensors[1].second[0] = INFINITY;
+            }).find("field \"optimizer.state.exp_avg_sq\" holds a non-finite value at 0"),
+            std::string::npos);
+  EXPECT_NE(refusalOf([](Checkpoint& c) { c.loss_scale = -1.f; }).find("\"amp.loss_scale\""),
+            std::string::npos);
+  EXPECT_EQ(refusalOf([](Checkpoint& c) { c.world = 0; }),
+            file + "field \"world\" is 0; a run writes 1 or more");
+  fs::create_directories(path("folder.ckpt"));
+  EXPECT_EQ(readError(path("folder.ckpt")),
+            path("folder.ckpt") + ": is a folder, not a checkpoint file");
+}
+
 // ---- resuming a run ----
 
 // Dropout, Adam, warm-up and a cosine schedule: every piece of state must come back.
@@ -350,6 +383,27 @@ TEST_F(CheckpointFile, ResumingAnotherRunsCheckpointSaysWhatDiffers) {
               std::string::npos)
         << message;
     EXPECT_NE(message.find("this job's is Linear(784, 16) -> "), std::string::npos) << message;
+  }
+}
+
+// More steps of the epoch than this job's epoch has trained nothing and ended "done".
+TEST_F(CheckpointFile, AStepInEpochBeyondTheJobsEpochIsRefusedNamingTheField) {
+  JobSpec first = resumableJob(5);
+  first.train.checkpoint_path = path("run.ckpt");
+  trainRank0(first);
+  Checkpoint c = readCheckpoint(path("run.ckpt"));
+  c.step_in_epoch = 1'000'000'000'000;
+  writeCheckpoint(path("run.ckpt"), c);  // CRC-valid nonsense
+  JobSpec next = resumableJob(10);
+  next.train.resume_from = path("run.ckpt");
+  try {
+    trainRank0(next);
+    FAIL() << "expected an error";
+  } catch (const CheckpointError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("run.ckpt: field \"step_in_epoch\" is 1000000000000 steps into epoch 1"),
+              std::string::npos)
+        << message;
   }
 }
 

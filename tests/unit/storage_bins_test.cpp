@@ -156,13 +156,15 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 12 added, taken away again to make an older file.
-constexpr const char* kDropVersion12 =
+// What version 13 added, taken away again to make an older file.
+constexpr const char* kDropVersion13 = "ALTER TABLE evals DROP COLUMN loss_nan; ";
+// And what version 12 added: a file of version 11 or older lacks both.
+const std::string kDropVersion12 =
+    std::string(kDropVersion13) +
     "ALTER TABLE spans DROP COLUMN part; ALTER TABLE spans DROP COLUMN peer; "
     "ALTER TABLE spans DROP COLUMN chunk; ALTER TABLE spans DROP COLUMN bytes; ";
 // And what version 11 added: a file of version 10 or older lacks both.
-const std::string kDropVersion11 =
-    std::string(kDropVersion12) + "ALTER TABLE steps DROP COLUMN loss_nan; ";
+const std::string kDropVersion11 = kDropVersion12 + "ALTER TABLE steps DROP COLUMN loss_nan; ";
 // And what version 10 added: a file of version 9 or older lacks both.
 const std::string kDropVersion10 = kDropVersion11 +
                                    "ALTER TABLE runs DROP COLUMN launcher_host; ALTER TABLE runs "

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -117,6 +118,55 @@ TEST_F(RunStoreTest, EvalsRoundTripOrderedByStepThenRank) {
                  exampleEval(id, 0, 10, 0.6, 0.9)};
   store.write(batch);
   expectSameRows(store.evals(id), {batch.evals[2], batch.evals[1], batch.evals[0]});
+}
+
+// Issue 33, item 3: a NaN test loss came back as 0 (SQLite binds NaN as NULL, and the
+// column's default replaced it), so a diverged run looked like the best one.
+TEST_F(RunStoreTest, ANonFiniteTestLossStaysNonFiniteAndMarksTheRunDiverged) {
+  RunStore store(dbPath());
+  const int64_t nan_run = store.createRun(exampleRun());
+  const int64_t inf_run = store.createRun(exampleRun());
+  const int64_t fine_run = store.createRun(exampleRun());
+  RecordBatch batch;
+  batch.evals = {exampleEval(nan_run, 0, 10, 0.9, 0.3),
+                 exampleEval(nan_run, 0, 20, 0.1, std::nan("")),
+                 exampleEval(nan_run, 1, 20, 0.1, 2.0), exampleEval(inf_run, 0, 20, 0.1, HUGE_VAL),
+                 exampleEval(fine_run, 0, 20, 0.8, 0.4)};
+  store.write(batch);
+  const auto evals = store.evals(nan_run);
+  ASSERT_EQ(evals.size(), 3u);
+  EXPECT_EQ(evals[0].test_loss, 0.3);
+  EXPECT_TRUE(std::isnan(evals[1].test_loss)) << evals[1].test_loss;
+  const auto nan_summary = store.summary(nan_run);
+  EXPECT_TRUE(nan_summary->diverged) << "one rank's NaN at the last evaluation";
+  EXPECT_TRUE(std::isnan(nan_summary->test_loss.value_or(0))) << "never 0, never the mean of 2";
+  EXPECT_TRUE(store.summary(inf_run)->diverged);
+  EXPECT_FALSE(store.summary(fine_run)->diverged);
+  EXPECT_EQ(store.summary(fine_run)->test_loss, 0.4);
+}
+
+// The evals' loss_nan column came with schema 13: a store written by schema 12 keeps every
+// evaluation through the migration.
+TEST_F(RunStoreTest, AStoreOfSchema12KeepsItsEvaluationsThroughTheMigration) {
+  int64_t id = 0;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+    RecordBatch batch;
+    batch.evals = {exampleEval(id, 0, 10, 0.7, 0.6), exampleEval(id, 0, 20, 0.8, 0.5)};
+    store.write(batch);
+  }
+  {
+    RawFile raw(dbPath());  // back to schema 12, as the previous ranklab wrote it
+    raw.exec("ALTER TABLE evals DROP COLUMN loss_nan; PRAGMA user_version = 12;");
+  }
+  RunStore store(dbPath());
+  EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  const auto evals = store.evals(id);
+  ASSERT_EQ(evals.size(), 2u);
+  EXPECT_EQ(evals[1].test_loss, 0.5);
+  EXPECT_EQ(evals[1].test_accuracy, 0.8);
+  EXPECT_FALSE(store.summary(id)->diverged);
 }
 
 TEST_F(RunStoreTest, EventsRoundTripInArrivalOrder) {

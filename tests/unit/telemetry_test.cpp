@@ -401,6 +401,7 @@ TEST(TelemetryWire, InvalidMessagesAreRejectedWithReasonsAndValidOnesArrive) {
   EXPECT_TRUE(anyReasonContains(rejected, "rank 7 outside world 4"));
   EXPECT_TRUE(anyReasonContains(rejected, "rank -1 outside world 4"));
   EXPECT_TRUE(anyReasonContains(rejected, "no body"));
+  for (const auto& r : rejected) EXPECT_EQ(r.peer, "127.0.0.1") << "each names its sender";
   EXPECT_EQ(collector.gaps(0), 0);
   EXPECT_TRUE(collector.takeRejected().empty());
 }

@@ -2,6 +2,7 @@
 
 #include <QFont>
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <optional>
 
@@ -14,6 +15,9 @@ namespace ranklab {
 
 std::optional<QPointF> tradeoffPoint(const RunSeries& series) {
   if (series.evals().empty() || series.ranks().empty()) return std::nullopt;
+  // A diverged run has no place on the trade-off (nor on its front): its accuracy means
+  // nothing once the loss is NaN or inf.
+  if (!std::isfinite(series.evals().back().loss)) return std::nullopt;
   double sent = 0;
   for (const RankSeries& r : series.ranks()) sent += double(r.bytes_tx);
   const double mb = sent / double(series.ranks().size()) / 1e6;
@@ -181,7 +185,9 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
         QString::number(r.train_s, 'f', 2),
         r.train_s > 0 ? QString::number(double(samples) / r.train_s, 'f', 0) : QStringLiteral("–"),
         evals.empty() ? QStringLiteral("–")
-                      : n.arg(evals.back().accuracy * 100.0, 0, 'f', 2) + QStringLiteral(" %"),
+        : !std::isfinite(evals.back().loss)
+            ? tr("diverged (test loss not finite)")
+            : n.arg(evals.back().accuracy * 100.0, 0, 'f', 2) + QStringLiteral(" %"),
         global.empty() ? QStringLiteral("–") : QString::number(final_loss, 'f', 4),
         QString::number(double(bytes) / 1e6, 'f', 1),
         compressionText(raw_bytes, bytes),

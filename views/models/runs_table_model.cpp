@@ -44,6 +44,7 @@ void RunsTableModel::setRuns(std::vector<RunRow> runs, const std::vector<RunSumm
     Row row;
     if (auto it = by_id.find(run.id); it != by_id.end()) {
       row.test_accuracy = it->second->test_accuracy;
+      row.diverged = it->second->diverged;
       if (it->second->samples_per_s > 0) row.samples_per_s = it->second->samples_per_s;
       row.bytes_tx = it->second->bytes_tx;
       row.bytes_raw = it->second->bytes_raw;
@@ -101,6 +102,7 @@ QVariant RunsTableModel::display(const Row& row, int column) const {
     case TagsColumn:
       return row.tags.join(QStringLiteral(", "));
     case TestAccuracyColumn:
+      if (row.diverged) return tr("diverged");
       if (!row.test_accuracy) return {};
       return QStringLiteral("%1 %").arg(*row.test_accuracy * 100.0, 0, 'f', 1);
     case SamplesPerSecondColumn:
@@ -115,6 +117,8 @@ QVariant RunsTableModel::sortValue(const Row& row, int column) const {
     case CreatedColumn:
       return QString::fromStdString(row.run.created);
     case TestAccuracyColumn:
+      // A diverged run sorts below every evaluated one: never "best".
+      if (row.diverged) return QVariant(-0.5);
       return row.test_accuracy ? QVariant(*row.test_accuracy) : QVariant(-1.0);
     case SamplesPerSecondColumn:
       return row.samples_per_s ? QVariant(*row.samples_per_s) : QVariant(-1.0);

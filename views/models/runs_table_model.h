@@ -56,6 +56,7 @@ class RunsTableModel : public QAbstractTableModel {
   struct Row {
     RunRow run;
     std::optional<double> test_accuracy;  // fraction 0..1
+    bool diverged = false;                // its last test loss was not finite
     std::optional<double> samples_per_s;
     int64_t bytes_tx = 0;
     int64_t bytes_raw = 0;
