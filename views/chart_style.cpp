@@ -72,6 +72,11 @@ void fitAxis(QValueAxis* axis, double low, double high, int ticks, bool whole) {
   axis->setTickAnchor(0);
   axis->setTickInterval(step);
   axis->setRange(std::floor(low / step) * step, std::ceil(high / step) * step);
+  // Beyond a million (a diverged loss reaches 1e18), "%f" would print 28 digits: exponents.
+  if (std::max(std::fabs(low), std::fabs(high)) >= 1e6) {
+    axis->setLabelFormat(QStringLiteral("%.2g"));
+    return;
+  }
   const int decimals = whole ? 0 : std::max(0, int(-std::floor(std::log10(step) + 1e-9)));
   axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
 }

@@ -2,6 +2,7 @@
 // built from step rows: phases laid back from each step's end, ranks aligned at the barrier.
 #include <QAbstractItemModelTester>
 #include <QtTest>
+#include <cmath>
 
 #include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
@@ -105,6 +106,19 @@ class CompareModelsTest : public QObject {
              QStringLiteral("%1 × 1 × 1").arg(a.parallel.ranks));
     QCOMPARE(value(QStringLiteral("pipeline bubble (formula)"), 0), QStringLiteral("–"));
     QCOMPARE(value(QStringLiteral("memory held per rank, MB (largest)"), 0), QStringLiteral("4.0"));
+
+    // A diverged run: its final training loss is not finite, never 0.0000 (issue 33, item 3);
+    // with a NaN test loss it has no point on the trade-off chart, so none on its front.
+    ComparedRun diverged = comparedRun(5, a, std::nan(""));
+    model.setRuns({diverged});
+    QCOMPARE(value(QStringLiteral("final training loss (mean of ranks)"), 0),
+             QStringLiteral("not finite (diverged)"));
+    QVERIFY(tradeoffPoint(diverged.series).has_value());  // its test loss was finite
+    RunSeries nan_eval;
+    nan_eval.addStep(StepRow{});  // rank 0
+    nan_eval.addEval(EvalRow{5, 0, 1, 1, std::nan(""), 0.1, 10 * kMs});
+    nan_eval.finish("done");
+    QVERIFY(!tradeoffPoint(nan_eval).has_value());
 
     // A pipeline of 2 stages and 4 micro-batches, and ZeRO 3 over 2 data ranks.
     JobSpec pipe, zero;

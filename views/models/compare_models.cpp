@@ -188,7 +188,9 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
         : !std::isfinite(evals.back().loss)
             ? tr("diverged (test loss not finite)")
             : n.arg(evals.back().accuracy * 100.0, 0, 'f', 2) + QStringLiteral(" %"),
-        global.empty() ? QStringLiteral("–") : QString::number(final_loss, 'f', 4),
+        global.empty()              ? QStringLiteral("–")
+        : !global.back().loss_count ? tr("not finite (diverged)")
+                                    : QString::number(final_loss, 'f', 4),
         QString::number(double(bytes) / 1e6, 'f', 1),
         compressionText(raw_bytes, bytes),
         counted ? QString::number(compute / counted, 'f', 2) : QStringLiteral("–"),
