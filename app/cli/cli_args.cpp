@@ -87,8 +87,7 @@ CliArgs parseArgs(int argc, char** argv) {
 
 void noMoreThan(const CliArgs& args, size_t count, const std::string& command) {
   if (args.positional.size() > count) {
-    throw UsageError(command + ": unexpected argument \"" + args.positional[count] +
-                     "\" (it takes " + std::to_string(count - 1) + ")");
+    throw UsageError(command + ": unexpected argument \"" + args.positional[count] + "\"");
   }
 }
 
