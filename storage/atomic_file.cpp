@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ext/stdio_filebuf.h>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <vector>
@@ -46,6 +47,18 @@ int64_t writeToDescriptor(int fd, const Writer& write,
   return written;
 }
 
+// The process's umask, read without changing it (umask() can only be read by setting it,
+// which would race with other threads creating files): /proc's "Umask:" line, else 022.
+mode_t currentUmask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) == 0)
+      return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  }
+  return 022;
+}
+
 // `path`.part-XXXXXX, created exclusively beside the target, renamed over it when whole.
 int64_t writeThroughPartFile(const std::string& path, const Writer& write,
                              const std::function<void(const char*)>& fail) {
@@ -56,9 +69,7 @@ int64_t writeThroughPartFile(const std::string& path, const Writer& write,
   if (fd < 0) fail(std::strerror(errno));
   const std::string partial = name.data();
   // mkostemp makes it 0600: give it the mode a plain create would (0666 less the umask).
-  const mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
+  fchmod(fd, 0666 & ~currentUmask());
   int64_t written = 0;
   try {
     written = writeToDescriptor(fd, write, fail);

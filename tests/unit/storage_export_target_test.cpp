@@ -99,8 +99,12 @@ TEST_F(ExportTargetTest, ARegularFileIsReplacedWholeAndAPlantedPartLinkIsNotFoll
   std::ofstream(victim) << "keep me\n";
   // The old fixed part-file name, planted as a link by another account.
   fs::create_symlink(victim, dir_ / "steps.csv.part");
+  const mode_t saved = umask(027);
   EXPECT_EQ(writeHello(target.string()), 6);
+  umask(saved);
   EXPECT_EQ(contentOf(target), "hello\n");
+  EXPECT_EQ(fs::status(target).permissions() & fs::perms::all, fs::perms(0640))
+      << "0666 less the umask, as a plain create";
   EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(target)));
   EXPECT_EQ(contentOf(victim), "keep me\n");
   EXPECT_EQ(leftovers({"steps.csv", "victim.txt", "steps.csv.part"}), "");
