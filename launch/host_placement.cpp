@@ -58,10 +58,31 @@ std::string text(in_addr address) {
 
 }  // namespace
 
+namespace {
+
+// Whether the job's own mca sets a parameter of this framework ("btl", "oob").
+bool mcaSets(const LaunchSpec& launch, const std::string& framework) {
+  for (const auto& entry : launch.mca) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name == framework || name.rfind(framework + "_", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::string> placementArguments(const LaunchSpec& launch) {
   std::vector<std::string> args;
   if (!launch.hosts.empty()) args = {"--host", joined(launch.hosts, ",")};
   if (!launch.hostfile.empty()) args = {"--hostfile", launch.hostfile};
+  if (launch.hosts.empty() && launch.hostfile.empty()) {
+    // One machine: the ranks talk over shared memory only, with no TCP listener on any
+    // interface, and mpirun's own TCP on loopback (issue 33, item 10); the job's mca wins.
+    if (!mcaSets(launch, "btl")) args.insert(args.end(), {"--mca", "btl", "self,vader"});
+    if (!mcaSets(launch, "oob"))
+      args.insert(args.end(), {"--mca", "oob_tcp_if_include", "lo", "--mca",
+                               "oob_tcp_disable_ipv6_family", "1"});
+  }
   for (const auto& entry : launch.mca) {
     const auto equals = entry.find('=');  // the job's check made sure there is one
     args.insert(args.end(), {"--mca", entry.substr(0, equals), entry.substr(equals + 1)});

@@ -150,10 +150,10 @@ std::vector<std::string> JobRunner::command(const JobSpec& job,
                                 "--tag-output"};
   const auto placement = placementArguments(job.launch);
   argv.insert(argv.end(), placement.begin(), placement.end());
-  // On hosts, telemetry crossing the network is encrypted (mpirun hands each rank the
-  // run's keys), and the job goes inline: other hosts lack this machine's resolved file.
+  // Every rank gets the run's telemetry keys from mpirun; on hosts the job goes inline:
+  // other hosts lack this machine's resolved file.
   const bool on_hosts = runsOnHosts(job);
-  if (on_hosts) argv.insert(argv.end(), {"-x", kTelemetryKeysVariable});
+  argv.insert(argv.end(), {"-x", kTelemetryKeysVariable});
   argv.insert(argv.end(),
               {"-np", std::to_string(processCount(job)), options_.worker_path,
                on_hosts ? "--job-text" : "--job", on_hosts ? jobArgument(job) : resolved_job_path,
@@ -502,10 +502,11 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
                                  RunObserver& observer) {
   const int world = processCount(job);
   const std::string wire_id = std::to_string(run_id) + "-" + randomTag();
-  // A new wire id: a failed attempt's stragglers are refused. Bound where the ranks reach;
-  // across hosts encrypted, with keys of this attempt's own.
+  // A new wire id: a failed attempt's stragglers are refused. Bound where the ranks reach,
+  // encrypted and admitting only this attempt's ranks (CURVE keys of its own), loopback
+  // included: the wire id and port are on mpirun's command line, which every account reads.
   std::optional<RunCurveKeys> keys;
-  if (runsOnHosts(job)) keys = newRunCurveKeys();
+  if (job.telemetry.encrypt) keys = newRunCurveKeys();  // false: a bench of what it costs
   Collector collector(wire_id, world, "tcp://" + telemetryAddress(job.launch) + ":*",
                       keys ? std::optional(keys->collector) : std::nullopt);
   ResolvedJobFile resolved(job, run_id);
@@ -517,7 +518,8 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
 
   const MpiSegmentFolder segments;
   // Other hosts lack this machine's segment folder: there Open MPI picks its own.
-  auto environment = keys ? mpiEnvironment() : segments.environment();
+  auto environment = runsOnHosts(job) ? mpiEnvironment() : segments.environment();
+  // In the environment (mode 0400 in /proc), never argv; mpirun forwards it with -x.
   if (keys)
     environment.push_back(std::string(kTelemetryKeysVariable) + "=" + keysText(keys->ranks));
   ChildProcess child(argv, environment);

@@ -26,23 +26,26 @@ int64_t RunStore::rollBack(int64_t run_id, int64_t step) {
   return removed;
 }
 
-std::vector<int64_t> RunStore::markLostRuns() {
-  if (!read_only_.empty()) return {};  // a newer ranklab's file is never written
+std::vector<std::pair<int64_t, LauncherIdentity>> RunStore::runsToMarkLost() {
   std::vector<std::pair<int64_t, LauncherIdentity>> gone;
-  {
-    Statement select(db_, path_, "find runs without a launcher",
-                     "SELECT id, launcher_host, launcher_pid, launcher_start FROM runs "
-                     "WHERE status = 'running' AND launcher_pid > 0");
-    Query q(select);
-    while (q.next()) {
-      const int64_t id = q.int64();
-      LauncherIdentity who;
-      who.host = q.text();
-      who.pid = q.int64();
-      who.start = q.int64();
-      if (!launcherMayLive(who)) gone.emplace_back(id, who);
-    }
+  Statement select(db_, path_, "find runs without a launcher",
+                   "SELECT id, launcher_host, launcher_pid, launcher_start FROM runs "
+                   "WHERE status = 'running' AND launcher_pid > 0");
+  Query q(select);
+  while (q.next()) {
+    const int64_t id = q.int64();
+    LauncherIdentity who;
+    who.host = q.text();
+    who.pid = q.int64();
+    who.start = q.int64();
+    if (!launcherMayLive(who)) gone.emplace_back(id, who);
   }
+  return gone;
+}
+
+std::vector<int64_t> RunStore::markLostRuns() {
+  if (!read_only_.empty()) return {};  // a newer ranklab's file, or a full disk: not written
+  const auto gone = runsToMarkLost();
   std::vector<int64_t> lost;
   if (gone.empty()) return lost;
   sqlite::Transaction transaction(db_, path_, "mark lost runs");

@@ -262,11 +262,62 @@ RunStore::RunStore(const std::string& path) : path_(path) {
     markLostRuns();
   } catch (const NewerSchemaError& newer) {
     openReadOnly(newer);
+  } catch (const StoreError& failed) {
+    if (!sqlite::diskIsFull(db_)) {
+      stmts_.reset();
+      sqlite3_close_v2(db_);
+      throw;
+    }
+    openOnFullDisk(failed);
+  }
+}
+
+// Opening writes (WAL files, the schema, runs marked lost): on a full disk the store is
+// read without writing a byte, so people can look at their runs when they most need to.
+void RunStore::openOnFullDisk(const StoreError& why) {
+  stmts_.reset();
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+  std::string cause = why.what();  // "<path>: <op>: <SQLite's words>"
+  if (cause.rfind(path_ + ": ", 0) == 0) cause.erase(0, path_.size() + 2);
+  const std::string reason = path_ + ": the disk is full (" + cause +
+                             "), so it was opened read-only (free some space to write to it)";
+  const std::string wal = path_ + "-wal";
+  std::error_code error;
+  const bool wal_has_rows = std::filesystem::file_size(wal, error) > 0 && !error;
+  // No WAL rows: the file alone is the store, read with no lock and no -shm file. WAL rows:
+  // read through an index in this process's memory (no -shm), which needs the file to itself.
+  const std::string uri =
+      "file:" + sqlite::uriPath(path_) + (wal_has_rows ? "?mode=rw" : "?mode=ro&immutable=1");
+  const int flags = SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+                    (wal_has_rows ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY);
+  if (sqlite3_open_v2(uri.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    sqlite3_close_v2(db_);
+    throw StoreError(reason + ", but even that failed");
+  }
+  try {
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    sqlite3_busy_timeout(db_, 5000);
+    sqlite::execScript(db_, path_, "read without writing",
+                       wal_has_rows ? "PRAGMA locking_mode = EXCLUSIVE; PRAGMA query_only = 1"
+                                    : "PRAGMA query_only = 1");
+    const int found = schema::version(db_, path_);
+    if (found < kSchemaVersion)
+      throw StoreError(reason + ", but it is at schema version " + std::to_string(found) +
+                       " and must be migrated to " + std::to_string(kSchemaVersion) +
+                       " before this ranklab can read it");
+    stmts_ = std::make_unique<Statements>(db_, path_);
   } catch (...) {
     stmts_.reset();
     sqlite3_close_v2(db_);
+    db_ = nullptr;
     throw;
   }
+  read_only_ = reason;
+  const size_t deferred = runsToMarkLost().size();
+  if (deferred > 0)
+    read_only_ += "; marking " + std::to_string(deferred) +
+                  " run(s) lost whose launcher is gone was deferred until it can be written";
 }
 
 // A newer ranklab's file: read through a read-only connection, never migrated or written.

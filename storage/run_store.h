@@ -24,9 +24,10 @@ class RunStore {
   // Opens (creating folders and file as needed), migrates forward to kSchemaVersion and
   // marks `lost` the runs still `running` whose launcher on this host is gone.
   // A RunStore is used by one thread at a time; each thread opens its own.
-  // A file that is not SQLite is a StoreError. A file of a newer schema (a newer ranklab
-  // only adds tables and columns) is opened read-only: every read works, every write is a
-  // StoreError saying why; one this ranklab cannot read at all is a NewerSchemaError.
+  // A file that is not SQLite is a StoreError. On a full disk the file is opened read-only
+  // (readOnlyReason says so, and whether marking lost runs was deferred). A file of a newer schema
+  // (a newer ranklab only adds tables and columns) is opened read-only: every read works, every
+  // write is a StoreError saying why; one this ranklab cannot read at all is a NewerSchemaError.
   explicit RunStore(const std::string& path);
   ~RunStore();
   RunStore(const RunStore&) = delete;
@@ -97,6 +98,9 @@ class RunStore {
  private:
   void writeStepBins(int64_t run_id);  // inside the caller's transaction
   void openReadOnly(const NewerSchemaError& why);
+  void openOnFullDisk(const StoreError& why);
+  // Runs still `running` whose launcher is gone (what markLostRuns marks).
+  std::vector<std::pair<int64_t, LauncherIdentity>> runsToMarkLost();
   void requireWritable(const char* op) const;  // a StoreError naming read_only_
 
   struct Statements;

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <utility>
 
 namespace ranklab::sqlite {
@@ -14,6 +15,28 @@ StoreError error(const std::string& file, std::string_view op, std::string_view 
 
 StoreError error(sqlite3* db, const std::string& file, std::string_view op) {
   return error(file, op, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+bool diskIsFull(sqlite3* db) {
+  if (!db) return false;
+  if ((sqlite3_extended_errcode(db) & 0xff) == SQLITE_FULL) return true;
+  const int cause = sqlite3_system_errno(db);
+  return cause == ENOSPC || cause == EDQUOT;
+}
+
+std::string uriPath(const std::string& path) {
+  std::string escaped;
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char kHex[] = "0123456789ABCDEF";
+      escaped += '%';
+      escaped += kHex[static_cast<unsigned char>(c) >> 4];
+      escaped += kHex[c & 0xf];
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
 }
 
 void execScript(sqlite3* db, const std::string& file, std::string_view op, const char* sql) {

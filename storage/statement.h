@@ -19,6 +19,11 @@ StoreError error(const std::string& file, std::string_view op, std::string_view 
 // Same, with SQLite's current message for db as the cause.
 StoreError error(sqlite3* db, const std::string& file, std::string_view op);
 
+// Whether db's last failure was a full disk (SQLITE_FULL, or an I/O error from ENOSPC/EDQUOT).
+bool diskIsFull(sqlite3* db);
+// `path` for a "file:" URI: '%', '?' and '#' escaped so they stay part of the name.
+std::string uriPath(const std::string& path);
+
 // Runs fixed SQL (one or more statements, no parameters) to completion.
 void execScript(sqlite3* db, const std::string& file, std::string_view op, const char* sql);
 

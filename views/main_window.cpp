@@ -390,6 +390,8 @@ void MainWindow::refreshRuns() {
 void MainWindow::onRunsListed(const RunList& list) {
   runs_model_->setRuns(list.runs, list.summaries, list.tags);
   runs_page_->view()->resizeColumnsToContents();
+  // A full disk: every run still reads, and the window says why nothing can be stored.
+  if (!list.read_only.empty()) statusBar()->showMessage(QString::fromStdString(list.read_only));
   if (shown_run_id_ > 0) selectRun(shown_run_id_);
   if (first_listing_) {
     // A run still going (launched by a workbench since closed, or from a terminal) is followed.

@@ -52,6 +52,7 @@ Answer<RunList> readRunList(const std::string& path, EndedSummaries& ended) {
       if (s) answer.value.summaries.push_back(std::move(*s));
     }
     answer.value.tags = store.tags();
+    answer.value.read_only = store.readOnlyReason();
   } catch (const std::exception& e) {
     answer.error = QString::fromStdString(e.what());
   }
@@ -62,7 +63,8 @@ Answer<RunList> readRunList(const std::string& path, EndedSummaries& ended) {
 // its own connection.
 void readEveryRow(RunStore& store, const std::string& path, StoredRun& stored) {
   const int64_t run_id = stored.run.id;
-  const int split = stored.run.world / 2;
+  // A store read on a full disk may hold its file for one connection alone: no second one.
+  const int split = store.readOnlyReason().empty() ? stored.run.world / 2 : 0;
   auto upper = std::async(std::launch::async, [&path, run_id, split, world = stored.run.world] {
     std::pair<RunSeries, int64_t> part;
     part.first.setBulkLoad(true);

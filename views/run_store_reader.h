@@ -22,6 +22,7 @@ struct RunList {
   std::vector<RunRow> runs;  // newest first
   std::vector<RunSummary> summaries;
   std::map<int64_t, std::vector<std::string>> tags;
+  std::string read_only;  // why the store was opened read-only (a full disk), "" if not
 };
 
 // A stored run ready to draw: its curves are built on the pool thread, bounded in size

@@ -7,6 +7,7 @@
 
 #include "app/cli/attach_command.h"
 #include "app/cli/report_format.h"
+#include "app/cli/terminal_text.h"
 #include "engine/job/control_characters.h"
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"
@@ -36,6 +37,12 @@ std::vector<std::string> tagsFromArgs(const CliArgs& args) {
     if (t.empty() || t.find(',') != std::string::npos)
       throw UsageError("tag \"" + t + "\": a tag is one non-empty word without commas");
   return tags;
+}
+
+// A store opened read-only (a full disk, a newer ranklab's file) says so before anything.
+void noteIfReadOnly(const RunStore& store) {
+  if (!store.readOnlyReason().empty())
+    std::cerr << "ranklab: note: " << terminalSafe(store.readOnlyReason()) << "\n";
 }
 
 int listRuns(RunStore& store, const CliArgs& args) {
@@ -134,6 +141,7 @@ int runsCommand(const CliArgs& args) {
   if (verb != "list" && verb != "rename" && verb != "tag" && verb != "untag")
     noMoreThan(args, 3, "runs " + verb);
   RunStore store(args.db);
+  noteIfReadOnly(store);
   if (verb == "list") return listRuns(store, args);
   const int64_t id = runIdAt(args, 2);
   if (verb == "show") return showRun(store, args, id);
@@ -159,6 +167,7 @@ int runsCommand(const CliArgs& args) {
 int compareCommand(const CliArgs& args) {
   if (args.positional.size() < 3) throw UsageError("compare needs two or more run IDs");
   RunStore store(args.db);
+  noteIfReadOnly(store);
   std::vector<RunSummary> runs;
   std::vector<std::string> jobs;
   for (size_t i = 1; i < args.positional.size(); ++i) {

@@ -104,9 +104,16 @@ DecodedMessage decodeMessage(const void* bytes, size_t size, const std::string& 
 struct Collector::Socket {
   zmq::context_t context{1};
   zmq::socket_t pull{context, zmq::socket_type::pull};
-  std::optional<zmq::socket_t> zap;  // CURVE: libzmq asks here whether a client may connect
-  std::string allowed_client;        // the run's client public key, 32 bytes
+  std::optional<zmq::socket_t> zap;      // CURVE: libzmq asks here whether a client may connect
+  std::optional<zmq::socket_t> monitor;  // CURVE: connections that failed the handshake
+  std::string allowed_client;            // the run's client public key, 32 bytes
 };
+
+namespace {
+
+constexpr char kMonitorAddress[] = "inproc://ranklab-telemetry-handshakes";
+
+}  // namespace
 
 // Encrypted PULL, and the ZAP handler (RFC 27) bound before any client can connect.
 void Collector::secure(const CollectorCurve& curve) {
@@ -121,6 +128,27 @@ void Collector::secure(const CollectorCurve& curve) {
   socket.pull.set(zmq::sockopt::curve_server, true);
   socket.pull.set(zmq::sockopt::curve_secretkey, curve.server.secret_key);
   socket.pull.set(zmq::sockopt::zap_domain, "ranklab");
+  // A client without the server's key (a plain forged PUSH) never reaches ZAP: count it here.
+  // Failed authentication is left out: ZAP has listed that peer by its address.
+  if (zmq_socket_monitor(
+          socket.pull.handle(), kMonitorAddress,
+          ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0)
+    throw zmq::error_t();
+  socket.monitor.emplace(socket.context, zmq::socket_type::pair);
+  socket.monitor->set(zmq::sockopt::linger, 0);
+  socket.monitor->connect(kMonitorAddress);
+}
+
+// Each connection dropped at the CURVE handshake since the last call, as a rejection.
+void Collector::countFailedHandshakes() {
+  if (!socket_->monitor) return;
+  std::vector<zmq::message_t> frames;
+  while (zmq::recv_multipart(*socket_->monitor, std::back_inserter(frames),
+                             zmq::recv_flags::dontwait)) {
+    frames.clear();
+    rejected_.push_back(
+        {-1, "a connection without this run's CURVE keys was dropped at the handshake", ""});
+  }
 }
 
 Collector::Collector(std::string run_id, int world, const std::string& bind,
@@ -150,7 +178,9 @@ Collector::~Collector() = default;
 std::vector<telemetry::Envelope> Collector::receive(int timeout_ms, size_t max_messages) {
   std::vector<telemetry::Envelope> valid;
   zmq::socket_t* zap = socket_->zap ? &*socket_->zap : nullptr;
-  if (max_messages == 0 || !waitReadable(socket_->pull, zap, timeout_ms, endpoint_)) return valid;
+  const bool readable = max_messages > 0 && waitReadable(socket_->pull, zap, timeout_ms, endpoint_);
+  countFailedHandshakes();
+  if (!readable) return valid;
   answerSecurityRequests();
   zmq::message_t message;
   // Bounded by max_messages in total, so a flood of bad messages cannot pin the caller.

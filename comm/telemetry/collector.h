@@ -35,7 +35,7 @@ class Collector {
   // Binds PULL to `bind` (default: an ephemeral port on 127.0.0.1). Accepts messages for
   // `run_id` from ranks 0..world-1 only. With `curve`, only encrypted connections from
   // that client key get in (a ZAP handler, answered inside receive()); others are refused
-  // and listed in takeRejected().
+  // and listed in takeRejected(), as are connections that fail the handshake outright.
   Collector(std::string run_id, int world, const std::string& bind = "tcp://127.0.0.1:*",
             const std::optional<CollectorCurve>& curve = std::nullopt);
   ~Collector();
@@ -69,6 +69,7 @@ class Collector {
 
   void secure(const CollectorCurve& curve);
   void answerSecurityRequests();
+  void countFailedHandshakes();
 };
 
 }  // namespace ranklab

@@ -15,7 +15,7 @@ CurveKeyPair newCurveKeyPair() {
   char public_key[kKeyLength + 1] = {}, secret_key[kKeyLength + 1] = {};
   if (!zmq_has("curve") || zmq_curve_keypair(public_key, secret_key) != 0)
     throw std::runtime_error(
-        "telemetry: this libzmq has no CURVE security, needed for ranks on other hosts");
+        "telemetry: this libzmq has no CURVE security, which every run's telemetry needs");
   return {public_key, secret_key};
 }
 

@@ -1,7 +1,7 @@
-// Per-run CURVE keys for telemetry that leaves this machine (ranks on other hosts): the
-// collector's pair, and one pair every rank of the run shares. The collector admits only
-// that client key (a ZAP handler), so nothing but the run's own ranks gets a message in,
-// and nobody on the network reads them. On one machine telemetry stays on loopback, plain.
+// Per-run CURVE keys for every run's telemetry: the collector's pair, and one pair every
+// rank of the run shares. The collector admits only that client key (a ZAP handler), so
+// nothing but the run's own ranks gets a message in (another local account that reads the
+// port in ps included), and nobody on the network reads them.
 #pragma once
 
 #include <optional>

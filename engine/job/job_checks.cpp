@@ -239,6 +239,10 @@ void checkHosts(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 std::to_string(processCount(job)) +
                 " processes (parallel.ranks, plus parallel.servers for ps-*); add hosts or "
                 "slots (\"name:slots\")");
+  checkRule(root, log, "telemetry.encrypt", {"launch.hosts", "launch.hostfile"},
+            !job.telemetry.encrypt && runsOnHosts(job),
+            "must be true for a run on hosts: plain telemetry would cross the network for "
+            "anyone on it to read and forge");
 }
 
 }  // namespace

@@ -138,6 +138,7 @@ struct TelemetrySpec {
   int silence_limit_s = 120;  // launcher stops a run no rank has reported from for this long
   int hang_limit_s = 10;      // a rank without a heartbeat this long is hung: the run ends
   int span_every = 50;        // every n-th step records its communication's pieces; 0 = none
+  bool encrypt = true;  // CURVE keys of the run's own; false: plain, one machine only (a bench)
 
   bool operator==(const TelemetrySpec&) const = default;
 };

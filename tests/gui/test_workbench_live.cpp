@@ -41,8 +41,13 @@ QString longRun(const QTemporaryDir& dir, WorkbenchOptions& options) {
   options.job_path = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/quickstart.toml");
   options.worker_path = worker;
   options.launcher_path = QStringLiteral(RANKLAB_CLI_PATH);
-  options.overrides = {"parallel.ranks=2",   "data.train_limit=16384", "data.test_limit=512",
-                       "train.epochs=10000", "model.layers=[32]",      "parallel.threads=1"};
+  // Rank 0 (there in a resume on fewer ranks too) sleeps 1 ms a step: 1.28 million steps at
+  // 1,000 a second at most, so the run outlasts every test however fast the kernels
+  // (unthrottled, it once ended in 2 minutes, before a loaded CI reached its stop), and it
+  // leaves CPU to the tests running beside it.
+  options.overrides = {"parallel.ranks=2",       "data.train_limit=16384",    "data.test_limit=512",
+                       "train.epochs=10000",     "model.layers=[32]",         "parallel.threads=1",
+                       "fault.straggler_rank=0", "fault.straggler_delay_ms=1"};
   return {};
 }
 

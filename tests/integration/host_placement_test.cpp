@@ -21,7 +21,18 @@ TEST(HostPlacement, HostsAndMcaBecomeMpirunArguments) {
   launch.mca = {"btl_tcp_if_include=10.0.0.0/24"};
   EXPECT_THAT(placementArguments(launch),
               ElementsAre("--host", "a:2,b:2", "--mca", "btl_tcp_if_include", "10.0.0.0/24"));
-  EXPECT_TRUE(placementArguments(LaunchSpec{}).empty()) << "one machine: nothing added";
+}
+
+// One machine: MPI between the ranks over shared memory only (no TCP listener on any
+// interface), mpirun's TCP kept to loopback, unless the job's own mca says otherwise.
+TEST(HostPlacement, OneMachineKeepsOpenMpiOffTheNetwork) {
+  EXPECT_THAT(placementArguments(LaunchSpec{}),
+              ElementsAre("--mca", "btl", "self,vader", "--mca", "oob_tcp_if_include", "lo",
+                          "--mca", "oob_tcp_disable_ipv6_family", "1"));
+  LaunchSpec own;
+  own.mca = {"btl=self,tcp", "oob_tcp_if_include=eth0"};
+  EXPECT_THAT(placementArguments(own),
+              ElementsAre("--mca", "btl", "self,tcp", "--mca", "oob_tcp_if_include", "eth0"));
 }
 
 TEST(HostPlacement, AHostfileGivesItsFirstWords) {

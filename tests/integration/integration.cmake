@@ -41,9 +41,9 @@ ranklab_cli_test(strategies_test)
 ranklab_cli_test(cli_store_test)
 ranklab_cli_test(fault_test)
 ranklab_cli_test(restart_test)
-# A forged ZeroMQ sender floods a real run's collector (needs cppzmq beside the store).
+# Forged ZeroMQ senders against a real run's collector: a flood of garbage and well-formed lies.
 ranklab_cli_test(telemetry_flood_test)
-target_link_libraries(telemetry_flood_test PRIVATE cppzmq)
+target_link_libraries(telemetry_flood_test PRIVATE cppzmq ranklab_telemetry)
 # The workbench's way to run a job: a detached launcher, signals, a follower of the store.
 ranklab_cli_test(detached_run_test)
 target_link_libraries(detached_run_test PRIVATE ranklab_launch)

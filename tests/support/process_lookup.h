@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,21 @@ inline std::vector<pid_t> processesMatching(const std::string& pattern) {
   EXPECT_FALSE(error) << "cannot list /proc: " << error.message();
   std::sort(pids.begin(), pids.end());
   return pids;
+}
+
+// A process's parent pid, or -1 once it has gone.
+inline pid_t parentOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return -1;
+  // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(line.substr(close + 1));
+  std::string state;
+  pid_t parent = -1;
+  rest >> state >> parent;
+  return parent;
 }
 
 }  // namespace ranklab::testing

@@ -77,9 +77,16 @@ TEST(TelemetryCurve, OnlyTheRunsKeyGetsIn) {
   const Arrived arrived = collectFor(collector, 3.0, flush);
   EXPECT_EQ(std::count(arrived.ranks.begin(), arrived.ranks.end(), 0), 20) << "the run's rank";
   EXPECT_EQ(arrived.ranks.size(), 20u) << "nothing from the other key or the plain client";
-  // Both refused clients come from 127.0.0.1, retrying all along: listed once, not per try.
-  ASSERT_EQ(arrived.refusals.size(), 1u);
-  EXPECT_THAT(arrived.refusals.front(), HasSubstr("without this run's CURVE key was refused"));
+  // The other key reaches ZAP, retrying all along: listed once by its address, not per try.
+  // The plain client fails the handshake before ZAP: each try counted (the launcher's
+  // RejectionLog turns the counts into an event a second at most).
+  const auto said = [&](const char* text) {
+    return std::count_if(arrived.refusals.begin(), arrived.refusals.end(),
+                         [&](const std::string& r) { return r.find(text) != std::string::npos; });
+  };
+  EXPECT_EQ(said("from 127.0.0.1 without this run's CURVE key was refused"), 1);
+  EXPECT_GE(said("without this run's CURVE keys was dropped at the handshake"), 1);
+  EXPECT_EQ(said("refused") + said("dropped"), static_cast<long>(arrived.refusals.size()));
 
   for (int i = 0; i < 5; ++i) rank.heartbeat();  // unharmed by the refusals
   EXPECT_EQ(collectFor(collector, 1.0, flush).ranks.size(), 5u);
