@@ -314,10 +314,11 @@ void RunStore::openOnFullDisk(const StoreError& why) {
     throw;
   }
   read_only_ = reason;
-  const size_t deferred = runsToMarkLost().size();
-  if (deferred > 0)
-    read_only_ += "; marking " + std::to_string(deferred) +
-                  " run(s) lost whose launcher is gone was deferred until it can be written";
+  for (const auto& [id, who] : runsToMarkLost()) lost_unmarked_.insert(id);
+  if (!lost_unmarked_.empty())
+    read_only_ += "; " + std::to_string(lost_unmarked_.size()) +
+                  " run(s) whose launcher is gone are shown lost, and marking them so in the "
+                  "file was deferred until it can be written";
 }
 
 // A newer ranklab's file: read through a read-only connection, never migrated or written.
@@ -425,15 +426,21 @@ std::string consolePath(const std::string& db_path, int64_t run_id) {
 std::vector<RunRow> RunStore::listRuns() {
   std::vector<RunRow> rows;
   Query q(stmts_->listRuns);
-  while (q.next()) rows.push_back(readRun(q));
+  while (q.next()) rows.push_back(shownAsLost(readRun(q)));
   return rows;
+}
+
+// A full disk defers marking runs lost; they are shown lost all the same, never followed.
+RunRow RunStore::shownAsLost(RunRow row) const {
+  if (row.status == "running" && lost_unmarked_.count(row.id)) row.status = "lost";
+  return row;
 }
 
 std::optional<RunRow> RunStore::run(int64_t run_id) {
   Query q(stmts_->selectRun);
   q.bind(run_id);
   if (!q.next()) return std::nullopt;
-  return readRun(q);
+  return shownAsLost(readRun(q));
 }
 
 std::optional<RunSummary> RunStore::summary(int64_t run_id) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -106,6 +107,8 @@ class RunStore {
   struct Statements;
   std::string path_;
   std::string read_only_;
+  std::set<int64_t> lost_unmarked_;  // a full disk: runs to mark lost once it can be written
+  RunRow shownAsLost(RunRow row) const;
   sqlite3* db_ = nullptr;
   std::unique_ptr<Statements> stmts_;
 };

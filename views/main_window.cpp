@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QLabel>
 #include <QMessageBox>
 #include <QScreen>
 #include <QStatusBar>
@@ -390,8 +391,20 @@ void MainWindow::refreshRuns() {
 void MainWindow::onRunsListed(const RunList& list) {
   runs_model_->setRuns(list.runs, list.summaries, list.tags);
   runs_page_->view()->resizeColumnsToContents();
-  // A full disk: every run still reads, and the window says why nothing can be stored.
-  if (!list.read_only.empty()) statusBar()->showMessage(QString::fromStdString(list.read_only));
+  // A full disk: every run still reads, and the window says why nothing can be stored for
+  // as long as it lasts (a permanent part of the status bar: no passing message hides it).
+  if (!list.read_only.empty() && !read_only_label_) {
+    read_only_label_ = new QLabel(this);
+    read_only_label_->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
+    statusBar()->addPermanentWidget(read_only_label_);
+  }
+  if (read_only_label_) {
+    const bool full = list.read_only.find("the disk is full") != std::string::npos;
+    read_only_label_->setText(full ? tr("Store read-only: the disk is full")
+                                   : tr("Store read-only: written by a newer ranklab"));
+    read_only_label_->setToolTip(QString::fromStdString(list.read_only));
+    read_only_label_->setVisible(!list.read_only.empty());
+  }
   if (shown_run_id_ > 0) selectRun(shown_run_id_);
   if (first_listing_) {
     // A run still going (launched by a workbench since closed, or from a terminal) is followed.

@@ -10,6 +10,7 @@
 #include "views/run_session.h"
 #include "views/run_store_reader.h"
 
+class QLabel;
 class QTabWidget;
 class QTableView;
 
@@ -119,7 +120,8 @@ class MainWindow : public QMainWindow {
   QString live_strategy_;  // of the launched run, for the timeline
   QAction* launch_action_ = nullptr;
   QAction* stop_action_ = nullptr;
-  int64_t live_run_id_ = 0;   // last launched run; 0 before its start is known
+  QLabel* read_only_label_ = nullptr;  // why the store is read-only (a full disk), kept in view
+  int64_t live_run_id_ = 0;            // last launched run; 0 before its start is known
   int64_t shown_run_id_ = 0;  // run on the live page; -1: a launch whose id is not known yet
   int64_t loading_run_id_ = 0;
   bool first_listing_ = true;

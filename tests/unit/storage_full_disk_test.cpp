@@ -91,10 +91,12 @@ TEST_F(FullDiskStore, RowsStillInTheWalAreReadAndMarkingTheLostRunWaitsForSpace)
     const std::string& why = store.readOnlyReason();
     EXPECT_NE(why.find(db()), std::string::npos) << why;
     EXPECT_NE(why.find("the disk is full"), std::string::npos) << why;
-    EXPECT_NE(why.find("marking 1 run(s) lost"), std::string::npos) << why;
+    EXPECT_NE(why.find("1 run(s) whose launcher is gone are shown lost"), std::string::npos) << why;
     const std::vector<RunRow> runs = store.listRuns();
     ASSERT_EQ(runs.size(), 1u);
-    EXPECT_EQ(runs[0].status, "running") << "not marked lost: that needs a write";
+    EXPECT_EQ(runs[0].status, "lost") << "shown as what it is: nobody follows it";
+    EXPECT_EQ(store.run(runs[0].id)->status, "lost");
+    EXPECT_TRUE(store.events(runs[0].id).empty()) << "but not written: that needs room";
     EXPECT_EQ(store.steps(runs[0].id).size(), 100u);
     ASSERT_TRUE(store.summary(runs[0].id));
     try {
@@ -108,6 +110,8 @@ TEST_F(FullDiskStore, RowsStillInTheWalAreReadAndMarkingTheLostRunWaitsForSpace)
   RunStore store(db());
   EXPECT_EQ(store.readOnlyReason(), "");
   EXPECT_EQ(store.listRuns().at(0).status, "lost") << "marked once the disk had room";
+  ASSERT_EQ(store.events(1).size(), 1u);
+  EXPECT_EQ(store.events(1)[0].kind, "lost");
   EXPECT_EQ(store.steps(1).size(), 100u) << "nothing stored was lost";
 }
 
