@@ -56,10 +56,6 @@ std::string text(in_addr address) {
   return buffer;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether the job's own mca sets a parameter of this framework ("btl", "oob").
 bool mcaSets(const LaunchSpec& launch, const std::string& framework) {
   for (const auto& entry : launch.mca) {
