@@ -150,10 +150,10 @@ std::vector<std::string> JobRunner::command(const JobSpec& job,
                                 "--tag-output"};
   const auto placement = placementArguments(job.launch);
   argv.insert(argv.end(), placement.begin(), placement.end());
-  // Every rank gets the run's telemetry keys from mpirun; on hosts the job goes inline:
-  // other hosts lack this machine's resolved file.
+  // Every rank gets the run's telemetry keys from mpirun (unset, -x would warn); on hosts
+  // the job goes inline: other hosts lack this machine's resolved file.
   const bool on_hosts = runsOnHosts(job);
-  argv.insert(argv.end(), {"-x", kTelemetryKeysVariable});
+  if (job.telemetry.encrypt) argv.insert(argv.end(), {"-x", kTelemetryKeysVariable});
   argv.insert(argv.end(),
               {"-np", std::to_string(processCount(job)), options_.worker_path,
                on_hosts ? "--job-text" : "--job", on_hosts ? jobArgument(job) : resolved_job_path,
