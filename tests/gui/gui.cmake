@@ -5,7 +5,7 @@ function(ranklab_gui_test name)
   set_target_properties(${name} PROPERTIES AUTOMOC ON)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;XDG_CONFIG_HOME=${CMAKE_CURRENT_BINARY_DIR}/gui-config"
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;XDG_CONFIG_HOME=${CMAKE_CURRENT_BINARY_DIR}/gui-config/${name}"
     LABELS gui TIMEOUT 120)
   target_compile_definitions(${name} PRIVATE RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 endfunction()
@@ -60,6 +60,8 @@ target_link_libraries(test_runs_page PRIVATE ranklab_views Qt6::Test)
 
 ranklab_gui_test(test_lessons ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_lessons.cpp)
 target_link_libraries(test_lessons PRIVATE ranklab_view_models Qt6::Test)
-# The two GUI tests that launch real MPI runs go alone: under the whole suite's load a rank
-# of theirs once went 24-81 s without a heartbeat before its first step (CI, 2 cores).
-set_tests_properties(test_workbench_live test_learn_page PROPERTIES RUN_SERIAL TRUE)
+# The two GUI tests that launch real MPI runs never run beside a CLI test's ranks (each holds
+# its own lock, which every CLI test holds too: tests/CMakeLists.txt), but may run beside each
+# other and beside one-process tests: their long run sleeps 1 ms a step, leaving CPU to lessons.
+set_tests_properties(test_workbench_live PROPERTIES RESOURCE_LOCK test_workbench_live-ranks)
+set_tests_properties(test_learn_page PROPERTIES RESOURCE_LOCK test_learn_page-ranks)

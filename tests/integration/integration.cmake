@@ -25,22 +25,30 @@ target_link_libraries(terminal_text_test PRIVATE GTest::gtest_main)
 gtest_discover_tests(terminal_text_test TEST_PREFIX "cli." PROPERTIES TIMEOUT 30)
 
 # Tests of the real `ranklab` CLI. Each case launches mpirun with up to 4 ranks on 2 cores:
-# run them one at a time.
+# one at a time, never beside a GUI test's ranks, but a one-process test may run beside
+# them (tests/rank_locks.cmake). The ones that time something (a straggler's wait, a hang
+# or a restart against its limit) run alone: TIMED, RUN_SERIAL.
 function(ranklab_cli_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TIMED" "" "")
   add_executable(${name} integration/${name}.cpp)
   target_link_libraries(${name} PRIVATE ranklab_storage GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     RANKLAB_CLI="$<TARGET_FILE:ranklab>"
     RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   add_dependencies(${name} ranklab ranklab-worker)
-  gtest_discover_tests(${name} TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+  if(arg_TIMED)
+    gtest_discover_tests(${name} TEST_PREFIX "integration." PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+  else()
+    gtest_discover_tests(${name} TEST_PREFIX "integration." PROPERTIES TIMEOUT 300)
+    set_property(GLOBAL APPEND PROPERTY RANKLAB_CLI_RANK_TESTS ${name}_TESTS)
+  endif()
 endfunction()
 
 ranklab_cli_test(cli_test)
-ranklab_cli_test(strategies_test)
+ranklab_cli_test(strategies_test TIMED)
 ranklab_cli_test(cli_store_test)
-ranklab_cli_test(fault_test)
-ranklab_cli_test(restart_test)
+ranklab_cli_test(fault_test TIMED)
+ranklab_cli_test(restart_test TIMED)
 # Forged ZeroMQ senders against a real run's collector: a flood of garbage and well-formed lies.
 ranklab_cli_test(telemetry_flood_test)
 target_link_libraries(telemetry_flood_test PRIVATE cppzmq ranklab_telemetry)
