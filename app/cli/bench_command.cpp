@@ -24,7 +24,7 @@ std::string benchUsage() {
     algorithms += (algorithms.empty() ? "" : ",") + name;
   return "usage: ranklab bench allreduce [--worlds 2,4] [--algorithms " + algorithms +
          "]\n         [--min-bytes 4] [--max-bytes 64M] [--ranks-per-host N] [--repeats 3] "
-         "[--json]\n         [--hosts a:2,b:2] [--mca name=value ...]";
+         "[--seconds 0.1]\n         [--json] [--hosts a:2,b:2] [--mca name=value ...]";
 }
 
 // "64M", "4K", "4096" -> bytes.
@@ -58,6 +58,18 @@ int parseInt(const std::string& flag, const std::string& text, int minimum,
                                   ? ">= " + std::to_string(minimum)
                                   : std::to_string(minimum) + ".." + std::to_string(maximum);
   throw std::invalid_argument(flag + " takes an integer " + allowed + ", got \"" + text + "\"");
+}
+
+// A timed batch's length: above 0 (at least 3 all-reduces are timed however short), at most
+// a minute per size.
+double parseSeconds(const std::string& flag, const std::string& text) {
+  try {
+    size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size() && value > 0 && value <= 60) return value;
+  } catch (const std::logic_error&) {
+  }
+  throw std::invalid_argument(flag + " takes seconds > 0 and <= 60, got \"" + text + "\"");
 }
 
 // "2,4" -> its items; an empty list would run nothing and still look like success.
@@ -184,6 +196,8 @@ int benchCommand(const std::vector<std::string>& args, std::ostream& out) {
       launch.placement.mca.push_back(value);
     } else if (flag == "--repeats") {
       launch.options.repeats = parseInt(flag, value, 1);
+    } else if (flag == "--seconds") {
+      launch.options.seconds_per_size = parseSeconds(flag, value);
     } else {
       throw std::invalid_argument("unknown option " + flag + "\n" + benchUsage());
     }

@@ -48,6 +48,7 @@ commands:
   compare ID ID...                                         the settings that differ, summaries side by side
   bench allreduce [--worlds 2,4] [--algorithms {ALGORITHMS}] [--min-bytes 4]
         [--max-bytes 64M] [--ranks-per-host N] [--repeats 3]  all-reduce busbw per size, checked
+        [--seconds 0.1]                                     a timed batch's length per size
         [--hosts a:2,b:2] [--mca name=value ...]           across hosts, placed by Open MPI
 
 options for every command:

@@ -440,7 +440,7 @@ TEST_F(Cli, BadRanksOptionIsAnErrorNotIgnored) {
 }
 
 // --worlds 1000 used to start 1000 ranks; an empty list ran nothing and exited 0.
-TEST_F(Cli, BenchRejectsHugeOrEmptyWorldLists) {
+TEST_F(Cli, BenchRejectsHugeOrEmptyWorldListsAndBatchLengthsOutOfRange) {
   const auto huge = run("bench allreduce --worlds 1000", "timeout 20 ");
   EXPECT_EQ(huge.exit_code, 2) << huge.out;
   EXPECT_NE(huge.out.find("--worlds takes an integer 1..256, got \"1000\""), std::string::npos)
@@ -450,6 +450,13 @@ TEST_F(Cli, BenchRejectsHugeOrEmptyWorldLists) {
     EXPECT_EQ(empty.exit_code, 2) << empty.out;
     EXPECT_NE(empty.out.find(flag + " takes a comma-separated list, got \",\""), std::string::npos)
         << empty.out;
+  }
+  for (const std::string seconds : {"0", "61", "0.1s"}) {
+    const auto bad = run("bench allreduce --seconds " + seconds, "timeout 20 ");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("--seconds takes seconds > 0 and <= 60, got \"" + seconds + "\""),
+              std::string::npos)
+        << bad.out;
   }
 }
 

@@ -26,7 +26,7 @@ gtest_discover_tests(terminal_text_test TEST_PREFIX "cli." PROPERTIES TIMEOUT 30
 
 # Tests of the real `ranklab` CLI. Each case launches mpirun with up to 4 ranks on 2 cores:
 # one at a time, never beside a GUI test's ranks, but a one-process test may run beside
-# them (tests/rank_locks.cmake). The ones that time something (a straggler's wait, a hang
+# them (the locks: tests/CMakeLists.txt). The ones that time something (a straggler's wait, a hang
 # or a restart against its limit) run alone: TIMED, RUN_SERIAL.
 function(ranklab_cli_test name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "TIMED" "" "")
