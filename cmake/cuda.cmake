@@ -1,11 +1,14 @@
-# CUDA kernels and the NCCL all-reduce: built when nvcc is found (here: /usr/local/cuda),
-# skipped with a message otherwise. Tests skip at run time when no GPU is present.
+# CUDA kernels: built when nvcc is found (here: /usr/local/cuda), skipped with a message
+# otherwise; NCCL's collectives too where NCCL is found (RANKLAB_HAVE_NCCL), else the GPU
+# path all-reduces on host copies and ZeRO on a GPU is refused. Tests skip at run time when
+# no GPU is present.
 include(CheckLanguage)
 if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
   set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
 endif()
 check_language(CUDA)
 set(RANKLAB_HAVE_CUDA OFF)
+set(RANKLAB_HAVE_NCCL OFF)
 if(CMAKE_CUDA_COMPILER)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 75 80 90)  # Turing, Ampere, Hopper
@@ -15,11 +18,13 @@ if(CMAKE_CUDA_COMPILER)
   find_package(CUDAToolkit REQUIRED)
   find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
-  if(NCCL_LIBRARY AND NCCL_INCLUDE_DIR)
-    set(RANKLAB_HAVE_CUDA ON)
+  set(RANKLAB_HAVE_CUDA ON)
+  if(RANKLAB_NCCL AND NCCL_LIBRARY AND NCCL_INCLUDE_DIR)
+    set(RANKLAB_HAVE_NCCL ON)
     message(STATUS "ranklab: CUDA ${CUDAToolkit_VERSION} and NCCL found: building CUDA kernels and NCCL all-reduce")
   else()
-    message(STATUS "ranklab: CUDA found but NCCL not: CUDA parts skipped")
+    message(STATUS "ranklab: CUDA ${CUDAToolkit_VERSION} found, NCCL not (or RANKLAB_NCCL=OFF): building CUDA kernels without "
+                   "NCCL (GPU gradients all-reduced on host copies; ZeRO on a GPU refused; mpi_nccl_test not built)")
   endif()
 else()
   message(STATUS "ranklab: no nvcc: CUDA kernels and NCCL all-reduce are not built")

@@ -9,7 +9,7 @@
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
 
-#if RANKLAB_HAVE_CUDA
+#if RANKLAB_HAVE_NCCL
 #include "engine/train/nccl_sync.h"
 #include "engine/train/nccl_zero_sync.h"
 #endif
@@ -25,7 +25,7 @@ int gpuIndexOf(const ComputeDevice& device) {
   return colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1));
 }
 
-#if RANKLAB_HAVE_CUDA
+#if RANKLAB_HAVE_NCCL
 // "" when every rank has a GPU of its own; else which GPU of which host is shared (the
 // same answer on every rank: collective over `world`).
 std::string sharedGpu(Communicator& world, int gpu) {
@@ -47,7 +47,7 @@ std::string sharedGpu(Communicator& world, int gpu) {
 // Why NCCL cannot run this job ("" when it can).
 std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Communicator& world,
                        [[maybe_unused]] int gpu) {
-#if !RANKLAB_HAVE_CUDA
+#if !RANKLAB_HAVE_NCCL
   return "this ranklab was built without NCCL";
 #else
   if (job.parallel.strategy != "allreduce") return "parallel.strategy is " + job.parallel.strategy;
@@ -72,7 +72,7 @@ DeviceSync zeroOnGpus(const JobSpec& job, Communicator& world,
                                 "\"nccl\", or parallel.zero = 0");
   }
   const std::string why_not = whyNotNccl(job, world, gpu);
-#if RANKLAB_HAVE_CUDA
+#if RANKLAB_HAVE_NCCL
   if (why_not.empty()) {
     return {std::make_unique<NcclZeroSync>(world, job.parallel.zero, device, gpu),
             "ZeRO stage " + std::to_string(job.parallel.zero) +
@@ -106,7 +106,7 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   if (p.zero != 0) return zeroOnGpus(job, world, device, gpu);
   const std::string& wanted = job.parallel.device_collectives;
   const std::string why_not = wanted == "host" ? "" : whyNotNccl(job, world, gpu);
-#if RANKLAB_HAVE_CUDA
+#if RANKLAB_HAVE_NCCL
   if (wanted != "host" && why_not.empty())
     return {std::make_unique<NcclSync>(world, gpu), "gradients all-reduced by NCCL on the GPUs"};
 #endif

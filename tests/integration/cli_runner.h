@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -16,6 +17,20 @@
 
 namespace ranklab::testing {
 
+// The CLI under test and the source tree of its job presets: where they were built, unless
+// the environment says where they were moved (RANKLAB_CLI, RANKLAB_SOURCE_DIR: the GPU
+// bundle runs its binaries on another machine, scripts/gpu-run).
+inline std::string builtOr(const char* variable, const char* built) {
+  const char* moved = std::getenv(variable);
+  return moved != nullptr && *moved != '\0' ? moved : built;
+}
+inline std::string cliPath() {
+  return builtOr("RANKLAB_CLI", RANKLAB_CLI);
+}
+inline std::string sourceDir() {
+  return builtOr("RANKLAB_SOURCE_DIR", RANKLAB_SOURCE_DIR);
+}
+
 struct CliResult {
   int exit_code = -1;
   std::string out;  // stdout and stderr, interleaved
@@ -23,7 +38,7 @@ struct CliResult {
 
 // `prefix` goes before the CLI (e.g. "timeout -s INT 4 ").
 inline CliResult runCli(const std::string& args, const std::string& prefix = "") {
-  const std::string command = prefix + std::string(RANKLAB_CLI) + " " + args + " 2>&1";
+  const std::string command = prefix + cliPath() + " " + args + " 2>&1";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -37,15 +52,16 @@ inline CliResult runCli(const std::string& args, const std::string& prefix = "")
 
 // Starts `ranklab ARGS` in the background with its output in `log`; returns its pid.
 inline pid_t startInBackground(const std::vector<std::string>& args, const std::string& log) {
+  const std::string cli = cliPath();  // before fork: the child only execs
   const pid_t pid = fork();
   if (pid == 0) {
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, STDOUT_FILENO);
     dup2(fd, STDERR_FILENO);
-    std::vector<char*> argv{const_cast<char*>(RANKLAB_CLI)};
+    std::vector<char*> argv{const_cast<char*>(cli.c_str())};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(RANKLAB_CLI, argv.data());
+    execv(cli.c_str(), argv.data());
     _exit(127);
   }
   return pid;
@@ -61,9 +77,7 @@ inline nlohmann::json lastJson(const std::string& out) {
 class CliTest : public ::testing::Test {
  protected:
   std::string db() const { return folder_.file("runs.db"); }
-  std::string quickstart() const {
-    return std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
-  }
+  std::string quickstart() const { return sourceDir() + "/resources/jobs/quickstart.toml"; }
   TempFolder folder_;
 };
 

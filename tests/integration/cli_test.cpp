@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using ranklab::testing::lastJson;
+using ranklab::testing::sourceDir;
 
 ranklab::testing::CliResult run(const std::string& args, const std::string& prefix = "") {
   return ranklab::testing::runCli(args, prefix);
@@ -43,7 +44,7 @@ class Cli : public ranklab::testing::CliTest {
   // Runs resources/jobs/NAME.toml on its first 3200 training samples; `runs show --json`.
   // The preset run as the store's run `id` (the test's id-th run), as `runs show --json`.
   nlohmann::json runPresetOn3200Samples(const std::string& name, int id = 1) const {
-    const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/" + name + ".toml";
+    const std::string job = sourceDir() + "/resources/jobs/" + name + ".toml";
     const auto r = run("run " + job + " --set data.train_limit=3200 --set data.test_limit=1000" +
                        " --quiet --db " + db());
     EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -255,7 +256,7 @@ TEST_F(Cli, GpuJobsRunWhereAGpuIsAndAreRefusedWithTheReasonWhereNone) {
   }
   int id = 0;
   for (const std::string preset : {"quickstart", "fashion-mlp", "fashion-cnn"}) {
-    const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/" + preset + ".toml";
+    const std::string job = sourceDir() + "/resources/jobs/" + preset + ".toml";
     const auto r = run("run " + job +
                        " --ranks 1 --set train.device=cuda --set train.max_steps=40"
                        " --set data.train_limit=3200 --set data.test_limit=1000 --quiet --db " +
@@ -298,7 +299,7 @@ int64_t storedSteps(const std::string& db) {
 // (with the reason on stderr) when it ended or stored nothing within two minutes.
 pid_t startLongRunWithSteps(const std::string& db, const std::string& log,
                             const std::vector<std::string>& extra = {}) {
-  const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
+  const std::string job = sourceDir() + "/resources/jobs/quickstart.toml";
   std::vector<std::string> args{"run",     job,    "--ranks", "2", "--set", "train.epochs=100",
                                 "--quiet", "--db", db};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -385,7 +386,7 @@ TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
 // Issue 33, item 3: a run whose test loss went NaN was stored with test loss 0 and ranked
 // best. Now it is "diverged" in the summary, the JSON and the comparison.
 TEST_F(Cli, ADivergedRunIsShownDivergedNeverWithLossZero) {
-  const std::string spirals = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/spirals.toml";
+  const std::string spirals = sourceDir() + "/resources/jobs/spirals.toml";
   const auto r = run("run " + spirals +
                      " --set train.epochs=1 --set train.optimizer='\"sgd\"' --set train.lr=10"
                      " --set train.momentum=0.99 --set 'model.layers=[4096,4096]' --quiet --db " +

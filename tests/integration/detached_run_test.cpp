@@ -16,6 +16,7 @@
 namespace ranklab {
 namespace {
 
+using testing::cliPath;
 using testing::CliTest;
 
 std::string readFile(const std::string& path) {
@@ -118,7 +119,7 @@ class FollowedRun : public CliTest {
  protected:
   // `ranklab run` on the quickstart, detached, with `sets` added; its follower.
   std::unique_ptr<RunFollower> launch(const std::vector<std::string>& sets) {
-    std::vector<std::string> argv = {RANKLAB_CLI, "run", quickstart(), "--db", db(), "--quiet"};
+    std::vector<std::string> argv = {cliPath(), "run", quickstart(), "--db", db(), "--quiet"};
     for (const auto& s : sets) argv.insert(argv.end(), {"--set", s});
     { RunStore created(db()); }  // the store exists before either process opens it
     const int64_t pid = startDetached(argv, folder_.file("console.log"));

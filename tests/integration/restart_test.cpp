@@ -22,6 +22,7 @@
 
 namespace {
 
+using ranklab::testing::cliPath;
 using ranklab::testing::runCli;
 
 class Restarts : public ranklab::testing::CliTest {
@@ -147,7 +148,7 @@ TEST_F(Restarts, MaxRestartsWithoutCheckpointsIsRefusedNamingTheKey) {
 // `kill -9` of the launcher mid-run: the next open of the store marks the run `lost`, and
 // the next launch removes the MPI segment folder the dead launcher could not.
 TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
-  const std::string launch = "sh -c '" + std::string(RANKLAB_CLI) + " run " + job("") +
+  const std::string launch = "sh -c '" + cliPath() + " run " + job("") +
                              " --quiet --set train.epochs=50 --db " + db() +
                              " >/dev/null 2>&1 & echo $!'";
   FILE* pipe = popen(launch.c_str(), "r");
@@ -301,7 +302,7 @@ TEST_F(Restarts, AnElasticRestartGoesOnWithoutTheDeadRank) {
 
 // `runs attach ID` follows a run another process launched, from the store, to its end.
 TEST_F(Restarts, AttachFollowsARunLaunchedElsewhereToItsEnd) {
-  const std::string launch = "sh -c '" + std::string(RANKLAB_CLI) + " run " + job("") +
+  const std::string launch = "sh -c '" + cliPath() + " run " + job("") +
                              " --quiet --set train.epochs=6 --db " + db() + " >/dev/null 2>&1 &'";
   ASSERT_EQ(std::system(launch.c_str()), 0);
   for (int i = 0; i < 100 && losses(1).empty(); ++i) usleep(100'000);

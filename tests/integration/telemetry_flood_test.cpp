@@ -26,10 +26,12 @@
 namespace ranklab {
 namespace {
 
+using testing::sourceDir;
+
 TEST(TelemetryFlood, GarbageFromALocalAccountBecomesAFewCountedEvents) {
   testing::TempFolder folder;
   const std::string db = folder.file("runs.db");
-  const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
+  const std::string job = sourceDir() + "/resources/jobs/quickstart.toml";
   const pid_t launcher = testing::startInBackground(
       {"run", job, "--ranks", "2", "--set", "train.epochs=3", "--quiet", "--db", db},
       folder.file("run.log"));
@@ -133,7 +135,7 @@ std::vector<std::string> listeningSockets(pid_t pid) {
 TEST(OneHostRun, NoRankListensOnAnyTcpPort) {
   testing::TempFolder folder;
   const std::string db = folder.file("runs.db");
-  const std::string job = std::string(RANKLAB_SOURCE_DIR) + "/resources/jobs/quickstart.toml";
+  const std::string job = sourceDir() + "/resources/jobs/quickstart.toml";
   const pid_t launcher = testing::startInBackground(
       {"run", job, "--ranks", "2", "--set", "train.epochs=2", "--quiet", "--db", db},
       folder.file("run.log"));

@@ -164,7 +164,7 @@ TEST(DeviceSync, ZeroOnAGpuNeedsNcclAndSaysWhyNot) {
                       "cannot run here: "),
             std::string::npos)
       << said;
-#if RANKLAB_HAVE_CUDA
+#if RANKLAB_HAVE_NCCL
   EXPECT_NE(said.find("NCCL refuses two ranks on one GPU"), std::string::npos) << said;
 #endif
   job.parallel.device_collectives = "host";

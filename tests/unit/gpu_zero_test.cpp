@@ -27,6 +27,9 @@ class GpuZero : public ::testing::Test {
     std::string why;
     gpus_ = kernels::usableGpus(&why);
     if (gpus_ == 0) GTEST_SKIP() << "GPU tests skipped: " << why;
+#if !RANKLAB_HAVE_NCCL
+    GTEST_SKIP() << "ZeRO on GPUs runs through NCCL, and this ranklab was built without it";
+#endif
   }
   int gpus_ = 0;
 };
