@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/sparse_select.h"
 #include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_scratch.h"
@@ -212,7 +213,9 @@ void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum)
   check(cudaGetLastError(), "momentum correction");
 }
 
-void scatter(float* to, const uint32_t* host_indices, const float* host_values, size_t k) {
+void scatter(float* to, size_t n, const uint32_t* host_indices, const float* host_values,
+             size_t k) {
+  kernels::checkScatterIndices(host_indices, k, n);  // the kernel writes where it is told
   if (k == 0) return;
   Scratch scratch;
   const uint32_t* indices = indicesOnDevice(scratch, host_indices, k);

@@ -555,8 +555,8 @@ TEST_F(CudaDeviceTest, CodecKernelsMatchTheCpuBitForBit) {
   gpu().add(on_gpu->data(), on_gpu_residual->data(), n);
   const std::vector<uint32_t> at = {0, 5, 17, 4096, static_cast<uint32_t>(n - 1)};
   const Floats put = {1.f, -2.f, 0.5f, 3.f, -0.25f};
-  cpuDevice().scatter(sum.data(), at.data(), put.data(), at.size());
-  gpu().scatter(on_gpu->data(), at.data(), put.data(), at.size());
+  cpuDevice().scatter(sum.data(), n, at.data(), put.data(), at.size());
+  gpu().scatter(on_gpu->data(), n, at.data(), put.data(), at.size());
   expectSameBits("add then scatter", toHost(on_gpu->data(), n), sum);
   Floats velocity = randomFloats(n, 13);
   auto on_gpu_velocity = onGpu(velocity);
@@ -564,6 +564,25 @@ TEST_F(CudaDeviceTest, CodecKernelsMatchTheCpuBitForBit) {
   gpu().accumulateMomentum(on_gpu_velocity->data(), on_gpu->data(), n, 0.9f);
   expectSameBits("momentum's velocity", toHost(on_gpu_velocity->data(), n), velocity);
   expectSameBits("momentum's gradient", toHost(on_gpu->data(), n), sum);
+}
+
+// An index past the scatter's destination is refused on the host, naming it and the length,
+// before the kernel could write past the buffer; the buffer keeps its values.
+TEST_F(CudaDeviceTest, ScatterRefusesAnIndexOutOfRangeNamingItAndTheLength) {
+  const size_t n = 1001;
+  const Floats values = randomFloats(n, 18);
+  auto on_gpu = onGpu(values);
+  const std::vector<uint32_t> at = {3, static_cast<uint32_t>(n)};
+  const Floats put = {1.f, 2.f};
+  try {
+    gpu().scatter(on_gpu->data(), n, at.data(), put.data(), at.size());
+    FAIL() << "index " << n << " of " << n << " floats was not refused";
+  } catch (const std::out_of_range& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("index 1001 "), std::string::npos) << message;
+    EXPECT_NE(message.find("of 1001 floats"), std::string::npos) << message;
+  }
+  expectSameBits("after the refused scatter", toHost(on_gpu->data(), n), values);
 }
 
 // qsgd's encode (kernels/cpu/qsgd_quantize.h) on the GPU: each element's coin drawn from
