@@ -63,7 +63,9 @@ DeviceScratch::~DeviceScratch() {
 void* DeviceScratch::bytes(size_t wanted) {
   if (wanted <= capacity_) return data_;
   if (data_ != nullptr) {
-    check(cudaFree(data_), "free scratch");  // waits for the work still reading it
+    // The layer's queued kernels (this thread's stream) may still read it.
+    check(cudaStreamSynchronize(cudaStreamPerThread), "wait before growing scratch");
+    check(cudaFree(data_), "free scratch");
     data_ = nullptr;
     capacity_ = 0;
   }

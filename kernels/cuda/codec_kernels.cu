@@ -149,7 +149,8 @@ uint32_t kthLargest(const float* x, size_t n, size_t k, Scratch& scratch, size_t
   uint32_t prefix = 0;
   size_t wanted = k;  // among the elements matching the prefix, the rank sought (1-based)
   for (int shift = 32 - kDigitBits; shift >= 0; shift -= kDigitBits) {
-    check(cudaMemsetAsync(counts, 0, kDigits * sizeof(unsigned int)), "clear histogram");
+    check(cudaMemsetAsync(counts, 0, kDigits * sizeof(unsigned int), cudaStreamPerThread),
+          "clear histogram");
     digitHistogram<<<blocks(n), kThreads>>>(x, n, prefix, shift, counts);
     check(cudaGetLastError(), "topk histogram");
     check(cudaMemcpy(host_counts, counts, sizeof host_counts, cudaMemcpyDeviceToHost),
@@ -178,10 +179,11 @@ void compactFlagged(const float* x, size_t n, const unsigned char* keep, Scratch
   auto* selected = static_cast<int*>(scratch.get(sizeof(int)));
   thrust::counting_iterator<uint32_t> positions(0);
   size_t bytes = 0;
-  check(cub::DeviceSelect::Flagged(nullptr, bytes, positions, keep, indices, selected, items),
+  check(cub::DeviceSelect::Flagged(nullptr, bytes, positions, keep, indices, selected, items,
+                                   cudaStreamPerThread),
         "size select");
   check(cub::DeviceSelect::Flagged(scratch.get(bytes), bytes, positions, keep, indices, selected,
-                                   items),
+                                   items, cudaStreamPerThread),
         "select");
   int found = 0;
   check(cudaMemcpy(&found, selected, sizeof found, cudaMemcpyDeviceToHost), "read select count");
@@ -244,8 +246,10 @@ void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_
   check(cudaGetLastError(), "topk ties");
   size_t bytes = 0;
   const int items = static_cast<int>(n);
-  check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, equal, tie_rank, items), "size scan");
-  check(cub::DeviceScan::ExclusiveSum(scratch.get(bytes), bytes, equal, tie_rank, items),
+  check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, equal, tie_rank, items, cudaStreamPerThread),
+        "size scan");
+  check(cub::DeviceScan::ExclusiveSum(scratch.get(bytes), bytes, equal, tie_rank, items,
+                                      cudaStreamPerThread),
         "topk tie ranks");
   keepFlags<<<blocks(n), kThreads>>>(x, n, kth, tie_rank, ties, keep);
   check(cudaGetLastError(), "topk flags");

@@ -5,7 +5,8 @@
 // magnitudes compared as bits; threshold's |x| >= threshold), randomk's gather, and sign's
 // encode (kernels/cpu/sign_pack.h, the same bits), fp16's and bf16's casts, qsgd's quantization.
 // Pointers named `host` are host memory; the others device memory. Work is queued on the calling
-// thread's default stream; what fills host memory returns once it is there (host vectors replaced).
+// thread's own default stream (per-thread); what fills host memory returns once it is there (host
+// vectors replaced).
 #pragma once
 
 #include <cstddef>

@@ -62,6 +62,8 @@ cublasHandle_t cublasHandle() {
     cublasHandle_t made = nullptr;
     check(cublasCreate(&made), "create handle");
     check(cublasSetMathMode(made, CUBLAS_DEFAULT_MATH), "set math mode");
+    // cuBLAS is compiled apart: its stream 0 is the legacy stream, not this thread's own.
+    check(cublasSetStream(made, cudaStreamPerThread), "set stream");
     handles[device] = made;
   }
   return handles[device];
@@ -102,7 +104,7 @@ void addBiasRows(float* y, const float* bias, int rows, int cols) {
 }
 
 void synchronize() {
-  check(cudaDeviceSynchronize(), "synchronize");
+  check(cudaStreamSynchronize(cudaStreamPerThread), "synchronize");
 }
 
 }  // namespace ranklab::cuda

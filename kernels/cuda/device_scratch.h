@@ -1,5 +1,5 @@
-// Temporary GPU buffers for one call of a codec kernel, allocated and freed on the default
-// stream (cudaMallocAsync's pool: no device-wide synchronization per call).
+// Temporary GPU buffers for one call of a codec kernel, allocated and freed on the calling
+// thread's own stream (cudaMallocAsync's pool: no device-wide synchronization per call).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,12 +18,13 @@ class Scratch {
   void* get(size_t bytes) {
     if (count_ == kMax) throw std::logic_error("codec scratch: more than 12 buffers");
     void* p = nullptr;
-    check(cudaMallocAsync(&p, bytes > 0 ? bytes : 1, 0), "allocate codec scratch");
+    check(cudaMallocAsync(&p, bytes > 0 ? bytes : 1, cudaStreamPerThread),
+          "allocate codec scratch");
     made_[count_++] = p;
     return p;
   }
   ~Scratch() {
-    for (int i = 0; i < count_; ++i) cudaFreeAsync(made_[i], 0);
+    for (int i = 0; i < count_; ++i) cudaFreeAsync(made_[i], cudaStreamPerThread);
   }
 
  private:

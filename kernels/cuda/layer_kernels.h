@@ -2,8 +2,9 @@
 // of kernels/cpu/elementwise.h and conv.h, and matrix products through cuBLAS.
 // Conventions:
 // - every pointer is a device pointer unless its name says host; work is queued on the
-//   calling thread's default stream, on the device current for that thread (cudaSetDevice),
-//   and every launch is checked: a failure throws std::runtime_error naming the operation;
+//   calling thread's own default stream (per-thread, not the legacy stream; cuBLAS's too), on
+//   the device current for that thread (cudaSetDevice), and every launch is checked: a
+//   failure throws std::runtime_error naming the operation;
 // - matrices are row-major, images channels-last (B, H, W, C), as on the CPU;
 // - the im2col matrix's columns are in PyTorch's weight order (C, kh, kw), so a Conv2d
 //   weight (Cout, Cin, k, k) is the GEMM operand as it lies, with no packing;

@@ -81,7 +81,7 @@ bool scaleAndCheckFinite(float* x, size_t n, float factor) {
     check(cudaMalloc(&made, sizeof(int)), "malloc overflow flag");
     return made;
   }();
-  check(cudaMemsetAsync(flag, 0, sizeof(int)), "clear overflow flag");
+  check(cudaMemsetAsync(flag, 0, sizeof(int), cudaStreamPerThread), "clear overflow flag");
   scaleCheckKernel<<<blocks(n), kThreads>>>(x, n, factor, flag);
   check(cudaGetLastError(), "unscale");
   int bad = 0;
@@ -92,7 +92,7 @@ bool scaleAndCheckFinite(float* x, size_t n, float factor) {
 void fill(float* x, size_t n, float value) {
   if (n == 0) return;
   if (value == 0.f) {
-    check(cudaMemsetAsync(x, 0, n * sizeof(float)), "zero");
+    check(cudaMemsetAsync(x, 0, n * sizeof(float), cudaStreamPerThread), "zero");
     return;
   }
   fillKernel<<<blocks(n), kThreads>>>(x, n, value);
@@ -101,7 +101,8 @@ void fill(float* x, size_t n, float value) {
 
 void copyDevice(float* to, const float* from, size_t n) {
   if (n == 0 || to == from) return;
-  check(cudaMemcpyAsync(to, from, n * sizeof(float), cudaMemcpyDeviceToDevice), "copy");
+  check(cudaMemcpyAsync(to, from, n * sizeof(float), cudaMemcpyDeviceToDevice, cudaStreamPerThread),
+        "copy");
 }
 
 void upload(float* to, const float* host, size_t n) {
@@ -111,7 +112,8 @@ void upload(float* to, const float* host, size_t n) {
 
 void uploadAsync(void* to, const void* host, size_t bytes) {
   if (bytes == 0) return;
-  check(cudaMemcpyAsync(to, host, bytes, cudaMemcpyHostToDevice, 0), "upload (async)");
+  check(cudaMemcpyAsync(to, host, bytes, cudaMemcpyHostToDevice, cudaStreamPerThread),
+        "upload (async)");
 }
 
 std::shared_ptr<void> pinHost(void* host, size_t bytes) {
