@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "kernels/cuda/cublas_handle.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_scratch.h"
 #include "kernels/cuda/layer_kernels.h"
 
 namespace ranklab::cuda {
@@ -347,23 +347,8 @@ void gemmEx(cudaDataType type, kernels::Trans trans_a, kernels::Trans trans_b, i
 
 // Room for `floats` fp32 values, per thread and device, kept for the next call.
 float* productScratch(size_t floats) {
-  struct Scratch {
-    float* data = nullptr;
-    size_t capacity = 0;
-  };
-  int device = 0;
-  check(cudaGetDevice(&device), "get current device");
-  thread_local std::vector<Scratch> scratches;
-  if (static_cast<size_t>(device) >= scratches.size()) scratches.resize(device + 1);
-  Scratch& scratch = scratches[device];
-  if (floats > scratch.capacity) {
-    if (scratch.data != nullptr) check(cudaFree(scratch.data), "free the fp16 product scratch");
-    scratch.data = nullptr;
-    scratch.capacity = 0;
-    check(cudaMalloc(&scratch.data, floats * sizeof(float)), "malloc the fp16 product scratch");
-    scratch.capacity = floats;
-  }
-  return scratch.data;
+  thread_local ThreadScratch product;
+  return product.get<float>(floats);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_scratch.h"
 #include "kernels/cuda/memory_kernels.h"
 
 namespace ranklab::cuda {
@@ -75,12 +76,10 @@ void adamUpdate(float* params, const float* grads, float* first_moment, float* s
 
 bool scaleAndCheckFinite(float* x, size_t n, float factor) {
   if (n == 0) return true;
-  // One flag per thread that asks, reused: the check runs once a step.
-  thread_local int* flag = [] {
-    int* made = nullptr;
-    check(cudaMalloc(&made, sizeof(int)), "malloc overflow flag");
-    return made;
-  }();
+  // One flag per thread and GPU, kept (the check runs once a step) and freed with the thread:
+  // a flag made on another GPU, or shared with another thread's stream, would be wrong.
+  thread_local ThreadScratch overflow;
+  int* flag = overflow.get<int>(1);
   check(cudaMemsetAsync(flag, 0, sizeof(int), cudaStreamPerThread), "clear overflow flag");
   scaleCheckKernel<<<blocks(n), kThreads>>>(x, n, factor, flag);
   check(cudaGetLastError(), "unscale");

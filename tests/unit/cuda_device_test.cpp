@@ -473,6 +473,36 @@ TEST_F(CudaDeviceTest, ScaleAndCheckFiniteMatchesTheCpu) {
   EXPECT_FALSE(gpu().scaleAndCheckFinite(on_gpu->data(), n, 1.f));  // still inf
 }
 
+// The overflow check's flag is the calling thread's on the current GPU: one thread going from
+// GPU to GPU, and threads checking at once on one GPU, each get their own verdict.
+TEST_F(CudaDeviceTest, ScaleAndCheckFiniteOnEveryGpuAndFromSeveralThreads) {
+  const size_t n = 1025;
+  for (int index = 0; index < kernels::usableGpus(nullptr); ++index) {
+    const ComputeDevice& device = cudaDevice(index);
+    auto grads = device.allocate(n);
+    device.fill(grads->data(), n, 2.f);
+    EXPECT_TRUE(device.scaleAndCheckFinite(grads->data(), n, 0.5f)) << device.name();
+    device.fill(grads->data() + n / 2, 1, std::numeric_limits<float>::infinity());
+    EXPECT_FALSE(device.scaleAndCheckFinite(grads->data(), n, 0.5f)) << device.name();
+  }
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  for (int t = 0; t < 4; ++t) {
+    buffers.push_back(gpu().allocate(n));
+    gpu().fill(buffers.back()->data(), n, t % 2 ? std::numeric_limits<float>::quiet_NaN() : 1.f);
+  }
+  gpu().synchronize();  // the fills are this thread's stream's: done before others read them
+  std::vector<int> wrong(buffers.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < buffers.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round)
+        wrong[t] += gpu().scaleAndCheckFinite(buffers[t]->data(), n, 1.f) != (t % 2 == 0);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong, std::vector<int>(buffers.size(), 0));
+}
+
 TEST_F(CudaDeviceTest, FillCopyUploadAndDownload) {
   const size_t n = 3001;
   const Floats values = randomFloats(n, 9);
