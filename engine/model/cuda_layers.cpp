@@ -263,7 +263,7 @@ void CudaConv2d::backward(const float* x, const float*, const float* dy, float* 
   const bool accumulate = !overwritesGradients();
   if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
   // db (Cout) (+)= column sums of dy (B*outH*outW, Cout)
-  cuda::sumRows(bias_grad_, dy, static_cast<int>(batch * pixels), out_channels_, accumulate);
+  cuda::sumRows(bias_grad_, dy, batch * pixels, out_channels_, accumulate);
   // The last chunk first: its columns are still those forward() made.
   const int last_first = batch == 0 ? 0 : (batch - 1) / chunk * chunk;
   bool written = false;

@@ -46,11 +46,13 @@ void addBiasAndRelu(float* y, const float* bias, int rows, int cols, bool relu);
 void applyRelu(const float* x, float* y, size_t n);
 // dx (n) = dy * (y > 0), y being the ReLU's output; written; dx may be dy.
 void reluGradient(const float* dy, const float* y, float* dx, size_t n);
-// dbias (cols) = (or += when accumulate) the column sums of dy (rows, cols).
-void sumRows(float* dbias, const float* dy, int rows, int cols, bool accumulate);
-// dz (rows, cols) = dy * (y > 0); dbias (cols) = (or +=) the column sums of dz.
-void reluMaskSumRows(const float* dy, const float* y, float* dz, float* dbias, int rows, int cols,
-                     bool accumulate);
+// dbias (cols) = (or += when accumulate) the column sums of dy (rows, cols). Summed in an order
+// fixed by the shape (the same bits every call, not the CPU's); a tall matrix is split into
+// runs of rows summed side by side, then the runs' sums.
+void sumRows(float* dbias, const float* dy, size_t rows, int cols, bool accumulate);
+// dz (rows, cols) = dy * (y > 0); dbias (cols) = (or +=) the column sums of dz, as sumRows.
+void reluMaskSumRows(const float* dy, const float* y, float* dz, float* dbias, size_t rows,
+                     int cols, bool accumulate);
 
 // ---- convolution (stride 1, square kernel, zero padding on every side) ----
 

@@ -308,6 +308,48 @@ TEST_F(CudaDeviceTest, DropoutMaskHasTheCpuBits) {
   }
 }
 
+// The bias gradient's column sums, one pass for a few rows and runs of rows summed side by
+// side for a tall matrix (a conv's at batch 512: 401,408 rows of 16 channels): within fp32
+// rounding of a double sum, the same bits on every call, dz the CPU's ReLU mask exactly, and
+// `accumulate` adding the same sums to what was there.
+TEST_F(CudaDeviceTest, ColumnSumsOfEveryShapeAreTheSumsAndRepeatThemselves) {
+  struct ColumnShape {
+    size_t rows;
+    int cols;
+  };
+  for (const ColumnShape shape :
+       {ColumnShape{17, 33}, ColumnShape{100003, 37}, ColumnShape{401408, 16}}) {
+    const size_t rows = shape.rows, n = rows * shape.cols;
+    const std::string what = std::to_string(rows) + "x" + std::to_string(shape.cols);
+    const Floats dy = randomFloats(n, 19), y = randomFloats(n, 20);
+    Floats want_dz(n);
+    kernels::reluBackward(dy.data(), y.data(), want_dz.data(), n);
+    std::vector<double> want(shape.cols, 0.0), magnitude(shape.cols, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      want[i % shape.cols] += want_dz[i];
+      magnitude[i % shape.cols] += std::abs(want_dz[i]);
+    }
+    auto on_dy = onGpu(dy), on_y = onGpu(y), dz = gpu().allocate(n);
+    auto sums = gpu().allocate(shape.cols), again = gpu().allocate(shape.cols);
+    cuda::reluMaskSumRows(on_dy->data(), on_y->data(), dz->data(), sums->data(), rows, shape.cols,
+                          false);
+    cuda::sumRows(again->data(), dz->data(), rows, shape.cols, false);
+    expectSameBits("relu mask " + what, toHost(dz->data(), n), want_dz);
+    const Floats got = toHost(sums->data(), shape.cols);
+    // No value passes through more than ~128 fp32 additions: each off by 2^-24 of at most the
+    // column's sum of magnitudes.
+    for (int c = 0; c < shape.cols; ++c)
+      EXPECT_LE(std::abs(got[c] - want[c]), 1e-5 * magnitude[c]) << what << " column " << c;
+    expectSameBits("column sums again " + what, toHost(again->data(), shape.cols), got);
+    const Floats before = randomFloats(shape.cols, 21);
+    gpu().upload(again->data(), before.data(), shape.cols);
+    cuda::sumRows(again->data(), dz->data(), rows, shape.cols, true);
+    Floats added(shape.cols);
+    for (int c = 0; c < shape.cols; ++c) added[c] = before[c] + got[c];
+    expectSameBits("column sums added " + what, toHost(again->data(), shape.cols), added);
+  }
+}
+
 TEST_F(CudaDeviceTest, FlattenMatchesTheCpuExactly) {
   LayerPair pair(request(LayerKind::kFlatten, {3, 4, 5}), gpu());
   pair.compare(4, training(), 0.0);
