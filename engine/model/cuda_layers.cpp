@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +27,16 @@ namespace {
 // Every entry point first: the calling thread may have another GPU current, or none.
 void useGpu(int device) {
   check(cudaSetDevice(device), "set device (layer)");
+}
+
+// A count as the int that cuBLAS's dimensions and Shape hold; a larger one is refused.
+int intCount(size_t count, const char* what) {
+  constexpr auto kMost = static_cast<size_t>(std::numeric_limits<int>::max());
+  if (count > kMost) {
+    throw std::length_error(std::string(what) + ": " + std::to_string(count) +
+                            " is more than the " + std::to_string(kMost) + " an int holds");
+  }
+  return static_cast<int>(count);
 }
 
 Shape features(int n) {
@@ -143,8 +154,8 @@ void CudaWeightedLayer::useDevice() const {
 CudaLinear::CudaLinear(int device, bool tf32, std::string name, Shape input, int outputs,
                        bool adds_bias)
     : CudaWeightedLayer(device, tf32, std::move(name), input, features(outputs),
-                        input.size() * outputs, outputs, static_cast<int>(input.size())),
-      in_(static_cast<int>(input.size())),
+                        input.size() * outputs, outputs, intCount(input.size(), "Linear inputs")),
+      in_(intCount(input.size(), "Linear inputs")),
       out_(outputs),
       adds_bias_(adds_bias) {}
 
@@ -246,12 +257,12 @@ void CudaConv2d::forward(const float* x, float* y, int batch, const ForwardPass&
   for (int first = 0; first < batch; first += chunk) {
     const int images = std::min(chunk, batch - first);
     fillColumns(x, first, images);
-    const int rows = static_cast<int>(images * pixels);
+    const int rows = intCount(images * pixels, "Conv2d output pixels in a chunk");
     // y rows (n, Cout) = columns (n, K) . W^T (K, Cout)
     gemm(Trans::kNo, Trans::kYes, rows, out_channels_, k, input_in_, k, weight_in_, k, 0.f,
          y + first * pixels * out_channels_, out_channels_);
   }
-  cuda::addBiasAndRelu(y, bias_, static_cast<int>(batch * pixels), out_channels_, false);
+  cuda::addBiasAndRelu(y, bias_, batch * pixels, out_channels_, false);
 }
 
 void CudaConv2d::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
@@ -270,7 +281,7 @@ void CudaConv2d::backward(const float* x, const float*, const float* dy, float* 
   for (int first = last_first; first >= 0 && first < batch; first -= chunk) {
     const int images = std::min(chunk, batch - first);
     fillColumns(x, first, images);
-    const int rows = static_cast<int>(images * pixels);
+    const int rows = intCount(images * pixels, "Conv2d output pixels in a chunk");
     const float* grad_out = dy + first * pixels * out_channels_;  // (n, Cout)
     grad_in_.set(precision_, grad_out, static_cast<size_t>(rows) * out_channels_);
     // dW (Cout, K) (+)= dy^T (Cout, n) . columns (n, K): PyTorch's layout as it is
@@ -365,7 +376,8 @@ void CudaDropout::backward(const float*, const float*, const float* dy, float* d
 // ---- CudaFlatten ----
 
 CudaFlatten::CudaFlatten(int device, std::string name, Shape input)
-    : Layer(std::move(name), input, features(static_cast<int>(input.size()))), device_(device) {}
+    : Layer(std::move(name), input, features(intCount(input.size(), "Flatten features"))),
+      device_(device) {}
 
 void CudaFlatten::forward(const float* x, float* y, int batch, const ForwardPass&) {
   useGpu(device_);

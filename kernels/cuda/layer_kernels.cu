@@ -16,6 +16,7 @@
 #include "kernels/cuda/cublas_handle.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_scratch.h"
+#include "kernels/cuda/grid_stride.h"
 #include "kernels/cuda/layer_kernels.h"
 
 namespace ranklab::cuda {
@@ -24,22 +25,6 @@ namespace {
 
 void checkLaunch(const char* operation) {
   check(cudaGetLastError(), operation);
-}
-
-constexpr int kThreads = 256;
-// Enough blocks to fill any GPU; grid-stride loops cover the rest.
-constexpr size_t kMaxBlocks = size_t{1} << 16;
-
-unsigned blocksFor(size_t n) {
-  return static_cast<unsigned>(std::min(kMaxBlocks, (n + kThreads - 1) / kThreads));
-}
-
-__device__ size_t firstIndex() {
-  return blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-}
-
-__device__ size_t gridStride() {
-  return static_cast<size_t>(gridDim.x) * blockDim.x;
 }
 
 cudaDataType lowType(kernels::Precision precision) {
@@ -450,8 +435,8 @@ void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out, s
 
 // ---- bias and ReLU ----
 
-void addBiasAndRelu(float* y, const float* bias, int rows, int cols, bool relu) {
-  const size_t n = static_cast<size_t>(rows) * cols;
+void addBiasAndRelu(float* y, const float* bias, size_t rows, int cols, bool relu) {
+  const size_t n = rows * cols;
   if (n == 0 || (bias == nullptr && !relu)) return;
   addBiasAndReluKernel<<<blocksFor(n), kThreads>>>(y, bias, rows, cols, relu);
   checkLaunch("add bias and relu");

@@ -41,7 +41,7 @@ void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out, s
 
 // y (rows, cols) += bias (cols) in every row (none when bias is null), then y = max(y, 0)
 // when relu.
-void addBiasAndRelu(float* y, const float* bias, int rows, int cols, bool relu);
+void addBiasAndRelu(float* y, const float* bias, size_t rows, int cols, bool relu);
 // y (n) = max(x, 0); y may be x.
 void applyRelu(const float* x, float* y, size_t n);
 // dx (n) = dy * (y > 0), y being the ReLU's output; written; dx may be dy.

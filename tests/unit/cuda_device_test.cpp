@@ -718,6 +718,30 @@ TEST_F(CudaDeviceTest, GemmMatchesTheCpuForEveryTransposition) {
   }
 }
 
+// Counts past what an int (cuBLAS's dimensions, Shape) or a uint32 index (the sparse codecs')
+// holds are refused naming the count, before any memory is touched.
+TEST_F(CudaDeviceTest, CountsTooLargeForTheirTypesAreRefusedNamingThem) {
+  const Shape huge{50000, 50000, 1};  // 2,500,000,000 values
+  for (LayerKind kind : {LayerKind::kLinear, LayerKind::kFlatten}) {
+    try {
+      gpu().makeLayer(request(kind, huge, 1));
+      FAIL() << "a layer over " << huge.size() << " inputs was made";
+    } catch (const std::length_error& e) {
+      EXPECT_NE(std::string(e.what()).find("2500000000"), std::string::npos) << e.what();
+    }
+  }
+  const size_t n = size_t{1} << 32;
+  std::vector<uint32_t> indices;
+  Floats values;
+  try {
+    gpu().selectTopk(nullptr, n, 1, indices, values);
+    FAIL() << "topk over 2^32 elements was not refused";
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("4294967296"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(gpu().selectAtLeast(nullptr, n, 1.f, indices, values), std::length_error);
+}
+
 TEST_F(CudaDeviceTest, AnotherThreadUsesTheSameGpu) {
   const Floats values = randomFloats(257, 10);
   auto buffer = gpu().allocate(values.size());
