@@ -1,9 +1,9 @@
 // The CUDA device's layer kernels (layer_kernels.h). Conventions: one thread per output
 // element in grid-stride loops (so no grid is ever too large), size_t indices, the calling
-// thread's own default stream (nvcc --default-stream per-thread), cudaGetLastError after every
-// launch. Where the CPU kernel's result is meant to be
-// matched bit for bit (dropout, max-pool, transposes) the arithmetic is the same; elsewhere
-// only the order of summation differs.
+// thread's own default stream (nvcc --default-stream=per-thread), cudaGetLastError after
+// every launch. Where the CPU kernel's result is meant to be matched bit for bit (dropout,
+// max-pool, transposes) the arithmetic is the same; elsewhere only the order of summation
+// differs.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
