@@ -24,15 +24,16 @@ ncclUniqueId shareUniqueId(Communicator& bootstrap) {
 
 NcclComm::NcclComm(Communicator& bootstrap, int device)
     : rank_(bootstrap.rank()), size_(bootstrap.size()), handles_(std::make_unique<NcclHandles>()) {
+  handles_->device = device;
   check(cudaSetDevice(device), "set device");
   const ncclUniqueId id = shareUniqueId(bootstrap);
   check(ncclCommInitRank(&handles_->comm, size_, id, rank_), "init rank");
   check(cudaStreamCreate(&handles_->stream), "create stream");
+  // Only ordering is asked of it: no timestamps.
+  check(cudaEventCreateWithFlags(&handles_->inputs_written, cudaEventDisableTiming),
+        "create event");
 }
 
-NcclComm::~NcclComm() {
-  if (handles_->stream != nullptr) cudaStreamDestroy(handles_->stream);
-  if (handles_->comm != nullptr) ncclCommDestroy(handles_->comm);
-}
+NcclComm::~NcclComm() = default;
 
 }  // namespace ranklab

@@ -5,6 +5,13 @@
 
 namespace ranklab {
 
+NcclHandles::~NcclHandles() {
+  // No throw from a destructor: the results are not checked.
+  if (inputs_written != nullptr) cudaEventDestroy(inputs_written);
+  if (stream != nullptr) cudaStreamDestroy(stream);
+  if (comm != nullptr) ncclCommDestroy(comm);
+}
+
 namespace nccl_detail {
 
 void check(ncclResult_t code, const char* operation) {

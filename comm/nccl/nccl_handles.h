@@ -7,9 +7,18 @@
 
 namespace ranklab {
 
+// Released by its destructor, whatever of it was made (a constructor that failed half way too).
 struct NcclHandles {
+  NcclHandles() = default;
+  ~NcclHandles();
+  NcclHandles(const NcclHandles&) = delete;
+  NcclHandles& operator=(const NcclHandles&) = delete;
+
+  int device = 0;  // the rank's GPU, current while a collective is queued
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  // Recorded on the calling thread's stream before each collective; the NCCL stream waits on it.
+  cudaEvent_t inputs_written = nullptr;
 };
 
 namespace nccl_detail {
@@ -19,13 +28,18 @@ void check(ncclResult_t code, const char* operation);
 void check(cudaError_t code, const char* operation);
 
 // Runs `enqueue` (NCCL calls on state.stream, grouped) between the two waits a collective
-// needs: for the kernels that wrote its input on the default stream, and for its result.
+// needs: for the kernels that wrote its input (queued on the calling thread's own stream, so
+// the NCCL stream waits for them on the GPU, the host not held), and for its result.
 template <typename Enqueue>
 void runCollective(NcclHandles& state, const char* operation, Enqueue enqueue) {
-  check(cudaStreamSynchronize(cudaStreamLegacy), "wait for the data");
+  check(cudaSetDevice(state.device), "set device");
+  check(cudaEventRecord(state.inputs_written, cudaStreamPerThread), "mark the data");
+  check(cudaStreamWaitEvent(state.stream, state.inputs_written, 0), "wait for the data");
   check(ncclGroupStart(), "group start");
   enqueue(state.comm, state.stream);
   check(ncclGroupEnd(), operation);
+  // The host waits: the engine times the communication phase on its clock, and the caller's
+  // next kernels (on its own stream) read the result.
   check(cudaStreamSynchronize(state.stream), "synchronize");
 }
 

@@ -82,14 +82,15 @@ class ComputeDevice {
   // The codecs' encode where the gradient is (engine/train/device_codec_sync.h), so their
   // payload crosses to the host instead of n floats: to += from
   // (error feedback's residual added); velocity = momentum * velocity + grads, then grads =
-  // velocity (DGC's momentum correction); to[host_indices[j]] = host_values[j] for j < k;
+  // velocity (DGC's momentum correction); to[host_indices[j]] = host_values[j] for j < k,
+  // `to` being n floats (an index not below n throws std::out_of_range, nothing written);
   // the selections of kernels/cpu/sparse_select.h (topk's k, threshold's |x| >=
   // threshold), their indices and values replacing the host vectors' contents; and
   // host_values[j] = x[host_indices[j]] for j < k (randomk's pick).
   virtual void add(float* to, const float* from, size_t n) const = 0;
   virtual void accumulateMomentum(float* velocity, float* grads, size_t n,
                                   float momentum) const = 0;
-  virtual void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+  virtual void scatter(float* to, size_t n, const uint32_t* host_indices, const float* host_values,
                        size_t k) const = 0;
   virtual void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
                           std::vector<float>& host_values) const = 0;

@@ -80,8 +80,9 @@ class CpuDevice : public ComputeDevice {
   void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) const override {
     for (size_t i = 0; i < n; ++i) grads[i] = velocity[i] = momentum * velocity[i] + grads[i];
   }
-  void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+  void scatter(float* to, size_t n, const uint32_t* host_indices, const float* host_values,
                size_t k) const override {
+    kernels::checkScatterIndices(host_indices, k, n);
     for (size_t j = 0; j < k; ++j) to[host_indices[j]] = host_values[j];
   }
   void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,

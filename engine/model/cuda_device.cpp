@@ -1,7 +1,9 @@
 // The CUDA device: cuda_layers.h's layers, cudaMalloc'd buffers, and the memory and
 // optimizer loops of kernels/cuda/memory_kernels.h. Every entry point makes its GPU current
 // first (cudaSetDevice is cheap when it already is), so whichever thread calls (the
-// engine's communication thread too) works on the right GPU.
+// engine's communication thread too) works on the right GPU. Each thread's work goes to its
+// own default stream (per-thread, kernels/CMakeLists.txt): it is ordered after that thread's
+// earlier work alone, and synchronize() waits for it alone.
 #include "engine/model/cuda_device.h"
 
 #include <cuda_runtime.h>
@@ -33,7 +35,9 @@ class CudaBuffer : public DeviceBuffer {
     if (floats == 0) return;
     check(cudaSetDevice(device), "set device (allocate)");
     check(cudaMalloc(&data_, floats * sizeof(float)), "malloc buffer");
-    const cudaError_t zeroed = cudaMemset(data_, 0, floats * sizeof(float));
+    // Zeroed before it is returned: another thread's stream may write it next.
+    cudaError_t zeroed = cudaMemsetAsync(data_, 0, floats * sizeof(float), cudaStreamPerThread);
+    if (zeroed == cudaSuccess) zeroed = cudaStreamSynchronize(cudaStreamPerThread);
     if (zeroed != cudaSuccess) {
       cudaFree(data_);
       check(zeroed, "zero buffer");
@@ -54,8 +58,9 @@ class CudaBuffer : public DeviceBuffer {
   size_t size_;
 };
 
-// Marks as CUDA events on the default stream, where every layer, copy and update is queued;
-// the events are made once and reused from step to step.
+// Marks as CUDA events on the calling thread's own stream, where that thread's layers, copies
+// and update are queued (the trace is the training thread's); the events are made once and
+// reused from step to step.
 class CudaTimer : public DeviceTimer {
  public:
   explicit CudaTimer(int device) : device_(device) {}
@@ -72,7 +77,7 @@ class CudaTimer : public DeviceTimer {
       check(cudaEventCreate(&event), "create timing event");
       events_.push_back(event);
     }
-    check(cudaEventRecord(events_[count_], cudaStreamLegacy), "record timing event");
+    check(cudaEventRecord(events_[count_], cudaStreamPerThread), "record timing event");
     return count_++;
   }
 
@@ -181,10 +186,10 @@ class CudaDevice : public ComputeDevice {
     use();
     cuda::accumulateMomentum(velocity, grads, n, momentum);
   }
-  void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+  void scatter(float* to, size_t n, const uint32_t* host_indices, const float* host_values,
                size_t k) const override {
     use();
-    cuda::scatter(to, host_indices, host_values, k);
+    cuda::scatter(to, n, host_indices, host_values, k);
   }
   void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
                   std::vector<float>& host_values) const override {
@@ -225,7 +230,8 @@ class CudaDevice : public ComputeDevice {
 
   void synchronize() const override {
     use();
-    check(cudaDeviceSynchronize(), "synchronize");
+    // The caller's own work: another rank's thread on this GPU goes on undisturbed.
+    check(cudaStreamSynchronize(cudaStreamPerThread), "synchronize");
   }
 
   std::unique_ptr<DeviceTimer> makeTimer() const override {

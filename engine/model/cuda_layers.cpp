@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +27,16 @@ namespace {
 // Every entry point first: the calling thread may have another GPU current, or none.
 void useGpu(int device) {
   check(cudaSetDevice(device), "set device (layer)");
+}
+
+// A count as the int that cuBLAS's dimensions and Shape hold; a larger one is refused.
+int intCount(size_t count, const char* what) {
+  constexpr auto kMost = static_cast<size_t>(std::numeric_limits<int>::max());
+  if (count > kMost) {
+    throw std::length_error(std::string(what) + ": " + std::to_string(count) +
+                            " is more than the " + std::to_string(kMost) + " an int holds");
+  }
+  return static_cast<int>(count);
 }
 
 Shape features(int n) {
@@ -63,7 +74,9 @@ DeviceScratch::~DeviceScratch() {
 void* DeviceScratch::bytes(size_t wanted) {
   if (wanted <= capacity_) return data_;
   if (data_ != nullptr) {
-    check(cudaFree(data_), "free scratch");  // waits for the work still reading it
+    // The layer's queued kernels (this thread's stream) may still read it.
+    check(cudaStreamSynchronize(cudaStreamPerThread), "wait before growing scratch");
+    check(cudaFree(data_), "free scratch");
     data_ = nullptr;
     capacity_ = 0;
   }
@@ -141,8 +154,8 @@ void CudaWeightedLayer::useDevice() const {
 CudaLinear::CudaLinear(int device, bool tf32, std::string name, Shape input, int outputs,
                        bool adds_bias)
     : CudaWeightedLayer(device, tf32, std::move(name), input, features(outputs),
-                        input.size() * outputs, outputs, static_cast<int>(input.size())),
-      in_(static_cast<int>(input.size())),
+                        input.size() * outputs, outputs, intCount(input.size(), "Linear inputs")),
+      in_(intCount(input.size(), "Linear inputs")),
       out_(outputs),
       adds_bias_(adds_bias) {}
 
@@ -244,12 +257,12 @@ void CudaConv2d::forward(const float* x, float* y, int batch, const ForwardPass&
   for (int first = 0; first < batch; first += chunk) {
     const int images = std::min(chunk, batch - first);
     fillColumns(x, first, images);
-    const int rows = static_cast<int>(images * pixels);
+    const int rows = intCount(images * pixels, "Conv2d output pixels in a chunk");
     // y rows (n, Cout) = columns (n, K) . W^T (K, Cout)
     gemm(Trans::kNo, Trans::kYes, rows, out_channels_, k, input_in_, k, weight_in_, k, 0.f,
          y + first * pixels * out_channels_, out_channels_);
   }
-  cuda::addBiasAndRelu(y, bias_, static_cast<int>(batch * pixels), out_channels_, false);
+  cuda::addBiasAndRelu(y, bias_, batch * pixels, out_channels_, false);
 }
 
 void CudaConv2d::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
@@ -261,14 +274,14 @@ void CudaConv2d::backward(const float* x, const float*, const float* dy, float* 
   const bool accumulate = !overwritesGradients();
   if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
   // db (Cout) (+)= column sums of dy (B*outH*outW, Cout)
-  cuda::sumRows(bias_grad_, dy, static_cast<int>(batch * pixels), out_channels_, accumulate);
+  cuda::sumRows(bias_grad_, dy, batch * pixels, out_channels_, accumulate);
   // The last chunk first: its columns are still those forward() made.
   const int last_first = batch == 0 ? 0 : (batch - 1) / chunk * chunk;
   bool written = false;
   for (int first = last_first; first >= 0 && first < batch; first -= chunk) {
     const int images = std::min(chunk, batch - first);
     fillColumns(x, first, images);
-    const int rows = static_cast<int>(images * pixels);
+    const int rows = intCount(images * pixels, "Conv2d output pixels in a chunk");
     const float* grad_out = dy + first * pixels * out_channels_;  // (n, Cout)
     grad_in_.set(precision_, grad_out, static_cast<size_t>(rows) * out_channels_);
     // dW (Cout, K) (+)= dy^T (Cout, n) . columns (n, K): PyTorch's layout as it is
@@ -363,7 +376,8 @@ void CudaDropout::backward(const float*, const float*, const float* dy, float* d
 // ---- CudaFlatten ----
 
 CudaFlatten::CudaFlatten(int device, std::string name, Shape input)
-    : Layer(std::move(name), input, features(static_cast<int>(input.size()))), device_(device) {}
+    : Layer(std::move(name), input, features(intCount(input.size(), "Flatten features"))),
+      device_(device) {}
 
 void CudaFlatten::forward(const float* x, float* y, int batch, const ForwardPass&) {
   useGpu(device_);

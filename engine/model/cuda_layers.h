@@ -3,7 +3,8 @@
 // - every pointer given to bind(), forward() and backward() is a device pointer on the
 //   layer's GPU, and so is every buffer a layer keeps (its scratch);
 // - each entry point makes the layer's GPU current first (cudaSetDevice), so any thread may
-//   call it; work is queued on that thread's default stream;
+//   call it; work is queued on that thread's own default stream (per-thread: not ordered
+//   with another thread's, so a hand-over between threads synchronizes first);
 // - init() draws on the host exactly what the CPU layer draws, then uploads it, so a CPU and
 //   a CUDA model built from one seed start equal;
 // - the AMP precisions cast each GEMM operand on the device and accumulate in fp32.

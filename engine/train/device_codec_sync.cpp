@@ -93,7 +93,7 @@ void DeviceCodecSync::uploadMean(float* grads, size_t count) {
     return;
   }
   device_.fill(grads, count, 0.f);
-  device_.scatter(grads, touched_.data(), mean_values_.data(), touched_.size());
+  device_.scatter(grads, count, touched_.data(), mean_values_.data(), touched_.size());
 }
 
 SyncStats DeviceCodecSync::sync(float* grads, size_t count) {

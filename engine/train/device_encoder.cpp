@@ -108,14 +108,15 @@ void DeviceEncoder::rememberWhatWasSent(const float* grads, size_t count, const 
     left_out_.resize(k);
     for (size_t j = 0; j < k; ++j) left_out_[j] = values_[j] - sent[indices_[j]];
     device_.copy(residual_->data(), grads, count);
-    device_.scatter(residual_->data(), indices_.data(), left_out_.data(), k);
+    device_.scatter(residual_->data(), residual_->size(), indices_.data(), left_out_.data(), k);
   }
   if (velocity_) {  // momentum factor masking: what was sent starts anew
     sent_at_.clear();
     for (uint32_t i : indices_)
       if (sent[i] != 0.f) sent_at_.push_back(i);
     const std::vector<float> zeros(sent_at_.size(), 0.f);
-    device_.scatter(velocity_->data(), sent_at_.data(), zeros.data(), sent_at_.size());
+    device_.scatter(velocity_->data(), velocity_->size(), sent_at_.data(), zeros.data(),
+                    sent_at_.size());
   }
 }
 

@@ -42,6 +42,9 @@ void StagedSync::setPieceUpdate(PieceUpdateFn update) {
     device_.upload(device_grads + piece.begin, grads + piece.begin, piece.end - piece.begin);
     pieces_up_ns_ += steadyNowNs() - start;
     update(device_grads, piece, lr, first);
+    // Queued on this thread's own stream: done before the piece is, since the forward that
+    // waits for the piece queues its reads on the training thread's stream.
+    device_.synchronize();
   });
 }
 

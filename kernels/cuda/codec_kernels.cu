@@ -3,28 +3,26 @@
 #include <cuda_runtime.h>
 
 #include <thrust/iterator/counting_iterator.h>
+#include <cstdint>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/sparse_select.h"
 #include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_scratch.h"
+#include "kernels/cuda/grid_stride.h"
 #include "kernels/cuda/layer_kernels.h"
 
 namespace ranklab::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kDigitBits = 8;
 constexpr int kDigits = 1 << kDigitBits;
-
-int blocks(size_t n) {
-  const size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? b : 65535);  // grid-stride loops cover the rest
-}
 
 __device__ uint32_t magnitudeBits(float x) {
   return __float_as_uint(x) & 0x7fffffffu;
@@ -44,8 +42,7 @@ __global__ void momentumKernel(float* velocity, float* grads, size_t n, float mo
 }
 
 __global__ void scatterKernel(float* to, const uint32_t* indices, const float* values, size_t k) {
-  const size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (j < k) to[indices[j]] = values[j];
+  for (size_t j = firstIndex(); j < k; j += gridStride()) to[indices[j]] = values[j];
 }
 
 // Counts, among the elements whose magnitude bits above `shift + kDigitBits` equal
@@ -91,33 +88,32 @@ __global__ void atLeastFlags(const float* x, size_t n, float threshold, unsigned
 }
 
 __global__ void gatherKernel(const float* x, const uint32_t* indices, float* values, size_t k) {
-  const size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (j < k) values[j] = x[indices[j]];
+  for (size_t j = firstIndex(); j < k; j += gridStride()) values[j] = x[indices[j]];
 }
 
-// One thread per bucket: the bucket's mean |x| in the CPU's order (four interleaved double
-// partial sums), so the scale has the CPU's bits.
+// A bucket per thread: its mean |x| in the CPU's order (four interleaved double partial
+// sums), so the scale has the CPU's bits.
 __global__ void signScales(const float* x, size_t n, size_t bucket, size_t buckets, float* scales) {
-  const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (b >= buckets) return;
-  const size_t begin = b * bucket, end = begin + bucket < n ? begin + bucket : n;
-  double part[4] = {};
-  size_t i = begin;
-  for (; i + 4 <= end; i += 4)
-    for (int j = 0; j < 4; ++j) part[j] = __dadd_rn(part[j], fabs(static_cast<double>(x[i + j])));
-  for (; i < end; ++i) part[0] = __dadd_rn(part[0], fabs(static_cast<double>(x[i])));
-  const double sum = __dadd_rn(__dadd_rn(part[0], part[1]), __dadd_rn(part[2], part[3]));
-  scales[b] = static_cast<float>(__ddiv_rn(sum, static_cast<double>(end - begin)));
+  for (size_t b = firstIndex(); b < buckets; b += gridStride()) {
+    const size_t begin = b * bucket, end = begin + bucket < n ? begin + bucket : n;
+    double part[4] = {};
+    size_t i = begin;
+    for (; i + 4 <= end; i += 4)
+      for (int j = 0; j < 4; ++j) part[j] = __dadd_rn(part[j], fabs(static_cast<double>(x[i + j])));
+    for (; i < end; ++i) part[0] = __dadd_rn(part[0], fabs(static_cast<double>(x[i])));
+    const double sum = __dadd_rn(__dadd_rn(part[0], part[1]), __dadd_rn(part[2], part[3]));
+    scales[b] = static_cast<float>(__ddiv_rn(sum, static_cast<double>(end - begin)));
+  }
 }
 
-// One thread per byte of sign bits (1 = negative, LSB-first).
-__global__ void signBits(const float* x, size_t n, unsigned char* bits) {
-  const size_t byte = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (byte * 8 >= n) return;
-  unsigned char packed = 0;
-  for (size_t i = byte * 8; i < n && i < byte * 8 + 8; ++i)
-    packed |= static_cast<unsigned char>((x[i] < 0.f) << (i % 8));
-  bits[byte] = packed;
+// A byte of sign bits per thread (1 = negative, LSB-first).
+__global__ void signBits(const float* x, size_t n, size_t bytes, unsigned char* bits) {
+  for (size_t byte = firstIndex(); byte < bytes; byte += gridStride()) {
+    unsigned char packed = 0;
+    for (size_t i = byte * 8; i < n && i < byte * 8 + 8; ++i)
+      packed |= static_cast<unsigned char>((x[i] < 0.f) << (i % 8));
+    bits[byte] = packed;
+  }
 }
 
 __global__ void signLeftOver(const float* x, size_t n, size_t bucket, const float* scales,
@@ -148,8 +144,9 @@ uint32_t kthLargest(const float* x, size_t n, size_t k, Scratch& scratch, size_t
   uint32_t prefix = 0;
   size_t wanted = k;  // among the elements matching the prefix, the rank sought (1-based)
   for (int shift = 32 - kDigitBits; shift >= 0; shift -= kDigitBits) {
-    check(cudaMemsetAsync(counts, 0, kDigits * sizeof(unsigned int)), "clear histogram");
-    digitHistogram<<<blocks(n), kThreads>>>(x, n, prefix, shift, counts);
+    check(cudaMemsetAsync(counts, 0, kDigits * sizeof(unsigned int), cudaStreamPerThread),
+          "clear histogram");
+    digitHistogram<<<blocksFor(n), kThreads>>>(x, n, prefix, shift, counts);
     check(cudaGetLastError(), "topk histogram");
     check(cudaMemcpy(host_counts, counts, sizeof host_counts, cudaMemcpyDeviceToHost),
           "read topk histogram");
@@ -159,6 +156,17 @@ uint32_t kthLargest(const float* x, size_t n, size_t k, Scratch& scratch, size_t
   }
   ties = wanted;
   return prefix;
+}
+
+// The selections name elements by uint32_t indices (the sparse payload's), and count them in
+// 32 bits: a longer x is refused, naming its length.
+void checkSelectable(size_t n, const char* operation) {
+  constexpr size_t kMost = std::numeric_limits<uint32_t>::max();
+  if (n > kMost) {
+    throw std::length_error(std::string(operation) + " on the GPU: " + std::to_string(n) +
+                            " elements, more than the " + std::to_string(kMost) +
+                            " its uint32 indices reach");
+  }
 }
 
 // A copy of k host indices in the scratch's device memory.
@@ -172,25 +180,25 @@ const uint32_t* indicesOnDevice(Scratch& scratch, const uint32_t* host_indices, 
 // Replaces the host vectors with the elements `keep` flags, in index order.
 void compactFlagged(const float* x, size_t n, const unsigned char* keep, Scratch& scratch,
                     std::vector<uint32_t>& host_indices, std::vector<float>& host_values) {
-  const int items = static_cast<int>(n);
+  const auto items = static_cast<int64_t>(n);  // CUB's count: 64 bits, as its offsets
   auto* indices = static_cast<uint32_t*>(scratch.get(n * sizeof(uint32_t)));
-  auto* selected = static_cast<int*>(scratch.get(sizeof(int)));
+  auto* selected = static_cast<int64_t*>(scratch.get(sizeof(int64_t)));
   thrust::counting_iterator<uint32_t> positions(0);
   size_t bytes = 0;
-  check(cub::DeviceSelect::Flagged(nullptr, bytes, positions, keep, indices, selected, items),
+  check(cub::DeviceSelect::Flagged(nullptr, bytes, positions, keep, indices, selected, items,
+                                   cudaStreamPerThread),
         "size select");
   check(cub::DeviceSelect::Flagged(scratch.get(bytes), bytes, positions, keep, indices, selected,
-                                   items),
+                                   items, cudaStreamPerThread),
         "select");
-  int found = 0;
+  int64_t found = 0;
   check(cudaMemcpy(&found, selected, sizeof found, cudaMemcpyDeviceToHost), "read select count");
-  const size_t k = static_cast<size_t>(found);
+  const auto k = static_cast<size_t>(found);
   host_indices.resize(k);
   host_values.resize(k);
   if (k == 0) return;
   auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
-  gatherKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(x, indices, values,
-                                                                              k);
+  gatherKernel<<<blocksFor(k), kThreads>>>(x, indices, values, k);
   check(cudaGetLastError(), "gather selected");
   check(cudaMemcpy(host_indices.data(), indices, k * sizeof(uint32_t), cudaMemcpyDeviceToHost),
         "download selected indices");
@@ -202,25 +210,26 @@ void compactFlagged(const float* x, size_t n, const unsigned char* keep, Scratch
 
 void addInto(float* to, const float* from, size_t n) {
   if (n == 0) return;
-  addKernel<<<blocks(n), kThreads>>>(to, from, n);
+  addKernel<<<blocksFor(n), kThreads>>>(to, from, n);
   check(cudaGetLastError(), "add");
 }
 
 void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) {
   if (n == 0) return;
-  momentumKernel<<<blocks(n), kThreads>>>(velocity, grads, n, momentum);
+  momentumKernel<<<blocksFor(n), kThreads>>>(velocity, grads, n, momentum);
   check(cudaGetLastError(), "momentum correction");
 }
 
-void scatter(float* to, const uint32_t* host_indices, const float* host_values, size_t k) {
+void scatter(float* to, size_t n, const uint32_t* host_indices, const float* host_values,
+             size_t k) {
+  kernels::checkScatterIndices(host_indices, k, n);  // the kernel writes where it is told
   if (k == 0) return;
   Scratch scratch;
   const uint32_t* indices = indicesOnDevice(scratch, host_indices, k);
   auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
   check(cudaMemcpy(values, host_values, k * sizeof(float), cudaMemcpyHostToDevice),
         "upload scatter values");
-  scatterKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(to, indices, values,
-                                                                               k);
+  scatterKernel<<<blocksFor(k), kThreads>>>(to, indices, values, k);
   check(cudaGetLastError(), "scatter");
 }
 
@@ -231,20 +240,23 @@ void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_
   if (k == 0 || n == 0) return;
   if (k > n)
     throw std::invalid_argument("topk: k " + std::to_string(k) + " > n " + std::to_string(n));
+  checkSelectable(n, "topk");
   Scratch scratch;
   size_t ties = 0;
   const uint32_t kth = kthLargest(x, n, k, scratch, ties);
   auto* equal = static_cast<unsigned int*>(scratch.get(n * sizeof(unsigned int)));
   auto* tie_rank = static_cast<unsigned int*>(scratch.get(n * sizeof(unsigned int)));
   auto* keep = static_cast<unsigned char*>(scratch.get(n));
-  tieFlags<<<blocks(n), kThreads>>>(x, n, kth, equal);
+  tieFlags<<<blocksFor(n), kThreads>>>(x, n, kth, equal);
   check(cudaGetLastError(), "topk ties");
   size_t bytes = 0;
-  const int items = static_cast<int>(n);
-  check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, equal, tie_rank, items), "size scan");
-  check(cub::DeviceScan::ExclusiveSum(scratch.get(bytes), bytes, equal, tie_rank, items),
+  const auto items = static_cast<uint32_t>(n);  // checked above: 32-bit offsets suffice
+  check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, equal, tie_rank, items, cudaStreamPerThread),
+        "size scan");
+  check(cub::DeviceScan::ExclusiveSum(scratch.get(bytes), bytes, equal, tie_rank, items,
+                                      cudaStreamPerThread),
         "topk tie ranks");
-  keepFlags<<<blocks(n), kThreads>>>(x, n, kth, tie_rank, ties, keep);
+  keepFlags<<<blocksFor(n), kThreads>>>(x, n, kth, tie_rank, ties, keep);
   check(cudaGetLastError(), "topk flags");
   compactFlagged(x, n, keep, scratch, host_indices, host_values);
   if (host_indices.size() != k)
@@ -257,9 +269,10 @@ void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32
   host_indices.clear();
   host_values.clear();
   if (n == 0) return;
+  checkSelectable(n, "threshold");
   Scratch scratch;
   auto* keep = static_cast<unsigned char*>(scratch.get(n));
-  atLeastFlags<<<blocks(n), kThreads>>>(x, n, threshold, keep);
+  atLeastFlags<<<blocksFor(n), kThreads>>>(x, n, threshold, keep);
   check(cudaGetLastError(), "threshold flags");
   compactFlagged(x, n, keep, scratch, host_indices, host_values);
 }
@@ -269,8 +282,7 @@ void gather(const float* x, const uint32_t* host_indices, size_t k, float* host_
   Scratch scratch;
   const uint32_t* indices = indicesOnDevice(scratch, host_indices, k);
   auto* values = static_cast<float*>(scratch.get(k * sizeof(float)));
-  gatherKernel<<<static_cast<int>((k + kThreads - 1) / kThreads), kThreads>>>(x, indices, values,
-                                                                              k);
+  gatherKernel<<<blocksFor(k), kThreads>>>(x, indices, values, k);
   check(cudaGetLastError(), "gather");
   check(cudaMemcpy(host_values, values, k * sizeof(float), cudaMemcpyDeviceToHost),
         "download gathered values");
@@ -285,14 +297,13 @@ void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& h
   auto* payload = static_cast<unsigned char*>(scratch.get(host_payload.size()));
   auto* scales = reinterpret_cast<float*>(payload);
   unsigned char* bits = payload + scale_bytes;
-  signScales<<<static_cast<int>((buckets + kThreads - 1) / kThreads), kThreads>>>(x, n, bucket,
-                                                                                  buckets, scales);
+  signScales<<<blocksFor(buckets), kThreads>>>(x, n, bucket, buckets, scales);
   check(cudaGetLastError(), "sign scales");
   const size_t bytes = (n + 7) / 8;
-  signBits<<<static_cast<int>((bytes + kThreads - 1) / kThreads), kThreads>>>(x, n, bits);
+  signBits<<<blocksFor(bytes), kThreads>>>(x, n, bytes, bits);
   check(cudaGetLastError(), "sign bits");
   if (residual) {
-    signLeftOver<<<blocks(n), kThreads>>>(x, n, bucket, scales, bits, residual);
+    signLeftOver<<<blocksFor(n), kThreads>>>(x, n, bucket, scales, bits, residual);
     check(cudaGetLastError(), "sign residual");
   }
   check(cudaMemcpy(host_payload.data(), payload, host_payload.size(), cudaMemcpyDeviceToHost),
@@ -307,8 +318,8 @@ void encodeHalf(const float* x, size_t n, kernels::Precision precision,
   auto* halves = static_cast<uint16_t*>(scratch.get(host_payload.size()));
   castFromFp32(precision, x, halves, n);  // throws for a precision other than bf16 or fp16
   if (residual) {
-    halfLeftOver<<<blocks(n), kThreads>>>(x, n, precision == kernels::Precision::kBf16, halves,
-                                          residual);
+    halfLeftOver<<<blocksFor(n), kThreads>>>(x, n, precision == kernels::Precision::kBf16, halves,
+                                             residual);
     check(cudaGetLastError(), "cast residual");
   }
   check(cudaMemcpy(host_payload.data(), halves, host_payload.size(), cudaMemcpyDeviceToHost),

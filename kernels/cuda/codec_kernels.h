@@ -5,7 +5,8 @@
 // magnitudes compared as bits; threshold's |x| >= threshold), randomk's gather, and sign's
 // encode (kernels/cpu/sign_pack.h, the same bits), fp16's and bf16's casts, qsgd's quantization.
 // Pointers named `host` are host memory; the others device memory. Work is queued on the calling
-// thread's default stream; what fills host memory returns once it is there (host vectors replaced).
+// thread's own default stream (per-thread); what fills host memory returns once it is there (host
+// vectors replaced).
 #pragma once
 
 #include <cstddef>
@@ -21,8 +22,9 @@ namespace ranklab::cuda {
 void addInto(float* to, const float* from, size_t n);
 // velocity = momentum * velocity + grads; grads = velocity
 void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum);
-// to[host_indices[j]] = host_values[j], j < k
-void scatter(float* to, const uint32_t* host_indices, const float* host_values, size_t k);
+// to[host_indices[j]] = host_values[j], j < k, `to` being n floats; an index not below n is
+// refused on the host before anything is queued (std::out_of_range naming it and n).
+void scatter(float* to, size_t n, const uint32_t* host_indices, const float* host_values, size_t k);
 void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
                 std::vector<float>& host_values);
 void selectAtLeast(const float* x, size_t n, float threshold, std::vector<uint32_t>& host_indices,

@@ -2,6 +2,12 @@
 // library's own words for the error.
 #pragma once
 
+// Stream 0 must mean the calling thread's own default stream in every source that queues CUDA
+// work (kernels/CMakeLists.txt defines it for the kernels and for whatever links them).
+#ifndef CUDA_API_PER_THREAD_DEFAULT_STREAM
+#error "define CUDA_API_PER_THREAD_DEFAULT_STREAM: ranklab's CUDA work uses per-thread streams"
+#endif
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 

@@ -8,29 +8,24 @@
 #include "kernels/cuda/cublas_handle.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/grid_stride.h"
 
 namespace ranklab::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-int blocks(size_t n) {
-  return static_cast<int>((n + kThreads - 1) / kThreads);
-}
-
 __global__ void reluForwardKernel(float* x, size_t n) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) x[i] = x[i] > 0.f ? x[i] : 0.f;
+  for (size_t i = firstIndex(); i < n; i += gridStride()) x[i] = x[i] > 0.f ? x[i] : 0.f;
 }
 
 __global__ void reluBackwardKernel(float* dx, const float* y, size_t n) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n && y[i] <= 0.f) dx[i] = 0.f;
+  for (size_t i = firstIndex(); i < n; i += gridStride())
+    if (y[i] <= 0.f) dx[i] = 0.f;
 }
 
 __global__ void addBiasRowsKernel(float* y, const float* bias, size_t rows, int cols) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < rows * cols) y[i] += bias[i % cols];
+  const size_t n = rows * cols;
+  for (size_t i = firstIndex(); i < n; i += gridStride()) y[i] += bias[i % cols];
 }
 
 }  // namespace
@@ -62,6 +57,8 @@ cublasHandle_t cublasHandle() {
     cublasHandle_t made = nullptr;
     check(cublasCreate(&made), "create handle");
     check(cublasSetMathMode(made, CUBLAS_DEFAULT_MATH), "set math mode");
+    // cuBLAS is compiled apart: its stream 0 is the legacy stream, not this thread's own.
+    check(cublasSetStream(made, cudaStreamPerThread), "set stream");
     handles[device] = made;
   }
   return handles[device];
@@ -86,23 +83,23 @@ void sgemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, 
 }
 
 void reluForward(float* x, size_t n) {
-  if (n > 0) reluForwardKernel<<<blocks(n), kThreads>>>(x, n);
+  if (n > 0) reluForwardKernel<<<blocksFor(n), kThreads>>>(x, n);
   check(cudaGetLastError(), "relu forward");
 }
 
 void reluBackward(float* dx, const float* y, size_t n) {
-  if (n > 0) reluBackwardKernel<<<blocks(n), kThreads>>>(dx, y, n);
+  if (n > 0) reluBackwardKernel<<<blocksFor(n), kThreads>>>(dx, y, n);
   check(cudaGetLastError(), "relu backward");
 }
 
 void addBiasRows(float* y, const float* bias, int rows, int cols) {
   const size_t n = static_cast<size_t>(rows) * cols;
-  if (n > 0) addBiasRowsKernel<<<blocks(n), kThreads>>>(y, bias, rows, cols);
+  if (n > 0) addBiasRowsKernel<<<blocksFor(n), kThreads>>>(y, bias, rows, cols);
   check(cudaGetLastError(), "add bias");
 }
 
 void synchronize() {
-  check(cudaDeviceSynchronize(), "synchronize");
+  check(cudaStreamSynchronize(cudaStreamPerThread), "synchronize");
 }
 
 }  // namespace ranklab::cuda

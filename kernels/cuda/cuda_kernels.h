@@ -1,5 +1,6 @@
 // The CUDA twins of kernels/cpu: row-major SGEMM through cuBLAS and elementwise kernels.
-// Pointers are device pointers. Built only when nvcc is found (RANKLAB_HAVE_CUDA).
+// Pointers are device pointers; work is queued on the calling thread's own default stream
+// (per-thread, not the legacy one). Built only when nvcc is found (RANKLAB_HAVE_CUDA).
 #pragma once
 
 #include <cstddef>
@@ -34,6 +35,7 @@ void sgemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, 
 void reluForward(float* x, size_t n);
 void reluBackward(float* dx, const float* y, size_t n);
 void addBiasRows(float* y, const float* bias, int rows, int cols);
+// Returns once the calling thread's queued work is done (other threads' may still run).
 void synchronize();
 
 }  // namespace ranklab::cuda

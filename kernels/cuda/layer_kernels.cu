@@ -1,8 +1,9 @@
 // The CUDA device's layer kernels (layer_kernels.h). Conventions: one thread per output
-// element in grid-stride loops (so no grid is ever too large), size_t indices, the default
-// stream, cudaGetLastError after every launch. Where the CPU kernel's result is meant to be
-// matched bit for bit (dropout, max-pool, transposes) the arithmetic is the same; elsewhere
-// only the order of summation differs.
+// element in grid-stride loops (so no grid is ever too large), size_t indices, the calling
+// thread's own default stream (nvcc --default-stream=per-thread), cudaGetLastError after
+// every launch. Where the CPU kernel's result is meant to be matched bit for bit (dropout,
+// max-pool, transposes) the arithmetic is the same; elsewhere only the order of summation
+// differs.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -11,10 +12,11 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "kernels/cuda/cublas_handle.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_scratch.h"
+#include "kernels/cuda/grid_stride.h"
 #include "kernels/cuda/layer_kernels.h"
 
 namespace ranklab::cuda {
@@ -23,22 +25,6 @@ namespace {
 
 void checkLaunch(const char* operation) {
   check(cudaGetLastError(), operation);
-}
-
-constexpr int kThreads = 256;
-// Enough blocks to fill any GPU; grid-stride loops cover the rest.
-constexpr size_t kMaxBlocks = size_t{1} << 16;
-
-unsigned blocksFor(size_t n) {
-  return static_cast<unsigned>(std::min(kMaxBlocks, (n + kThreads - 1) / kThreads));
-}
-
-__device__ size_t firstIndex() {
-  return blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-}
-
-__device__ size_t gridStride() {
-  return static_cast<size_t>(gridDim.x) * blockDim.x;
 }
 
 cudaDataType lowType(kernels::Precision precision) {
@@ -101,20 +87,29 @@ __global__ void reluGradientKernel(const float* dy, const float* y, float* dx, s
   for (size_t i = firstIndex(); i < n; i += gridStride()) dx[i] = y[i] > 0.f ? dy[i] : 0.f;
 }
 
-// Column sums: a block owns 32 columns; its 32 x 32 threads sum every 32nd row of each, then
-// one thread per column adds the 32 partial sums in a fixed order (deterministic).
+// Column sums: a block owns 32 columns of a run of rows (blockIdx.y picks the run); its
+// 32 x 32 threads sum every 32nd row of the run, then one thread per column adds the 32
+// partial sums in a fixed order into row blockIdx.y of `sums` (cols wide). With one run that
+// row is the bias gradient; with several, the runs' sums are summed by this kernel again in
+// one run. Every order is fixed by the shape alone: the same bits on every call.
 constexpr int kSumColumns = 32;
 constexpr int kSumRowThreads = 32;
+// A run is at least 32 rows per thread; a tall matrix gets up to kSumBlocks blocks, several
+// waves on any GPU (a conv's bias gradient at batch 512 is 401,408 rows of 16 columns).
+constexpr size_t kMinRunRows = size_t{kSumRowThreads} * 32;
+constexpr size_t kSumBlocks = 1024;
 
 template <bool kMask>
-__global__ void columnSumsKernel(const float* dy, const float* y, float* dz, float* dbias, int rows,
-                                 int cols, bool accumulate) {
+__global__ void columnSumsKernel(const float* dy, const float* y, float* dz, float* sums,
+                                 size_t rows, int cols, size_t run_rows, bool accumulate) {
   __shared__ float partial[kSumRowThreads][kSumColumns + 1];  // +1: no bank conflicts
   const int c = blockIdx.x * kSumColumns + threadIdx.x;
+  const size_t first = blockIdx.y * run_rows;
+  const size_t end = first + run_rows < rows ? first + run_rows : rows;
   float sum = 0.f;
   if (c < cols) {
-    for (int r = threadIdx.y; r < rows; r += kSumRowThreads) {
-      const size_t at = static_cast<size_t>(r) * cols + c;
+    for (size_t r = first + threadIdx.y; r < end; r += kSumRowThreads) {
+      const size_t at = r * cols + c;
       float g = dy[at];
       if (kMask) {
         g = y[at] > 0.f ? g : 0.f;
@@ -128,7 +123,8 @@ __global__ void columnSumsKernel(const float* dy, const float* y, float* dz, flo
   if (threadIdx.y != 0 || c >= cols) return;
   float total = 0.f;
   for (int t = 0; t < kSumRowThreads; ++t) total += partial[t][threadIdx.x];
-  dbias[c] = accumulate ? dbias[c] + total : total;
+  float* out = sums + static_cast<size_t>(blockIdx.y) * cols + c;
+  *out = accumulate ? *out + total : total;
 }
 
 // ConvShape with its derived sizes worked out on the host (its methods are host code).
@@ -346,23 +342,41 @@ void gemmEx(cudaDataType type, kernels::Trans trans_a, kernels::Trans trans_b, i
 
 // Room for `floats` fp32 values, per thread and device, kept for the next call.
 float* productScratch(size_t floats) {
-  struct Scratch {
-    float* data = nullptr;
-    size_t capacity = 0;
-  };
-  int device = 0;
-  check(cudaGetDevice(&device), "get current device");
-  thread_local std::vector<Scratch> scratches;
-  if (static_cast<size_t>(device) >= scratches.size()) scratches.resize(device + 1);
-  Scratch& scratch = scratches[device];
-  if (floats > scratch.capacity) {
-    if (scratch.data != nullptr) check(cudaFree(scratch.data), "free the fp16 product scratch");
-    scratch.data = nullptr;
-    scratch.capacity = 0;
-    check(cudaMalloc(&scratch.data, floats * sizeof(float)), "malloc the fp16 product scratch");
-    scratch.capacity = floats;
+  thread_local ThreadScratch product;
+  return product.get<float>(floats);
+}
+
+// The column sums' runs of rows: one where the rows are few (no partial sums), else enough
+// to fill the GPU with blocks of kMinRunRows rows or more.
+unsigned columnSumRuns(size_t rows, int cols) {
+  const size_t column_blocks = (static_cast<size_t>(cols) + kSumColumns - 1) / kSumColumns;
+  const size_t wanted = (rows + kMinRunRows - 1) / kMinRunRows;
+  const size_t room = std::max<size_t>(1, kSumBlocks / column_blocks);
+  return static_cast<unsigned>(std::max<size_t>(1, std::min(wanted, room)));
+}
+
+// dbias (cols) = (or +=) the column sums of dy (rows, cols), through dz = dy * (y > 0) when
+// kMask: one pass where one run covers the rows, else each run's sums, then theirs.
+template <bool kMask>
+void columnSums(const float* dy, const float* y, float* dz, float* dbias, size_t rows, int cols,
+                bool accumulate, const char* operation) {
+  const dim3 block(kSumColumns, kSumRowThreads);
+  const unsigned column_blocks = (static_cast<unsigned>(cols) + kSumColumns - 1) / kSumColumns;
+  const unsigned runs = columnSumRuns(rows, cols);
+  if (runs == 1) {
+    columnSumsKernel<kMask>
+        <<<column_blocks, block>>>(dy, y, dz, dbias, rows, cols, rows, accumulate);
+    return checkLaunch(operation);
   }
-  return scratch.data;
+  const size_t run_rows = (rows + runs - 1) / runs;
+  thread_local ThreadScratch run_sums;  // (runs, cols), reused in this thread's stream order
+  float* partial = run_sums.get<float>(static_cast<size_t>(runs) * cols);
+  columnSumsKernel<kMask>
+      <<<dim3(column_blocks, runs), block>>>(dy, y, dz, partial, rows, cols, run_rows, false);
+  checkLaunch(operation);
+  columnSumsKernel<false>
+      <<<column_blocks, block>>>(partial, nullptr, nullptr, dbias, runs, cols, runs, accumulate);
+  checkLaunch(operation);
 }
 
 }  // namespace
@@ -421,8 +435,8 @@ void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out, s
 
 // ---- bias and ReLU ----
 
-void addBiasAndRelu(float* y, const float* bias, int rows, int cols, bool relu) {
-  const size_t n = static_cast<size_t>(rows) * cols;
+void addBiasAndRelu(float* y, const float* bias, size_t rows, int cols, bool relu) {
+  const size_t n = rows * cols;
   if (n == 0 || (bias == nullptr && !relu)) return;
   addBiasAndReluKernel<<<blocksFor(n), kThreads>>>(y, bias, rows, cols, relu);
   checkLaunch("add bias and relu");
@@ -440,21 +454,16 @@ void reluGradient(const float* dy, const float* y, float* dx, size_t n) {
   checkLaunch("relu backward");
 }
 
-void sumRows(float* dbias, const float* dy, int rows, int cols, bool accumulate) {
+void sumRows(float* dbias, const float* dy, size_t rows, int cols, bool accumulate) {
   if (cols == 0) return;
-  const dim3 block(kSumColumns, kSumRowThreads);
-  const unsigned grid = (cols + kSumColumns - 1) / kSumColumns;
-  columnSumsKernel<false><<<grid, block>>>(dy, nullptr, nullptr, dbias, rows, cols, accumulate);
-  checkLaunch("column sums (bias gradient)");
+  columnSums<false>(dy, nullptr, nullptr, dbias, rows, cols, accumulate,
+                    "column sums (bias gradient)");
 }
 
-void reluMaskSumRows(const float* dy, const float* y, float* dz, float* dbias, int rows, int cols,
-                     bool accumulate) {
+void reluMaskSumRows(const float* dy, const float* y, float* dz, float* dbias, size_t rows,
+                     int cols, bool accumulate) {
   if (cols == 0) return;
-  const dim3 block(kSumColumns, kSumRowThreads);
-  const unsigned grid = (cols + kSumColumns - 1) / kSumColumns;
-  columnSumsKernel<true><<<grid, block>>>(dy, y, dz, dbias, rows, cols, accumulate);
-  checkLaunch("relu backward with column sums");
+  columnSums<true>(dy, y, dz, dbias, rows, cols, accumulate, "relu backward with column sums");
 }
 
 // ---- convolution ----

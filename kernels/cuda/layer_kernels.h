@@ -2,8 +2,9 @@
 // of kernels/cpu/elementwise.h and conv.h, and matrix products through cuBLAS.
 // Conventions:
 // - every pointer is a device pointer unless its name says host; work is queued on the
-//   calling thread's default stream, on the device current for that thread (cudaSetDevice),
-//   and every launch is checked: a failure throws std::runtime_error naming the operation;
+//   calling thread's own default stream (per-thread, not the legacy stream; cuBLAS's too), on
+//   the device current for that thread (cudaSetDevice), and every launch is checked: a
+//   failure throws std::runtime_error naming the operation;
 // - matrices are row-major, images channels-last (B, H, W, C), as on the CPU;
 // - the im2col matrix's columns are in PyTorch's weight order (C, kh, kw), so a Conv2d
 //   weight (Cout, Cin, k, k) is the GEMM operand as it lies, with no packing;
@@ -40,16 +41,18 @@ void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out, s
 
 // y (rows, cols) += bias (cols) in every row (none when bias is null), then y = max(y, 0)
 // when relu.
-void addBiasAndRelu(float* y, const float* bias, int rows, int cols, bool relu);
+void addBiasAndRelu(float* y, const float* bias, size_t rows, int cols, bool relu);
 // y (n) = max(x, 0); y may be x.
 void applyRelu(const float* x, float* y, size_t n);
 // dx (n) = dy * (y > 0), y being the ReLU's output; written; dx may be dy.
 void reluGradient(const float* dy, const float* y, float* dx, size_t n);
-// dbias (cols) = (or += when accumulate) the column sums of dy (rows, cols).
-void sumRows(float* dbias, const float* dy, int rows, int cols, bool accumulate);
-// dz (rows, cols) = dy * (y > 0); dbias (cols) = (or +=) the column sums of dz.
-void reluMaskSumRows(const float* dy, const float* y, float* dz, float* dbias, int rows, int cols,
-                     bool accumulate);
+// dbias (cols) = (or += when accumulate) the column sums of dy (rows, cols). Summed in an order
+// fixed by the shape (the same bits every call, not the CPU's); a tall matrix is split into
+// runs of rows summed side by side, then the runs' sums.
+void sumRows(float* dbias, const float* dy, size_t rows, int cols, bool accumulate);
+// dz (rows, cols) = dy * (y > 0); dbias (cols) = (or +=) the column sums of dz, as sumRows.
+void reluMaskSumRows(const float* dy, const float* y, float* dz, float* dbias, size_t rows,
+                     int cols, bool accumulate);
 
 // ---- convolution (stride 1, square kernel, zero padding on every side) ----
 

@@ -4,56 +4,52 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_scratch.h"
+#include "kernels/cuda/grid_stride.h"
 #include "kernels/cuda/memory_kernels.h"
 
 namespace ranklab::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-int blocks(size_t n) {
-  return static_cast<int>((n + kThreads - 1) / kThreads);
-}
-
 // No FMA contraction (__fmul_rn / __fadd_rn): each element rounds as the CPU kernel does,
 // which is compiled with -ffp-contract=off, so the two give the same bits.
 __global__ void sgdKernel(float* params, const float* grads, float* velocity, size_t n, float lr,
                           float momentum, float weight_decay, bool nesterov) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  const float g = __fadd_rn(grads[i], __fmul_rn(weight_decay, params[i]));
-  const float v = __fadd_rn(__fmul_rn(momentum, velocity[i]), g);
-  velocity[i] = v;
-  const float step = nesterov ? __fadd_rn(g, __fmul_rn(momentum, v)) : v;
-  params[i] = __fsub_rn(params[i], __fmul_rn(lr, step));
+  for (size_t i = firstIndex(); i < n; i += gridStride()) {
+    const float g = __fadd_rn(grads[i], __fmul_rn(weight_decay, params[i]));
+    const float v = __fadd_rn(__fmul_rn(momentum, velocity[i]), g);
+    velocity[i] = v;
+    const float step = nesterov ? __fadd_rn(g, __fmul_rn(momentum, v)) : v;
+    params[i] = __fsub_rn(params[i], __fmul_rn(lr, step));
+  }
 }
 
 __global__ void adamKernel(float* params, const float* grads, float* first_moment,
                            float* second_moment, size_t n, kernels::AdamScalars s) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  const float p = __fmul_rn(params[i], s.decay_factor);
-  const float g = __fadd_rn(grads[i], __fmul_rn(s.l2, p));
-  const float m = __fadd_rn(__fmul_rn(first_moment[i], s.beta1), __fmul_rn(s.one_minus_beta1, g));
-  const float v = __fadd_rn(__fmul_rn(second_moment[i], s.beta2),
-                            __fmul_rn(__fmul_rn(s.one_minus_beta2, g), g));
-  first_moment[i] = m;
-  second_moment[i] = v;
-  const float denominator = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), s.sqrt_bias_correction2), s.eps);
-  params[i] = __fsub_rn(p, __fdiv_rn(__fmul_rn(s.step_size, m), denominator));
+  for (size_t i = firstIndex(); i < n; i += gridStride()) {
+    const float p = __fmul_rn(params[i], s.decay_factor);
+    const float g = __fadd_rn(grads[i], __fmul_rn(s.l2, p));
+    const float m = __fadd_rn(__fmul_rn(first_moment[i], s.beta1), __fmul_rn(s.one_minus_beta1, g));
+    const float v = __fadd_rn(__fmul_rn(second_moment[i], s.beta2),
+                              __fmul_rn(__fmul_rn(s.one_minus_beta2, g), g));
+    first_moment[i] = m;
+    second_moment[i] = v;
+    const float denominator = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), s.sqrt_bias_correction2), s.eps);
+    params[i] = __fsub_rn(p, __fdiv_rn(__fmul_rn(s.step_size, m), denominator));
+  }
 }
 
 __global__ void scaleCheckKernel(float* x, size_t n, float factor, int* bad) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  const float v = __fmul_rn(x[i], factor);
-  x[i] = v;
-  if (!isfinite(v)) *bad = 1;  // any writer will do: only "some" matters
+  for (size_t i = firstIndex(); i < n; i += gridStride()) {
+    const float v = __fmul_rn(x[i], factor);
+    x[i] = v;
+    if (!isfinite(v)) *bad = 1;  // any writer will do: only "some" matters
+  }
 }
 
 __global__ void fillKernel(float* x, size_t n, float value) {
-  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) x[i] = value;
+  for (size_t i = firstIndex(); i < n; i += gridStride()) x[i] = value;
 }
 
 }  // namespace
@@ -61,28 +57,26 @@ __global__ void fillKernel(float* x, size_t n, float value) {
 void sgdUpdate(float* params, const float* grads, float* velocity, size_t n, float lr,
                float momentum, float weight_decay, bool nesterov) {
   if (n == 0) return;
-  sgdKernel<<<blocks(n), kThreads>>>(params, grads, velocity, n, lr, momentum, weight_decay,
-                                     nesterov);
+  sgdKernel<<<blocksFor(n), kThreads>>>(params, grads, velocity, n, lr, momentum, weight_decay,
+                                        nesterov);
   check(cudaGetLastError(), "sgd update");
 }
 
 void adamUpdate(float* params, const float* grads, float* first_moment, float* second_moment,
                 size_t n, const kernels::AdamScalars& s) {
   if (n == 0) return;
-  adamKernel<<<blocks(n), kThreads>>>(params, grads, first_moment, second_moment, n, s);
+  adamKernel<<<blocksFor(n), kThreads>>>(params, grads, first_moment, second_moment, n, s);
   check(cudaGetLastError(), "adam update");
 }
 
 bool scaleAndCheckFinite(float* x, size_t n, float factor) {
   if (n == 0) return true;
-  // One flag per thread that asks, reused: the check runs once a step.
-  thread_local int* flag = [] {
-    int* made = nullptr;
-    check(cudaMalloc(&made, sizeof(int)), "malloc overflow flag");
-    return made;
-  }();
-  check(cudaMemsetAsync(flag, 0, sizeof(int)), "clear overflow flag");
-  scaleCheckKernel<<<blocks(n), kThreads>>>(x, n, factor, flag);
+  // One flag per thread and GPU, kept (the check runs once a step) and freed with the thread:
+  // a flag made on another GPU, or shared with another thread's stream, would be wrong.
+  thread_local ThreadScratch overflow;
+  int* flag = overflow.get<int>(1);
+  check(cudaMemsetAsync(flag, 0, sizeof(int), cudaStreamPerThread), "clear overflow flag");
+  scaleCheckKernel<<<blocksFor(n), kThreads>>>(x, n, factor, flag);
   check(cudaGetLastError(), "unscale");
   int bad = 0;
   check(cudaMemcpy(&bad, flag, sizeof bad, cudaMemcpyDeviceToHost), "read overflow flag");
@@ -92,16 +86,17 @@ bool scaleAndCheckFinite(float* x, size_t n, float factor) {
 void fill(float* x, size_t n, float value) {
   if (n == 0) return;
   if (value == 0.f) {
-    check(cudaMemsetAsync(x, 0, n * sizeof(float)), "zero");
+    check(cudaMemsetAsync(x, 0, n * sizeof(float), cudaStreamPerThread), "zero");
     return;
   }
-  fillKernel<<<blocks(n), kThreads>>>(x, n, value);
+  fillKernel<<<blocksFor(n), kThreads>>>(x, n, value);
   check(cudaGetLastError(), "fill");
 }
 
 void copyDevice(float* to, const float* from, size_t n) {
   if (n == 0 || to == from) return;
-  check(cudaMemcpyAsync(to, from, n * sizeof(float), cudaMemcpyDeviceToDevice), "copy");
+  check(cudaMemcpyAsync(to, from, n * sizeof(float), cudaMemcpyDeviceToDevice, cudaStreamPerThread),
+        "copy");
 }
 
 void upload(float* to, const float* host, size_t n) {
@@ -111,7 +106,8 @@ void upload(float* to, const float* host, size_t n) {
 
 void uploadAsync(void* to, const void* host, size_t bytes) {
   if (bytes == 0) return;
-  check(cudaMemcpyAsync(to, host, bytes, cudaMemcpyHostToDevice, 0), "upload (async)");
+  check(cudaMemcpyAsync(to, host, bytes, cudaMemcpyHostToDevice, cudaStreamPerThread),
+        "upload (async)");
 }
 
 std::shared_ptr<void> pinHost(void* host, size_t bytes) {

@@ -1,6 +1,8 @@
 // The CUDA twins of the engine's loops over flat buffers: the optimizer updates of
 // kernels/cpu/optimizer_update.h, AMP's unscale and overflow check, fills and copies.
-// Pointers are device pointers; work is queued on the calling thread's default stream.
+// Pointers are device pointers; work is queued on the calling thread's own default stream
+// (per-thread: another thread's work is not ordered with it), and the synchronous copies wait
+// for that stream alone.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +21,7 @@ bool scaleAndCheckFinite(float* x, size_t n, float factor);
 void fill(float* x, size_t n, float value);
 void copyDevice(float* to, const float* from, size_t n);
 void upload(float* to, const float* host, size_t n);
-// Queued on the calling thread's default stream; `bytes` of host memory copied as they are
+// Queued on the calling thread's own stream; `bytes` of host memory copied as they are
 // when the copy runs (see cudaMemcpyAsync).
 void uploadAsync(void* to, const void* host, size_t bytes);
 // cudaHostRegister: page-locked while the result lives.

@@ -9,38 +9,37 @@
 #include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_scratch.h"
+#include "kernels/cuda/grid_stride.h"
 #include "kernels/splitmix.h"
 
 namespace ranklab::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-
-int blocks(size_t n) {
-  const size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 ? b : 65535);  // grid-stride loops cover the rest
-}
-
 // The CPU's std::max(m, a): a NaN never replaces what is held.
 __device__ float larger(float m, float a) {
   return m < a ? a : m;
 }
 
-// One block per bucket: its largest |x|.
-__global__ void qsgdScales(const float* x, size_t n, size_t bucket, float* scales) {
+// A bucket per block at a time (blocks stepping by the grid, so any number of buckets): its
+// largest |x|. The loop's bounds are the block's alone, so every thread meets every barrier;
+// after the last one only thread 0 reads, and only its own slot, part[0].
+__global__ void qsgdScales(const float* x, size_t n, size_t bucket, size_t buckets, float* scales) {
   __shared__ float part[kThreads];
-  const size_t begin = static_cast<size_t>(blockIdx.x) * bucket;
-  const size_t end = begin + bucket < n ? begin + bucket : n;
-  float m = 0.f;
-  for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x) m = larger(m, fabsf(x[i]));
-  part[threadIdx.x] = m;
-  __syncthreads();
-  for (unsigned int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) part[threadIdx.x] = larger(part[threadIdx.x], part[threadIdx.x + half]);
+  for (size_t b = blockIdx.x; b < buckets; b += gridDim.x) {
+    const size_t begin = b * bucket;
+    const size_t end = begin + bucket < n ? begin + bucket : n;
+    float m = 0.f;
+    for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x) m = larger(m, fabsf(x[i]));
+    part[threadIdx.x] = m;
     __syncthreads();
+    for (unsigned int half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half)
+        part[threadIdx.x] = larger(part[threadIdx.x], part[threadIdx.x + half]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) scales[b] = part[0];
   }
-  if (threadIdx.x == 0) scales[blockIdx.x] = part[0];
 }
 
 // Each element's code from its own draw of the stream, rounded as the CPU's loop rounds.
@@ -106,14 +105,15 @@ void encodeQsgd(const float* x, size_t n, int bits, size_t bucket, kernels::Qsgd
   auto* payload = static_cast<unsigned char*>(scratch.get(host_payload.size()));
   auto* scales = reinterpret_cast<float*>(payload);
   auto* codes = static_cast<unsigned char*>(scratch.get(n));
-  qsgdScales<<<static_cast<unsigned int>(buckets), kThreads>>>(x, n, bucket, scales);
+  const auto scale_blocks = static_cast<unsigned>(buckets < kMaxBlocks ? buckets : kMaxBlocks);
+  qsgdScales<<<scale_blocks, kThreads>>>(x, n, bucket, buckets, scales);
   check(cudaGetLastError(), "qsgd scales");
-  qsgdCodes<<<blocks(n), kThreads>>>(x, n, bits, bucket, rounding, scales, codes);
+  qsgdCodes<<<blocksFor(n), kThreads>>>(x, n, bits, bucket, rounding, scales, codes);
   check(cudaGetLastError(), "qsgd codes");
-  packCodes<<<blocks(packed), kThreads>>>(codes, n, bits, packed, payload + scale_bytes);
+  packCodes<<<blocksFor(packed), kThreads>>>(codes, n, bits, packed, payload + scale_bytes);
   check(cudaGetLastError(), "qsgd packing");
   if (residual) {
-    qsgdLeftOver<<<blocks(n), kThreads>>>(x, n, bits, bucket, scales, codes, residual);
+    qsgdLeftOver<<<blocksFor(n), kThreads>>>(x, n, bits, bucket, scales, codes, residual);
     check(cudaGetLastError(), "qsgd residual");
   }
   check(cudaMemcpy(host_payload.data(), payload, host_payload.size(), cudaMemcpyDeviceToHost),

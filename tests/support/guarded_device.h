@@ -113,14 +113,13 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     cpuDevice().accumulateMomentum(velocity, grads, n, momentum);
   }
-  void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+  void scatter(float* to, size_t n, const uint32_t* host_indices, const float* host_values,
                size_t k) const override {
+    expectDevice(to, n * sizeof(float), "scatter's destination");
     expectHost(host_indices, "scatter's indices");
     expectHost(host_values, "scatter's values");
     const Open open(*this);
-    for (size_t j = 0; j < k; ++j)  // each destination checked: an index past the buffer
-      expectDevice(to + host_indices[j], sizeof(float), "scatter's destination");
-    cpuDevice().scatter(to, host_indices, host_values, k);
+    cpuDevice().scatter(to, n, host_indices, host_values, k);  // refuses an index not below n
   }
   void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
                   std::vector<float>& host_values) const override {

@@ -62,9 +62,9 @@ class LedgerDevice : public ComputeDevice {
   void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) const override {
     cpuDevice().accumulateMomentum(velocity, grads, n, momentum);
   }
-  void scatter(float* to, const uint32_t* host_indices, const float* host_values,
+  void scatter(float* to, size_t n, const uint32_t* host_indices, const float* host_values,
                size_t k) const override {
-    cpuDevice().scatter(to, host_indices, host_values, k);
+    cpuDevice().scatter(to, n, host_indices, host_values, k);
   }
   void selectTopk(const float* x, size_t n, size_t k, std::vector<uint32_t>& host_indices,
                   std::vector<float>& host_values) const override {

@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "engine/model/compute_device.h"
@@ -103,6 +105,25 @@ TEST(ComputeDevice, AnOptimizerUpdatesAndKeepsItsStateOnTheModelsDevice) {
   const int uploads = device.uploads;
   on_device->restore(on_cpu->state());
   EXPECT_EQ(device.uploads.load(), uploads + 2);
+}
+
+// A scatter's index past its destination is refused before anything is written, naming the
+// index and the destination's length (the CUDA device refuses it alike, before its launch).
+TEST(ComputeDevice, AScatterIndexOutOfRangeIsRefusedNamingItAndTheLength) {
+  std::vector<float> to(5, 1.f);
+  const std::vector<uint32_t> at = {0, 4, 5};
+  const std::vector<float> put = {2.f, 3.f, 4.f};
+  try {
+    cpuDevice().scatter(to.data(), to.size(), at.data(), put.data(), at.size());
+    FAIL() << "index 5 of 5 floats was not refused";
+  } catch (const std::out_of_range& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("index 5 "), std::string::npos) << message;
+    EXPECT_NE(message.find("of 5 floats"), std::string::npos) << message;
+  }
+  EXPECT_EQ(to, std::vector<float>(5, 1.f));
+  cpuDevice().scatter(to.data(), to.size(), at.data(), put.data(), 2);
+  EXPECT_EQ(to, (std::vector<float>{2.f, 1.f, 1.f, 1.f, 3.f}));
 }
 
 TEST(ComputeDevice, TrainDeviceNamesTheCpuOrAGpuThatIsThere) {

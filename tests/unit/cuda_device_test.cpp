@@ -308,6 +308,48 @@ TEST_F(CudaDeviceTest, DropoutMaskHasTheCpuBits) {
   }
 }
 
+// The bias gradient's column sums, one pass for a few rows and runs of rows summed side by
+// side for a tall matrix (a conv's at batch 512: 401,408 rows of 16 channels): within fp32
+// rounding of a double sum, the same bits on every call, dz the CPU's ReLU mask exactly, and
+// `accumulate` adding the same sums to what was there.
+TEST_F(CudaDeviceTest, ColumnSumsOfEveryShapeAreTheSumsAndRepeatThemselves) {
+  struct ColumnShape {
+    size_t rows;
+    int cols;
+  };
+  for (const ColumnShape shape :
+       {ColumnShape{17, 33}, ColumnShape{100003, 37}, ColumnShape{401408, 16}}) {
+    const size_t rows = shape.rows, n = rows * shape.cols;
+    const std::string what = std::to_string(rows) + "x" + std::to_string(shape.cols);
+    const Floats dy = randomFloats(n, 19), y = randomFloats(n, 20);
+    Floats want_dz(n);
+    kernels::reluBackward(dy.data(), y.data(), want_dz.data(), n);
+    std::vector<double> want(shape.cols, 0.0), magnitude(shape.cols, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      want[i % shape.cols] += want_dz[i];
+      magnitude[i % shape.cols] += std::abs(want_dz[i]);
+    }
+    auto on_dy = onGpu(dy), on_y = onGpu(y), dz = gpu().allocate(n);
+    auto sums = gpu().allocate(shape.cols), again = gpu().allocate(shape.cols);
+    cuda::reluMaskSumRows(on_dy->data(), on_y->data(), dz->data(), sums->data(), rows, shape.cols,
+                          false);
+    cuda::sumRows(again->data(), dz->data(), rows, shape.cols, false);
+    expectSameBits("relu mask " + what, toHost(dz->data(), n), want_dz);
+    const Floats got = toHost(sums->data(), shape.cols);
+    // No value passes through more than ~128 fp32 additions: each off by 2^-24 of at most the
+    // column's sum of magnitudes.
+    for (int c = 0; c < shape.cols; ++c)
+      EXPECT_LE(std::abs(got[c] - want[c]), 1e-5 * magnitude[c]) << what << " column " << c;
+    expectSameBits("column sums again " + what, toHost(again->data(), shape.cols), got);
+    const Floats before = randomFloats(shape.cols, 21);
+    gpu().upload(again->data(), before.data(), shape.cols);
+    cuda::sumRows(again->data(), dz->data(), rows, shape.cols, true);
+    Floats added(shape.cols);
+    for (int c = 0; c < shape.cols; ++c) added[c] = before[c] + got[c];
+    expectSameBits("column sums added " + what, toHost(again->data(), shape.cols), added);
+  }
+}
+
 TEST_F(CudaDeviceTest, FlattenMatchesTheCpuExactly) {
   LayerPair pair(request(LayerKind::kFlatten, {3, 4, 5}), gpu());
   pair.compare(4, training(), 0.0);
@@ -473,6 +515,36 @@ TEST_F(CudaDeviceTest, ScaleAndCheckFiniteMatchesTheCpu) {
   EXPECT_FALSE(gpu().scaleAndCheckFinite(on_gpu->data(), n, 1.f));  // still inf
 }
 
+// The overflow check's flag is the calling thread's on the current GPU: one thread going from
+// GPU to GPU, and threads checking at once on one GPU, each get their own verdict.
+TEST_F(CudaDeviceTest, ScaleAndCheckFiniteOnEveryGpuAndFromSeveralThreads) {
+  const size_t n = 1025;
+  for (int index = 0; index < kernels::usableGpus(nullptr); ++index) {
+    const ComputeDevice& device = cudaDevice(index);
+    auto grads = device.allocate(n);
+    device.fill(grads->data(), n, 2.f);
+    EXPECT_TRUE(device.scaleAndCheckFinite(grads->data(), n, 0.5f)) << device.name();
+    device.fill(grads->data() + n / 2, 1, std::numeric_limits<float>::infinity());
+    EXPECT_FALSE(device.scaleAndCheckFinite(grads->data(), n, 0.5f)) << device.name();
+  }
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  for (int t = 0; t < 4; ++t) {
+    buffers.push_back(gpu().allocate(n));
+    gpu().fill(buffers.back()->data(), n, t % 2 ? std::numeric_limits<float>::quiet_NaN() : 1.f);
+  }
+  gpu().synchronize();  // the fills are this thread's stream's: done before others read them
+  std::vector<int> wrong(buffers.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < buffers.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round)
+        wrong[t] += gpu().scaleAndCheckFinite(buffers[t]->data(), n, 1.f) != (t % 2 == 0);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong, std::vector<int>(buffers.size(), 0));
+}
+
 TEST_F(CudaDeviceTest, FillCopyUploadAndDownload) {
   const size_t n = 3001;
   const Floats values = randomFloats(n, 9);
@@ -555,8 +627,8 @@ TEST_F(CudaDeviceTest, CodecKernelsMatchTheCpuBitForBit) {
   gpu().add(on_gpu->data(), on_gpu_residual->data(), n);
   const std::vector<uint32_t> at = {0, 5, 17, 4096, static_cast<uint32_t>(n - 1)};
   const Floats put = {1.f, -2.f, 0.5f, 3.f, -0.25f};
-  cpuDevice().scatter(sum.data(), at.data(), put.data(), at.size());
-  gpu().scatter(on_gpu->data(), at.data(), put.data(), at.size());
+  cpuDevice().scatter(sum.data(), n, at.data(), put.data(), at.size());
+  gpu().scatter(on_gpu->data(), n, at.data(), put.data(), at.size());
   expectSameBits("add then scatter", toHost(on_gpu->data(), n), sum);
   Floats velocity = randomFloats(n, 13);
   auto on_gpu_velocity = onGpu(velocity);
@@ -564,6 +636,25 @@ TEST_F(CudaDeviceTest, CodecKernelsMatchTheCpuBitForBit) {
   gpu().accumulateMomentum(on_gpu_velocity->data(), on_gpu->data(), n, 0.9f);
   expectSameBits("momentum's velocity", toHost(on_gpu_velocity->data(), n), velocity);
   expectSameBits("momentum's gradient", toHost(on_gpu->data(), n), sum);
+}
+
+// An index past the scatter's destination is refused on the host, naming it and the length,
+// before the kernel could write past the buffer; the buffer keeps its values.
+TEST_F(CudaDeviceTest, ScatterRefusesAnIndexOutOfRangeNamingItAndTheLength) {
+  const size_t n = 1001;
+  const Floats values = randomFloats(n, 18);
+  auto on_gpu = onGpu(values);
+  const std::vector<uint32_t> at = {3, static_cast<uint32_t>(n)};
+  const Floats put = {1.f, 2.f};
+  try {
+    gpu().scatter(on_gpu->data(), n, at.data(), put.data(), at.size());
+    FAIL() << "index " << n << " of " << n << " floats was not refused";
+  } catch (const std::out_of_range& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("index 1001 "), std::string::npos) << message;
+    EXPECT_NE(message.find("of 1001 floats"), std::string::npos) << message;
+  }
+  expectSameBits("after the refused scatter", toHost(on_gpu->data(), n), values);
 }
 
 // qsgd's encode (kernels/cpu/qsgd_quantize.h) on the GPU: each element's coin drawn from
@@ -625,6 +716,30 @@ TEST_F(CudaDeviceTest, GemmMatchesTheCpuForEveryTransposition) {
       }
     }
   }
+}
+
+// Counts past what an int (cuBLAS's dimensions, Shape) or a uint32 index (the sparse codecs')
+// holds are refused naming the count, before any memory is touched.
+TEST_F(CudaDeviceTest, CountsTooLargeForTheirTypesAreRefusedNamingThem) {
+  const Shape huge{50000, 50000, 1};  // 2,500,000,000 values
+  for (LayerKind kind : {LayerKind::kLinear, LayerKind::kFlatten}) {
+    try {
+      gpu().makeLayer(request(kind, huge, 1));
+      FAIL() << "a layer over " << huge.size() << " inputs was made";
+    } catch (const std::length_error& e) {
+      EXPECT_NE(std::string(e.what()).find("2500000000"), std::string::npos) << e.what();
+    }
+  }
+  const size_t n = size_t{1} << 32;
+  std::vector<uint32_t> indices;
+  Floats values;
+  try {
+    gpu().selectTopk(nullptr, n, 1, indices, values);
+    FAIL() << "topk over 2^32 elements was not refused";
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("4294967296"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(gpu().selectAtLeast(nullptr, n, 1.f, indices, values), std::length_error);
 }
 
 TEST_F(CudaDeviceTest, AnotherThreadUsesTheSameGpu) {
