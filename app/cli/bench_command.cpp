@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "comm/collectives/allreduce_registry.h"
+#include "engine/job/job_spec.h"
 #include "launch/bench/bench_args.h"
 #include "launch/bench_runner.h"
 
@@ -87,7 +88,7 @@ std::vector<std::string> checkedAlgorithms(const std::string& flag, const std::s
   for (const auto& a : items) {
     if (std::find(known.begin(), known.end(), a) != known.end()) continue;
     // shm-sharded is a parallel.algorithm, but a sharded update, not an all-reduce.
-    const std::string why = a == "shm-sharded"
+    const std::string why = a == kSharedModelAlgorithm
                                 ? " (shm-sharded sums and updates a shared model in training; it "
                                   "is not an all-reduce)"
                                 : "";
@@ -114,13 +115,20 @@ std::string format(const char* pattern, auto... values) {
 
 namespace {
 
-// Ratio columns "X/mpi" for ring and shm, where both X and mpi ran.
+// The algorithm the others are measured against: its registry entry says so (mpi).
+std::string referenceAlgorithm() {
+  for (const auto& a : allreduceRegistry())
+    if (a.reference) return a.name;
+  return "";
+}
+
+// Ratio columns "X/reference" for every other algorithm that ran, where the reference ran.
 std::vector<std::string> ratioColumns(const std::vector<std::string>& algorithms) {
-  auto ran = [&](const char* a) { return std::count(algorithms.begin(), algorithms.end(), a) > 0; };
+  const std::string reference = referenceAlgorithm();
   std::vector<std::string> columns;
-  if (!ran("mpi")) return columns;
-  for (const char* a : {"ring", "shm"})
-    if (ran(a)) columns.push_back(a);
+  if (std::count(algorithms.begin(), algorithms.end(), reference) == 0) return columns;
+  for (const auto& a : algorithms)
+    if (a != reference) columns.push_back(a);
   return columns;
 }
 
@@ -142,7 +150,8 @@ void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& ro
   out << format("%5s %10s", "world", "bytes");
   for (const auto& a : algorithms)
     out << format(" %12s %8s", (a.substr(0, 9) + " us").c_str(), "busbw");
-  for (const auto& a : ratios) out << format(" %9s", (a + "/mpi").c_str());
+  const std::string reference = referenceAlgorithm();
+  for (const auto& a : ratios) out << format(" %9s", (a.substr(0, 5) + "/" + reference).c_str());
   out << format(" %6s\n", "check");
   for (const auto& [key, by_algorithm] : table) {
     out << format("%5d %10zu", key.first, key.second);
@@ -156,9 +165,9 @@ void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& ro
       out << format(" %12.1f %8.3f", it->second.seconds * 1e6, it->second.busbw_gbs);
       ok = ok && it->second.verified;
     }
-    const double mpi = busbw(by_algorithm, "mpi");
+    const double peer = busbw(by_algorithm, reference);
     for (const auto& a : ratios)
-      out << (mpi > 0 ? format(" %9.2f", busbw(by_algorithm, a) / mpi) : format(" %9s", "-"));
+      out << (peer > 0 ? format(" %9.2f", busbw(by_algorithm, a) / peer) : format(" %9s", "-"));
     out << format(" %6s\n", ok ? "ok" : "FAIL");
   }
 }

@@ -13,8 +13,9 @@ namespace ranklab {
 // status (1 when a result failed its check). Throws std::invalid_argument on bad options.
 int benchCommand(const std::vector<std::string>& args, std::ostream& out);
 
-// One line per (world, size), a busbw column per algorithm, and ring/mpi, shm/mpi when
-// both ran.
+// One line per (world, size), a busbw column per algorithm, and each other algorithm's busbw
+// over the reference's (mpi: its registry entry says so) where the reference ran, headed
+// "ring/mpi", "shm/mpi", "hiera/mpi" (the name's first 5 letters).
 void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& rows,
                      const std::vector<std::string>& algorithms);
 

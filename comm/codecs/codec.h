@@ -95,6 +95,8 @@ struct CodecOptions {
   float local_momentum = 0.f;
   uint64_t seed = 1;                  // random streams (qsgd rounding, randomk indices, powersgd Q)
   std::vector<MatrixBlock> matrices;  // powersgd: which parts of the buffer are matrices
+
+  bool compresses() const { return codec != "none"; }  // "none": plain fp32 gradients
 };
 
 // One codec the job file can name: what it does, and how to make it where it is a

@@ -3,11 +3,11 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "comm/codecs/compressed_ring_allreduce.h"
 #include "comm/codecs/momentum_correction.h"
+#include "comm/codecs/payload_allgather.h"
 #include "comm/codecs/powersgd.h"
 #include "comm/collectives/allreduce_registry.h"
-#include "comm/collectives/compressed_ring_allreduce.h"
-#include "comm/collectives/payload_allgather.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {
@@ -15,7 +15,7 @@ namespace ranklab {
 CompressedAllreduce::CompressedAllreduce(Communicator& comm, const std::string& algorithm,
                                          const CodecOptions& options, size_t count)
     : comm_(comm), options_(options), count_(count), allreduce_(makeAllreduce(algorithm, comm)) {
-  if (options.codec == "none") {
+  if (!options.compresses()) {
     throw std::invalid_argument("CompressedAllreduce: codec none needs no compression");
   }
   if (options.codec == "powersgd") {

@@ -70,24 +70,31 @@ const std::vector<AllreduceAlgorithm>& allreduceRegistry() {
        [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<Adapter<RingAllreduce>>(comm);
        }},
-      {"mpi", "the MPI library's own MPI_Allreduce",
-       [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
+      {.name = "mpi",
+       .description = "the MPI library's own MPI_Allreduce",
+       .make = [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<NativeAlgorithm>(comm);
-       }},
-      {"hierarchical", "shared memory inside each host, a ring across host leaders, broadcast",
-       [](Communicator& comm, const AllreduceOptions& options) -> std::unique_ptr<Allreduce> {
+       },
+       .reference = true},
+      {.name = "hierarchical",
+       .description = "shared memory inside each host, a ring across host leaders, broadcast",
+       .make = [](Communicator& comm,
+                  const AllreduceOptions& options) -> std::unique_ptr<Allreduce> {
          return std::make_unique<Adapter<HierarchicalAllreduce>>(comm, options.ranks_per_host);
-       }},
+       },
+       .takes_ranks_per_host = true,
+       .even_share = false},
       {"shm", "one host: slots of an MPI-3 shared window, rank r sums chunk r, no messages",
        [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<ShmAdapter>(comm);
        }},
-      {"naive",
-       "every rank's whole buffer to rank 0, summed there and sent back: rank 0 moves "
-       "(n-1)x the buffer each way (to compare with)",
-       [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
+      {.name = "naive",
+       .description = "every rank's whole buffer to rank 0, summed there and sent back: rank 0 "
+                      "moves (n-1)x the buffer each way (to compare with)",
+       .make = [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<Adapter<NaiveAllreduce>>(comm);
-       }},
+       },
+       .even_share = false},
   };
   return algorithms;
 }
@@ -95,6 +102,12 @@ const std::vector<AllreduceAlgorithm>& allreduceRegistry() {
 const std::vector<std::string>& allreduceAlgorithms() {
   static const std::vector<std::string> names = namesOf(allreduceRegistry());
   return names;
+}
+
+const AllreduceAlgorithm* findAllreduce(const std::string& name) {
+  for (const auto& a : allreduceRegistry())
+    if (a.name == name) return &a;
+  return nullptr;
 }
 
 std::string allreduceAlgorithmList() {
@@ -105,8 +118,7 @@ std::string allreduceAlgorithmList() {
 
 std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communicator& comm,
                                          const AllreduceOptions& options) {
-  for (const auto& a : allreduceRegistry())
-    if (a.name == algorithm) return a.make(comm, options);
+  if (const AllreduceAlgorithm* a = findAllreduce(algorithm)) return a->make(comm, options);
   throw std::invalid_argument("unknown all-reduce algorithm \"" + algorithm +
                               "\"; allowed: " + allreduceAlgorithmList());
 }

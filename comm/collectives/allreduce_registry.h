@@ -17,11 +17,20 @@ struct AllreduceAlgorithm {
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Allreduce>(Communicator&, const AllreduceOptions&)> make;
+  // Its traits, so that callers (the job's key relevance, tests, benches) ask the entry
+  // rather than name algorithms: AllreduceOptions::ranks_per_host shapes it (the job key
+  // parallel.ranks_per_host applies); every rank sends about 2(n-1)/n of the buffer (a
+  // bandwidth-optimal all-reduce, not a root's or a tree's uneven share); it is the peer
+  // the others are measured against (`ranklab bench allreduce`'s X/mpi columns).
+  bool takes_ranks_per_host = false;
+  bool even_share = true;
+  bool reference = false;
 };
 
 const std::vector<AllreduceAlgorithm>& allreduceRegistry();
-const std::vector<std::string>& allreduceAlgorithms();  // the names, in registry order
-std::string allreduceAlgorithmList();                   // "ring, mpi, hierarchical, shm"
+const std::vector<std::string>& allreduceAlgorithms();             // the names, in registry order
+const AllreduceAlgorithm* findAllreduce(const std::string& name);  // null if unknown
+std::string allreduceAlgorithmList();                              // "ring, mpi, hierarchical, shm"
 
 // Collective over `comm` (hierarchical splits it). Throws std::invalid_argument naming
 // the algorithm and the allowed ones.

@@ -77,7 +77,7 @@ KvWorker::KvWorker(Communicator& comm, int worker_index, std::vector<int> server
         "KvWorker: the key slicer returned " + std::to_string(ranges_.size()) + " ranges for " +
         std::to_string(servers_.size()) + " servers and " + std::to_string(keys) + " keys");
   }
-  if (codec.codec == "none") return;
+  if (!codec.compresses()) return;
   checkPsCodec(codec);
   for (size_t s = 0; s < servers_.size(); ++s) {
     encoders_.push_back(std::make_unique<ShardPushEncoder>(codec, worker_));

@@ -1,7 +1,7 @@
 // The worker side of the parameter server (ps-lite's KVWorker): push gradients and pull
 // parameters, sliced by key range across the server ranks. Every call returns a ticket to
 // wait() on, so a worker can keep computing while bytes move; one ticket at a time.
-// With a codec (CodecOptions::codec != "none") pushes and their replies are compressed
+// With a codec (CodecOptions::compresses()) pushes and their replies are compressed
 // per shard (shard_codecs.h); the servers must be given the same options.
 #pragma once
 

@@ -22,7 +22,7 @@ ParameterShard::ParameterShard(Communicator& comm, int shard_index, int servers,
       report_(std::move(report)),
       report_ns_(int64_t{report_ms} * 1000000),
       codec_(std::move(codec)) {
-  if (codec_.codec != "none") checkPsCodec(codec_);
+  if (codec_.compresses()) checkPsCodec(codec_);
 }
 
 ParameterShard::~ParameterShard() {
@@ -47,7 +47,7 @@ void ParameterShard::receiveInit() {
   params_.resize(range_.size());
   payload_.resize(range_.size());
   comm_.recv(params_.data(), params_.size() * sizeof(float), worker_ranks_[0], tags::kPsPayload);
-  if (codec_.codec != "none") {
+  if (codec_.compresses()) {
     // Every worker starts from the model worker 0 sent (the same seed, or the checkpoint).
     for (int w = 0; w < workers(); ++w)
       channels_.push_back(std::make_unique<WorkerChannel>(codec_, w, params_.data(), size()));

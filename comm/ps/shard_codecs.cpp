@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "comm/codecs/bf16_codec.h"
+#include "comm/codecs/codec_traits.h"
 #include "comm/codecs/fp16_codec.h"
 #include "comm/codecs/qsgd_codec.h"
 #include "comm/ps/exact_delta_codec.h"
@@ -10,9 +11,8 @@
 namespace ranklab {
 
 std::string pullCodecName(const std::string& push_codec) {
-  if (push_codec == "fp16" || push_codec == "bf16" || push_codec == "qsgd") return push_codec;
-  if (push_codec == "sign") return "fp16";
-  return "exact-delta";
+  const std::string& reply = codecTraitsOf(push_codec).ps_reply;
+  return reply.empty() ? "exact-delta" : reply;
 }
 
 std::unique_ptr<GradientCodec> makePullCodec(const CodecOptions& options) {
@@ -27,12 +27,15 @@ std::unique_ptr<GradientCodec> makePullCodec(const CodecOptions& options) {
 }
 
 void checkPsCodec(const CodecOptions& options) {
-  if (options.codec == "powersgd") {
-    throw std::invalid_argument(
-        "compression.codec \"powersgd\" needs every worker's P summed before Q can be computed "
-        "(two all-reduces per step), which one push and one pull per step cannot do; with a "
-        "parameter server use fp16, bf16, qsgd, topk, randomk, threshold or sign");
-  }
+  if (!codecTraitsOf(options.codec).ps_reply.empty()) return;
+  std::string allowed;
+  for (const auto& t : codecTraits())
+    if (!t.ps_reply.empty() && t.name != "none") allowed += (allowed.empty() ? "" : ", ") + t.name;
+  throw std::invalid_argument("compression.codec \"" + options.codec +
+                              "\" needs every worker's P summed before Q can be computed (two "
+                              "all-reduces per step), which one push and one pull per step "
+                              "cannot do; with a parameter server use " +
+                              allowed);
 }
 
 ShardPushEncoder::ShardPushEncoder(const CodecOptions& options, int worker)

@@ -45,7 +45,7 @@ void checkModelSplit(const toml::table& root, const JobSpec& job, IssueLog& log,
   checkRule(root, log, key, {"parallel.strategy"}, job.parallel.strategy != "allreduce",
             "needs parallel.strategy = \"allreduce\" (" + why + "); got " +
                 quoted(job.parallel.strategy));
-  checkRule(root, log, key, {"parallel.algorithm"}, job.parallel.algorithm == "shm-sharded",
+  checkRule(root, log, key, {"parallel.algorithm"}, job.parallel.sharesOneModel(),
             "\"shm-sharded\" shares one whole model per host; with " + setting + " use " +
                 allreduceChoices());
   checkRule(root, log, key, {"train.checkpoint_path", "train.resume_from"},
@@ -125,7 +125,7 @@ void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "needs parallel.algorithm = \"ring\" (its reduce-scatter and all-gather halves "
             "shard the gradient); got " +
                 quoted(job.parallel.algorithm));
-  checkRule(root, log, "parallel.zero", {"compression.codec"}, job.compression.codec != "none",
+  checkRule(root, log, "parallel.zero", {"compression.codec"}, job.compression.compresses(),
             "moves gradients uncompressed; use compression.codec = \"none\", got " +
                 quoted(job.compression.codec));
   checkRule(root, log, "parallel.zero", {"parallel.pipeline"}, job.parallel.pipeline != 1,
@@ -151,12 +151,12 @@ void checkCommSchedule(const toml::table& root, const JobSpec& job, IssueLog& lo
   if (job.parallel.comm_schedule != "priority") return;
   const auto& p = job.parallel;
   checkRule(root, log, "parallel.comm_schedule", {"parallel.strategy", "parallel.algorithm"},
-            p.strategy != "allreduce" || p.algorithm == "shm-sharded",
+            p.strategy != "allreduce" || p.sharesOneModel(),
             "\"priority\" orders the pieces of an all-reduced gradient: needs parallel.strategy "
             "= \"allreduce\" with an algorithm other than \"shm-sharded\" (got " +
                 quoted(p.strategy) + ", " + quoted(p.algorithm) + ")");
   checkRule(root, log, "parallel.comm_schedule", {"compression.codec"},
-            job.compression.codec != "none",
+            job.compression.compresses(),
             "\"priority\" moves pieces uncompressed (a codec encodes the whole gradient at "
             "once); use compression.codec = \"none\", got " +
                 quoted(job.compression.codec));
@@ -193,7 +193,7 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
             quoted(device) + " names GPU " + std::to_string(index) + ", but this machine has " +
                 std::to_string(gpus) + " (cuda:0..cuda:" + std::to_string(gpus - 1) + ")");
   // shm-sharded's model lives in host shared memory, the one place a GPU cannot compute on.
-  checkRule(root, log, "parallel.algorithm", {}, p.algorithm == "shm-sharded",
+  checkRule(root, log, "parallel.algorithm", {}, p.sharesOneModel(),
             "\"shm-sharded\" keeps the one shared model in host shared memory, where the "
             "layers on " +
                 quoted(device) +
@@ -205,13 +205,13 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "shards the update on the GPUs through NCCL (reduce-scatter, all-gather), and "
             "parallel.device_collectives = \"host\" has no ZeRO path: use \"auto\" or "
             "\"nccl\", or parallel.zero = 0");
-  checkRule(root, log, "parallel.device_collectives", {"parallel.strategy", "compression.codec"},
-            p.device_collectives == "nccl" &&
-                (p.strategy != "allreduce" || job.compression.codec != "none"),
-            "\"nccl\" all-reduces the GPU buffers as they are: needs parallel.strategy = "
-            "\"allreduce\" and compression.codec = \"none\" (got " +
-                quoted(p.strategy) + ", " + quoted(job.compression.codec) +
-                "); \"host\" or \"auto\" run them on the host");
+  checkRule(
+      root, log, "parallel.device_collectives", {"parallel.strategy", "compression.codec"},
+      p.device_collectives == "nccl" && (p.strategy != "allreduce" || job.compression.compresses()),
+      "\"nccl\" all-reduces the GPU buffers as they are: needs parallel.strategy = "
+      "\"allreduce\" and compression.codec = \"none\" (got " +
+          quoted(p.strategy) + ", " + quoted(job.compression.codec) +
+          "); \"host\" or \"auto\" run them on the host");
   checkRule(root, log, "parallel.device_collectives", {"parallel.comm_schedule"},
             p.device_collectives == "nccl" && p.comm_schedule == "priority",
             "\"nccl\" all-reduces the whole GPU gradient at once, and parallel.comm_schedule "
@@ -271,13 +271,13 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             job.train.max_restarts > 0 && job.train.checkpoint_every == 0,
             "a restart resumes from the last checkpoint: set train.checkpoint_every > 0 (and "
             "train.checkpoint_path) so there is one");
-  checkRule(root, log, "train.elastic", {"parallel.strategy", "compression.codec"},
-            job.train.elastic &&
-                (job.parallel.strategy != "allreduce" || job.compression.codec != "none"),
-            "resumes on another number of ranks only a synchronous data-parallel run, whose "
-            "ranks all hold the same state: needs parallel.strategy = \"allreduce\" and "
-            "compression.codec = \"none\" (got " +
-                quoted(job.parallel.strategy) + ", " + quoted(job.compression.codec) + ")");
+  checkRule(
+      root, log, "train.elastic", {"parallel.strategy", "compression.codec"},
+      job.train.elastic && (job.parallel.strategy != "allreduce" || job.compression.compresses()),
+      "resumes on another number of ranks only a synchronous data-parallel run, whose "
+      "ranks all hold the same state: needs parallel.strategy = \"allreduce\" and "
+      "compression.codec = \"none\" (got " +
+          quoted(job.parallel.strategy) + ", " + quoted(job.compression.codec) + ")");
   checkRule(root, log, "parallel.microbatches", {"train.batch_size"},
             job.parallel.microbatches > job.train.batch_size,
             "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +
@@ -298,18 +298,18 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   const std::string& codec = job.compression.codec;
   const std::string& strategy = job.parallel.strategy;
   checkRule(root, log, "compression.codec", {"parallel.strategy"},
-            codec != "none" && strategy == "local-sgd",
+            job.compression.compresses() && strategy == "local-sgd",
             "codecs compress gradients, and parallel.strategy = \"local-sgd\" averages models; "
             "use \"none\", or a strategy that moves gradients: \"allreduce\", \"ps-sync\" or "
             "\"ps-async\"");
-  const std::string& algorithm = job.parallel.algorithm;
+  const bool shared_model = job.parallel.sharesOneModel();
   checkRule(root, log, "parallel.algorithm", {"parallel.strategy"},
-            algorithm == "shm-sharded" && strategy != "allreduce",
+            shared_model && strategy != "allreduce",
             "\"shm-sharded\" shares one model's gradient sum and update among the ranks of "
             "parallel.strategy = \"allreduce\"; with " +
                 quoted(strategy) + " use " + allreduceChoices());
   checkRule(root, log, "parallel.algorithm", {"compression.codec"},
-            algorithm == "shm-sharded" && codec != "none",
+            shared_model && job.compression.compresses(),
             "\"shm-sharded\" sums the gradients where backward wrote them, with nothing to "
             "encode; with compression.codec = " +
                 quoted(codec) + " use " + allreduceChoices());

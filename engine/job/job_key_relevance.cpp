@@ -2,13 +2,32 @@
 
 #include <algorithm>
 
+#include "comm/codecs/codec_traits.h"
+#include "comm/collectives/allreduce_registry.h"
+#include "engine/job/job_spec.h"
+
 namespace ranklab {
 
 namespace {
 
 using Values = std::vector<std::string>;
 
-const Values kLossyCodecs = {"qsgd", "topk", "randomk", "threshold", "sign", "powersgd"};
+// The codecs whose traits say momentum correction does not apply (codecsTaking(KEY): those
+// that compression.KEY shapes).
+Values codecsWithoutMomentumCorrection() {
+  Values names;
+  for (const auto& t : codecTraits())
+    if (!t.momentum_correction) names.push_back(t.name);
+  return names;
+}
+
+// The all-reduces whose entry says parallel.ranks_per_host shapes them.
+Values algorithmsTakingRanksPerHost() {
+  Values names;
+  for (const auto& a : allreduceRegistry())
+    if (a.takes_ranks_per_host) names.push_back(a.name);
+  return names;
+}
 
 }  // namespace
 
@@ -40,10 +59,10 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"parallel.device_collectives", "train.device", {"cpu"}, true},
       // [parallel]: each strategy's and algorithm's own keys.
       {"parallel.algorithm", "parallel.strategy", {"allreduce", "local-sgd"}},
-      {"parallel.ranks_per_host", "parallel.algorithm", {"hierarchical"}},
+      {"parallel.ranks_per_host", "parallel.algorithm", algorithmsTakingRanksPerHost()},
       {"parallel.ranks_per_host", "parallel.strategy", {"allreduce", "local-sgd"}},
       {"parallel.bucket_kb", "parallel.strategy", {"allreduce"}},
-      {"parallel.bucket_kb", "parallel.algorithm", {"shm-sharded"}, true},
+      {"parallel.bucket_kb", "parallel.algorithm", {std::string(kSharedModelAlgorithm)}, true},
       {"parallel.comm_schedule", "parallel.strategy", {"allreduce"}},
       {"parallel.partition_kb", "parallel.comm_schedule", {"priority"}},
       {"parallel.credit_kb", "parallel.comm_schedule", {"priority"}},
@@ -56,16 +75,17 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"parallel.stage_layers", "parallel.pipeline", {"1"}, true},
       {"parallel.tensor", "parallel.strategy", {"allreduce"}},
       // [compression]: nothing but the codec without one; then each codec's own keys.
-      {"compression.error_feedback", "compression.codec", kLossyCodecs},
-      {"compression.momentum_correction", "compression.codec", {"none", "powersgd"}, true},
+      {"compression.error_feedback", "compression.codec", codecsTaking("error_feedback")},
+      {"compression.momentum_correction", "compression.codec", codecsWithoutMomentumCorrection(),
+       true},
       {"compression.momentum_correction", "train.optimizer", {"sgd"}},
-      {"compression.bits", "compression.codec", {"qsgd"}},
-      {"compression.bucket", "compression.codec", {"qsgd", "sign"}},
-      {"compression.ratio", "compression.codec", {"topk", "randomk"}},
-      {"compression.threshold", "compression.codec", {"threshold"}},
-      {"compression.value_dtype", "compression.codec", {"topk", "threshold"}},
-      {"compression.rank", "compression.codec", {"powersgd"}},
-      {"compression.warm_start", "compression.codec", {"powersgd"}},
+      {"compression.bits", "compression.codec", codecsTaking("bits")},
+      {"compression.bucket", "compression.codec", codecsTaking("bucket")},
+      {"compression.ratio", "compression.codec", codecsTaking("ratio")},
+      {"compression.threshold", "compression.codec", codecsTaking("threshold")},
+      {"compression.value_dtype", "compression.codec", codecsTaking("value_dtype")},
+      {"compression.rank", "compression.codec", codecsTaking("rank")},
+      {"compression.warm_start", "compression.codec", codecsTaking("warm_start")},
       // [amp]: loss scaling and the fp32 head only with a low precision.
       {"amp.init_scale", "amp.dtype", {"fp32"}, true},
       {"amp.growth_interval", "amp.dtype", {"fp32"}, true},

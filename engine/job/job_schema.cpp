@@ -10,6 +10,7 @@
 #include <optional>
 #include <regex>
 
+#include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/control_characters.h"
 
@@ -173,11 +174,18 @@ Field boolField(std::string_view key, Ref ref) {
 
 enum class EmptyText { kRejected, kAllowed };
 
+// compression.codec: every codec, from their traits (comm/codecs/codec_traits.h).
+std::vector<std::string_view> codecChoices() {
+  std::vector<std::string_view> choices;
+  for (const auto& t : codecTraits()) choices.push_back(t.name);
+  return choices;
+}
+
 // parallel.algorithm: every registered all-reduce, and shm-sharded (a sharded update of one
 // shared model, not an all-reduce: engine/train/shm_sharded_sync.h).
 std::vector<std::string_view> algorithmChoices() {
   std::vector<std::string_view> choices(allreduceAlgorithms().begin(), allreduceAlgorithms().end());
-  choices.push_back("shm-sharded");
+  choices.push_back(kSharedModelAlgorithm);
   return choices;
 }
 
@@ -411,9 +419,7 @@ std::vector<Section> trainingSections() {
         intField("zero", RANKLAB_JOB_KEY(parallel.zero), 0, 3)}},
       {"compression",
        "how gradients are encoded on the wire",
-       {stringField(
-            "codec", RANKLAB_JOB_KEY(compression.codec),
-            {"none", "fp16", "bf16", "qsgd", "topk", "randomk", "threshold", "sign", "powersgd"}),
+       {stringField("codec", RANKLAB_JOB_KEY(compression.codec), codecChoices()),
         boolField("error_feedback", RANKLAB_JOB_KEY(compression.error_feedback)),
         intField("bits", RANKLAB_JOB_KEY(compression.bits), 2, 8),
         intField("bucket", RANKLAB_JOB_KEY(compression.bucket), 1, 1 << 24),

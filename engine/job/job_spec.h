@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ranklab {
@@ -63,10 +64,18 @@ struct TrainSpec {
   bool operator==(const TrainSpec&) const = default;
 };
 
+// How the ranks' gradients become the next parameters: each rank's replica updated after an
+// all-reduce (every parallel.algorithm but one), or one model shared per host, its gradient
+// sum and update split among the host's ranks (engine/train/shm_sharded_sync.h). The job
+// file spells the second as parallel.algorithm = "shm-sharded", a contract kept as it is;
+// the engine asks ParallelSpec::updateMode() rather than compare that name.
+enum class UpdateMode { kReplicas, kSharedModel };
+inline constexpr std::string_view kSharedModelAlgorithm = "shm-sharded";
+
 struct ParallelSpec {
   int ranks = 2;                       // training ranks (ps-*: workers; servers come on top)
   std::string strategy = "allreduce";  // allreduce | ps-sync | ps-async | local-sgd
-  std::string algorithm = "ring";      // ring | mpi | hierarchical | shm
+  std::string algorithm = "ring";      // ring | mpi | hierarchical | shm | naive | shm-sharded
   int threads = 0;                     // BLAS threads per rank; 0 = cores / ranks
   int ranks_per_host = 0;              // hierarchical: ranks per host; 0 = shared-memory split
   int bucket_kb = 0;                   // allreduce: gradient bucket size; 0 = one bucket
@@ -85,6 +94,11 @@ struct ParallelSpec {
   int tensor = 1;                   // tensor-parallel slices of each layer pair (MLP)
   int zero = 0;                     // ZeRO stage: 0 off, 1 optimizer state, 2 also gradients
 
+  UpdateMode updateMode() const {
+    return algorithm == kSharedModelAlgorithm ? UpdateMode::kSharedModel : UpdateMode::kReplicas;
+  }
+  bool sharesOneModel() const { return updateMode() == UpdateMode::kSharedModel; }
+
   bool operator==(const ParallelSpec&) const = default;
 };
 
@@ -100,6 +114,8 @@ struct CompressionSpec {
   int rank = 2;                      // powersgd: rank of the approximation
   bool warm_start = true;            // powersgd: reuse last step's Q
   bool momentum_correction = true;   // momentum before compression (not powersgd)
+
+  bool compresses() const { return codec != "none"; }  // "none": plain fp32 gradients
 
   bool operator==(const CompressionSpec&) const = default;
 };

@@ -16,7 +16,7 @@ AllreduceSync::AllreduceSync(Communicator& comm, const std::string& algorithm,
       codec_(std::move(codec)),
       allreduce_(makeAllreduce(algorithm, comm, options)),
       // A codec compresses the whole gradient at once: no buckets then.
-      bucket_floats_(codec_.codec == "none" ? bucket_bytes / sizeof(float) : 0) {
+      bucket_floats_(!codec_.compresses() ? bucket_bytes / sizeof(float) : 0) {
   if (bucket_floats_ > 0 && comm.size() > 1 && comm.allowsCommThread())
     thread_ = std::make_unique<CommThread>();
 }
@@ -25,7 +25,7 @@ AllreduceSync::~AllreduceSync() = default;
 
 void AllreduceSync::start(float* /*params*/, size_t count) {
   if (bucket_floats_ > 0 && comm_.size() > 1) makeBuckets(count);
-  if (codec_.codec != "none")
+  if (codec_.compresses())
     compressed_ = std::make_unique<CompressedAllreduce>(comm_, algorithm_, codec_, count);
 }
 
@@ -153,7 +153,7 @@ SyncStats AllreduceSync::compressedSync(float* grads, size_t count) {
 
 SyncStats AllreduceSync::sync(float* grads, size_t count) {
   // One rank moves nothing, but a codec still shapes the gradient it trains on.
-  if (codec_.codec != "none") return compressedSync(grads, count);
+  if (codec_.compresses()) return compressedSync(grads, count);
   if (bucket_floats_ == 0 || comm_.size() == 1) {
     return averageOverRanks(comm_, *allreduce_, grads, count);
   }

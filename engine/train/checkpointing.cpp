@@ -133,7 +133,7 @@ void saveCheckpoint(const JobSpec& job, const std::string& compression, Communic
                     const LossScaler* scaler, const Position& at, TrainObserver& observer) {
   // Compression state differs per rank: rank 0 gathers it and writes one file.
   std::vector<CodecState> codec_states;
-  if (job.compression.codec != "none") codec_states = gatherCodecStates(comm, sync);
+  if (job.compression.compresses()) codec_states = gatherCodecStates(comm, sync);
   // So does the optimizer state of ranks that each update a slice of one shared model.
   const ParamRange own = sync.updateRange(model.parameterCount());
   const bool sliced = onAnyRank(comm, own.begin != 0 || own.end != model.parameterCount());

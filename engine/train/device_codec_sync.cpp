@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/codecs/compressed_ring_allreduce.h"
 #include "comm/collectives/allreduce_registry.h"
-#include "comm/collectives/compressed_ring_allreduce.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {

@@ -16,7 +16,7 @@
 
 #include "comm/codecs/codec.h"
 #include "comm/collectives/allreduce.h"
-#include "comm/collectives/payload_allgather.h"
+#include "comm/codecs/payload_allgather.h"
 #include "engine/model/compute_device.h"
 #include "engine/train/device_encoder.h"
 #include "engine/train/gradient_sync.h"

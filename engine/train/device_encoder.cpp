@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "comm/codecs/codec_traits.h"
 #include "comm/codecs/qsgd_codec.h"
 #include "comm/codecs/randomk_codec.h"
 #include "comm/codecs/topk_codec.h"
@@ -10,8 +11,9 @@
 namespace ranklab {
 
 bool hasDeviceEncode(const std::string& codec) {
-  return codec == "topk" || codec == "threshold" || codec == "randomk" || codec == "sign" ||
-         codec == "fp16" || codec == "bf16" || codec == "qsgd";
+  for (const auto& t : codecTraits())
+    if (t.name == codec) return t.device_encodes;
+  return false;
 }
 
 DeviceEncoder::DeviceEncoder(const CodecOptions& options, int rank, const ComputeDevice& device)

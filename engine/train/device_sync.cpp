@@ -51,7 +51,7 @@ std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Com
   return "this ranklab was built without NCCL";
 #else
   if (job.parallel.strategy != "allreduce") return "parallel.strategy is " + job.parallel.strategy;
-  if (job.compression.codec != "none") return "compression.codec is " + job.compression.codec;
+  if (job.compression.compresses()) return "compression.codec is " + job.compression.codec;
   if (job.parallel.comm_schedule == "priority")
     return "parallel.comm_schedule is priority (its pieces are ordered on host copies)";
   const std::string shared = sharedGpu(world, gpu);
@@ -97,7 +97,7 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   if (device.hostMemory()) return {makeGradientSync(job, world, std::move(matrices)), ""};
   // Job validation refuses these on a GPU; a JobSpec built in code must not slip past.
   const ParallelSpec& p = job.parallel;
-  if (p.algorithm == "shm-sharded") {
+  if (p.sharesOneModel()) {
     throw std::invalid_argument("train.device \"" + device.name() +
                                 "\": shm-sharded keeps the model in host shared memory; on a "
                                 "GPU shard the update with parallel.zero");

@@ -1,9 +1,11 @@
 #include "engine/train/gradient_sync.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
+#include "comm/codecs/codec_traits.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {
@@ -46,9 +48,8 @@ SyncStats timeCompressedAllreduce(Communicator& comm, size_t count,
 
 bool compressesWithMomentum(const JobSpec& job) {
   // Not for powersgd: its low-rank step measured worse with it (docs/compression.md).
-  const std::string& codec = job.compression.codec;
   const bool heavy_ball = job.train.optimizer == "sgd" && !job.train.nesterov;
-  return codec != "none" && codec != "powersgd" && heavy_ball &&
+  return codecTraitsOf(job.compression.codec).momentum_correction && heavy_ball &&
          job.compression.momentum_correction && job.train.momentum > 0;
 }
 
@@ -71,21 +72,24 @@ CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices)
 }
 
 std::string describeCompression(const CodecOptions& o) {
-  if (o.codec == "none") return "none";
+  if (!o.compresses()) return "none";
   auto number = [](double value) {
     std::ostringstream out;
     out << value;
     return out.str();
   };
+  // The keys the codec takes, in its traits' order (the text checkpoints were written with).
+  const std::map<std::string, std::string> values = {
+      {"bits", "bits=" + std::to_string(o.bits)},
+      {"bucket", "bucket=" + std::to_string(o.bucket)},
+      {"ratio", "ratio=" + number(o.ratio)},
+      {"threshold", "threshold=" + number(o.threshold)},
+      {"value_dtype", std::string("values=") + (o.half_values ? "fp16" : "fp32")},
+      {"rank", "rank=" + std::to_string(o.rank)},
+      {"warm_start", std::string("warm_start=") + (o.warm_start ? "1" : "0")}};
   std::string text = o.codec;
-  if (o.codec == "qsgd") text += " bits=" + std::to_string(o.bits);
-  if (o.codec == "qsgd" || o.codec == "sign") text += " bucket=" + std::to_string(o.bucket);
-  if (o.codec == "topk" || o.codec == "randomk") text += " ratio=" + number(o.ratio);
-  if (o.codec == "threshold") text += " threshold=" + number(o.threshold);
-  if (o.codec == "topk" || o.codec == "threshold")
-    text += std::string(" values=") + (o.half_values ? "fp16" : "fp32");
-  if (o.codec == "powersgd")
-    text += " rank=" + std::to_string(o.rank) + " warm_start=" + (o.warm_start ? "1" : "0");
+  for (const auto& key : codecTraitsOf(o.codec).keys)
+    if (const auto it = values.find(key); it != values.end()) text += " " + it->second;
   text += std::string(" error_feedback=") + (o.error_feedback ? "1" : "0");
   text += " momentum_correction=" + number(o.local_momentum);
   return text;

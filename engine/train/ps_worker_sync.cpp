@@ -16,7 +16,7 @@ std::string serverStateKeys(const JobSpec& job) {
   const bool plain_sgd =
       job.train.optimizer == "sgd" && (job.train.momentum == 0 || compressesWithMomentum(job));
   if (!plain_sgd) keys.push_back("train.optimizer (its state on the servers)");
-  if (job.compression.codec != "none") {
+  if (job.compression.compresses()) {
     keys.push_back("compression.codec = " + job.compression.codec +
                    " (workers' and servers' codec state, error feedback, momentum correction)");
   }

@@ -25,7 +25,7 @@ const std::vector<StrategyEntry>& strategyRegistry() {
           std::vector<MatrixBlock> matrices) -> std::unique_ptr<GradientSync> {
          const auto& p = job.parallel;
          if (p.zero > 0) return std::make_unique<ZeroSync>(world, p.zero);
-         if (p.algorithm == "shm-sharded") return std::make_unique<ShmShardedSync>(world);
+         if (p.sharesOneModel()) return std::make_unique<ShmShardedSync>(world);
          if (p.comm_schedule == "priority") {
            return std::make_unique<PrioritySync>(
                world, p.algorithm, AllreduceOptions{p.ranks_per_host},

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "comm/collectives/allreduce_registry.h"
@@ -37,13 +38,22 @@ std::vector<float> mpiReference(std::vector<float> v) {
   return v;
 }
 
-// Every algorithm we ship, hierarchical with one host, hosts of 2 and hosts of 3 ranks.
+// Every registered algorithm (a new one is swept without naming it here); those whose
+// entry takes ranks_per_host also with hosts of 2 and of 3 ranks.
 struct Variant {
-  const char* algorithm;
+  std::string algorithm;
   int ranks_per_host;
 };
-const Variant kVariants[] = {{"ring", 0},         {"mpi", 0},          {"hierarchical", 0},
-                             {"hierarchical", 2}, {"hierarchical", 3}, {"shm", 0}};
+std::vector<Variant> allVariants() {
+  std::vector<Variant> variants;
+  for (const auto& a : allreduceRegistry()) {
+    variants.push_back({a.name, 0});
+    if (a.takes_ranks_per_host)
+      for (int per_host : {2, 3}) variants.push_back({a.name, per_host});
+  }
+  return variants;
+}
+const std::vector<Variant> kVariants = allVariants();
 
 // Sizes 0, 1, 7 and 1,000,003; exact on integer data.
 TEST(CollectivesVersusMpi, ExactOnIntegerData) {
@@ -66,7 +76,7 @@ TEST(CollectivesVersusMpi, ExactOnIntegerData) {
 TEST(CollectivesVersusMpi, CloseOnRandomData) {
   MpiCommunicator comm;
   for (const auto& v : kVariants) {
-    const char* algorithm = v.algorithm;
+    const char* algorithm = v.algorithm.c_str();
     auto reduce = makeAllreduce(algorithm, comm, {v.ranks_per_host});
     for (size_t count : kSizes) {
       auto mine = randomData(comm.rank(), count);

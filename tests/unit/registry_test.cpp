@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "comm/codecs/codec.h"
+#include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_keys.h"
 #include "engine/train/strategy_registry.h"
@@ -25,6 +26,23 @@ TEST(Registries, AlgorithmChoicesAreTheRegisteredAllreducesAndShmSharded) {
 
 TEST(Registries, CodecChoicesAreTheRegisteredCodecs) {
   EXPECT_EQ(schemaChoices("compression.codec"), codecNames());
+}
+
+// The codecs' traits (the light half of the registry) name the registry's codecs, in its
+// order; each key a trait names is a compression key of the job file, each reply a codec.
+TEST(Registries, EveryCodecHasItsTraitsAndTheyNameRealKeysAndCodecs) {
+  std::vector<std::string> names;
+  for (const auto& t : codecTraits()) names.push_back(t.name);
+  EXPECT_EQ(names, codecNames());
+  for (const auto& t : codecTraits()) {
+    for (const auto& key : t.keys)
+      EXPECT_NE(findJobKey("compression." + key), nullptr) << t.name << ": " << key;
+    if (t.ps_reply.empty() || t.ps_reply == "exact-delta") continue;
+    CodecOptions reply;
+    reply.codec = t.ps_reply;
+    EXPECT_NE(makeCodec(reply, 0), nullptr) << t.name << " replies in " << t.ps_reply;
+  }
+  EXPECT_THROW(codecTraitsOf("zip"), std::invalid_argument);
 }
 
 TEST(Registries, StrategyChoicesAreTheRegisteredStrategies) {

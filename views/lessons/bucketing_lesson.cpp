@@ -42,7 +42,7 @@ LessonAnswer bucketingAnswer(const LessonRun& run) {
   const JobSpec& job = *parsed;
   const bool priority = job.parallel.comm_schedule == "priority";
   const int64_t b = int64_t(priority ? job.parallel.partition_kb : job.parallel.bucket_kb) * 1024;
-  if (b <= 0 || job.compression.codec != "none") {
+  if (b <= 0 || job.compression.compresses()) {
     a.error = QObject::tr(
                   "this lesson needs parallel.bucket_kb > 0 (or comm_schedule = \"priority\") "
                   "and no codec; run %1 has bucket_kb = %2, codec %3")

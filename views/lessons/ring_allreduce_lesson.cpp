@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "comm/collectives/allreduce_registry.h"
 #include "views/lessons/lesson.h"
 
 namespace ranklab {
@@ -89,7 +90,8 @@ LessonAnswer ringAnswer(const LessonRun& run) {
   const int per_host = job->parallel.ranks_per_host;
   // The busiest rank answers (rank 0: a naive root, a hierarchical leader); the ring's are
   // all alike, so their mean does.
-  const bool uneven = algorithm == "naive" || algorithm == "hierarchical";
+  const AllreduceAlgorithm* entry = findAllreduce(algorithm);
+  const bool uneven = entry != nullptr && !entry->even_share;
   a.formula = bytesByFormula(algorithm, 0, n, per_host, gradient_bytes);
   a.formula_text = formulaText(algorithm, n, per_host, gradient_bytes);
   QString rows;

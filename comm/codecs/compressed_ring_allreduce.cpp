@@ -1,4 +1,4 @@
-#include "comm/collectives/compressed_ring_allreduce.h"
+#include "comm/codecs/compressed_ring_allreduce.h"
 
 #include <algorithm>
 #include <stdexcept>

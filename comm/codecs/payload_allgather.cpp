@@ -1,4 +1,4 @@
-#include "comm/collectives/payload_allgather.h"
+#include "comm/codecs/payload_allgather.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,0 +1,63 @@
+// Each codec's traits. Adding a codec: its line here and its entry in codec_registry.cpp.
+#include "comm/codecs/codec_traits.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ranklab {
+
+bool CodecTraits::takes(const std::string& key) const {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+const std::vector<CodecTraits>& codecTraits() {
+  static const std::vector<CodecTraits> traits = {
+      {.name = "none", .momentum_correction = false, .ps_reply = "exact-delta"},
+      {.name = "fp16", .device_encodes = true, .ps_reply = "fp16"},
+      {.name = "bf16", .device_encodes = true, .ps_reply = "bf16"},
+      {.name = "qsgd",
+       .keys = {"error_feedback", "bits", "bucket"},
+       .device_encodes = true,
+       .ps_reply = "qsgd"},
+      {.name = "topk",
+       .keys = {"error_feedback", "ratio", "value_dtype"},
+       .device_encodes = true,
+       .ps_reply = "exact-delta"},
+      {.name = "randomk",
+       .keys = {"error_feedback", "ratio"},
+       .device_encodes = true,
+       .ps_reply = "exact-delta"},
+      {.name = "threshold",
+       .keys = {"error_feedback", "threshold", "value_dtype"},
+       .device_encodes = true,
+       .ps_reply = "exact-delta"},
+      {.name = "sign",
+       .keys = {"error_feedback", "bucket"},
+       .device_encodes = true,
+       .ps_reply = "fp16"},
+      // Its products run on the GPU through their own sync (device_powersgd_sync.h); a
+      // server cannot sum every worker's P before Q.
+      {.name = "powersgd",
+       .keys = {"error_feedback", "rank", "warm_start"},
+       .momentum_correction = false},
+  };
+  return traits;
+}
+
+const CodecTraits& codecTraitsOf(const std::string& name) {
+  std::string allowed;
+  for (const auto& t : codecTraits()) {
+    if (t.name == name) return t;
+    allowed += (allowed.empty() ? "" : ", ") + t.name;
+  }
+  throw std::invalid_argument("unknown codec \"" + name + "\"; allowed: " + allowed);
+}
+
+std::vector<std::string> codecsTaking(const std::string& key) {
+  std::vector<std::string> names;
+  for (const auto& t : codecTraits())
+    if (t.takes(key)) names.push_back(t.name);
+  return names;
+}
+
+}  // namespace ranklab
