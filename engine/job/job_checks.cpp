@@ -1,9 +1,11 @@
 // Problems that involve more than one key of the job file: the rules between sections
 // (accumulation and pipelines, tensor and ZeRO layouts, hosts and their slots, the optimizer
 // and its schedule, strategies and codecs), each reported against the key that breaks it.
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/job/device_spec.h"
 #include "engine/job/job_schema.h"
 #include "kernels/gpu_probe.h"
 
@@ -187,8 +189,8 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const bool ranks_here = job.launch.hosts.empty() && job.launch.hostfile.empty();
   checkRule(root, log, "train.device", {}, ranks_here && gpus == 0,
             quoted(device) + " needs a GPU, but " + why + "; use \"cpu\"");
-  const bool indexed = device.rfind("cuda:", 0) == 0;
-  const int index = indexed ? std::stoi(device.substr(5)) : 0;
+  const std::optional<DeviceSpec> spec = parseDeviceSpec(device);  // the schema admitted it
+  const int index = spec && spec->index >= 0 ? spec->index : 0;
   checkRule(root, log, "train.device", {}, ranks_here && gpus > 0 && index >= gpus,
             quoted(device) + " names GPU " + std::to_string(index) + ", but this machine has " +
                 std::to_string(gpus) + " (cuda:0..cuda:" + std::to_string(gpus - 1) + ")");

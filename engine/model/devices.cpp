@@ -1,10 +1,12 @@
 // train.device's value to a ComputeDevice: the CPU, or a GPU where ranklab has CUDA.
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "engine/job/device_spec.h"
 #include "engine/model/compute_device.h"
 #include "kernels/gpu_probe.h"
 
@@ -25,7 +27,7 @@ std::map<std::string, DeviceMaker>& registered() {
 }  // namespace
 
 void registerDevice(const std::string& name, DeviceMaker make) {
-  if (name == "cpu" || name == "cuda" || name.rfind("cuda:", 0) == 0)
+  if (parseDeviceSpec(name))
     throw std::invalid_argument("registerDevice: \"" + name + "\" is a built-in device");
   const std::lock_guard<std::mutex> lock(registry_mutex);
   registered()[name] = std::move(make);
@@ -37,20 +39,19 @@ const ComputeDevice& deviceNamed(const std::string& spec, int local_rank, Device
     const auto found = registered().find(spec);
     if (found != registered().end()) return found->second(local_rank);
   }
-  if (spec == "cpu" && options.tf32) {
-    throw std::invalid_argument("train.tf32: TF32 is a GPU's, and train.device is \"cpu\"");
-  }
-  if (spec == "cpu") return cpuDevice();
-  const bool indexed = spec.rfind("cuda:", 0) == 0;
-  if (spec != "cuda" && !indexed) {
+  const std::optional<DeviceSpec> device = parseDeviceSpec(spec);
+  if (!device) {
     throw std::invalid_argument("train.device \"" + spec +
                                 "\" is not a device: \"cpu\", \"cuda\" or \"cuda:N\"");
   }
+  if (!device->onGpu() && options.tf32) {
+    throw std::invalid_argument("train.tf32: TF32 is a GPU's, and train.device is \"cpu\"");
+  }
+  if (!device->onGpu()) return cpuDevice();
   std::string why;
   const int gpus = kernels::usableGpus(&why);
   if (gpus == 0) throw std::invalid_argument("train.device \"" + spec + "\": " + why);
-  // "cuda": the ranks of a host take its GPUs in turn.
-  const int index = indexed ? std::stoi(spec.substr(5)) : local_rank % gpus;
+  const int index = device->gpuFor(local_rank, gpus);
   if (index >= gpus) {
     throw std::invalid_argument("train.device \"" + spec + "\": this host has " +
                                 std::to_string(gpus) +

@@ -1,8 +1,10 @@
 #include "engine/train/device_sync.h"
 
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
+#include "engine/job/device_spec.h"
 #include "engine/train/device_codec_sync.h"
 #include "engine/train/device_powersgd_sync.h"
 #include "engine/train/ps_worker_sync.h"
@@ -18,11 +20,10 @@ namespace ranklab {
 
 namespace {
 
-// "cuda:3" -> 3.
+// "cuda:3" -> 3 (a test's registered device, named otherwise: 0).
 int gpuIndexOf(const ComputeDevice& device) {
-  const std::string name = device.name();
-  const auto colon = name.find(':');
-  return colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1));
+  const std::optional<DeviceSpec> spec = parseDeviceSpec(device.name());
+  return spec && spec->index >= 0 ? spec->index : 0;
 }
 
 #if RANKLAB_HAVE_NCCL

@@ -1,6 +1,7 @@
 // The job file: defaults, the quickstart preset, every kind of problem (with its place in
 // the file and the allowed values), --set overrides, and the toTomlText round trip.
 #include "engine/job/job_spec.h"
+#include "engine/job/device_spec.h"
 #include "engine/job/job_file.h"
 
 #include <cmath>
@@ -37,6 +38,24 @@ JobIssue onlyIssueOf(const std::string& text, const JobOverrides& overrides = {}
     for (const auto& issue : issues) ADD_FAILURE() << "  issue: " << issue.str();
   }
   return issues.empty() ? JobIssue{} : issues.front();
+}
+
+// train.device is parsed in one place: what each spelling means, and what is none of them.
+TEST(DeviceSpec, EverySpellingTheSchemaAdmitsAndNothingElse) {
+  const auto cpu = parseDeviceSpec("cpu");
+  ASSERT_TRUE(cpu);
+  EXPECT_FALSE(cpu->onGpu());
+  const auto cuda = parseDeviceSpec("cuda");
+  ASSERT_TRUE(cuda);
+  EXPECT_TRUE(cuda->onGpu());
+  EXPECT_EQ(cuda->gpuFor(5, 4), 1);  // the ranks of a host take its GPUs in turn
+  const auto third = parseDeviceSpec("cuda:3");
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->index, 3);
+  EXPECT_EQ(third->gpuFor(5, 4), 3);
+  EXPECT_EQ(parseDeviceSpec("cuda:99")->index, 99);
+  for (const char* bad : {"", "gpu", "cuda:", "cuda:100", "cuda:x", "cuda:-1", "CPU", "cuda0"})
+    EXPECT_FALSE(parseDeviceSpec(bad)) << bad;
 }
 
 TEST(JobSpec, EmptyFileGivesDefaults) {
