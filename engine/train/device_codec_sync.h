@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "comm/codecs/codec.h"
-#include "comm/collectives/allreduce.h"
 #include "comm/codecs/payload_allgather.h"
+#include "comm/collectives/allreduce.h"
 #include "engine/model/compute_device.h"
 #include "engine/train/device_encoder.h"
 #include "engine/train/gradient_sync.h"

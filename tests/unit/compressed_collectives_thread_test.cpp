@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "comm/codecs/compressed_allreduce.h"
+#include "comm/codecs/compressed_ring_allreduce.h"
+#include "comm/codecs/payload_allgather.h"
 #include "comm/codecs/qsgd_codec.h"
 #include "comm/codecs/sign_codec.h"
 #include "comm/codecs/topk_codec.h"
-#include "comm/codecs/compressed_ring_allreduce.h"
-#include "comm/codecs/payload_allgather.h"
 #include "comm/memory/thread_communicator.h"
 
 namespace ranklab {

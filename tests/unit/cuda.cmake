@@ -6,7 +6,7 @@ gtest_discover_tests(cuda_kernels_test TEST_PREFIX "cuda." PROPERTIES TIMEOUT 12
 
 # The CUDA compute device (train.device = "cuda") against the CPU device: layers, loss head,
 # whole networks, memory and optimizer operations.
-add_executable(cuda_device_test unit/cuda_device_test.cpp)
+add_executable(cuda_device_test unit/cuda_device_test.cpp unit/cuda_device_ops_test.cpp)
 target_link_libraries(cuda_device_test PRIVATE ranklab_engine GTest::gtest_main)
 gtest_discover_tests(cuda_device_test TEST_PREFIX "cuda." PROPERTIES TIMEOUT 300 LABELS "gpu")
 
