@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <stdexcept>
 
 #include "engine/job/fault_signals.h"
@@ -108,13 +111,26 @@ std::optional<std::pair<int, std::string>> rankFaultOf(int value) {
 }
 
 namespace {
-constexpr int kQuitListening = -1;  // the value ~RankFaultListener sends itself
+constexpr int kQuitListening = -1;  // the value ~RankFaultListener sends its own thread
+
+// The listening thread's kernel id while a RankFaultListener lives, else 0.
+std::atomic<pid_t> g_listener_tid{0};
+
+// A thread that still takes the signal (one started before the listener, or a library's that
+// unblocks it) hands it on to the listening thread rather than dying of it.
+void forwardToListener(int signal, siginfo_t* info, void* /*context*/) {
+  const pid_t tid = g_listener_tid.load();
+  if (tid > 0) syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, signal, info);
+}
 }  // namespace
 
 RankFaultListener::RankFaultListener(Handler on_fault) : on_fault_(std::move(on_fault)) {
   const sigset_t faults = faultSignalSet();
   pthread_sigmask(SIG_BLOCK, &faults, nullptr);
-  thread_ = std::thread([this, faults] {
+  std::promise<void> listening;
+  thread_ = std::thread([this, faults, &listening] {
+    g_listener_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    listening.set_value();
     for (;;) {
       siginfo_t info{};
       if (sigwaitinfo(&faults, &info) != launcherFaultSignal()) continue;  // EINTR
@@ -123,13 +139,23 @@ RankFaultListener::RankFaultListener(Handler on_fault) : on_fault_(std::move(on_
       if (const auto fault = rankFaultOf(value)) on_fault_(fault->first, fault->second);
     }
   });
+  listening.get_future().wait();
+  struct sigaction forward {};
+  forward.sa_sigaction = forwardToListener;
+  forward.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&forward.sa_mask);
+  sigaction(launcherFaultSignal(), &forward, &previous_);
 }
 
 RankFaultListener::~RankFaultListener() {
   sigval quit{};
   quit.sival_int = kQuitListening;
-  sigqueue(getpid(), launcherFaultSignal(), quit);
+  // To the listening thread alone: sent to the process, a thread that does not block the
+  // signal could take it instead (on a 16-core GPU machine one did, and the launcher died).
+  pthread_sigqueue(thread_.native_handle(), launcherFaultSignal(), quit);
   thread_.join();
+  sigaction(launcherFaultSignal(), &previous_, nullptr);
+  g_listener_tid = 0;
   const sigset_t faults = faultSignalSet();
   pthread_sigmask(SIG_UNBLOCK, &faults, nullptr);
 }

@@ -3,6 +3,8 @@
 // fault by signals, which is all a viewer in another process needs to drive it.
 #pragma once
 
+#include <signal.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -31,8 +33,9 @@ bool sendRankFault(int64_t pid, int rank, const std::string& action);
 std::optional<std::pair<int, std::string>> rankFaultOf(int value);
 
 // In the launcher: takes the fault signal off this thread and every thread started after it, and
-// hands each fault sendRankFault sends to `on_fault`, on a thread of its own. Make it
-// before any other thread starts; processes started later get an empty signal mask.
+// hands each fault sendRankFault sends to `on_fault`, on a thread of its own; a thread that
+// still takes the signal hands it on (so none dies of it). One at a time; make it before other
+// threads start. Processes started later get an empty signal mask.
 class RankFaultListener {
  public:
   using Handler = std::function<void(int rank, const std::string& action)>;
@@ -44,6 +47,7 @@ class RankFaultListener {
  private:
   Handler on_fault_;
   std::thread thread_;
+  struct sigaction previous_ {};  // the signal's action before, restored at the end
 };
 
 }  // namespace ranklab

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -95,6 +96,28 @@ TEST(DetachedRun, ARankFaultTravelsInASignalsValue) {
   EXPECT_EQ(got, sent);
   EXPECT_THROW(sendRankFault(getpid(), 1, "explode"), std::invalid_argument);
   EXPECT_FALSE(rankFaultOf(-1).has_value());
+}
+
+// A thread started before the listener still takes the signal: a fault it catches is handed on,
+// and the listener's own end reaches its thread alone (sent to the process, it killed a
+// launcher on a 16-core GPU machine, whose earlier threads took it).
+TEST(DetachedRun, FaultsReachTheListenerWhateverThreadTheSignalLandsOn) {
+  std::atomic<bool> done{false};
+  std::thread earlier([&done] {
+    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> got{0};
+    {
+      RankFaultListener listener([&got](int, const std::string&) { ++got; });
+      for (int i = 0; i < 3; ++i) EXPECT_TRUE(sendRankFault(getpid(), i, "slow"));
+      for (int i = 0; i < 200 && got < 3; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(got, 3) << "round " << round;
+  }
+  done = true;
+  earlier.join();
 }
 
 TEST(DetachedRun, ConsoleLinesSayWhichRankPrintedThem) {
