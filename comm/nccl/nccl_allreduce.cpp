@@ -8,7 +8,7 @@ void NcclAllreduce::run(float* device_data, size_t count, bool mean) {
   if (count == 0) return;
   nccl_detail::runCollective(comm_.handles(), "all-reduce", [&](ncclComm_t comm, cudaStream_t s) {
     nccl_detail::check(ncclAllReduce(device_data, device_data, count, ncclFloat,
-                                     mean ? ncclAvg : ncclSum, comm, s),
+                                     nccl_detail::meanOrSum(mean, comm_.size()), comm, s),
                        "all-reduce");
   });
 }

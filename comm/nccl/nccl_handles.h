@@ -23,6 +23,13 @@ struct NcclHandles {
 
 namespace nccl_detail {
 
+// The reduction for a sum or a mean over `ranks` ranks. One rank's mean is its sum: NCCL
+// below 2.29.7 leaves the last elements of a one-rank ncclAvg unwritten (NVIDIA/nccl#1950;
+// seen on an H200: the last 8 of 50,240 gradients stayed zero), and a one-rank ncclSum is a copy.
+inline ncclRedOp_t meanOrSum(bool mean, int ranks) {
+  return mean && ranks > 1 ? ncclAvg : ncclSum;
+}
+
 // Throws std::runtime_error naming the operation and NCCL's (or CUDA's) cause.
 void check(ncclResult_t code, const char* operation);
 void check(cudaError_t code, const char* operation);

@@ -10,9 +10,9 @@ void NcclReduceScatter::run(const float* send, float* recv, size_t recv_count, b
   if (recv_count == 0) return;
   nccl_detail::runCollective(
       comm_.handles(), "reduce-scatter", [&](ncclComm_t comm, cudaStream_t s) {
-        check(
-            ncclReduceScatter(send, recv, recv_count, ncclFloat, mean ? ncclAvg : ncclSum, comm, s),
-            "reduce-scatter");
+        check(ncclReduceScatter(send, recv, recv_count, ncclFloat,
+                                nccl_detail::meanOrSum(mean, comm_.size()), comm, s),
+              "reduce-scatter");
       });
 }
 
@@ -23,8 +23,8 @@ void NcclReduceScatter::run(const std::vector<NcclPiece>& pieces, bool mean) {
         for (const NcclPiece& p : pieces) {
           // The receive buffer matters on the owner alone; the others pass their send buffer.
           float* recv = p.owner == comm_.rank() ? p.recv : const_cast<float*>(p.send);
-          check(ncclReduce(p.send, recv, p.count, ncclFloat, mean ? ncclAvg : ncclSum, p.owner,
-                           comm, s),
+          check(ncclReduce(p.send, recv, p.count, ncclFloat,
+                           nccl_detail::meanOrSum(mean, comm_.size()), p.owner, comm, s),
                 "reduce");
         }
       });

@@ -109,6 +109,16 @@ inline double largestGap(const std::vector<double>& a, const std::vector<double>
   return worst;
 }
 
+// Largest relative gap between two vectors of the same length, over their largest value.
+inline double largestVectorGap(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0, scale = 1e-12;
+  for (float v : b) scale = std::max(scale, static_cast<double>(std::abs(v)));
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) / scale);
+  return worst;
+}
+
 // Whether any of the rank's events holds `text`.
 inline bool anyEventSays(const RunRecorder& rank, const std::string& text) {
   return std::any_of(rank.events.begin(), rank.events.end(),

@@ -56,6 +56,7 @@ foreach(isa avx2 default)
 endforeach()
 
 # Training on the GPU against the CPU (ctest -L gpu); built everywhere, skipped without a GPU.
-add_executable(gpu_training_test unit/gpu_training_test.cpp unit/gpu_zero_test.cpp)
+add_executable(gpu_training_test unit/gpu_training_test.cpp unit/gpu_zero_test.cpp
+                                 unit/nccl_one_rank_test.cpp)
 target_link_libraries(gpu_training_test PRIVATE ranklab_engine GTest::gtest_main)
 gtest_discover_tests(gpu_training_test TEST_PREFIX "gpu." PROPERTIES TIMEOUT 600 LABELS gpu)

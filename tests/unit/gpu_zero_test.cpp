@@ -18,6 +18,7 @@ namespace ranklab {
 namespace {
 
 using testing::largestGap;
+using testing::largestVectorGap;
 using testing::RunRecorder;
 using testing::trainWithThreads;
 
@@ -111,16 +112,6 @@ TEST_F(GpuZero, RanksEachOnItsGpuFollowTheCpuWithin1e5AtEveryStage) {
     for (int stage : {1, 2, 3})
       for (const std::string optimizer : {"sgd", "adamw"})
         compareWithTheCpu(ranks, stage, optimizer);
-}
-
-// Largest relative gap between two vectors of the same length, over their largest value.
-double largestVectorGap(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0, scale = 1e-12;
-  for (float v : b) scale = std::max(scale, static_cast<double>(std::abs(v)));
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) / scale);
-  return worst;
 }
 
 // A checkpoint gathers the shards (stage 3's parameters, every stage's optimizer state) into
