@@ -180,47 +180,40 @@ TEST_F(GpuTraining, PriorityPiecesFollowTheCpu) {
     EXPECT_LT(largestGap(gpu[r].losses, cpu[r].losses), 1e-5) << "rank " << r;
 }
 
+// Two ranks sharing the GPU under `codec` (topk's `ratio`) against the CPU's: an event says
+// `said_as`, and each rank's 20 losses stay within 1e-4 of the CPU's.
+void expectTwoRanksFollowTheCpu(const std::string& codec, double ratio,
+                                const std::string& said_as) {
+  JobSpec job = twentySteps("mlp", "sgd");
+  job.model.dropout = 0;
+  job.parallel.ranks = 2;
+  job.compression.codec = codec;
+  if (ratio > 0) job.compression.ratio = ratio;
+  const auto cpu = trainWithThreads(job);
+  job.train.device = "cuda";
+  const auto gpu = trainWithThreads(job);
+  EXPECT_TRUE(anyEventSays(gpu[0], said_as)) << "no device event says " << said_as;
+  for (size_t r = 0; r < 2; ++r) {
+    const double gap = largestGap(gpu[r].losses, cpu[r].losses);
+    std::printf("%s rank %zu: largest relative loss gap to the CPU %.3g\n", codec.c_str(), r, gap);
+    EXPECT_LT(gap, 1e-4) << codec << " rank " << r;
+  }
+}
+
 // topk on the GPU (engine/train/device_codec_sync.h): momentum correction, error feedback and
 // the selection on the device, k pairs to the host; 2 ranks sharing the GPU. The GPU's
 // gradients differ from the CPU's in the last bits, which can swap an element at the k-th
 // magnitude, so the bound is 1e-4 (set before any GPU run); the selection itself is
 // checked bit for bit in cuda.CudaDeviceTest.CodecKernelsMatchTheCpuBitForBit.
 TEST_F(GpuTraining, TopkEncodesOnTheGpuAndFollowsTheCpu) {
-  JobSpec job = twentySteps("mlp", "sgd");
-  job.model.dropout = 0;
-  job.parallel.ranks = 2;
-  job.compression.codec = "topk";
-  job.compression.ratio = 0.05;
-  const auto cpu = trainWithThreads(job);
-  job.train.device = "cuda";
-  const auto gpu = trainWithThreads(job);
-  EXPECT_TRUE(anyEventSays(gpu[0], "topk encoded on the GPU"))
-      << "no device event says topk ran on the GPU";
-  for (size_t r = 0; r < 2; ++r) {
-    const double gap = largestGap(gpu[r].losses, cpu[r].losses);
-    std::printf("topk rank %zu: largest relative loss gap to the CPU %.3g\n", r, gap);
-    EXPECT_LT(gap, 1e-4) << "rank " << r;
-  }
+  expectTwoRanksFollowTheCpu("topk", 0.05, "topk encoded on the GPU");
 }
 
 // powersgd (its products through cuBLAS, P and Q to the host) on 2 ranks sharing the GPU,
 // against the CPU: the GPU's last bits can change the low-rank basis slightly, so the bound is
 // 1e-4 as topk's (set before any GPU run). Measured on an H200: 1.2e-6.
 TEST_F(GpuTraining, PowersgdRunsOnTheGpuAndFollowsTheCpu) {
-  JobSpec job = twentySteps("mlp", "sgd");
-  job.model.dropout = 0;
-  job.parallel.ranks = 2;
-  job.compression.codec = "powersgd";
-  const auto cpu = trainWithThreads(job);
-  job.train.device = "cuda";
-  const auto gpu = trainWithThreads(job);
-  EXPECT_TRUE(anyEventSays(gpu[0], "powersgd's products on the GPU"))
-      << "no device event says powersgd ran on the GPU";
-  for (size_t r = 0; r < 2; ++r) {
-    const double gap = largestGap(gpu[r].losses, cpu[r].losses);
-    std::printf("powersgd rank %zu: largest relative loss gap to the CPU %.3g\n", r, gap);
-    EXPECT_LT(gap, 1e-4) << "rank " << r;
-  }
+  expectTwoRanksFollowTheCpu("powersgd", 0, "powersgd's products on the GPU");
 }
 
 // qsgd (4 bits; under error feedback a rank's own gradient rounded to nearest, its scales,
