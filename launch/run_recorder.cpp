@@ -11,6 +11,28 @@ namespace {
 constexpr size_t kMaxBatchRows = 4096;
 constexpr auto kMaxBatchAge = std::chrono::milliseconds(250);
 constexpr double kSlowWriteS = 1.0;  // a flush this long is worth an event
+
+// A row's own fields from its telemetry message, under the same names (storage/record_fields.h).
+void fillFromMessage(EvalRow& row, const telemetry::Eval& message) {
+  RANKLAB_EVAL_FIELDS(RANKLAB_FIELD_FROM_MESSAGE)
+}
+void fillFromMessage(EventRow& row, const telemetry::Event& message) {
+  RANKLAB_EVENT_FIELDS(RANKLAB_FIELD_FROM_MESSAGE)
+}
+void fillFromMessage(ServerLoadRow& row, const telemetry::ServerLoad& message) {
+  RANKLAB_SERVER_LOAD_FIELDS(RANKLAB_FIELD_FROM_MESSAGE)
+}
+
+// The row `message` makes for `rank` of run `run_id`, sent at time_ns (the launcher's clock).
+template <typename Row, typename Message>
+Row rowOf(const Message& message, int64_t run_id, int rank, int64_t time_ns) {
+  Row row;
+  row.run_id = run_id;
+  row.rank = rank;
+  fillFromMessage(row, message);
+  row.time_ns = time_ns;
+  return row;
+}
 }  // namespace
 
 RunRecorder::RunRecorder(RunStore& store, int64_t run_id, int world, RunObserver& observer)
@@ -68,36 +90,20 @@ void RunRecorder::ingest(const telemetry::Envelope& e) {
       onStep(rank, shifted(e.time_ns()), e.step());
       break;
     case telemetry::Envelope::kEval: {
-      const EvalRow row{run_id_,
-                        rank,
-                        e.eval().step(),
-                        e.eval().epoch(),
-                        e.eval().test_loss(),
-                        e.eval().test_accuracy(),
-                        shifted(e.time_ns())};
+      const EvalRow row = rowOf<EvalRow>(e.eval(), run_id_, rank, shifted(e.time_ns()));
       observer_.onEval(row);
       batch_.evals.push_back(row);
       break;
     }
     case telemetry::Envelope::kEvent: {
-      const EventRow row{run_id_,          rank,
-                         e.event().step(), e.event().kind(),
-                         e.event().text(), shifted(e.time_ns())};
+      const EventRow row = rowOf<EventRow>(e.event(), run_id_, rank, shifted(e.time_ns()));
       observer_.onEvent(row);
       batch_.events.push_back(row);
       break;
     }
     case telemetry::Envelope::kServerLoad: {
-      const auto& l = e.server_load();
-      const ServerLoadRow row{run_id_,      rank,
-                              l.shard(),    l.key_begin(),
-                              l.key_end(),  l.interval_ns(),
-                              l.pushes(),   l.pulls(),
-                              l.bytes_rx(), l.bytes_tx(),
-                              l.busy_ns(),  l.idle_ns(),
-                              l.held_ns(),  l.max_staleness(),
-                              l.version(),  shifted(e.time_ns()),
-                              l.bytes_raw()};
+      const ServerLoadRow row =
+          rowOf<ServerLoadRow>(e.server_load(), run_id_, rank, shifted(e.time_ns()));
       observer_.onServerLoad(row);
       batch_.server_loads.push_back(row);
       break;

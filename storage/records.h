@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "storage/record_fields.h"
 #include "storage/step_record.h"
 
 namespace ranklab {
@@ -47,14 +49,9 @@ struct RunRow {
 struct RankRow {
   int64_t run_id = 0;
   int rank = 0;
-  std::string host;
-  int64_t pid = 0;
-  std::string status;  // running | done | failed
-  int exit_status = 0;
-  int64_t train_ns = 0;   // this rank's training-loop time, evaluation excluded
-  int64_t seq_gaps = 0;   // telemetry messages lost in transit (sequence holes)
-  int64_t last_seq = -1;  // highest sequence number seen
+  RANKLAB_RANK_FIELDS(RANKLAB_ROW_MEMBER)
 };
+RANKLAB_ROW_VISITOR(RankRow, RANKLAB_RANK_FIELDS, )
 
 // One row of `steps`: one rank, one optimizer step.
 struct StepRow : StepMeasures {
@@ -94,24 +91,23 @@ struct StepBin {
   }
 };
 
+// One row of `evals`.
 struct EvalRow {
   int64_t run_id = 0;
   int rank = 0;
-  int64_t step = 0;
-  int epoch = 0;
-  double test_loss = 0;
-  double test_accuracy = 0;
+  RANKLAB_EVAL_FIELDS(RANKLAB_ROW_MEMBER)
   int64_t time_ns = 0;
 };
+RANKLAB_ROW_VISITOR(EvalRow, RANKLAB_EVAL_FIELDS, visit("time_ns", row.time_ns);)
 
+// One row of `events`; rank -1 is the launcher itself.
 struct EventRow {
   int64_t run_id = 0;
-  int rank = 0;  // -1: the launcher itself
-  int64_t step = 0;
-  std::string kind;  // checkpoint | fault | overflow | straggler | log | error
-  std::string text;
+  int rank = 0;
+  RANKLAB_EVENT_FIELDS(RANKLAB_ROW_MEMBER)
   int64_t time_ns = 0;
 };
+RANKLAB_ROW_VISITOR(EventRow, RANKLAB_EVENT_FIELDS, visit("time_ns", row.time_ns);)
 
 // One row of `spans`: time a rank spent outside its steps (an evaluation, a checkpoint,
 // after `step`), a pipeline pass, or a piece of a sampled step's communication.
@@ -149,26 +145,15 @@ struct StepWindow {
   std::vector<EventRow> events;  // a rank's faults, failures, overflows in first..last
 };
 
-// One row of `server_loads`: a parameter server shard's load over one interval.
+// One row of `server_loads`: a parameter server shard's load over one interval, ending at
+// time_ns.
 struct ServerLoadRow {
   int64_t run_id = 0;
   int rank = 0;
-  int shard = 0;
-  int64_t key_begin = 0;
-  int64_t key_end = 0;
-  int64_t interval_ns = 0;
-  int64_t pushes = 0;
-  int64_t pulls = 0;
-  int64_t bytes_rx = 0;
-  int64_t bytes_tx = 0;
-  int64_t busy_ns = 0;  // applying updates
-  int64_t idle_ns = 0;  // waiting for a request
-  int64_t held_ns = 0;  // replies held back, summed
-  int64_t max_staleness = 0;
-  int64_t version = 0;
-  int64_t time_ns = 0;    // when the interval ended, the rank's clock
-  int64_t bytes_raw = 0;  // bytes_tx uncompressed (0 in files before schema 4: = bytes_tx)
+  RANKLAB_SERVER_LOAD_FIELDS(RANKLAB_ROW_MEMBER)
+  int64_t time_ns = 0;
 };
+RANKLAB_ROW_VISITOR(ServerLoadRow, RANKLAB_SERVER_LOAD_FIELDS, visit("time_ns", row.time_ns);)
 
 // Everything received since the last flush; written in one transaction.
 struct RecordBatch {

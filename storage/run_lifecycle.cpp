@@ -5,6 +5,7 @@
 #include "storage/launcher_identity.h"
 #include "storage/run_store.h"
 #include "storage/statement.h"
+#include "storage/store_rows.h"
 
 namespace ranklab {
 
@@ -54,16 +55,18 @@ std::vector<int64_t> RunStore::markLostRuns() {
                  "finished = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
                  "WHERE id = ? AND status = 'running'");
   Statement event(db_, path_, "record lost run",
-                  "INSERT INTO events (run_id, rank, step, kind, text, time_ns) "
-                  "VALUES (?, -1, 0, 'lost', ?, 0)");
+                  store_rows::insertSql<EventRow>("INSERT", "events").c_str());
   for (const auto& [id, who] : gone) {
     Query q(mark);
     q.bind(id).run();
     if (q.changes() == 0) continue;  // another process got there first
-    Query note(event);
-    note.bind(id, "its launcher (pid " + std::to_string(who.pid) + " on " + who.host +
-                      ") ended without finishing the run; the steps it stored are kept")
-        .run();
+    EventRow note;                   // the launcher's (rank -1), at step 0
+    note.run_id = id;
+    note.rank = -1;
+    note.kind = "lost";
+    note.text = "its launcher (pid " + std::to_string(who.pid) + " on " + who.host +
+                ") ended without finishing the run; the steps it stored are kept";
+    store_rows::writeRow(event, note);
     writeStepBins(id);
     lost.push_back(id);
   }

@@ -36,38 +36,12 @@ UPDATE runs SET status = ?, wall_s = ?, train_s = ?,
                 finished = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
 WHERE id = ?)sql";
 
-constexpr const char* kUpsertRank = R"sql(
-INSERT INTO ranks (run_id, rank, host, pid, status, exit_status, train_ns, seq_gaps, last_seq)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (run_id, rank) DO UPDATE SET
-  host = excluded.host, pid = excluded.pid, status = excluded.status,
-  exit_status = excluded.exit_status, train_ns = excluded.train_ns,
-  seq_gaps = excluded.seq_gaps, last_seq = excluded.last_seq)sql";
-
-constexpr const char* kInsertServerLoad = R"sql(
-INSERT INTO server_loads (run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls,
-  bytes_rx, bytes_tx, busy_ns, idle_ns, held_ns, max_staleness, version, time_ns, bytes_raw)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
-
-constexpr const char* kSelectServerLoads = R"sql(
-SELECT run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls, bytes_rx, bytes_tx,
-       busy_ns, idle_ns, held_ns, max_staleness, version, time_ns, bytes_raw
-FROM server_loads WHERE run_id = ? ORDER BY rank, time_ns)sql";
-
 // Each shard over the whole run.
 constexpr const char* kServerTotals = R"sql(
 SELECT rank, shard, MIN(key_begin), MAX(key_end), SUM(pushes), SUM(pulls), SUM(bytes_rx),
        SUM(bytes_tx), SUM(busy_ns), SUM(idle_ns), MAX(max_staleness),
        SUM(CASE WHEN bytes_raw > 0 THEN bytes_raw ELSE bytes_tx END)
 FROM server_loads WHERE run_id = ? GROUP BY rank, shard ORDER BY rank)sql";
-
-constexpr const char* kReplaceEval = R"sql(
-INSERT OR REPLACE INTO evals (run_id, rank, step, epoch, test_loss, test_accuracy, time_ns,
-                             loss_nan)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?))sql";
-
-constexpr const char* kInsertEvent = R"sql(
-INSERT INTO events (run_id, rank, step, kind, text, time_ns) VALUES (?, ?, ?, ?, ?, ?))sql";
 
 // Per-rank totals in one pass over the run's steps; ranks that said hello but never
 // finished a step are listed with zeros.
@@ -191,6 +165,18 @@ void createParentFolders(const std::string& path) {
   if (ec) throw sqlite::error(path, "create folder " + parent.string(), ec.message());
 }
 
+// A rank's row, inserted or, when (run_id, rank) is there, every other column replaced.
+std::string upsertRankSql() {
+  std::string updates;
+  const RankRow columns;
+  visitColumns(columns, [&](const char* name, const auto&) {
+    if (std::string_view(name) == "run_id" || std::string_view(name) == "rank") return;
+    updates += std::string(updates.empty() ? "" : ", ") + name + " = excluded." + name;
+  });
+  return insertSql<RankRow>("INSERT", "ranks") + " ON CONFLICT (run_id, rank) DO UPDATE SET " +
+         updates;
+}
+
 }  // namespace
 
 // Every statement the store runs, prepared once when the file is opened.
@@ -203,25 +189,28 @@ struct RunStore::Statements {
         listRuns(db, file, "list runs",
                  "SELECT " RANKLAB_RUN_COLUMNS " FROM runs ORDER BY id DESC"),
         selectRun(db, file, "read run", "SELECT " RANKLAB_RUN_COLUMNS " FROM runs WHERE id = ?"),
-        upsertRank(db, file, "upsert rank", kUpsertRank),
+        upsertRank(db, file, "upsert rank", upsertRankSql().c_str()),
         replaceStep(db, file, "insert step", replaceStepSql().c_str()),
-        replaceEval(db, file, "insert eval", kReplaceEval),
-        insertEvent(db, file, "insert event", kInsertEvent),
+        replaceEval(db, file, "insert eval",
+                    insertSql<EvalRow>("INSERT OR REPLACE", "evals", "loss_nan").c_str()),
+        insertEvent(db, file, "insert event", insertSql<EventRow>("INSERT", "events").c_str()),
         selectRanks(db, file, "read ranks",
-                    "SELECT run_id, rank, host, pid, status, exit_status, train_ns, seq_gaps, "
-                    "last_seq FROM ranks WHERE run_id = ? ORDER BY rank"),
+                    selectSql<RankRow>("ranks", "WHERE run_id = ? ORDER BY rank").c_str()),
         selectSteps(db, file, "read steps",
                     selectStepsSql("run_id = ? ORDER BY rank, step").c_str()),
         selectEvals(db, file, "read evals",
-                    "SELECT run_id, rank, step, epoch, test_loss, test_accuracy, time_ns, "
-                    "loss_nan FROM evals WHERE run_id = ? ORDER BY step, rank"),
+                    selectSql<EvalRow>("evals", "WHERE run_id = ? ORDER BY step, rank", "loss_nan")
+                        .c_str()),
         selectEvents(db, file, "read events",
-                     "SELECT run_id, rank, step, kind, text, time_ns "
-                     "FROM events WHERE run_id = ? ORDER BY id"),
+                     selectSql<EventRow>("events", "WHERE run_id = ? ORDER BY id").c_str()),
         rankTotals(db, file, "sum steps per rank", rankTotalsSql().c_str()),
         latestEval(db, file, "read latest eval", kLatestEval),
-        insertServerLoad(db, file, "insert server load", kInsertServerLoad),
-        selectServerLoads(db, file, "read server loads", kSelectServerLoads),
+        insertServerLoad(db, file, "insert server load",
+                         insertSql<ServerLoadRow>("INSERT", "server_loads").c_str()),
+        selectServerLoads(
+            db, file, "read server loads",
+            selectSql<ServerLoadRow>("server_loads", "WHERE run_id = ? ORDER BY rank, time_ns")
+                .c_str()),
         serverTotals(db, file, "sum server loads per shard", kServerTotals),
         insertSpan(db, file, "insert span",
                    "INSERT INTO spans (run_id, rank, step, phase, start_ns, end_ns, part, "
@@ -551,12 +540,10 @@ std::vector<ServerLoadRow> RunStore::serverLoads(int64_t run_id) {
 }
 
 std::vector<ServerLoadRow> RunStore::serverLoadsAfter(int64_t run_id, int64_t& after) {
-  // kSelectServerLoads's columns, then the row id.
-  static constexpr const char* kSql = R"sql(
-SELECT run_id, rank, shard, key_begin, key_end, interval_ns, pushes, pulls, bytes_rx, bytes_tx,
-       busy_ns, idle_ns, held_ns, max_staleness, version, time_ns, bytes_raw, rowid
-FROM server_loads WHERE run_id = ? AND rowid > ? ORDER BY rowid)sql";
-  Statement statement(db_, path_, "read new server loads", kSql);
+  // The server loads' columns, then the row id.
+  static const std::string kSql = selectSql<ServerLoadRow>(
+      "server_loads", "WHERE run_id = ? AND rowid > ? ORDER BY rowid", "rowid");
+  Statement statement(db_, path_, "read new server loads", kSql.c_str());
   Query q(statement);
   q.bind(run_id, after);
   std::vector<ServerLoadRow> rows;

@@ -62,6 +62,17 @@ class Query {
     return *this;
   }
 
+  // Binds `count` parameters in order: `each` is called with a binder, which it calls once
+  // per value (for rows whose columns are visited rather than named one by one).
+  template <typename Each>
+  Query& bindEach(int count, Each each) {
+    expectParameters(count);
+    int index = 0;
+    each([&](const auto& value) { bindAt(++index, value); });
+    if (index != count) expectParameters(index);  // throws naming both counts
+    return *this;
+  }
+
   bool next();          // steps; true while a row is available
   void run();           // steps to completion, ignoring any rows
   int changes() const;  // rows changed by the last run()

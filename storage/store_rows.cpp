@@ -6,23 +6,6 @@
 
 namespace ranklab::store_rows {
 
-namespace {
-
-void readColumn(Query& q, int64_t& v) {
-  v = q.int64();
-}
-void readColumn(Query& q, int& v) {
-  v = q.integer();
-}
-void readColumn(Query& q, double& v) {
-  v = q.real();
-}
-void readColumn(Query& q, bool& v) {
-  v = q.boolean();
-}
-
-}  // namespace
-
 // The steps table's columns in StepRow's order, from the record's lists
 // (storage/step_record.h), then loss_nan (SQLite cannot hold a NaN); readStep and writeStep
 // walk the same lists.
@@ -64,17 +47,7 @@ RunRow readRun(Query& q) {
 }
 
 RankRow readRank(Query& q) {
-  RankRow r;
-  r.run_id = q.int64();
-  r.rank = q.integer();
-  r.host = q.text();
-  r.pid = q.int64();
-  r.status = q.text();
-  r.exit_status = q.integer();
-  r.train_ns = q.int64();
-  r.seq_gaps = q.int64();
-  r.last_seq = q.int64();
-  return r;
+  return readRow<RankRow>(q);
 }
 
 // One row of selectStepsSql(), columns in stepColumns() order.
@@ -98,56 +71,21 @@ StepRow readStep(Query& q) {
 }
 
 ServerLoadRow readServerLoad(Query& q) {
-  ServerLoadRow r;
-  r.run_id = q.int64();
-  r.rank = q.integer();
-  r.shard = q.integer();
-  r.key_begin = q.int64();
-  r.key_end = q.int64();
-  r.interval_ns = q.int64();
-  r.pushes = q.int64();
-  r.pulls = q.int64();
-  r.bytes_rx = q.int64();
-  r.bytes_tx = q.int64();
-  r.busy_ns = q.int64();
-  r.idle_ns = q.int64();
-  r.held_ns = q.int64();
-  r.max_staleness = q.int64();
-  r.version = q.int64();
-  r.time_ns = q.int64();
-  r.bytes_raw = q.int64();
-  return r;
+  return readRow<ServerLoadRow>(q);
 }
 
 EvalRow readEval(Query& q) {
-  EvalRow e;
-  e.run_id = q.int64();
-  e.rank = q.integer();
-  e.step = q.int64();
-  e.epoch = q.integer();
-  e.test_loss = q.real();
-  e.test_accuracy = q.real();
-  e.time_ns = q.int64();
+  EvalRow e = readRow<EvalRow>(q);
   if (q.boolean()) e.test_loss = std::numeric_limits<double>::quiet_NaN();  // loss_nan
   return e;
 }
 
 EventRow readEvent(Query& q) {
-  EventRow e;
-  e.run_id = q.int64();
-  e.rank = q.integer();
-  e.step = q.int64();
-  e.kind = q.text();
-  e.text = q.text();
-  e.time_ns = q.int64();
-  return e;
+  return readRow<EventRow>(q);
 }
 
 void writeRank(Statement& statement, const RankRow& r) {
-  Query q(statement);
-  q.bind(r.run_id, r.rank, r.host, r.pid, r.status, r.exit_status, r.train_ns, r.seq_gaps,
-         r.last_seq)
-      .run();
+  writeRow(statement, r);
 }
 
 void writeStep(Statement& statement, const StepRow& s) {
@@ -163,25 +101,19 @@ void writeStep(Statement& statement, const StepRow& s) {
 }
 
 void writeServerLoad(Statement& statement, const ServerLoadRow& r) {
-  Query q(statement);
-  q.bind(r.run_id, r.rank, r.shard, r.key_begin, r.key_end, r.interval_ns, r.pushes, r.pulls,
-         r.bytes_rx, r.bytes_tx, r.busy_ns, r.idle_ns, r.held_ns, r.max_staleness, r.version,
-         r.time_ns, r.bytes_raw)
-      .run();
+  writeRow(statement, r);
 }
 
 void writeEval(Statement& statement, const EvalRow& e) {
-  Query q(statement);
   // SQLite cannot hold a NaN: it would arrive as NULL, and the column's default 0 with it.
+  EvalRow stored = e;
   const bool nan = std::isnan(e.test_loss);
-  q.bind(e.run_id, e.rank, e.step, e.epoch, nan ? 0.0 : e.test_loss, e.test_accuracy, e.time_ns,
-         nan)
-      .run();
+  if (nan) stored.test_loss = 0;
+  writeRow(statement, stored, nan);
 }
 
 void writeEvent(Statement& statement, const EventRow& e) {
-  Query q(statement);
-  q.bind(e.run_id, e.rank, e.step, e.kind, e.text, e.time_ns).run();
+  writeRow(statement, e);
 }
 
 void writeSpan(Statement& statement, const SpanRow& s) {

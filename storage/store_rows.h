@@ -20,6 +20,74 @@ std::string replaceStepSql();
 // SELECT every step column FROM steps WHERE `where`.
 std::string selectStepsSql(const char* where);
 
+// A column's value from the query's next column.
+inline void readColumn(Query& q, int64_t& v) {
+  v = q.int64();
+}
+inline void readColumn(Query& q, int& v) {
+  v = q.integer();
+}
+inline void readColumn(Query& q, double& v) {
+  v = q.real();
+}
+inline void readColumn(Query& q, bool& v) {
+  v = q.boolean();
+}
+inline void readColumn(Query& q, std::string& v) {
+  v = q.text();
+}
+
+// Row's columns (storage/record_fields.h), comma separated, in visitColumns() order.
+template <typename Row>
+std::string columnsOf() {
+  Row row;
+  std::string columns;
+  visitColumns(row, [&](const char* name, const auto&) {
+    if (!columns.empty()) columns += ", ";
+    columns += name;
+  });
+  return columns;
+}
+
+// "<verb> INTO <table> (Row's columns[, extra]) VALUES (?, ...)"; writeRow() binds it.
+template <typename Row>
+std::string insertSql(const std::string& verb, const std::string& table,
+                      const std::string& extra = {}) {
+  const std::string columns = columnsOf<Row>() + (extra.empty() ? "" : ", " + extra);
+  std::string marks = "?";
+  for (char ch : columns)
+    if (ch == ',') marks += ", ?";
+  return verb + " INTO " + table + " (" + columns + ") VALUES (" + marks + ")";
+}
+
+// "SELECT Row's columns[, extra] FROM <table> <rest>"; readRow() reads it.
+template <typename Row>
+std::string selectSql(const std::string& table, const std::string& rest,
+                      const std::string& extra = {}) {
+  return "SELECT " + columnsOf<Row>() + (extra.empty() ? "" : ", " + extra) + " FROM " + table +
+         " " + rest;
+}
+
+// One row of selectSql<Row>(), its columns in order (the extra ones are left to the caller).
+template <typename Row>
+Row readRow(Query& q) {
+  Row row;
+  visitColumns(row, [&](const char*, auto& value) { readColumn(q, value); });
+  return row;
+}
+
+// Runs insertSql<Row>() (its extra columns bound from `extra`) for `row`.
+template <typename Row, typename... Extra>
+void writeRow(Statement& statement, const Row& row, const Extra&... extra) {
+  int count = static_cast<int>(sizeof...(extra));
+  visitColumns(row, [&](const char*, const auto&) { ++count; });
+  Query q(statement);
+  q.bindEach(count, [&](auto bind) {
+     visitColumns(row, [&](const char*, const auto& value) { bind(value); });
+     (bind(extra), ...);
+   }).run();
+}
+
 RunRow readRun(Query& q);
 RankRow readRank(Query& q);
 StepRow readStep(Query& q);  // one row of selectStepsSql(), in stepColumns() order

@@ -28,6 +28,7 @@
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/gemm.h"
 #include "launch/bench/bench_args.h"
+#include "storage/record_fields.h"
 
 namespace ranklab {
 namespace {
@@ -104,12 +105,10 @@ class TelemetryBridge : public TrainObserver {
 
   void onEval(const EvalStats& e) override {
     if (rank_ != 0) return;  // the evaluation is global: every rank holds the same figures
-    telemetry::Eval eval;
-    eval.set_step(e.step);
-    eval.set_epoch(e.epoch);
-    eval.set_test_loss(e.test_loss);
-    eval.set_test_accuracy(e.test_accuracy);
-    reporter_.eval(eval);
+    telemetry::Eval message;
+    const EvalStats& from = e;
+    RANKLAB_EVAL_FIELDS(RANKLAB_FIELD_TO_MESSAGE)  // storage/record_fields.h
+    reporter_.eval(message);
   }
 
   void onEvent(const std::string& kind, const std::string& text, int64_t step) override {

@@ -300,10 +300,11 @@ TEST_F(Restarts, AnElasticRestartGoesOnWithoutTheDeadRank) {
   EXPECT_EQ(store.ranks(1).at(3).status, "left");
 }
 
-// `runs attach ID` follows a run another process launched, from the store, to its end.
+// `runs attach ID` follows a run another process launched, from the store, to its end (20
+// epochs, so that on a loaded machine it is still running when the attach starts).
 TEST_F(Restarts, AttachFollowsARunLaunchedElsewhereToItsEnd) {
   const std::string launch = "sh -c '" + cliPath() + " run " + job("") +
-                             " --quiet --set train.epochs=6 --db " + db() + " >/dev/null 2>&1 &'";
+                             " --quiet --set train.epochs=20 --db " + db() + " >/dev/null 2>&1 &'";
   ASSERT_EQ(std::system(launch.c_str()), 0);
   for (int i = 0; i < 100 && losses(1).empty(); ++i) usleep(100'000);
   ASSERT_FALSE(losses(1).empty()) << "the launched run stored no step";

@@ -1,14 +1,19 @@
-// The step record is listed once (storage/step_record.h): the telemetry proto, the store's
+// The step record is listed once (storage/step_record.h), and so are the evaluation, event,
+// server-load and rank rows (storage/record_fields.h): the telemetry proto, the store's
 // tables and every copy between them must agree with the lists, field by field.
 #include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <initializer_list>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "comm/telemetry/step_wire.h"
 #include "storage/run_store.h"
+#include "storage/store_rows.h"
 #include "tests/support/temp_folder.h"
 
 namespace ranklab {
@@ -73,28 +78,36 @@ TEST(StepRecord, TheWireCarriesEveryField) {
   expectSameMeasures(sent, received);
 }
 
-TEST(StepRecord, TheStoreHasAColumnForEveryFieldAndKeepsEachOne) {
+// A store in a file of its own, with one run in it.
+struct OneRunStore {
+  static NewRun aRun() {
+    NewRun run;
+    run.name = "record";
+    return run;
+  }
   testing::TempFolder folder;
-  const std::string path = folder.file("runs.db");
-  RunStore store(path);
-  NewRun run;
-  run.name = "record";
-  const int64_t id = store.createRun(run);
+  std::string path = folder.file("runs.db");
+  RunStore store{path};
+  int64_t id = store.createRun(aRun());
+};
+
+TEST(StepRecord, TheStoreHasAColumnForEveryFieldAndKeepsEachOne) {
+  OneRunStore f;
   StepRow row;
   static_cast<StepMeasures&>(row) = distinctMeasures();
-  row.run_id = id;
+  row.run_id = f.id;
   row.step = 1;
   row.time_ns = 99;
   RecordBatch batch;
   batch.steps.push_back(row);
-  store.write(batch);
-  const auto steps = store.steps(id);
+  f.store.write(batch);
+  const auto steps = f.store.steps(f.id);
   ASSERT_EQ(steps.size(), 1u);
   expectSameMeasures(row, steps[0]);
   EXPECT_EQ(steps[0].time_ns, 99);
 
-  const auto columns = columnsOf(path, "steps");
-  const auto bins = columnsOf(path, "step_bins");
+  const auto columns = columnsOf(f.path, "steps");
+  const auto bins = columnsOf(f.path, "step_bins");
   for (const char* name : kStepPhaseNames) {
     EXPECT_TRUE(columns.count(std::string(name) + "_ns")) << name;
     EXPECT_TRUE(bins.count(std::string(name) + "_ns")) << name;
@@ -103,6 +116,93 @@ TEST(StepRecord, TheStoreHasAColumnForEveryFieldAndKeepsEachOne) {
 #define RANKLAB_FIND_COLUMN(type, name, init) EXPECT_TRUE(columns.count(#name)) << #name;
   RANKLAB_STEP_MEASURES(RANKLAB_FIND_COLUMN)
 #undef RANKLAB_FIND_COLUMN
+}
+
+// A row's column names, from its list.
+template <typename Row>
+std::set<std::string> listedColumns() {
+  std::set<std::string> names;
+  const Row row;
+  visitColumns(row, [&](const char* name, const auto&) { names.insert(name); });
+  return names;
+}
+
+// The message's fields are the row's own (everything but run_id, rank and time_ns).
+template <typename Row>
+void expectMessageFields(const google::protobuf::Descriptor* message) {
+  std::set<std::string> fields, own = listedColumns<Row>();
+  for (int i = 0; i < message->field_count(); ++i) fields.insert(message->field(i)->name());
+  for (const char* envelope : {"run_id", "rank", "time_ns"}) own.erase(envelope);
+  EXPECT_EQ(fields, own) << message->name();
+}
+
+TEST(RecordLists, EachMessageCarriesItsRowsFieldsUnderTheirNames) {
+  expectMessageFields<EvalRow>(telemetry::Eval::descriptor());
+  expectMessageFields<EventRow>(telemetry::Event::descriptor());
+  expectMessageFields<ServerLoadRow>(telemetry::ServerLoad::descriptor());
+}
+
+// Each value distinct from the others and from the defaults, so a dropped or swapped column shows.
+template <typename Row>
+Row distinctRow(int64_t run_id, int rank) {
+  Row row;
+  int next = 3;
+  visitColumns(row, [&](const char*, auto& value) {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, std::string>)
+      value = "v" + std::to_string(next++);
+    else if constexpr (std::is_floating_point_v<T>)
+      value = next++ + 0.25;
+    else
+      value = static_cast<T>(next++);
+  });
+  row.run_id = run_id;
+  row.rank = rank;
+  return row;
+}
+
+template <typename Row>
+void expectSameRow(const Row& a, const Row& b) {
+  std::vector<std::string> left, right;
+  const auto text = [](std::vector<std::string>& into) {
+    return [&into](const char* name, const auto& value) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
+        into.push_back(std::string(name) + "=" + value);
+      else
+        into.push_back(std::string(name) + "=" + std::to_string(value));
+    };
+  };
+  visitColumns(a, text(left));
+  visitColumns(b, text(right));
+  EXPECT_EQ(left, right);
+}
+
+TEST(RecordLists, EachTableHasItsListsColumnsAndKeepsEveryValue) {
+  OneRunStore f;
+  RecordBatch batch;
+  batch.ranks.push_back(distinctRow<RankRow>(f.id, 1));
+  batch.evals.push_back(distinctRow<EvalRow>(f.id, 1));
+  batch.events.push_back(distinctRow<EventRow>(f.id, 1));
+  batch.server_loads.push_back(distinctRow<ServerLoadRow>(f.id, 1));
+  f.store.write(batch);
+  ASSERT_EQ(f.store.ranks(f.id).size(), 1u);
+  expectSameRow(f.store.ranks(f.id)[0], batch.ranks[0]);
+  ASSERT_EQ(f.store.evals(f.id).size(), 1u);
+  expectSameRow(f.store.evals(f.id)[0], batch.evals[0]);
+  ASSERT_EQ(f.store.events(f.id).size(), 1u);
+  expectSameRow(f.store.events(f.id)[0], batch.events[0]);
+  ASSERT_EQ(f.store.serverLoads(f.id).size(), 1u);
+  expectSameRow(f.store.serverLoads(f.id)[0], batch.server_loads[0]);
+  // Each table holds its list's columns and no others but evals' loss_nan and events' id: a
+  // column added to a table but not to its list would never be written or read.
+  const auto with = [](std::set<std::string> names, std::initializer_list<const char*> more) {
+    names.insert(more.begin(), more.end());
+    return names;
+  };
+  EXPECT_EQ(columnsOf(f.path, "ranks"), listedColumns<RankRow>());
+  EXPECT_EQ(columnsOf(f.path, "evals"), with(listedColumns<EvalRow>(), {"loss_nan"}));
+  EXPECT_EQ(columnsOf(f.path, "events"), with(listedColumns<EventRow>(), {"id"}));
+  EXPECT_EQ(columnsOf(f.path, "server_loads"), listedColumns<ServerLoadRow>());
 }
 
 }  // namespace

@@ -266,9 +266,9 @@ TEST_F(RunStoreTest, ServerLoadsKeepTheirUncompressedBytes) {
   const int64_t id = store.createRun(exampleRun());
   RecordBatch batch;
   for (int64_t k = 0; k < 3; ++k) {
-    ServerLoadRow compressed{id, 4, 0, 0, 100, 250, 10, 0, 4000, 1000, 7, 8, 9, 1, k, 100 * k};
+    ServerLoadRow compressed{id, 4, 0, 0, 100, 250, 10, 0, 4000, 1000, 7, 8, 9, 1, k, 0, 100 * k};
     compressed.bytes_raw = 8000;
-    ServerLoadRow legacy{id, 5, 1, 100, 200, 250, 10, 0, 4000, 3000, 7, 8, 9, 1, k, 100 * k};
+    ServerLoadRow legacy{id, 5, 1, 100, 200, 250, 10, 0, 4000, 3000, 7, 8, 9, 1, k, 0, 100 * k};
     batch.server_loads.push_back(compressed);
     batch.server_loads.push_back(legacy);  // bytes_raw 0: written before schema 4
   }

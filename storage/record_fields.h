@@ -1,0 +1,70 @@
+// The fields of the stored rows, listed once each, as storage/step_record.h lists the step's:
+// X(type, name, default) in column order. The row structs (records.h), their SQL column lists,
+// readers and writers (store_rows.h) and the telemetry bridge (launch/run_recorder.cpp,
+// app/worker) are made from them; a test checks each list against its table and its message
+// in comm/telemetry/telemetry.proto. A row fed by telemetry starts with run_id and rank and
+// ends with time_ns (when it was sent, ns since the rank's start, as a step's); between
+// them are the message's own fields, under the message's names.
+#pragma once
+
+// An evaluation (telemetry Eval).
+#define RANKLAB_EVAL_FIELDS(X)                                    \
+  X(int64_t, step, 0)                                             \
+  X(int, epoch, 0)                                                \
+  X(double, test_loss, 0) /* over the whole test set; NaN kept */ \
+  X(double, test_accuracy, 0)
+
+// Something that happened (telemetry Event).
+#define RANKLAB_EVENT_FIELDS(X)                                                              \
+  X(int64_t, step, 0)                                                                        \
+  X(std::string, kind, {}) /* checkpoint | fault | overflow | straggler | log | error ... */ \
+  X(std::string, text, {})
+
+// A parameter server shard's load over one interval (telemetry ServerLoad).
+#define RANKLAB_SERVER_LOAD_FIELDS(X)                    \
+  X(int, shard, 0)                                       \
+  X(int64_t, key_begin, 0)                               \
+  X(int64_t, key_end, 0)                                 \
+  X(int64_t, interval_ns, 0)                             \
+  X(int64_t, pushes, 0)                                  \
+  X(int64_t, pulls, 0)                                   \
+  X(int64_t, bytes_rx, 0)                                \
+  X(int64_t, bytes_tx, 0)                                \
+  X(int64_t, busy_ns, 0) /* applying updates */          \
+  X(int64_t, idle_ns, 0) /* waiting for a request */     \
+  X(int64_t, held_ns, 0) /* replies held back, summed */ \
+  X(int64_t, max_staleness, 0)                           \
+  X(int64_t, version, 0)                                 \
+  X(int64_t, bytes_raw, 0) /* bytes_tx uncompressed (0 in files before schema 4: = bytes_tx) */
+
+// A rank of a run, after run_id and rank (no one message: Hello gives host and pid, Bye the
+// exit, the recorder the sequence counts).
+#define RANKLAB_RANK_FIELDS(X)                                                       \
+  X(std::string, host, {})                                                           \
+  X(int64_t, pid, 0)                                                                 \
+  X(std::string, status, {}) /* running | done | failed */                           \
+  X(int, exit_status, 0)                                                             \
+  X(int64_t, train_ns, 0)  /* this rank's training-loop time, evaluation excluded */ \
+  X(int64_t, seq_gaps, 0)  /* telemetry messages lost in transit (sequence holes) */ \
+  X(int64_t, last_seq, -1) /* highest sequence number seen */
+
+// A member of a row struct.
+#define RANKLAB_ROW_MEMBER(type, name, init) type name = init;
+// One column for visitColumns().
+#define RANKLAB_VISIT_COLUMN(type, name, init) visit(#name, row.name);
+// A row's fields from the telemetry message `message` of the same names.
+#define RANKLAB_FIELD_FROM_MESSAGE(type, name, init) row.name = message.name();
+// A telemetry message's fields from `from`'s of the same names.
+#define RANKLAB_FIELD_TO_MESSAGE(type, name, init) message.set_##name(from.name);
+
+// visitColumns(row, visit) for the row struct Row: visit(column name, member) for each of its
+// columns in order, run_id and rank first, then FIELDS, then `tail` (time_ns, or nothing).
+#define RANKLAB_ROW_VISITOR(Row, FIELDS, tail)         \
+  template <typename R, typename Visit>                \
+  requires std::is_same_v<std::remove_const_t<R>, Row> \
+  void visitColumns(R& row, Visit&& visit) {           \
+    visit("run_id", row.run_id);                       \
+    visit("rank", row.rank);                           \
+    FIELDS(RANKLAB_VISIT_COLUMN)                       \
+    tail                                               \
+  }
