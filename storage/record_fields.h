@@ -48,23 +48,45 @@
   X(int64_t, seq_gaps, 0)  /* telemetry messages lost in transit (sequence holes) */ \
   X(int64_t, last_seq, -1) /* highest sequence number seen */
 
+// A span: time a rank spent outside its steps, a pipeline pass, or a piece of a sampled
+// step, after run_id and rank. Four places: X(type, member, column, default), as its kind is
+// stored in the column `phase` (the wire's name, and docs/schema.md's).
+#define RANKLAB_SPAN_FIELDS(X)                                                                    \
+  X(int64_t, step, step, 0)         /* the last step before it; a pass's or a piece's own step */ \
+  X(std::string, kind, phase, {})   /* evaluate | checkpoint | F<n> | B<n> | ring-rs | ring-ag |  \
+                                       bucket | ps-push | ps-reply | dev-input | dev-fwd |        \
+                                       dev-bwd | dev-loss | dev-update */                         \
+  X(int64_t, start_ns, start_ns, 0) /* ns since the rank's start, as a step's time_ns */          \
+  X(int64_t, end_ns, end_ns, 0)                                                                   \
+  X(int, part, part, -1)   /* a piece's index: the ring hop's, the bucket's; a device piece's     \
+                              layer (dev-fwd, dev-bwd); -1: none */                               \
+  X(int, peer, peer, -1)   /* the rank it sent to */                                              \
+  X(int, chunk, chunk, -1) /* the ring chunk it sent */                                           \
+  X(int64_t, bytes, bytes, 0)
+
 // A member of a row struct.
 #define RANKLAB_ROW_MEMBER(type, name, init) type name = init;
 // One column for visitColumns().
 #define RANKLAB_VISIT_COLUMN(type, name, init) visit(#name, row.name);
+// The same for a list that names its columns: X(type, member, column, default).
+#define RANKLAB_ROW_MEMBER_AS(type, name, column, init) type name = init;
+#define RANKLAB_VISIT_COLUMN_AS(type, name, column, init) visit(#column, row.name);
 // A row's fields from the telemetry message `message` of the same names.
 #define RANKLAB_FIELD_FROM_MESSAGE(type, name, init) row.name = message.name();
 // A telemetry message's fields from `from`'s of the same names.
 #define RANKLAB_FIELD_TO_MESSAGE(type, name, init) message.set_##name(from.name);
 
 // visitColumns(row, visit) for the row struct Row: visit(column name, member) for each of its
-// columns in order, run_id and rank first, then FIELDS, then `tail` (time_ns, or nothing).
-#define RANKLAB_ROW_VISITOR(Row, FIELDS, tail)         \
-  template <typename R, typename Visit>                \
-  requires std::is_same_v<std::remove_const_t<R>, Row> \
-  void visitColumns(R& row, Visit&& visit) {           \
-    visit("run_id", row.run_id);                       \
-    visit("rank", row.rank);                           \
-    FIELDS(RANKLAB_VISIT_COLUMN)                       \
-    tail                                               \
+// columns in order, run_id and rank first, then FIELDS (each through VISIT), then `tail`
+// (time_ns, or nothing).
+#define RANKLAB_ROW_VISITOR_WITH(Row, FIELDS, VISIT, tail) \
+  template <typename R, typename Visit>                    \
+  requires std::is_same_v<std::remove_const_t<R>, Row>     \
+  void visitColumns(R& row, Visit&& visit) {               \
+    visit("run_id", row.run_id);                           \
+    visit("rank", row.rank);                               \
+    FIELDS(VISIT)                                          \
+    tail                                                   \
   }
+#define RANKLAB_ROW_VISITOR(Row, FIELDS, tail) \
+  RANKLAB_ROW_VISITOR_WITH(Row, FIELDS, RANKLAB_VISIT_COLUMN, tail)

@@ -109,22 +109,13 @@ struct EventRow {
 };
 RANKLAB_ROW_VISITOR(EventRow, RANKLAB_EVENT_FIELDS, visit("time_ns", row.time_ns);)
 
-// One row of `spans`: time a rank spent outside its steps (an evaluation, a checkpoint,
-// after `step`), a pipeline pass, or a piece of a sampled step's communication.
+// One row of `spans` (storage/record_fields.h).
 struct SpanRow {
   int64_t run_id = 0;
   int rank = 0;
-  int64_t step = 0;  // the last step before it; a pass's or a piece's own step
-  std::string kind;  // evaluate | checkpoint | F<n> | B<n> | ring-rs | ring-ag | bucket | ps-push |
-                     // ps-reply | dev-input | dev-fwd | dev-bwd | dev-loss | dev-update
-  int64_t start_ns = 0;  // ns since the rank's start, as a step's time_ns
-  int64_t end_ns = 0;
-  int part = -1;   // a communication piece's index: the ring hop's, the bucket's; a device
-                   // piece's layer (dev-fwd, dev-bwd); -1: none
-  int peer = -1;   // the rank it sent to
-  int chunk = -1;  // the ring chunk it sent
-  int64_t bytes = 0;
+  RANKLAB_SPAN_FIELDS(RANKLAB_ROW_MEMBER_AS)
 };
+RANKLAB_ROW_VISITOR_WITH(SpanRow, RANKLAB_SPAN_FIELDS, RANKLAB_VISIT_COLUMN_AS, )
 
 // True for a piece of a step's communication (a ring hop, a bucket, a shard's push or reply).
 inline bool isCommSpan(const SpanRow& span) {

@@ -212,13 +212,10 @@ struct RunStore::Statements {
             selectSql<ServerLoadRow>("server_loads", "WHERE run_id = ? ORDER BY rank, time_ns")
                 .c_str()),
         serverTotals(db, file, "sum server loads per shard", kServerTotals),
-        insertSpan(db, file, "insert span",
-                   "INSERT INTO spans (run_id, rank, step, phase, start_ns, end_ns, part, "
-                   "peer, chunk, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-        selectSpans(db, file, "read spans",
-                    "SELECT run_id, rank, step, phase, start_ns, end_ns, part, peer, chunk, "
-                    "bytes FROM spans "
-                    "WHERE run_id = ? ORDER BY rank, start_ns"),
+        insertSpan(db, file, "insert span", insertSql<SpanRow>("INSERT", "spans").c_str()),
+        selectSpans(
+            db, file, "read spans",
+            selectSql<SpanRow>("spans", "WHERE run_id = ? ORDER BY rank, start_ns").c_str()),
         countEvents(db, file, "count events",
                     "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?") {}
 

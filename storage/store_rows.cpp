@@ -117,24 +117,11 @@ void writeEvent(Statement& statement, const EventRow& e) {
 }
 
 void writeSpan(Statement& statement, const SpanRow& s) {
-  Query q(statement);
-  q.bind(s.run_id, s.rank, s.step, s.kind, s.start_ns, s.end_ns, s.part, s.peer, s.chunk, s.bytes)
-      .run();
+  writeRow(statement, s);
 }
 
 SpanRow readSpan(Query& q) {
-  SpanRow s;
-  s.run_id = q.int64();
-  s.rank = q.integer();
-  s.step = q.int64();
-  s.kind = q.text();
-  s.start_ns = q.int64();
-  s.end_ns = q.int64();
-  s.part = q.integer();
-  s.peer = q.integer();
-  s.chunk = q.integer();
-  s.bytes = q.int64();
-  return s;
+  return readRow<SpanRow>(q);
 }
 
 }  // namespace ranklab::store_rows

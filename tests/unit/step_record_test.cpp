@@ -1,5 +1,5 @@
 // The step record is listed once (storage/step_record.h), and so are the evaluation, event,
-// server-load and rank rows (storage/record_fields.h): the telemetry proto, the store's
+// server-load, span and rank rows (storage/record_fields.h): the telemetry proto, the store's
 // tables and every copy between them must agree with the lists, field by field.
 #include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
@@ -140,6 +140,7 @@ TEST(RecordLists, EachMessageCarriesItsRowsFieldsUnderTheirNames) {
   expectMessageFields<EvalRow>(telemetry::Eval::descriptor());
   expectMessageFields<EventRow>(telemetry::Event::descriptor());
   expectMessageFields<ServerLoadRow>(telemetry::ServerLoad::descriptor());
+  expectMessageFields<SpanRow>(telemetry::Span::descriptor());  // its columns are the wire's names
 }
 
 // Each value distinct from the others and from the defaults, so a dropped or swapped column shows.
@@ -184,6 +185,7 @@ TEST(RecordLists, EachTableHasItsListsColumnsAndKeepsEveryValue) {
   batch.evals.push_back(distinctRow<EvalRow>(f.id, 1));
   batch.events.push_back(distinctRow<EventRow>(f.id, 1));
   batch.server_loads.push_back(distinctRow<ServerLoadRow>(f.id, 1));
+  batch.spans.push_back(distinctRow<SpanRow>(f.id, 1));
   f.store.write(batch);
   ASSERT_EQ(f.store.ranks(f.id).size(), 1u);
   expectSameRow(f.store.ranks(f.id)[0], batch.ranks[0]);
@@ -193,6 +195,8 @@ TEST(RecordLists, EachTableHasItsListsColumnsAndKeepsEveryValue) {
   expectSameRow(f.store.events(f.id)[0], batch.events[0]);
   ASSERT_EQ(f.store.serverLoads(f.id).size(), 1u);
   expectSameRow(f.store.serverLoads(f.id)[0], batch.server_loads[0]);
+  ASSERT_EQ(f.store.spans(f.id).size(), 1u);
+  expectSameRow(f.store.spans(f.id)[0], batch.spans[0]);
   // Each table holds its list's columns and no others but evals' loss_nan and events' id: a
   // column added to a table but not to its list would never be written or read.
   const auto with = [](std::set<std::string> names, std::initializer_list<const char*> more) {
@@ -203,6 +207,7 @@ TEST(RecordLists, EachTableHasItsListsColumnsAndKeepsEveryValue) {
   EXPECT_EQ(columnsOf(f.path, "evals"), with(listedColumns<EvalRow>(), {"loss_nan"}));
   EXPECT_EQ(columnsOf(f.path, "events"), with(listedColumns<EventRow>(), {"id"}));
   EXPECT_EQ(columnsOf(f.path, "server_loads"), listedColumns<ServerLoadRow>());
+  EXPECT_EQ(columnsOf(f.path, "spans"), listedColumns<SpanRow>());
 }
 
 }  // namespace
