@@ -10,13 +10,25 @@
 
 namespace ranklab {
 
+// How a device (engine/train/device_encoder) encodes the codec where the gradient is: picks
+// k indices (topk, threshold; randomk's drawn on the host), or packs every element (sign,
+// qsgd, the 16-bit casts); kNone: it has no device encode (none; powersgd, whose products run
+// through device_powersgd_sync.h).
+enum class DeviceEncode { kNone, kTopk, kThreshold, kRandomk, kSign, kQsgd, kFp16, kBf16 };
+
+// Whether a ring carries the codec's payload and re-encodes the partial sums (qsgd and the
+// 16-bit casts): a device encodes a rank's own gradient first only where the host would too.
+inline bool reencodedOnTheRing(DeviceEncode e) {
+  return e == DeviceEncode::kQsgd || e == DeviceEncode::kFp16 || e == DeviceEncode::kBf16;
+}
+
 struct CodecTraits {
   std::string name;
   // The compression.* keys that shape it, in the order its checkpoint identity names them
   // (compression.momentum_correction has its own trait below).
   std::vector<std::string> keys = {};
   bool momentum_correction = true;  // DGC's momentum correction applies (not none, powersgd)
-  bool device_encodes = false;      // encoded where the gradient is (engine/train/device_encoder)
+  DeviceEncode device_encode = DeviceEncode::kNone;  // how a GPU encodes it, where it does
   // A parameter server's reply to it (comm/ps/shard_codecs.h): the codec its pulls come in,
   // "exact-delta" where none of the codecs can carry them, "" where a server cannot take it.
   std::string ps_reply = {};

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/codecs/codec_traits.h"
 #include "comm/codecs/compressed_ring_allreduce.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "comm/steady_clock.h"
@@ -14,8 +15,9 @@ bool encodesOnDevice(const CodecOptions& codec, int ranks) {
   // A ring codec (the 16-bit casts, qsgd) is encoded first, on the device, only where the
   // host would encode this rank's own gradient first too: else the ring encodes the raw
   // gradient's chunks itself.
-  const bool ring = codec.codec == "fp16" || codec.codec == "bf16" || codec.codec == "qsgd";
-  return hasDeviceEncode(codec.codec) && (!ring || codec.error_feedback || ranks == 1);
+  const DeviceEncode encode = codecTraitsOf(codec.codec).device_encode;
+  return encode != DeviceEncode::kNone &&
+         (!reencodedOnTheRing(encode) || codec.error_feedback || ranks == 1);
 }
 
 DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorithm,
@@ -28,7 +30,9 @@ DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorith
   if (!encodesOnDevice(codec, comm.size()))
     throw std::invalid_argument("DeviceCodecSync: no device path for codec \"" + codec.codec +
                                 "\" here");
-  if (codec.codec == "randomk") allreduce_ = makeAllreduce(algorithm, comm);
+  // randomk: every rank's values at the same indices add up, through an all-reduce.
+  if (codecTraitsOf(codec.codec).device_encode == DeviceEncode::kRandomk)
+    allreduce_ = makeAllreduce(algorithm, comm);
   if (encoder_.codec().collective() == CodecCollective::kRing)
     ring_ = std::make_unique<CompressedRingAllreduce>(comm, encoder_.codec());
 }

@@ -12,15 +12,16 @@ namespace ranklab {
 
 bool hasDeviceEncode(const std::string& codec) {
   for (const auto& t : codecTraits())
-    if (t.name == codec) return t.device_encodes;
+    if (t.name == codec) return t.device_encode != DeviceEncode::kNone;
   return false;
 }
 
 DeviceEncoder::DeviceEncoder(const CodecOptions& options, int rank, const ComputeDevice& device)
     : device_(device),
       options_(options),
-      value_type_(options.half_values ? sparse::ValueType::kF16 : sparse::ValueType::kF32) {
-  if (!hasDeviceEncode(options.codec))
+      value_type_(options.half_values ? sparse::ValueType::kF16 : sparse::ValueType::kF32),
+      encode_(codecTraitsOf(options.codec).device_encode) {
+  if (encode_ == DeviceEncode::kNone)
     throw std::invalid_argument("DeviceEncoder: no device encode for codec \"" + options.codec +
                                 "\"");
   codec_ = makeCodec(options, rank);
@@ -57,7 +58,7 @@ void DeviceEncoder::encode(float* grads, size_t count, std::vector<uint8_t>& pay
     sent = sent_scratch_.data();
   }
   pick(grads, count);
-  if (options_.codec == "randomk") {  // its payload: the values, in index order
+  if (encode_ == DeviceEncode::kRandomk) {  // its payload: the values, in index order
     payload.resize(values_.size() * sizeof(float));
     if (!values_.empty()) std::memcpy(payload.data(), values_.data(), payload.size());
   } else {
@@ -69,9 +70,9 @@ void DeviceEncoder::encode(float* grads, size_t count, std::vector<uint8_t>& pay
 }
 
 void DeviceEncoder::pick(const float* grads, size_t count) {
-  if (options_.codec == "topk") {
+  if (encode_ == DeviceEncode::kTopk) {
     device_.selectTopk(grads, count, topkKeptCount(options_.ratio, count), indices_, values_);
-  } else if (options_.codec == "threshold") {
+  } else if (encode_ == DeviceEncode::kThreshold) {
     device_.selectAtLeast(grads, count, static_cast<float>(options_.threshold), indices_, values_);
   } else {  // randomk: the step's indices, drawn alike by its peers
     auto& randomk = static_cast<RandomkCodec&>(*codec_);
@@ -85,9 +86,9 @@ void DeviceEncoder::pick(const float* grads, size_t count) {
 void DeviceEncoder::encodeDense(const float* grads, size_t count, float* residual,
                                 std::vector<uint8_t>& payload) {
   const auto bucket = static_cast<size_t>(options_.bucket);
-  if (options_.codec == "sign") {
+  if (encode_ == DeviceEncode::kSign) {
     device_.encodeSign(grads, count, bucket, payload, residual);
-  } else if (options_.codec == "qsgd") {
+  } else if (encode_ == DeviceEncode::kQsgd) {
     // To nearest under error feedback, which keeps the error; else stochastically, from the
     // codec's own stream (moved past the draws the device takes).
     auto& qsgd = static_cast<QsgdCodec&>(*codec_);
@@ -95,10 +96,9 @@ void DeviceEncoder::encodeDense(const float* grads, size_t count, float* residua
     device_.encodeQsgd(grads, count, options_.bits, bucket, qsgd.rounding(count), payload,
                        residual);
   } else {
-    device_.encodeHalf(
-        grads, count,
-        options_.codec == "bf16" ? kernels::Precision::kBf16 : kernels::Precision::kFp16, payload,
-        residual);
+    const bool bf16 = encode_ == DeviceEncode::kBf16;
+    device_.encodeHalf(grads, count, bf16 ? kernels::Precision::kBf16 : kernels::Precision::kFp16,
+                       payload, residual);
   }
 }
 

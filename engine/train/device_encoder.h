@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "comm/codecs/codec.h"
+#include "comm/codecs/codec_traits.h"
 #include "comm/codecs/sparse_payload.h"
 #include "engine/model/compute_device.h"
 
@@ -62,6 +63,7 @@ class DeviceEncoder {
   CodecOptions options_;
   std::unique_ptr<GradientCodec> codec_;
   sparse::ValueType value_type_;  // topk, threshold
+  DeviceEncode encode_;           // which of the device's encodes, from the codec's traits
   size_t count_ = 0;
   bool started_ = false;
   bool stepped_ = false;                    // residual and velocity hold a step's state

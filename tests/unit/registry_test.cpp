@@ -2,6 +2,8 @@
 // the schema's lists, the all-reduce, codec and strategy registries agree.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "comm/codecs/codec.h"
 #include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
@@ -43,6 +45,23 @@ TEST(Registries, EveryCodecHasItsTraitsAndTheyNameRealKeysAndCodecs) {
     EXPECT_NE(makeCodec(reply, 0), nullptr) << t.name << " replies in " << t.ps_reply;
   }
   EXPECT_THROW(codecTraitsOf("zip"), std::invalid_argument);
+}
+
+// A device encode belongs to one codec (DeviceEncoder switches on it), and a ring re-encodes
+// exactly the codecs whose collective is the ring (the GPU then encodes a rank's own
+// gradient first only where the host does).
+TEST(Registries, EachDeviceEncodeIsOneCodecsAndTheRingOnesAreTheRingCodecs) {
+  std::set<DeviceEncode> seen;
+  for (const auto& t : codecTraits()) {
+    if (t.device_encode == DeviceEncode::kNone) continue;
+    EXPECT_TRUE(seen.insert(t.device_encode).second) << t.name << " shares its device encode";
+    CodecOptions options;
+    options.codec = t.name;
+    EXPECT_EQ(reencodedOnTheRing(t.device_encode),
+              makeCodec(options, 0)->collective() == CodecCollective::kRing)
+        << t.name;
+  }
+  EXPECT_EQ(seen.size(), 7u);
 }
 
 TEST(Registries, StrategyChoicesAreTheRegisteredStrategies) {
