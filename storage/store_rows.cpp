@@ -14,11 +14,16 @@ const std::string& stepColumns() {
   return columns;
 }
 
-std::string replaceStepSql() {
+std::string insertColumnsSql(const std::string& verb, const std::string& table,
+                             const std::string& columns) {
   std::string marks = "?";
-  for (char ch : stepColumns())
+  for (char ch : columns)
     if (ch == ',') marks += ", ?";
-  return "INSERT OR REPLACE INTO steps (" + stepColumns() + ") VALUES (" + marks + ")";
+  return verb + " INTO " + table + " (" + columns + ") VALUES (" + marks + ")";
+}
+
+std::string replaceStepSql() {
+  return insertColumnsSql("INSERT OR REPLACE", "steps", stepColumns());
 }
 
 // SELECT every step column FROM steps WHERE `where`.

@@ -49,15 +49,15 @@ std::string columnsOf() {
   return columns;
 }
 
-// "<verb> INTO <table> (Row's columns[, extra]) VALUES (?, ...)"; writeRow() binds it.
+// "<verb> INTO <table> (<columns>) VALUES (?, ...)", a parameter per comma-separated column.
+std::string insertColumnsSql(const std::string& verb, const std::string& table,
+                             const std::string& columns);
+
+// insertColumnsSql() of Row's columns[, extra]; writeRow() binds it.
 template <typename Row>
 std::string insertSql(const std::string& verb, const std::string& table,
                       const std::string& extra = {}) {
-  const std::string columns = columnsOf<Row>() + (extra.empty() ? "" : ", " + extra);
-  std::string marks = "?";
-  for (char ch : columns)
-    if (ch == ',') marks += ", ?";
-  return verb + " INTO " + table + " (" + columns + ") VALUES (" + marks + ")";
+  return insertColumnsSql(verb, table, columnsOf<Row>() + (extra.empty() ? "" : ", " + extra));
 }
 
 // "SELECT Row's columns[, extra] FROM <table> <rest>"; readRow() reads it.
