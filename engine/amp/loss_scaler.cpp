@@ -13,7 +13,7 @@ LossScaler::LossScaler(LossScalerOptions options) : options_(options), scale_(op
   }
 }
 
-bool LossScaler::unscale(float* grads, size_t n, const ComputeDevice& device) const {
+bool LossScaler::unscale(float* grads, size_t n, const DeviceMemory& device) const {
   return device.scaleAndCheckFinite(grads, n, 1.f / scale_);
 }
 

@@ -27,7 +27,7 @@ class LossScaler {
 
   // grads /= scale() in place, on the device that holds them; false when any gradient is
   // inf or NaN (on this rank).
-  bool unscale(float* grads, size_t n, const ComputeDevice& device = cpuDevice()) const;
+  bool unscale(float* grads, size_t n, const DeviceMemory& device = cpuDevice()) const;
 
   // Takes the step's overflow verdict (agreed by every rank) and moves the scale.
   // Returns true when the optimizer should apply this step's update.

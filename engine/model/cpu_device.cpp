@@ -29,23 +29,8 @@ class CpuDevice : public ComputeDevice {
  public:
   std::string name() const override { return "cpu"; }
 
-  std::unique_ptr<Layer> makeLayer(const LayerRequest& r) const override {
-    switch (r.kind) {
-      case LayerKind::kLinear:
-        return std::make_unique<Linear>(r.name, r.input, r.outputs, r.adds_bias);
-      case LayerKind::kConv2d:
-        return std::make_unique<Conv2d>(r.name, r.input, r.outputs, r.kernel);
-      case LayerKind::kMaxPool2d:
-        return std::make_unique<MaxPool2d>(r.name, r.input);
-      case LayerKind::kReLU:
-        return std::make_unique<ReLU>(r.name, r.input);
-      case LayerKind::kDropout:
-        return std::make_unique<Dropout>(r.name, r.input, r.dropout);
-      case LayerKind::kFlatten:
-        return std::make_unique<Flatten>(r.name, r.input);
-    }
-    throw std::invalid_argument("cpu device: no layer of kind " +
-                                std::to_string(static_cast<int>(r.kind)));
+  std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override {
+    return makeCpuLayer(request);
   }
 
   std::unique_ptr<LossHead> makeLossHead() const override {

@@ -100,26 +100,9 @@ class CudaDevice : public ComputeDevice {
 
   std::string name() const override { return "cuda:" + std::to_string(index_); }
 
-  std::unique_ptr<Layer> makeLayer(const LayerRequest& r) const override {
+  std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override {
     use();
-    switch (r.kind) {
-      case LayerKind::kLinear:
-        return std::make_unique<CudaLinear>(index_, options_.tf32, r.name, r.input, r.outputs,
-                                            r.adds_bias);
-      case LayerKind::kConv2d:
-        return std::make_unique<CudaConv2d>(index_, options_.tf32, r.name, r.input, r.outputs,
-                                            r.kernel);
-      case LayerKind::kMaxPool2d:
-        return std::make_unique<CudaMaxPool2d>(index_, r.name, r.input);
-      case LayerKind::kReLU:
-        return std::make_unique<CudaReLU>(index_, r.name, r.input);
-      case LayerKind::kDropout:
-        return std::make_unique<CudaDropout>(index_, r.name, r.input, r.dropout);
-      case LayerKind::kFlatten:
-        return std::make_unique<CudaFlatten>(index_, r.name, r.input);
-    }
-    throw std::invalid_argument(name() + " device: no layer of kind " +
-                                std::to_string(static_cast<int>(r.kind)));
+    return makeCudaLayer(index_, options_.tf32, request);
   }
 
   std::unique_ptr<LossHead> makeLossHead() const override {

@@ -436,4 +436,23 @@ void CudaSoftmaxCrossEntropy::backward(float* dlogits, const uint8_t* labels, in
                             classes_, scale);
 }
 
+std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& r) {
+  switch (r.kind) {
+    case LayerKind::kLinear:
+      return std::make_unique<CudaLinear>(device, tf32, r.name, r.input, r.outputs, r.adds_bias);
+    case LayerKind::kConv2d:
+      return std::make_unique<CudaConv2d>(device, tf32, r.name, r.input, r.outputs, r.kernel);
+    case LayerKind::kMaxPool2d:
+      return std::make_unique<CudaMaxPool2d>(device, r.name, r.input);
+    case LayerKind::kReLU:
+      return std::make_unique<CudaReLU>(device, r.name, r.input);
+    case LayerKind::kDropout:
+      return std::make_unique<CudaDropout>(device, r.name, r.input, r.dropout);
+    case LayerKind::kFlatten:
+      return std::make_unique<CudaFlatten>(device, r.name, r.input);
+  }
+  throw std::invalid_argument("cuda:" + std::to_string(device) + " device: no layer of " +
+                              layerKindName(r.kind));
+}
+
 }  // namespace ranklab

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/model/layer.h"
+#include "engine/model/layer_request.h"
 #include "engine/model/layers.h"
 #include "engine/model/loss_head.h"
 #include "kernels/cpu/mixed_gemm.h"
@@ -203,5 +204,10 @@ class CudaSoftmaxCrossEntropy : public LossHead {
   DeviceScratch workspace_;  // the loss kernels' per-row values and totals
   mutable DeviceScratch labels_;
 };
+
+// The CUDA device's table of layers, on GPU `device` (the caller has made it current),
+// fp32 products on TF32 tensor cores where `tf32`. Throws std::invalid_argument naming a
+// kind outside the list.
+std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& request);
 
 }  // namespace ranklab

@@ -7,7 +7,7 @@
 
 namespace ranklab {
 
-DeviceTrace::DeviceTrace(const ComputeDevice& device)
+DeviceTrace::DeviceTrace(const DeviceMemory& device)
     : device_(device), timer_(device.makeTimer()) {}
 
 void DeviceTrace::begin(const char* kind, int layer) {

@@ -13,7 +13,7 @@
 
 namespace ranklab {
 
-class ComputeDevice;
+class DeviceMemory;
 
 struct DeviceSpan {
   // "dev-input" (the batch's copy to the device), "dev-fwd" | "dev-bwd" (a layer's: `layer`
@@ -27,7 +27,7 @@ using DeviceSpans = std::vector<DeviceSpan>;
 
 class DeviceTrace {
  public:
-  explicit DeviceTrace(const ComputeDevice& device);
+  explicit DeviceTrace(const DeviceMemory& device);
 
   // Marks the start of a piece of work about to be queued; end() closes the piece last begun.
   void begin(const char* kind, int layer = -1);
@@ -43,7 +43,7 @@ class DeviceTrace {
     int layer;
     size_t begin, end;
   };
-  const ComputeDevice& device_;
+  const DeviceMemory& device_;
   std::unique_ptr<DeviceTimer> timer_;
   std::vector<Piece> pieces_;
   bool open_ = false;  // the last piece begun has not ended (pieces do not nest)

@@ -342,4 +342,22 @@ void Flatten::backward(const float*, const float*, const float* dy, float* dx, i
   if (dx) kernels::channelsFirstToLast(dy, dx, batch, in.height, in.width, in.channels);
 }
 
+std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& r) {
+  switch (r.kind) {
+    case LayerKind::kLinear:
+      return std::make_unique<Linear>(r.name, r.input, r.outputs, r.adds_bias);
+    case LayerKind::kConv2d:
+      return std::make_unique<Conv2d>(r.name, r.input, r.outputs, r.kernel);
+    case LayerKind::kMaxPool2d:
+      return std::make_unique<MaxPool2d>(r.name, r.input);
+    case LayerKind::kReLU:
+      return std::make_unique<ReLU>(r.name, r.input);
+    case LayerKind::kDropout:
+      return std::make_unique<Dropout>(r.name, r.input, r.dropout);
+    case LayerKind::kFlatten:
+      return std::make_unique<Flatten>(r.name, r.input);
+  }
+  throw std::invalid_argument("cpu device: no layer of " + layerKindName(r.kind));
+}
+
 }  // namespace ranklab

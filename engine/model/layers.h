@@ -2,9 +2,11 @@
 // compute can be switched there. Shapes per sample are written (H, W, C) or (features).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "engine/model/layer.h"
+#include "engine/model/layer_request.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -132,5 +134,9 @@ class Flatten : public Layer {
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 };
+
+// The CPU's table of layers: the one that computes each kind. Throws
+// std::invalid_argument naming a kind outside the list.
+std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& request);
 
 }  // namespace ranklab

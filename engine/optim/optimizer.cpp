@@ -23,13 +23,13 @@ const std::vector<float>& tensorOf(const OptimizerState& state, const std::strin
 }
 
 // A state tensor's values on the host, and back onto the device.
-std::vector<float> downloaded(const ComputeDevice& device, DeviceBuffer& buffer) {
+std::vector<float> downloaded(const DeviceMemory& device, DeviceBuffer& buffer) {
   std::vector<float> values(buffer.size());
   device.download(values.data(), buffer.data(), values.size());
   return values;
 }
 
-void uploadInto(const ComputeDevice& device, DeviceBuffer& buffer,
+void uploadInto(const DeviceMemory& device, DeviceBuffer& buffer,
                 const std::vector<float>& values) {
   device.upload(buffer.data(), values.data(), values.size());
 }
@@ -45,7 +45,7 @@ void checkRange(ParamRange range, size_t parameters) {
 }  // namespace
 
 Sgd::Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov,
-         const ComputeDevice& device)
+         const DeviceMemory& device)
     : momentum_(static_cast<float>(momentum)),
       weight_decay_(static_cast<float>(weight_decay)),
       nesterov_(nesterov),
@@ -70,7 +70,7 @@ void Sgd::restore(const OptimizerState& state) {
 }
 
 Adam::Adam(size_t parameters, double beta1, double beta2, double eps, double weight_decay,
-           bool decoupled_weight_decay, const ComputeDevice& device)
+           bool decoupled_weight_decay, const DeviceMemory& device)
     : beta1_(beta1),
       beta2_(beta2),
       eps_(eps),
@@ -116,7 +116,7 @@ void Adam::restore(const OptimizerState& state) {
 }
 
 std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters,
-                                         const ComputeDevice& device) {
+                                         const DeviceMemory& device) {
   if (train.optimizer == "sgd") {
     return std::make_unique<Sgd>(parameters, train.momentum, train.weight_decay, train.nesterov,
                                  device);

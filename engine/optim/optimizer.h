@@ -58,7 +58,7 @@ class Optimizer {
 class Sgd : public Optimizer {
  public:
   Sgd(size_t parameters, double momentum, double weight_decay, bool nesterov = false,
-      const ComputeDevice& device = cpuDevice());
+      const DeviceMemory& device = cpuDevice());
   std::string kind() const override { return "sgd"; }
   void countStep() override { ++steps_; }
   void updateRange(float* params, const float* grads, double lr, ParamRange range) override;
@@ -72,7 +72,7 @@ class Sgd : public Optimizer {
   float weight_decay_;
   bool nesterov_;
   int64_t steps_ = 0;
-  const ComputeDevice* device_;
+  const DeviceMemory* device_;
   std::unique_ptr<DeviceBuffer> velocity_;
 };
 
@@ -82,7 +82,7 @@ class Sgd : public Optimizer {
 class Adam : public Optimizer {
  public:
   Adam(size_t parameters, double beta1, double beta2, double eps, double weight_decay,
-       bool decoupled_weight_decay, const ComputeDevice& device = cpuDevice());
+       bool decoupled_weight_decay, const DeviceMemory& device = cpuDevice());
   std::string kind() const override { return decoupled_ ? "adamw" : "adam"; }
   void countStep() override { ++steps_; }
   void updateRange(float* params, const float* grads, double lr, ParamRange range) override;
@@ -95,13 +95,13 @@ class Adam : public Optimizer {
   double beta1_, beta2_, eps_, weight_decay_;
   bool decoupled_;
   int64_t steps_ = 0;
-  const ComputeDevice* device_;
+  const DeviceMemory* device_;
   std::unique_ptr<DeviceBuffer> first_moment_;
   std::unique_ptr<DeviceBuffer> second_moment_;
 };
 
 // The job's [train] optimizer for a model with `parameters` parameters on `device`.
 std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters,
-                                         const ComputeDevice& device = cpuDevice());
+                                         const DeviceMemory& device = cpuDevice());
 
 }  // namespace ranklab

@@ -122,7 +122,7 @@ void DeviceEncoder::rememberWhatWasSent(const float* grads, size_t count, const 
   }
 }
 
-void saveDeviceBuffer(CodecState& state, const std::string& key, const ComputeDevice& device,
+void saveDeviceBuffer(CodecState& state, const std::string& key, const DeviceMemory& device,
                       DeviceBuffer* buffer, size_t count, bool stepped) {
   if (!buffer) return;
   std::vector<float>& tensor = state.tensors[key];
@@ -132,7 +132,7 @@ void saveDeviceBuffer(CodecState& state, const std::string& key, const ComputeDe
 }
 
 bool restoreDeviceBuffer(const CodecState& state, const std::string& key,
-                         const ComputeDevice& device, DeviceBuffer* buffer, size_t count) {
+                         const DeviceMemory& device, DeviceBuffer* buffer, size_t count) {
   if (!buffer) return false;
   if (state.tensor(key).empty()) {
     device.fill(buffer->data(), count, 0.f);

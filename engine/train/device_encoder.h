@@ -78,11 +78,11 @@ class DeviceEncoder {
 // A device buffer (error feedback's residual, momentum correction's velocity) in a
 // checkpoint, as the host's compressed all-reduce keeps it: under `key`, count floats
 // downloaded once a step ran, else an empty tensor; nothing where `buffer` is null.
-void saveDeviceBuffer(CodecState& state, const std::string& key, const ComputeDevice& device,
+void saveDeviceBuffer(CodecState& state, const std::string& key, const DeviceMemory& device,
                       DeviceBuffer* buffer, size_t count, bool stepped);
 // Back onto the device (zeros for an empty tensor); whether a step's state came back.
 // Throws std::invalid_argument naming the key when it is missing or of another size.
 bool restoreDeviceBuffer(const CodecState& state, const std::string& key,
-                         const ComputeDevice& device, DeviceBuffer* buffer, size_t count);
+                         const DeviceMemory& device, DeviceBuffer* buffer, size_t count);
 
 }  // namespace ranklab

@@ -6,7 +6,7 @@
 
 namespace ranklab {
 
-StagedSync::StagedSync(std::unique_ptr<GradientSync> inner, const ComputeDevice& device,
+StagedSync::StagedSync(std::unique_ptr<GradientSync> inner, const DeviceMemory& device,
                        bool inner_reads_device)
     : inner_(std::move(inner)), device_(device), inner_reads_device_(inner_reads_device) {
   // Its result comes back as parameters: there is no host gradient to send up.

@@ -20,7 +20,7 @@ class StagedSync : public GradientSync {
   // inner_reads_device: the inner strategy reads the device's gradient itself (a parameter
   // server's pushes encoded on the device): it stays where it is, only parameters and
   // results cross here.
-  StagedSync(std::unique_ptr<GradientSync> inner, const ComputeDevice& device,
+  StagedSync(std::unique_ptr<GradientSync> inner, const DeviceMemory& device,
              bool inner_reads_device = false);
 
   Communicator& peers() override { return inner_->peers(); }
@@ -51,7 +51,7 @@ class StagedSync : public GradientSync {
   SyncStats throughHost(float* params, size_t count, const std::function<SyncStats(float*)>& run);
 
   std::unique_ptr<GradientSync> inner_;
-  const ComputeDevice& device_;
+  const DeviceMemory& device_;
   float* device_params_ = nullptr;  // the model's, as given to start()
   // The model's, as handed to gradientReady() and sync(); read by the inner's thread too.
   std::atomic<float*> device_grads_ = nullptr;

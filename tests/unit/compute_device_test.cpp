@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,6 +51,28 @@ TEST(ComputeDevice, TheSameLayersOnAnotherDeviceComputeTheSameGradients) {
   }
   EXPECT_EQ(
       0, std::memcmp(on_cpu.grads(), on_ledger.grads(), on_cpu.parameterCount() * sizeof(float)));
+}
+
+// The one list of layer kinds: each has a name of its own and a CPU layer (the CUDA
+// device's table is swept the same way in cuda_device_test.cpp, where a GPU is).
+TEST(ComputeDevice, EveryLayerKindHasItsNameAndItsCpuLayer) {
+  std::set<std::string> names;
+  for (LayerKind kind : kLayerKinds) {
+    const std::string name = layerKindName(kind);
+    EXPECT_EQ(name.find("kind"), std::string::npos) << name;
+    EXPECT_TRUE(names.insert(name).second) << name << " names two kinds";
+    LayerRequest request{kind, name, {6, 6, 2}, 3, 3, 0.5f};
+    const std::unique_ptr<Layer> layer = cpuDevice().makeLayer(request);
+    ASSERT_NE(layer, nullptr) << name;
+    EXPECT_EQ(layer->name(), name);
+    EXPECT_GT(layer->outputShape().size(), 0) << name;
+  }
+  try {
+    cpuDevice().makeLayer({static_cast<LayerKind>(99), "odd", {1, 1, 1}});
+    FAIL() << "a layer of no listed kind was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("kind 99"), std::string::npos) << e.what();
+  }
 }
 
 std::vector<float> normalFloats(size_t n, unsigned seed) {

@@ -411,6 +411,15 @@ TEST_F(CudaDeviceTest, CnnTrainsAndEvaluatesAsOnTheCpu) {
   EXPECT_EQ(got.correct, want.correct);
 }
 
+// Every kind in the one list is in the CUDA device's table too, and describes itself,
+// holds as many parameters and gives the shape the CPU's does.
+TEST_F(CudaDeviceTest, EveryLayerKindIsMadeOnTheGpuAsOnTheCpu) {
+  for (LayerKind kind : kLayerKinds) {
+    SCOPED_TRACE(layerKindName(kind));
+    LayerPair pair(request(kind, {6, 6, 2}, 3, 3, 0.5f), gpu());
+  }
+}
+
 // Counts past what an int (cuBLAS's dimensions, Shape) or a uint32 index (the sparse codecs')
 // holds are refused naming the count, before any memory is touched.
 TEST_F(CudaDeviceTest, CountsTooLargeForTheirTypesAreRefusedNamingThem) {
