@@ -19,7 +19,7 @@ namespace ranklab {
 
 class CompressedAllreduce;
 
-class AllreduceSync : public GradientSync {
+class AllreduceSync : public GradientSync, public CheckpointState {
  public:
   // bucket_bytes 0: one all-reduce of the whole gradient after backward.
   AllreduceSync(Communicator& comm, const std::string& algorithm, const AllreduceOptions& options,
@@ -30,6 +30,7 @@ class AllreduceSync : public GradientSync {
   void start(float* params, size_t count) override;
   void gradientReady(float* grads, size_t offset, size_t count) override;
   SyncStats sync(float* grads, size_t count) override;
+  CheckpointState* checkpointState() override { return this; }
   CodecState saveCodecState() const override;
   void restoreCodecState(const CodecState& state) override;
   void traceSpans(CommSpans* sink) override;

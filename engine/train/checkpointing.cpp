@@ -22,8 +22,9 @@ std::string mismatch(const std::string& path, const std::string& what, const std
 constexpr int kCodecStateTag = 0x7c4b;  // rank -> rank 0: a checkpoint's compression state
 
 // Every rank's compression state on rank 0, in rank order (empty on the other ranks).
-std::vector<CodecState> gatherCodecStates(Communicator& comm, const GradientSync& sync) {
-  const std::vector<uint8_t> own = toBytes(sync.saveCodecState());
+std::vector<CodecState> gatherCodecStates(Communicator& comm, GradientSync& sync) {
+  const CheckpointState* state = sync.checkpointState();
+  const std::vector<uint8_t> own = toBytes(state ? state->saveCodecState() : CodecState{});
   if (comm.rank() != 0) {
     const uint64_t size = own.size();
     comm.send(&size, sizeof size, 0, kCodecStateTag);
@@ -108,14 +109,15 @@ void resumeCompression(const JobSpec& job, const std::string& compression, const
   const std::string& path = job.train.resume_from;
   if (c.version >= 2 && c.compression != compression)
     throw CheckpointError(mismatch(path, "compression", c.compression, compression));
-  std::string missing = sync.stateNotCheckpointed();
+  CheckpointState* state = sync.checkpointState();
+  std::string missing = state ? state->stateNotCheckpointed() : "";
   if (c.version < 2 && compression != "none") {
     missing =
         "compression.codec, compression.error_feedback, "
         "compression.momentum_correction (a version-1 checkpoint holds no codec state)";
-  } else if (static_cast<size_t>(comm.rank()) < c.codec_states.size()) {
+  } else if (state && static_cast<size_t>(comm.rank()) < c.codec_states.size()) {
     try {
-      sync.restoreCodecState(c.codec_states[comm.rank()]);
+      state->restoreCodecState(c.codec_states[comm.rank()]);
     } catch (const std::invalid_argument& e) {
       throw CheckpointError(path + ": rank " + std::to_string(comm.rank()) + ": " + e.what());
     }
@@ -146,7 +148,7 @@ void saveCheckpoint(const JobSpec& job, const std::string& compression, Communic
     model.device().download(params.data(), model.params(), params.size());
   } else {
     params.resize(model.parameterCount());
-    sync.wholeParameters(params.data(), params.size());
+    sync.sharded()->wholeParameters(params.data(), params.size());
   }
   // Synchronous data parallel keeps every other part identical: rank 0 speaks for all.
   if (comm.rank() != 0) return;

@@ -29,7 +29,7 @@ class CompressedRingAllreduce;
 // threshold, randomk, sign; fp16, bf16 and qsgd with error feedback or on one rank.
 bool encodesOnDevice(const CodecOptions& codec, int ranks);
 
-class DeviceCodecSync : public GradientSync {
+class DeviceCodecSync : public GradientSync, public CheckpointState {
  public:
   // algorithm: the float all-reduce that sums randomk's values. Throws
   // std::invalid_argument for a codec without a device path (encodesOnDevice).
@@ -43,6 +43,7 @@ class DeviceCodecSync : public GradientSync {
   SyncStats sync(float* grads, size_t count) override;
   // The codec's own ("codec."), "residual" and "velocity" (downloaded; empty before the
   // first step), as the host's compressed all-reduce keeps them.
+  CheckpointState* checkpointState() override { return this; }
   CodecState saveCodecState() const override;
   void restoreCodecState(const CodecState& state) override;
   // The residual and velocity on the device, and the host's sum of the decoded payloads.

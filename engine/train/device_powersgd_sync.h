@@ -22,7 +22,7 @@
 
 namespace ranklab {
 
-class DevicePowerSgdSync : public GradientSync {
+class DevicePowerSgdSync : public GradientSync, public CheckpointState {
  public:
   // codec: powersgd's options with the model's weight matrices. algorithm: the float
   // all-reduce that sums P, the rest and Q.
@@ -36,6 +36,7 @@ class DevicePowerSgdSync : public GradientSync {
   SyncStats sync(float* grads, size_t count) override;
   // powersgd's own ("codec.": its step and warm-start Q) and "residual" (downloaded; empty
   // before the first step), as the host's compressed all-reduce keeps them.
+  CheckpointState* checkpointState() override { return this; }
   CodecState saveCodecState() const override;
   void restoreCodecState(const CodecState& state) override;
   // The device's P, Q, residual and product scratch, and the host's two summed buffers.

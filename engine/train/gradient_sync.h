@@ -1,8 +1,9 @@
 // How ranks combine what they learned each step. One strategy per class (allreduce_sync,
 // local_sgd_sync, ps_worker_sync); the trainer calls them at fixed points of a step:
 // start once, beginStep and gradientReady during backward, sync after backward,
-// afterUpdate after the optimizer, refresh before an evaluation, finish at the end (and,
-// under priority scheduling, awaitParameters in forward and settle at the step's end).
+// afterUpdate after the optimizer, refresh before an evaluation, finish at the end. The
+// core below is what every strategy answers; what only some add (ZeRO's shards, priority
+// scheduling's piece-wise update, checkpointed codec state) is a capability it hands out.
 #pragma once
 
 #include <cstddef>
@@ -61,6 +62,58 @@ struct ModelBuffers {
   float* grads = nullptr;
 };
 
+// ZeRO's capability: the ranks share one copy of the model state and each owns a shard
+// (updateRange()). This rank's optimizer holds state for its shard alone: the trainer
+// builds it over that slice and steps it with shardGradients().
+class ShardedState {
+ public:
+  virtual ~ShardedState() = default;
+  // After sync(): updateRange()'s gradients, from its first.
+  virtual const float* shardGradients(const float* grads) const = 0;
+  // Non-null: the model keeps no flat gradient; each layer writes its gradients here in
+  // turn (largest_layer floats) and gradientReady() takes them before the next (ZeRO 2).
+  virtual float* gradientScratch(size_t largest_layer) = 0;
+  // Non-null: the model keeps no flat parameters; each layer reads its parameters from
+  // here (largest_layer floats) after gatherParameters() filled them (ZeRO 3).
+  virtual float* parameterScratch(size_t largest_layer) = 0;
+  virtual void gatherParameters(size_t offset, size_t count) = 0;
+  // Under parameterScratch(): this rank's shard of the parameters, which its optimizer
+  // updates, else null; and (collective) every parameter, for a checkpoint.
+  virtual float* shardParameters() = 0;
+  virtual void wholeParameters(float* into, size_t count) = 0;
+  // Memory this rank holds for gradients and parameters besides the model's flat buffers,
+  // and for one layer at a time (the gradient and parameter scratch).
+  virtual size_t gradientBytesHeld() const = 0;
+  virtual size_t parameterBytesHeld() const = 0;
+};
+
+// Priority scheduling's capability (parallel.comm_schedule): the sync runs the update
+// itself, piece by piece as each piece's all-reduce ends, with the function it is given,
+// and sync() returns before they all have: awaitParameters() then returns once the layer's
+// slice is updated, and settle() once nothing is in flight, with the communication that
+// ended since the last sync().
+class PieceUpdates {
+ public:
+  virtual ~PieceUpdates() = default;
+  virtual void setPieceUpdate(PieceUpdateFn update) = 0;
+  virtual void awaitParameters(size_t offset, size_t count) = 0;
+  virtual SyncStats settle() = 0;
+};
+
+// The step-to-step state a strategy keeps, as checkpoints see it.
+class CheckpointState {
+ public:
+  virtual ~CheckpointState() = default;
+  // This rank's compression state (comm/codecs/codec_state.h); empty when it keeps none.
+  // restoreCodecState runs after start(); it throws std::invalid_argument naming the state
+  // that is missing or of another size.
+  virtual CodecState saveCodecState() const { return {}; }
+  virtual void restoreCodecState(const CodecState& /*state*/) {}
+  // The job keys whose step-to-step state a checkpoint does not hold, "" when it holds all:
+  // a resumed run warns naming them.
+  virtual std::string stateNotCheckpointed() const { return ""; }
+};
+
 class GradientSync {
  public:
   virtual ~GradientSync() = default;
@@ -85,38 +138,10 @@ class GradientSync {
   // The parameters this rank's optimizer updates after sync(): all, unless the ranks share
   // one copy and each updates a slice (the same range on every call).
   virtual ParamRange updateRange(size_t count) const { return {0, count}; }
-  // True when this rank's optimizer holds state for updateRange() alone (ZeRO): the
-  // trainer builds it over that slice and steps it with shardGradients().
-  virtual bool shardsOptimizerState() const { return false; }
-  // Under shardsOptimizerState(), after sync(): updateRange()'s gradients, from its first.
-  virtual const float* shardGradients(const float* /*grads*/) const { return nullptr; }
-  // Non-null: the model keeps no flat gradient; each layer writes its gradients here in
-  // turn (largest_layer floats) and gradientReady() takes them before the next (ZeRO 2).
-  virtual float* gradientScratch(size_t /*largest_layer*/) { return nullptr; }
-  // Non-null: the model keeps no flat parameters; each layer reads its parameters from
-  // here (largest_layer floats) after gatherParameters() filled them (ZeRO 3).
-  virtual float* parameterScratch(size_t /*largest_layer*/) { return nullptr; }
-  virtual void gatherParameters(size_t /*offset*/, size_t /*count*/) {}
-  // Under parameterScratch(): this rank's shard of the parameters, which its optimizer
-  // updates; and (collective) every parameter, for a checkpoint.
-  virtual float* shardParameters() { return nullptr; }
-  virtual void wholeParameters(float* /*into*/, size_t /*count*/) {}
-  // Memory this rank holds for gradients and parameters besides the model's flat buffers,
-  // and for one layer at a time (ZeRO's gradient and parameter scratch).
-  virtual size_t gradientBytesHeld() const { return 0; }
-  virtual size_t parameterBytesHeld() const { return 0; }
+  // Memory this rank holds for its strategy's buffers besides the model's flat ones.
   virtual size_t bufferBytesHeld() const { return 0; }
   // True when sync() already wrote the new parameters (a server ran the optimizer).
   virtual bool updatesParameters() const { return false; }
-  // Priority scheduling (parallel.comm_schedule): true when the sync runs the update itself,
-  // piece by piece as each piece's all-reduce ends, with the function it is given, and
-  // sync() returns before they all have: awaitParameters() then returns once the layer's
-  // slice is updated, and settle() once nothing is in flight, with the communication that
-  // ended since the last sync().
-  virtual bool updatesInPieces() const { return false; }
-  virtual void setPieceUpdate(PieceUpdateFn /*update*/) {}
-  virtual void awaitParameters(size_t /*offset*/, size_t /*count*/) {}
-  virtual SyncStats settle() { return {}; }
   // After the optimizer step (local SGD averages the models here).
   virtual SyncStats afterUpdate(float* /*params*/, size_t /*count*/) { return {}; }
   // Before an evaluation: params become the model every rank agrees on.
@@ -127,14 +152,11 @@ class GradientSync {
   // appended here, read after sync(); null stops it. Strategies without pieces record none.
   virtual void traceSpans(CommSpans* /*sink*/) {}
 
-  // Checkpoints: this rank's compression state (comm/codecs/codec_state.h); empty when the
-  // strategy keeps none. restoreCodecState runs after start(); it throws
-  // std::invalid_argument naming the state that is missing or of another size.
-  virtual CodecState saveCodecState() const { return {}; }
-  virtual void restoreCodecState(const CodecState& /*state*/) {}
-  // The job keys whose step-to-step state a checkpoint does not hold, "" when it holds all:
-  // a resumed run warns naming them.
-  virtual std::string stateNotCheckpointed() const { return ""; }
+  // What some strategies add (each null where a strategy has none): ZeRO's shards, the
+  // update run piece by piece under priority scheduling, state a checkpoint keeps.
+  virtual ShardedState* sharded() { return nullptr; }
+  virtual PieceUpdates* pieceUpdates() { return nullptr; }
+  virtual CheckpointState* checkpointState() { return nullptr; }
 };
 
 // True when the compressed all-reduce applies the momentum (compression.momentum_correction,

@@ -24,7 +24,7 @@
 
 namespace ranklab {
 
-class NcclZeroSync : public GradientSync {
+class NcclZeroSync : public GradientSync, public ShardedState {
  public:
   // stage 1, 2 or 3 (throws std::invalid_argument otherwise); `gpu`: this rank's CUDA
   // device index, the one `device` computes on.
@@ -34,7 +34,7 @@ class NcclZeroSync : public GradientSync {
   ModelBuffers placeModel(const float* params, size_t count) override;
   void start(float* params, size_t count) override;
   ParamRange updateRange(size_t count) const override;
-  bool shardsOptimizerState() const override { return true; }
+  ShardedState* sharded() override { return this; }
   const float* shardGradients(const float* grads) const override;
   float* gradientScratch(size_t largest_layer) override;
   float* parameterScratch(size_t largest_layer) override;

@@ -26,7 +26,7 @@
 
 namespace ranklab {
 
-class PrioritySync : public GradientSync {
+class PrioritySync : public GradientSync, public PieceUpdates {
  public:
   // credit_bytes: handed over at each of backward's announcements (at least one piece).
   PrioritySync(Communicator& comm, const std::string& algorithm, const AllreduceOptions& options,
@@ -39,7 +39,7 @@ class PrioritySync : public GradientSync {
   void gradientReady(float* grads, size_t offset, size_t count) override;
   SyncStats sync(float* grads, size_t count) override;
   bool updatesParameters() const override { return true; }
-  bool updatesInPieces() const override { return true; }
+  PieceUpdates* pieceUpdates() override { return this; }
   void setPieceUpdate(PieceUpdateFn update) override { update_ = std::move(update); }
   void awaitParameters(size_t offset, size_t count) override;
   SyncStats settle() override;

@@ -17,7 +17,7 @@
 
 namespace ranklab {
 
-class ParameterServerSync : public GradientSync {
+class ParameterServerSync : public GradientSync, public CheckpointState {
  public:
   // Collective over `world`: splits off the workers. encode_on: a device whose memory the
   // gradient handed to sync() is in, where each shard of a compressed push is encoded
@@ -34,6 +34,7 @@ class ParameterServerSync : public GradientSync {
   bool updatesParameters() const override { return true; }
   void refresh(float* params, size_t count) override;
   void finish() override;
+  CheckpointState* checkpointState() override { return this; }
   std::string stateNotCheckpointed() const override;
   void traceSpans(CommSpans* sink) override { trace_ = sink; }
 

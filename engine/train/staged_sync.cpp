@@ -35,8 +35,9 @@ void StagedSync::startStep() {
 void StagedSync::setPieceUpdate(PieceUpdateFn update) {
   // Runs where the inner strategy reduces a piece (its thread): the piece's mean up into the
   // device's gradient, then the update of that piece on the device.
-  inner_->setPieceUpdate([this, update = std::move(update)](const float* grads, ParamRange piece,
-                                                            double lr, bool first) {
+  inner_->pieceUpdates()->setPieceUpdate([this, update = std::move(update)](const float* grads,
+                                                                            ParamRange piece,
+                                                                            double lr, bool first) {
     const int64_t start = steadyNowNs();
     float* device_grads = device_grads_.load();
     device_.upload(device_grads + piece.begin, grads + piece.begin, piece.end - piece.begin);
@@ -67,7 +68,7 @@ SyncStats StagedSync::sync(float* grads, size_t count) {
   const int64_t back = steadyNowNs();
   // A server's new parameters, or the gradient every rank agrees on, back to the device;
   // pieces went up one by one as they were reduced.
-  if (inner_->updatesInPieces())
+  if (inner_->pieceUpdates())
     stats.comm_ns += pieces_up_ns_.exchange(0);
   else if (inner_->updatesParameters())
     device_.upload(device_params_, host_params_.data(), count);
@@ -86,7 +87,7 @@ SyncStats StagedSync::afterUpdate(float* params, size_t count) {
 }
 
 void StagedSync::refresh(float* params, size_t count) {
-  if (inner_->updatesInPieces()) return inner_->refresh(host_params_.data(), count);
+  if (inner_->pieceUpdates()) return inner_->refresh(host_params_.data(), count);
   if (inner_->updatesParameters()) {  // the host copy is the device's: only the result goes up
     inner_->refresh(host_params_.data(), count);
     device_.upload(params, host_params_.data(), count);

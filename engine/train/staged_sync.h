@@ -15,7 +15,7 @@
 
 namespace ranklab {
 
-class StagedSync : public GradientSync {
+class StagedSync : public GradientSync, public PieceUpdates {
  public:
   // inner_reads_device: the inner strategy reads the device's gradient itself (a parameter
   // server's pushes encoded on the device): it stays where it is, only parameters and
@@ -30,19 +30,19 @@ class StagedSync : public GradientSync {
   void gradientReady(float* grads, size_t offset, size_t count) override;
   SyncStats sync(float* grads, size_t count) override;
   bool updatesParameters() const override { return inner_->updatesParameters(); }
-  bool updatesInPieces() const override { return inner_->updatesInPieces(); }
+  // The inner strategy's piece-wise update, each piece uploaded first; its checkpointed
+  // state as it is.
+  PieceUpdates* pieceUpdates() override { return inner_->pieceUpdates() ? this : nullptr; }
+  CheckpointState* checkpointState() override { return inner_->checkpointState(); }
   void setPieceUpdate(PieceUpdateFn update) override;
   void awaitParameters(size_t offset, size_t count) override {
-    inner_->awaitParameters(offset, count);
+    inner_->pieceUpdates()->awaitParameters(offset, count);
   }
-  SyncStats settle() override { return inner_->settle(); }
+  SyncStats settle() override { return inner_->pieceUpdates()->settle(); }
   SyncStats afterUpdate(float* params, size_t count) override;
   void refresh(float* params, size_t count) override;
   void finish() override { inner_->finish(); }
   void traceSpans(CommSpans* sink) override { inner_->traceSpans(sink); }
-  CodecState saveCodecState() const override { return inner_->saveCodecState(); }
-  void restoreCodecState(const CodecState& state) override { inner_->restoreCodecState(state); }
-  std::string stateNotCheckpointed() const override { return inner_->stateNotCheckpointed(); }
   // The host copies of the gradient and the parameters.
   size_t bufferBytesHeld() const override;
 

@@ -148,7 +148,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       peers_(layout_ ? comm : sync_->peers()),
       compression_(describeCompression(codecOptions(job))) {
   const size_t parameters = model_.parameterCount();
-  if (sync_->shardsOptimizerState()) {
+  if (sync_->sharded()) {
     // ZeRO: state for this rank's shard alone.
     const ParamRange own = sync_->updateRange(parameters);
     auto sharded = std::make_unique<ShardedOptimizer>(
@@ -292,23 +292,26 @@ void TrainingRun::placeModel() {
   const size_t parameters = model_.parameterCount();
   if (const ModelBuffers shared = sync_->placeModel(model_.params(), parameters); shared.params)
     model_.useBuffers(shared.params, shared.grads);
-  // ZeRO 2 and 3: no flat gradient (and parameters), one layer's at a time.
-  if (float* scratch = sync_->gradientScratch(model_.largestLayerParameters()))
-    model_.useGradientScratch(scratch);
-  if (float* scratch = sync_->parameterScratch(model_.largestLayerParameters())) {
-    model_.useParameterScratch(
-        scratch, [this](size_t offset, size_t count) { sync_->gatherParameters(offset, count); });
+  if (ShardedState* shards = sync_->sharded()) {
+    // ZeRO 2 and 3: no flat gradient (and parameters), one layer's at a time.
+    if (float* scratch = shards->gradientScratch(model_.largestLayerParameters()))
+      model_.useGradientScratch(scratch);
+    if (float* scratch = shards->parameterScratch(model_.largestLayerParameters())) {
+      model_.useParameterScratch(scratch, [shards](size_t offset, size_t count) {
+        shards->gatherParameters(offset, count);
+      });
+    }
   }
   update_range_ = sync_->updateRange(parameters);
-  if (sync_->updatesInPieces()) {
+  if (PieceUpdates* pieces = sync_->pieceUpdates()) {
     // Priority scheduling: each piece is updated on the communication thread as it arrives,
     // and a layer's forward waits for its own pieces alone.
-    sync_->setPieceUpdate([this](const float* grads, ParamRange piece, double lr, bool first) {
+    pieces->setPieceUpdate([this](const float* grads, ParamRange piece, double lr, bool first) {
       if (first) optimizer_->countStep();
       optimizer_->updateRange(model_.params(), grads, lr, piece);
     });
     model_.gateParameters(
-        [this](size_t offset, size_t count) { sync_->awaitParameters(offset, count); });
+        [pieces](size_t offset, size_t count) { pieces->awaitParameters(offset, count); });
   }
   sync_->start(model_.params(), parameters);
 }
@@ -469,7 +472,7 @@ void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   if (scaler_) scaler_->update(false);
   s.update_ns = steadyNowNs() - t;
   sync += sync_->afterUpdate(model_.params(), model_.parameterCount());
-  if (settle) sync += sync_->settle();
+  if (PieceUpdates* pieces = sync_->pieceUpdates(); pieces && settle) sync += pieces->settle();
   s.wait_ns += sync.wait_ns;
   s.comm_ns = sync.comm_ns;
   s.comm_hidden_ns = sync.hidden_ns;
@@ -492,8 +495,9 @@ void TrainingRun::update(double lr) {
     return;
   }
   // ZeRO: this rank's shard, from its gradients; under stage 3 the shard is all it holds.
-  const float* grads = sync_->shardGradients(model_.grads());
-  if (float* own = sync_->shardParameters())
+  ShardedState& shards = *sync_->sharded();
+  const float* grads = shards.shardGradients(model_.grads());
+  if (float* own = shards.shardParameters())
     sharded_->stepOwn(own, grads, lr);
   else
     sharded_->stepShard(model_.params(), grads, lr);
@@ -513,8 +517,9 @@ void TrainingRun::recordTensorParallel(StepStats& s) {
 
 void TrainingRun::recordMemory(StepStats& s) const {
   const auto bytes = [](size_t n) { return static_cast<int64_t>(n); };
-  s.mem_params = bytes(model_.flatParameterBytes() + sync_->parameterBytesHeld());
-  s.mem_grads = bytes(model_.flatGradientBytes() + sync_->gradientBytesHeld());
+  const ShardedState* shards = sync_->sharded();
+  s.mem_params = bytes(model_.flatParameterBytes() + (shards ? shards->parameterBytesHeld() : 0));
+  s.mem_grads = bytes(model_.flatGradientBytes() + (shards ? shards->gradientBytesHeld() : 0));
   s.mem_optimizer = bytes(optimizer_->stateBytes());
   s.mem_buffers = bytes(sync_->bufferBytesHeld());
 }
@@ -530,7 +535,8 @@ void TrainingRun::checkpoint() {
 }
 
 void TrainingRun::saveCheckpointNow() {
-  sync_->settle();  // a stop between steps: the pieces still moving are this state's
+  // A stop between steps: the pieces still moving are this state's.
+  if (PieceUpdates* pieces = sync_->pieceUpdates()) pieces->settle();
   const int64_t start = steadyNowNs();
   saveCheckpoint(job_, compression_, peers_, *sync_, model_, *optimizer_,
                  scaler_ ? &*scaler_ : nullptr, at_, observer_);

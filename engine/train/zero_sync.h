@@ -22,7 +22,7 @@
 
 namespace ranklab {
 
-class ZeroSync : public GradientSync {
+class ZeroSync : public GradientSync, public ShardedState {
  public:
   // stage 1, 2 or 3 (throws std::invalid_argument otherwise).
   ZeroSync(Communicator& comm, int stage);
@@ -31,7 +31,7 @@ class ZeroSync : public GradientSync {
   ModelBuffers placeModel(const float* params, size_t count) override;
   void start(float* params, size_t count) override;
   ParamRange updateRange(size_t count) const override;
-  bool shardsOptimizerState() const override { return true; }
+  ShardedState* sharded() override { return this; }
   const float* shardGradients(const float* grads) const override;
   float* gradientScratch(size_t largest_layer) override;
   float* parameterScratch(size_t largest_layer) override;
