@@ -64,6 +64,50 @@
   X(int, chunk, chunk, -1) /* the ring chunk it sent */                                           \
   X(int64_t, bytes, bytes, 0)
 
+// What the launcher knows about a run before any rank starts (NewRun; createRun stores it).
+#define RANKLAB_NEW_RUN_FIELDS(X)                                                       \
+  X(std::string, name, {})                                                              \
+  X(std::string, job_path, {}) /* file the job came from ("" when built in memory) */   \
+  X(std::string, job_toml, {}) /* the resolved job, exactly as the ranks received it */ \
+  X(int, world, 1)                                                                      \
+  X(std::string, strategy, {})                                                          \
+  X(std::string, algorithm, {})                                                         \
+  X(std::string, codec, {})                                                             \
+  X(std::string, amp, {})                                                               \
+  X(int, epochs, 0)
+
+// What a stored run adds to its NewRun (RunRow; the runs table's launcher_* columns, which
+// tell a lost run from a running one, are read apart).
+#define RANKLAB_RUN_FIELDS(X)                                                           \
+  X(int64_t, id, 0)                                                                     \
+  X(std::string, created, {})  /* ISO-8601 UTC */                                       \
+  X(std::string, finished, {}) /* ISO-8601 UTC, "" while running (NULL in the table) */ \
+  X(std::string, status, {})   /* running | done | failed | stopped */                  \
+  X(double, wall_s, 0)         /* whole run, launch to last rank's exit */              \
+  X(double, train_s, 0) /* training loop only (slowest rank; launch and evaluation excluded) */
+
+// A step bin: consecutive steps of one rank summed, after run_id and rank and before each
+// phase's sum (storage/step_record.h's phases, SUM(<phase>_ns)): X(type, name, the SQL that
+// sums the bin's steps into it, default). `finite` is a step's loss where it is finite.
+#define RANKLAB_STEP_BIN_FIELDS(X)                                                       \
+  X(int64_t, first_step, "MIN(step)", 0)                                                 \
+  X(int64_t, last_step, "MAX(step)", 0)                                                  \
+  X(int64_t, steps, "COUNT(*)", 0) /* rows in the bin */                                 \
+  X(int, epoch, "MAX(epoch)", 0)   /* of the last step */                                \
+  X(int64_t, samples, "SUM(samples)", 0)                                                 \
+  X(double, loss_sum, "TOTAL(finite)", 0)    /* finite losses only */                    \
+  X(int64_t, loss_count, "COUNT(finite)", 0) /* 0: loss_min and loss_max mean nothing */ \
+  X(double, loss_min, "MIN(finite)", 0)      /* NULL in the table without one: 0 */      \
+  X(double, loss_max, "MAX(finite)", 0)                                                  \
+  X(int64_t, bytes_tx, "SUM(bytes_tx)", 0)                                               \
+  X(int64_t, bytes_rx, "SUM(bytes_rx)", 0)                                               \
+  X(int64_t, bytes_raw, "SUM(bytes_raw)", 0) /* bytes_tx uncompressed */                 \
+  X(double, loss_scale_min, "MIN(loss_scale)", 1)                                        \
+  X(double, loss_scale_max, "MAX(loss_scale)", 1)                                        \
+  X(int64_t, staleness_sum, "SUM(staleness)", 0)                                         \
+  X(int64_t, first_time_ns, "MIN(time_ns)", 0)                                           \
+  X(int64_t, last_time_ns, "MAX(time_ns)", 0)
+
 // A member of a row struct.
 #define RANKLAB_ROW_MEMBER(type, name, init) type name = init;
 // One column for visitColumns().

@@ -15,35 +15,24 @@ namespace ranklab {
 
 // What the launcher knows about a run before any rank starts.
 struct NewRun {
-  std::string name;
-  std::string job_path;  // file the job came from ("" when built in memory)
-  std::string job_toml;  // the resolved job, exactly as the ranks received it
-  int world = 1;
-  std::string strategy;
-  std::string algorithm;
-  std::string codec;
-  std::string amp;
-  int epochs = 0;
+  RANKLAB_NEW_RUN_FIELDS(RANKLAB_ROW_MEMBER)
 };
+template <typename R, typename Visit>
+requires std::is_same_v<std::remove_const_t<R>, NewRun>
+void visitColumns(R& row, Visit&& visit) {
+  RANKLAB_NEW_RUN_FIELDS(RANKLAB_VISIT_COLUMN)
+}
 
-// One row of `runs`.
-struct RunRow {
-  int64_t id = 0;
-  std::string name;
-  std::string created;   // ISO-8601 UTC
-  std::string finished;  // ISO-8601 UTC, "" while running
-  std::string status;    // running | done | failed | stopped
-  std::string job_path;
-  std::string job_toml;
-  int world = 1;
-  std::string strategy;
-  std::string algorithm;
-  std::string codec;
-  std::string amp;
-  int epochs = 0;
-  double wall_s = 0;   // whole run, launch to last rank's exit
-  double train_s = 0;  // training loop only (slowest rank; launch and evaluation excluded)
+// One row of `runs`: its NewRun and what the store adds.
+struct RunRow : NewRun {
+  RANKLAB_RUN_FIELDS(RANKLAB_ROW_MEMBER)
 };
+template <typename R, typename Visit>
+requires std::is_same_v<std::remove_const_t<R>, RunRow>
+void visitColumns(R& row, Visit&& visit) {
+  RANKLAB_RUN_FIELDS(RANKLAB_VISIT_COLUMN)
+  RANKLAB_NEW_RUN_FIELDS(RANKLAB_VISIT_COLUMN)
+}
 
 // One row of `ranks`: filled by Hello, updated by Bye.
 struct RankRow {
@@ -67,22 +56,12 @@ struct StepRow : StepMeasures {
 // view draws a long run from ~1,000 bins per rank instead of every step.
 struct StepBin {
   int rank = 0;
-  int64_t first_step = 0;
-  int64_t last_step = 0;
-  int64_t steps = 0;  // rows in the bin
-  int epoch = 0;      // of the last step
-  int64_t samples = 0;
+#define RANKLAB_BIN_MEMBER(type, name, sum, init) type name = init;
+  RANKLAB_STEP_BIN_FIELDS(RANKLAB_BIN_MEMBER)
+#undef RANKLAB_BIN_MEMBER
 #define RANKLAB_PHASE_FIELD(name, kind) int64_t name##_ns = 0;
   RANKLAB_STEP_PHASES(RANKLAB_PHASE_FIELD)
 #undef RANKLAB_PHASE_FIELD
-  double loss_sum = 0;     // finite losses only
-  int64_t loss_count = 0;  // 0: no finite loss, loss_min/max are meaningless
-  double loss_min = 0, loss_max = 0;
-  int64_t bytes_tx = 0, bytes_rx = 0;
-  int64_t bytes_raw = 0;  // bytes_tx uncompressed
-  double loss_scale_min = 1, loss_scale_max = 1;
-  int64_t staleness_sum = 0;
-  int64_t first_time_ns = 0, last_time_ns = 0;
 
   PhaseTimes phases() const {
 #define RANKLAB_PHASE_VALUE(name, kind) name##_ns,
@@ -90,6 +69,19 @@ struct StepBin {
 #undef RANKLAB_PHASE_VALUE
   }
 };
+
+// A bin's columns: rank, its list's, then each phase's (its run_id is the caller's).
+template <typename R, typename Visit>
+requires std::is_same_v<std::remove_const_t<R>, StepBin>
+void visitColumns(R& row, Visit&& visit) {
+  visit("rank", row.rank);
+#define RANKLAB_VISIT_BIN(type, name, sum, init) visit(#name, row.name);
+  RANKLAB_STEP_BIN_FIELDS(RANKLAB_VISIT_BIN)
+#undef RANKLAB_VISIT_BIN
+#define RANKLAB_VISIT_PHASE(name, kind) visit(#name "_ns", row.name##_ns);
+  RANKLAB_STEP_PHASES(RANKLAB_VISIT_PHASE)
+#undef RANKLAB_VISIT_PHASE
+}
 
 // One row of `evals`.
 struct EvalRow {

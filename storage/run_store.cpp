@@ -21,15 +21,12 @@ using sqlite::Query;
 using sqlite::Statement;
 using namespace store_rows;  // NOLINT: the rows' readers and writers
 
-// Shared by every query that returns RunRow; readRun() reads them in this order.
-#define RANKLAB_RUN_COLUMNS                                                                  \
-  "id, name, created, COALESCE(finished, ''), status, job_path, job_toml, world, strategy, " \
-  "algorithm, codec, amp, epochs, wall_s, train_s"
-
-constexpr const char* kInsertRun = R"sql(
-INSERT INTO runs (name, created, status, job_path, job_toml, world, strategy, algorithm, codec,
-                  amp, epochs, launcher_host, launcher_pid, launcher_start)
-VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
+// A NewRun and its launcher; created on the store's clock, status the table's 'running'.
+std::string insertRunSql() {
+  const std::string columns = columnsOf<NewRun>() + ", launcher_host, launcher_pid, launcher_start";
+  return "INSERT INTO runs (created, " + columns +
+         ")\nVALUES (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), " + placeholdersFor(columns) + ")";
+}
 
 constexpr const char* kFinishRun = R"sql(
 UPDATE runs SET status = ?, wall_s = ?, train_s = ?,
@@ -182,13 +179,12 @@ std::string upsertRankSql() {
 // Every statement the store runs, prepared once when the file is opened.
 struct RunStore::Statements {
   Statements(sqlite3* db, const std::string& file)
-      : insertRun(db, file, "insert run", kInsertRun),
+      : insertRun(db, file, "insert run", insertRunSql().c_str()),
         finishRun(db, file, "finish run", kFinishRun),
         renameRun(db, file, "rename run", "UPDATE runs SET name = ? WHERE id = ?"),
         deleteRun(db, file, "delete run", "DELETE FROM runs WHERE id = ?"),
-        listRuns(db, file, "list runs",
-                 "SELECT " RANKLAB_RUN_COLUMNS " FROM runs ORDER BY id DESC"),
-        selectRun(db, file, "read run", "SELECT " RANKLAB_RUN_COLUMNS " FROM runs WHERE id = ?"),
+        listRuns(db, file, "list runs", selectSql<RunRow>("runs", "ORDER BY id DESC").c_str()),
+        selectRun(db, file, "read run", selectSql<RunRow>("runs", "WHERE id = ?").c_str()),
         upsertRank(db, file, "upsert rank", upsertRankSql().c_str()),
         replaceStep(db, file, "insert step", replaceStepSql().c_str()),
         replaceEval(db, file, "insert eval",
@@ -227,8 +223,6 @@ struct RunStore::Statements {
   Statement insertSpan, selectSpans;
   Statement countEvents;
 };
-
-#undef RANKLAB_RUN_COLUMNS
 
 RunStore::RunStore(const std::string& path) : path_(path) {
   createParentFolders(path_);
@@ -349,11 +343,8 @@ std::string RunStore::defaultPath() {
 
 int64_t RunStore::createRun(const NewRun& run) {
   requireWritable("store a new run");
-  Query q(stmts_->insertRun);
   const LauncherIdentity self = thisLauncher();
-  q.bind(run.name, run.job_path, run.job_toml, run.world, run.strategy, run.algorithm, run.codec,
-         run.amp, run.epochs, self.host, self.pid, self.start)
-      .run();
+  writeRow(stmts_->insertRun, run, self.host, self.pid, self.start);
   return sqlite3_last_insert_rowid(db_);
 }
 
@@ -412,7 +403,7 @@ std::string consolePath(const std::string& db_path, int64_t run_id) {
 std::vector<RunRow> RunStore::listRuns() {
   std::vector<RunRow> rows;
   Query q(stmts_->listRuns);
-  while (q.next()) rows.push_back(shownAsLost(readRun(q)));
+  while (q.next()) rows.push_back(shownAsLost(readRow<RunRow>(q)));
   return rows;
 }
 
@@ -426,7 +417,7 @@ std::optional<RunRow> RunStore::run(int64_t run_id) {
   Query q(stmts_->selectRun);
   q.bind(run_id);
   if (!q.next()) return std::nullopt;
-  return shownAsLost(readRun(q));
+  return shownAsLost(readRow<RunRow>(q));
 }
 
 std::optional<RunSummary> RunStore::summary(int64_t run_id) {

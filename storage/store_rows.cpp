@@ -14,12 +14,16 @@ const std::string& stepColumns() {
   return columns;
 }
 
-std::string insertColumnsSql(const std::string& verb, const std::string& table,
-                             const std::string& columns) {
+std::string placeholdersFor(const std::string& columns) {
   std::string marks = "?";
   for (char ch : columns)
     if (ch == ',') marks += ", ?";
-  return verb + " INTO " + table + " (" + columns + ") VALUES (" + marks + ")";
+  return marks;
+}
+
+std::string insertColumnsSql(const std::string& verb, const std::string& table,
+                             const std::string& columns) {
+  return verb + " INTO " + table + " (" + columns + ") VALUES (" + placeholdersFor(columns) + ")";
 }
 
 std::string replaceStepSql() {
@@ -29,26 +33,6 @@ std::string replaceStepSql() {
 // SELECT every step column FROM steps WHERE `where`.
 std::string selectStepsSql(const char* where) {
   return "SELECT " + stepColumns() + " FROM steps WHERE " + where;
-}
-
-RunRow readRun(Query& q) {
-  RunRow r;
-  r.id = q.int64();
-  r.name = q.text();
-  r.created = q.text();
-  r.finished = q.text();
-  r.status = q.text();
-  r.job_path = q.text();
-  r.job_toml = q.text();
-  r.world = q.integer();
-  r.strategy = q.text();
-  r.algorithm = q.text();
-  r.codec = q.text();
-  r.amp = q.text();
-  r.epochs = q.integer();
-  r.wall_s = q.real();
-  r.train_s = q.real();
-  return r;
 }
 
 RankRow readRank(Query& q) {

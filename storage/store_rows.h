@@ -49,6 +49,8 @@ std::string columnsOf() {
   return columns;
 }
 
+// "?, ?, ...": a parameter per comma-separated column.
+std::string placeholdersFor(const std::string& columns);
 // "<verb> INTO <table> (<columns>) VALUES (?, ...)", a parameter per comma-separated column.
 std::string insertColumnsSql(const std::string& verb, const std::string& table,
                              const std::string& columns);
@@ -88,7 +90,6 @@ void writeRow(Statement& statement, const Row& row, const Extra&... extra) {
    }).run();
 }
 
-RunRow readRun(Query& q);
 RankRow readRank(Query& q);
 StepRow readStep(Query& q);  // one row of selectStepsSql(), in stepColumns() order
 ServerLoadRow readServerLoad(Query& q);

@@ -145,7 +145,7 @@ TEST(RecordLists, EachMessageCarriesItsRowsFieldsUnderTheirNames) {
 
 // Each value distinct from the others and from the defaults, so a dropped or swapped column shows.
 template <typename Row>
-Row distinctRow(int64_t run_id, int rank) {
+Row distinctValues() {
   Row row;
   int next = 3;
   visitColumns(row, [&](const char*, auto& value) {
@@ -157,6 +157,12 @@ Row distinctRow(int64_t run_id, int rank) {
     else
       value = static_cast<T>(next++);
   });
+  return row;
+}
+
+template <typename Row>
+Row distinctRow(int64_t run_id, int rank) {
+  Row row = distinctValues<Row>();
   row.run_id = run_id;
   row.rank = rank;
   return row;
@@ -176,6 +182,18 @@ void expectSameRow(const Row& a, const Row& b) {
   visitColumns(a, text(left));
   visitColumns(b, text(right));
   EXPECT_EQ(left, right);
+}
+
+// A new run's fields come back as they went in, each in its own column.
+TEST(RecordLists, ANewRunKeepsEveryValue) {
+  OneRunStore f;
+  const NewRun wanted = distinctValues<NewRun>();
+  const std::optional<RunRow> got = f.store.run(f.store.createRun(wanted));
+  ASSERT_TRUE(got.has_value());
+  expectSameRow(static_cast<const NewRun&>(*got), wanted);
+  EXPECT_EQ(got->status, "running");
+  EXPECT_EQ(got->finished, "");
+  EXPECT_EQ(got->created.size(), 20u) << got->created;  // 2026-11-27T18:00:00Z
 }
 
 TEST(RecordLists, EachTableHasItsListsColumnsAndKeepsEveryValue) {
@@ -208,6 +226,9 @@ TEST(RecordLists, EachTableHasItsListsColumnsAndKeepsEveryValue) {
   EXPECT_EQ(columnsOf(f.path, "events"), with(listedColumns<EventRow>(), {"id"}));
   EXPECT_EQ(columnsOf(f.path, "server_loads"), listedColumns<ServerLoadRow>());
   EXPECT_EQ(columnsOf(f.path, "spans"), listedColumns<SpanRow>());
+  EXPECT_EQ(columnsOf(f.path, "step_bins"), with(listedColumns<StepBin>(), {"run_id"}));
+  EXPECT_EQ(columnsOf(f.path, "runs"),
+            with(listedColumns<RunRow>(), {"launcher_host", "launcher_pid", "launcher_start"}));
 }
 
 }  // namespace
