@@ -214,7 +214,7 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
         reporter.event("log", "bf16 GEMM: " + kernels::bf16GemmBackend(), 0);
       }
     }
-    const DataSplits data = loadJobData(job.data, job.train.seed);
+    const DataSplits data = loadJobData(job.data, job.train.seed, job.model.context);
     TelemetryBridge bridge(reporter, comm.rank(), job.faults);
     const TrainResult result = train(job, comm, data.train, data.test, bridge);
     heartbeats.reset();

@@ -16,7 +16,7 @@ BatchStream::BatchStream(ShardLoader& loader, int features, int first_epoch, int
       next_step_(first_step) {
   for (auto& slot : slots_) {
     slot.images.resize(static_cast<size_t>(loader.batchSize()) * features);
-    slot.labels.resize(loader.batchSize());
+    slot.labels.resize(static_cast<size_t>(loader.batchSize()) * loader.labelsPerSample());
     // Never resized again, so the pages stay where they were locked.
     if (pin) {
       pins_.push_back(pin(slot.images.data(), slot.images.size() * sizeof(float)));

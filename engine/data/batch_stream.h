@@ -21,7 +21,7 @@ struct Batch {
   int epoch = 0;                // 1-based
   int64_t step = 0;             // 0-based step within the epoch
   std::vector<float> images;    // (B, features)
-  std::vector<uint8_t> labels;  // (B)
+  std::vector<uint8_t> labels;  // (B, labels per sample)
 };
 
 // Makes `bytes` of host memory at `data` page-locked for a device's asynchronous copies

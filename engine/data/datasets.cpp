@@ -4,6 +4,8 @@
 #include <numbers>
 #include <random>
 
+#include "engine/data/text_dataset.h"
+
 namespace ranklab {
 
 namespace {
@@ -55,7 +57,7 @@ Dataset makeMoons(int64_t count, double noise, uint64_t seed) {
   return d;
 }
 
-DataSplits loadJobData(const DataSpec& data, uint64_t seed) {
+DataSplits loadJobData(const DataSpec& data, uint64_t seed, int context) {
   if (data.dataset == "fashion-mnist") {
     return {loadFashionMnist(data.path, "train", data.train_limit),
             loadFashionMnist(data.path, "t10k", data.test_limit)};
@@ -70,8 +72,14 @@ DataSplits loadJobData(const DataSpec& data, uint64_t seed) {
     return {makeMoons(data.samples, data.noise, seed),
             makeMoons(data.test_samples, data.noise, test_seed)};
   }
+  if (data.dataset == "text") {
+    // data.path left at its default (Fashion-MNIST's folder) names the default corpus.
+    const std::string path = data.path == DataSpec{}.path ? kDefaultTextCorpus : data.path;
+    TextSplits text = loadText(path, context);
+    return {std::move(text.train), std::move(text.validation)};
+  }
   throw DataError("data.dataset \"" + data.dataset +
-                  "\" is not available; allowed: fashion-mnist, spirals, moons");
+                  "\" is not available; allowed: fashion-mnist, spirals, moons, text");
 }
 
 }  // namespace ranklab

@@ -1,5 +1,6 @@
 // The job's training and test sets ([data] dataset): Fashion-MNIST from its IDX files, or a
-// synthetic 2-D set (spirals, moons) drawn from the job's seed for fast teaching demos.
+// synthetic 2-D set (spirals, moons) drawn from the job's seed for fast teaching demos, or
+// byte-level text (text_dataset.h) for the GPT.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +15,9 @@ struct DataSplits {
   Dataset test;
 };
 
-// Throws DataError naming the file or key when the data cannot be had.
-DataSplits loadJobData(const DataSpec& data, uint64_t seed);
+// Throws DataError naming the file or key when the data cannot be had. `context` is a text
+// sample's length (model.context; engine/data/text_dataset.h), unused by the others.
+DataSplits loadJobData(const DataSpec& data, uint64_t seed, int context = 0);
 
 // `arms` interleaved spiral arms in the unit disc, one class per arm, samples dealt to the
 // arms in turn; each point jittered by N(0, noise^2) in both coordinates.

@@ -22,7 +22,8 @@ struct Dataset {
   int height = 1;
   int width = 1;
   std::vector<float> images;
-  std::vector<uint8_t> labels;
+  std::vector<uint8_t> labels;  // (N, labels_per_sample)
+  int labels_per_sample = 1;    // a text window's: one next token per position
   const float* image(int64_t i) const { return images.data() + i * features; }
 };
 

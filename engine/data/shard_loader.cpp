@@ -32,7 +32,8 @@ void ShardLoader::batch(int64_t step, float* images, uint8_t* labels) const {
   for (int b = 0; b < batch_size_; ++b) {
     const int64_t index = order_[step * batch_size_ + b];
     std::memcpy(images + static_cast<size_t>(b) * data_.features, data_.image(index), row_bytes);
-    labels[b] = data_.labels[index];
+    const size_t per = static_cast<size_t>(data_.labels_per_sample);
+    std::memcpy(labels + b * per, data_.labels.data() + index * per, per);
   }
 }
 

@@ -15,10 +15,12 @@ class ShardLoader {
 
   int64_t stepsPerEpoch() const { return steps_per_epoch_; }
   int batchSize() const { return batch_size_; }
+  int labelsPerSample() const { return data_.labels_per_sample; }
 
   // Deals this epoch's permutation: rank r takes positions r, r + world, ...
   void startEpoch(int epoch);
-  // Copies batch `step` of the current epoch into images (B, features) and labels (B).
+  // Copies batch `step` of the current epoch into images (B, features) and labels
+  // (B, labelsPerSample()).
   void batch(int64_t step, float* images, uint8_t* labels) const;
 
  private:

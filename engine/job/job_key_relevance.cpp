@@ -34,7 +34,7 @@ Values algorithmsTakingRanksPerHost() {
 const std::vector<RelevanceRule>& relevanceRules() {
   static const std::vector<RelevanceRule> rules = {
       // [data]: each dataset's own keys.
-      {"data.path", "data.dataset", {"fashion-mnist"}},
+      {"data.path", "data.dataset", {"fashion-mnist", "text"}},
       {"data.train_limit", "data.dataset", {"fashion-mnist"}},
       {"data.test_limit", "data.dataset", {"fashion-mnist"}},
       {"data.samples", "data.dataset", {"spirals", "moons"}},
@@ -44,6 +44,12 @@ const std::vector<RelevanceRule>& relevanceRules() {
       // [model]: the convolution stages only for the CNN.
       {"model.channels", "model.kind", {"cnn"}},
       {"model.kernel_size", "model.kind", {"cnn"}},
+      // The hidden widths are the MLP's and the CNN's head; the transformer's sizes the GPT's.
+      {"model.layers", "model.kind", {"mlp", "cnn"}},
+      {"model.blocks", "model.kind", {"gpt"}},
+      {"model.heads", "model.kind", {"gpt"}},
+      {"model.width", "model.kind", {"gpt"}},
+      {"model.context", "model.kind", {"gpt"}},
       // [train]: each optimizer's and schedule's own keys.
       {"train.momentum", "train.optimizer", {"sgd"}},
       {"train.nesterov", "train.optimizer", {"sgd"}},

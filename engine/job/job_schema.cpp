@@ -466,7 +466,7 @@ std::vector<Section> buildSchema() {
       {"data",
        "what to train on",
        {stringField("dataset", RANKLAB_JOB_KEY(data.dataset),
-                    {"fashion-mnist", "spirals", "moons"}),
+                    {"fashion-mnist", "spirals", "moons", "text"}),
         stringField("path", RANKLAB_JOB_KEY(data.path)),
         intField("train_limit", RANKLAB_JOB_KEY(data.train_limit), 0, kNoUpperLimit),
         intField("test_limit", RANKLAB_JOB_KEY(data.test_limit), 0, kNoUpperLimit),
@@ -477,13 +477,17 @@ std::vector<Section> buildSchema() {
         intField("prefetch", RANKLAB_JOB_KEY(data.prefetch), 0, 64)}},
       {"model",
        "the network",
-       {stringField("kind", RANKLAB_JOB_KEY(model.kind), {"mlp", "cnn"}),
+       {stringField("kind", RANKLAB_JOB_KEY(model.kind), {"mlp", "cnn", "gpt"}),
         widthsField("layers", RANKLAB_JOB_KEY(model.layers), 0, 8, 1, 65536,
                     "one width per hidden layer"),
         widthsField("channels", RANKLAB_JOB_KEY(model.channels), 1, 4, 1, 4096,
                     "one per conv+pool stage"),
         oddKernelField("kernel_size", RANKLAB_JOB_KEY(model.kernel_size)),
-        doubleField("dropout", RANKLAB_JOB_KEY(model.dropout), {0.0, 1.0, false, true})}},
+        doubleField("dropout", RANKLAB_JOB_KEY(model.dropout), {0.0, 1.0, false, true}),
+        intField("blocks", RANKLAB_JOB_KEY(model.blocks), 1, 64),
+        intField("heads", RANKLAB_JOB_KEY(model.heads), 1, 64),
+        intField("width", RANKLAB_JOB_KEY(model.width), 1, 8192),
+        intField("context", RANKLAB_JOB_KEY(model.context), 1, 4096)}},
   };
   for (Section& section : trainingSections()) sections.push_back(std::move(section));
   return sections;

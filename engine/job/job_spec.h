@@ -11,8 +11,10 @@
 namespace ranklab {
 
 struct DataSpec {
-  std::string dataset = "fashion-mnist";                   // fashion-mnist | spirals | moons
-  std::string path = "/usr/share/datasets/fashion-mnist";  // folder with the IDX .gz files
+  std::string dataset = "fashion-mnist";  // fashion-mnist | spirals | moons | text
+  // fashion-mnist: the folder with the IDX .gz files; text: a UTF-8 file (this default: the
+  // text default corpus, engine/data/text_dataset.h)
+  std::string path = "/usr/share/datasets/fashion-mnist";
   int64_t train_limit = 0;      // use the first N training samples; 0 = all
   int64_t test_limit = 0;       // use the first N test samples; 0 = all
   int64_t samples = 10000;      // spirals, moons: training samples drawn
@@ -25,11 +27,15 @@ struct DataSpec {
 };
 
 struct ModelSpec {
-  std::string kind = "mlp";              // mlp | cnn
+  std::string kind = "mlp";              // mlp | cnn | gpt
   std::vector<int> layers = {256, 128};  // hidden fc widths; input and output come from the data
   std::vector<int> channels = {32, 64};  // cnn: output channels of each conv+pool stage
   int kernel_size = 5;                   // cnn: square, odd, same padding
   double dropout = 0.0;                  // before each hidden Linear's successor; 0 = off
+  int blocks = 4;                        // gpt: transformer blocks
+  int heads = 4;                         // gpt: attention heads, dividing width
+  int width = 128;                       // gpt: the embedding's (and the residual stream's)
+  int context = 64;                      // gpt: tokens per sample
 
   bool operator==(const ModelSpec&) const = default;
 };

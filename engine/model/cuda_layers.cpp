@@ -450,6 +450,15 @@ std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& 
       return std::make_unique<CudaDropout>(device, r.name, r.input, r.dropout);
     case LayerKind::kFlatten:
       return std::make_unique<CudaFlatten>(device, r.name, r.input);
+    case LayerKind::kEmbedding:
+    case LayerKind::kLayerNorm:
+    case LayerKind::kGelu:
+    case LayerKind::kCausalSelfAttention:
+      // The GPT's layers have CPU kernels only so far; job validation refuses model.kind =
+      // "gpt" on a GPU before any rank asks.
+      throw std::invalid_argument("cuda:" + std::to_string(device) +
+                                  " device: no CUDA kernels for " + layerKindName(r.kind) +
+                                  " yet (the GPT trains on the CPU)");
   }
   throw std::invalid_argument("cuda:" + std::to_string(device) + " device: no layer of " +
                               layerKindName(r.kind));

@@ -18,7 +18,11 @@ namespace ranklab {
   X(kMaxPool2d, "maxpool2d")   \
   X(kReLU, "relu")             \
   X(kDropout, "dropout")       \
-  X(kFlatten, "flatten")
+  X(kFlatten, "flatten")       \
+  X(kEmbedding, "embedding")   \
+  X(kLayerNorm, "layernorm")   \
+  X(kGelu, "gelu")             \
+  X(kCausalSelfAttention, "attention")
 
 #define RANKLAB_LAYER_KIND_ENUMERATOR(kind, name) kind,
 enum class LayerKind { RANKLAB_LAYER_KINDS(RANKLAB_LAYER_KIND_ENUMERATOR) };
@@ -43,6 +47,8 @@ struct LayerRequest {
   // Linear: false for a row-parallel slice other than the first (tensor parallelism): it
   // holds and learns the bias but adds none, so the slices' sum has it once.
   bool adds_bias = true;
+  int heads = 0;  // CausalSelfAttention: heads (input: (length, 1, 3 * width))
+  int vocab = 0;  // Embedding: tokens (input: (length, 1, 1); outputs: width)
 };
 
 }  // namespace ranklab

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "engine/model/transformer_layers.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
@@ -356,6 +357,11 @@ std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& r) {
       return std::make_unique<Dropout>(r.name, r.input, r.dropout);
     case LayerKind::kFlatten:
       return std::make_unique<Flatten>(r.name, r.input);
+    case LayerKind::kEmbedding:
+    case LayerKind::kLayerNorm:
+    case LayerKind::kGelu:
+    case LayerKind::kCausalSelfAttention:
+      return makeCpuTransformerLayer(r);
   }
   throw std::invalid_argument("cpu device: no layer of " + layerKindName(r.kind));
 }

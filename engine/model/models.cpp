@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/model/compute_device.h"
+#include "engine/model/transformer_block.h"
 
 namespace ranklab {
 
@@ -77,6 +78,26 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
   return chain.finish(seed);
 }
 
+Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device) {
+  const Shape sequence{shape.context, 1, shape.width};
+  std::vector<std::unique_ptr<Layer>> layers;
+  LayerRequest embed{LayerKind::kEmbedding, "embed", {shape.context, 1, 1}, shape.width};
+  embed.vocab = shape.vocab;
+  layers.push_back(device.makeLayer(embed));
+  auto* table = dynamic_cast<TokenTable*>(layers.back().get());
+  if (!table) throw std::logic_error(device.name() + ": its embedding has no token table");
+  if (shape.dropout > 0.f) {
+    LayerRequest drop{LayerKind::kDropout, "drop", sequence};
+    drop.dropout = shape.dropout;
+    layers.push_back(device.makeLayer(drop));
+  }
+  for (int b = 0; b < shape.blocks; ++b)
+    layers.push_back(std::make_unique<TransformerBlock>("h" + std::to_string(b), shape, device));
+  layers.push_back(device.makeLayer({LayerKind::kLayerNorm, "ln_f", sequence}));
+  layers.push_back(std::make_unique<TiedHead>("lm_head", sequence, *table, "embed.token", device));
+  return Network(std::move(layers), seed, device);
+}
+
 Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,
                   const ComputeDevice& device) {
   const auto dropout = static_cast<float>(spec.dropout);
@@ -95,8 +116,17 @@ Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed
     return makeCnn(input, spec.channels, spec.kernel_size, spec.layers, classes, dropout, seed,
                    device);
   }
+  if (spec.kind == "gpt") {
+    if (input != Shape{spec.context, 1, 1}) {
+      throw std::invalid_argument(
+          "model.kind \"gpt\" reads sequences of model.context = " + std::to_string(spec.context) +
+          " tokens, and the samples are " + input.str() + " (use data.dataset = \"text\")");
+    }
+    return makeGpt({classes, spec.context, spec.width, spec.heads, spec.blocks, dropout}, seed,
+                   device);
+  }
   throw std::invalid_argument("model.kind \"" + spec.kind +
-                              "\" is not available; allowed: mlp, cnn");
+                              "\" is not available; allowed: mlp, cnn, gpt");
 }
 
 }  // namespace ranklab

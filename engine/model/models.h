@@ -8,6 +8,7 @@
 #include "engine/job/job_spec.h"
 #include "engine/model/compute_device.h"
 #include "engine/model/network.h"
+#include "engine/model/transformer_block.h"
 
 namespace ranklab {
 
@@ -22,6 +23,12 @@ Network makeMlp(Shape input, const std::vector<int>& hidden, int classes, float 
 Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
                 const std::vector<int>& hidden, int classes, float dropout, uint64_t seed,
                 const ComputeDevice& device = cpuDevice());
+
+// nanoGPT's GPT (engine/model/transformer_block.h): token and position embedding
+// ("embed", its table shared with the output head), [Dropout,] `blocks` blocks ("h0"...),
+// a final LayerNorm ("ln_f") and the tied head ("lm_head"); samples (context, 1, 1) of token
+// ids, logits (context, 1, vocab).
+Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device = cpuDevice());
 
 // The job's [model] for samples of shape `input`; std::invalid_argument names the
 // model key that does not fit the data.

@@ -169,7 +169,7 @@ const float* Network::forwardActivations(const float* x, int batch) {
 BatchLoss Network::forward(const float* x, const uint8_t* labels, int batch) {
   const float* output = forwardActivations(x, batch);
   traceBegin(true, "dev-loss");
-  const BatchLoss loss = head_->forward(output, labels, batch, classes());
+  const BatchLoss loss = head_->forward(output, labels, batch * positions(), classes());
   traceEnd(true);
   return loss;
 }
@@ -184,7 +184,8 @@ float* Network::settledGrads() const {
 
 void Network::lossGradient(const uint8_t* labels, int batch) {
   traceBegin(true, "dev-loss");
-  head_->backward(outputGradient(), labels, batch, loss_scale_ / batch);
+  const int rows = batch * positions();  // the mean is over every position's loss
+  head_->backward(outputGradient(), labels, rows, loss_scale_ / static_cast<float>(rows));
   traceEnd(true);
 }
 
@@ -201,7 +202,7 @@ const float* Network::predict(const float* x, int batch) {
 }
 
 BatchLoss Network::score(const float* output, const uint8_t* labels, int batch) {
-  return head_->forward(output, labels, batch, classes());
+  return head_->forward(output, labels, batch * positions(), classes());
 }
 
 Network Network::takeStage(size_t first, size_t end) && {
@@ -245,7 +246,7 @@ BatchLoss Network::evaluate(const float* x, const uint8_t* labels, int64_t n, in
   BatchLoss total;
   for (int64_t start = 0; start < n; start += batch) {
     const int b = static_cast<int>(std::min<int64_t>(batch, n - start));
-    const BatchLoss part = score(predict(x + start * features, b), labels + start, b);
+    const BatchLoss part = score(predict(x + start * features, b), labels + start * positions(), b);
     total.loss_sum += part.loss_sum;
     total.correct += part.correct;
   }

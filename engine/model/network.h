@@ -44,7 +44,10 @@ class Network {
 
   Shape inputShape() const { return layers_.front()->inputShape(); }
   Shape outputShape() const { return layers_.back()->outputShape(); }
-  int classes() const { return static_cast<int>(outputShape().size()); }
+  // The head scores each position of a sample's output (a sequence's: each token) over the
+  // classes of its last dimension: one label per position.
+  int classes() const { return outputShape().channels; }
+  int positions() const { return outputShape().height * outputShape().width; }
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
   // "Linear(784, 256) -> ReLU() -> Linear(256, 10)": identifies the architecture.
   std::string describe() const;

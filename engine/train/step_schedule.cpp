@@ -8,7 +8,8 @@ namespace ranklab {
 
 PassTimes DataParallelSchedule::run(Network& model, const Batch& batch, float loss_scale,
                                     const StepHooks& hooks) {
-  const int size = static_cast<int>(batch.labels.size());
+  const int positions = model.positions();  // labels per sample
+  const int size = static_cast<int>(batch.labels.size()) / positions;
   const int slices = std::clamp(microbatches_, 1, std::max(size, 1));
   const size_t features = model.inputShape().size();
   PassTimes times;
@@ -16,7 +17,7 @@ PassTimes DataParallelSchedule::run(Network& model, const Batch& batch, float lo
   for (int i = 0; i < slices; ++i) {
     const int n = sliceSize(size, slices, i);
     const float* x = batch.images.data() + static_cast<size_t>(begin) * features;
-    const uint8_t* y = batch.labels.data() + begin;
+    const uint8_t* y = batch.labels.data() + static_cast<size_t>(begin) * positions;
     int64_t t = steadyNowNs();
     times.loss_sum += model.forward(x, y, n).loss_sum;
     times.forward_ns += steadyNowNs() - t;
@@ -43,7 +44,7 @@ int sliceSize(int size, int slices, int index) {
 ScoredSamples StepSchedule::evaluate(Network& model, const float* x, const uint8_t* labels,
                                      int64_t n, int batch) {
   const BatchLoss part = model.evaluate(x, labels, n, batch);
-  return {part.loss_sum, part.correct, n};
+  return {part.loss_sum, part.correct, n * model.positions()};
 }
 
 }  // namespace ranklab

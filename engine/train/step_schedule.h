@@ -46,7 +46,7 @@ struct PassTimes {
 struct ScoredSamples {
   double loss_sum = 0;
   int64_t correct = 0;
-  int64_t samples = 0;
+  int64_t samples = 0;  // scored positions: samples, or a sequence's tokens
 };
 
 // Where a schedule hands control back, so it knows nothing of syncs or faults.

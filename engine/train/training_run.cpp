@@ -57,7 +57,7 @@ TrainSpec updateRule(const JobSpec& job) {
 void warmUpKernels(Network& model, StepSchedule& schedule, int batch) {
   Batch zeros;
   zeros.images.assign(static_cast<size_t>(batch) * model.inputShape().size(), 0.f);
-  zeros.labels.assign(static_cast<size_t>(batch), 0);
+  zeros.labels.assign(static_cast<size_t>(batch) * model.positions(), 0);
   const uint64_t passes = model.trainingPasses();
   schedule.run(model, zeros, 1.f, {});
   model.zeroGrads();
@@ -73,7 +73,8 @@ EvalStats evaluateOn(Network& model, StepSchedule& schedule, ParallelLayout& lay
   const int64_t begin = test.count * replicas.rank() / replicas.size();
   const int64_t end = test.count * (replicas.rank() + 1) / replicas.size();
   ScoredSamples part =
-      schedule.evaluate(model, test.image(begin), test.labels.data() + begin, end - begin, batch);
+      schedule.evaluate(model, test.image(begin),
+                        test.labels.data() + begin * test.labels_per_sample, end - begin, batch);
   if (layout.coords().slice != 0) part = {};
   float totals[3] = {static_cast<float>(part.loss_sum), static_cast<float>(part.correct),
                      static_cast<float>(part.samples)};
@@ -415,7 +416,8 @@ void TrainingRun::runPasses(StepStats& s, const Batch& batch, bool first, bool l
   // Each batch's mean loss weighted 1/k: the gradients add up to the mean over all k.
   const float scale = (scaler_ ? scaler_->scale() : 1.f) / static_cast<float>(k);
   const PassTimes times = schedule_->run(model_, batch, scale, hooks);
-  s.loss += times.loss_sum / (static_cast<double>(job_.train.batch_size) * k);
+  // Per scored position: a sample's, or each token's (nats per token).
+  s.loss += times.loss_sum / (static_cast<double>(job_.train.batch_size) * k * model_.positions());
   s.forward_ns += times.forward_ns;
   s.backward_ns += times.backward_ns;
   s.wait_ns += times.wait_ns;

@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -267,6 +269,40 @@ TEST_F(Cli, GpuJobsRunWhereAGpuIsAndAreRefusedWithTheReasonWhereNone) {
     EXPECT_EQ(shown["status"], "done") << preset;
     EXPECT_GT(shown["test_accuracy"].get<double>(), 0.3) << preset;
   }
+}
+
+// The GPT preset on 2 ranks for 40 steps: it learns the verse (from ln 256 = 5.55 nats per
+// token, a uniform guess, to well under 4 on the validation tenth) and every rank's steps
+// are stored.
+TEST_F(Cli, TheGptPresetLearnsTextOnTwoRanks) {
+  const std::string job = sourceDir() + "/resources/jobs/gpt-text.toml";
+  const auto r = run("run " + job + " --set train.max_steps=40 --quiet --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto shown = nlohmann::json::parse(run("runs show 1 --json --db " + db()).out);
+  std::printf("gpt-text 2 ranks, 40 steps: validation loss %.3f nats/token, %.0f samples/s\n",
+              shown["test_loss"].get<double>(), shown["samples_per_s"].get<double>());
+  EXPECT_EQ(shown["status"], "done");
+  EXPECT_EQ(shown["world"], 2);
+  EXPECT_EQ(shown["steps"], 40);
+  EXPECT_LT(shown["test_loss"].get<double>(), 4.0);
+  EXPECT_GT(shown["test_accuracy"].get<double>(), 0.1);
+  // The first step's loss is a uniform guess's, in nats per token: ln 256.
+  const auto csv = run("runs export 1 --csv - --db " + db());
+  std::istringstream rows(csv.out);
+  std::string header, first;
+  std::getline(rows, header);
+  std::getline(rows, first);
+  const auto column = [](const std::string& line, size_t index) {
+    std::istringstream cells(line);
+    std::string cell;
+    for (size_t i = 0; i <= index && std::getline(cells, cell, ','); ++i) {
+    }
+    return cell;
+  };
+  size_t loss_index = 0;
+  for (std::istringstream names(header); std::getline(names, header, ',') && header != "loss";)
+    ++loss_index;
+  EXPECT_NEAR(std::stod(column(first, loss_index)), std::log(256.0), 0.1) << first;
 }
 
 TEST_F(Cli, ValidAJobPassesValidate) {

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Reference training steps from PyTorch 1.13 for ranklab's torch_step_test.
 
-For the MLP (784-64-32-10) and the CNN (conv(1->4, 5x5, pad 2) -> ReLU -> pool ->
+For the GPT (nanoGPT's: vocabulary 32, context 8, width 16, 4 heads, 2 blocks, the head
+tied to the token embedding) one batch of token ids and next-token labels, the loss the
+mean over every position. For the MLP (784-64-32-10) and the CNN (conv(1->4, 5x5, pad 2) -> ReLU -> pool ->
 conv(4->8) -> ReLU -> pool -> flatten -> fc(392->16) -> ReLU -> fc(16->10), in PyTorch's
 customary order; ranklab pools before the ReLU, the same function) it draws initial
 weights with torch's default initialisation and one batch of inputs and labels, then runs
@@ -24,7 +26,9 @@ import torch
 from torch import nn
 
 STEPS = 3
-BATCH = {"mlp": 16, "cnn": 8}
+BATCH = {"mlp": 16, "cnn": 8, "gpt": 3}
+# The GPT's sizes: vocabulary, context, width, heads, blocks (ranklab's makeGpt takes the same).
+GPT = {"vocab": 32, "context": 8, "width": 16, "heads": 4, "blocks": 2}
 
 # (name, optimizer factory): the cases ranklab replays, each from the same start.
 OPTIMIZERS = {
@@ -37,10 +41,65 @@ OPTIMIZERS = {
         ("sgd", lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=5e-4)),
         ("adamw", lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=0.01)),
     ],
+    "gpt": [
+        ("sgd", lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9)),
+        ("adamw", lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=0.1)),
+    ],
 }
 
 
+class Block(nn.Module):
+    """nanoGPT's pre-LayerNorm block: causal multi-head attention, then a 4x GELU MLP."""
+
+    def __init__(self, width, heads, context):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(width)
+        self.c_attn = nn.Linear(width, 3 * width)
+        self.c_proj = nn.Linear(width, width)
+        self.ln_2 = nn.LayerNorm(width)
+        self.c_fc = nn.Linear(width, 4 * width)
+        self.mlp_proj = nn.Linear(4 * width, width)
+        self.register_buffer("causal", torch.tril(torch.ones(context, context)))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+        heads = [z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v)]
+        q, k, v = heads
+        att = (q @ k.transpose(-2, -1)) / (c // self.heads) ** 0.5
+        att = att.masked_fill(self.causal[:t, :t] == 0, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+        x = x + self.c_proj(y)
+        return x + self.mlp_proj(nn.functional.gelu(self.c_fc(self.ln_2(x))))
+
+
+class Gpt(nn.Module):
+    """Token and position embeddings, blocks, a final LayerNorm, the head tied to wte."""
+
+    def __init__(self, vocab, context, width, heads, blocks):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, width)
+        self.wpe = nn.Embedding(context, width)
+        self.h = nn.ModuleList(Block(width, heads, context) for _ in range(blocks))
+        self.ln_f = nn.LayerNorm(width)
+
+    def forward(self, tokens):
+        x = self.wte(tokens) + self.wpe(torch.arange(tokens.shape[1]))
+        for block in self.h:
+            x = block(x)
+        return self.ln_f(x) @ self.wte.weight.T  # (B, T, vocab)
+
+
 def build(model):
+    if model == "gpt":
+        gpt = Gpt(**GPT)
+        with torch.no_grad():  # LayerNorms away from 1 and 0, so their own gradients show
+            for module in gpt.modules():
+                if isinstance(module, nn.LayerNorm):
+                    module.weight.add_(0.1 * torch.randn_like(module.weight))
+                    module.bias.add_(0.1 * torch.randn_like(module.bias))
+        return gpt
     if model == "mlp":
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 32),
                              nn.ReLU(), nn.Linear(32, 10))
@@ -74,11 +133,15 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     torch.set_num_threads(1)
     torch.manual_seed(2024)
-    for model_name in ("mlp", "cnn"):
+    for model_name in ("mlp", "cnn", "gpt"):
         start = build(model_name)
         initial = [p.detach().clone() for p in start.parameters()]
-        x = torch.randn(BATCH[model_name], 1, 28, 28)
-        labels = torch.randint(0, 10, (BATCH[model_name],))
+        if model_name == "gpt":  # token ids, and the next token at every position
+            x = torch.randint(0, GPT["vocab"], (BATCH["gpt"], GPT["context"]))
+            labels = torch.randint(0, GPT["vocab"], (BATCH["gpt"], GPT["context"]))
+        else:
+            x = torch.randn(BATCH[model_name], 1, 28, 28)
+            labels = torch.randint(0, 10, (BATCH[model_name],))
         path = os.path.join(out_dir, f"{model_name}.bin")
         records = RecordFile(path + ".tmp")
         records.put("x", x)  # (B, 1, 28, 28): with one channel also ranklab's (B, H, W, C)
@@ -92,7 +155,8 @@ def main():
             optimizer = make_optimizer(model.parameters())
             loss_fn = nn.CrossEntropyLoss()
             for step in range(1, STEPS + 1):
-                loss = loss_fn(model(x), labels)
+                out = model(x)  # the GPT's: every position's logits, each with its label
+                loss = loss_fn(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
                 optimizer.zero_grad(set_to_none=False)
                 loss.backward()
                 records.put(f"{case}.{step}.loss", loss.reshape(1))

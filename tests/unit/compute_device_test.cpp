@@ -62,6 +62,8 @@ TEST(ComputeDevice, EveryLayerKindHasItsNameAndItsCpuLayer) {
     EXPECT_EQ(name.find("kind"), std::string::npos) << name;
     EXPECT_TRUE(names.insert(name).second) << name << " names two kinds";
     LayerRequest request{kind, name, {6, 6, 2}, 3, 3, 0.5f};
+    if (kind == LayerKind::kEmbedding) request.input = {6, 1, 1}, request.vocab = 5;
+    if (kind == LayerKind::kCausalSelfAttention) request.input = {6, 1, 12}, request.heads = 2;
     const std::unique_ptr<Layer> layer = cpuDevice().makeLayer(request);
     ASSERT_NE(layer, nullptr) << name;
     EXPECT_EQ(layer->name(), name);

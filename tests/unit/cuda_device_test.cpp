@@ -416,7 +416,15 @@ TEST_F(CudaDeviceTest, CnnTrainsAndEvaluatesAsOnTheCpu) {
 TEST_F(CudaDeviceTest, EveryLayerKindIsMadeOnTheGpuAsOnTheCpu) {
   for (LayerKind kind : kLayerKinds) {
     SCOPED_TRACE(layerKindName(kind));
-    LayerPair pair(request(kind, {6, 6, 2}, 3, 3, 0.5f), gpu());
+    LayerRequest r = request(kind, {6, 6, 2}, 3, 3, 0.5f);
+    if (kind == LayerKind::kEmbedding) r.input = {6, 1, 1}, r.vocab = 5;
+    if (kind == LayerKind::kCausalSelfAttention) r.input = {6, 1, 12}, r.heads = 2;
+    // The GPT's layers have CPU kernels only so far: the GPU refuses them naming the kind.
+    if (kind >= LayerKind::kEmbedding) {
+      EXPECT_THROW(gpu().makeLayer(r), std::invalid_argument);
+      continue;
+    }
+    LayerPair pair(r, gpu());
   }
 }
 

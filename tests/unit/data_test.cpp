@@ -4,13 +4,16 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "engine/data/batch_stream.h"
 #include "engine/data/datasets.h"
+#include "engine/data/text_dataset.h"
 #include "engine/job/job_file.h"
+#include "tests/support/temp_folder.h"
 #include "tests/support/thread_ranks.h"
 
 namespace ranklab {
@@ -54,6 +57,60 @@ TEST(SyntheticData, TheJobChoosesTheSetAndItsSizes) {
   spec.dataset = "spirals";
   spec.arms = 5;
   EXPECT_EQ(loadJobData(spec, 1).train.classes, 5);
+}
+
+// Byte-level text: windows of `context` tokens, each labelled with the tokens that follow.
+TEST(TextData, WindowsAreLabelledWithTheNextByteAtEveryPosition) {
+  const std::string text = "hello, world";  // 12 bytes: (12 - 1) / 4 = 2 windows
+  const Dataset d = textWindows({text.begin(), text.end()}, 4);
+  ASSERT_EQ(d.count, 2);
+  EXPECT_EQ(d.features, 4);
+  EXPECT_EQ(d.height, 4);
+  EXPECT_EQ(d.classes, 256);
+  EXPECT_EQ(d.labels_per_sample, 4);
+  EXPECT_EQ(d.images, (std::vector<float>{'h', 'e', 'l', 'l', 'o', ',', ' ', 'w'}));
+  EXPECT_EQ(std::string(d.labels.begin(), d.labels.end()), "ello, wo");
+}
+
+TEST(TextData, TheLastTenthValidatesAndTheDefaultCorpusIsRead) {
+  testing::TempFolder folder;
+  const std::string path = folder.file("corpus.txt");
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += static_cast<char>('a' + i % 26);
+  std::ofstream(path) << text;
+  const TextSplits splits = loadText(path, 8);
+  EXPECT_EQ(splits.train.count, (90 - 1) / 8);
+  EXPECT_EQ(splits.validation.count, (10 - 1) / 8);
+  EXPECT_EQ(splits.validation.images.front(), static_cast<float>('a' + 90 % 26));
+  DataSpec spec;
+  spec.dataset = "text";  // data.path at its default: the fortunes corpus
+  const DataSplits corpus = loadJobData(spec, 1, 64);
+  EXPECT_GT(corpus.train.count, 3000);
+  EXPECT_GT(corpus.test.count, 300);
+}
+
+TEST(TextData, BadTextIsRefusedNamingTheFileAndTheOffset) {
+  testing::TempFolder folder;
+  const std::string binary = folder.file("binary.bin");
+  std::ofstream(binary) << std::string(500, 'a') << "\xff\xfe" << std::string(500, 'b');
+  const std::string short_file = folder.file("short.txt");
+  std::ofstream(short_file) << "too short";
+  const std::pair<std::string, std::string> cases[] = {
+      {binary, "not UTF-8 text: byte 500 (0xff) starts no valid character"},
+      {short_file, "9 bytes are too few"},
+      {folder.file("missing.txt"), "cannot open it as a text file"}};
+  for (const auto& [path, expected] : cases) {
+    try {
+      loadText(path, 8);
+      ADD_FAILURE() << path << " was read";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(firstInvalidUtf8({'a', 0xc3, 0xa9, 'b'}), -1);  // "aéb"
+  EXPECT_EQ(firstInvalidUtf8({'a', 0xc3}), 1);              // cut short
+  EXPECT_EQ(firstInvalidUtf8({0xed, 0xa0, 0x80}), 0);       // a surrogate
 }
 
 using testing::numberedSet;

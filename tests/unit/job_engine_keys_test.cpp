@@ -81,13 +81,13 @@ TEST(JobEngineKeys, CnnKeys) {
 
 TEST(JobEngineKeys, AllowedValuesAreListed) {
   EXPECT_EQ(onlyMessage("[model]\nkind = \"rnn\"\n"),
-            "model.kind: must be one of: mlp, cnn; got \"rnn\"");
+            "model.kind: must be one of: mlp, cnn, gpt; got \"rnn\"");
   EXPECT_EQ(onlyMessage("[train]\noptimizer = \"lamb\"\n"),
             "train.optimizer: must be one of: sgd, adam, adamw; got \"lamb\"");
   EXPECT_EQ(onlyMessage("[train]\nlr_schedule = \"linear\"\n"),
             "train.lr_schedule: must be one of: constant, step, cosine; got \"linear\"");
   EXPECT_EQ(onlyMessage("[data]\ndataset = \"mnist\"\n"),
-            "data.dataset: must be one of: fashion-mnist, spirals, moons; got \"mnist\"");
+            "data.dataset: must be one of: fashion-mnist, spirals, moons, text; got \"mnist\"");
   EXPECT_EQ(onlyMessage("[train]\nnesterov = 1\n"),
             "train.nesterov: expected true or false, got integer");
 }
@@ -107,6 +107,38 @@ TEST(JobEngineKeys, RulesAcrossKeys) {
   // A rule is not reported on top of a key's own problem.
   EXPECT_EQ(onlyMessage("[train]\noptimizer = \"lamb\"\nnesterov = true\n"),
             "train.optimizer: must be one of: sgd, adam, adamw; got \"lamb\"");
+}
+
+// The GPT reads text and text is the GPT's; its sizes must fit; what it cannot yet run with
+// is named with the way out.
+TEST(JobEngineKeys, GptNamesWhatItNeedsAndWhatItCannotRunWithYet) {
+  const std::string gpt = "[data]\ndataset = \"text\"\n[model]\nkind = \"gpt\"\n";
+  EXPECT_TRUE(issuesOf(gpt).empty());
+  const JobSpec job =
+      parseJob(gpt + "blocks = 2\nheads = 2\nwidth = 32\ncontext = 16\n", "job.toml");
+  EXPECT_EQ(job.model.blocks, 2);
+  EXPECT_EQ(job.model.heads, 2);
+  EXPECT_EQ(job.model.width, 32);
+  EXPECT_EQ(job.model.context, 16);
+  const std::pair<std::string, std::string> cases[] = {
+      {"[model]\nkind = \"gpt\"\n",
+       "model.kind: \"gpt\" is a language model and trains on text: set data.dataset = \"text\" "
+       "(got \"fashion-mnist\")"},
+      {"[data]\ndataset = \"text\"\n",
+       "data.dataset: \"text\" is a sequence of byte tokens, which only model.kind = \"gpt\" reads "
+       "(got \"mlp\")"},
+      {gpt + "width = 130\n", "model.width: model.heads (4) must divide model.width (130)"},
+      {gpt + "heads = 3\nwidth = 128\n", "model.heads: model.heads (3) must divide model.width"},
+      {gpt + "[parallel]\nranks = 2\npipeline = 2\n",
+       "parallel.pipeline: > 1 is not available for model.kind = \"gpt\" yet"},
+      {gpt + "[parallel]\nranks = 2\ntensor = 2\n",
+       "parallel.tensor: > 1 is not available for model.kind = \"gpt\" yet"},
+      {gpt + "[parallel]\nzero = 1\n", "parallel.zero: > 0 is not available"},
+      {gpt + "context = 0\n", "model.context: must be 1..4096, got 0"}};
+  for (const auto& [text, expected] : cases) {
+    const std::string message = onlyMessage(text);
+    EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
+  }
 }
 
 // ZeRO shards the ring's all-reduce: every feature that needs a whole gradient, another

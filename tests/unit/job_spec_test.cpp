@@ -193,7 +193,7 @@ TEST(JobSpec, BadEnumListsAllowedValues) {
   EXPECT_EQ(issue.message,
             "must be one of: ring, mpi, hierarchical, shm, naive, shm-sharded; got \"tree\"");
   EXPECT_EQ(onlyIssueOf("[data]\ndataset = \"mnist\"\n").message,
-            "must be one of: fashion-mnist, spirals, moons; got \"mnist\"");
+            "must be one of: fashion-mnist, spirals, moons, text; got \"mnist\"");
 }
 
 TEST(JobSpec, ReportsEveryProblemInFileOrder) {

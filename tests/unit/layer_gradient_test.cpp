@@ -13,6 +13,8 @@
 
 #include "engine/model/layers.h"
 #include "engine/model/models.h"
+#include "engine/model/transformer_block.h"
+#include "engine/model/transformer_layers.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 
@@ -150,6 +152,59 @@ TEST(LayerGradient, FlattenChannelsLastToPyTorchOrder) {
   checkLayer(layer, normal(2 * 3 * 2 * 4, 13), 2, 14);
 }
 
+// ---- The GPT's layers: sequences of 5 positions ----
+
+TEST(LayerGradient, LayerNormOverEachPosition) {
+  LayerNorm layer("ln_1", {5, 1, 6});
+  std::mt19937_64 rng(1);
+  checkLayer(layer, normal(2 * 5 * 6, 21), 2, 22);
+}
+
+TEST(LayerGradient, Gelu) {
+  Gelu layer("gelu", {5, 1, 4});
+  checkLayer(layer, normal(2 * 5 * 4, 23, 2.f), 2, 24);
+}
+
+TEST(LayerGradient, CausalSelfAttentionOfTwoHeads) {
+  CausalSelfAttention layer("attn", {5, 1, 3 * 6}, 2);
+  checkLayer(layer, normal(2 * 5 * 3 * 6, 25), 2, 26);
+}
+
+// Its input is token ids, which have no gradient: its two tables alone.
+TEST(LayerGradient, EmbeddingTokenAndPositionTables) {
+  Embedding layer("embed", 5, 7, 3);
+  const std::vector<float> tokens = {0, 3, 6, 3, 1, 2, 2, 5, 0, 6};  // 2 sequences of 5
+  size_t count = 0;
+  for (const auto& t : layer.paramTensors()) count += t.size;
+  std::vector<float> params(count), grads(count, 0.f);
+  layer.bind(params.data(), grads.data());
+  std::mt19937_64 rng(27);
+  layer.init(rng);
+  const std::vector<float> r = normal(2 * 5 * 3, 28);
+  std::vector<float> y(r.size());
+  auto probe = [&] {
+    layer.forward(tokens.data(), y.data(), 2, {});
+    double sum = 0;
+    for (size_t i = 0; i < y.size(); ++i) sum += static_cast<double>(r[i]) * y[i];
+    return sum;
+  };
+  probe();
+  layer.backward(tokens.data(), y.data(), r.data(), nullptr, 2);
+  DiffCheck check;
+  for (size_t i = 0; i < count; ++i)
+    check.expect(grads[i], centralDifference(params[i], kEps, probe),
+                 "dparam " + std::to_string(i));
+  check.report(layer.describe());
+  const std::vector<float> bad = {0, 1, 7, 1, 1};  // 7 is not below the vocabulary
+  EXPECT_THROW(layer.forward(bad.data(), y.data(), 1, {}), std::out_of_range);
+}
+
+TEST(LayerGradient, TransformerBlockWithDropout) {
+  const GptShape shape{7, 5, 6, 2, 1, 0.2f};
+  TransformerBlock layer("h0", shape, cpuDevice());
+  checkLayer(layer, normal(2 * 5 * 6, 29), 2, 30);
+}
+
 // The loss head: d(mean softmax cross-entropy)/d(logits) against finite differences.
 TEST(LayerGradient, SoftmaxCrossEntropy) {
   const int batch = 4, classes = 5;
@@ -205,6 +260,34 @@ void checkNetwork(Network& model, int batch, uint64_t seed, const std::string& n
   }
   EXPECT_LE(skipped, model.parameterCount() / 20) << "too many parameters near a kink";
   check.report(name + " (" + std::to_string(skipped) + " near a kink skipped)");
+}
+
+// The GPT end to end: embedding, two blocks, ln_f and the tied head, one label per token
+// (the mean over every position's loss).
+TEST(NetworkGradient, GptWithATiedHeadThroughEveryPositionsLoss) {
+  kernels::setBlasThreads(1);
+  const GptShape shape{11, 4, 6, 2, 2, 0.f};
+  Network model = makeGpt(shape, 5);
+  const int batch = 2, rows = batch * shape.context;
+  std::mt19937 rng(31);
+  std::vector<float> tokens;
+  std::vector<uint8_t> labels;
+  for (int i = 0; i < rows; ++i) {
+    tokens.push_back(static_cast<float>(rng() % shape.vocab));
+    labels.push_back(static_cast<uint8_t>(rng() % shape.vocab));
+  }
+  ASSERT_EQ(model.positions(), shape.context);
+  ASSERT_EQ(model.classes(), shape.vocab);
+  auto loss = [&] { return model.forward(tokens.data(), labels.data(), batch).loss_sum / rows; };
+  loss();
+  model.zeroGrads();
+  model.backward(tokens.data(), labels.data(), batch);
+  const std::vector<float> analytic(model.grads(), model.grads() + model.parameterCount());
+  DiffCheck check;
+  for (size_t i = 0; i < model.parameterCount(); ++i)
+    check.expect(analytic[i], centralDifference(model.params()[i], kNetworkEps, loss),
+                 model.describe().substr(0, 0) + "parameter " + std::to_string(i));
+  check.report("gpt vocab 11, context 4, width 6, 2 heads, 2 blocks");
 }
 
 TEST(NetworkGradient, MlpWithDropoutThroughSoftmaxCrossEntropy) {

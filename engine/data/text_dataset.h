@@ -1,0 +1,36 @@
+// Byte-level text (data.dataset = "text"): any UTF-8 file is a sequence of tokens 0..255.
+// The first 90 % of the file trains, the last 10 % validates. A sample is a window of
+// `context` tokens and, as its labels, the `context` tokens that follow each of them (the
+// window shifted by one); windows start every `context` bytes, so each byte is predicted
+// once an epoch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/data/idx_dataset.h"
+
+namespace ranklab {
+
+inline constexpr int kTextVocab = 256;  // byte-level tokens
+// The default corpus (data.path when the job names none): poems and songs from Debian's
+// `fortunes` package, 234 KB of verse, which scripts/install-deps installs.
+inline constexpr const char* kDefaultTextCorpus = "/usr/share/games/fortunes/songs-poems";
+
+struct TextSplits {
+  Dataset train;
+  Dataset validation;
+};
+
+// Throws DataError naming the file and what is wrong: missing, unreadable, not UTF-8 (with
+// the byte offset), or too short for one window of `context` in each split.
+TextSplits loadText(const std::string& path, int context);
+
+// The windows of `text` as a Dataset (exposed for tests).
+Dataset textWindows(const std::vector<uint8_t>& text, int context);
+
+// The byte offset of the first byte that is not well-formed UTF-8, or -1.
+int64_t firstInvalidUtf8(const std::vector<uint8_t>& bytes);
+
+}  // namespace ranklab

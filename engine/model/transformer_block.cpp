@@ -1,0 +1,237 @@
+#include "engine/model/transformer_block.h"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+namespace ranklab {
+namespace {
+
+constexpr float kInitStd = 0.02f;  // GPT-2's
+
+Shape sequence(int length, int features) {
+  return {length, 1, features};
+}
+
+Shape row(int features) {
+  return {1, 1, features};
+}
+
+// The block's buffers, each rows * (its multiple of width) floats.
+enum Buffer : size_t {
+  kLn1,
+  kQkv,
+  kAttn,
+  kAttnProj,
+  kAttnDrop,
+  kResidual,
+  kLn2,
+  kFc,
+  kGelu,
+  kMlpProj,
+  kMlpDrop,
+  kGradA,
+  kGradB,
+  kGradC,
+  kGrad4A,
+  kGrad4B,
+  kGrad3,
+  kBuffers
+};
+constexpr int kWidths[kBuffers] = {1, 3, 1, 1, 1, 1, 1, 4, 4, 1, 1, 1, 1, 1, 4, 4, 3};
+
+}  // namespace
+
+TransformerBlock::TransformerBlock(std::string name, const GptShape& shape,
+                                   const ComputeDevice& device)
+    : Layer(std::move(name), sequence(shape.context, shape.width),
+            sequence(shape.context, shape.width)),
+      device_(device),
+      shape_(shape) {
+  const int c = shape.width, t = shape.context;
+  ln_1_ = &add("ln_1", {LayerKind::kLayerNorm, "", sequence(t, c)});
+  c_attn_ = &add("attn.c_attn", {LayerKind::kLinear, "", row(c), 3 * c});
+  LayerRequest attention{LayerKind::kCausalSelfAttention, "", sequence(t, 3 * c)};
+  attention.heads = shape.heads;
+  attn_ = &add("attn", attention);
+  attn_proj_ = &add("attn.c_proj", {LayerKind::kLinear, "", row(c), c});
+  ln_2_ = &add("ln_2", {LayerKind::kLayerNorm, "", sequence(t, c)});
+  c_fc_ = &add("mlp.c_fc", {LayerKind::kLinear, "", row(c), 4 * c});
+  gelu_ = &add("mlp.gelu", {LayerKind::kGelu, "", sequence(t, 4 * c)});
+  mlp_proj_ = &add("mlp.c_proj", {LayerKind::kLinear, "", row(4 * c), c});
+  if (shape.dropout > 0.f) {
+    LayerRequest drop{LayerKind::kDropout, "", sequence(t, c)};
+    drop.dropout = shape.dropout;
+    attn_drop_ = &add("attn.resid_dropout", drop);
+    mlp_drop_ = &add("mlp.dropout", drop);
+  }
+}
+
+Layer& TransformerBlock::add(const std::string& name, const LayerRequest& request) {
+  LayerRequest named = request;
+  named.name = this->name() + "." + name;
+  parts_.push_back({name, device_.makeLayer(named)});
+  return *parts_.back().layer;
+}
+
+std::string TransformerBlock::describe() const {
+  char text[80];
+  std::snprintf(text, sizeof text, "Block(width=%d, heads=%d, mlp=%d, dropout=%g)", shape_.width,
+                shape_.heads, 4 * shape_.width, shape_.dropout);
+  return text;
+}
+
+std::vector<ParamTensor> TransformerBlock::paramTensors() const {
+  std::vector<ParamTensor> tensors;
+  for (const Part& part : parts_)
+    for (const ParamTensor& t : part.layer->paramTensors())
+      tensors.push_back({part.name + "." + t.suffix, t.size});
+  return tensors;
+}
+
+void TransformerBlock::bind(float* params, float* grads) {
+  size_t offset = 0;
+  for (Part& part : parts_) {
+    part.params = params + offset;
+    part.layer->bind(params + offset, grads + offset);
+    for (const ParamTensor& t : part.layer->paramTensors()) offset += t.size;
+  }
+}
+
+void TransformerBlock::init(std::mt19937_64& rng) {
+  const float proj_std = kInitStd / std::sqrt(2.f * static_cast<float>(shape_.blocks));
+  for (Part& part : parts_) {
+    const std::vector<ParamTensor> tensors = part.layer->paramTensors();
+    if (tensors.size() != 2 || part.name.find("c_") == std::string::npos) {
+      part.layer->init(rng);  // LayerNorm: ones and zeros
+      continue;
+    }
+    // A Linear: weight N(0, std), bias 0, drawn here and uploaded to the device.
+    const bool proj = part.name.find("c_proj") != std::string::npos;
+    std::normal_distribution<float> normal(0.f, proj ? proj_std : kInitStd);
+    std::vector<float> values(tensors[0].size + tensors[1].size, 0.f);
+    for (size_t i = 0; i < tensors[0].size; ++i) values[i] = normal(rng);
+    device_.upload(part.params, values.data(), values.size());
+  }
+}
+
+void TransformerBlock::setPrecision(kernels::Precision precision) {
+  for (Layer* linear : {c_attn_, attn_proj_, c_fc_, mlp_proj_}) linear->setPrecision(precision);
+}
+
+void TransformerBlock::ensureBatch(int batch) {
+  if (batch <= batch_) return;
+  const size_t rows = static_cast<size_t>(batch) * shape_.context;
+  buffers_.clear();
+  for (size_t i = 0; i < kBuffers; ++i)
+    buffers_.push_back(device_.allocate(rows * kWidths[i] * shape_.width));
+  batch_ = batch;
+}
+
+size_t TransformerBlock::workBytes() const {
+  size_t bytes = 0;
+  for (const auto& b : buffers_) bytes += b->size() * sizeof(float);
+  return bytes;
+}
+
+void TransformerBlock::forward(const float* x, float* y, int batch, const ForwardPass& pass) {
+  ensureBatch(batch);
+  const int rows = batch * shape_.context;
+  const size_t n = static_cast<size_t>(rows) * shape_.width;
+  ForwardPass attn_pass = pass, mlp_pass = pass;
+  attn_pass.dropout_key = pass.dropout_key ^ 0x2545f4914f6cdd1dULL;
+  mlp_pass.dropout_key = pass.dropout_key ^ 0x9e3779b97f4a7c15ULL;
+  // x + attn(ln_1(x))
+  ln_1_->forward(x, buffer(kLn1), batch, pass);
+  c_attn_->forward(buffer(kLn1), buffer(kQkv), rows, pass);
+  attn_->forward(buffer(kQkv), buffer(kAttn), batch, pass);
+  attn_proj_->forward(buffer(kAttn), buffer(kAttnProj), rows, pass);
+  const float* attn_out = buffer(kAttnProj);
+  if (attn_drop_) {
+    attn_drop_->forward(attn_out, buffer(kAttnDrop), batch, attn_pass);
+    attn_out = buffer(kAttnDrop);
+  }
+  device_.copy(buffer(kResidual), x, n);
+  device_.add(buffer(kResidual), attn_out, n);
+  // + mlp(ln_2(...))
+  ln_2_->forward(buffer(kResidual), buffer(kLn2), batch, pass);
+  c_fc_->forward(buffer(kLn2), buffer(kFc), rows, pass);
+  gelu_->forward(buffer(kFc), buffer(kGelu), batch, pass);
+  mlp_proj_->forward(buffer(kGelu), buffer(kMlpProj), rows, pass);
+  const float* mlp_out = buffer(kMlpProj);
+  if (mlp_drop_) {
+    mlp_drop_->forward(mlp_out, buffer(kMlpDrop), batch, mlp_pass);
+    mlp_out = buffer(kMlpDrop);
+  }
+  device_.copy(y, buffer(kResidual), n);
+  device_.add(y, mlp_out, n);
+}
+
+void TransformerBlock::backward(const float* x, const float*, const float* dy, float* dx,
+                                int batch) {
+  for (Part& part : parts_) part.layer->overwriteGradients(overwritesGradients());
+  const int rows = batch * shape_.context;
+  const size_t n = static_cast<size_t>(rows) * shape_.width;
+  // The MLP's branch: dy through its dropout, c_proj, GELU, c_fc and ln_2 ...
+  const float* d_mlp = dy;
+  if (mlp_drop_) {
+    mlp_drop_->backward(buffer(kMlpProj), buffer(kMlpDrop), dy, buffer(kGradA), batch);
+    d_mlp = buffer(kGradA);
+  }
+  mlp_proj_->backward(buffer(kGelu), buffer(kMlpProj), d_mlp, buffer(kGrad4A), rows);
+  gelu_->backward(buffer(kFc), buffer(kGelu), buffer(kGrad4A), buffer(kGrad4B), batch);
+  c_fc_->backward(buffer(kLn2), buffer(kFc), buffer(kGrad4B), buffer(kGradB), rows);
+  ln_2_->backward(buffer(kResidual), buffer(kLn2), buffer(kGradB), buffer(kGradC), batch);
+  // ... plus the residual's: the gradient at the attention's sum.
+  device_.add(buffer(kGradC), dy, n);
+  const float* d_attn = buffer(kGradC);
+  if (attn_drop_) {
+    attn_drop_->backward(buffer(kAttnProj), buffer(kAttnDrop), d_attn, buffer(kGradA), batch);
+    d_attn = buffer(kGradA);
+  }
+  attn_proj_->backward(buffer(kAttn), buffer(kAttnProj), d_attn, buffer(kGradB), rows);
+  attn_->backward(buffer(kQkv), buffer(kAttn), buffer(kGradB), buffer(kGrad3), batch);
+  c_attn_->backward(buffer(kLn1), buffer(kQkv), buffer(kGrad3), buffer(kGradA), rows);
+  ln_1_->backward(x, buffer(kLn1), buffer(kGradA), dx, batch);
+  if (dx) device_.add(dx, buffer(kGradC), n);
+}
+
+// ---- TiedHead ----
+
+TiedHead::TiedHead(std::string name, Shape input, TokenTable& table, const std::string& table_name,
+                   const ComputeDevice& device)
+    : Layer(std::move(name), input, sequence(input.height, table.vocab())),
+      table_(table),
+      table_name_(table_name),
+      device_(device) {
+  table_.tieHead();
+}
+
+std::string TiedHead::describe() const {
+  char text[96];
+  std::snprintf(text, sizeof text, "Linear(%d, %d, bias=False, weight=%s)", inputShape().channels,
+                table_.vocab(), table_name_.c_str());
+  return text;
+}
+
+void TiedHead::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  const int rows = batch * inputShape().height, width = inputShape().channels;
+  device_.gemm(kernels::Trans::kNo, kernels::Trans::kYes, rows, table_.vocab(), width, 1.f, x,
+               width, table_.tokenWeights(), width, 0.f, y, table_.vocab());
+}
+
+void TiedHead::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
+  const int rows = batch * inputShape().height, width = inputShape().channels;
+  const int vocab = table_.vocab();
+  // d table (vocab, width) (+)= dy^T . x; dx = dy . table
+  device_.gemm(kernels::Trans::kYes, kernels::Trans::kNo, vocab, width, rows, 1.f, dy, vocab, x,
+               width, overwritesGradients() ? 0.f : 1.f, table_.tokenGradients(), width);
+  if (dx) {
+    device_.gemm(kernels::Trans::kNo, kernels::Trans::kNo, rows, width, vocab, 1.f, dy, vocab,
+                 table_.tokenWeights(), width, 0.f, dx, width);
+  }
+}
+
+}  // namespace ranklab

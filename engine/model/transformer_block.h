@@ -1,0 +1,80 @@
+// A GPT's block and its tied output head, made of the device's own layers (its table:
+// Linear, LayerNorm, CausalSelfAttention, GELU, Dropout) and its memory operations, so they
+// compute wherever those do. As nanoGPT's Block: x + attn(ln_1(x)), then + mlp(ln_2(x)),
+// attn = c_proj(attention(c_attn(x))), mlp = c_proj(gelu(c_fc(x))), a dropout after each
+// c_proj (model.dropout).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/model/compute_device.h"
+#include "engine/model/layer.h"
+#include "engine/model/transformer_layers.h"
+
+namespace ranklab {
+
+// Sizes of a GPT (model.* keys).
+struct GptShape {
+  int vocab = 256;
+  int context = 64;  // positions per sample
+  int width = 128;
+  int heads = 4;
+  int blocks = 4;
+  float dropout = 0.f;
+};
+
+class TransformerBlock : public Layer {
+ public:
+  // The block `name` ("h0") of a GPT of `shape`, on `device`.
+  TransformerBlock(std::string name, const GptShape& shape, const ComputeDevice& device);
+  std::string describe() const override;
+  // Its layers' tensors, each named as nanoGPT's state_dict: "ln_1.weight", "attn.c_attn.weight"...
+  std::vector<ParamTensor> paramTensors() const override;
+  void bind(float* params, float* grads) override;
+  // GPT-2's: Linear weights N(0, 0.02), each c_proj's N(0, 0.02 / sqrt(2 * blocks)), biases 0;
+  // LayerNorms ones and zeros.
+  void init(std::mt19937_64& rng) override;
+  void setPrecision(kernels::Precision precision) override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  // Bytes of what it keeps for backward and works in, at the largest batch so far.
+  size_t workBytes() const;
+
+ private:
+  struct Part {
+    std::string name;  // "attn.c_attn"
+    std::unique_ptr<Layer> layer;
+    float* params = nullptr;  // bound slice (init)
+  };
+  Layer& add(const std::string& name, const LayerRequest& request);
+  void ensureBatch(int batch);
+  float* buffer(size_t index) { return buffers_[index]->data(); }
+
+  const ComputeDevice& device_;
+  GptShape shape_;
+  std::vector<Part> parts_;
+  Layer *ln_1_, *c_attn_, *attn_, *attn_proj_, *ln_2_, *c_fc_, *gelu_, *mlp_proj_;
+  Layer *attn_drop_ = nullptr, *mlp_drop_ = nullptr;  // none without dropout
+  int batch_ = 0;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers_;  // activations and their gradients
+};
+
+// logits (length, vocab) = x (length, width) . token table^T: nanoGPT's lm_head with its
+// weight tied to the embedding's (`table`), which owns it; its gradient goes into the
+// table's. No parameters of its own.
+class TiedHead : public Layer {
+ public:
+  TiedHead(std::string name, Shape input, TokenTable& table, const std::string& table_name,
+           const ComputeDevice& device);
+  std::string describe() const override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  TokenTable& table_;
+  std::string table_name_;
+  const ComputeDevice& device_;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,99 @@
+// The transformer's layers on the CPU (kernels/cpu/transformer.h), one kind each in the
+// device's table: the token and position embedding, LayerNorm, the exact GELU and causal
+// multi-head self-attention over a packed q|k|v row. A sample is a sequence of `length`
+// positions, (length, 1, features); the GPT (models.cpp) chains them with the device's
+// Linear layers in engine/model/transformer_block.h's blocks.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/model/layer.h"
+#include "engine/model/layer_request.h"
+
+namespace ranklab {
+
+// The token table a tied output head reads and adds its gradient to (engine/model/
+// transformer_block.h's TiedHead), as nanoGPT ties lm_head to wte.
+class TokenTable {
+ public:
+  virtual ~TokenTable() = default;
+  virtual const float* tokenWeights() const = 0;  // (vocab, width), this device's memory
+  virtual float* tokenGradients() = 0;
+  virtual int vocab() const = 0;
+  // From now on the token table's gradient is added to, never written: the head tied to it
+  // runs its backward first and writes (or adds) its share.
+  virtual void tieHead() = 0;
+};
+
+// y (length, width) = wte[token] + wpe[position]: tensors "token" (vocab, width), drawn
+// N(0, 0.02) as GPT-2's, and "position" (length, width), the same. Its input is token ids
+// as floats, (length, 1, 1); it has no input gradient.
+class Embedding : public Layer, public TokenTable {
+ public:
+  Embedding(std::string name, int length, int vocab, int width);
+  std::string describe() const override;
+  std::vector<ParamTensor> paramTensors() const override;
+  void bind(float* params, float* grads) override;
+  void init(std::mt19937_64& rng) override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+  const float* tokenWeights() const override { return token_; }
+  float* tokenGradients() override { return token_grad_; }
+  int vocab() const override { return vocab_; }
+  void tieHead() override { tied_ = true; }
+
+ private:
+  int length_, vocab_, width_;
+  bool tied_ = false;
+  float *token_ = nullptr, *position_ = nullptr, *token_grad_ = nullptr, *position_grad_ = nullptr;
+};
+
+// LayerNorm over each position's features (eps 1e-5, PyTorch's): "weight" (ones) and "bias"
+// (zeros).
+class LayerNorm : public Layer {
+ public:
+  LayerNorm(std::string name, Shape input);
+  std::string describe() const override;
+  std::vector<ParamTensor> paramTensors() const override;
+  void bind(float* params, float* grads) override;
+  void init(std::mt19937_64& rng) override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  size_t rows(int batch) const;
+  int width_;
+  float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
+  std::vector<float> mean_, rstd_;  // per row of the last forward
+};
+
+// The exact GELU, PyTorch's nn.GELU().
+class Gelu : public Layer {
+ public:
+  Gelu(std::string name, Shape input) : Layer(std::move(name), input, input) {}
+  std::string describe() const override { return "GELU()"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+};
+
+// Causal self-attention of `heads` heads: input (length, 1, 3 * width), q|k|v per position
+// as nanoGPT's c_attn writes them; output (length, 1, width), the heads side by side. No
+// parameters (the projections are the block's Linear layers).
+class CausalSelfAttention : public Layer {
+ public:
+  CausalSelfAttention(std::string name, Shape input, int heads);
+  std::string describe() const override;
+  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  int length_, width_, heads_;
+  std::vector<float> probs_;  // (B, heads, length, length) of the last forward
+};
+
+// The CPU's transformer layers by kind (makeCpuLayer's transformer cases).
+std::unique_ptr<Layer> makeCpuTransformerLayer(const LayerRequest& request);
+
+}  // namespace ranklab
