@@ -32,7 +32,7 @@ inline int integerOption(const std::string& program, const std::string& flag,
   return parsed;
 }
 
-// --model mlp|cnn|cnn-wide --batch N --threads T --steps S --warmup W [--json]
+// --model mlp|cnn|cnn-wide|gpt --batch N --threads T --steps S --warmup W [--json]
 inline Args parseArgs(const std::string& program, int argc, char** argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
@@ -44,8 +44,8 @@ inline Args parseArgs(const std::string& program, int argc, char** argv) {
     if (i + 1 >= argc) throw std::invalid_argument(program + ": " + flag + " needs a value");
     const std::string value = argv[++i];
     if (flag == "--model") {
-      if (value != "mlp" && value != "cnn" && value != "cnn-wide") {
-        throw std::invalid_argument(program + ": --model must be mlp, cnn or cnn-wide, got '" +
+      if (value != "mlp" && value != "cnn" && value != "cnn-wide" && value != "gpt") {
+        throw std::invalid_argument(program + ": --model must be mlp, cnn, cnn-wide or gpt, got '" +
                                     value + "'");
       }
       args.model = value;

@@ -11,7 +11,12 @@ backward, update. Prints the same JSON line as `bench_train_throughput --json`, 
 "pytorch" (samples/s only: the GEMM FLOP count is ranklab's). OpenBLAS gets the same thread
 count as OpenMP, and OMP_WAIT_POLICY defaults to PASSIVE.
 
-Usage: torch_train.py --model mlp|cnn|cnn-wide --batch N --threads T --steps S --warmup W [--json]
+gpt: nanoGPT's decoder as tests/reference/torch_training_steps.py builds it (the head tied to
+the token embedding), 4 blocks, 4 heads, width 128, context 64, on the same windows of the
+default text corpus (/usr/share/games/fortunes/songs-poems) as ranklab's text data; the loss
+over every token.
+
+Usage: torch_train.py --model mlp|cnn|cnn-wide|gpt --batch N --threads T --steps S --warmup W [--json]
 """
 
 import argparse
@@ -46,6 +51,22 @@ def read_idx(path, magic, dims):
     if payload.size != math.prod(shape):
         sys.exit(f"torch_train.py: {path}: holds {payload.size} bytes, header promises {shape}")
     return payload.reshape(shape)
+
+
+TEXT_CORPUS = "/usr/share/games/fortunes/songs-poems"
+GPT = {"vocab": 256, "context": 64, "width": 128, "heads": 4, "blocks": 4}
+
+
+def load_text_windows():
+    """ranklab's text windows of the first 90 % of the corpus: tokens and next tokens."""
+    with open(TEXT_CORPUS, "rb") as f:
+        data = np.frombuffer(f.read(), dtype=np.uint8)
+    train = data[: len(data) * 9 // 10]
+    t = GPT["context"]
+    count = (len(train) - 1) // t
+    x = train[: count * t].reshape(count, t).astype(np.int64)
+    y = train[1 : count * t + 1].reshape(count, t).astype(np.int64)
+    return x, y
 
 
 def load_train_set():
@@ -89,7 +110,7 @@ def positive(minimum):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=("mlp", "cnn", "cnn-wide"), default="mlp")
+    parser.add_argument("--model", choices=("mlp", "cnn", "cnn-wide", "gpt"), default="mlp")
     parser.add_argument("--batch", type=positive(1), default=64)
     parser.add_argument("--threads", type=positive(1), default=1)
     parser.add_argument("--steps", type=positive(1), default=500)
@@ -108,14 +129,26 @@ def main():
     set_blas_threads(args.threads)
     torch.manual_seed(SEED)
 
-    x_np, y_np = load_train_set()
+    x_np, y_np = load_text_windows() if args.model == "gpt" else load_train_set()
     images, labels = torch.from_numpy(x_np), torch.from_numpy(y_np)
     count = len(images)
     steps_per_epoch = count // args.batch
     if steps_per_epoch == 0:
         sys.exit(f"torch_train.py: --batch {args.batch} exceeds the {count} training samples")
 
-    if args.model == "mlp":
+    if args.model == "gpt":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "tests", "reference"))
+        from torch_training_steps import Gpt
+        model = Gpt(**GPT)
+        with torch.no_grad():  # GPT-2's initialisation, as ranklab's makeGpt draws it
+            for name, p in model.named_parameters():
+                if name.endswith("bias"):
+                    p.zero_()
+                elif p.dim() == 2:
+                    std = 0.02 / (2 * GPT["blocks"]) ** 0.5 if "proj" in name else 0.02
+                    p.normal_(0.0, std)
+    elif args.model == "mlp":
         model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
                               nn.Linear(128, 10))
     elif args.model == "cnn":
@@ -144,8 +177,9 @@ def main():
         index = state["order"][begin:begin + args.batch]
         state["in_epoch"] += 1
         xb = images.index_select(0, index)  # (B, 784) or (B, 1, 28, 28)
-        yb = labels.index_select(0, index)  # (B)
-        loss = loss_fn(model(xb), yb)
+        yb = labels.index_select(0, index)  # (B), the GPT's (B, T)
+        out = model(xb)  # the GPT's: (B, T, vocab), a label per token
+        loss = loss_fn(out.reshape(-1, out.shape[-1]), yb.reshape(-1))
         optimizer.zero_grad(set_to_none=False)  # zero in place, as Network::zeroGrads does
         loss.backward()
         optimizer.step()

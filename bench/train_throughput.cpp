@@ -5,13 +5,16 @@
 //        (the resources/jobs/fashion-cnn.toml model)
 //   cnn-wide  conv(1->32, 5x5) pool ReLU conv(32->64, 5x5) pool ReLU fc(3136->256) ReLU
 //        fc(256->128) ReLU fc(128->10) (the quickstart with model.kind = "cnn")
+//   gpt  the resources/jobs/gpt-text.toml model (4 blocks, 4 heads, width 128, context 64,
+//        byte vocabulary) on the default text corpus; a sample is a window of 64 tokens
 // A timed step is the whole training step as the trainer runs it: take the next batch from
 // a BatchStream over a world-1 ShardLoader (gathered ahead on its background thread, with
 // the job file's default data.prefetch), forward, zero grads, backward, SGD update.
 // bench/torch_train.py is the PyTorch twin. GFLOP/s counts the GEMM work of a step
 // (2·M·N·K per GEMM: forward, weight gradients, input gradients except the first layer's),
 // the figure the SGEMM peak is compared with; also per CPU-second of the training thread.
-// Usage: bench_train_throughput --model mlp|cnn|cnn-wide --batch N --threads T --steps S --warmup W
+// Usage: bench_train_throughput --model mlp|cnn|cnn-wide|gpt --batch N --threads T --steps S
+// --warmup W
 //                               [--json]
 #include <time.h>
 
@@ -29,9 +32,11 @@
 #include "engine/data/batch_stream.h"
 #include "engine/data/idx_dataset.h"
 #include "engine/data/shard_loader.h"
+#include "engine/data/text_dataset.h"
 #include "engine/job/job_spec.h"
 #include "engine/model/layers.h"
 #include "engine/model/models.h"
+#include "engine/model/transformer_block.h"
 #include "engine/optim/optimizer.h"
 #include "kernels/cpu/gemm.h"
 
@@ -43,7 +48,10 @@ constexpr uint64_t kSeed = 1;
 constexpr double kLr = 0.05;
 constexpr double kMomentum = 0.9;
 
+const GptShape kGpt{256, 64, 128, 4, 4, 0.f};
+
 Network benchmarkModel(const std::string& kind, const Dataset& data) {
+  if (kind == "gpt") return makeGpt(kGpt, kSeed);
   const Shape image{data.height, data.width, 1};
   if (kind == "mlp") return makeMlp(image, {256, 128}, data.classes, 0.f, kSeed);
   if (kind == "cnn-wide") return makeCnn(image, {32, 64}, 5, {256, 128}, data.classes, 0.f, kSeed);
@@ -59,8 +67,18 @@ double cpuSeconds(clockid_t clock) {
   return static_cast<double>(now.tv_sec) + now.tv_nsec * 1e-9;
 }
 
+// The GPT's matrix products per sample of `context` tokens, forward: each block's four
+// Linear layers (12 width^2 per token) and attention's two products (q k^T and p v, the whole
+// square: 2 context^2 width), the tied head (width vocab per token); training is 3x that.
+double gptFlopsPerSample(const GptShape& g) {
+  const double t = g.context, c = g.width;
+  const double block = 2.0 * t * 12.0 * c * c + 2.0 * 2.0 * t * t * c;
+  return 3.0 * (g.blocks * block + 2.0 * t * c * g.vocab);
+}
+
 // GEMM floating-point operations of one training step per sample.
 double gemmFlopsPerSample(const Network& model) {
+  if (model.positions() > 1) return gptFlopsPerSample(kGpt);
   double flops = 0;
   bool first = true;  // the first weighted layer needs no input gradient
   for (const auto& layer : model.layers()) {
@@ -97,7 +115,7 @@ class TrainingStep {
     model_.zeroGrads();
     model_.backward(next->images.data(), next->labels.data(), batch_);
     optimizer_.step(model_.params(), model_.grads(), kLr);
-    return loss.loss_sum / batch_;
+    return loss.loss_sum / (static_cast<double>(batch_) * model_.positions());
   }
 
  private:
@@ -125,7 +143,8 @@ int run(const bench::Args& args) {
                  args.threads, kernels::blasThreads());
     return 1;
   }
-  const Dataset data = loadFashionMnist(kDataFolder, "train", 0);
+  const Dataset data = args.model == "gpt" ? loadText(kDefaultTextCorpus, kGpt.context).train
+                                           : loadFashionMnist(kDataFolder, "train", 0);
   TrainingStep training(args.model, data, args.batch);
   const double flops_per_sample = gemmFlopsPerSample(training.model());
 

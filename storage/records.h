@@ -215,6 +215,9 @@ struct RunSummary {
   int64_t bytes_raw = 0;       // uncompressed equivalent of bytes_tx (equal without a codec)
   int64_t overflow_steps = 0;  // AMP steps skipped for inf/NaN (the same on every rank)
   int64_t restarts = 0;        // automatic restarts from a checkpoint (train.max_restarts)
+  // A GPT's latest text (its last "sample" event) and the step it was written at.
+  std::optional<std::string> sample;
+  int64_t sample_step = 0;
   std::vector<RankSummary> ranks;
   std::vector<ServerSummary> servers;  // parameter server shards; empty otherwise
 };

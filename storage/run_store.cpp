@@ -148,6 +148,17 @@ void addLatestEval(Statement& statement, RunSummary& s) {
   if (s.diverged) s.test_loss = std::numeric_limits<double>::quiet_NaN();
 }
 
+constexpr const char* kLatestSample = R"sql(
+SELECT step, text FROM events WHERE run_id = ? AND kind = 'sample' ORDER BY id DESC LIMIT 1)sql";
+
+void addLatestSample(Statement& statement, RunSummary& s) {
+  Query q(statement);
+  q.bind(s.run.id);
+  if (!q.next()) return;
+  s.sample_step = q.int64();
+  s.sample = q.text();
+}
+
 void addRestarts(Statement& count_events, RunSummary& s) {
   Query q(count_events);
   q.bind(s.run.id, "restart");
@@ -212,6 +223,7 @@ struct RunStore::Statements {
         selectSpans(
             db, file, "read spans",
             selectSql<SpanRow>("spans", "WHERE run_id = ? ORDER BY rank, start_ns").c_str()),
+        latestSample(db, file, "read latest sample", kLatestSample),
         countEvents(db, file, "count events",
                     "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?") {}
 
@@ -221,7 +233,7 @@ struct RunStore::Statements {
   Statement rankTotals, latestEval;
   Statement insertServerLoad, selectServerLoads, serverTotals;
   Statement insertSpan, selectSpans;
-  Statement countEvents;
+  Statement latestSample, countEvents;
 };
 
 RunStore::RunStore(const std::string& path) : path_(path) {
@@ -437,6 +449,7 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   addServerTotals(stmts_->serverTotals, s);
   addLatestEval(stmts_->latestEval, s);
   addRestarts(stmts_->countEvents, s);
+  addLatestSample(stmts_->latestSample, s);
   if (s.run.train_s > 0) s.samples_per_s = static_cast<double>(s.samples) / s.run.train_s;
   return s;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 #include "app/cli/layout_json.h"
@@ -190,31 +191,34 @@ nlohmann::json summaryJson(const RunSummary& s) {
   auto optional = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
-  nlohmann::json json = {{"id", s.run.id},
-                         {"name", s.run.name},
-                         {"status", s.run.status},
-                         {"created", s.run.created},
-                         {"finished", s.run.finished},
-                         {"world", s.run.world},
-                         {"strategy", s.run.strategy},
-                         {"algorithm", s.run.algorithm},
-                         {"codec", s.run.codec},
-                         {"amp", s.run.amp},
-                         {"epochs", s.run.epochs},
-                         {"steps", s.steps},
-                         {"samples", s.samples},
-                         {"wall_s", s.run.wall_s},
-                         {"train_s", s.run.train_s},
-                         {"samples_per_s", s.samples_per_s},
-                         {"test_accuracy", optional(s.test_accuracy)},
-                         {"test_loss", s.diverged ? nlohmann::json() : optional(s.test_loss)},
-                         {"diverged", s.diverged},
-                         {"bytes_tx", s.bytes_tx},
-                         {"bytes_raw", s.bytes_raw},
-                         {"overflow_steps", s.overflow_steps},
-                         {"restarts", s.restarts},
-                         {"ranks", ranks},
-                         {"servers", servers}};
+  nlohmann::json json = {
+      {"id", s.run.id},
+      {"name", s.run.name},
+      {"status", s.run.status},
+      {"created", s.run.created},
+      {"finished", s.run.finished},
+      {"world", s.run.world},
+      {"strategy", s.run.strategy},
+      {"algorithm", s.run.algorithm},
+      {"codec", s.run.codec},
+      {"amp", s.run.amp},
+      {"epochs", s.run.epochs},
+      {"steps", s.steps},
+      {"samples", s.samples},
+      {"wall_s", s.run.wall_s},
+      {"train_s", s.run.train_s},
+      {"samples_per_s", s.samples_per_s},
+      {"test_accuracy", optional(s.test_accuracy)},
+      {"test_loss", s.diverged ? nlohmann::json() : optional(s.test_loss)},
+      {"diverged", s.diverged},
+      {"bytes_tx", s.bytes_tx},
+      {"bytes_raw", s.bytes_raw},
+      {"overflow_steps", s.overflow_steps},
+      {"restarts", s.restarts},
+      {"sample",
+       s.sample ? nlohmann::json{{"step", s.sample_step}, {"text", *s.sample}} : nlohmann::json()},
+      {"ranks", ranks},
+      {"servers", servers}};
   json.update(layoutJson(s));
   return json;
 }
@@ -287,6 +291,13 @@ void printSummary(std::ostream& out, const RunSummary& s) {
         layout["bubble_formula"].get<double>());
   }
   if (const std::string hosts = hostsLine(s); !hosts.empty()) out << "  hosts " << hosts << "\n";
+  if (s.sample) {
+    // The model's own text, line by line as it wrote them.
+    out << format("  sample at step %lld:\n", static_cast<long long>(s.sample_step));
+    std::istringstream lines(*s.sample);
+    for (std::string line; std::getline(lines, line);)
+      out << "    | " << terminalSafe(line) << "\n";
+  }
   out << "  rank   steps   compute s   comm s (hidden)   wait s       sent   held MB\n";
   for (const auto& r : s.ranks) {
     if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),

@@ -50,6 +50,7 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"model.heads", "model.kind", {"gpt"}},
       {"model.width", "model.kind", {"gpt"}},
       {"model.context", "model.kind", {"gpt"}},
+      {"train.sample_chars", "model.kind", {"gpt"}},
       // [train]: each optimizer's and schedule's own keys.
       {"train.momentum", "train.optimizer", {"sgd"}},
       {"train.nesterov", "train.optimizer", {"sgd"}},

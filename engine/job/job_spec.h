@@ -59,6 +59,7 @@ struct TrainSpec {
   int64_t warmup_steps = 0;              // linear warm-up from lr/warmup_steps to lr
   uint64_t seed = 1;
   int64_t max_steps = 0;         // stop after this many steps in all; 0 = run every epoch fully
+  int sample_chars = 200;        // gpt: bytes the first rank writes at each evaluation; 0 = none
   std::string checkpoint_path;   // file rank 0 writes checkpoints to; "" = none
   int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = only after the last step
   std::string resume_from;       // checkpoint file to continue from; "" = start afresh

@@ -8,6 +8,7 @@
 
 #include "comm/steady_clock.h"
 #include "engine/model/models.h"
+#include "engine/model/text_sampler.h"
 #include "engine/train/pipeline_schedule.h"
 #include "engine/train/strategy_registry.h"
 #include "kernels/cpu/mixed_gemm.h"
@@ -550,14 +551,24 @@ EvalStats TrainingRun::evaluate(int epoch) {
   observer_.onPause();
   const int64_t t = steadyNowNs();
   sync_->refresh(model_.params(), model_.parameterCount());
-  last_eval_ = evaluateOn(model_, *schedule_, *layout_, peers_, test_set_, 256);
+  // A sequence model's windows hold far more activations each: its own batch size.
+  const int eval_batch = model_.positions() > 1 ? job_.train.batch_size : 256;
+  last_eval_ = evaluateOn(model_, *schedule_, *layout_, peers_, test_set_, eval_batch);
   last_eval_.step = at_.step;
   last_eval_.epoch = epoch;
+  writeSample();
   const int64_t end = steadyNowNs();
   eval_ns_ += end - t;
   observer_.onSpan("evaluate", at_.step, t, end);
   observer_.onEval(last_eval_);
   return last_eval_;
+}
+
+void TrainingRun::writeSample() {
+  const int chars = job_.train.sample_chars;
+  if (job_.model.kind != "gpt" || chars == 0 || peers_.rank() != 0) return;
+  const uint64_t seed = static_cast<uint64_t>(job_.train.seed) * 1000003 + at_.step;
+  observer_.onEvent("sample", sampleText(model_, "\n", chars, seed), at_.step);
 }
 
 TrainResult TrainingRun::finish() {

@@ -48,6 +48,8 @@ class TrainingRun {
   bool checkpointDue() const;
   void checkpoint();
   // Test loss and accuracy after `epoch`, on every rank's slice of the test set.
+  // The test loss and accuracy over every rank's share; a GPT's first rank then writes
+  // train.sample_chars bytes of text (an event "sample").
   EvalStats evaluate(int epoch);
   // The last checkpoint (if one is wanted and not yet written) and the sync's end.
   TrainResult finish();
@@ -74,6 +76,7 @@ class TrainingRun {
   void update(double lr);
   void skipOverflowedStep(StepStats& s);
   void saveCheckpointNow();  // collective; a "checkpoint" span
+  void writeSample();        // a GPT's text, on the first rank
   // The memory ledger's parameters, gradients and optimizer state, in bytes.
   void recordMemory(StepStats& s) const;
   // The tensor-parallel all-reduces of the step's passes: communication, not compute.

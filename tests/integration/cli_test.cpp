@@ -286,6 +286,11 @@ TEST_F(Cli, TheGptPresetLearnsTextOnTwoRanks) {
   EXPECT_EQ(shown["steps"], 40);
   EXPECT_LT(shown["test_loss"].get<double>(), 4.0);
   EXPECT_GT(shown["test_accuracy"].get<double>(), 0.1);
+  // The first rank's text at the evaluation: the newline it starts from and 200 bytes.
+  ASSERT_TRUE(shown["sample"].is_object()) << shown.dump();
+  EXPECT_EQ(shown["sample"]["step"], 40);
+  EXPECT_EQ(shown["sample"]["text"].get<std::string>().front(), '\n');
+  EXPECT_GE(shown["sample"]["text"].get<std::string>().size(), 201u);
   // The first step's loss is a uniform guess's, in nats per token: ln 256.
   const auto csv = run("runs export 1 --csv - --db " + db());
   std::istringstream rows(csv.out);

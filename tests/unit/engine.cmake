@@ -26,7 +26,8 @@ add_executable(model_tests
   unit/device_trace_test.cpp
   unit/linear_fusion_test.cpp
   unit/network_test.cpp
-  unit/optimizer_test.cpp)
+  unit/optimizer_test.cpp
+  unit/text_sampler_test.cpp)
 target_link_libraries(model_tests PRIVATE ranklab_engine GTest::gtest_main)
 gtest_discover_tests(model_tests TEST_PREFIX "model." PROPERTIES TIMEOUT 120)
 ranklab_discover_per_isa(model_tests "model.")

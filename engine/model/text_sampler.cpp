@@ -1,0 +1,81 @@
+#include "engine/model/text_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace ranklab {
+namespace {
+
+// Bytes in the well-formed UTF-8 sequence starting at `i`, 0 if none does.
+size_t sequenceAt(const std::string& s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t lead = byte(i);
+  const size_t length = lead < 0x80                    ? 1
+                        : lead >= 0xc2 && lead <= 0xdf ? 2
+                        : lead >= 0xe0 && lead <= 0xef ? 3
+                        : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                                       : 0;
+  if (length == 0 || i + length > s.size()) return 0;
+  for (size_t k = 1; k < length; ++k)
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+  if (length > 1) {
+    const uint8_t second = byte(i + 1);
+    if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f) ||
+        (lead == 0xf0 && second < 0x90) || (lead == 0xf4 && second > 0x8f))
+      return 0;
+  }
+  return length;
+}
+
+// Index of a draw from softmax(logits).
+int draw(const std::vector<float>& logits, std::mt19937_64& rng) {
+  const float top = *std::max_element(logits.begin(), logits.end());
+  std::vector<double> weights(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) weights[i] = std::exp(double(logits[i]) - top);
+  return std::discrete_distribution<int>(weights.begin(), weights.end())(rng);
+}
+
+}  // namespace
+
+std::string printableUtf8(const std::string& bytes) {
+  std::string out;
+  for (size_t i = 0; i < bytes.size();) {
+    const size_t length = sequenceAt(bytes, i);
+    const auto c = static_cast<uint8_t>(bytes[i]);
+    const bool control = length == 1 && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t';
+    if (length == 0 || control) {
+      out += '?';
+      ++i;
+      continue;
+    }
+    out.append(bytes, i, length);
+    i += length;
+  }
+  return out;
+}
+
+std::string sampleText(Network& model, const std::string& prompt, int count, uint64_t seed) {
+  const int context = model.positions(), vocab = model.classes();
+  if (prompt.empty()) throw std::invalid_argument("sampleText: the prompt is empty");
+  if (model.inputShape() != Shape{context, 1, 1})
+    throw std::invalid_argument("sampleText: the model does not read token sequences");
+  std::string text = prompt;
+  std::mt19937_64 rng(seed);
+  std::vector<float> window(context, 0.f), logits(vocab);
+  for (int n = 0; n < count; ++n) {
+    const size_t length = std::min(text.size(), static_cast<size_t>(context));
+    const size_t from = text.size() - length;
+    std::fill(window.begin(), window.end(), 0.f);
+    for (size_t i = 0; i < length; ++i)
+      window[i] = static_cast<float>(static_cast<uint8_t>(text[from + i]));
+    const float* out = model.predict(window.data(), 1);
+    model.device().download(logits.data(), out + (length - 1) * vocab, vocab);
+    text += static_cast<char>(draw(logits, rng));
+  }
+  return printableUtf8(text);
+}
+
+}  // namespace ranklab
