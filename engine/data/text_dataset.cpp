@@ -4,33 +4,14 @@
 #include <fstream>
 #include <iterator>
 
+#include "engine/job/utf8.h"
+
 namespace ranklab {
 
-namespace {
-
-// Bytes a UTF-8 sequence starting with `lead` has, 0 for a byte no sequence starts with.
-int sequenceLength(uint8_t lead) {
-  if (lead < 0x80) return 1;
-  if (lead >= 0xc2 && lead <= 0xdf) return 2;
-  if (lead >= 0xe0 && lead <= 0xef) return 3;
-  if (lead >= 0xf0 && lead <= 0xf4) return 4;
-  return 0;
-}
-
-}  // namespace
-
 int64_t firstInvalidUtf8(const std::vector<uint8_t>& bytes) {
-  size_t i = 0;
-  while (i < bytes.size()) {
-    const int length = sequenceLength(bytes[i]);
-    if (length == 0 || i + length > bytes.size()) return static_cast<int64_t>(i);
-    for (int k = 1; k < length; ++k)
-      if ((bytes[i + k] & 0xc0) != 0x80) return static_cast<int64_t>(i);
-    // Overlong three- and four-byte forms, surrogates and code points past U+10FFFF.
-    const uint8_t second = length > 1 ? bytes[i + 1] : 0;
-    if ((bytes[i] == 0xe0 && second < 0xa0) || (bytes[i] == 0xed && second > 0x9f) ||
-        (bytes[i] == 0xf0 && second < 0x90) || (bytes[i] == 0xf4 && second > 0x8f))
-      return static_cast<int64_t>(i);
+  for (size_t i = 0; i < bytes.size();) {
+    const size_t length = utf8SequenceAt(bytes.data(), bytes.size(), i);
+    if (length == 0) return static_cast<int64_t>(i);
     i += length;
   }
   return -1;
@@ -54,6 +35,11 @@ Dataset textWindows(const std::vector<uint8_t>& text, int context) {
 }
 
 TextSplits loadText(const std::string& path, int context) {
+  if (context < 1)
+    throw DataError("data.path \"" + path +
+                    "\": model.context must be at least 1 to cut the "
+                    "text into windows, got " +
+                    std::to_string(context));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError("data.path \"" + path + "\": cannot open it as a text file");
   const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),

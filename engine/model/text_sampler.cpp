@@ -6,29 +6,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/job/utf8.h"
+
 namespace ranklab {
 namespace {
-
-// Bytes in the well-formed UTF-8 sequence starting at `i`, 0 if none does.
-size_t sequenceAt(const std::string& s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  const uint8_t lead = byte(i);
-  const size_t length = lead < 0x80                    ? 1
-                        : lead >= 0xc2 && lead <= 0xdf ? 2
-                        : lead >= 0xe0 && lead <= 0xef ? 3
-                        : lead >= 0xf0 && lead <= 0xf4 ? 4
-                                                       : 0;
-  if (length == 0 || i + length > s.size()) return 0;
-  for (size_t k = 1; k < length; ++k)
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-  if (length > 1) {
-    const uint8_t second = byte(i + 1);
-    if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f) ||
-        (lead == 0xf0 && second < 0x90) || (lead == 0xf4 && second > 0x8f))
-      return 0;
-  }
-  return length;
-}
 
 // Index of a draw from softmax(logits).
 int draw(const std::vector<float>& logits, std::mt19937_64& rng) {
@@ -43,7 +24,8 @@ int draw(const std::vector<float>& logits, std::mt19937_64& rng) {
 std::string printableUtf8(const std::string& bytes) {
   std::string out;
   for (size_t i = 0; i < bytes.size();) {
-    const size_t length = sequenceAt(bytes, i);
+    const size_t length =
+        utf8SequenceAt(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), i);
     const auto c = static_cast<uint8_t>(bytes[i]);
     const bool control = length == 1 && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t';
     if (length == 0 || control) {
