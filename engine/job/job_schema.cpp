@@ -376,6 +376,8 @@ Section trainSection() {
            intField("warmup_steps", RANKLAB_JOB_KEY(train.warmup_steps), 0, kNoUpperLimit),
            intField("seed", RANKLAB_JOB_KEY(train.seed), 0, kNoUpperLimit),
            intField("max_steps", RANKLAB_JOB_KEY(train.max_steps), 0, kNoUpperLimit),
+           intField("eval_every", RANKLAB_JOB_KEY(train.eval_every), 0, kNoUpperLimit),
+           intField("eval_batches", RANKLAB_JOB_KEY(train.eval_batches), 0, kNoUpperLimit),
            intField("sample_chars", RANKLAB_JOB_KEY(train.sample_chars), 0, 10000),
            stringField("checkpoint_path", RANKLAB_JOB_KEY(train.checkpoint_path), {},
                        EmptyText::kAllowed),

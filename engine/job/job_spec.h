@@ -59,6 +59,8 @@ struct TrainSpec {
   int64_t warmup_steps = 0;              // linear warm-up from lr/warmup_steps to lr
   uint64_t seed = 1;
   int64_t max_steps = 0;         // stop after this many steps in all; 0 = run every epoch fully
+  int eval_every = 0;            // steps between evaluations inside an epoch; 0 = at its end only
+  int eval_batches = 20;         // batches per rank such an evaluation scores; 0 = all of them
   int sample_chars = 200;        // gpt: bytes the first rank writes at each evaluation; 0 = none
   std::string checkpoint_path;   // file rank 0 writes checkpoints to; "" = none
   int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = only after the last step

@@ -1,5 +1,5 @@
 // The data-parallel driver of a TrainingRun: every step of every epoch, a checkpoint when
-// one is due, an evaluation after each epoch.
+// one is due, an evaluation after each epoch (and every train.eval_every steps inside one).
 #include "engine/train/trainer.h"
 
 #include "engine/train/training_run.h"
@@ -13,6 +13,7 @@ TrainResult train(const JobSpec& job, Communicator& comm, const Dataset& train_s
     while (run.stepsLeftIn(epoch) > 0 && !run.finished()) {
       run.step(epoch);
       if (run.checkpointDue()) run.checkpoint();
+      if (run.evaluationDue()) run.evaluate(epoch, /*inside_epoch=*/true);
     }
     run.evaluate(epoch);
   }

@@ -69,10 +69,11 @@ void warmUpKernels(Network& model, StepSchedule& schedule, int batch) {
 // (through its pipeline's stages when there are several), then every rank sums. The
 // tensor slices of a stage all compute the same scores: the first one's count.
 EvalStats evaluateOn(Network& model, StepSchedule& schedule, ParallelLayout& layout,
-                     Communicator& peers, const Dataset& test, int batch) {
+                     Communicator& peers, const Dataset& test, int batch, int64_t limit) {
   Communicator& replicas = layout.dataGroup();
   const int64_t begin = test.count * replicas.rank() / replicas.size();
-  const int64_t end = test.count * (replicas.rank() + 1) / replicas.size();
+  int64_t end = test.count * (replicas.rank() + 1) / replicas.size();
+  if (limit > 0) end = std::min(end, begin + limit);  // the same samples at every evaluation
   ScoredSamples part =
       schedule.evaluate(model, test.image(begin),
                         test.labels.data() + begin * test.labels_per_sample, end - begin, batch);
@@ -547,13 +548,19 @@ void TrainingRun::saveCheckpointNow() {
   checkpointed_step_ = at_.step;
 }
 
-EvalStats TrainingRun::evaluate(int epoch) {
+bool TrainingRun::evaluationDue() const {
+  const int64_t every = job_.train.eval_every;
+  return every > 0 && at_.step % every == 0 && !finished() && stepsLeftIn(at_.epoch) > 0;
+}
+
+EvalStats TrainingRun::evaluate(int epoch, bool inside_epoch) {
   observer_.onPause();
   const int64_t t = steadyNowNs();
   sync_->refresh(model_.params(), model_.parameterCount());
   // A sequence model's windows hold far more activations each: its own batch size.
   const int eval_batch = model_.positions() > 1 ? job_.train.batch_size : 256;
-  last_eval_ = evaluateOn(model_, *schedule_, *layout_, peers_, test_set_, eval_batch);
+  const int64_t limit = inside_epoch ? int64_t{job_.train.eval_batches} * eval_batch : int64_t{0};
+  last_eval_ = evaluateOn(model_, *schedule_, *layout_, peers_, test_set_, eval_batch, limit);
   last_eval_.step = at_.step;
   last_eval_.epoch = epoch;
   writeSample();

@@ -48,9 +48,13 @@ class TrainingRun {
   bool checkpointDue() const;
   void checkpoint();
   // Test loss and accuracy after `epoch`, on every rank's slice of the test set.
-  // The test loss and accuracy over every rank's share; a GPT's first rank then writes
+  // The test loss and accuracy over every rank's share (inside an epoch: the first
+  // train.eval_batches batches of it); a GPT's first rank then writes
   // train.sample_chars bytes of text (an event "sample").
-  EvalStats evaluate(int epoch);
+  EvalStats evaluate(int epoch, bool inside_epoch = false);
+  // train.eval_every says an evaluation inside the epoch is due now (not at its last step,
+  // which the epoch's own evaluation follows).
+  bool evaluationDue() const;
   // The last checkpoint (if one is wanted and not yet written) and the sync's end.
   TrainResult finish();
 
