@@ -113,12 +113,15 @@ void LayerNorm::backward(const float* x, const float*, const float* dy, float* d
 
 // ---- Gelu ----
 
-void Gelu::forward(const float* x, float* y, int batch, const ForwardPass&) {
-  kernels::geluForward(x, y, static_cast<size_t>(batch) * inputShape().size());
+void Gelu::forward(const float* x, float* y, int batch, const ForwardPass& pass) {
+  const size_t n = static_cast<size_t>(batch) * inputShape().size();
+  if (pass.training) slope_.resize(n);
+  kernels::geluForward(x, y, pass.training ? slope_.data() : nullptr, n);
 }
 
-void Gelu::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
-  if (dx) kernels::geluBackward(x, dy, dx, static_cast<size_t>(batch) * inputShape().size());
+void Gelu::backward(const float*, const float*, const float* dy, float* dx, int batch) {
+  if (dx)
+    kernels::geluBackward(slope_.data(), dy, dx, static_cast<size_t>(batch) * inputShape().size());
 }
 
 // ---- CausalSelfAttention ----

@@ -76,6 +76,9 @@ class Gelu : public Layer {
   std::string describe() const override { return "GELU()"; }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  std::vector<float> slope_;  // GELU'(x) of the last training forward
 };
 
 // Causal self-attention of `heads` heads: input (length, 1, 3 * width), q|k|v per position

@@ -56,17 +56,17 @@ void layerNormBackward(const float* x, const float* weight, const float* mean, c
   }
 }
 
-void geluForward(const float* x, float* y, size_t n) {
-  for (size_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * float(M_SQRT1_2)));
-}
-
-void geluBackward(const float* x, const float* dy, float* dx, size_t n) {
+void geluForward(const float* x, float* y, float* slope, size_t n) {
   const float inv_sqrt_2pi = 0.5f * float(M_2_SQRTPI) * float(M_SQRT1_2);  // 1 / sqrt(2 pi)
   for (size_t i = 0; i < n; ++i) {
     const float cdf = 0.5f * (1.f + std::erf(x[i] * float(M_SQRT1_2)));
-    const float pdf = inv_sqrt_2pi * std::exp(-0.5f * x[i] * x[i]);
-    dx[i] = dy[i] * (cdf + x[i] * pdf);
+    y[i] = x[i] * cdf;
+    if (slope) slope[i] = cdf + x[i] * inv_sqrt_2pi * std::exp(-0.5f * x[i] * x[i]);
   }
+}
+
+void geluBackward(const float* slope, const float* dy, float* dx, size_t n) {
+  for (size_t i = 0; i < n; ++i) dx[i] = dy[i] * slope[i];
 }
 
 namespace {

@@ -18,9 +18,12 @@ void layerNormBackward(const float* x, const float* weight, const float* mean, c
                        const float* dy, float* dx, float* dweight, float* dbias, size_t rows,
                        int width, bool accumulate);
 
-// y = x * Phi(x) (the erf form, PyTorch's nn.GELU()); dx = dy * GELU'(x).
-void geluForward(const float* x, float* y, size_t n);
-void geluBackward(const float* x, const float* dy, float* dx, size_t n);
+// y = x * Phi(x) (the erf form, PyTorch's nn.GELU()); where `slope` is not null, also
+// slope = GELU'(x) = Phi(x) + x phi(x), so the backward is one product (erf and exp are
+// most of a GELU's time: computed once a step, not twice).
+void geluForward(const float* x, float* y, float* slope, size_t n);
+// dx = dy * slope, the forward's.
+void geluBackward(const float* slope, const float* dy, float* dx, size_t n);
 
 // Causal self-attention of `batch` sequences of `length` positions, each row of qkv holding
 // q, k and v (3 * width floats), each of `heads` heads reading width / heads of each. y
