@@ -35,7 +35,7 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
       status_(new QLabel(this)),
       charts_(new QWidget(this)),
       loss_(new CurveChart(tr("Training loss (cross-entropy)"), tr("loss"), charts_)),
-      accuracy_(new CurveChart(tr("Test accuracy after each epoch"), tr("accuracy %"), charts_)),
+      accuracy_(new CurveChart(tr("Test accuracy at each evaluation"), tr("accuracy %"), charts_)),
       time_(new TimeBreakdownChart(charts_)),
       memory_(new MemoryChart(charts_)),
       shards_(new ShardChart(charts_)),

@@ -171,11 +171,15 @@ void MainWindow::connectSession() {
     // steps would be drawn twice.
     if (e.kind == "restart") live_model_->rollBack(e.step);
     live_model_->addEvent(e);
+    // One log line per line of the text (a GPT's sample is verse), the first with its kind.
+    const QStringList lines = QString::fromStdString(e.text).split(QLatin1Char('\n'));
     appendLog(e.rank, e.kind == "error",
               QStringLiteral("[%1 at step %2] %3")
                   .arg(QString::fromStdString(e.kind))
                   .arg(e.step)
-                  .arg(QString::fromStdString(e.text)));
+                  .arg(lines.front()));
+    for (qsizetype i = 1; i < lines.size(); ++i)
+      appendLog(e.rank, false, QStringLiteral("    | ") + lines[i]);
   });
   connect(session_, &RunSession::outputLine, this, &MainWindow::appendLog);
   connect(page_, &LivePage::faultRequested, this, [this](int rank, const QString& action) {
