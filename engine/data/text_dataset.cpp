@@ -1,6 +1,7 @@
 #include "engine/data/text_dataset.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -40,6 +41,20 @@ TextSplits loadText(const std::string& path, int context) {
                     "\": model.context must be at least 1 to cut the "
                     "text into windows, got " +
                     std::to_string(context));
+  // A device or a pipe (/dev/zero) would be read for ever; a huge file into 5 bytes of
+  // memory per byte (a float token and a label).
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!error && status.type() != std::filesystem::file_type::regular &&
+      status.type() != std::filesystem::file_type::not_found)
+    throw DataError("data.path \"" + path + "\": not a regular file");
+  const uintmax_t size = std::filesystem::is_regular_file(status)
+                             ? std::filesystem::file_size(path, error)
+                             : uintmax_t{0};
+  if (!error && size > kMaxTextBytes)
+    throw DataError("data.path \"" + path + "\": larger than " +
+                    std::to_string(kMaxTextBytes >> 20) +
+                    " MiB, the most text data reads (it holds 5 bytes per byte of text)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError("data.path \"" + path + "\": cannot open it as a text file");
   const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),

@@ -18,13 +18,17 @@ inline constexpr int kTextVocab = 256;  // byte-level tokens
 // `fortunes` package, 234 KB of verse, which scripts/install-deps installs.
 inline constexpr const char* kDefaultTextCorpus = "/usr/share/games/fortunes/songs-poems";
 
+// The largest text file data.path may name.
+inline constexpr uintmax_t kMaxTextBytes = uintmax_t{1} << 30;
+
 struct TextSplits {
   Dataset train;
   Dataset validation;
 };
 
-// Throws DataError naming the file and what is wrong: missing, unreadable, not UTF-8 (with
-// the byte offset), or too short for one window of `context` in each split.
+// Throws DataError naming the file and what is wrong: missing, not a regular file, larger
+// than kMaxTextBytes, unreadable, not UTF-8 (with the byte offset), or too short for one
+// window of `context` in each split.
 TextSplits loadText(const std::string& path, int context);
 
 // The windows of `text` as a Dataset (exposed for tests).

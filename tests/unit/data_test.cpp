@@ -98,7 +98,9 @@ TEST(TextData, BadTextIsRefusedNamingTheFileAndTheOffset) {
   const std::pair<std::string, std::string> cases[] = {
       {binary, "not UTF-8 text: byte 500 (0xff) starts no valid character"},
       {short_file, "9 bytes are too few"},
-      {folder.file("missing.txt"), "cannot open it as a text file"}};
+      {folder.file("missing.txt"), "cannot open it as a text file"},
+      {"/dev/zero", "not a regular file"},
+      {folder.path().string(), "not a regular file"}};
   for (const auto& [path, expected] : cases) {
     try {
       loadText(path, 8);
