@@ -51,16 +51,18 @@ TransformerBlock::TransformerBlock(std::string name, const GptShape& shape,
       device_(device),
       shape_(shape) {
   const int c = shape.width, t = shape.context;
+  // GPT-2's: each c_proj, which adds to the residual stream, drawn 1/sqrt(2 blocks) smaller.
+  const float proj_std = kInitStd / std::sqrt(2.f * static_cast<float>(shape.blocks));
   ln_1_ = &add("ln_1", {LayerKind::kLayerNorm, "", sequence(t, c)});
-  c_attn_ = &add("attn.c_attn", {LayerKind::kLinear, "", row(c), 3 * c});
+  c_attn_ = &add("attn.c_attn", {LayerKind::kLinear, "", row(c), 3 * c}, kInitStd);
   LayerRequest attention{LayerKind::kCausalSelfAttention, "", sequence(t, 3 * c)};
   attention.heads = shape.heads;
   attn_ = &add("attn", attention);
-  attn_proj_ = &add("attn.c_proj", {LayerKind::kLinear, "", row(c), c});
+  attn_proj_ = &add("attn.c_proj", {LayerKind::kLinear, "", row(c), c}, proj_std);
   ln_2_ = &add("ln_2", {LayerKind::kLayerNorm, "", sequence(t, c)});
-  c_fc_ = &add("mlp.c_fc", {LayerKind::kLinear, "", row(c), 4 * c});
+  c_fc_ = &add("mlp.c_fc", {LayerKind::kLinear, "", row(c), 4 * c}, kInitStd);
   gelu_ = &add("mlp.gelu", {LayerKind::kGelu, "", sequence(t, 4 * c)});
-  mlp_proj_ = &add("mlp.c_proj", {LayerKind::kLinear, "", row(4 * c), c});
+  mlp_proj_ = &add("mlp.c_proj", {LayerKind::kLinear, "", row(4 * c), c}, proj_std);
   if (shape.dropout > 0.f) {
     LayerRequest drop{LayerKind::kDropout, "", sequence(t, c)};
     drop.dropout = shape.dropout;
@@ -69,10 +71,10 @@ TransformerBlock::TransformerBlock(std::string name, const GptShape& shape,
   }
 }
 
-Layer& TransformerBlock::add(const std::string& name, const LayerRequest& request) {
+Layer& TransformerBlock::add(const std::string& name, const LayerRequest& request, float init_std) {
   LayerRequest named = request;
   named.name = this->name() + "." + name;
-  parts_.push_back({name, device_.makeLayer(named)});
+  parts_.push_back({name, device_.makeLayer(named), nullptr, init_std});
   return *parts_.back().layer;
 }
 
@@ -101,16 +103,14 @@ void TransformerBlock::bind(float* params, float* grads) {
 }
 
 void TransformerBlock::init(std::mt19937_64& rng) {
-  const float proj_std = kInitStd / std::sqrt(2.f * static_cast<float>(shape_.blocks));
   for (Part& part : parts_) {
-    const std::vector<ParamTensor> tensors = part.layer->paramTensors();
-    if (tensors.size() != 2 || part.name.find("c_") == std::string::npos) {
+    if (part.init_std == 0) {
       part.layer->init(rng);  // LayerNorm: ones and zeros
       continue;
     }
     // A Linear: weight N(0, std), bias 0, drawn here and uploaded to the device.
-    const bool proj = part.name.find("c_proj") != std::string::npos;
-    std::normal_distribution<float> normal(0.f, proj ? proj_std : kInitStd);
+    const std::vector<ParamTensor> tensors = part.layer->paramTensors();
+    std::normal_distribution<float> normal(0.f, part.init_std);
     std::vector<float> values(tensors[0].size + tensors[1].size, 0.f);
     for (size_t i = 0; i < tensors[0].size; ++i) values[i] = normal(rng);
     device_.upload(part.params, values.data(), values.size());
@@ -128,12 +128,6 @@ void TransformerBlock::ensureBatch(int batch) {
   for (size_t i = 0; i < kBuffers; ++i)
     buffers_.push_back(device_.allocate(rows * kWidths[i] * shape_.width));
   batch_ = batch;
-}
-
-size_t TransformerBlock::workBytes() const {
-  size_t bytes = 0;
-  for (const auto& b : buffers_) bytes += b->size() * sizeof(float);
-  return bytes;
 }
 
 void TransformerBlock::forward(const float* x, float* y, int batch, const ForwardPass& pass) {

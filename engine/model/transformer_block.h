@@ -38,16 +38,15 @@ class TransformerBlock : public Layer {
   void setPrecision(kernels::Precision precision) override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-  // Bytes of what it keeps for backward and works in, at the largest batch so far.
-  size_t workBytes() const;
 
  private:
   struct Part {
     std::string name;  // "attn.c_attn"
     std::unique_ptr<Layer> layer;
     float* params = nullptr;  // bound slice (init)
+    float init_std = 0;       // a Linear's weight draw; 0: the layer's own init
   };
-  Layer& add(const std::string& name, const LayerRequest& request);
+  Layer& add(const std::string& name, const LayerRequest& request, float init_std = 0);
   void ensureBatch(int batch);
   float* buffer(size_t index) { return buffers_[index]->data(); }
 
