@@ -105,6 +105,8 @@
   X(double, loss_scale_min, "MIN(loss_scale)", 1)                                        \
   X(double, loss_scale_max, "MAX(loss_scale)", 1)                                        \
   X(int64_t, staleness_sum, "SUM(staleness)", 0)                                         \
+  X(double, grad_norm_sum, "TOTAL(grad_norm)", 0)                                        \
+  X(double, lr_sum, "TOTAL(lr)", 0)                                                      \
   X(int64_t, first_time_ns, "MIN(time_ns)", 0)                                           \
   X(int64_t, last_time_ns, "MAX(time_ns)", 0)
 

@@ -272,10 +272,24 @@ ALTER TABLE evals ADD COLUMN loss_nan INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 13;
 )sql";
 
+// The gradient's norm per step (train.grad_clip), and bins that sum it and the learning
+// rate, so a long run's charts of both open from its bins. Older bins get their steps' rates.
+constexpr const char* kVersion14 = R"sql(
+ALTER TABLE steps ADD COLUMN grad_norm REAL NOT NULL DEFAULT 0;
+ALTER TABLE step_bins ADD COLUMN grad_norm_sum REAL NOT NULL DEFAULT 0;
+ALTER TABLE step_bins ADD COLUMN lr_sum REAL NOT NULL DEFAULT 0;
+UPDATE step_bins SET lr_sum = (
+  SELECT TOTAL(s.lr) FROM steps s
+  WHERE s.run_id = step_bins.run_id AND s.rank = step_bins.rank
+    AND s.step BETWEEN step_bins.first_step AND step_bins.last_step);
+
+PRAGMA user_version = 14;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4}, {5, kVersion5},
-    {6, kVersion6},   {7, kVersion7},   {8, kVersion8},   {9, kVersion9}, {10, kVersion10},
-    {11, kVersion11}, {12, kVersion12}, {13, kVersion13},
+    {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4},   {5, kVersion5},
+    {6, kVersion6},   {7, kVersion7},   {8, kVersion8},   {9, kVersion9},   {10, kVersion10},
+    {11, kVersion11}, {12, kVersion12}, {13, kVersion13}, {14, kVersion14},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

@@ -43,6 +43,8 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
                                 tr("MB/s"), charts_)),
       scale_(new CurveChart(tr("AMP loss scale"), tr("scale"), charts_)),
       staleness_(new CurveChart(tr("Staleness per rank"), tr("steps behind"), charts_)),
+      norm_(new CurveChart(tr("Gradient norm (before clipping)"), tr("norm"), charts_)),
+      lr_(new CurveChart(tr("Learning rate"), tr("rate"), charts_)),
       grid_(new QTableView(this)),
       log_pane_(new LogPane(log, this)) {
   x_axis_ = XAxis(std::clamp(WorkbenchSettings::xAxis(), 0, 2));
@@ -69,9 +71,13 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
   charts->addWidget(scale_, 2, 1);
   charts->addWidget(shards_, 3, 0, 1, 2);  // the whole width: its bars' names are long
   charts->addWidget(staleness_, 4, 0, 1, 2);
+  charts->addWidget(norm_, 5, 0);
+  charts->addWidget(lr_, 5, 1);
   scale_->hide();
   shards_->hide();
   staleness_->hide();
+  norm_->hide();
+  lr_->hide();
 
   grid_->setObjectName(QStringLiteral("rankGrid"));
   grid_->verticalHeader()->hide();
@@ -146,7 +152,9 @@ QWidget* LivePage::buildControls() {
                                                  {memory_, tr("Memory per rank")},
                                                  {scale_, tr("Loss scale")},
                                                  {shards_, tr("Parameter server shards")},
-                                                 {staleness_, tr("Staleness")}};
+                                                 {staleness_, tr("Staleness")},
+                                                 {norm_, tr("Gradient norm")},
+                                                 {lr_, tr("Learning rate")}};
   for (const auto& [chart, name] : charts) {
     menu->addAction(name, this, [this, chart = chart, name = name] {
       const QString path = QFileDialog::getSaveFileName(
@@ -342,6 +350,26 @@ void LivePage::drawCharts(int group) {
   }
   staleness_->setVisible(run.usesStaleness());
   if (run.usesStaleness()) staleness_->setCurves(staleness);
+  refreshRates(run, marks);
+}
+
+// Every training rank measures the same norm and rate: the first rank's curves.
+void LivePage::refreshRates(const RunSeries& run, const std::vector<ChartMark>& marks) {
+  const bool norms = run.usesGradNorm() && !run.ranks().empty();
+  norm_->setVisible(norms);
+  if (norms) {
+    norm_->setCurves({{0, tr("gradient norm"), QColor(0xb1, 0x59, 0x28), 1.6, false, false, true,
+                       curvePoints(run.ranks().front().series, Metric::GradNorm, x_axis_,
+                                   smoothing_, norm_->pointBudget())}});
+    norm_->setMarks(marks);
+  }
+  const bool rates = run.changesLr() && !run.ranks().empty();
+  lr_->setVisible(rates);
+  if (rates) {
+    lr_->setCurves({{0, tr("learning rate"), QColor(0x1f, 0x5f, 0x99), 2.0, false, false, true,
+                     curvePoints(run.ranks().front().series, Metric::LearningRate, x_axis_, 0,
+                                 lr_->pointBudget())}});
+  }
 }
 
 QString LivePage::statusText() const {

@@ -58,6 +58,8 @@ class LivePage : public QWidget {
   CurveChart* bandwidthChart() const { return bandwidth_; }
   CurveChart* lossScaleChart() const { return scale_; }
   CurveChart* stalenessChart() const { return staleness_; }
+  CurveChart* gradNormChart() const { return norm_; }
+  CurveChart* learningRateChart() const { return lr_; }
   TimeBreakdownChart* timeChart() const { return time_; }
   MemoryChart* memoryChart() const { return memory_; }
   ShardChart* shardChart() const { return shards_; }
@@ -88,6 +90,7 @@ class LivePage : public QWidget {
   enum ChartGroup { LossGroup, BandwidthGroup, OtherGroup, kGroupCount };
   void drawCharts(int group);  // -1: every group
   std::vector<ChartMark> eventMarks(const RunSeries& run) const;
+  void refreshRates(const RunSeries& run, const std::vector<ChartMark>& marks);
   void drawNextGroup();
   void updateStatus();
   QString xTitle() const;
@@ -107,6 +110,8 @@ class LivePage : public QWidget {
   CurveChart* bandwidth_;
   CurveChart* scale_;
   CurveChart* staleness_;
+  CurveChart* norm_;  // runs that measured their gradient's norm
+  CurveChart* lr_;    // runs whose learning rate moved
   QTableView* grid_;
   bool faults_enabled_ = false;  // the model is the running run
   LogPane* log_pane_;

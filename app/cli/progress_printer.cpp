@@ -78,8 +78,10 @@ void ProgressPrinter::onStep(const StepRow& step) {
 }
 
 void ProgressPrinter::onEval(const EvalRow& eval) {
-  std::fprintf(stderr, "  epoch %d/%d done: test accuracy %.4f  test loss %.4f\n", eval.epoch,
-               epochs_, eval.test_accuracy, eval.test_loss);
+  // Evaluations may fall inside an epoch (train.eval_every): the step says when.
+  std::fprintf(stderr, "  step %lld (epoch %d/%d): test accuracy %.4f  test loss %.4f\n",
+               static_cast<long long>(eval.step), eval.epoch, epochs_, eval.test_accuracy,
+               eval.test_loss);
 }
 
 void ProgressPrinter::onEvent(const EventRow& event) {

@@ -103,7 +103,7 @@ void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "splits models without dropout (its masks would have to agree across slices); use "
             "model.dropout = 0, got " +
                 formatDouble(job.model.dropout));
-  for (int width : job.model.layers) {
+  for (int width : job.model.kind == "gpt" ? std::vector<int>{} : job.model.layers) {
     checkRule(root, log, "parallel.tensor", {"model.layers"}, width % t != 0,
               "must divide every hidden width of model.layers (each slice holds width / " +
                   std::to_string(t) + " of a layer), and " + std::to_string(width) +
@@ -249,9 +249,9 @@ void checkHosts(const toml::table& root, const JobSpec& job, IssueLog& log) {
 
 }  // namespace
 
-// The GPT trains on text, data parallel, on the CPU. Its splits (pipeline by blocks, tensor
-// parallelism by heads, ZeRO's shards of a tied embedding) and its CUDA kernels are still to
-// come (issue 36): refused here, naming the key.
+// The GPT trains on text on the CPU, data and tensor parallel (its heads split over the
+// slices). Its other splits (pipeline by blocks, ZeRO's shards of a tied embedding) and its
+// CUDA kernels are still to come (issue 36): refused here, naming the key.
 void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const bool gpt = job.model.kind == "gpt";
   const bool text = job.data.dataset == "text";
@@ -269,11 +269,15 @@ void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   checkRule(root, log, "model.width", {"model.heads"}, gpt && split, divide);
   if (!gpt) return;
   const std::string not_yet =
-      " is not available for model.kind = \"gpt\" yet (it trains data parallel on the CPU): ";
+      " is not available for model.kind = \"gpt\" yet (it trains data and tensor parallel on the "
+      "CPU): ";
   checkRule(root, log, "parallel.pipeline", {"model.kind"}, job.parallel.pipeline > 1,
             "> 1" + not_yet + "use 1");
-  checkRule(root, log, "parallel.tensor", {"model.kind"}, job.parallel.tensor > 1,
-            "> 1" + not_yet + "use 1");
+  checkRule(root, log, "parallel.tensor", {"model.heads"},
+            job.model.heads % job.parallel.tensor != 0,
+            "must divide model.heads (" + std::to_string(job.model.heads) +
+                "): each slice computes whole heads of the attention, got " +
+                std::to_string(job.parallel.tensor));
   checkRule(root, log, "parallel.zero", {"model.kind"}, job.parallel.zero > 0,
             "> 0" + not_yet +
                 "use 0 (its per-layer shards cannot yet hold the embedding the "
@@ -282,6 +286,25 @@ void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   checkRule(
       root, log, "train.device", {"model.kind"}, device && device->onGpu(),
       quoted(job.train.device) + not_yet + "its layers have no CUDA kernels so far; use \"cpu\"");
+}
+
+// Clipping scales the whole gradient before one update: a rank must hold it and update.
+void checkGradClip(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  if (job.train.grad_clip == 0) return;
+  const ParallelSpec& p = job.parallel;
+  const std::string why = "clips the gradient an update reads, and ";
+  checkRule(root, log, "train.grad_clip", {"parallel.strategy"},
+            p.strategy == "ps-sync" || p.strategy == "ps-async",
+            why + "with parallel.strategy = " + quoted(p.strategy) +
+                " the servers update from each worker's push; use \"allreduce\" or "
+                "\"local-sgd\", or 0");
+  checkRule(root, log, "train.grad_clip", {"parallel.algorithm"}, p.sharesOneModel(),
+            why + "\"shm-sharded\" updates one shared model chunk by chunk; use " +
+                allreduceChoices() + ", or 0");
+  checkRule(root, log, "train.grad_clip", {"parallel.comm_schedule"}, p.comm_schedule == "priority",
+            why +
+                "\"priority\" updates each piece as it arrives, before the whole gradient "
+                "is there to measure; use comm_schedule = \"fifo\", or 0");
 }
 
 void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& log) {
@@ -329,6 +352,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   checkTensor(root, job, log);
   checkDevice(root, job, log);
   checkGpt(root, job, log);
+  checkGradClip(root, job, log);
   checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
             job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +

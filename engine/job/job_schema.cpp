@@ -374,6 +374,7 @@ Section trainSection() {
            doubleField("lr_gamma", RANKLAB_JOB_KEY(train.lr_gamma), {0.0, 1.0, true, false}),
            doubleField("lr_min", RANKLAB_JOB_KEY(train.lr_min), {0.0, 10.0}),
            intField("warmup_steps", RANKLAB_JOB_KEY(train.warmup_steps), 0, kNoUpperLimit),
+           doubleField("grad_clip", RANKLAB_JOB_KEY(train.grad_clip), {0.0, 1e6}),
            intField("seed", RANKLAB_JOB_KEY(train.seed), 0, kNoUpperLimit),
            intField("max_steps", RANKLAB_JOB_KEY(train.max_steps), 0, kNoUpperLimit),
            intField("eval_every", RANKLAB_JOB_KEY(train.eval_every), 0, kNoUpperLimit),

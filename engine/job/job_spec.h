@@ -57,6 +57,7 @@ struct TrainSpec {
   double lr_gamma = 0.1;                 // step
   double lr_min = 0.0;                   // cosine: the rate at the last step
   int64_t warmup_steps = 0;              // linear warm-up from lr/warmup_steps to lr
+  double grad_clip = 0.0;                // the gradient's largest global L2 norm; 0 = no clipping
   uint64_t seed = 1;
   int64_t max_steps = 0;         // stop after this many steps in all; 0 = run every epoch fully
   int eval_every = 0;            // steps between evaluations inside an epoch; 0 = at its end only

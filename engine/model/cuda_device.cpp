@@ -161,6 +161,10 @@ class CudaDevice : public ComputeDevice {
     use();
     return cuda::scaleAndCheckFinite(grads, n, factor);
   }
+  double sumOfSquares(const float* x, size_t n) const override {
+    use();
+    return cuda::sumOfSquares(x, n);
+  }
   void add(float* to, const float* from, size_t n) const override {
     use();
     cuda::addInto(to, from, n);

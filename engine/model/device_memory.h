@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "engine/model/device_timer.h"
 #include "kernels/cpu/optimizer_update.h"
@@ -47,6 +48,15 @@ class DeviceMemory {
                           float* second_moment, size_t n, const kernels::AdamScalars& s) const = 0;
   // grads *= factor; false when any of them is then inf or NaN (AMP's unscale).
   virtual bool scaleAndCheckFinite(float* grads, size_t n, float factor) const = 0;
+  // The sum of x[i]^2 in double (a gradient's squared norm): here through a host copy, which
+  // any device can make; a device overrides it where it sums in place.
+  virtual double sumOfSquares(const float* x, size_t n) const {
+    std::vector<float> host(n);
+    download(host.data(), x, n);
+    double sum = 0;
+    for (float v : host) sum += static_cast<double>(v) * v;
+    return sum;
+  }
   // Returns once the work queued on the device is done (phase timing).
   virtual void synchronize() const = 0;
   // Marks in this device's queue, timed on its clock (the host's where work is done when

@@ -78,7 +78,8 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
   return chain.finish(seed);
 }
 
-Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device) {
+Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device,
+                TensorGroup* slices) {
   const Shape sequence{shape.context, 1, shape.width};
   std::vector<std::unique_ptr<Layer>> layers;
   LayerRequest embed{LayerKind::kEmbedding, "embed", {shape.context, 1, 1}, shape.width};
@@ -92,7 +93,8 @@ Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& devic
     layers.push_back(device.makeLayer(drop));
   }
   for (int b = 0; b < shape.blocks; ++b)
-    layers.push_back(std::make_unique<TransformerBlock>("h" + std::to_string(b), shape, device));
+    layers.push_back(
+        std::make_unique<TransformerBlock>("h" + std::to_string(b), shape, device, slices));
   layers.push_back(device.makeLayer({LayerKind::kLayerNorm, "ln_f", sequence}));
   layers.push_back(std::make_unique<TiedHead>("lm_head", sequence, *table, "embed.token", device));
   return Network(std::move(layers), seed, device);

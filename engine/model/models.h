@@ -27,8 +27,10 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
 // nanoGPT's GPT (engine/model/transformer_block.h): token and position embedding
 // ("embed", its table shared with the output head), [Dropout,] `blocks` blocks ("h0"...),
 // a final LayerNorm ("ln_f") and the tied head ("lm_head"); samples (context, 1, 1) of token
-// ids, logits (context, 1, vocab).
-Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device = cpuDevice());
+// ids, logits (context, 1, vocab). With `slices`, each block is this rank's tensor-parallel
+// slice of it (the embedding, LayerNorms and head whole).
+Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device = cpuDevice(),
+                TensorGroup* slices = nullptr);
 
 // The job's [model] for samples of shape `input`; std::invalid_argument names the
 // model key that does not fit the data.

@@ -58,6 +58,10 @@ class Network {
   float* grads() { return settledGrads(); }
   const float* grads() const { return settledGrads(); }
   const std::vector<ParamView>& views() const { return views_; }
+  // Per view, whether this network is a tensor-parallel slice holding its own part of it
+  // (sliceForTensorParallel sets it); empty: nothing is split.
+  const std::vector<bool>& slicedViews() const { return sliced_views_; }
+  void setSlicedViews(std::vector<bool> sliced) { sliced_views_ = std::move(sliced); }
   // Moves the flat buffers into memory the caller owns and keeps alive (shared memory the
   // ranks of one host read the parameters from): `params` must already hold params()'s
   // values; `grads` is any memory of parameterCount() floats. Any pending zeroGrads() holds.
@@ -171,6 +175,7 @@ class Network {
   ParamGatherFn gate_;            // gateParameters()
   DeviceTrace* trace_ = nullptr;  // traceDevice()
   std::vector<ParamView> views_;
+  std::vector<bool> sliced_views_;
   uint64_t dropout_seed_ = 0;
   float loss_scale_ = 1.f;
   uint64_t training_passes_ = 0;

@@ -7,32 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/steady_clock.h"
+#include "engine/model/gpt_slices.h"
 
 namespace ranklab {
-
-void TensorGroup::sum(float* data, size_t count, bool in_backward, const ComputeDevice& device) {
-  if (comm_.size() == 1) return;
-  const int64_t t0 = steadyNowNs();
-  if (device.hostMemory()) {
-    ring_.run(data, count);
-  } else {
-    host_.resize(count);
-    device.download(host_.data(), data, count);
-    ring_.run(host_.data(), count);
-    device.upload(data, host_.data(), count);
-  }
-  (in_backward ? counts_.backward_ns : counts_.forward_ns) += steadyNowNs() - t0;
-  ++counts_.allreduces;
-  counts_.bytes_tx += ring_.bytesSent();
-  counts_.bytes_rx += ring_.bytesReceived();
-}
-
-TensorParallelCounts TensorGroup::take() {
-  const TensorParallelCounts taken = counts_;
-  counts_ = {};
-  return taken;
-}
 
 namespace {
 
@@ -173,9 +150,19 @@ void copyWhole(const Network& whole, const float* from, const Network& slice, fl
   }
 }
 
-}  // namespace
+// The slice's views whose tensors it holds a part of: those smaller than whole's.
+std::vector<bool> slicedViews(const Network& whole, const Network& slice) {
+  std::vector<bool> sliced;
+  for (const ParamView& view : slice.views())
+    sliced.push_back(view.size < viewOf(whole, view.name).size);
+  return sliced;
+}
 
-Network sliceForTensorParallel(const Network& whole, TensorGroup& group) {
+// This slice of `whole`, its parameters cut from whole's.
+Network cutSlice(const Network& whole, TensorGroup& group) {
+  for (const auto& layer : whole.layers())
+    if (const auto* block = dynamic_cast<const TransformerBlock*>(layer.get()))
+      return sliceGpt(whole, block->shape(), group);
   const int t = group.size();
   const std::vector<Split> splits = splitsOf(whole);
   const ComputeDevice& device = whole.device();
@@ -226,6 +213,14 @@ Network sliceForTensorParallel(const Network& whole, TensorGroup& group) {
       copyWhole(whole, from.data(), slice, to.data(), layer->name());
   }
   device.upload(slice.params(), to.data(), to.size());
+  return slice;
+}
+
+}  // namespace
+
+Network sliceForTensorParallel(const Network& whole, TensorGroup& group) {
+  Network slice = cutSlice(whole, group);
+  slice.setSlicedViews(slicedViews(whole, slice));
   return slice;
 }
 

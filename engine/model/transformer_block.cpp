@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/model/tensor_group.h"
+
 namespace ranklab {
 namespace {
 
@@ -19,7 +21,8 @@ Shape row(int features) {
   return {1, 1, features};
 }
 
-// The block's buffers, each rows * (its multiple of width) floats.
+// The block's buffers, each rows * (its multiple of width) floats; a slice's q|k|v, attention
+// and MLP buffers hold its part alone.
 enum Buffer : size_t {
   kLn1,
   kQkv,
@@ -41,28 +44,43 @@ enum Buffer : size_t {
   kBuffers
 };
 constexpr int kWidths[kBuffers] = {1, 3, 1, 1, 1, 1, 1, 4, 4, 1, 1, 1, 1, 1, 4, 4, 3};
+constexpr bool kSliced[kBuffers] = {false, true,  true,  false, false, false, false, true, true,
+                                    false, false, false, false, false, true,  true,  true};
 
 }  // namespace
 
 TransformerBlock::TransformerBlock(std::string name, const GptShape& shape,
-                                   const ComputeDevice& device)
+                                   const ComputeDevice& device, TensorGroup* slices)
     : Layer(std::move(name), sequence(shape.context, shape.width),
             sequence(shape.context, shape.width)),
       device_(device),
-      shape_(shape) {
-  const int c = shape.width, t = shape.context;
+      shape_(shape),
+      slices_(slices),
+      parts_of_(slices ? slices->size() : 1) {
+  if (shape.heads % parts_of_ != 0) {
+    throw std::invalid_argument(this->name() + " has " + std::to_string(shape.heads) +
+                                " heads, which parallel.tensor = " + std::to_string(parts_of_) +
+                                " does not divide");
+  }
+  const int c = shape.width, t = shape.context, part = c / parts_of_;
+  // A row-parallel c_proj's bias is added once, by the first slice, before the sum.
+  const bool adds_bias = !slices || slices->rank() == 0;
   // GPT-2's: each c_proj, which adds to the residual stream, drawn 1/sqrt(2 blocks) smaller.
   const float proj_std = kInitStd / std::sqrt(2.f * static_cast<float>(shape.blocks));
   ln_1_ = &add("ln_1", {LayerKind::kLayerNorm, "", sequence(t, c)});
-  c_attn_ = &add("attn.c_attn", {LayerKind::kLinear, "", row(c), 3 * c}, kInitStd);
-  LayerRequest attention{LayerKind::kCausalSelfAttention, "", sequence(t, 3 * c)};
-  attention.heads = shape.heads;
+  c_attn_ = &add("attn.c_attn", {LayerKind::kLinear, "", row(c), 3 * part}, kInitStd);
+  LayerRequest attention{LayerKind::kCausalSelfAttention, "", sequence(t, 3 * part)};
+  attention.heads = shape.heads / parts_of_;
   attn_ = &add("attn", attention);
-  attn_proj_ = &add("attn.c_proj", {LayerKind::kLinear, "", row(c), c}, proj_std);
+  LayerRequest attn_proj{LayerKind::kLinear, "", row(part), c};
+  attn_proj.adds_bias = adds_bias;
+  attn_proj_ = &add("attn.c_proj", attn_proj, proj_std);
   ln_2_ = &add("ln_2", {LayerKind::kLayerNorm, "", sequence(t, c)});
-  c_fc_ = &add("mlp.c_fc", {LayerKind::kLinear, "", row(c), 4 * c}, kInitStd);
-  gelu_ = &add("mlp.gelu", {LayerKind::kGelu, "", sequence(t, 4 * c)});
-  mlp_proj_ = &add("mlp.c_proj", {LayerKind::kLinear, "", row(4 * c), c}, proj_std);
+  c_fc_ = &add("mlp.c_fc", {LayerKind::kLinear, "", row(c), 4 * part}, kInitStd);
+  gelu_ = &add("mlp.gelu", {LayerKind::kGelu, "", sequence(t, 4 * part)});
+  LayerRequest mlp_proj{LayerKind::kLinear, "", row(4 * part), c};
+  mlp_proj.adds_bias = adds_bias;
+  mlp_proj_ = &add("mlp.c_proj", mlp_proj, proj_std);
   if (shape.dropout > 0.f) {
     LayerRequest drop{LayerKind::kDropout, "", sequence(t, c)};
     drop.dropout = shape.dropout;
@@ -79,9 +97,15 @@ Layer& TransformerBlock::add(const std::string& name, const LayerRequest& reques
 }
 
 std::string TransformerBlock::describe() const {
-  char text[80];
-  std::snprintf(text, sizeof text, "Block(width=%d, heads=%d, mlp=%d, dropout=%g)", shape_.width,
-                shape_.heads, 4 * shape_.width, shape_.dropout);
+  char text[96];
+  if (parts_of_ == 1) {
+    std::snprintf(text, sizeof text, "Block(width=%d, heads=%d, mlp=%d, dropout=%g)", shape_.width,
+                  shape_.heads, 4 * shape_.width, shape_.dropout);
+  } else {
+    std::snprintf(text, sizeof text, "Block(width=%d, heads=%d of %d, mlp=%d of %d, dropout=%g)",
+                  shape_.width, shape_.heads / parts_of_, shape_.heads,
+                  4 * shape_.width / parts_of_, 4 * shape_.width, shape_.dropout);
+  }
   return text;
 }
 
@@ -125,9 +149,15 @@ void TransformerBlock::ensureBatch(int batch) {
   if (batch <= batch_) return;
   const size_t rows = static_cast<size_t>(batch) * shape_.context;
   buffers_.clear();
-  for (size_t i = 0; i < kBuffers; ++i)
-    buffers_.push_back(device_.allocate(rows * kWidths[i] * shape_.width));
+  for (size_t i = 0; i < kBuffers; ++i) {
+    const int width = kSliced[i] ? shape_.width / parts_of_ : shape_.width;
+    buffers_.push_back(device_.allocate(rows * kWidths[i] * width));
+  }
   batch_ = batch;
+}
+
+void TransformerBlock::sumOverSlices(float* data, int rows, bool in_backward) {
+  if (slices_) slices_->sum(data, static_cast<size_t>(rows) * shape_.width, in_backward, device_);
 }
 
 void TransformerBlock::forward(const float* x, float* y, int batch, const ForwardPass& pass) {
@@ -142,6 +172,7 @@ void TransformerBlock::forward(const float* x, float* y, int batch, const Forwar
   c_attn_->forward(buffer(kLn1), buffer(kQkv), rows, pass);
   attn_->forward(buffer(kQkv), buffer(kAttn), batch, pass);
   attn_proj_->forward(buffer(kAttn), buffer(kAttnProj), rows, pass);
+  sumOverSlices(buffer(kAttnProj), rows, false);
   const float* attn_out = buffer(kAttnProj);
   if (attn_drop_) {
     attn_drop_->forward(attn_out, buffer(kAttnDrop), batch, attn_pass);
@@ -154,6 +185,7 @@ void TransformerBlock::forward(const float* x, float* y, int batch, const Forwar
   c_fc_->forward(buffer(kLn2), buffer(kFc), rows, pass);
   gelu_->forward(buffer(kFc), buffer(kGelu), batch, pass);
   mlp_proj_->forward(buffer(kGelu), buffer(kMlpProj), rows, pass);
+  sumOverSlices(buffer(kMlpProj), rows, false);
   const float* mlp_out = buffer(kMlpProj);
   if (mlp_drop_) {
     mlp_drop_->forward(mlp_out, buffer(kMlpDrop), batch, mlp_pass);
@@ -177,6 +209,7 @@ void TransformerBlock::backward(const float* x, const float*, const float* dy, f
   mlp_proj_->backward(buffer(kGelu), buffer(kMlpProj), d_mlp, buffer(kGrad4A), rows);
   gelu_->backward(buffer(kFc), buffer(kGelu), buffer(kGrad4A), buffer(kGrad4B), batch);
   c_fc_->backward(buffer(kLn2), buffer(kFc), buffer(kGrad4B), buffer(kGradB), rows);
+  sumOverSlices(buffer(kGradB), rows, true);
   ln_2_->backward(buffer(kResidual), buffer(kLn2), buffer(kGradB), buffer(kGradC), batch);
   // ... plus the residual's: the gradient at the attention's sum.
   device_.add(buffer(kGradC), dy, n);
@@ -188,6 +221,7 @@ void TransformerBlock::backward(const float* x, const float*, const float* dy, f
   attn_proj_->backward(buffer(kAttn), buffer(kAttnProj), d_attn, buffer(kGradB), rows);
   attn_->backward(buffer(kQkv), buffer(kAttn), buffer(kGradB), buffer(kGrad3), batch);
   c_attn_->backward(buffer(kLn1), buffer(kQkv), buffer(kGrad3), buffer(kGradA), rows);
+  sumOverSlices(buffer(kGradA), rows, true);
   ln_1_->backward(x, buffer(kLn1), buffer(kGradA), dx, batch);
   if (dx) device_.add(dx, buffer(kGradC), n);
 }

@@ -14,6 +14,8 @@
 
 namespace ranklab {
 
+class TensorGroup;
+
 // Sizes of a GPT (model.* keys).
 struct GptShape {
   int vocab = 256;
@@ -24,10 +26,19 @@ struct GptShape {
   float dropout = 0.f;
 };
 
+// Split over `slices` (Megatron's tensor parallelism), a block holds heads / t of the
+// attention's heads (c_attn column-parallel: its q, k and v rows of those heads; attn.c_proj
+// row-parallel) and 4 width / t of the MLP (c_fc column-, c_proj row-parallel); its
+// LayerNorms are whole. Each branch sums the slices' partial outputs after its c_proj (g)
+// and their parts of its input gradient before its LayerNorm (f): two all-reduces of
+// (rows, width) forward and two backward.
 class TransformerBlock : public Layer {
  public:
-  // The block `name` ("h0") of a GPT of `shape`, on `device`.
-  TransformerBlock(std::string name, const GptShape& shape, const ComputeDevice& device);
+  // The block `name` ("h0") of a GPT of `shape`, on `device`; with `slices`, this rank's
+  // slice of it (`slices` outlives it; its size divides shape.heads).
+  TransformerBlock(std::string name, const GptShape& shape, const ComputeDevice& device,
+                   TensorGroup* slices = nullptr);
+  const GptShape& shape() const { return shape_; }
   std::string describe() const override;
   // Its layers' tensors, each named as nanoGPT's state_dict: "ln_1.weight", "attn.c_attn.weight"...
   std::vector<ParamTensor> paramTensors() const override;
@@ -49,9 +60,13 @@ class TransformerBlock : public Layer {
   Layer& add(const std::string& name, const LayerRequest& request, float init_std = 0);
   void ensureBatch(int batch);
   float* buffer(size_t index) { return buffers_[index]->data(); }
+  // Megatron's g forward and f backward: data (rows, width) summed over the slices.
+  void sumOverSlices(float* data, int rows, bool in_backward);
 
   const ComputeDevice& device_;
   GptShape shape_;
+  TensorGroup* slices_;
+  int parts_of_ = 1;  // slices the heads and the MLP are split into
   std::vector<Part> parts_;
   Layer *ln_1_, *c_attn_, *attn_, *attn_proj_, *ln_2_, *c_fc_, *gelu_, *mlp_proj_;
   Layer *attn_drop_ = nullptr, *mlp_drop_ = nullptr;  // none without dropout

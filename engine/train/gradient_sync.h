@@ -69,7 +69,7 @@ class ShardedState {
  public:
   virtual ~ShardedState() = default;
   // After sync(): updateRange()'s gradients, from its first.
-  virtual const float* shardGradients(const float* grads) const = 0;
+  virtual float* shardGradients(float* grads) = 0;
   // Non-null: the model keeps no flat gradient; each layer writes its gradients here in
   // turn (largest_layer floats) and gradientReady() takes them before the next (ZeRO 2).
   virtual float* gradientScratch(size_t largest_layer) = 0;

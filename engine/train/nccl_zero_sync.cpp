@@ -60,7 +60,7 @@ void NcclZeroSync::start(float* /*params*/, size_t count) {
   if (stage_ >= 2) deviceBuffer(shard_grads_, own_.end - own_.begin);
 }
 
-const float* NcclZeroSync::shardGradients(const float* grads) const {
+float* NcclZeroSync::shardGradients(float* grads) {
   return stage_ >= 2 ? shard_grads_->data() : grads + own_.begin;
 }
 

@@ -35,7 +35,7 @@ class NcclZeroSync : public GradientSync, public ShardedState {
   void start(float* params, size_t count) override;
   ParamRange updateRange(size_t count) const override;
   ShardedState* sharded() override { return this; }
-  const float* shardGradients(const float* grads) const override;
+  float* shardGradients(float* grads) override;
   float* gradientScratch(size_t largest_layer) override;
   float* parameterScratch(size_t largest_layer) override;
   void gatherParameters(size_t offset, size_t count) override;

@@ -169,6 +169,11 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
     scaler_.emplace(options);
   }
   if (!layout_) layout_ = std::make_unique<ParallelLayout>(peers_, degreesOf(job, peers_.size()));
+  GradientParts parts;
+  if (job.parallel.tensor > 1) parts.slices = &layout_->tensorGroup();
+  if (job.parallel.pipeline > 1) parts.stages = &layout_->pipelineGroup();
+  if (sync_->sharded()) parts.shards = &layout_->dataGroup();
+  norm_.emplace(job.train.grad_clip, parts, model_.slicedViews());
   const int world_rank = comm.rank(), world_size = comm.size();
   schedule_ = makeStepSchedule(job, *layout_, [&job, &train_set, world_rank, world_size, this] {
     return stageModel(job, train_set, world_rank, world_size, device_);
@@ -462,11 +467,21 @@ void TrainingRun::skipOverflowedStep(StepStats& s) {
                     s.step);
 }
 
+double TrainingRun::measureGradient(StepStats& s) {
+  if (sync_->updatesParameters() || sync_->pieceUpdates()) return 0;
+  ShardedState* shards = sync_->sharded();
+  const size_t count = update_range_.end - update_range_.begin;
+  if (!shards && count < model_.parameterCount()) return 0;  // shm-sharded's chunk
+  float* grads = shards ? shards->shardGradients(model_.grads()) : model_.grads();
+  return norm_->measureAndClip(model_, grads, update_range_.begin, count, device_, s.allreduces);
+}
+
 void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   SyncStats sync = sync_->sync(model_.grads(), model_.parameterCount());
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
+  s.grad_norm = measureGradient(s);
   // A sampled step's update, where this rank runs one (not a server's, not priority pieces').
   DeviceTrace* trace = sync_->updatesParameters() ? nullptr : model_.deviceTrace();
   if (trace) trace->begin("dev-update");
@@ -573,9 +588,11 @@ EvalStats TrainingRun::evaluate(int epoch, bool inside_epoch) {
 
 void TrainingRun::writeSample() {
   const int chars = job_.train.sample_chars;
-  if (job_.model.kind != "gpt" || chars == 0 || peers_.rank() != 0) return;
+  // The first replica's slices all draw it (their forwards sum across them); rank 0 tells.
+  if (job_.model.kind != "gpt" || chars == 0 || layout_->coords().data != 0) return;
   const uint64_t seed = static_cast<uint64_t>(job_.train.seed) * 1000003 + at_.step;
-  observer_.onEvent("sample", sampleText(model_, "\n", chars, seed), at_.step);
+  const std::string text = sampleText(model_, "\n", chars, seed);
+  if (peers_.rank() == 0) observer_.onEvent("sample", text, at_.step);
 }
 
 TrainResult TrainingRun::finish() {

@@ -22,6 +22,7 @@
 #include "engine/optim/sharded_optimizer.h"
 #include "engine/train/checkpointing.h"
 #include "engine/train/device_sync.h"
+#include "engine/train/gradient_norm.h"
 #include "engine/train/gradient_sync.h"
 #include "engine/train/parallel_layout.h"
 #include "engine/train/step_schedule.h"
@@ -84,6 +85,9 @@ class TrainingRun {
   // The memory ledger's parameters, gradients and optimizer state, in bytes.
   void recordMemory(StepStats& s) const;
   // The tensor-parallel all-reduces of the step's passes: communication, not compute.
+  // The update's gradient's global norm, clipped to train.grad_clip (0 where no rank of
+  // this run holds its whole update's gradient: a server's, a shared model's, pieces').
+  double measureGradient(StepStats& s);
   void recordTensorParallel(StepStats& s);
 
   const JobSpec& job_;
@@ -108,7 +112,8 @@ class TrainingRun {
   std::string compression_;  // describeCompression() of the job, for checkpoints
   GradientReadyFn on_ready_;
   ParamRange update_range_;
-  int64_t steps_per_epoch_ = 0;  // optimizer steps: the loader's batches / accumulate_steps
+  std::optional<GradientNorm> norm_;  // the gradient's norm, and train.grad_clip
+  int64_t steps_per_epoch_ = 0;       // optimizer steps: the loader's batches / accumulate_steps
   int64_t total_steps_ = 0;
   bool straggler_ = false;
   bool pin_failed_ = false;  // the batch buffers could not be page-locked (said once)

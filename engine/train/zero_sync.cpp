@@ -35,7 +35,7 @@ ParamRange ZeroSync::updateRange(size_t count) const {
   return {own.begin, own.begin + own.len};
 }
 
-const float* ZeroSync::shardGradients(const float* grads) const {
+float* ZeroSync::shardGradients(float* grads) {
   return stage_ >= 2 ? shard_grads_.data() : grads + own_.begin;
 }
 

@@ -48,6 +48,21 @@ __global__ void scaleCheckKernel(float* x, size_t n, float factor, int* bad) {
   }
 }
 
+// Each thread sums its grid-stride elements' squares in double, each block its threads'
+// through shared memory, and one atomic add per block joins the blocks.
+__global__ void sumOfSquaresKernel(const float* x, size_t n, double* total) {
+  __shared__ double partial[kThreads];
+  double sum = 0;
+  for (size_t i = firstIndex(); i < n; i += gridStride()) sum += double(x[i]) * double(x[i]);
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(total, partial[0]);
+}
+
 __global__ void fillKernel(float* x, size_t n, float value) {
   for (size_t i = firstIndex(); i < n; i += gridStride()) x[i] = value;
 }
@@ -81,6 +96,18 @@ bool scaleAndCheckFinite(float* x, size_t n, float factor) {
   int bad = 0;
   check(cudaMemcpy(&bad, flag, sizeof bad, cudaMemcpyDeviceToHost), "read overflow flag");
   return bad == 0;
+}
+
+double sumOfSquares(const float* x, size_t n) {
+  if (n == 0) return 0;
+  thread_local ThreadScratch scratch;  // as the overflow flag: one per thread and GPU
+  double* total = scratch.get<double>(1);
+  check(cudaMemsetAsync(total, 0, sizeof(double), cudaStreamPerThread), "clear the sum");
+  sumOfSquaresKernel<<<blocksFor(n), kThreads>>>(x, n, total);
+  check(cudaGetLastError(), "sum of squares");
+  double sum = 0;
+  check(cudaMemcpy(&sum, total, sizeof sum, cudaMemcpyDeviceToHost), "read the sum");
+  return sum;
 }
 
 void fill(float* x, size_t n, float value) {

@@ -18,6 +18,8 @@ void adamUpdate(float* params, const float* grads, float* first_moment, float* s
                 size_t n, const kernels::AdamScalars& s);
 // x *= factor; false when any value is then inf or NaN. Waits for the verdict.
 bool scaleAndCheckFinite(float* x, size_t n, float factor);
+// The sum of x[i]^2, in double (a gradient's squared norm). Waits for it.
+double sumOfSquares(const float* x, size_t n);
 void fill(float* x, size_t n, float value);
 void copyDevice(float* to, const float* from, size_t n);
 void upload(float* to, const float* host, size_t n);

@@ -101,6 +101,11 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     return cpuDevice().scaleAndCheckFinite(grads, n, factor);
   }
+  double sumOfSquares(const float* x, size_t n) const override {
+    expectDevice(x, n * sizeof(float), "the norm's gradient");
+    const Open open(*this);
+    return cpuDevice().sumOfSquares(x, n);
+  }
   void add(float* to, const float* from, size_t n) const override {
     expectDevice(to, n * sizeof(float), "add's destination");
     expectDevice(from, n * sizeof(float), "add's source");

@@ -58,6 +58,9 @@ class LedgerDevice : public ComputeDevice {
   bool scaleAndCheckFinite(float* grads, size_t n, float factor) const override {
     return cpuDevice().scaleAndCheckFinite(grads, n, factor);
   }
+  double sumOfSquares(const float* x, size_t n) const override {
+    return cpuDevice().sumOfSquares(x, n);
+  }
   void add(float* to, const float* from, size_t n) const override { cpuDevice().add(to, from, n); }
   void accumulateMomentum(float* velocity, float* grads, size_t n, float momentum) const override {
     cpuDevice().accumulateMomentum(velocity, grads, n, momentum);

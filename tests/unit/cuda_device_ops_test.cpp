@@ -73,6 +73,17 @@ TEST_F(CudaDeviceTest, ScaleAndCheckFiniteMatchesTheCpu) {
   EXPECT_FALSE(gpu().scaleAndCheckFinite(on_gpu->data(), n, 1.f));  // still inf
 }
 
+// A gradient's squared norm (train.grad_clip) summed on the GPU, in double, as the CPU's:
+// the same value to double rounding of different orders, for sizes across the block count.
+TEST_F(CudaDeviceTest, SumOfSquaresMatchesTheCpu) {
+  for (size_t n : {size_t{1}, size_t{255}, size_t{4099}, size_t{1} << 22}) {
+    const Floats x = randomFloats(n, 9);
+    auto on_gpu = onGpu(x);
+    const double cpu = cpuDevice().sumOfSquares(x.data(), n);
+    EXPECT_NEAR(gpu().sumOfSquares(on_gpu->data(), n), cpu, 1e-12 * cpu) << n << " floats";
+  }
+}
+
 // The overflow check's flag is the calling thread's on the current GPU: one thread going from
 // GPU to GPU, and threads checking at once on one GPU, each get their own verdict.
 TEST_F(CudaDeviceTest, ScaleAndCheckFiniteOnEveryGpuAndFromSeveralThreads) {

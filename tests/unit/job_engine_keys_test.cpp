@@ -131,8 +131,9 @@ TEST(JobEngineKeys, GptNamesWhatItNeedsAndWhatItCannotRunWithYet) {
       {gpt + "heads = 3\nwidth = 128\n", "model.heads: model.heads (3) must divide model.width"},
       {gpt + "[parallel]\nranks = 2\npipeline = 2\n",
        "parallel.pipeline: > 1 is not available for model.kind = \"gpt\" yet"},
-      {gpt + "[parallel]\nranks = 2\ntensor = 2\n",
-       "parallel.tensor: > 1 is not available for model.kind = \"gpt\" yet"},
+      {gpt + "heads = 4\n[parallel]\nranks = 8\ntensor = 8\n",
+       "parallel.tensor: must divide model.heads (4): each slice computes whole heads of the "
+       "attention, got 8"},
       {gpt + "[parallel]\nzero = 1\n", "parallel.zero: > 0 is not available"},
       {gpt + "context = 0\n", "model.context: must be 1..4096, got 0"}};
   for (const auto& [text, expected] : cases) {
@@ -275,6 +276,25 @@ TEST(JobEngineKeys, StageLayersMustCoverTheBlocksStageByStage) {
   EXPECT_NE(onlyMessage("[parallel]\nstage_layers = [1, 2]\n").find("set parallel.pipeline"),
             std::string::npos);
   EXPECT_TRUE(issuesOf("[parallel]\nranks = 2\npipeline = 2\nstage_layers = [2, 1]\n").empty());
+}
+
+// Clipping needs a rank that holds the whole update's gradient and updates from it.
+TEST(JobEngineKeys, GradClipNamesTheUpdatesItCannotClip) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"[train]\ngrad_clip = 1.0\n[parallel]\nstrategy = \"ps-sync\"\n",
+       "train.grad_clip: clips the gradient an update reads, and with parallel.strategy = "
+       "\"ps-sync\" the servers update"},
+      {"[train]\ngrad_clip = 1.0\n[parallel]\nalgorithm = \"shm-sharded\"\n",
+       "\"shm-sharded\" updates one shared model chunk by chunk"},
+      {"[train]\ngrad_clip = 1.0\n[parallel]\ncomm_schedule = \"priority\"\n",
+       "\"priority\" updates each piece as it arrives"},
+      {"[train]\ngrad_clip = -1.0\n", "train.grad_clip"}};
+  for (const auto& [text, expected] : cases) {
+    const std::string message = onlyMessage(text);
+    EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
+  }
+  EXPECT_TRUE(issuesOf("[train]\ngrad_clip = 1.0\n[parallel]\nranks = 4\ntensor = 2\n").empty());
+  EXPECT_TRUE(issuesOf("[train]\ngrad_clip = 1.0\n[parallel]\nzero = 2\n").empty());
 }
 
 // Tensor parallelism splits Linear pairs (an MLP's, a CNN head's) over whole ranks: what it

@@ -156,8 +156,13 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 13 added, taken away again to make an older file.
-constexpr const char* kDropVersion13 = "ALTER TABLE evals DROP COLUMN loss_nan; ";
+// What version 14 added, taken away again to make an older file.
+constexpr const char* kDropVersion14 =
+    "ALTER TABLE steps DROP COLUMN grad_norm; ALTER TABLE step_bins DROP COLUMN grad_norm_sum; "
+    "ALTER TABLE step_bins DROP COLUMN lr_sum; ";
+// And what version 13 added: a file of version 12 or older lacks both.
+const std::string kDropVersion13 =
+    std::string(kDropVersion14) + "ALTER TABLE evals DROP COLUMN loss_nan; ";
 // And what version 12 added: a file of version 11 or older lacks both.
 const std::string kDropVersion12 =
     std::string(kDropVersion13) +
@@ -301,7 +306,7 @@ TEST_F(RunStoreTest, VersionFourFileGainsTheBinsTableAndKeepsItsRuns) {
   }
   {
     RawFile raw(dbPath());
-    raw.exec("DROP TABLE step_bins; " + kDropVersion7 + "PRAGMA user_version = 4");
+    raw.exec(kDropVersion7 + "DROP TABLE step_bins; PRAGMA user_version = 4");
   }
   RunStore store(dbPath());
   RawFile raw(dbPath());
@@ -310,6 +315,41 @@ TEST_F(RunStoreTest, VersionFourFileGainsTheBinsTableAndKeepsItsRuns) {
   EXPECT_TRUE(store.stepBins(id).empty()) << "old runs are not summed: readers use the rows";
   store.finishRun(id, "done", 1, 1);
   EXPECT_EQ(store.stepBins(id).size(), 1u);
+}
+
+// A version 13 file's bins lack the learning rate's and the gradient norm's sums: the
+// migration sums the rate from each bin's steps (their norm was never recorded: 0).
+TEST_F(RunStoreTest, VersionThirteenBinsGainTheirStepsLearningRates) {
+  int64_t id = 0;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+    RecordBatch batch;
+    for (int64_t k = 0; k < 2'500; ++k) {
+      StepRow step = exampleStep(id, 0, k);
+      step.lr = 0.001 * static_cast<double>(k % 3);
+      step.grad_norm = 2.0;
+      batch.steps.push_back(step);
+    }
+    store.write(batch);
+    store.finishRun(id, "done", 1, 1);
+    double norms = 0;
+    for (const StepBin& bin : store.stepBins(id)) norms += bin.grad_norm_sum;
+    EXPECT_DOUBLE_EQ(norms, 2.0 * 2'500);
+  }
+  RawFile(dbPath()).exec(std::string(kDropVersion14) + "PRAGMA user_version = 13");
+  RunStore store(dbPath());
+  EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  const auto bins = store.stepBins(id);
+  ASSERT_GT(bins.size(), 1u);
+  double rates = 0, norms = 0;
+  for (const StepBin& bin : bins) {
+    rates += bin.lr_sum;
+    norms += bin.grad_norm_sum;
+  }
+  EXPECT_NEAR(rates, 0.001 * (833 + 2 * 833), 1e-9);  // 834 zeros, 833 ones and 833 twos
+  EXPECT_EQ(norms, 0.0);
+  EXPECT_EQ(store.steps(id)[0].grad_norm, 0.0);
 }
 
 // A version 5 file's bins lack bytes_raw: the migration sums it from each bin's steps.

@@ -158,7 +158,10 @@ TEST_F(RunStoreTest, AStoreOfSchema12KeepsItsEvaluationsThroughTheMigration) {
   }
   {
     RawFile raw(dbPath());  // back to schema 12, as the previous ranklab wrote it
-    raw.exec("ALTER TABLE evals DROP COLUMN loss_nan; PRAGMA user_version = 12;");
+    raw.exec(
+        "ALTER TABLE steps DROP COLUMN grad_norm; ALTER TABLE step_bins DROP COLUMN "
+        "grad_norm_sum; ALTER TABLE step_bins DROP COLUMN lr_sum; ALTER TABLE evals DROP COLUMN "
+        "loss_nan; PRAGMA user_version = 12;");
   }
   RunStore store(dbPath());
   EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/data/text_dataset.h"
 #include "engine/train/trainer.h"
 #include "tests/support/guarded_device.h"
 #include "tests/support/thread_ranks.h"
@@ -84,6 +85,71 @@ TEST(TensorParallel, CnnHeadSlicesTrainAsOneRank) {
   expectSameTraining(split, whole[0], "cnn, 2 slices of the head");
   for (const auto& rank : split)  // g forward, f backward
     EXPECT_EQ(rank.stats.back().allreduces, 2);
+}
+
+// A GPT of 2 blocks, 4 heads of width 8, on windows of 16 bytes of a repeated line.
+JobSpec gptJob(int ranks, int tensor, const std::string& optimizer) {
+  JobSpec job = tensorJob(ranks, tensor, optimizer);
+  job.data.dataset = "text";
+  job.model.kind = "gpt";
+  job.model.context = 16;
+  job.model.width = 32;
+  job.model.heads = 4;
+  job.model.blocks = 2;
+  job.train.batch_size = 8;
+  job.train.eval_batches = 2;
+  return job;
+}
+
+Dataset lineWindows(size_t from, size_t to) {
+  std::string line = "the quick brown fox jumps over lazy dogs\n", text;
+  while (text.size() < to) text += line;
+  return textWindows({text.begin() + from, text.begin() + to}, 16);
+}
+
+// Megatron's split of each block (heads and the MLP's quarter per slice, LayerNorms,
+// embedding and tied head whole) trains as one rank on the same batch, with g's two
+// all-reduces per block forward and f's two backward, each of the block's whole
+// (rows, width) activation, which the ring sends 2 (t - 1) / t of.
+TEST(TensorParallel, GptBlocksSplitByHeadsTrainAsOneRank) {
+  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
+  for (const char* optimizer : {"sgd", "adamw"}) {
+    const JobSpec one = gptJob(1, 1, optimizer);
+    const auto whole = trainWithThreads(one, train_set, test_set);
+    for (int tensor : {2, 4}) {
+      const auto split = trainWithThreads(gptJob(tensor, tensor, optimizer), train_set, test_set);
+      ASSERT_EQ(split.size(), static_cast<size_t>(tensor));
+      expectSameTraining(
+          split, whole[0],
+          std::string("gpt, ") + optimizer + ", " + std::to_string(tensor) + " slices");
+      const int64_t floats = int64_t{one.train.batch_size} * one.model.context * one.model.width;
+      for (const auto& rank : split) {
+        EXPECT_EQ(rank.stats.back().allreduces, 4 * one.model.blocks);
+        EXPECT_EQ(rank.stats.back().bytes_tx,
+                  4 * one.model.blocks * 2 * (tensor - 1) * floats / tensor * 4);
+      }
+    }
+  }
+}
+
+// Clipped, the slices sum their parts of the gradient's squares (the replicated
+// embedding, LayerNorms and c_proj biases counted once) to the one rank's norm.
+TEST(TensorParallel, GptSlicesMeasureTheWholeGradientsNorm) {
+  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
+  JobSpec one = gptJob(1, 1, "adamw");
+  one.train.grad_clip = 0.5;
+  const auto whole = trainWithThreads(one, train_set, test_set);
+  JobSpec split = gptJob(2, 2, "adamw");
+  split.train.grad_clip = 0.5;
+  for (const auto& rank : trainWithThreads(split, train_set, test_set)) {
+    ASSERT_EQ(rank.stats.size(), whole[0].stats.size());
+    for (size_t i = 0; i < rank.stats.size(); ++i) {
+      EXPECT_GT(whole[0].stats[i].grad_norm, 0.0);
+      EXPECT_NEAR(rank.stats[i].grad_norm, whole[0].stats[i].grad_norm,
+                  1e-5 * whole[0].stats[i].grad_norm);
+    }
+    EXPECT_NEAR(rank.evals.back().test_loss, whole[0].evals.back().test_loss, 1e-5);
+  }
 }
 
 // Slices on a device whose memory the host may not touch, as a GPU's

@@ -38,6 +38,10 @@ double metricValue(const Sample& s, Metric metric) {
       return s.loss_scale;
     case Metric::Staleness:
       return s.count ? s.staleness_sum / double(s.count) : nan;
+    case Metric::GradNorm:
+      return s.count ? s.grad_norm_sum / double(s.count) : nan;
+    case Metric::LearningRate:
+      return s.count ? s.lr_sum / double(s.count) : nan;
   }
   return nan;
 }
@@ -80,6 +84,8 @@ void Sample::merge(const Sample& later) {
   loss_max = std::max(loss_max, later.loss_max);
   loss_scale = std::min(loss_scale, later.loss_scale);
   staleness_sum += later.staleness_sum;
+  grad_norm_sum += later.grad_norm_sum;
+  lr_sum += later.lr_sum;
   tx_bytes += later.tx_bytes;
   rx_bytes += later.rx_bytes;
   span_s += later.span_s;
@@ -180,6 +186,8 @@ void RunSeries::addStep(const StepRow& s) {
   }
   sample.loss_scale = s.loss_scale;
   sample.staleness_sum = s.staleness;
+  sample.grad_norm_sum = s.grad_norm;
+  sample.lr_sum = s.lr;
   sample.tx_bytes = double(s.bytes_tx);
   sample.rx_bytes = double(s.bytes_rx);
   sample.span_s = span_s;
@@ -187,7 +195,14 @@ void RunSeries::addStep(const StepRow& s) {
   r.series.append(sample);
   uses_loss_scale_ = uses_loss_scale_ || s.loss_scale != 1.0;
   uses_staleness_ = uses_staleness_ || s.staleness != 0;
+  noteRates(s.grad_norm, s.lr, s.lr);
   if (!bulk_) addToGlobal(s, sample);
+}
+
+void RunSeries::noteRates(double grad_norm, double lr_first, double lr_last) {
+  uses_grad_norm_ = uses_grad_norm_ || grad_norm != 0;
+  if (first_lr_ < 0) first_lr_ = lr_first;
+  lr_changes_ = lr_changes_ || lr_first != first_lr_ || lr_last != first_lr_;
 }
 
 void RunSeries::addTotals(RankSeries& r, const PhaseTimes& phases, int64_t steps, int64_t samples,
@@ -228,6 +243,8 @@ void RunSeries::addBin(const StepBin& b, int64_t width) {
   }
   sample.loss_scale = b.loss_scale_min;
   sample.staleness_sum = double(b.staleness_sum);
+  sample.grad_norm_sum = b.grad_norm_sum;
+  sample.lr_sum = b.lr_sum;
   sample.tx_bytes = double(b.bytes_tx);
   sample.rx_bytes = double(b.bytes_rx);
   sample.span_s = span_s;
@@ -236,6 +253,9 @@ void RunSeries::addBin(const StepBin& b, int64_t width) {
   r.series.append(sample);
   uses_loss_scale_ = uses_loss_scale_ || b.loss_scale_min != 1.0 || b.loss_scale_max != 1.0;
   uses_staleness_ = uses_staleness_ || b.staleness_sum != 0;
+  // A bin's mean rate that differs from its first step's means the rate moved inside it.
+  const double mean_lr = b.steps > 0 ? b.lr_sum / double(b.steps) : 0;
+  noteRates(b.grad_norm_sum, mean_lr, mean_lr);
 }
 
 size_t RunSeries::firstBinAsRows(std::span<const StepBin> bins) {
@@ -402,6 +422,10 @@ void RunSeries::absorb(RunSeries&& other) {
   for (EvalPoint& e : other.evals_) evals_.push_back(e);
   uses_loss_scale_ = uses_loss_scale_ || other.uses_loss_scale_;
   uses_staleness_ = uses_staleness_ || other.uses_staleness_;
+  uses_grad_norm_ = uses_grad_norm_ || other.uses_grad_norm_;
+  lr_changes_ = lr_changes_ || other.lr_changes_ ||
+                (first_lr_ >= 0 && other.first_lr_ >= 0 && first_lr_ != other.first_lr_);
+  if (first_lr_ < 0) first_lr_ = other.first_lr_;
 }
 
 // Sample i of every rank covers the same steps when the ranks took as many: their mean.

@@ -20,7 +20,7 @@
 namespace ranklab {
 
 enum class XAxis { Step = 0, WallTime = 1, MegabytesSent = 2 };
-enum class Metric { Loss, SentMBps, ReceivedMBps, LossScale, Staleness };
+enum class Metric { Loss, SentMBps, ReceivedMBps, LossScale, Staleness, GradNorm, LearningRate };
 enum class RankState { Starting, Running, Waiting, Straggling, Failed, Done };
 
 // Phases of a step in the order the trainer runs them: the step record's list
@@ -48,6 +48,7 @@ struct Sample {
   double loss_max = -std::numeric_limits<double>::infinity();
   double loss_scale = 1;  // the smallest in it: a backoff stays visible
   double staleness_sum = 0;
+  double grad_norm_sum = 0, lr_sum = 0;  // over its steps (the norm: 0 where none was measured)
   double tx_bytes = 0, rx_bytes = 0, span_s = 0;  // for MB/s over the sample
   int64_t count = 0;                              // steps in it
   void merge(const Sample& later);
@@ -177,6 +178,8 @@ class RunSeries {
   bool finished() const { return finished_; }
   bool usesLossScale() const { return uses_loss_scale_; }
   bool usesStaleness() const { return uses_staleness_; }
+  bool usesGradNorm() const { return uses_grad_norm_; }  // some step measured its gradient
+  bool changesLr() const { return lr_changes_; }         // a schedule or warm-up moved the rate
   int stragglerRank() const { return straggler_rank_; }  // -1: none
   int64_t lostMessages() const;  // over the ranks: telemetry that never arrived
   const std::string& stragglerReason() const { return straggler_reason_; }
@@ -211,6 +214,10 @@ class RunSeries {
   bool finished_ = false;
   bool uses_loss_scale_ = false;
   bool uses_staleness_ = false;
+  bool uses_grad_norm_ = false;
+  bool lr_changes_ = false;
+  double first_lr_ = -1;  // the first step's rate, until one differs
+  void noteRates(double grad_norm, double lr_first, double lr_last);
   int straggler_rank_ = -1;
   std::string straggler_reason_;
 };
