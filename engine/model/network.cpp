@@ -217,6 +217,12 @@ Network Network::takeStage(size_t first, size_t end) && {
   device_->copy(stage.params(), values, stage.parameterCount());
   stage.first_layer_ = first_layer_ + first;
   stage.dropout_seed_ = dropout_seed_;
+  // A tensor slice's stage keeps its views' marks (its views are whole's from `first` on).
+  for (size_t v = 0; v < views_.size() && !sliced_views_.empty(); ++v) {
+    const size_t begin = layer_offset_[first];
+    if (views_[v].offset >= begin && views_[v].offset < begin + stage.parameterCount())
+      stage.sliced_views_.push_back(sliced_views_[v]);
+  }
   return stage;
 }
 

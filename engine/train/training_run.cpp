@@ -99,15 +99,15 @@ Network setUp(Network model, const JobSpec& job, int rank) {
   return model;
 }
 
-// This rank's part of the model, set up for the job: the whole model, under a pipeline the
-// stage its place in the layout gives it, under tensor parallelism its slice of every
-// layer. Every rank draws the whole model from the seed first, so the parts hold one
-// model's parameters.
+// This rank's part of the model, set up for the job: the whole model, under tensor
+// parallelism its slice of every layer, under a pipeline the stage its place in the layout
+// gives it (of its slice: each stage's slices cut the same layers, as in Megatron). Every
+// rank draws the whole model from the seed first, so the parts hold one model's parameters.
 Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
-                   const ComputeDevice& device, TensorGroup* tensor = nullptr) {
+                   const ComputeDevice& device, TensorGroup* tensor) {
   Network whole =
       makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed, device);
-  if (tensor) return setUp(sliceForTensorParallel(whole, *tensor), job, rank);
+  if (tensor) whole = sliceForTensorParallel(whole, *tensor);
   whole = setUp(std::move(whole), job, rank);
   if (job.parallel.pipeline == 1) return whole;
   const int stage = coordsOf(rank, degreesOf(job, ranks)).stage;
@@ -176,7 +176,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
   norm_.emplace(job.train.grad_clip, parts, model_.slicedViews());
   const int world_rank = comm.rank(), world_size = comm.size();
   schedule_ = makeStepSchedule(job, *layout_, [&job, &train_set, world_rank, world_size, this] {
-    return stageModel(job, train_set, world_rank, world_size, device_);
+    return stageModel(job, train_set, world_rank, world_size, device_, tensor_.get());
   });
   Communicator& replicas = layout_->dataGroup();
   loader_.emplace(train_set, replicas.rank(), replicas.size(), job.train.batch_size,

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -11,7 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -211,6 +214,64 @@ TEST_F(Cli, TensorParallelPresetsSplitTheLayersAcrossRealRanks) {
   EXPECT_EQ(h["samples"], 3200 / 2 / 64 * 64 * 2);
   EXPECT_GT(h["test_accuracy"].get<double>(), 0.3);
   for (const auto& rank : h["ranks"]) EXPECT_EQ(rank["collectives"]["allreduce"], 4);
+}
+
+// Data x pipeline x tensor over 8 real ranks: each rank a slice of one stage of one
+// replica, each replica's samples counted once; the run learns. A GPT's blocks split over 2
+// real ranks, in 2 replicas with ZeRO 1, clipped: every rank measures the same norm.
+TEST_F(Cli, ThreeDimensionsAndAGptSplitByHeadsRunOnRealRanks) {
+  const auto s = runPresetOn3200Samples("hybrid-3d");
+  EXPECT_EQ(s["status"], "done");
+  EXPECT_EQ(s["world"], 8);
+  EXPECT_EQ(s["layout"]["data"], 2);
+  EXPECT_EQ(s["layout"]["pipeline"], 2);
+  EXPECT_EQ(s["layout"]["tensor"], 2);
+  EXPECT_EQ(s["samples"], 3200 / 2 / 64 * 64 * 2);
+  EXPECT_GT(s["test_accuracy"].get<double>(), 0.3);
+  ASSERT_EQ(s["ranks"].size(), 8u);
+  for (const auto& rank : s["ranks"]) EXPECT_GT(rank["collectives"]["allreduce"], 0) << rank.dump();
+
+  const std::string gpt = sourceDir() + "/resources/jobs/gpt-text.toml";
+  const auto r = run("run " + gpt +
+                     " --set parallel.ranks=4 --set parallel.tensor=2 --set parallel.zero=1"
+                     " --set train.max_steps=12 --set train.eval_every=6 --set train.eval_batches=2"
+                     " --set model.blocks=1 --set train.sample_chars=20 --quiet --db " +
+                     db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto shown = run("runs show 2 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto g = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(g["status"], "done");
+  EXPECT_EQ(g["layout"]["tensor"], 2);
+  EXPECT_EQ(g["steps"], 12);
+  EXPECT_EQ(g["sample"]["step"], 12) << "the first replica's slices drew it together";
+  const auto csv = run("runs export 2 --csv - --db " + db());
+  ASSERT_EQ(csv.exit_code, 0) << csv.out;
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::getline(lines, line);
+  const auto cells = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+    return out;
+  };
+  const std::vector<std::string> header = cells(line);
+  const auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const size_t step = column("step"), norm = column("grad_norm");
+  ASSERT_LT(norm, header.size()) << line;
+  std::map<std::string, std::set<std::string>> norms_by_step;
+  while (std::getline(lines, line)) {
+    const std::vector<std::string> row = cells(line);
+    if (row.size() == header.size()) norms_by_step[row[step]].insert(row[norm]);
+  }
+  ASSERT_EQ(norms_by_step.size(), 12u);
+  for (const auto& [at, norms] : norms_by_step) {
+    EXPECT_EQ(norms.size(), 1u) << "step " << at << ": every rank the same norm";
+    EXPECT_GT(std::stod(*norms.begin()), 0.0) << "step " << at;
+  }
 }
 
 // Data x pipeline over 4 real ranks: two replicas of two stages, each replica's samples

@@ -76,7 +76,7 @@ TEST(GradClip, DataRanksAgreeOnTheNorm) {
 }
 
 // Split runs sum their parts of the gradient over the slices, stages or shards (one
-// one-float all-reduce each) and clip as one rank with the whole model does.
+// one-float all-reduce each, for each way it is split) and clip as the whole model does.
 TEST(GradClip, SplitRunsMeasureAndClipTheWholeGradient) {
   JobSpec whole = clipJob(0.3);
   whole.model.layers = {32, 32, 16};
@@ -84,14 +84,20 @@ TEST(GradClip, SplitRunsMeasureAndClipTheWholeGradient) {
   whole.train.lr = 0.003;
   whole.parallel.ranks = 2;
   const auto reference = trainWithThreads(whole);
-  JobSpec tensor = whole, pipeline = whole, zero = whole;
+  JobSpec tensor = whole, pipeline = whole, zero = whole, three_d = whole, tensor_zero = whole;
   tensor.parallel.ranks = 4;
   tensor.parallel.tensor = 2;
   pipeline.parallel.ranks = 4;
   pipeline.parallel.pipeline = 2;
   zero.parallel.zero = 2;
+  three_d.parallel.ranks = 8;
+  three_d.parallel.pipeline = three_d.parallel.tensor = 2;
+  tensor_zero.parallel.ranks = 4;
+  tensor_zero.parallel.tensor = 2;
+  tensor_zero.parallel.zero = 3;
   for (const auto& [what, job] :
-       {std::pair{"tensor 2", tensor}, {"pipeline 2", pipeline}, {"zero 2", zero}}) {
+       {std::pair{"tensor 2", tensor}, {"pipeline 2", pipeline}, {"zero 2", zero},
+        {"pipeline 2 x tensor 2", three_d}, {"tensor 2 x zero 3", tensor_zero}}) {
     const auto split = trainWithThreads(job);
     for (const auto& rank : split) {
       const double norms = largestRelativeGap(normsOf(rank), normsOf(reference[0]));

@@ -134,7 +134,7 @@ TEST(JobEngineKeys, GptNamesWhatItNeedsAndWhatItCannotRunWithYet) {
       {gpt + "heads = 4\n[parallel]\nranks = 8\ntensor = 8\n",
        "parallel.tensor: must divide model.heads (4): each slice computes whole heads of the "
        "attention, got 8"},
-      {gpt + "[parallel]\nzero = 1\n", "parallel.zero: > 0 is not available"},
+      {gpt + "[parallel]\nzero = 2\n", "parallel.zero: > 1 is not available"},
       {gpt + "context = 0\n", "model.context: must be 1..4096, got 0"}};
   for (const auto& [text, expected] : cases) {
     const std::string message = onlyMessage(text);
@@ -307,8 +307,6 @@ TEST(JobEngineKeys, TensorNamesWhatItCannotSplit) {
        "100 is not a multiple of 8"},
       {"[parallel]\ntensor = 2\nstrategy = \"local-sgd\"\n",
        "needs parallel.strategy = \"allreduce\""},
-      {"[parallel]\nranks = 4\ntensor = 2\npipeline = 2\n",
-       "does not combine with parallel.pipeline or parallel.zero yet"},
       {"[parallel]\ntensor = 2\n[train]\ncheckpoint_path = \"a.ckpt\"\n",
        "leave train.checkpoint_path and train.resume_from empty"}};
   for (const auto& [text, expected] : cases) {
@@ -316,6 +314,8 @@ TEST(JobEngineKeys, TensorNamesWhatItCannotSplit) {
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
   EXPECT_TRUE(issuesOf("[parallel]\nranks = 4\ntensor = 2\n").empty());
+  EXPECT_TRUE(issuesOf("[parallel]\nranks = 8\ntensor = 2\npipeline = 2\n").empty());
+  EXPECT_TRUE(issuesOf("[parallel]\nranks = 4\ntensor = 2\nzero = 3\n").empty());
   EXPECT_TRUE(issuesOf("[model]\nkind = \"cnn\"\n[parallel]\ntensor = 2\n").empty());
 }
 

@@ -152,6 +152,49 @@ TEST(TensorParallel, GptSlicesMeasureTheWholeGradientsNorm) {
   }
 }
 
+// Data x pipeline x tensor in one run (8 ranks: 2 replicas of 2 stages of 2 slices, each
+// stage's slices cutting the same layers, 1F1B over 2 micro-batches) trains as 2 data ranks
+// of the whole model do; and ZeRO shards each slice's state over its replicas.
+TEST(TensorParallel, SlicesCombineWithStagesAndWithZero) {
+  for (const char* optimizer : {"sgd", "adamw"}) {
+    const auto two = trainWithThreads(tensorJob(2, 1, optimizer));
+    JobSpec three_d = tensorJob(8, 2, optimizer);
+    three_d.parallel.pipeline = 2;
+    three_d.parallel.microbatches = 2;
+    const auto split = trainWithThreads(three_d);
+    // Rank (replica * 2 + stage) * 2 + slice; the last stage's slices score the loss.
+    const std::string what = std::string(optimizer) + ", data 2 x pipeline 2 x tensor 2";
+    expectSameTraining({split[2], split[3]}, two[0], what + ", replica 0");
+    expectSameTraining({split[6], split[7]}, two[1], what + ", replica 1");
+    const auto slices = trainWithThreads(tensorJob(4, 2, optimizer));
+    for (int zero : {1, 2, 3}) {
+      JobSpec sharded = tensorJob(4, 2, optimizer);
+      sharded.parallel.zero = zero;
+      const auto got = trainWithThreads(sharded);
+      for (size_t r = 0; r < got.size(); ++r) {
+        EXPECT_EQ(got[r].losses, slices[r].losses)
+            << optimizer << " zero " << zero << " rank " << r;
+        EXPECT_EQ(got[r].evals.back().test_loss, slices[r].evals.back().test_loss);
+      }
+    }
+  }
+}
+
+// A GPT's slices, replicated, with ZeRO 1 over the replicas: bit for bit as without.
+TEST(TensorParallel, GptSlicesShardTheirStateWithZeroOne) {
+  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
+  for (int tensor : {1, 2}) {
+    const auto plain = trainWithThreads(gptJob(4, tensor, "adamw"), train_set, test_set);
+    JobSpec sharded = gptJob(4, tensor, "adamw");
+    sharded.parallel.zero = 1;
+    const auto got = trainWithThreads(sharded, train_set, test_set);
+    for (size_t r = 0; r < got.size(); ++r) {
+      EXPECT_EQ(got[r].losses, plain[r].losses) << "tensor " << tensor << " rank " << r;
+      EXPECT_LT(got[r].stats.back().mem_optimizer, plain[r].stats.back().mem_optimizer);
+    }
+  }
+}
+
 // Slices on a device whose memory the host may not touch, as a GPU's
 // (tests/support/guarded_device.h): f's and g's sums go through host copies, the slices are
 // cut on the host and uploaded, and the run is the CPU's bit for bit: an MLP alone and in
