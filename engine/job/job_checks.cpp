@@ -70,13 +70,17 @@ void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "must divide parallel.ranks (" + std::to_string(job.parallel.ranks) +
                 "): every data replica needs all " + std::to_string(p) + " stages, got " +
                 std::to_string(p));
+  // A GPT's: the embedding, each transformer block, the final LayerNorm, the head's table.
   const size_t blocks =
-      job.model.layers.size() + 1 + (job.model.kind == "cnn" ? job.model.channels.size() : 0);
+      job.model.kind == "gpt"
+          ? static_cast<size_t>(job.model.blocks) + 3
+          : job.model.layers.size() + 1 + (job.model.kind == "cnn" ? job.model.channels.size() : 0);
   checkRule(root, log, "parallel.pipeline", {"model.layers", "model.channels", "model.kind"},
             static_cast<size_t>(p) > blocks,
             "must be at most the model's " + std::to_string(blocks) +
                 " blocks (a layer with parameters and what follows it), got " + std::to_string(p) +
-                "; add model.layers or use fewer stages");
+                "; add " + std::string(job.model.kind == "gpt" ? "model.blocks" : "model.layers") +
+                " or use fewer stages");
   const std::vector<int>& by_hand = job.parallel.stage_layers;
   int64_t given = 0;
   for (int count : by_hand) given += count;
@@ -246,9 +250,9 @@ void checkHosts(const toml::table& root, const JobSpec& job, IssueLog& log) {
 
 }  // namespace
 
-// The GPT trains on text on the CPU, data and tensor parallel (its heads split over the
-// slices), with ZeRO 1. Its other splits (pipeline by blocks, ZeRO 2 and 3's per-layer
-// shards of a tied embedding) and its CUDA kernels are still to come (issue 36): refused
+// The GPT trains on text on the CPU, data, pipeline and tensor parallel (its heads split
+// over the slices), with ZeRO 1. ZeRO 2 and 3's per-layer shards of a tied embedding, text
+// samples through a pipeline and its CUDA kernels are still to come (issue 36): refused
 // here, naming the key.
 void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const bool gpt = job.model.kind == "gpt";
@@ -267,10 +271,19 @@ void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   checkRule(root, log, "model.width", {"model.heads"}, gpt && split, divide);
   if (!gpt) return;
   const std::string not_yet =
-      " is not available for model.kind = \"gpt\" yet (it trains data and tensor parallel, with "
-      "ZeRO 1, on the CPU): ";
-  checkRule(root, log, "parallel.pipeline", {"model.kind"}, job.parallel.pipeline > 1,
-            "> 1" + not_yet + "use 1");
+      " is not available for model.kind = \"gpt\" yet (it trains data, pipeline and tensor "
+      "parallel, with ZeRO 1, on the CPU): ";
+  // A text sample is drawn through the whole model: said at whichever key the file sets.
+  const bool staged_sample = job.parallel.pipeline > 1 && job.train.sample_chars > 0;
+  const std::string whole_model =
+      "draws text through the whole model, which a pipeline's stages do not hold on one rank";
+  checkRule(root, log, "train.sample_chars", {"parallel.pipeline"}, staged_sample,
+            "> 0 " + whole_model +
+                ": set 0 with parallel.pipeline = " + std::to_string(job.parallel.pipeline) +
+                " (got " + std::to_string(job.train.sample_chars) + ")");
+  checkRule(root, log, "parallel.pipeline", {"train.sample_chars"}, staged_sample,
+            "> 1 needs train.sample_chars = 0 for model.kind = \"gpt\" (its sample " + whole_model +
+                "; got " + std::to_string(job.train.sample_chars) + ")");
   checkRule(root, log, "parallel.tensor", {"model.heads"},
             job.model.heads % job.parallel.tensor != 0,
             "must divide model.heads (" + std::to_string(job.model.heads) +

@@ -55,9 +55,10 @@ void copyTensor(const std::string& name, const float* from, size_t whole_size, f
 
 Network sliceGpt(const Network& whole, const GptShape& shape, TensorGroup& group) {
   const ComputeDevice& device = whole.device();
-  Network slice = makeGpt(shape, 0, device, &group);
   std::map<std::string, ParamView> whole_views;
   for (const ParamView& view : whole.views()) whole_views[view.name] = view;
+  const bool copied_head = whole_views.count("lm_head.weight") > 0;
+  Network slice = makeGpt(shape, 0, device, &group, copied_head);
   // The slices are cut on the host: the parameters go down whole and the slice's come up.
   std::vector<float> from(whole.parameterCount()), to(slice.parameterCount());
   device.download(from.data(), whole.params(), from.size());

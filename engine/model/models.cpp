@@ -79,7 +79,7 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
 }
 
 Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device,
-                TensorGroup* slices) {
+                TensorGroup* slices, bool copied_head) {
   const Shape sequence{shape.context, 1, shape.width};
   std::vector<std::unique_ptr<Layer>> layers;
   LayerRequest embed{LayerKind::kEmbedding, "embed", {shape.context, 1, 1}, shape.width};
@@ -96,12 +96,14 @@ Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& devic
     layers.push_back(
         std::make_unique<TransformerBlock>("h" + std::to_string(b), shape, device, slices));
   layers.push_back(device.makeLayer({LayerKind::kLayerNorm, "ln_f", sequence}));
-  layers.push_back(std::make_unique<TiedHead>("lm_head", sequence, *table, "embed.token", device));
+  layers.push_back(
+      std::make_unique<TiedHead>("lm_head", sequence, *table, "embed.token", device,
+                                 copied_head ? TiedHead::Tie::kCopy : TiedHead::Tie::kShared));
   return Network(std::move(layers), seed, device);
 }
 
 Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,
-                  const ComputeDevice& device) {
+                  const ComputeDevice& device, bool head_apart) {
   const auto dropout = static_cast<float>(spec.dropout);
   if (spec.kind == "mlp") return makeMlp(input, spec.layers, classes, dropout, seed, device);
   if (spec.kind == "cnn") {
@@ -125,7 +127,7 @@ Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed
           " tokens, and the samples are " + input.str() + " (use data.dataset = \"text\")");
     }
     return makeGpt({classes, spec.context, spec.width, spec.heads, spec.blocks, dropout}, seed,
-                   device);
+                   device, nullptr, head_apart);
   }
   throw std::invalid_argument("model.kind \"" + spec.kind +
                               "\" is not available; allowed: mlp, cnn, gpt");

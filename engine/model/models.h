@@ -29,12 +29,15 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
 // a final LayerNorm ("ln_f") and the tied head ("lm_head"); samples (context, 1, 1) of token
 // ids, logits (context, 1, vocab). With `slices`, each block is this rank's tensor-parallel
 // slice of it (the embedding, LayerNorms and head whole).
+// With `copied_head`, the head holds a copy of the token table ("lm_head.weight", as
+// Megatron's last pipeline stage), not the table itself.
 Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device = cpuDevice(),
-                TensorGroup* slices = nullptr);
+                TensorGroup* slices = nullptr, bool copied_head = false);
 
 // The job's [model] for samples of shape `input`; std::invalid_argument names the
-// model key that does not fit the data.
+// model key that does not fit the data. `head_apart`: a GPT's head will sit on another
+// rank than its embedding (a pipeline's last stage), so it holds a copy of the table.
 Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,
-                  const ComputeDevice& device = cpuDevice());
+                  const ComputeDevice& device = cpuDevice(), bool head_apart = false);
 
 }  // namespace ranklab

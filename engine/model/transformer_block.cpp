@@ -229,36 +229,56 @@ void TransformerBlock::backward(const float* x, const float*, const float* dy, f
 // ---- TiedHead ----
 
 TiedHead::TiedHead(std::string name, Shape input, TokenTable& table, const std::string& table_name,
-                   const ComputeDevice& device)
+                   const ComputeDevice& device, Tie tie)
     : Layer(std::move(name), input, sequence(input.height, table.vocab())),
-      table_(table),
+      table_(&table),
       table_name_(table_name),
-      device_(device) {
-  table_.tieHead();
+      device_(device),
+      copied_(tie == Tie::kCopy),
+      vocab_(table.vocab()) {
+  if (!copied_) table_->tieHead();
 }
 
 std::string TiedHead::describe() const {
-  char text[96];
-  std::snprintf(text, sizeof text, "Linear(%d, %d, bias=False, weight=%s)", inputShape().channels,
-                table_.vocab(), table_name_.c_str());
+  char text[128];
+  std::snprintf(text, sizeof text, "Linear(%d, %d, bias=False, weight=%s%s)", inputShape().channels,
+                vocab_, copied_ ? "a copy of " : "", table_name_.c_str());
   return text;
+}
+
+std::vector<ParamTensor> TiedHead::paramTensors() const {
+  if (!copied_) return {};
+  return {{"weight", static_cast<size_t>(vocab_) * inputShape().channels}};
+}
+
+void TiedHead::bind(float* params, float* grads) {
+  if (!copied_) return;
+  copy_ = params;
+  copy_grad_ = grads;
+}
+
+void TiedHead::init(std::mt19937_64&) {
+  // A stage taken from the whole model is made without the table, and given its values.
+  if (!copied_ || !table_) return;
+  device_.copy(copy_, table_->tokenWeights(), static_cast<size_t>(vocab_) * inputShape().channels);
+  table_ = nullptr;  // a stage that keeps the head alone drops the embedding
 }
 
 void TiedHead::forward(const float* x, float* y, int batch, const ForwardPass&) {
   const int rows = batch * inputShape().height, width = inputShape().channels;
-  device_.gemm(kernels::Trans::kNo, kernels::Trans::kYes, rows, table_.vocab(), width, 1.f, x,
-               width, table_.tokenWeights(), width, 0.f, y, table_.vocab());
+  device_.gemm(kernels::Trans::kNo, kernels::Trans::kYes, rows, vocab_, width, 1.f, x, width,
+               weights(), width, 0.f, y, vocab_);
 }
 
 void TiedHead::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
   const int rows = batch * inputShape().height, width = inputShape().channels;
-  const int vocab = table_.vocab();
+  const int vocab = vocab_;
   // d table (vocab, width) (+)= dy^T . x; dx = dy . table
   device_.gemm(kernels::Trans::kYes, kernels::Trans::kNo, vocab, width, rows, 1.f, dy, vocab, x,
-               width, overwritesGradients() ? 0.f : 1.f, table_.tokenGradients(), width);
+               width, overwritesGradients() ? 0.f : 1.f, gradients(), width);
   if (dx) {
     device_.gemm(kernels::Trans::kNo, kernels::Trans::kNo, rows, width, vocab, 1.f, dy, vocab,
-                 table_.tokenWeights(), width, 0.f, dx, width);
+                 weights(), width, 0.f, dx, width);
   }
 }
 

@@ -76,19 +76,32 @@ class TransformerBlock : public Layer {
 
 // logits (length, vocab) = x (length, width) . token table^T: nanoGPT's lm_head with its
 // weight tied to the embedding's (`table`), which owns it; its gradient goes into the
-// table's. No parameters of its own.
+// table's. No parameters of its own. As a copy (Megatron's under a pipeline, where the head
+// and the embedding sit on different stages): a tensor "weight" of its own, drawn as the
+// table's values (the table is only read at init), its gradient its own; the trainer sums
+// the two gradients so the copies stay equal.
 class TiedHead : public Layer {
  public:
+  enum class Tie { kShared, kCopy };
   TiedHead(std::string name, Shape input, TokenTable& table, const std::string& table_name,
-           const ComputeDevice& device);
+           const ComputeDevice& device, Tie tie = Tie::kShared);
   std::string describe() const override;
+  std::vector<ParamTensor> paramTensors() const override;
+  void bind(float* params, float* grads) override;
+  void init(std::mt19937_64& rng) override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 
  private:
-  TokenTable& table_;
+  const float* weights() const { return copy_ ? copy_ : table_->tokenWeights(); }
+  float* gradients() { return copy_ ? copy_grad_ : table_->tokenGradients(); }
+
+  TokenTable* table_;  // read at init alone when copied
   std::string table_name_;
   const ComputeDevice& device_;
+  bool copied_;
+  int vocab_;
+  float *copy_ = nullptr, *copy_grad_ = nullptr;
 };
 
 }  // namespace ranklab

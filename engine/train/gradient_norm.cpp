@@ -6,18 +6,16 @@
 
 namespace ranklab {
 
-GradientNorm::GradientNorm(double max_norm, GradientParts parts, std::vector<bool> sliced_views)
-    : max_norm_(max_norm), parts_(parts), sliced_views_(std::move(sliced_views)) {}
+GradientNorm::GradientNorm(double max_norm, GradientParts parts, std::vector<bool> counted_views)
+    : max_norm_(max_norm), parts_(parts), counted_views_(std::move(counted_views)) {}
 
 double GradientNorm::squaresOfThisPart(const Network& model, const float* grads, size_t first,
                                        size_t count, const DeviceMemory& device) const {
-  // A replicated tensor's gradient is the same on every slice: slice 0 counts it.
-  const bool skip_replicated = parts_.slices && parts_.slices->rank() != 0;
-  if (!skip_replicated) return device.sumOfSquares(grads, count);
+  if (counted_views_.empty()) return device.sumOfSquares(grads, count);
   double sum = 0;
   const std::vector<ParamView>& views = model.views();
   for (size_t v = 0; v < views.size(); ++v) {
-    if (!sliced_views_.at(v)) continue;
+    if (!counted_views_.at(v)) continue;
     const size_t begin = std::max(views[v].offset, first);
     const size_t end = std::min(views[v].offset + views[v].size, first + count);
     if (begin < end) sum += device.sumOfSquares(grads + (begin - first), end - begin);

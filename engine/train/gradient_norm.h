@@ -2,8 +2,9 @@
 // (PyTorch's clip_grad_norm_: every gradient times max_norm / (norm + 1e-6) when that is
 // below 1). Each rank holds a part of the model's gradient where the model or its update
 // is split: a tensor slice its slices of the split tensors (and, on every slice, the same
-// replicated ones, counted once: by slice 0), a pipeline stage its stage's, a ZeRO rank its
-// shard. Their squares are summed over those groups, which is a collective: it runs only
+// replicated ones, counted once: by slice 0), a pipeline stage its stage's (a GPT's last
+// stage also a copy of the first's token table, not counted), a ZeRO rank its shard. Their
+// squares are summed over those groups, which is a collective: it runs only
 // where something clips, so an unclipped split run records no norm (0), and its counts of
 // collectives stay the mechanism's own.
 #pragma once
@@ -28,9 +29,9 @@ struct GradientParts {
 
 class GradientNorm {
  public:
-  // `max_norm` 0: measure only. `sliced_views`: per view of `model`, whether a tensor slice
-  // holds its own part (empty: none is split).
-  GradientNorm(double max_norm, GradientParts parts, std::vector<bool> sliced_views);
+  // `max_norm` 0: measure only. `counted_views`: per view of the model, whether this rank
+  // counts its squares (empty: every view).
+  GradientNorm(double max_norm, GradientParts parts, std::vector<bool> counted_views);
 
   // The norm of the gradient `grads` (this rank's part, `count` floats of the model's flat
   // gradient from its float `first`, in `device`'s memory), clipped to max_norm in place.
@@ -45,7 +46,7 @@ class GradientNorm {
 
   double max_norm_;
   GradientParts parts_;
-  std::vector<bool> sliced_views_;
+  std::vector<bool> counted_views_;
 };
 
 }  // namespace ranklab

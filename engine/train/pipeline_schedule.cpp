@@ -146,11 +146,20 @@ int64_t stashBytes(const Network& net, int n) {
 }  // namespace
 
 PipelineSchedule::PipelineSchedule(PipelineOrder order, int microbatches, Communicator& stages,
-                                   std::function<Network()> make_stage)
+                                   std::function<Network()> make_stage, int labels_per_sample)
     : order_(order),
       microbatches_(microbatches),
+      labels_per_sample_(labels_per_sample),
       stages_(stages),
       make_stage_(std::move(make_stage)) {}
+
+int PipelineSchedule::samplesOf(const Batch& batch) const {
+  return static_cast<int>(batch.labels.size()) / labels_per_sample_;
+}
+
+const uint8_t* PipelineSchedule::labelsOf(const Batch& batch, int sample) const {
+  return batch.labels.data() + static_cast<size_t>(sample) * labels_per_sample_;
+}
 
 PipelineSchedule::Slot& PipelineSchedule::slotFor(Network& model, int micro) {
   const int p = stages_.size(), s = stages_.rank();
@@ -216,7 +225,7 @@ PipelineSchedule::Message PipelineSchedule::forward(StepState& step, int micro) 
   Message out;
   if (s == last) {
     step.times.loss_sum +=
-        net.forward(slot.x, step.batch->labels.data() + step.begin[micro], n).loss_sum;
+        net.forward(slot.x, labelsOf(*step.batch, step.begin[micro]), n).loss_sum;
   } else {
     out = {const_cast<float*>(net.forwardActivations(slot.x, n)),
            static_cast<size_t>(n) * net.outputShape().size(), s + 1};
@@ -241,9 +250,9 @@ PipelineSchedule::Message PipelineSchedule::backward(StepState& step, int micro)
   const int64_t t = steadyNowNs();
   if (s == last) {
     // Each micro-batch's mean loss weighted by its share: the sum is the whole batch's mean.
-    const int batch = static_cast<int>(step.batch->labels.size());
+    const int batch = samplesOf(*step.batch);
     net.setLossScale(step.loss_scale * static_cast<float>(n) / static_cast<float>(batch));
-    net.lossGradient(step.batch->labels.data() + step.begin[micro], n);
+    net.lossGradient(labelsOf(*step.batch, step.begin[micro]), n);
   }
   if (s < last && !onHost(net)) {
     net.device().upload(net.outputGradient(), slot.output_grad_host.data(),
@@ -290,7 +299,7 @@ PassTimes PipelineSchedule::run(Network& model, const Batch& batch, float loss_s
   step.batch = &batch;
   step.loss_scale = loss_scale;
   step.hooks = &hooks;
-  const int size = static_cast<int>(batch.labels.size());
+  const int size = samplesOf(batch);
   for (int i = 0, begin = 0; i < microbatches_; ++i) {
     step.begin.push_back(begin);
     step.size.push_back(sliceSize(size, microbatches_, i));
@@ -352,10 +361,10 @@ ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const u
     }
     const float* output = model.predict(stage_input, b);
     if (s == last) {
-      const BatchLoss part = model.score(output, labels + start, b);
+      const BatchLoss part = model.score(output, labels + start * labels_per_sample_, b);
       scored.loss_sum += part.loss_sum;
       scored.correct += part.correct;
-      scored.samples += b;
+      scored.samples += static_cast<int64_t>(b) * model.positions();  // scored positions
     } else {
       const Message sent =
           toHost(model, {const_cast<float*>(output), size_t(b) * out, s + 1}, output_host);
@@ -366,13 +375,15 @@ ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const u
 }
 
 std::unique_ptr<StepSchedule> makeStepSchedule(const JobSpec& job, ParallelLayout& layout,
-                                               std::function<Network()> make_stage) {
+                                               std::function<Network()> make_stage,
+                                               int labels_per_sample) {
   if (layout.degrees().pipeline == 1)
     return std::make_unique<DataParallelSchedule>(job.parallel.microbatches);
   const PipelineOrder order =
       job.parallel.schedule == "gpipe" ? PipelineOrder::kGpipe : PipelineOrder::k1F1B;
   return std::make_unique<PipelineSchedule>(order, job.parallel.microbatches,
-                                            layout.pipelineGroup(), std::move(make_stage));
+                                            layout.pipelineGroup(), std::move(make_stage),
+                                            labels_per_sample);
 }
 
 }  // namespace ranklab

@@ -34,9 +34,10 @@ enum class PipelineOrder { kGpipe, k1F1B };
 class PipelineSchedule : public StepSchedule {
  public:
   // `stages`: this replica's pipeline group, ordered by stage. make_stage builds another
-  // copy of this rank's stage (for a micro-batch in flight).
+  // copy of this rank's stage (for a micro-batch in flight). A sample has
+  // `labels_per_sample` labels (a sequence model's: one per position).
   PipelineSchedule(PipelineOrder order, int microbatches, Communicator& stages,
-                   std::function<Network()> make_stage);
+                   std::function<Network()> make_stage, int labels_per_sample = 1);
   std::string name() const override { return order_ == PipelineOrder::kGpipe ? "gpipe" : "1f1b"; }
   PassTimes run(Network& model, const Batch& batch, float loss_scale,
                 const StepHooks& hooks) override;
@@ -70,19 +71,24 @@ class PipelineSchedule : public StepSchedule {
   Ticket post(StepState& step, const Message& message, bool send);
   // Waits for a posted message, the time counted as the pipeline's bubble.
   void waitCounted(StepState& step, Ticket& ticket);
+  int samplesOf(const Batch& batch) const;
+  const uint8_t* labelsOf(const Batch& batch, int sample) const;  // the sample's first
   // The slot of micro-batch `micro`: its copy of the stage bound to the model's buffers.
   Slot& slotFor(Network& model, int micro);
 
   PipelineOrder order_;
   int microbatches_;
+  int labels_per_sample_;
   Communicator& stages_;
   std::function<Network()> make_stage_;
   std::vector<std::unique_ptr<Slot>> slots_;
 };
 
 // The schedule the job's [parallel] section asks for: data parallel, or a pipeline over
-// the layout's pipeline group when parallel.pipeline > 1.
+// the layout's pipeline group when parallel.pipeline > 1, over samples of
+// `labels_per_sample` labels.
 std::unique_ptr<StepSchedule> makeStepSchedule(const JobSpec& job, ParallelLayout& layout,
-                                               std::function<Network()> make_stage);
+                                               std::function<Network()> make_stage,
+                                               int labels_per_sample = 1);
 
 }  // namespace ranklab

@@ -105,8 +105,8 @@ Network setUp(Network model, const JobSpec& job, int rank) {
 // rank draws the whole model from the seed first, so the parts hold one model's parameters.
 Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
                    const ComputeDevice& device, TensorGroup* tensor) {
-  Network whole =
-      makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed, device);
+  Network whole = makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed,
+                            device, job.parallel.pipeline > 1);
   if (tensor) whole = sliceForTensorParallel(whole, *tensor);
   whole = setUp(std::move(whole), job, rank);
   if (job.parallel.pipeline == 1) return whole;
@@ -115,6 +115,21 @@ Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int r
                                          ? stageBoundaries(whole, job.parallel.pipeline)
                                          : stageBoundaries(whole, job.parallel.stage_layers);
   return std::move(whole).takeStage(bounds[stage], bounds[stage + 1]);
+}
+
+// The views whose squares this rank counts toward the gradient's norm: a tensor replicated
+// on every slice once (by slice 0), a GPT head's copy of the token table never (the first
+// stage counts the table). Empty: every view.
+std::vector<bool> countedViews(const Network& model, const LayoutCoords& at) {
+  const std::vector<bool>& sliced = model.slicedViews();
+  std::vector<bool> counted;
+  bool all = true;
+  for (size_t v = 0; v < model.views().size(); ++v) {
+    const bool mine = at.slice == 0 || (!sliced.empty() && sliced[v]);
+    counted.push_back(mine && model.views()[v].name != "lm_head.weight");
+    all = all && counted.back();
+  }
+  return all ? std::vector<bool>{} : counted;
 }
 
 bool underParameterServer(const JobSpec& job) {
@@ -173,11 +188,16 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
   if (job.parallel.tensor > 1) parts.slices = &layout_->tensorGroup();
   if (job.parallel.pipeline > 1) parts.stages = &layout_->pipelineGroup();
   if (sync_->sharded()) parts.shards = &layout_->dataGroup();
-  norm_.emplace(job.train.grad_clip, parts, model_.slicedViews());
+  norm_.emplace(job.train.grad_clip, parts, countedViews(model_, layout_->coords()));
+  if (job.parallel.pipeline > 1)
+    tied_table_ = TiedTableSync::make(model_, layout_->pipelineGroup());
   const int world_rank = comm.rank(), world_size = comm.size();
-  schedule_ = makeStepSchedule(job, *layout_, [&job, &train_set, world_rank, world_size, this] {
-    return stageModel(job, train_set, world_rank, world_size, device_, tensor_.get());
-  });
+  schedule_ = makeStepSchedule(
+      job, *layout_,
+      [&job, &train_set, world_rank, world_size, this] {
+        return stageModel(job, train_set, world_rank, world_size, device_, tensor_.get());
+      },
+      train_set.labels_per_sample);
   Communicator& replicas = layout_->dataGroup();
   loader_.emplace(train_set, replicas.rank(), replicas.size(), job.train.batch_size,
                   job.train.seed);
@@ -478,6 +498,7 @@ double TrainingRun::measureGradient(StepStats& s) {
 
 void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   SyncStats sync = sync_->sync(model_.grads(), model_.parameterCount());
+  if (tied_table_) sync += tied_table_->sum(model_.grads(), device_);
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
@@ -590,6 +611,7 @@ void TrainingRun::writeSample() {
   const int chars = job_.train.sample_chars;
   // The first replica's slices all draw it (their forwards sum across them); rank 0 tells.
   if (job_.model.kind != "gpt" || chars == 0 || layout_->coords().data != 0) return;
+  if (job_.parallel.pipeline > 1) return;  // refused by the job's checks: no rank has it all
   const uint64_t seed = static_cast<uint64_t>(job_.train.seed) * 1000003 + at_.step;
   const std::string text = sampleText(model_, "\n", chars, seed);
   if (peers_.rank() == 0) observer_.onEvent("sample", text, at_.step);

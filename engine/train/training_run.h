@@ -26,6 +26,7 @@
 #include "engine/train/gradient_sync.h"
 #include "engine/train/parallel_layout.h"
 #include "engine/train/step_schedule.h"
+#include "engine/train/tied_table_sync.h"
 #include "engine/train/train_observer.h"
 
 namespace ranklab {
@@ -112,8 +113,9 @@ class TrainingRun {
   std::string compression_;  // describeCompression() of the job, for checkpoints
   GradientReadyFn on_ready_;
   ParamRange update_range_;
-  std::optional<GradientNorm> norm_;  // the gradient's norm, and train.grad_clip
-  int64_t steps_per_epoch_ = 0;       // optimizer steps: the loader's batches / accumulate_steps
+  std::optional<GradientNorm> norm_;           // the gradient's norm, and train.grad_clip
+  std::unique_ptr<TiedTableSync> tied_table_;  // a GPT's first or last pipeline stage
+  int64_t steps_per_epoch_ = 0;  // optimizer steps: the loader's batches / accumulate_steps
   int64_t total_steps_ = 0;
   bool straggler_ = false;
   bool pin_failed_ = false;  // the batch buffers could not be page-locked (said once)

@@ -218,7 +218,8 @@ TEST_F(Cli, TensorParallelPresetsSplitTheLayersAcrossRealRanks) {
 
 // Data x pipeline x tensor over 8 real ranks: each rank a slice of one stage of one
 // replica, each replica's samples counted once; the run learns. A GPT's blocks split over 2
-// real ranks, in 2 replicas with ZeRO 1, clipped: every rank measures the same norm.
+// real ranks, in 2 replicas with ZeRO 1, clipped: every rank measures the same norm. And the
+// GPT in all three dimensions on 8 real ranks.
 TEST_F(Cli, ThreeDimensionsAndAGptSplitByHeadsRunOnRealRanks) {
   const auto s = runPresetOn3200Samples("hybrid-3d");
   EXPECT_EQ(s["status"], "done");
@@ -272,6 +273,23 @@ TEST_F(Cli, ThreeDimensionsAndAGptSplitByHeadsRunOnRealRanks) {
     EXPECT_EQ(norms.size(), 1u) << "step " << at << ": every rank the same norm";
     EXPECT_GT(std::stod(*norms.begin()), 0.0) << "step " << at;
   }
+
+  // The GPT in 3D: 2 replicas x 2 stages x 2 slices on 8 real ranks.
+  const auto d3 = run("run " + sourceDir() + "/resources/jobs/gpt-3d.toml" +
+                      " --set train.max_steps=6 --set train.eval_batches=1 --set model.blocks=2"
+                      " --quiet --db " +
+                      db());
+  ASSERT_EQ(d3.exit_code, 0) << d3.out;
+  const auto shown3 = run("runs show 3 --json --db " + db());
+  ASSERT_EQ(shown3.exit_code, 0) << shown3.out;
+  const auto g3 = nlohmann::json::parse(shown3.out);
+  EXPECT_EQ(g3["status"], "done");
+  EXPECT_EQ(g3["world"], 8);
+  EXPECT_EQ(g3["layout"]["data"], 2);
+  EXPECT_EQ(g3["layout"]["pipeline"], 2);
+  EXPECT_EQ(g3["layout"]["tensor"], 2);
+  EXPECT_EQ(g3["steps"], 6);
+  EXPECT_LT(g3["test_loss"].get<double>(), 5.6) << "below a uniform guess's ln 256";
 }
 
 // Data x pipeline over 4 real ranks: two replicas of two stages, each replica's samples

@@ -195,6 +195,39 @@ TEST(TensorParallel, GptSlicesShardTheirStateWithZeroOne) {
   }
 }
 
+// A GPT cut into pipeline stages (the embedding first, the final LayerNorm and the head's
+// copy of the token table last, their gradients summed after each step so the copies stay
+// equal) trains as the whole model does: 2 stages alone, then data x pipeline x tensor on 8
+// ranks as 2 data ranks, clipped; every stage measures the whole model's gradient norm.
+TEST(TensorParallel, GptStagesTrainAsTheWholeModelInThreeDimensions) {
+  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
+  JobSpec one = gptJob(1, 1, "adamw");
+  one.train.sample_chars = 0;
+  one.train.grad_clip = 0.5;
+  const auto whole = trainWithThreads(one, train_set, test_set);
+  JobSpec staged = one;
+  staged.parallel.ranks = staged.parallel.pipeline = 2;
+  staged.parallel.microbatches = 2;
+  const auto stages = trainWithThreads(staged, train_set, test_set);
+  expectSameTraining({stages[1]}, whole[0], "gpt, 2 stages");
+  for (const auto& stage : stages) {
+    for (size_t i = 0; i < whole[0].stats.size(); ++i) {
+      EXPECT_NEAR(stage.stats[i].grad_norm, whole[0].stats[i].grad_norm,
+                  1e-5 * whole[0].stats[i].grad_norm);
+    }
+  }
+  JobSpec two = one;
+  two.parallel.ranks = 2;
+  const auto replicas = trainWithThreads(two, train_set, test_set);
+  JobSpec three_d = two;
+  three_d.parallel.ranks = 8;
+  three_d.parallel.pipeline = three_d.parallel.tensor = 2;
+  three_d.parallel.microbatches = 2;
+  const auto split = trainWithThreads(three_d, train_set, test_set);
+  expectSameTraining({split[2], split[3]}, replicas[0], "gpt, data 2 x pipeline 2 x tensor 2, 0");
+  expectSameTraining({split[6], split[7]}, replicas[1], "gpt, data 2 x pipeline 2 x tensor 2, 1");
+}
+
 // Slices on a device whose memory the host may not touch, as a GPU's
 // (tests/support/guarded_device.h): f's and g's sums go through host copies, the slices are
 // cut on the host and uploaded, and the run is the CPU's bit for bit: an MLP alone and in
