@@ -53,6 +53,12 @@ class Layer {
 
   // The parameter tensors it owns, in the order they sit in the flat buffer.
   virtual std::vector<ParamTensor> paramTensors() const { return {}; }
+  // Multiply-adds of one forward per output position, for balancing pipeline stages: a
+  // weight matrix's size (its first tensor) unless the layer knows better.
+  virtual size_t macsPerPosition() const {
+    const std::vector<ParamTensor> tensors = paramTensors();
+    return tensors.empty() ? 0 : tensors.front().size;
+  }
   // Points the layer at its slices of the flat parameter and gradient buffers.
   virtual void bind(float* /*params*/, float* /*grads*/) {}
   // Draws parameters like PyTorch's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), weight first.

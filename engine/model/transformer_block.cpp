@@ -109,6 +109,11 @@ std::string TransformerBlock::describe() const {
   return text;
 }
 
+size_t TransformerBlock::macsPerPosition() const {
+  const size_t c = static_cast<size_t>(shape_.width), t = static_cast<size_t>(shape_.context);
+  return (12 * c * c + t * c) / static_cast<size_t>(parts_of_);
+}
+
 std::vector<ParamTensor> TransformerBlock::paramTensors() const {
   std::vector<ParamTensor> tensors;
   for (const Part& part : parts_)

@@ -39,6 +39,9 @@ class TransformerBlock : public Layer {
   TransformerBlock(std::string name, const GptShape& shape, const ComputeDevice& device,
                    TensorGroup* slices = nullptr);
   const GptShape& shape() const { return shape_; }
+  // Its four Linears' (12 width^2, over the slices) and the causal attention's (about
+  // context * width: half of QK^T's and of the weighted sum's).
+  size_t macsPerPosition() const override;
   std::string describe() const override;
   // Its layers' tensors, each named as nanoGPT's state_dict: "ln_1.weight", "attn.c_attn.weight"...
   std::vector<ParamTensor> paramTensors() const override;
@@ -87,6 +90,9 @@ class TiedHead : public Layer {
            const ComputeDevice& device, Tie tie = Tie::kShared);
   std::string describe() const override;
   std::vector<ParamTensor> paramTensors() const override;
+  size_t macsPerPosition() const override {
+    return static_cast<size_t>(vocab_) * inputShape().channels;
+  }
   void bind(float* params, float* grads) override;
   void init(std::mt19937_64& rng) override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;

@@ -34,6 +34,7 @@ class Embedding : public Layer, public TokenTable {
   Embedding(std::string name, int length, int vocab, int width);
   std::string describe() const override;
   std::vector<ParamTensor> paramTensors() const override;
+  size_t macsPerPosition() const override { return static_cast<size_t>(width_); }  // a lookup
   void bind(float* params, float* grads) override;
   void init(std::mt19937_64& rng) override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;

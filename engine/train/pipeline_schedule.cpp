@@ -21,10 +21,8 @@ struct Block {
 // position once in forward, once for the input gradient and once for its own gradient;
 // the network's first layer computes no input gradient.
 size_t trainingMacs(const Layer& layer, bool first) {
-  const auto tensors = layer.paramTensors();
-  if (tensors.empty()) return 0;
   const Shape out = layer.outputShape();
-  const size_t forward = tensors.front().size * static_cast<size_t>(out.height) * out.width;
+  const size_t forward = layer.macsPerPosition() * static_cast<size_t>(out.height) * out.width;
   return forward * (first ? 2 : 3);
 }
 

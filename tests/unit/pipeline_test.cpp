@@ -45,6 +45,17 @@ TEST(PipelineOrder, OneFOneBHoldsAtMostStagesLeftWhileGpipeHoldsEveryMicroBatch)
   }
 }
 
+// A GPT's blocks: the embedding (a lookup: width per position), each transformer block
+// (12 width^2 + context * width), the final LayerNorm and the head's copy of the table
+// (vocab * width). Width 128, context 64, 4 blocks: 0.2 M each, the head 0.03 M, so two
+// stages take two blocks each, and four stages one each (the head with the last).
+TEST(StageBoundaries, AGptsTransformerBlocksCountTheirLinearsAndAttention) {
+  const Network gpt = makeGpt({256, 64, 128, 4, 4, 0.f}, 1, cpuDevice(), nullptr, true);
+  // Layers: embed, h0, h1, h2, h3, ln_f, lm_head.
+  EXPECT_EQ(stageBoundaries(gpt, 2), (std::vector<size_t>{0, 3, 7}));
+  EXPECT_EQ(stageBoundaries(gpt, 4), (std::vector<size_t>{0, 2, 3, 4, 7}));
+}
+
 TEST(StageBoundaries, BalanceCountedWorkAndNeverSplitALayerFromItsRelu) {
   const Network deep = makeMlp({1, 1, 784}, {1024, 1024, 1024, 1024}, 10, 0.f, 1);
   // Multiply-adds per sample: fc0 2 x 802,816 (no input gradient), fc1..fc3 3 x 1,048,576,
