@@ -251,9 +251,8 @@ void checkHosts(const toml::table& root, const JobSpec& job, IssueLog& log) {
 }  // namespace
 
 // The GPT trains on text on the CPU, data, pipeline and tensor parallel (its heads split
-// over the slices), with ZeRO 1. ZeRO 2 and 3's per-layer shards of a tied embedding, text
-// samples through a pipeline and its CUDA kernels are still to come (issue 36): refused
-// here, naming the key.
+// over the slices), with ZeRO 1. ZeRO 2 and 3's per-layer shards of a tied embedding and its
+// CUDA kernels are still to come (issue 36): refused here, naming the key.
 void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const bool gpt = job.model.kind == "gpt";
   const bool text = job.data.dataset == "text";
@@ -273,17 +272,6 @@ void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const std::string not_yet =
       " is not available for model.kind = \"gpt\" yet (it trains data, pipeline and tensor "
       "parallel, with ZeRO 1, on the CPU): ";
-  // A text sample is drawn through the whole model: said at whichever key the file sets.
-  const bool staged_sample = job.parallel.pipeline > 1 && job.train.sample_chars > 0;
-  const std::string whole_model =
-      "draws text through the whole model, which a pipeline's stages do not hold on one rank";
-  checkRule(root, log, "train.sample_chars", {"parallel.pipeline"}, staged_sample,
-            "> 0 " + whole_model +
-                ": set 0 with parallel.pipeline = " + std::to_string(job.parallel.pipeline) +
-                " (got " + std::to_string(job.train.sample_chars) + ")");
-  checkRule(root, log, "parallel.pipeline", {"train.sample_chars"}, staged_sample,
-            "> 1 needs train.sample_chars = 0 for model.kind = \"gpt\" (its sample " + whole_model +
-                "; got " + std::to_string(job.train.sample_chars) + ")");
   checkRule(root, log, "parallel.tensor", {"model.heads"},
             job.model.heads % job.parallel.tensor != 0,
             "must divide model.heads (" + std::to_string(job.model.heads) +

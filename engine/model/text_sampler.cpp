@@ -39,25 +39,35 @@ std::string printableUtf8(const std::string& bytes) {
   return out;
 }
 
-std::string sampleText(Network& model, const std::string& prompt, int count, uint64_t seed) {
-  const int context = model.positions(), vocab = model.classes();
+std::string sampleText(const SplitTextModel& model, const std::string& prompt, int count,
+                       uint64_t seed) {
   if (prompt.empty()) throw std::invalid_argument("sampleText: the prompt is empty");
-  if (model.inputShape() != Shape{context, 1, 1})
-    throw std::invalid_argument("sampleText: the model does not read token sequences");
   std::string text = prompt;
   std::mt19937_64 rng(seed);
-  std::vector<float> window(context, 0.f), logits(vocab);
+  std::vector<float> window(model.context, 0.f), logits(model.vocab);
   for (int n = 0; n < count; ++n) {
-    const size_t length = std::min(text.size(), static_cast<size_t>(context));
+    const size_t length = std::min(text.size(), static_cast<size_t>(model.context));
     const size_t from = text.size() - length;
     std::fill(window.begin(), window.end(), 0.f);
     for (size_t i = 0; i < length; ++i)
       window[i] = static_cast<float>(static_cast<uint8_t>(text[from + i]));
-    const float* out = model.predict(window.data(), 1);
-    model.device().download(logits.data(), out + (length - 1) * vocab, vocab);
-    text += static_cast<char>(draw(logits, rng));
+    const bool mine = model.next(window.data(), static_cast<int>(length) - 1, logits.data());
+    text += static_cast<char>(model.share(mine ? draw(logits, rng) : -1));
   }
   return printableUtf8(text);
+}
+
+std::string sampleText(Network& model, const std::string& prompt, int count, uint64_t seed) {
+  const int context = model.positions(), vocab = model.classes();
+  if (model.inputShape() != Shape{context, 1, 1})
+    throw std::invalid_argument("sampleText: the model does not read token sequences");
+  SplitTextModel whole{context, vocab, nullptr, [](int drawn) { return drawn; }};
+  whole.next = [&model, vocab](const float* window, int last, float* logits) {
+    const float* out = model.predict(window, 1);
+    model.device().download(logits, out + static_cast<size_t>(last) * vocab, vocab);
+    return true;
+  };
+  return sampleText(whole, prompt, count, seed);
 }
 
 }  // namespace ranklab

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "engine/model/network.h"
@@ -16,6 +17,19 @@ namespace ranklab {
 // with each byte that is not printable UTF-8 (a broken sequence, a control character but
 // newline and tab) written as '?', so it is safe in a terminal, a database and JSON.
 std::string sampleText(Network& model, const std::string& prompt, int count, uint64_t seed);
+
+// The same over a model split across ranks (a pipeline's stages), every rank calling it
+// alike: `next` runs the model on a window of `context` token ids and writes the logits of
+// position `last` (`vocab` floats, host memory) where this rank has them (returning true);
+// `share` gives every rank the byte the rank with the logits drew (its argument: the drawn
+// byte there, -1 elsewhere).
+struct SplitTextModel {
+  int context = 0, vocab = 0;
+  std::function<bool(const float* window, int last, float* logits)> next;
+  std::function<int(int drawn)> share;
+};
+std::string sampleText(const SplitTextModel& model, const std::string& prompt, int count,
+                       uint64_t seed);
 
 // `bytes` with every byte that is not part of printable UTF-8 (newline and tab allowed)
 // replaced by '?'.

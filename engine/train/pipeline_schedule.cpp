@@ -343,31 +343,36 @@ Ticket PipelineSchedule::post(StepState& step, const Message& message, bool send
   return stages_.irecv(message.data, bytes, message.peer, tags::kPipeline);
 }
 
-ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const uint8_t* labels,
-                                         int64_t n, int batch) {
+const float* PipelineSchedule::predict(Network& model, const float* x, int batch) {
   const int s = stages_.rank(), last = stages_.size() - 1;
   const size_t in = model.inputShape().size(), out = model.outputShape().size();
-  std::vector<float> input, output_host;
+  const float* stage_input = x;
+  if (s > 0) {
+    predict_input_.resize(static_cast<size_t>(batch) * in);
+    stages_.recv(predict_input_.data(), predict_input_.size() * sizeof(float), s - 1,
+                 tags::kPipeline);
+    stage_input = predict_input_.data();
+  }
+  const float* output = model.predict(stage_input, batch);
+  if (s == last) return output;
+  const Message sent =
+      toHost(model, {const_cast<float*>(output), size_t(batch) * out, s + 1}, predict_output_);
+  stages_.send(sent.data, sent.floats * sizeof(float), s + 1, tags::kPipeline);
+  return nullptr;
+}
+
+ScoredSamples PipelineSchedule::evaluate(Network& model, const float* x, const uint8_t* labels,
+                                         int64_t n, int batch) {
+  const size_t in = model.inputShape().size();
   ScoredSamples scored;
   for (int64_t start = 0; start < n; start += batch) {
     const int b = static_cast<int>(std::min<int64_t>(batch, n - start));
-    const float* stage_input = x + start * in;
-    if (s > 0) {
-      input.resize(static_cast<size_t>(b) * in);
-      stages_.recv(input.data(), input.size() * sizeof(float), s - 1, tags::kPipeline);
-      stage_input = input.data();
-    }
-    const float* output = model.predict(stage_input, b);
-    if (s == last) {
-      const BatchLoss part = model.score(output, labels + start * labels_per_sample_, b);
-      scored.loss_sum += part.loss_sum;
-      scored.correct += part.correct;
-      scored.samples += static_cast<int64_t>(b) * model.positions();  // scored positions
-    } else {
-      const Message sent =
-          toHost(model, {const_cast<float*>(output), size_t(b) * out, s + 1}, output_host);
-      stages_.send(sent.data, sent.floats * sizeof(float), s + 1, tags::kPipeline);
-    }
+    const float* output = predict(model, x + start * in, b);
+    if (!output) continue;  // not the last stage: passed on
+    const BatchLoss part = model.score(output, labels + start * labels_per_sample_, b);
+    scored.loss_sum += part.loss_sum;
+    scored.correct += part.correct;
+    scored.samples += static_cast<int64_t>(b) * model.positions();  // scored positions
   }
   return scored;
 }

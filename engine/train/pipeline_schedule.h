@@ -43,6 +43,7 @@ class PipelineSchedule : public StepSchedule {
                 const StepHooks& hooks) override;
   ScoredSamples evaluate(Network& model, const float* x, const uint8_t* labels, int64_t n,
                          int batch) override;
+  const float* predict(Network& model, const float* x, int batch) override;
 
   struct Pass {
     bool forward = true;
@@ -82,6 +83,7 @@ class PipelineSchedule : public StepSchedule {
   Communicator& stages_;
   std::function<Network()> make_stage_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<float> predict_input_, predict_output_;  // predict()'s host copies
 };
 
 // The schedule the job's [parallel] section asks for: data parallel, or a pipeline over

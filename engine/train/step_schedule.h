@@ -69,6 +69,12 @@ class StepSchedule {
   // Loss and accuracy over n samples in batches of `batch`, no dropout, no gradients.
   virtual ScoredSamples evaluate(Network& model, const float* x, const uint8_t* labels, int64_t n,
                                  int batch);
+  // The model's outputs for `batch` samples x (host memory; a pipeline's first stage's
+  // input), in its device's memory, on the rank that computes them (a pipeline's last
+  // stage); null on the others, which pass their part on.
+  virtual const float* predict(Network& model, const float* x, int batch) {
+    return model.predict(x, batch);
+  }
 };
 
 // The data-parallel schedule over `microbatches` slices of each batch.

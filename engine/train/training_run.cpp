@@ -609,12 +609,30 @@ EvalStats TrainingRun::evaluate(int epoch, bool inside_epoch) {
 
 void TrainingRun::writeSample() {
   const int chars = job_.train.sample_chars;
-  // The first replica's slices all draw it (their forwards sum across them); rank 0 tells.
+  // The first replica's ranks all draw it (their forwards sum across slices and pass
+  // through stages); rank 0 tells.
   if (job_.model.kind != "gpt" || chars == 0 || layout_->coords().data != 0) return;
-  if (job_.parallel.pipeline > 1) return;  // refused by the job's checks: no rank has it all
   const uint64_t seed = static_cast<uint64_t>(job_.train.seed) * 1000003 + at_.step;
-  const std::string text = sampleText(model_, "\n", chars, seed);
+  const std::string text = job_.parallel.pipeline > 1 ? sampleThroughStages(chars, seed)
+                                                      : sampleText(model_, "\n", chars, seed);
   if (peers_.rank() == 0) observer_.onEvent("sample", text, at_.step);
+}
+
+std::string TrainingRun::sampleThroughStages(int chars, uint64_t seed) {
+  const int vocab = test_set_.classes;
+  SplitTextModel split{job_.model.context, vocab, nullptr, nullptr};
+  split.next = [this, vocab](const float* window, int last, float* logits) {
+    const float* out = schedule_->predict(model_, window, 1);
+    if (out) device_.download(logits, out + static_cast<size_t>(last) * vocab, vocab);
+    return out != nullptr;
+  };
+  // The last stage drew the byte: the sum over the stages, where the others add 0.
+  split.share = [this](int drawn) {
+    float byte = drawn >= 0 ? static_cast<float>(drawn) : 0.f;
+    layout_->pipelineGroup().allreduceSumNative(&byte, 1);
+    return static_cast<int>(byte);
+  };
+  return sampleText(split, "\n", chars, seed);
 }
 
 TrainResult TrainingRun::finish() {

@@ -89,6 +89,8 @@ class TrainingRun {
   // The update's gradient's global norm, clipped to train.grad_clip (0 where no rank of
   // this run holds its whole update's gradient: a server's, a shared model's, pieces').
   double measureGradient(StepStats& s);
+  // A GPT's text sample where its stages sit on several ranks.
+  std::string sampleThroughStages(int chars, uint64_t seed);
   void recordTensorParallel(StepStats& s);
 
   const JobSpec& job_;

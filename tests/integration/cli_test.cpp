@@ -289,6 +289,7 @@ TEST_F(Cli, ThreeDimensionsAndAGptSplitByHeadsRunOnRealRanks) {
   EXPECT_EQ(g3["layout"]["pipeline"], 2);
   EXPECT_EQ(g3["layout"]["tensor"], 2);
   EXPECT_EQ(g3["steps"], 6);
+  EXPECT_EQ(g3["sample"]["step"], 6) << "drawn through the stages";
   EXPECT_LT(g3["test_loss"].get<double>(), 5.6) << "below a uniform guess's ln 256";
 }
 

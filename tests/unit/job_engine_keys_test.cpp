@@ -129,13 +129,7 @@ TEST(JobEngineKeys, GptNamesWhatItNeedsAndWhatItCannotRunWithYet) {
        "(got \"mlp\")"},
       {gpt + "width = 130\n", "model.width: model.heads (4) must divide model.width (130)"},
       {gpt + "heads = 3\nwidth = 128\n", "model.heads: model.heads (3) must divide model.width"},
-      {gpt + "[parallel]\nranks = 2\npipeline = 2\n",
-       "parallel.pipeline: > 1 needs train.sample_chars = 0 for model.kind = \"gpt\" (its "
-       "sample draws text through the whole model, which a pipeline's stages do not hold on "
-       "one rank; got 200)"},
-      {gpt + "[train]\nsample_chars = 10\n[parallel]\nranks = 2\npipeline = 2\n",
-       "train.sample_chars: > 0 draws text through the whole model"},
-      {gpt + "blocks = 1\n[train]\nsample_chars = 0\n[parallel]\nranks = 5\npipeline = 5\n",
+      {gpt + "blocks = 1\n[parallel]\nranks = 5\npipeline = 5\n",
        "parallel.pipeline: must be at most the model's 4 blocks"},
       {gpt + "heads = 4\n[parallel]\nranks = 8\ntensor = 8\n",
        "parallel.tensor: must divide model.heads (4): each slice computes whole heads of the "

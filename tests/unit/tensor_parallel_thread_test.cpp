@@ -195,14 +195,22 @@ TEST(TensorParallel, GptSlicesShardTheirStateWithZeroOne) {
   }
 }
 
+// The text sample rank 0 recorded.
+std::string sampleOf(const testing::RunRecorder& rank) {
+  for (const std::string& event : rank.events)
+    if (event.rfind("sample: ", 0) == 0) return event.substr(8);
+  return "";
+}
+
 // A GPT cut into pipeline stages (the embedding first, the final LayerNorm and the head's
 // copy of the token table last, their gradients summed after each step so the copies stay
 // equal) trains as the whole model does: 2 stages alone, then data x pipeline x tensor on 8
-// ranks as 2 data ranks, clipped; every stage measures the whole model's gradient norm.
+// ranks as 2 data ranks, clipped; every stage measures the whole model's gradient norm, and
+// the text drawn through the stages is the whole model's.
 TEST(TensorParallel, GptStagesTrainAsTheWholeModelInThreeDimensions) {
   const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
   JobSpec one = gptJob(1, 1, "adamw");
-  one.train.sample_chars = 0;
+  one.train.sample_chars = 40;
   one.train.grad_clip = 0.5;
   const auto whole = trainWithThreads(one, train_set, test_set);
   JobSpec staged = one;
@@ -210,6 +218,9 @@ TEST(TensorParallel, GptStagesTrainAsTheWholeModelInThreeDimensions) {
   staged.parallel.microbatches = 2;
   const auto stages = trainWithThreads(staged, train_set, test_set);
   expectSameTraining({stages[1]}, whole[0], "gpt, 2 stages");
+  ASSERT_EQ(sampleOf(whole[0]).size(), 41u);
+  EXPECT_EQ(sampleOf(stages[0]), sampleOf(whole[0]));
+  EXPECT_EQ(sampleOf(stages[1]), "") << "rank 0 tells";
   for (const auto& stage : stages) {
     for (size_t i = 0; i < whole[0].stats.size(); ++i) {
       EXPECT_NEAR(stage.stats[i].grad_norm, whole[0].stats[i].grad_norm,
@@ -226,6 +237,8 @@ TEST(TensorParallel, GptStagesTrainAsTheWholeModelInThreeDimensions) {
   const auto split = trainWithThreads(three_d, train_set, test_set);
   expectSameTraining({split[2], split[3]}, replicas[0], "gpt, data 2 x pipeline 2 x tensor 2, 0");
   expectSameTraining({split[6], split[7]}, replicas[1], "gpt, data 2 x pipeline 2 x tensor 2, 1");
+  EXPECT_EQ(sampleOf(split[0]), sampleOf(replicas[0]));
+  std::printf("sample through 2 stages of 2 slices: %s\n", sampleOf(split[0]).c_str());
 }
 
 // Slices on a device whose memory the host may not touch, as a GPU's
