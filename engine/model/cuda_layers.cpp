@@ -124,7 +124,7 @@ void CudaWeightedLayer::gemm(Trans trans_a, Trans trans_b, int m, int n, int k,
 }
 
 std::vector<ParamTensor> CudaWeightedLayer::paramTensors() const {
-  return {{"weight", weights_}, {"bias", biases_}};
+  return {{"weight", weights_, static_cast<int>(biases_)}, {"bias", biases_}};
 }
 
 void CudaWeightedLayer::bind(float* params, float* grads) {

@@ -38,6 +38,7 @@ struct ForwardPass {
 struct ParamTensor {
   std::string suffix;  // "weight", "bias"
   size_t size = 0;
+  int rows = 0;  // a matrix's first dimension (a weight's outputs); 0: a vector
 };
 
 class Layer {

@@ -36,7 +36,7 @@ WeightedLayer::WeightedLayer(std::string name, Shape input, Shape output, size_t
     : Layer(std::move(name), input, output), weights_(weights), biases_(biases), fan_in_(fan_in) {}
 
 std::vector<ParamTensor> WeightedLayer::paramTensors() const {
-  return {{"weight", weights_}, {"bias", biases_}};
+  return {{"weight", weights_, static_cast<int>(biases_)}, {"bias", biases_}};
 }
 
 void WeightedLayer::bind(float* params, float* grads) {

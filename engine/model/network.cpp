@@ -21,7 +21,8 @@ Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed,
     }
     layer_offset_.push_back(offset);
     for (const auto& tensor : layers_[l]->paramTensors()) {
-      views_.push_back({layers_[l]->name() + "." + tensor.suffix, offset, tensor.size});
+      views_.push_back(
+          {layers_[l]->name() + "." + tensor.suffix, offset, tensor.size, tensor.rows});
       offset += tensor.size;
     }
     layer_count_.push_back(offset - layer_offset_.back());

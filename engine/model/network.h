@@ -23,6 +23,7 @@ struct ParamView {
   std::string name;  // "fc0.weight", "conv1.bias", ...
   size_t offset = 0;
   size_t size = 0;
+  int rows = 0;  // a matrix's (ParamTensor::rows); 0: a vector
 };
 
 // Called by backward() as soon as one layer's parameter gradients are complete, in reverse

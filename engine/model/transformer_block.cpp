@@ -118,7 +118,7 @@ std::vector<ParamTensor> TransformerBlock::paramTensors() const {
   std::vector<ParamTensor> tensors;
   for (const Part& part : parts_)
     for (const ParamTensor& t : part.layer->paramTensors())
-      tensors.push_back({part.name + "." + t.suffix, t.size});
+      tensors.push_back({part.name + "." + t.suffix, t.size, t.rows});
   return tensors;
 }
 
@@ -253,7 +253,7 @@ std::string TiedHead::describe() const {
 
 std::vector<ParamTensor> TiedHead::paramTensors() const {
   if (!copied_) return {};
-  return {{"weight", static_cast<size_t>(vocab_) * inputShape().channels}};
+  return {{"weight", static_cast<size_t>(vocab_) * inputShape().channels, vocab_}};
 }
 
 void TiedHead::bind(float* params, float* grads) {

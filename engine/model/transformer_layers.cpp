@@ -38,8 +38,8 @@ std::string Embedding::describe() const {
 }
 
 std::vector<ParamTensor> Embedding::paramTensors() const {
-  return {{"token", static_cast<size_t>(vocab_) * width_},
-          {"position", static_cast<size_t>(length_) * width_}};
+  return {{"token", static_cast<size_t>(vocab_) * width_, vocab_},
+          {"position", static_cast<size_t>(length_) * width_, length_}};
 }
 
 void Embedding::bind(float* params, float* grads) {

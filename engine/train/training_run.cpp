@@ -21,24 +21,15 @@ Shape sampleShape(const Dataset& data) {
   return {data.height, data.width, data.features / (data.height * data.width)};
 }
 
-// The weight tensors inside the flat buffer as matrices (output features, the rest), for
-// codecs that use shapes: a Linear weight is (out, in), a Conv2d kernel (out, in*k*k).
+// The matrices inside the flat buffer (rows, the rest), for codecs that use shapes: a Linear
+// weight is (out, in), a Conv2d kernel (out, in*k*k), a GPT block's Linears theirs, an
+// embedding table (vocab or positions, width); as PyTorch's PowerSGD hook, every tensor of
+// two dimensions.
 std::vector<MatrixBlock> weightMatrices(const Network& model) {
   std::vector<MatrixBlock> blocks;
-  const std::string suffix = ".weight";
   for (const auto& view : model.views()) {
-    if (view.name.size() <= suffix.size() ||
-        view.name.compare(view.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-      continue;
-    }
-    const std::string layer = view.name.substr(0, view.name.size() - suffix.size());
-    for (const auto& l : model.layers()) {
-      if (l->name() != layer) continue;
-      const int rows = l->outputShape().channels;
-      if (rows > 0 && view.size % rows == 0) {
-        blocks.push_back({view.offset, rows, static_cast<int>(view.size / rows)});
-      }
-    }
+    if (view.rows > 0 && view.size % static_cast<size_t>(view.rows) == 0)
+      blocks.push_back({view.offset, view.rows, static_cast<int>(view.size / view.rows)});
   }
   return blocks;
 }

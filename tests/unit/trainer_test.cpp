@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -268,6 +269,34 @@ TEST(Trainer, AGptLearnsTextAndItsFirstRankWritesIt) {
   EXPECT_EQ(last.substr(0, 4), "\nthe") << last;
   std::printf("sample after %lld steps: %s\n", static_cast<long long>(ranks[0].evals.back().step),
               last.c_str());
+}
+
+// PowerSGD compresses a GPT's matrices as PyTorch's hook does every 2-D tensor: each
+// block's four Linears and the embedding's tables; only the LayerNorms and biases go whole.
+TEST(Trainer, PowerSgdCompressesAGptsBlocksAndTables) {
+  std::string line = "the quick brown fox jumps over lazy dogs\n", text;
+  while (text.size() < 8000) text += line;
+  const std::vector<uint8_t> bytes(text.begin(), text.end());
+  const Dataset train_set = textWindows({bytes.begin(), bytes.begin() + 7000}, 16);
+  const Dataset test_set = textWindows({bytes.begin() + 7000, bytes.end()}, 16);
+  JobSpec job;
+  job.data.dataset = "text";
+  job.model.kind = "gpt";
+  job.model.context = 16;
+  job.model.width = 64;
+  job.model.heads = 2;
+  job.model.blocks = 2;
+  job.train.batch_size = 8;
+  job.train.max_steps = 6;
+  job.train.sample_chars = 0;
+  job.parallel.ranks = 2;
+  job.compression.codec = "powersgd";
+  const auto ranks = trainWithThreads(job, train_set, test_set);
+  const StepStats& s = ranks[0].stats.back();
+  std::printf("gpt, powersgd rank 4: %lld of %lld bytes sent\n", static_cast<long long>(s.bytes_tx),
+              static_cast<long long>(s.bytes_raw));
+  EXPECT_LT(s.bytes_tx * 4, s.bytes_raw);
+  EXPECT_TRUE(std::isfinite(ranks[0].evals.back().test_loss));
 }
 
 TEST(ThreadPolicy, CoresPerRankUnlessTheJobSays) {
