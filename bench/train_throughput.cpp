@@ -5,7 +5,7 @@
 //        (the resources/jobs/fashion-cnn.toml model)
 //   cnn-wide  conv(1->32, 5x5) pool ReLU conv(32->64, 5x5) pool ReLU fc(3136->256) ReLU
 //        fc(256->128) ReLU fc(128->10) (the quickstart with model.kind = "cnn")
-//   gpt  the resources/jobs/gpt-text.toml model (4 blocks, 4 heads, width 128, context 64,
+//   gpt  the resources/jobs/gpt-char.toml model (4 blocks, 4 heads, width 128, context 64,
 //        byte vocabulary) on the default text corpus; a sample is a window of 64 tokens
 // A timed step is the whole training step as the trainer runs it: take the next batch from
 // a BatchStream over a world-1 ShardLoader (gathered ahead on its background thread, with

@@ -218,6 +218,8 @@ struct RunSummary {
   // A GPT's latest text (its last "sample" event) and the step it was written at.
   std::optional<std::string> sample;
   int64_t sample_step = 0;
+  // A text run's bar: a bigram model's nats/token on its validation split (its "baseline").
+  std::optional<double> bigram_baseline;
   std::vector<RankSummary> ranks;
   std::vector<ServerSummary> servers;  // parameter server shards; empty otherwise
 };

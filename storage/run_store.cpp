@@ -148,15 +148,28 @@ void addLatestEval(Statement& statement, RunSummary& s) {
   if (s.diverged) s.test_loss = std::numeric_limits<double>::quiet_NaN();
 }
 
-constexpr const char* kLatestSample = R"sql(
-SELECT step, text FROM events WHERE run_id = ? AND kind = 'sample' ORDER BY id DESC LIMIT 1)sql";
+constexpr const char* kLatestEvent = R"sql(
+SELECT step, text FROM events WHERE run_id = ? AND kind = ? ORDER BY id DESC LIMIT 1)sql";
 
-void addLatestSample(Statement& statement, RunSummary& s) {
-  Query q(statement);
-  q.bind(s.run.id);
+void addLatestSample(Statement& latest_event, RunSummary& s) {
+  Query q(latest_event);
+  q.bind(s.run.id, "sample");
   if (!q.next()) return;
   s.sample_step = q.int64();
   s.sample = q.text();
+}
+
+// A text run's "bigram baseline 2.4412 nats/token: ..." event, as its number.
+void addBigramBaseline(Statement& latest_event, RunSummary& s) {
+  Query q(latest_event);
+  q.bind(s.run.id, "baseline");
+  if (!q.next()) return;
+  q.int64();
+  const std::string text = q.text(), prefix = "bigram baseline ";
+  if (text.rfind(prefix, 0) != 0) return;
+  char* end = nullptr;
+  const double nats = std::strtod(text.c_str() + prefix.size(), &end);
+  if (end != text.c_str() + prefix.size()) s.bigram_baseline = nats;
 }
 
 void addRestarts(Statement& count_events, RunSummary& s) {
@@ -223,7 +236,7 @@ struct RunStore::Statements {
         selectSpans(
             db, file, "read spans",
             selectSql<SpanRow>("spans", "WHERE run_id = ? ORDER BY rank, start_ns").c_str()),
-        latestSample(db, file, "read latest sample", kLatestSample),
+        latestEvent(db, file, "read latest event", kLatestEvent),
         countEvents(db, file, "count events",
                     "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?") {}
 
@@ -233,7 +246,7 @@ struct RunStore::Statements {
   Statement rankTotals, latestEval;
   Statement insertServerLoad, selectServerLoads, serverTotals;
   Statement insertSpan, selectSpans;
-  Statement latestSample, countEvents;
+  Statement latestEvent, countEvents;
 };
 
 RunStore::RunStore(const std::string& path) : path_(path) {
@@ -449,7 +462,8 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   addServerTotals(stmts_->serverTotals, s);
   addLatestEval(stmts_->latestEval, s);
   addRestarts(stmts_->countEvents, s);
-  addLatestSample(stmts_->latestSample, s);
+  addLatestSample(stmts_->latestEvent, s);
+  addBigramBaseline(stmts_->latestEvent, s);
   if (s.run.train_s > 0) s.samples_per_s = static_cast<double>(s.samples) / s.run.train_s;
   return s;
 }

@@ -34,4 +34,19 @@ nlohmann::json layoutJson(const RunSummary& s) {
   return out;
 }
 
+nlohmann::json languageJson(const RunSummary& s) {
+  nlohmann::json out = {
+      {"tokens_per_s", nullptr}, {"val_loss", nullptr}, {"bigram_baseline", nullptr}};
+  JobSpec job;
+  try {
+    job = parseJob(s.run.job_toml, "run " + std::to_string(s.run.id) + " job");
+  } catch (const std::exception&) {
+    return out;
+  }
+  if (job.model.kind == "gpt") out["tokens_per_s"] = s.samples_per_s * job.model.context;
+  if (job.data.dataset == "text" && s.test_loss && !s.diverged) out["val_loss"] = *s.test_loss;
+  if (s.bigram_baseline) out["bigram_baseline"] = *s.bigram_baseline;
+  return out;
+}
+
 }  // namespace ranklab

@@ -13,4 +13,9 @@ namespace ranklab {
 // without a pipeline, and everything is null when the stored job cannot be read.
 nlohmann::json layoutJson(const RunSummary& s);
 
+// A language model's figures: {"tokens_per_s": samples/s x context, "val_loss": the latest
+// evaluation's loss on the validation split, "bigram_baseline": its bar}; each null where the
+// run is not a GPT on text (or has no evaluation, or no baseline recorded).
+nlohmann::json languageJson(const RunSummary& s);
+
 }  // namespace ranklab

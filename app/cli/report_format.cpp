@@ -220,6 +220,7 @@ nlohmann::json summaryJson(const RunSummary& s) {
       {"ranks", ranks},
       {"servers", servers}};
   json.update(layoutJson(s));
+  json.update(languageJson(s));
   return json;
 }
 
@@ -259,6 +260,15 @@ void printSummary(std::ostream& out, const RunSummary& s) {
     out << format("   overflow skips %lld", static_cast<long long>(s.overflow_steps));
   }
   out << "\n";
+  // A language model: its speed in tokens and its bar.
+  const nlohmann::json language = languageJson(s);
+  if (!language["tokens_per_s"].is_null())
+    out << format("  %.0f tokens/s", language["tokens_per_s"].get<double>());
+  if (!language["val_loss"].is_null() && !language["bigram_baseline"].is_null()) {
+    out << format("   validation loss %.4f nats/token against a bigram model's %.4f",
+                  language["val_loss"].get<double>(), language["bigram_baseline"].get<double>());
+  }
+  if (!language["tokens_per_s"].is_null()) out << "\n";
   if (s.restarts > 0) {
     out << format(
         "  restarted %lld time%s from a checkpoint after a failure (events: failure, "

@@ -1,5 +1,6 @@
 #include "engine/data/text_dataset.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,22 @@ Dataset textWindows(const std::vector<uint8_t>& text, int context) {
     d.labels[i] = text[i + 1];
   }
   return d;
+}
+
+double bigramBaseline(const Dataset& train, const Dataset& validation) {
+  const size_t vocab = static_cast<size_t>(train.classes);
+  std::vector<double> pairs(vocab * vocab, 1.0), rows(vocab, static_cast<double>(vocab));
+  for (size_t i = 0; i < train.labels.size(); ++i) {
+    const auto from = static_cast<size_t>(train.images[i]);
+    pairs[from * vocab + train.labels[i]] += 1;
+    rows[from] += 1;
+  }
+  double nats = 0;
+  for (size_t i = 0; i < validation.labels.size(); ++i) {
+    const auto from = static_cast<size_t>(validation.images[i]);
+    nats -= std::log(pairs[from * vocab + validation.labels[i]] / rows[from]);
+  }
+  return validation.labels.empty() ? 0 : nats / static_cast<double>(validation.labels.size());
 }
 
 TextSplits loadText(const std::string& path, int context) {

@@ -34,6 +34,11 @@ TextSplits loadText(const std::string& path, int context);
 // The windows of `text` as a Dataset (exposed for tests).
 Dataset textWindows(const std::vector<uint8_t>& text, int context);
 
+// The cross-entropy (nats per token) on `validation`'s positions of a bigram model counted on
+// `train`'s (each position's byte and the next), add-one smoothed so every pair has a
+// chance: the bar a byte-level language model must pass to have learned more than pairs.
+double bigramBaseline(const Dataset& train, const Dataset& validation);
+
 // The byte offset of the first byte that is not well-formed UTF-8, or -1.
 int64_t firstInvalidUtf8(const std::vector<uint8_t>& bytes);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/steady_clock.h"
+#include "engine/data/text_dataset.h"
 #include "engine/model/models.h"
 #include "engine/model/text_sampler.h"
 #include "engine/train/pipeline_schedule.h"
@@ -234,6 +235,14 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                       std::to_string(total_steps_) + " steps in all (" +
                           std::to_string(steps_per_epoch_) + " per epoch)",
                       total_steps_);
+  }
+  if (peers_.rank() == 0 && job_.data.dataset == "text") {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "bigram baseline %.4f nats/token: a bigram model counted on the training "
+                  "split (add-one smoothed), scored on the validation split",
+                  bigramBaseline(train_set, test_set_));
+    observer_.onEvent("baseline", text, at_.step);
   }
   announceModelPart();
   // Each rank names its own GPU (ranks of a host take different ones).

@@ -232,7 +232,7 @@ TEST_F(Cli, ThreeDimensionsAndAGptSplitByHeadsRunOnRealRanks) {
   ASSERT_EQ(s["ranks"].size(), 8u);
   for (const auto& rank : s["ranks"]) EXPECT_GT(rank["collectives"]["allreduce"], 0) << rank.dump();
 
-  const std::string gpt = sourceDir() + "/resources/jobs/gpt-text.toml";
+  const std::string gpt = sourceDir() + "/resources/jobs/gpt-char.toml";
   const auto r = run("run " + gpt +
                      " --set parallel.ranks=4 --set parallel.tensor=2 --set parallel.zero=1"
                      " --set train.max_steps=12 --set train.eval_every=6 --set train.eval_batches=2"
@@ -291,6 +291,26 @@ TEST_F(Cli, ThreeDimensionsAndAGptSplitByHeadsRunOnRealRanks) {
   EXPECT_EQ(g3["steps"], 6);
   EXPECT_EQ(g3["sample"]["step"], 6) << "drawn through the stages";
   EXPECT_LT(g3["test_loss"].get<double>(), 5.6) << "below a uniform guess's ln 256";
+}
+
+// The gpt-char preset, cut to 2 of its 5 epochs: its validation loss ends below the bigram
+// model's counted on the same training split, and runs show prints both and tokens/s.
+TEST_F(Cli, GptCharLearnsMoreThanPairsOfBytes) {
+  const auto r = run("run " + sourceDir() + "/resources/jobs/gpt-char.toml" +
+                     " --set train.epochs=2 --set train.eval_every=0 --quiet --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto shown = run("runs show 1 --json --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto s = nlohmann::json::parse(shown.out);
+  ASSERT_TRUE(s["bigram_baseline"].is_number()) << shown.out;
+  const double baseline = s["bigram_baseline"].get<double>(), loss = s["val_loss"].get<double>();
+  std::printf("gpt-char, 2 epochs: validation loss %.4f, bigram baseline %.4f, %.0f tokens/s\n",
+              loss, baseline, s["tokens_per_s"].get<double>());
+  EXPECT_GT(baseline, 2.0);  // a bigram model of English verse: about 2.5 nats
+  EXPECT_LT(loss, baseline);
+  EXPECT_DOUBLE_EQ(s["tokens_per_s"].get<double>(), s["samples_per_s"].get<double>() * 64);
+  const auto text = run("runs show 1 --db " + db());
+  EXPECT_NE(text.out.find("against a bigram model's"), std::string::npos) << text.out;
 }
 
 // Data x pipeline over 4 real ranks: two replicas of two stages, each replica's samples
@@ -355,11 +375,11 @@ TEST_F(Cli, GpuJobsRunWhereAGpuIsAndAreRefusedWithTheReasonWhereNone) {
 // token, a uniform guess, to well under 4 on the validation tenth) and every rank's steps
 // are stored.
 TEST_F(Cli, TheGptPresetLearnsTextOnTwoRanks) {
-  const std::string job = sourceDir() + "/resources/jobs/gpt-text.toml";
+  const std::string job = sourceDir() + "/resources/jobs/gpt-char.toml";
   const auto r = run("run " + job + " --set train.max_steps=40 --quiet --db " + db());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto shown = nlohmann::json::parse(run("runs show 1 --json --db " + db()).out);
-  std::printf("gpt-text 2 ranks, 40 steps: validation loss %.3f nats/token, %.0f samples/s\n",
+  std::printf("gpt-char 2 ranks, 40 steps: validation loss %.3f nats/token, %.0f samples/s\n",
               shown["test_loss"].get<double>(), shown["samples_per_s"].get<double>());
   EXPECT_EQ(shown["status"], "done");
   EXPECT_EQ(shown["world"], 2);
