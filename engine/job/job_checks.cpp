@@ -131,9 +131,6 @@ void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
   checkRule(root, log, "parallel.zero", {"compression.codec"}, job.compression.compresses(),
             "moves gradients uncompressed; use compression.codec = \"none\", got " +
                 quoted(job.compression.codec));
-  checkRule(root, log, "parallel.zero", {"parallel.pipeline"}, job.parallel.pipeline != 1,
-            "runs on whole-model replicas; with parallel.pipeline = " +
-                std::to_string(job.parallel.pipeline) + " use parallel.zero = 0");
   checkRule(root, log, "parallel.zero", {"parallel.bucket_kb"}, job.parallel.bucket_kb != 0,
             "reduce-scatters after backward (stage 1) or per layer (stages 2, 3), not in buckets: "
             "leave parallel.bucket_kb = 0, got " +
@@ -272,6 +269,11 @@ void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const std::string not_yet =
       " is not available for model.kind = \"gpt\" yet (it trains data, pipeline and tensor "
       "parallel, with ZeRO 1, on the CPU): ";
+  checkRule(root, log, "parallel.zero", {"parallel.pipeline"},
+            job.parallel.zero > 0 && job.parallel.pipeline > 1,
+            "> 0 with parallel.pipeline = " + std::to_string(job.parallel.pipeline) + not_yet +
+                "the first and last stages add their copies' gradients of the token table after "
+                "the data-parallel sum, which a shard holds only part of; use 0");
   checkRule(root, log, "parallel.tensor", {"model.heads"},
             job.model.heads % job.parallel.tensor != 0,
             "must divide model.heads (" + std::to_string(job.model.heads) +

@@ -95,9 +95,11 @@ TEST(GradClip, SplitRunsMeasureAndClipTheWholeGradient) {
   tensor_zero.parallel.ranks = 4;
   tensor_zero.parallel.tensor = 2;
   tensor_zero.parallel.zero = 3;
-  for (const auto& [what, job] :
-       {std::pair{"tensor 2", tensor}, {"pipeline 2", pipeline}, {"zero 2", zero},
-        {"pipeline 2 x tensor 2", three_d}, {"tensor 2 x zero 3", tensor_zero}}) {
+  for (const auto& [what, job] : {std::pair{"tensor 2", tensor},
+                                  {"pipeline 2", pipeline},
+                                  {"zero 2", zero},
+                                  {"pipeline 2 x tensor 2", three_d},
+                                  {"tensor 2 x zero 3", tensor_zero}}) {
     const auto split = trainWithThreads(job);
     for (const auto& rank : split) {
       const double norms = largestRelativeGap(normsOf(rank), normsOf(reference[0]));

@@ -135,6 +135,9 @@ TEST(JobEngineKeys, GptNamesWhatItNeedsAndWhatItCannotRunWithYet) {
        "parallel.tensor: must divide model.heads (4): each slice computes whole heads of the "
        "attention, got 8"},
       {gpt + "[parallel]\nzero = 2\n", "parallel.zero: > 1 is not available"},
+      {gpt + "[parallel]\nranks = 2\npipeline = 2\nzero = 1\n",
+       "parallel.zero: > 0 with parallel.pipeline = 2 is not available for model.kind = \"gpt\" "
+       "yet"},
       {gpt + "context = 0\n", "model.context: must be 1..4096, got 0"}};
   for (const auto& [text, expected] : cases) {
     const std::string message = onlyMessage(text);
@@ -154,7 +157,6 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
       {"[parallel]\nzero = 2\n[compression]\ncodec = \"topk\"\n",
        "parallel.zero: moves gradients uncompressed"},
       {"[parallel]\nzero = 1\nbucket_kb = 64\n", "leave parallel.bucket_kb = 0, got 64"},
-      {"[parallel]\nzero = 1\nranks = 2\npipeline = 2\n", "use parallel.zero = 0"},
       {"[parallel]\nzero = 2\n[amp]\ndtype = \"bf16\"\n",
        "use amp.dtype = \"fp32\" or parallel.zero = 1, got \"bf16\""},
       {"[parallel]\nzero = 2\nmicrobatches = 4\n",
@@ -169,6 +171,7 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
   }
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\n[amp]\ndtype = \"bf16\"\n").empty());
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 3\n").empty());
+  EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\nranks = 4\npipeline = 2\n").empty());
 }
 
 // Priority scheduling orders the pieces of a plain all-reduced gradient: what would need

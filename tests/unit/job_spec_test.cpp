@@ -109,7 +109,8 @@ TEST(JobSpec, UnknownKeyNamesLineKeyAllowedKeysAndSuggestion) {
       HasSubstr(
           "allowed keys: epochs, batch_size, accumulate_steps, optimizer, lr, momentum, nesterov, "
           "weight_decay, beta1, beta2, eps, lr_schedule, lr_step_epochs, lr_gamma, "
-          "lr_min, warmup_steps, grad_clip, seed, max_steps, eval_every, eval_batches, sample_chars, "
+          "lr_min, warmup_steps, grad_clip, seed, max_steps, eval_every, eval_batches, "
+          "sample_chars, "
           "checkpoint_path, "
           "checkpoint_every, resume_from"));
   EXPECT_THAT(issue.str(), HasSubstr("job.toml:4:1: train.batch_sise: unknown key"));

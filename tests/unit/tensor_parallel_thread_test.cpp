@@ -180,6 +180,40 @@ TEST(TensorParallel, SlicesCombineWithStagesAndWithZero) {
   }
 }
 
+// ZeRO over the replicas of pipeline stages: each stage's state sharded over its replicas;
+// and in all four at once (data 2 x pipeline 2 x tensor 2 x ZeRO 1), bit for bit.
+TEST(TensorParallel, StagesShardTheirStateWithZero) {
+  JobSpec three_d = tensorJob(8, 2, "adamw");
+  three_d.parallel.pipeline = three_d.parallel.microbatches = 2;
+  const auto unsharded = trainWithThreads(three_d);
+  three_d.parallel.zero = 1;
+  const auto four_d = trainWithThreads(three_d);
+  for (size_t r = 0; r < four_d.size(); ++r) {
+    EXPECT_EQ(four_d[r].losses, unsharded[r].losses) << "3D x ZeRO 1, rank " << r;
+    EXPECT_LT(four_d[r].stats.back().mem_optimizer, unsharded[r].stats.back().mem_optimizer);
+  }
+  JobSpec staged = tensorJob(4, 1, "adamw");
+  staged.parallel.pipeline = 2;
+  staged.parallel.microbatches = 2;
+  const auto plain = trainWithThreads(staged);
+  for (int zero : {1, 2, 3}) {
+    JobSpec sharded = staged;
+    sharded.parallel.zero = zero;
+    if (zero >= 2) sharded.parallel.microbatches = 1;
+    const auto want = zero >= 2 ? trainWithThreads([&] {
+      JobSpec one = staged;
+      one.parallel.microbatches = 1;
+      return one;
+    }())
+                                : plain;
+    const auto got = trainWithThreads(sharded);
+    for (size_t r = 0; r < got.size(); ++r) {
+      EXPECT_EQ(got[r].losses, want[r].losses) << "zero " << zero << " rank " << r;
+      EXPECT_LT(got[r].stats.back().mem_optimizer, want[r].stats.back().mem_optimizer);
+    }
+  }
+}
+
 // A GPT's slices, replicated, with ZeRO 1 over the replicas: bit for bit as without.
 TEST(TensorParallel, GptSlicesShardTheirStateWithZeroOne) {
   const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
