@@ -112,6 +112,36 @@ def flat(tensors):
     return torch.cat([t.detach().reshape(-1) for t in tensors])
 
 
+CLIP_STEPS, CLIP_NORM = 20, 0.5
+
+
+def clipped_gpt_run(initial, records):
+    """20 AdamW steps of the GPT, each on a batch of its own, the gradient clipped to norm 0.5
+    by clip_grad_norm_ (as nanoGPT trains): the batches, each step's loss and its norm before
+    clipping, and the parameters after the last step."""
+    xs = torch.randint(0, GPT["vocab"], (CLIP_STEPS, BATCH["gpt"], GPT["context"]))
+    ys = torch.randint(0, GPT["vocab"], (CLIP_STEPS, BATCH["gpt"], GPT["context"]))
+    model = build("gpt")
+    with torch.no_grad():
+        for p, value in zip(model.parameters(), initial):
+            p.copy_(value)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    losses, norms = [], []
+    for step in range(CLIP_STEPS):
+        out = model(xs[step])
+        loss = nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), ys[step].reshape(-1))
+        optimizer.zero_grad(set_to_none=False)
+        loss.backward()
+        norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP_NORM)))
+        optimizer.step()
+        losses.append(float(loss))
+    records.put("clip.x", xs.to(torch.float32))
+    records.put("clip.labels", ys.to(torch.float32))
+    records.put("clip.losses", torch.tensor(losses))
+    records.put("clip.norms", torch.tensor(norms))
+    records.put("clip.params", flat(model.parameters()))
+
+
 class RecordFile:
     def __init__(self, path):
         self.file = open(path, "wb")
@@ -163,6 +193,8 @@ def main():
                 records.put(f"{case}.{step}.grads", flat(p.grad for p in model.parameters()))
                 optimizer.step()
                 records.put(f"{case}.{step}.params", flat(model.parameters()))
+        if model_name == "gpt":
+            clipped_gpt_run(initial, records)
         records.close()
         os.replace(path + ".tmp", path)
         print(f"wrote {path}: {sum(p.numel() for p in initial)} parameters, "

@@ -7,6 +7,7 @@
 //   (whose update divides by sqrt(v) + eps and so magnifies the tiniest gradients).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "engine/model/models.h"
 #include "engine/model/transformer_block.h"
 #include "engine/optim/optimizer.h"
+#include "engine/train/gradient_norm.h"
 #include "kernels/cpu/gemm.h"
 
 namespace ranklab {
@@ -156,6 +158,49 @@ TEST(TorchStep, MlpMatchesPyTorch) {
 TEST(TorchStep, GptMatchesPyTorch) {
   replay("gpt", makeGpt({32, 8, 16, 4, 2, 0.f}, 1),
          {{"sgd", sgd(0.9, false, 0.0), 0.1}, {"adamw", adam("adamw", 0.1), 1e-3}});
+}
+
+// 20 AdamW steps of the GPT, each on its own batch, the gradient clipped to norm 0.5 by the
+// trainer's clipping (engine/train/gradient_norm.h) as by PyTorch's clip_grad_norm_: every
+// step's loss and its norm before clipping within 1e-5 relative.
+TEST(TorchStep, GptTrainsTwentyClippedAdamWStepsAsPyTorch) {
+  kernels::setBlasThreads(1);
+  const Records ref = readReference("gpt");
+  ASSERT_FALSE(ref.empty());
+  Network model = makeGpt({32, 8, 16, 4, 2, 0.f}, 1);
+  std::memcpy(model.params(), ref.at("params").data(), model.parameterCount() * sizeof(float));
+  TrainSpec spec = adam("adamw", 0.1);
+  auto optimizer = makeOptimizer(spec, model.parameterCount());
+  const GradientNorm clip(0.5, {}, {});
+  const std::vector<float>& xs = ref.at("clip.x");
+  const std::vector<float>& ys = ref.at("clip.labels");
+  const size_t steps = ref.at("clip.losses").size(), per_step = xs.size() / steps;
+  const int batch = static_cast<int>(per_step) / model.positions();
+  std::vector<float> losses, norms;
+  for (size_t k = 0; k < steps; ++k) {
+    std::vector<uint8_t> labels;
+    for (size_t i = 0; i < per_step; ++i)
+      labels.push_back(static_cast<uint8_t>(ys[k * per_step + i]));
+    const float* x = xs.data() + k * per_step;
+    losses.push_back(
+        static_cast<float>(model.forward(x, labels.data(), batch).loss_sum / per_step));
+    model.zeroGrads();
+    model.backward(x, labels.data(), batch);
+    int64_t sums = 0;
+    norms.push_back(static_cast<float>(
+        clip.measureAndClip(model, model.grads(), 0, model.parameterCount(), cpuDevice(), sums)));
+    optimizer->step(model.params(), model.grads(), 1e-2);
+  }
+  std::vector<float> loss_gap, norm_gap;
+  for (size_t k = 0; k < steps; ++k) {
+    loss_gap.push_back(losses[k] / ref.at("clip.losses")[k] - 1.f);
+    norm_gap.push_back(norms[k] / ref.at("clip.norms")[k] - 1.f);
+  }
+  const std::vector<float> zeros(steps, 0.f);
+  expectClose(loss_gap.data(), zeros, 1e-5, "20 clipped steps' losses, relative");
+  expectClose(norm_gap.data(), zeros, 1e-5, "their gradient norms, relative");
+  EXPECT_GT(*std::max_element(ref.at("clip.norms").begin(), ref.at("clip.norms").end()), 0.5f)
+      << "the clip bites on some step";
 }
 
 TEST(TorchStep, CnnMatchesPyTorch) {
