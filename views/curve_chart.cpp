@@ -78,7 +78,11 @@ QLineSeries* CurveChart::seriesFor(int key) const {
 }
 
 QLineSeries* CurveChart::seriesFor(const Curve& curve) {
-  if (QLineSeries* existing = seriesFor(curve.key)) return existing;
+  if (QLineSeries* existing = seriesFor(curve.key)) {
+    // A chart may change what a key is (a run of another kind shown): its name follows.
+    if (existing->name() != curve.name) existing->setName(curve.name);
+    return existing;
+  }
   auto* series = new QLineSeries;
   series->setName(curve.name);
   QPen pen(curve.colour);

@@ -42,6 +42,7 @@ class CurveChart : public QChartView {
  public:
   CurveChart(const QString& title, const QString& y_title, QWidget* parent = nullptr);
 
+  void setTitle(const QString& title) { chart()->setTitle(title); }
   void setXTitle(const QString& title);
   void setYTitle(const QString& title);
   // Every curve not given is removed; y_floor_zero keeps 0 in sight for non-negative data.

@@ -327,15 +327,7 @@ void LivePage::drawCharts(int group) {
   if (all || group == BandwidthGroup) bandwidth_->setCurves(bandwidth);
   if (!all && group != OtherGroup) return;
 
-  Curve accuracy{0, tr("test accuracy"), QColor(0x1b, 0x7a, 0x3a), 2.2, false, true, true, {}};
-  for (const EvalPoint& e : run.evals()) {
-    const double x = x_axis_ == XAxis::Step       ? e.step
-                     : x_axis_ == XAxis::WallTime ? e.time_s
-                                                  : e.sent_mb;
-    accuracy.points.append(QPointF(x, e.accuracy * 100.0));
-  }
-  accuracy_->setCurves({accuracy}, false);
-  accuracy_->setMarks(marks);
+  drawEvaluations(run, marks);
   time_->refresh(*model_);
   memory_->refresh(*model_);
   shards_->setVisible(!run.shards().empty());
@@ -351,6 +343,47 @@ void LivePage::drawCharts(int group) {
   staleness_->setVisible(run.usesStaleness());
   if (run.usesStaleness()) staleness_->setCurves(staleness);
   refreshRates(run, marks);
+}
+
+// Test accuracy at each evaluation; for a language model (a text run, which records its
+// bigram baseline) its validation loss in nats per token, with the bigram model's as a
+// dashed line: the bar it must pass.
+void LivePage::drawEvaluations(const RunSeries& run, const std::vector<ChartMark>& marks) {
+  const double baseline = run.bigramBaseline();
+  const bool language = !std::isnan(baseline);
+  accuracy_->setTitle(language ? tr("Validation loss at each evaluation (nats per token)")
+                               : tr("Test accuracy at each evaluation"));
+  accuracy_->setYTitle(language ? tr("loss") : tr("accuracy %"));
+  Curve scores{0,
+               language ? tr("validation loss") : tr("test accuracy"),
+               QColor(0x1b, 0x7a, 0x3a),
+               2.2,
+               false,
+               true,
+               true,
+               {}};
+  double first_x = 0, last_x = 0;
+  for (const EvalPoint& e : run.evals()) {
+    const double x = x_axis_ == XAxis::Step       ? e.step
+                     : x_axis_ == XAxis::WallTime ? e.time_s
+                                                  : e.sent_mb;
+    if (scores.points.isEmpty()) first_x = x;
+    last_x = x;
+    scores.points.append(QPointF(x, language ? e.loss : e.accuracy * 100.0));
+  }
+  std::vector<Curve> curves{scores};
+  if (language && !scores.points.isEmpty()) {
+    curves.push_back({1,
+                      tr("bigram model (%1)").arg(baseline, 0, 'f', 3),
+                      QColor(0x80, 0x80, 0x80),
+                      1.4,
+                      true,
+                      false,
+                      true,
+                      {QPointF(first_x, baseline), QPointF(last_x, baseline)}});
+  }
+  accuracy_->setCurves(curves, false);
+  accuracy_->setMarks(marks);
 }
 
 // Every training rank measures the same norm and rate: the first rank's curves.
@@ -384,8 +417,14 @@ void LivePage::updateStatus() {
     parts << tr("loss %1").arg(model_->latestLoss(), 0, 'f', 4);
     parts << tr("%1 samples/s").arg(model_->samplesPerSecond(), 0, 'f', 0);
   }
-  if (model_ && model_->latestEval())
+  const double baseline = model_ ? model_->series().bigramBaseline() : 0;
+  if (model_ && model_->latestEval() && !std::isnan(baseline)) {
+    parts << tr("validation loss %1 (bigram model %2)")
+                 .arg(model_->latestEval()->loss, 0, 'f', 4)
+                 .arg(baseline, 0, 'f', 4);
+  } else if (model_ && model_->latestEval()) {
     parts << tr("test accuracy %1 %").arg(model_->latestEval()->accuracy * 100.0, 0, 'f', 1);
+  }
   if (headline_.isEmpty() && parts.isEmpty())
     parts << tr("No run shown. Launch a job, or open a run on the Runs page.");
 

@@ -91,6 +91,7 @@ class LivePage : public QWidget {
   void drawCharts(int group);  // -1: every group
   std::vector<ChartMark> eventMarks(const RunSeries& run) const;
   void refreshRates(const RunSeries& run, const std::vector<ChartMark>& marks);
+  void drawEvaluations(const RunSeries& run, const std::vector<ChartMark>& marks);
   void drawNextGroup();
   void updateStatus();
   QString xTitle() const;

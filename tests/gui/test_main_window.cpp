@@ -225,6 +225,56 @@ class MainWindowTest : public QObject {
     QVERIFY2(status.contains(QStringLiteral("test accuracy 75.0 %")), qPrintable(status));
   }
 
+  // A text run (its "baseline" event: a bigram model's validation loss) charts its
+  // validation loss against that bar; its steps' gradient norms and moving learning rate get
+  // their charts; the status line reads the loss against the bar.
+  void aTextRunChartsItsValidationLossAgainstTheBigramModel() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString db = dir.filePath(QStringLiteral("runs.db"));
+    {
+      RunStore store(db.toStdString());
+      const int64_t id = storeRun(store, "gpt", 2, 6);
+      RecordBatch batch;
+      batch.events = {{id, 0, 0, "baseline", "bigram baseline 2.5634 nats/token: ...", 0}};
+      for (int rank = 0; rank < 2; ++rank)
+        for (int step = 0; step < 6; ++step) {
+          StepRow s;
+          s.run_id = id;
+          s.rank = rank;
+          s.step = step;
+          s.loss = 2.0;
+          s.grad_norm = 3.0 - 0.5 * step;
+          s.lr = 1e-3 * (step + 1);
+          s.time_ns = (step + 1) * 20 * kMs;
+          batch.steps.push_back(s);
+        }
+      store.write(batch);
+    }
+    WorkbenchOptions options;
+    options.db_path = db;
+    MainWindow window(options);
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
+    window.showPage(MainWindow::LiveTab);
+    LivePage* page = window.livePage();
+    CurveChart* evals = page->accuracyChart();
+    QVERIFY2(evals->chart()->title().startsWith(QStringLiteral("Validation loss")),
+             qPrintable(evals->chart()->title()));
+    QCOMPARE(evals->seriesFor(0)->name(), QStringLiteral("validation loss"));
+    QCOMPARE(evals->seriesFor(0)->at(0).y(), 0.6);
+    QVERIFY(evals->seriesFor(1));  // the bigram model's bar
+    QCOMPARE(evals->seriesFor(1)->at(0).y(), 2.5634);
+    QVERIFY(page->gradNormChart()->isVisible());
+    QCOMPARE(page->gradNormChart()->seriesFor(0)->at(0).y(), 3.0);
+    QVERIFY(page->learningRateChart()->isVisible());
+    QCOMPARE(page->learningRateChart()->seriesFor(0)->count(), 6);
+    const QString status = page->statusText();
+    QVERIFY2(status.contains(QStringLiteral("validation loss 0.6000 (bigram model 2.5634)")),
+             qPrintable(status));
+  }
+
   // A parameter server's rank says hello but trains nothing: the loss legend lists the
   // workers and their mean only.
   void theLossCurvesLeaveOutRanksWithoutSteps() {

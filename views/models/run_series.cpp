@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace ranklab {
@@ -339,6 +340,9 @@ bool isTimelineMark(const EventRow& event) {
 
 void RunSeries::addEvent(const EventRow& e) {
   constexpr size_t kMaxEvents = 1000;  // a long fp16 run's overflows: the first thousand
+  const std::string bigram = "bigram baseline ";
+  if (e.kind == "baseline" && e.text.rfind(bigram, 0) == 0)
+    bigram_baseline_ = std::strtod(e.text.c_str() + bigram.size(), nullptr);
   if (!isTimelineMark(e) || events_.size() >= kMaxEvents) return;
   for (const ChartEvent& seen : events_)
     if (seen.step == e.step && seen.kind == e.kind) return;
@@ -423,6 +427,7 @@ void RunSeries::absorb(RunSeries&& other) {
   uses_loss_scale_ = uses_loss_scale_ || other.uses_loss_scale_;
   uses_staleness_ = uses_staleness_ || other.uses_staleness_;
   uses_grad_norm_ = uses_grad_norm_ || other.uses_grad_norm_;
+  if (std::isnan(bigram_baseline_)) bigram_baseline_ = other.bigram_baseline_;
   lr_changes_ = lr_changes_ || other.lr_changes_ ||
                 (first_lr_ >= 0 && other.first_lr_ >= 0 && first_lr_ != other.first_lr_);
   if (first_lr_ < 0) first_lr_ = other.first_lr_;

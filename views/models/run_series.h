@@ -170,6 +170,9 @@ class RunSeries {
   int rowOfRank(int rank) const;                          // -1 when absent
   const SampleSeries& global() const { return global_; }  // mean over ranks, per step
   const std::vector<EvalPoint>& evals() const { return evals_; }
+  // A text run's bar (its "baseline" event: a bigram model's validation loss); NaN before
+  // it arrives, and for runs of other data.
+  double bigramBaseline() const { return bigram_baseline_; }
   const std::vector<ChartEvent>& events() const { return events_; }
   const std::vector<ShardLoad>& shards() const { return shards_; }  // by shard
   // Where step `step` lies on an x axis: the mean curve's first sample that reaches it, else
@@ -215,6 +218,7 @@ class RunSeries {
   bool uses_loss_scale_ = false;
   bool uses_staleness_ = false;
   bool uses_grad_norm_ = false;
+  double bigram_baseline_ = std::numeric_limits<double>::quiet_NaN();
   bool lr_changes_ = false;
   double first_lr_ = -1;  // the first step's rate, until one differs
   void noteRates(double grad_norm, double lr_first, double lr_last);
