@@ -170,7 +170,12 @@ struct RankSummary {
   double comm_hidden_s = 0;   // part of comm_s that overlapped backward
   double mean_staleness = 0;  // ps-async: mean over this rank's steps
   int64_t bytes_tx = 0;
-  int64_t bytes_raw = 0;           // what the same collective would have sent uncompressed
+  int64_t bytes_raw = 0;       // what the same collective would have sent uncompressed
+  int64_t bytes_tensor = 0;    // of bytes_tx: to its tensor slices
+  int64_t bytes_pipeline = 0;  // of bytes_tx: to other pipeline stages
+  // Its "traffic" event: "formula bytes per step: data N tensor N pipeline N" ("-": none);
+  // empty where the run recorded none.
+  std::string traffic_formula;
   int64_t overflow_steps = 0;      // AMP steps skipped for inf/NaN
   int64_t stashed_peak = 0;        // pipeline: most micro-batches held for backward at once
   int64_t stashed_bytes_peak = 0;  // pipeline: the most bytes of layer outputs they held

@@ -62,7 +62,8 @@ WITH totals AS (
          MAX(mem_optimizer) AS mem_optimizer, MAX(mem_activations) AS mem_activations,
          MAX(mem_buffers) AS mem_buffers,
          AVG(allreduces) AS allreduces, AVG(reduce_scatters) AS reduce_scatters,
-         AVG(all_gathers) AS all_gathers, AVG(sends) AS sends, AVG(recvs) AS recvs
+         AVG(all_gathers) AS all_gathers, AVG(sends) AS sends, AVG(recvs) AS recvs,
+         SUM(bytes_tensor) AS bytes_tensor, SUM(bytes_pipeline) AS bytes_pipeline
   FROM steps WHERE run_id = ?1 GROUP BY rank),
 known AS (SELECT rank FROM ranks WHERE run_id = ?1 UNION SELECT rank FROM totals)
 SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_ns, 0),
@@ -72,7 +73,8 @@ SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_
        COALESCE(stashed_bytes, 0), COALESCE(mem_params, 0), COALESCE(mem_grads, 0),
        COALESCE(mem_optimizer, 0), COALESCE(mem_activations, 0), COALESCE(allreduces, 0),
        COALESCE(reduce_scatters, 0), COALESCE(all_gathers, 0), COALESCE(sends, 0),
-       COALESCE(recvs, 0), COALESCE(mem_buffers, 0)
+       COALESCE(recvs, 0), COALESCE(mem_buffers, 0), COALESCE(bytes_tensor, 0),
+       COALESCE(bytes_pipeline, 0)
 FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
   sql.replace(sql.find("@COMPUTE@"), 9, compute);
   return sql;
@@ -106,6 +108,8 @@ void addRankTotals(Statement& statement, RunSummary& s) {
     r.memory = {q.int64(), q.int64(), q.int64(), q.int64()};
     r.collectives = {q.real(), q.real(), q.real(), q.real(), q.real()};
     r.memory.buffers = q.int64();
+    r.bytes_tensor = q.int64();
+    r.bytes_pipeline = q.int64();
     s.steps = std::max(s.steps, r.steps);
     s.samples += samples;
     s.bytes_tx += r.bytes_tx;
@@ -170,6 +174,20 @@ void addBigramBaseline(Statement& latest_event, RunSummary& s) {
   char* end = nullptr;
   const double nats = std::strtod(text.c_str() + prefix.size(), &end);
   if (end != text.c_str() + prefix.size()) s.bigram_baseline = nats;
+}
+
+constexpr const char* kTrafficFormulas = R"sql(
+SELECT rank, text FROM events WHERE run_id = ? AND kind = 'traffic' ORDER BY id)sql";
+
+void addTrafficFormulas(Statement& statement, RunSummary& s) {
+  Query q(statement);
+  q.bind(s.run.id);
+  while (q.next()) {
+    const int rank = q.integer();
+    const std::string text = q.text();
+    for (RankSummary& r : s.ranks)
+      if (r.rank == rank) r.traffic_formula = text;
+  }
 }
 
 void addRestarts(Statement& count_events, RunSummary& s) {
@@ -237,6 +255,7 @@ struct RunStore::Statements {
             db, file, "read spans",
             selectSql<SpanRow>("spans", "WHERE run_id = ? ORDER BY rank, start_ns").c_str()),
         latestEvent(db, file, "read latest event", kLatestEvent),
+        trafficFormulas(db, file, "read traffic formulas", kTrafficFormulas),
         countEvents(db, file, "count events",
                     "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?") {}
 
@@ -246,7 +265,7 @@ struct RunStore::Statements {
   Statement rankTotals, latestEval;
   Statement insertServerLoad, selectServerLoads, serverTotals;
   Statement insertSpan, selectSpans;
-  Statement latestEvent, countEvents;
+  Statement latestEvent, trafficFormulas, countEvents;
 };
 
 RunStore::RunStore(const std::string& path) : path_(path) {
@@ -464,6 +483,7 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   addRestarts(stmts_->countEvents, s);
   addLatestSample(stmts_->latestEvent, s);
   addBigramBaseline(stmts_->latestEvent, s);
+  addTrafficFormulas(stmts_->trafficFormulas, s);
   if (s.run.train_s > 0) s.samples_per_s = static_cast<double>(s.samples) / s.run.train_s;
   return s;
 }

@@ -272,10 +272,13 @@ ALTER TABLE evals ADD COLUMN loss_nan INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 13;
 )sql";
 
-// The gradient's norm per step (train.grad_clip), and bins that sum it and the learning
-// rate, so a long run's charts of both open from its bins. Older bins get their steps' rates.
+// The gradient's norm per step (train.grad_clip), the bytes sent to tensor slices and to
+// pipeline stages (of bytes_tx), and bins that sum the norm and the learning rate, so a long
+// run's charts of both open from its bins. Older bins get their steps' rates.
 constexpr const char* kVersion14 = R"sql(
 ALTER TABLE steps ADD COLUMN grad_norm REAL NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN bytes_tensor INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN bytes_pipeline INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE step_bins ADD COLUMN grad_norm_sum REAL NOT NULL DEFAULT 0;
 ALTER TABLE step_bins ADD COLUMN lr_sum REAL NOT NULL DEFAULT 0;
 UPDATE step_bins SET lr_sum = (

@@ -25,28 +25,31 @@
 // Everything else a step measures: X(type, name, default). (comm_hidden_ns, the part of
 // comm_ns that overlapped backward, is a field of its own below: on the wire it sits
 // inside Phases, and the wire's field numbers are never changed.)
-#define RANKLAB_STEP_MEASURES(X)                                                               \
-  X(double, loss, 0) /* this rank's batch mean */                                              \
-  X(int64_t, bytes_tx, 0)                                                                      \
-  X(int64_t, bytes_rx, 0)                                                                      \
-  X(int64_t, bytes_raw, 0) /* what bytes_tx would have been uncompressed */                    \
-  X(double, lr, 0)                                                                             \
-  X(double, loss_scale, 1)       /* AMP's dynamic loss scale in this step (1 without) */       \
-  X(bool, overflow, false)       /* AMP found inf/NaN on some rank: every rank skipped */      \
-  X(int64_t, staleness, 0)       /* ps-async: server updates between pull and push */          \
-  X(int64_t, stashed, 0)         /* pipeline: most micro-batches held for backward at once */  \
-  X(int64_t, stashed_bytes, 0)   /* pipeline: their layer outputs at that peak */              \
-  X(int64_t, mem_params, 0)      /* the memory ledger, bytes this rank holds: parameters */    \
-  X(int64_t, mem_grads, 0)       /* gradients (ZeRO 2: its shard) */                           \
-  X(int64_t, mem_optimizer, 0)   /* optimizer state (ZeRO: its shard's) */                     \
-  X(int64_t, mem_activations, 0) /* layer outputs kept for backward, at the step's peak */     \
-  X(int64_t, allreduces, 0)      /* collectives this rank took part in, in this step */        \
-  X(int64_t, reduce_scatters, 0)                                                               \
-  X(int64_t, all_gathers, 0)                                                                   \
-  X(int64_t, sends, 0) /* point-to-point messages: pipeline activations, server pushes */      \
-  X(int64_t, recvs, 0)                                                                         \
-  X(int64_t, mem_buffers, 0) /* one layer's scratch: ZeRO 2's gradient, ZeRO 3's parameters */ \
-  X(double, grad_norm, 0)    /* the update's whole gradient's L2 norm (before grad_clip); 0: none */
+#define RANKLAB_STEP_MEASURES(X)                                                                  \
+  X(double, loss, 0) /* this rank's batch mean */                                                 \
+  X(int64_t, bytes_tx, 0)                                                                         \
+  X(int64_t, bytes_rx, 0)                                                                         \
+  X(int64_t, bytes_raw, 0) /* what bytes_tx would have been uncompressed */                       \
+  X(double, lr, 0)                                                                                \
+  X(double, loss_scale, 1)       /* AMP's dynamic loss scale in this step (1 without) */          \
+  X(bool, overflow, false)       /* AMP found inf/NaN on some rank: every rank skipped */         \
+  X(int64_t, staleness, 0)       /* ps-async: server updates between pull and push */             \
+  X(int64_t, stashed, 0)         /* pipeline: most micro-batches held for backward at once */     \
+  X(int64_t, stashed_bytes, 0)   /* pipeline: their layer outputs at that peak */                 \
+  X(int64_t, mem_params, 0)      /* the memory ledger, bytes this rank holds: parameters */       \
+  X(int64_t, mem_grads, 0)       /* gradients (ZeRO 2: its shard) */                              \
+  X(int64_t, mem_optimizer, 0)   /* optimizer state (ZeRO: its shard's) */                        \
+  X(int64_t, mem_activations, 0) /* layer outputs kept for backward, at the step's peak */        \
+  X(int64_t, allreduces, 0)      /* collectives this rank took part in, in this step */           \
+  X(int64_t, reduce_scatters, 0)                                                                  \
+  X(int64_t, all_gathers, 0)                                                                      \
+  X(int64_t, sends, 0) /* point-to-point messages: pipeline activations, server pushes */         \
+  X(int64_t, recvs, 0)                                                                            \
+  X(int64_t, mem_buffers, 0) /* one layer's scratch: ZeRO 2's gradient, ZeRO 3's parameters */    \
+  X(double, grad_norm, 0) /* the update's whole gradient's L2 norm (before grad_clip); 0: none */ \
+  X(int64_t, bytes_tensor, 0)   /* of bytes_tx: the tensor slices' all-reduces (f and g) */       \
+  X(int64_t, bytes_pipeline, 0) /* of bytes_tx: activations, gradients, the tied table, to stages \
+                                 */
 
 namespace ranklab {
 

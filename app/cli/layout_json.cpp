@@ -1,6 +1,9 @@
 #include "app/cli/layout_json.h"
 
+#include <cstdlib>
 #include <exception>
+#include <string>
+#include <utility>
 
 #include "engine/job/job_file.h"
 #include "engine/job/pipeline_bubble.h"
@@ -30,6 +33,35 @@ nlohmann::json layoutJson(const RunSummary& s) {
     out["bubble_fraction"] =
         measuredBubble(wait / static_cast<double>(s.ranks.size()), s.run.train_s);
     out["bubble_formula"] = bubbleFormula(pipeline, p.microbatches);
+  }
+  return out;
+}
+
+namespace {
+
+// The number after `group` in "formula bytes per step: data N tensor N pipeline N", or null.
+nlohmann::json formulaOf(const std::string& text, const std::string& group) {
+  const size_t at = text.find(" " + group + " ");
+  if (at == std::string::npos) return nullptr;
+  const char* start = text.c_str() + at + group.size() + 2;
+  char* end = nullptr;
+  const long long bytes = std::strtoll(start, &end, 10);
+  return end == start ? nlohmann::json(nullptr) : nlohmann::json(bytes);
+}
+
+}  // namespace
+
+nlohmann::json trafficJson(const RankSummary& r) {
+  const double steps = r.steps > 0 ? static_cast<double>(r.steps) : 1.0;
+  const int64_t data = r.bytes_tx - r.bytes_tensor - r.bytes_pipeline;
+  const std::string text = " " + r.traffic_formula.substr(r.traffic_formula.find(':') + 1);
+  nlohmann::json out;
+  for (const auto& [group, bytes] : {std::pair<std::string, int64_t>{"data", data},
+                                     {"tensor", r.bytes_tensor},
+                                     {"pipeline", r.bytes_pipeline}}) {
+    out[group] = {
+        {"measured", static_cast<double>(bytes) / steps},
+        {"formula", r.traffic_formula.empty() ? nlohmann::json(nullptr) : formulaOf(text, group)}};
   }
   return out;
 }

@@ -18,4 +18,10 @@ nlohmann::json layoutJson(const RunSummary& s);
 // run is not a GPT on text (or has no evaluation, or no baseline recorded).
 nlohmann::json languageJson(const RunSummary& s);
 
+// A rank's bytes sent per step to each group, measured (mean over its steps) beside the
+// formula its run recorded: {"data": {"measured": m, "formula": f}, "tensor": ...,
+// "pipeline": ...}; a formula is null where none applies (another algorithm, a codec) or the
+// run recorded none.
+nlohmann::json trafficJson(const RankSummary& r);
+
 }  // namespace ranklab

@@ -171,7 +171,8 @@ nlohmann::json summaryJson(const RunSummary& s) {
                        {"reduce_scatter", r.collectives.reduce_scatter},
                        {"all_gather", r.collectives.all_gather},
                        {"send", r.collectives.send},
-                       {"recv", r.collectives.recv}}}});
+                       {"recv", r.collectives.recv}}},
+                     {"traffic", trafficJson(r)}});
   }
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& v : s.servers) {
@@ -239,6 +240,34 @@ nlohmann::json runRowJson(const RunRow& r) {
           {"wall_s", r.wall_s},
           {"train_s", r.train_s}};
 }
+
+namespace {
+
+// "1.23 MB (1.23)": measured, and the formula where there is one.
+std::string measuredAndFormula(const nlohmann::json& group) {
+  const double measured = group["measured"].get<double>() / 1e6;
+  if (group["formula"].is_null()) return format("%.3f (-)", measured);
+  return format("%.3f (%.3f)", measured, group["formula"].get<double>() / 1e6);
+}
+
+// Each rank's bytes per step to each of its groups, measured beside the formula: who talks
+// to whom, and whether it says as much as it should. Runs whose ranks recorded formulas.
+void printTraffic(std::ostream& out, const RunSummary& s) {
+  if (std::none_of(s.ranks.begin(), s.ranks.end(),
+                   [](const RankSummary& r) { return !r.traffic_formula.empty(); }))
+    return;
+  out << "  MB sent per step, measured (formula)\n"
+      << "  rank   data              tensor            pipeline\n";
+  for (const auto& r : s.ranks) {
+    if (r.steps == 0) continue;
+    const nlohmann::json t = trafficJson(r);
+    out << format("  %4d   %-16s  %-16s  %s\n", r.rank, measuredAndFormula(t["data"]).c_str(),
+                  measuredAndFormula(t["tensor"]).c_str(),
+                  measuredAndFormula(t["pipeline"]).c_str());
+  }
+}
+
+}  // namespace
 
 void printSummary(std::ostream& out, const RunSummary& s) {
   const auto accuracy = s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
@@ -318,6 +347,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
                   static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.comm_hidden_s, r.wait_s,
                   sentWithRatio(r.bytes_tx, r.bytes_raw).c_str(), held_mb);
   }
+  printTraffic(out, s);
   if (s.servers.empty()) return;
   out << "  server rank   keys              pushes   pulls   busy s   idle s   max stale       "
          "sent\n";

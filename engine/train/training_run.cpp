@@ -12,6 +12,7 @@
 #include "engine/model/text_sampler.h"
 #include "engine/train/pipeline_schedule.h"
 #include "engine/train/strategy_registry.h"
+#include "engine/train/traffic_formula.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -297,6 +298,14 @@ PinHostFn TrainingRun::pinBatches() {
 }
 
 void TrainingRun::announceModelPart() {
+  // What this rank should send each step to each group, for runs show to set beside what it
+  // measured (each rank its own: the stages and slices differ); where ranks train together.
+  if (layout_->degrees().product() > 1) {
+    observer_.onEvent("traffic",
+                      "formula bytes per step: " +
+                          trafficFormula(job_, model_, layout_->coords(), layout_->degrees()).str(),
+                      at_.step);
+  }
   if (job_.parallel.pipeline > 1) {
     const LayoutCoords& at = layout_->coords();
     observer_.onEvent(
@@ -450,6 +459,7 @@ void TrainingRun::runPasses(StepStats& s, const Batch& batch, bool first, bool l
   s.wait_ns += times.wait_ns;
   // Activations and their gradients go uncompressed: raw as sent.
   s.bytes_tx += times.bytes_tx;
+  s.bytes_pipeline += times.bytes_tx;
   s.bytes_rx += times.bytes_rx;
   s.bytes_raw += times.bytes_tx;
   s.stashed = std::max<int64_t>(s.stashed, times.stashed_peak);
@@ -498,7 +508,11 @@ double TrainingRun::measureGradient(StepStats& s) {
 
 void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   SyncStats sync = sync_->sync(model_.grads(), model_.parameterCount());
-  if (tied_table_) sync += tied_table_->sum(model_.grads(), device_);
+  if (tied_table_) {
+    const SyncStats tied = tied_table_->sum(model_.grads(), device_);
+    s.bytes_pipeline += tied.bytes_tx;
+    sync += tied;
+  }
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
@@ -551,6 +565,7 @@ void TrainingRun::recordTensorParallel(StepStats& s) {
   s.comm_ns += c.forward_ns + c.backward_ns;
   s.allreduces += c.allreduces;
   s.bytes_tx += c.bytes_tx;
+  s.bytes_tensor += c.bytes_tx;
   s.bytes_raw += c.bytes_tx;
   s.bytes_rx += c.bytes_rx;
 }

@@ -230,6 +230,21 @@ TEST_F(Cli, ThreeDimensionsAndAGptSplitByHeadsRunOnRealRanks) {
   EXPECT_EQ(s["samples"], 3200 / 2 / 64 * 64 * 2);
   EXPECT_GT(s["test_accuracy"].get<double>(), 0.3);
   ASSERT_EQ(s["ranks"].size(), 8u);
+  // Each group's bytes per step as its formula says: the data ring's, f and g's, the
+  // activations and gradients between the stages.
+  const auto expectTrafficAsTheFormulas = [](const nlohmann::json& run) {
+    for (const auto& rank : run["ranks"]) {
+      for (const char* group : {"data", "tensor", "pipeline"}) {
+        const auto& t = rank["traffic"][group];
+        ASSERT_TRUE(t["formula"].is_number()) << group << " " << rank.dump();
+        EXPECT_GT(t["formula"].get<double>(), 0) << group;
+        EXPECT_NEAR(t["measured"].get<double>(), t["formula"].get<double>(),
+                    1e-3 * t["formula"].get<double>())
+            << group << " rank " << rank["rank"];
+      }
+    }
+  };
+  expectTrafficAsTheFormulas(s);
   for (const auto& rank : s["ranks"]) EXPECT_GT(rank["collectives"]["allreduce"], 0) << rank.dump();
 
   const std::string gpt = sourceDir() + "/resources/jobs/gpt-char.toml";
@@ -290,6 +305,7 @@ TEST_F(Cli, ThreeDimensionsAndAGptSplitByHeadsRunOnRealRanks) {
   EXPECT_EQ(g3["layout"]["tensor"], 2);
   EXPECT_EQ(g3["steps"], 6);
   EXPECT_EQ(g3["sample"]["step"], 6) << "drawn through the stages";
+  expectTrafficAsTheFormulas(g3);
   EXPECT_LT(g3["test_loss"].get<double>(), 5.6) << "below a uniform guess's ln 256";
 }
 

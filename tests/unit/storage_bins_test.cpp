@@ -158,7 +158,9 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
 
 // What version 14 added, taken away again to make an older file.
 constexpr const char* kDropVersion14 =
-    "ALTER TABLE steps DROP COLUMN grad_norm; ALTER TABLE step_bins DROP COLUMN grad_norm_sum; "
+    "ALTER TABLE steps DROP COLUMN grad_norm; ALTER TABLE steps DROP COLUMN bytes_tensor; "
+    "ALTER TABLE steps DROP COLUMN bytes_pipeline; ALTER TABLE step_bins DROP COLUMN "
+    "grad_norm_sum; "
     "ALTER TABLE step_bins DROP COLUMN lr_sum; ";
 // And what version 13 added: a file of version 12 or older lacks both.
 const std::string kDropVersion13 =

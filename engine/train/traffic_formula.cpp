@@ -1,0 +1,66 @@
+#include "engine/train/traffic_formula.h"
+
+#include "engine/model/transformer_block.h"
+
+namespace ranklab {
+namespace {
+
+// A ring all-reduce's bytes sent per rank: 2 (n - 1) / n of `bytes`.
+int64_t ringBytes(int64_t bytes, int n) {
+  return n == 1 ? 0 : 2 * (n - 1) * bytes / n;
+}
+
+std::optional<int64_t> dataFormula(const JobSpec& job, const Network& part, int n) {
+  const ParallelSpec& p = job.parallel;
+  if (n == 1) return 0;
+  if (p.strategy != "allreduce" || p.algorithm != "ring" || job.compression.compresses())
+    return std::nullopt;  // other algorithms and codecs: their own counts
+  const int64_t bytes = ringBytes(static_cast<int64_t>(part.parameterCount()) * 4, n);
+  return p.zero == 3 ? bytes * 3 / 2 : bytes;
+}
+
+// Floats each f or g sums per sample: a slice layer's input; a GPT block's four.
+int64_t sliceSumFloatsPerSample(const Network& part) {
+  int64_t floats = 0;
+  for (const auto& layer : part.layers()) {
+    const std::string what = layer->describe();
+    if (what == "CopyToTensorSlices()" || what == "SumOverTensorSlices()")
+      floats += static_cast<int64_t>(layer->inputShape().size());
+    else if (dynamic_cast<const TransformerBlock*>(layer.get()))
+      floats += 4 * static_cast<int64_t>(layer->inputShape().size());
+  }
+  return floats;
+}
+
+int64_t pipelineFormula(const JobSpec& job, const Network& part, int stage, int stages) {
+  if (stages == 1) return 0;
+  const int64_t batch = job.train.batch_size;
+  int64_t bytes = 0;
+  if (stage + 1 < stages) bytes += batch * static_cast<int64_t>(part.outputShape().size()) * 4;
+  if (stage > 0) bytes += batch * static_cast<int64_t>(part.inputShape().size()) * 4;
+  for (const ParamView& view : part.views())  // a GPT's tied table, first stage to last
+    if (view.name == "embed.token" || view.name == "lm_head.weight")
+      bytes += static_cast<int64_t>(view.size) * 4;
+  return bytes;
+}
+
+}  // namespace
+
+std::string TrafficFormula::str() const {
+  const auto text = [](const std::optional<int64_t>& v) {
+    return v ? std::to_string(*v) : std::string("-");
+  };
+  return "data " + text(data) + " tensor " + text(tensor) + " pipeline " + text(pipeline);
+}
+
+TrafficFormula trafficFormula(const JobSpec& job, const Network& part, const LayoutCoords& at,
+                              const LayoutDegrees& degrees) {
+  TrafficFormula f;
+  f.data = dataFormula(job, part, degrees.data);
+  const int64_t samples = int64_t{job.train.batch_size} * job.train.accumulate_steps;
+  f.tensor = ringBytes(samples * sliceSumFloatsPerSample(part) * 4, degrees.tensor);
+  f.pipeline = pipelineFormula(job, part, at.stage, degrees.pipeline);
+  return f;
+}
+
+}  // namespace ranklab
