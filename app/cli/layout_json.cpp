@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -9,17 +10,26 @@
 #include "engine/job/pipeline_bubble.h"
 
 namespace ranklab {
+namespace {
+
+// The run's resolved job; none for a run stored before the job was kept, or by another
+// version.
+std::optional<JobSpec> storedJob(const RunSummary& s) {
+  try {
+    return parseJob(s.run.job_toml, "run " + std::to_string(s.run.id) + " job");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
 
 nlohmann::json layoutJson(const RunSummary& s) {
   nlohmann::json out = {
       {"layout", nullptr}, {"bubble_fraction", nullptr}, {"bubble_formula", nullptr}};
-  JobSpec job;
-  try {
-    job = parseJob(s.run.job_toml, "run " + std::to_string(s.run.id) + " job");
-  } catch (const std::exception&) {
-    return out;  // a run stored before the job was kept, or by another version
-  }
-  const ParallelSpec& p = job.parallel;
+  const std::optional<JobSpec> job = storedJob(s);
+  if (!job) return out;
+  const ParallelSpec& p = job->parallel;
   const int pipeline = p.pipeline;
   out["layout"] = {{"data", p.ranks / (pipeline * p.tensor)},
                    {"pipeline", pipeline},
@@ -69,14 +79,10 @@ nlohmann::json trafficJson(const RankSummary& r) {
 nlohmann::json languageJson(const RunSummary& s) {
   nlohmann::json out = {
       {"tokens_per_s", nullptr}, {"val_loss", nullptr}, {"bigram_baseline", nullptr}};
-  JobSpec job;
-  try {
-    job = parseJob(s.run.job_toml, "run " + std::to_string(s.run.id) + " job");
-  } catch (const std::exception&) {
-    return out;
-  }
-  if (job.model.kind == "gpt") out["tokens_per_s"] = s.samples_per_s * job.model.context;
-  if (job.data.dataset == "text" && s.test_loss && !s.diverged) out["val_loss"] = *s.test_loss;
+  const std::optional<JobSpec> job = storedJob(s);
+  if (!job) return out;
+  if (job->model.kind == "gpt") out["tokens_per_s"] = s.samples_per_s * job->model.context;
+  if (job->data.dataset == "text" && s.test_loss && !s.diverged) out["val_loss"] = *s.test_loss;
   if (s.bigram_baseline) out["bigram_baseline"] = *s.bigram_baseline;
   return out;
 }
