@@ -45,6 +45,7 @@ function(ranklab_cli_test name)
 endfunction()
 
 ranklab_cli_test(cli_test)
+ranklab_cli_test(cli_parallel_test)
 ranklab_cli_test(strategies_test TIMED)
 ranklab_cli_test(cli_store_test)
 ranklab_cli_test(fault_test TIMED)
