@@ -60,24 +60,7 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
   status_->setFont(font);
   status_->setContentsMargins(6, 4, 6, 4);
 
-  auto* charts = new QGridLayout(charts_);
-  charts->setContentsMargins(0, 0, 0, 0);
-  charts->setSpacing(4);
-  charts->addWidget(loss_, 0, 0);
-  charts->addWidget(accuracy_, 0, 1);
-  charts->addWidget(time_, 1, 0);
-  charts->addWidget(bandwidth_, 1, 1);
-  charts->addWidget(memory_, 2, 0);
-  charts->addWidget(scale_, 2, 1);
-  charts->addWidget(shards_, 3, 0, 1, 2);  // the whole width: its bars' names are long
-  charts->addWidget(staleness_, 4, 0, 1, 2);
-  charts->addWidget(norm_, 5, 0);
-  charts->addWidget(lr_, 5, 1);
-  scale_->hide();
-  shards_->hide();
-  staleness_->hide();
-  norm_->hide();
-  lr_->hide();
+  layOutCharts();
 
   grid_->setObjectName(QStringLiteral("rankGrid"));
   grid_->verticalHeader()->hide();
@@ -111,6 +94,28 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
   redraw_timer_.setInterval(kRedrawIntervalMs);
   connect(&redraw_timer_, &QTimer::timeout, this, &LivePage::drawNextGroup);
   updateStatus();
+}
+
+// The charts in a grid, two abreast; those a run may not use hidden until it does.
+void LivePage::layOutCharts() {
+  auto* charts = new QGridLayout(charts_);
+  charts->setContentsMargins(0, 0, 0, 0);
+  charts->setSpacing(4);
+  charts->addWidget(loss_, 0, 0);
+  charts->addWidget(accuracy_, 0, 1);
+  charts->addWidget(time_, 1, 0);
+  charts->addWidget(bandwidth_, 1, 1);
+  charts->addWidget(memory_, 2, 0);
+  charts->addWidget(scale_, 2, 1);
+  charts->addWidget(shards_, 3, 0, 1, 2);  // the whole width: its bars' names are long
+  charts->addWidget(staleness_, 4, 0, 1, 2);
+  charts->addWidget(norm_, 5, 0);
+  charts->addWidget(lr_, 5, 1);
+  scale_->hide();
+  shards_->hide();
+  staleness_->hide();
+  norm_->hide();
+  lr_->hide();
 }
 
 QWidget* LivePage::buildControls() {

@@ -85,6 +85,7 @@ class LivePage : public QWidget {
 
  private:
   QWidget* buildControls();
+  void layOutCharts();
   void showRankMenu(const QPoint& at);
   void scheduleRedraw();
   enum ChartGroup { LossGroup, BandwidthGroup, OtherGroup, kGroupCount };

@@ -267,6 +267,41 @@ void printTraffic(std::ostream& out, const RunSummary& s) {
   }
 }
 
+// A language model's speed in tokens and its bar (a bigram model's validation loss).
+void printLanguage(std::ostream& out, const RunSummary& s) {
+  const nlohmann::json language = languageJson(s);
+  if (!language["tokens_per_s"].is_null())
+    out << format("  %.0f tokens/s", language["tokens_per_s"].get<double>());
+  if (!language["val_loss"].is_null() && !language["bigram_baseline"].is_null()) {
+    out << format("   validation loss %.4f nats/token against a bigram model's %.4f",
+                  language["val_loss"].get<double>(), language["bigram_baseline"].get<double>());
+  }
+  if (!language["tokens_per_s"].is_null()) out << "\n";
+}
+
+// A GPT's latest text, line by line as it wrote them.
+void printSample(std::ostream& out, const RunSummary& s) {
+  if (!s.sample) return;
+  out << format("  sample at step %lld:\n", static_cast<long long>(s.sample_step));
+  std::istringstream lines(*s.sample);
+  for (std::string line; std::getline(lines, line);) out << "    | " << terminalSafe(line) << "\n";
+}
+
+// Parameter server shards, one line each.
+void printServers(std::ostream& out, const RunSummary& s) {
+  if (s.servers.empty()) return;
+  out << "  server rank   keys              pushes   pulls   busy s   idle s   max stale       "
+         "sent\n";
+  for (const auto& v : s.servers) {
+    const std::string keys = format("%lld..%lld", static_cast<long long>(v.key_begin),
+                                    static_cast<long long>(v.key_end));
+    out << format("  %6d %4d   %-16s %7lld %7lld %8.2f %8.2f %11lld %10s\n", v.shard, v.rank,
+                  keys.c_str(), static_cast<long long>(v.pushes), static_cast<long long>(v.pulls),
+                  v.busy_s, v.idle_s, static_cast<long long>(v.max_staleness),
+                  sentWithRatio(v.bytes_tx, v.bytes_raw).c_str());
+  }
+}
+
 }  // namespace
 
 void printSummary(std::ostream& out, const RunSummary& s) {
@@ -289,15 +324,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
     out << format("   overflow skips %lld", static_cast<long long>(s.overflow_steps));
   }
   out << "\n";
-  // A language model: its speed in tokens and its bar.
-  const nlohmann::json language = languageJson(s);
-  if (!language["tokens_per_s"].is_null())
-    out << format("  %.0f tokens/s", language["tokens_per_s"].get<double>());
-  if (!language["val_loss"].is_null() && !language["bigram_baseline"].is_null()) {
-    out << format("   validation loss %.4f nats/token against a bigram model's %.4f",
-                  language["val_loss"].get<double>(), language["bigram_baseline"].get<double>());
-  }
-  if (!language["tokens_per_s"].is_null()) out << "\n";
+  printLanguage(out, s);
   if (s.restarts > 0) {
     out << format(
         "  restarted %lld time%s from a checkpoint after a failure (events: failure, "
@@ -330,13 +357,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
         layout["bubble_formula"].get<double>());
   }
   if (const std::string hosts = hostsLine(s); !hosts.empty()) out << "  hosts " << hosts << "\n";
-  if (s.sample) {
-    // The model's own text, line by line as it wrote them.
-    out << format("  sample at step %lld:\n", static_cast<long long>(s.sample_step));
-    std::istringstream lines(*s.sample);
-    for (std::string line; std::getline(lines, line);)
-      out << "    | " << terminalSafe(line) << "\n";
-  }
+  printSample(out, s);
   out << "  rank   steps   compute s   comm s (hidden)   wait s       sent   held MB\n";
   for (const auto& r : s.ranks) {
     if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),
@@ -348,17 +369,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
                   sentWithRatio(r.bytes_tx, r.bytes_raw).c_str(), held_mb);
   }
   printTraffic(out, s);
-  if (s.servers.empty()) return;
-  out << "  server rank   keys              pushes   pulls   busy s   idle s   max stale       "
-         "sent\n";
-  for (const auto& v : s.servers) {
-    const std::string keys = format("%lld..%lld", static_cast<long long>(v.key_begin),
-                                    static_cast<long long>(v.key_end));
-    out << format("  %6d %4d   %-16s %7lld %7lld %8.2f %8.2f %11lld %10s\n", v.shard, v.rank,
-                  keys.c_str(), static_cast<long long>(v.pushes), static_cast<long long>(v.pulls),
-                  v.busy_s, v.idle_s, static_cast<long long>(v.max_staleness),
-                  sentWithRatio(v.bytes_tx, v.bytes_raw).c_str());
-  }
+  printServers(out, s);
 }
 
 void printRunList(std::ostream& out, const std::vector<RunRow>& runs) {

@@ -23,8 +23,7 @@ std::optional<int64_t> dataFormula(const JobSpec& job, const Network& part, int 
 int64_t sliceSumFloatsPerSample(const Network& part) {
   int64_t floats = 0;
   for (const auto& layer : part.layers()) {
-    const std::string what = layer->describe();
-    if (what == "CopyToTensorSlices()" || what == "SumOverTensorSlices()")
+    if (layer->communicates())  // Megatron's f or g
       floats += static_cast<int64_t>(layer->inputShape().size());
     else if (dynamic_cast<const TransformerBlock*>(layer.get()))
       floats += 4 * static_cast<int64_t>(layer->inputShape().size());
