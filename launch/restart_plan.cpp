@@ -56,9 +56,16 @@ void RestartPlan::prepareRestart(RunStore& store, RunRecorder& recorder, int64_t
 
   recorder.flush();  // the failed attempt's last rows first, so the roll-back covers them
   const int64_t removed = store.rollBack(run_id, resume_step_);
-  // Under train.elastic a named rank that failed is left out: the world goes on without it.
-  const bool shrink = job_.train.elastic && rank >= 0 && ranks_ > 1;
-  if (shrink) --ranks_;
+  // Under train.elastic a named rank that failed is left out: the world goes on without it,
+  // or, where ranks split the model, without its replica (every stage and slice needs a rank).
+  const int replica = job_.parallel.pipeline * job_.parallel.tensor;
+  const bool shrink = job_.train.elastic && rank >= 0 && ranks_ > replica;
+  if (shrink) ranks_ -= replica;
+  const int first = rank >= 0 ? rank / replica * replica : 0;
+  const std::string left_out = replica == 1 ? "rank " + std::to_string(rank)
+                                            : "the replica of rank " + std::to_string(rank) +
+                                                  " (ranks " + std::to_string(first) + " to " +
+                                                  std::to_string(first + replica - 1) + ")";
   recorder.beginAttempt(ranks_);
   const std::string from = resume_from_.empty()
                                ? std::string("from the start")
@@ -69,8 +76,8 @@ void RestartPlan::prepareRestart(RunStore& store, RunRecorder& recorder, int64_t
                              std::to_string(job_.train.max_restarts) + ": every rank again " +
                              from + "; " + std::to_string(removed) +
                              " step rows after it rolled back" +
-                             (shrink ? "; on " + std::to_string(ranks_) + " ranks, without rank " +
-                                           std::to_string(rank) + " (train.elastic)"
+                             (shrink ? "; on " + std::to_string(ranks_) + " ranks, without " +
+                                           left_out + " (train.elastic)"
                                      : std::string()),
                          rank, resume_step_, recorder.nowNs());
   recorder.flush();

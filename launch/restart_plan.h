@@ -41,7 +41,7 @@ class RestartPlan {
   JobSpec job_;
   std::filesystem::file_time_type launched_;
   int restarts_done_ = 0;
-  int ranks_;  // parallel.ranks of the next attempt: one fewer after each elastic shrink
+  int ranks_;  // parallel.ranks of the next attempt: one replica fewer after each elastic shrink
   std::string resume_from_;  // the checkpoint the next attempt reads, "" = from the start
   int64_t resume_step_ = 0;
   int resume_rank_ = -1;

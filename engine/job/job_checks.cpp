@@ -41,7 +41,7 @@ void checkAccumulation(const toml::table& root, const JobSpec& job, IssueLog& lo
 }
 
 // What every way of splitting one model over ranks (`key`, set as `setting`) needs: the
-// all-reduce strategy (`why`), a model per rank rather than one per host, no checkpoints.
+// all-reduce strategy (`why`), a model per rank rather than one per host.
 void checkModelSplit(const toml::table& root, const JobSpec& job, IssueLog& log,
                      const std::string& key, const std::string& setting, const std::string& why) {
   checkRule(root, log, key, {"parallel.strategy"}, job.parallel.strategy != "allreduce",
@@ -50,10 +50,6 @@ void checkModelSplit(const toml::table& root, const JobSpec& job, IssueLog& log,
   checkRule(root, log, key, {"parallel.algorithm"}, job.parallel.sharesOneModel(),
             "\"shm-sharded\" shares one whole model per host; with " + setting + " use " +
                 allreduceChoices());
-  checkRule(root, log, key, {"train.checkpoint_path", "train.resume_from"},
-            !job.train.checkpoint_path.empty() || !job.train.resume_from.empty(),
-            "checkpoints hold one rank's whole model, and with " + setting +
-                " no rank has it: leave train.checkpoint_path and train.resume_from empty");
 }
 
 // Pipeline stages: whole ranks per stage, blocks enough to divide, and only the strategy

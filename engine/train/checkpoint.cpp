@@ -253,6 +253,7 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c) {
   records.integer("training_passes", static_cast<int64_t>(c.training_passes));
   records.integer("seed", static_cast<int64_t>(c.seed));
   records.integer("world", c.world);
+  records.integer("replicas", c.replicas);
   records.integer("batch_size", c.batch_size);
   if (c.has_loss_scale) {
     records.floats("amp.loss_scale", std::vector<float>{c.loss_scale});
@@ -333,6 +334,12 @@ void checkFields(const Checkpoint& c, const std::string& path) {
   // is counted in the new world's steps. The run checks it against its epoch's length.)
   checkCount(path, "step_in_epoch", c.step_in_epoch, 0);
   checkCount(path, "world", c.world, 1);
+  checkCount(path, "replicas", c.replicas, 1);
+  if (c.replicas > c.world || c.world % c.replicas != 0) {
+    throw CheckpointError(path + ": field \"replicas\" is " + std::to_string(c.replicas) +
+                          "; a run's data-parallel replicas divide its world of " +
+                          std::to_string(c.world) + " ranks");
+  }
   checkCount(path, "batch_size", c.batch_size, 1);
   checkCount(path, "optimizer.steps", c.optimizer_state.steps, 0);
   checkFinite(path, "params", c.params);
@@ -403,6 +410,8 @@ Checkpoint parseCheckpoint(const std::string& bytes, const std::string& path) {
   c.training_passes = static_cast<uint64_t>(records.integer("training_passes"));
   c.seed = static_cast<uint64_t>(records.integer("seed"));
   c.world = static_cast<int>(records.integer("world"));
+  // Added without a version bump (readers skip records they do not know).
+  c.replicas = records.has("replicas") ? static_cast<int>(records.integer("replicas")) : c.world;
   c.batch_size = static_cast<int>(records.integer("batch_size"));
   c.has_loss_scale = records.has("amp.loss_scale");
   if (c.has_loss_scale) {

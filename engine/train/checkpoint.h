@@ -32,6 +32,7 @@ class CheckpointError : public std::runtime_error {
 };
 
 struct Checkpoint {
+  // The whole model, also where pipeline stages or tensor slices each held a part of it.
   std::string model;          // Network::describe() of the model it holds
   std::vector<float> params;  // the flat parameter buffer
   std::string optimizer;      // Optimizer::kind()
@@ -42,6 +43,7 @@ struct Checkpoint {
   uint64_t training_passes = 0;  // the dropout stream's position
   uint64_t seed = 0;             // the run's seed, world size and batch size fix the data order
   int world = 1;
+  int replicas = 1;  // data-parallel replicas among the world's ranks (files without: world)
   int batch_size = 0;
   // AMP's dynamic loss scaling, when the run used it (records amp.*; absent otherwise).
   bool has_loss_scale = false;

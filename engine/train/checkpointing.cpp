@@ -42,6 +42,66 @@ std::vector<CodecState> gatherCodecStates(Communicator& comm, GradientSync& sync
   return states;
 }
 
+constexpr int kModelPartTag = 0x7c4d;  // a split model's part -> rank 0
+
+// One part's parameters, or one of its optimizer's per-parameter tensors, to rank 0.
+void sendPart(Communicator& comm, const std::vector<float>& values) {
+  comm.send(values.data(), values.size() * sizeof(float), 0, kModelPartTag);
+}
+
+// A split model's checkpoint is the whole model: the first replica's ranks (world ranks 0 to
+// stages x slices - 1, rank 0 among them) each hold one part; rank 0 receives every other
+// part with its map and writes each value where it sits in the whole. On rank 0, `params`
+// and `state` become the whole model's.
+void assembleWholeModel(const RunParts& run, std::vector<float>& params, OptimizerState& state) {
+  Communicator& comm = run.world;
+  if (run.layout.coords().data != 0) return;
+  if (comm.rank() != 0) {
+    const uint64_t count = run.map.index.size();
+    comm.send(&count, sizeof count, 0, kModelPartTag);
+    comm.send(run.map.index.data(), count * sizeof(uint64_t), 0, kModelPartTag);
+    sendPart(comm, params);
+    for (const auto& [name, values] : state.tensors) sendPart(comm, values);
+    return;
+  }
+  // Every part's optimizer holds the same tensors, each one value per parameter.
+  const size_t whole = run.map.whole_count;
+  std::vector<float> whole_params(whole);
+  run.map.placeInWhole(params.data(), whole_params);
+  for (auto& [name, values] : state.tensors) {
+    std::vector<float> whole_values(whole);
+    run.map.placeInWhole(values.data(), whole_values);
+    values = std::move(whole_values);
+  }
+  const LayoutDegrees& degrees = run.layout.degrees();
+  for (int r = 1; r < degrees.pipeline * degrees.tensor; ++r) {
+    ModelPartMap part{run.map.whole_model, whole, {}};
+    uint64_t count = 0;
+    comm.recv(&count, sizeof count, r, kModelPartTag);
+    part.index.resize(count);
+    comm.recv(part.index.data(), count * sizeof(uint64_t), r, kModelPartTag);
+    std::vector<float> values(count);
+    comm.recv(values.data(), count * sizeof(float), r, kModelPartTag);
+    part.placeInWhole(values.data(), whole_params);
+    for (auto& [name, whole_values] : state.tensors) {
+      comm.recv(values.data(), count * sizeof(float), r, kModelPartTag);
+      part.placeInWhole(values.data(), whole_values);
+    }
+  }
+  params = std::move(whole_params);
+}
+
+// The checkpoint's optimizer state cut to this rank's part of the model.
+OptimizerState partOfState(const OptimizerState& whole, const ModelPartMap& map) {
+  if (map.isWhole()) return whole;
+  OptimizerState part{whole.steps, {}};
+  for (const auto& [name, values] : whole.tensors) {
+    // A tensor of another size is refused by the optimizer's restore, naming it.
+    part.tensors.emplace_back(name, values.size() == map.whole_count ? map.partOf(values) : values);
+  }
+  return part;
+}
+
 }  // namespace
 
 // True when `local` holds on any rank (one tiny all-reduce).
@@ -52,23 +112,22 @@ bool onAnyRank(Communicator& comm, bool local) {
   return flag > 0.f;
 }
 
-// Restores model, optimizer, dropout stream and (with AMP) the loss scale from
-// train.resume_from; returns where the run was.
-Position resumeFrom(const JobSpec& job, const Checkpoint& c, const Communicator& comm,
-                    Network& model, Optimizer& optimizer, LossScaler* scaler) {
+Position resumeFrom(const JobSpec& job, const Checkpoint& c, const RunParts& run) {
   const std::string& path = job.train.resume_from;
-  if (c.model != model.describe())
-    throw CheckpointError(mismatch(path, "model", c.model, model.describe()));
-  if (c.params.size() != model.parameterCount()) {
+  const ModelPartMap& map = run.map;
+  if (c.model != map.whole_model)
+    throw CheckpointError(mismatch(path, "model", c.model, map.whole_model));
+  if (c.params.size() != map.whole_count) {
     throw CheckpointError(mismatch(path, "parameter count", std::to_string(c.params.size()),
-                                   std::to_string(model.parameterCount())));
+                                   std::to_string(map.whole_count)));
   }
-  if (c.optimizer != optimizer.kind()) {
-    throw CheckpointError(mismatch(path, "train.optimizer", c.optimizer, optimizer.kind()));
+  if (c.optimizer != run.optimizer.kind()) {
+    throw CheckpointError(mismatch(path, "train.optimizer", c.optimizer, run.optimizer.kind()));
   }
-  if (c.world != comm.size() && !job.train.elastic) {
+  const int world = run.world.size();
+  if (c.world != world && !job.train.elastic) {
     throw CheckpointError(mismatch(path, "world size (parallel.ranks)", std::to_string(c.world),
-                                   std::to_string(comm.size())) +
+                                   std::to_string(world)) +
                           "; train.elastic = true continues it on another world size");
   }
   if (c.seed != job.train.seed) {
@@ -80,36 +139,38 @@ Position resumeFrom(const JobSpec& job, const Checkpoint& c, const Communicator&
                                    std::to_string(job.train.batch_size)));
   }
   try {
-    optimizer.restore(c.optimizer_state);
+    run.optimizer.restore(partOfState(c.optimizer_state, map));
   } catch (const std::invalid_argument& e) {
     throw CheckpointError(path + ": " + e.what());
   }
-  model.device().upload(model.params(), c.params.data(), c.params.size());
-  model.setTrainingPasses(c.training_passes);
+  const std::vector<float> params = map.partOf(c.params);
+  run.model.device().upload(run.model.params(), params.data(), params.size());
+  run.model.setTrainingPasses(c.training_passes);
   // A checkpoint of an fp32 run resumed with AMP starts from amp.init_scale.
-  if (scaler && c.has_loss_scale) {
+  if (run.scaler && c.has_loss_scale) {
     try {
-      scaler->restore(c.loss_scale, static_cast<int>(c.loss_scale_clean_steps),
-                      c.loss_scale_skipped_steps);
+      run.scaler->restore(c.loss_scale, static_cast<int>(c.loss_scale_clean_steps),
+                          c.loss_scale_skipped_steps);
     } catch (const std::invalid_argument& e) {
       throw CheckpointError(path + ": " + e.what());
     }
   }
-  // On another world size the epoch goes on from the share of it already seen, in the new
-  // world's steps (rounded: at most half a global batch of it is seen twice or skipped).
-  const double share = double(c.step_in_epoch) * c.world / comm.size();
+  // On another number of replicas the epoch goes on from the share of it already seen, in
+  // the new replicas' steps (rounded: at most half a global batch of it is seen twice or
+  // skipped).
+  const double share = double(c.step_in_epoch) * c.replicas / run.layout.degrees().data;
   return {c.step, c.epoch, static_cast<int64_t>(std::llround(share))};
 }
 
 // After gradient_sync.start(): this rank's compression state from the checkpoint. Warns,
 // naming the job keys, about state the checkpoint does not hold (the run then differs).
 void resumeCompression(const JobSpec& job, const std::string& compression, const Checkpoint& c,
-                       const Communicator& comm, GradientSync& sync, TrainObserver& observer,
-                       int64_t step) {
+                       const RunParts& run, TrainObserver& observer, int64_t step) {
   const std::string& path = job.train.resume_from;
+  const Communicator& comm = run.world;
   if (c.version >= 2 && c.compression != compression)
     throw CheckpointError(mismatch(path, "compression", c.compression, compression));
-  CheckpointState* state = sync.checkpointState();
+  CheckpointState* state = run.sync.checkpointState();
   std::string missing = state ? state->stateNotCheckpointed() : "";
   if (c.version < 2 && compression != "none") {
     missing =
@@ -130,34 +191,35 @@ void resumeCompression(const JobSpec& job, const std::string& compression, const
   observer.onEvent("warning", warning, step);
 }
 
-void saveCheckpoint(const JobSpec& job, const std::string& compression, Communicator& comm,
-                    GradientSync& sync, const Network& model, const Optimizer& optimizer,
-                    const LossScaler* scaler, const Position& at, TrainObserver& observer) {
+void saveCheckpoint(const JobSpec& job, const std::string& compression, const RunParts& run,
+                    const Position& at, TrainObserver& observer) {
+  Communicator& comm = run.world;
   // Compression state differs per rank: rank 0 gathers it and writes one file.
   std::vector<CodecState> codec_states;
-  if (job.compression.compresses()) codec_states = gatherCodecStates(comm, sync);
-  // So does the optimizer state of ranks that each update a slice of one shared model.
-  const ParamRange own = sync.updateRange(model.parameterCount());
-  const bool sliced = onAnyRank(comm, own.begin != 0 || own.end != model.parameterCount());
+  if (job.compression.compresses()) codec_states = gatherCodecStates(comm, run.sync);
+  // So does the optimizer state of a replica's ranks that each update a slice of its part.
+  Communicator& replicas = run.layout.dataGroup();
+  const Network& model = run.model;
+  const ParamRange own = run.sync.updateRange(model.parameterCount());
+  const bool sliced = onAnyRank(replicas, own.begin != 0 || own.end != model.parameterCount());
   OptimizerState optimizer_state =
-      sliced ? gatherOptimizerState(comm, optimizer, own) : optimizer.state();
-  // ZeRO 3 holds a shard of the parameters: every rank takes part in gathering them.
-  std::vector<float> params;
-  if (model.params()) {
-    params.resize(model.parameterCount());
+      sliced ? gatherOptimizerState(replicas, run.optimizer, own) : run.optimizer.state();
+  // ZeRO 3 holds a shard of the parameters: every replica takes part in gathering them.
+  std::vector<float> params(model.parameterCount());
+  if (model.params())
     model.device().download(params.data(), model.params(), params.size());
-  } else {
-    params.resize(model.parameterCount());
-    sync.sharded()->wholeParameters(params.data(), params.size());
-  }
+  else
+    run.sync.sharded()->wholeParameters(params.data(), params.size());
+  // Pipeline stages and tensor slices: the first replica's parts make the whole model.
+  if (!run.map.isWhole()) assembleWholeModel(run, params, optimizer_state);
   // Synchronous data parallel keeps every other part identical: rank 0 speaks for all.
   if (comm.rank() != 0) return;
   Checkpoint c;
   c.compression = compression;
   c.codec_states = std::move(codec_states);
-  c.model = model.describe();
+  c.model = run.map.whole_model;
   c.params = std::move(params);
-  c.optimizer = optimizer.kind();
+  c.optimizer = run.optimizer.kind();
   c.optimizer_state = std::move(optimizer_state);
   c.step = at.step;
   c.epoch = at.epoch;
@@ -165,8 +227,9 @@ void saveCheckpoint(const JobSpec& job, const std::string& compression, Communic
   c.training_passes = model.trainingPasses();
   c.seed = job.train.seed;
   c.world = comm.size();
+  c.replicas = run.layout.degrees().data;
   c.batch_size = job.train.batch_size;
-  if (scaler) {
+  if (const LossScaler* scaler = run.scaler) {
     c.has_loss_scale = true;
     c.loss_scale = scaler->scale();
     c.loss_scale_clean_steps = scaler->cleanStepsInARow();

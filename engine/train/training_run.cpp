@@ -19,10 +19,6 @@ namespace ranklab {
 
 namespace {
 
-Shape sampleShape(const Dataset& data) {
-  return {data.height, data.width, data.features / (data.height * data.width)};
-}
-
 // The matrices inside the flat buffer (rows, the rest), for codecs that use shapes: a Linear
 // weight is (out, in), a Conv2d kernel (out, in*k*k), a GPT block's Linears theirs, an
 // embedding table (vocab or positions, width); as PyTorch's PowerSGD hook, every tensor of
@@ -80,36 +76,6 @@ EvalStats evaluateOn(Network& model, StepSchedule& schedule, ParallelLayout& lay
   return stats;
 }
 
-LayoutDegrees degreesOf(const JobSpec& job, int ranks) {
-  const ParallelSpec& p = job.parallel;
-  return {ranks / (p.pipeline * p.tensor), p.pipeline, p.tensor};
-}
-
-// The job's dropout stream and AMP precision on a model or a part of it.
-Network setUp(Network model, const JobSpec& job, int rank) {
-  model.setDropoutStream(job.train.seed, rank);
-  model.setPrecision(kernels::parsePrecision(job.amp.dtype), job.amp.head_fp32);
-  return model;
-}
-
-// This rank's part of the model, set up for the job: the whole model, under tensor
-// parallelism its slice of every layer, under a pipeline the stage its place in the layout
-// gives it (of its slice: each stage's slices cut the same layers, as in Megatron). Every
-// rank draws the whole model from the seed first, so the parts hold one model's parameters.
-Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
-                   const ComputeDevice& device, TensorGroup* tensor) {
-  Network whole = makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed,
-                            device, job.parallel.pipeline > 1);
-  if (tensor) whole = sliceForTensorParallel(whole, *tensor);
-  whole = setUp(std::move(whole), job, rank);
-  if (job.parallel.pipeline == 1) return whole;
-  const int stage = coordsOf(rank, degreesOf(job, ranks)).stage;
-  const std::vector<size_t> bounds = job.parallel.stage_layers.empty()
-                                         ? stageBoundaries(whole, job.parallel.pipeline)
-                                         : stageBoundaries(whole, job.parallel.stage_layers);
-  return std::move(whole).takeStage(bounds[stage], bounds[stage + 1]);
-}
-
 // The views whose squares this rank counts toward the gradient's norm: a tensor replicated
 // on every slice once (by slice 0), a GPT head's copy of the token table never (the first
 // stage counts the table). Empty: every view.
@@ -123,6 +89,11 @@ std::vector<bool> countedViews(const Network& model, const LayoutCoords& at) {
     all = all && counted.back();
   }
   return all ? std::vector<bool>{} : counted;
+}
+
+// Only checkpoints need to know where a part's parameters sit in the whole model.
+bool savesOrResumes(const JobSpec& job) {
+  return !job.train.checkpoint_path.empty() || !job.train.resume_from.empty();
 }
 
 bool underParameterServer(const JobSpec& job) {
@@ -152,6 +123,9 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       tensor_(tensorGroupOf(job, layout_.get())),
       device_(deviceNamed(job.train.device, localRank(comm), {job.train.tf32})),
       model_(stageModel(job, train_set, comm.rank(), comm.size(), device_, tensor_.get())),
+      part_map_(savesOrResumes(job)
+                    ? mapModelPart(job, train_set, comm.rank(), comm.size(), tensor_.get(), model_)
+                    : ModelPartMap{}),
       device_sync_(makeDeviceSync(job, layout_ ? layout_->dataGroup() : comm,
                                   weightMatrices(model_), device_)),
       sync_(std::move(device_sync_.sync)),
@@ -216,7 +190,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   std::optional<Checkpoint> saved;
   if (!job_.train.resume_from.empty()) {
     saved = readCheckpoint(job_.train.resume_from);
-    at_ = resumeFrom(job_, *saved, peers_, model_, *optimizer_, scaler_ ? &*scaler_ : nullptr);
+    at_ = resumeFrom(job_, *saved, runParts());
     // Within this job's epoch: more steps of it than it has would train nothing and end "done".
     if (at_.step_in_epoch > steps_per_epoch_) {
       throw CheckpointError(job_.train.resume_from + ": field \"step_in_epoch\" is " +
@@ -250,7 +224,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   if (!device_sync_.how.empty())
     observer_.onEvent("device", device_.name() + ": " + device_sync_.how, at_.step);
   placeModel();
-  if (saved) resumeCompression(job_, compression_, *saved, peers_, *sync_, observer_, at_.step);
+  if (saved) resumeCompression(job_, compression_, *saved, runParts(), observer_, at_.step);
   saved.reset();
   straggler_ = peers_.rank() == job_.fault.straggler_rank && job_.fault.straggler_delay_ms > 0;
   if (straggler_) {
@@ -359,14 +333,14 @@ void TrainingRun::resizedFrom(int saved_world) {
   total_steps_ = at_.step + left;
   if (job_.train.max_steps > 0) total_steps_ = std::min(total_steps_, job_.train.max_steps);
   if (peers_.rank() != 0) return;
-  observer_.onEvent("elastic",
-                    "world " + std::to_string(saved_world) + " -> " +
-                        std::to_string(peers_.size()) + " ranks: epoch " +
-                        std::to_string(at_.epoch) + " goes on at step " +
-                        std::to_string(at_.step_in_epoch) + " of its " +
-                        std::to_string(steps_per_epoch_) + "; the global batch is now " +
-                        std::to_string(job_.train.batch_size * peers_.size()) + " samples",
-                    at_.step);
+  observer_.onEvent(
+      "elastic",
+      "world " + std::to_string(saved_world) + " -> " + std::to_string(peers_.size()) +
+          " ranks: epoch " + std::to_string(at_.epoch) + " goes on at step " +
+          std::to_string(at_.step_in_epoch) + " of its " + std::to_string(steps_per_epoch_) +
+          "; the global batch is now " +
+          std::to_string(job_.train.batch_size * layout_->degrees().data) + " samples",
+      at_.step);
 }
 
 int64_t TrainingRun::stepsLeftIn(int epoch) const {
@@ -593,10 +567,13 @@ void TrainingRun::saveCheckpointNow() {
   // A stop between steps: the pieces still moving are this state's.
   if (PieceUpdates* pieces = sync_->pieceUpdates()) pieces->settle();
   const int64_t start = steadyNowNs();
-  saveCheckpoint(job_, compression_, peers_, *sync_, model_, *optimizer_,
-                 scaler_ ? &*scaler_ : nullptr, at_, observer_);
+  saveCheckpoint(job_, compression_, runParts(), at_, observer_);
   observer_.onSpan("checkpoint", at_.step, start, steadyNowNs());
   checkpointed_step_ = at_.step;
+}
+
+RunParts TrainingRun::runParts() {
+  return {peers_, *layout_, part_map_, *sync_, model_, *optimizer_, scaler_ ? &*scaler_ : nullptr};
 }
 
 bool TrainingRun::evaluationDue() const {

@@ -24,6 +24,7 @@
 #include "engine/train/device_sync.h"
 #include "engine/train/gradient_norm.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/model_part.h"
 #include "engine/train/parallel_layout.h"
 #include "engine/train/step_schedule.h"
 #include "engine/train/tied_table_sync.h"
@@ -82,6 +83,7 @@ class TrainingRun {
   void update(double lr);
   void skipOverflowedStep(StepStats& s);
   void saveCheckpointNow();  // collective; a "checkpoint" span
+  RunParts runParts();       // what a checkpoint is written from and restored into
   void writeSample();        // a GPT's text, on the first rank
   // The memory ledger's parameters, gradients and optimizer state, in bytes.
   void recordMemory(StepStats& s) const;
@@ -100,6 +102,7 @@ class TrainingRun {
   std::unique_ptr<TensorGroup> tensor_;     // its tensor group, when the layers are split
   const ComputeDevice& device_;             // where the model computes (train.device)
   Network model_;                           // this rank's stage, or slice, of the model
+  ModelPartMap part_map_;                   // where its parameters sit in the whole model
   std::unique_ptr<Optimizer> optimizer_;    // over updateRange() alone under ZeRO
   ShardedOptimizer* sharded_ = nullptr;     // optimizer_, when it is that
   DeviceSync device_sync_;                  // made here; its sync moves to sync_, its how stays

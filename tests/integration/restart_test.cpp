@@ -300,6 +300,71 @@ TEST_F(Restarts, AnElasticRestartGoesOnWithoutTheDeadRank) {
   EXPECT_EQ(store.ranks(1).at(3).status, "left");
 }
 
+// A 3D run (data 2 x pipeline 2 x tensor 2 on 8 ranks) with rank 5 killed after step 40:
+// the first replica's parts gathered into one whole-model checkpoint at step 30, every rank
+// restarted from it, and the run trains as one that never failed, bit for bit. Then
+// `resume 1 --ranks 4` goes on from the clean run's checkpoint with one replica of the same
+// stages and slices (run 1's: run 2's job holds its kill, for ranks it would not have).
+TEST_F(Restarts, AKilledRankOfA3DRunRestartsBitForBitAndResumesOnFewerReplicas) {
+  const std::string three_d =
+      "--set parallel.ranks=8 --set parallel.pipeline=2 --set parallel.tensor=2 "
+      "--set parallel.microbatches=2 --set 'model.layers=[64, 32, 32, 16]' "
+      "--set train.max_steps=60";
+  const auto clean = run(job(""), three_d);
+  ASSERT_EQ(clean.exit_code, 0) << clean.out;
+  const auto restarted = run(job("[[faults]]\nrank = 5\nat_step = 40\naction = \"kill\"\n"),
+                             three_d + " --max-restarts 1");
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.out;
+  ranklab::RunStore store(db());
+  ASSERT_EQ(store.summary(2)->run.status, "done");
+  EXPECT_EQ(eventCounts(2)["restart"], 1);
+  const auto expected = losses(1), got = losses(2);
+  ASSERT_EQ(got.size(), 8u * 60u);
+  for (const auto& [key, loss] : expected)
+    ASSERT_EQ(got.at(key), loss) << "rank " << key.first << " step " << key.second;
+  const auto resumed = runCli("resume 1 --ranks 4 --set train.max_steps=80 --quiet --db " + db());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("world 8 -> 4 ranks"), std::string::npos) << resumed.out;
+  const auto after = store.summary(3);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->run.world, 4);
+  std::map<int, int64_t> first;
+  for (const auto& s : store.steps(3))
+    first[s.rank] = first.count(s.rank) ? std::min(first[s.rank], s.step) : s.step;
+  ASSERT_EQ(first.size(), 4u);
+  for (const auto& [rank, step] : first) EXPECT_EQ(step, 61) << "rank " << rank;
+  // It goes on from the trained model, not a fresh one: the loss near where run 1 left it
+  // (tests/unit/checkpoint_split_test.cpp shows it follows 1 rank's resume within 1e-7).
+  const auto resumed_losses = losses(3);
+  const double start = expected.at({7, 1}), left = expected.at({7, 60}),
+               next = resumed_losses.at({3, 61});
+  std::printf(
+      "last stage's loss: %.4f at step 1, %.4f at step 60 (8 ranks), %.4f at step 61 "
+      "(4 ranks)\n",
+      start, left, next);
+  EXPECT_LT(next, left + 0.5 * (start - left));
+  EXPECT_EQ(after->run.status, "done");
+}
+
+// Under train.elastic a 3D run goes on without the dead rank's whole replica: 8 ranks as
+// 2 x 2 x 2, rank 5 killed, the run restarted on the other replica's 4.
+TEST_F(Restarts, AnElastic3DRestartGoesOnWithoutTheDeadRanksReplica) {
+  const auto r = run(job("[[faults]]\nrank = 5\nat_step = 40\naction = \"kill\"\n"),
+                     "--max-restarts 1 --set train.elastic=true --set parallel.ranks=8 "
+                     "--set parallel.pipeline=2 --set parallel.tensor=2 "
+                     "--set 'model.layers=[64, 32, 32, 16]' --set train.max_steps=60");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("on 4 ranks, without the replica of rank 5 (ranks 4 to 7) (train.elastic)"),
+            std::string::npos)
+      << r.out;
+  ranklab::RunStore store(db());
+  EXPECT_EQ(store.summary(1)->run.status, "done");
+  std::map<int, int64_t> last;
+  for (const auto& s : store.steps(1)) last[s.rank] = std::max(last[s.rank], s.step);
+  EXPECT_EQ(last[3], 60);
+  EXPECT_EQ(last[5], 30) << "rank 5 left after the checkpoint";
+}
+
 // `runs attach ID` follows a run another process launched, from the store, to its end (20
 // epochs, so that on a loaded machine it is still running when the attach starts).
 TEST_F(Restarts, AttachFollowsARunLaunchedElsewhereToItsEnd) {

@@ -43,6 +43,7 @@ Checkpoint sample() {
   c.training_passes = 345;
   c.seed = 9;
   c.world = 4;
+  c.replicas = 2;
   c.batch_size = 64;
   c.has_loss_scale = true;
   c.loss_scale = 32768.f;
@@ -131,6 +132,7 @@ TEST_F(CheckpointFile, RoundTripsEveryField) {
   EXPECT_EQ(c.training_passes, s.training_passes);
   EXPECT_EQ(c.seed, s.seed);
   EXPECT_EQ(c.world, s.world);
+  EXPECT_EQ(c.replicas, s.replicas);
   EXPECT_EQ(c.batch_size, s.batch_size);
   EXPECT_TRUE(c.has_loss_scale);
   EXPECT_EQ(c.loss_scale, s.loss_scale);
@@ -232,6 +234,10 @@ TEST_F(CheckpointFile, ACrcValidCheckpointWithNonsenseFieldsIsRefusedNamingTheFi
             std::string::npos);
   EXPECT_EQ(refusalOf([](Checkpoint& c) { c.world = 0; }),
             file + "field \"world\" is 0; a run writes 1 or more");
+  EXPECT_EQ(refusalOf([](Checkpoint& c) { c.replicas = 3; }),
+            file +
+                "field \"replicas\" is 3; a run's data-parallel replicas divide its world of "
+                "4 ranks");
   fs::create_directories(path("folder.ckpt"));
   EXPECT_EQ(readError(path("folder.ckpt")),
             path("folder.ckpt") + ": is a folder, not a checkpoint file");

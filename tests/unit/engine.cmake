@@ -34,6 +34,7 @@ gtest_discover_tests(model_tests TEST_PREFIX "model." PROPERTIES TIMEOUT 120)
 ranklab_discover_per_isa(model_tests "model.")
 
 add_executable(checkpoint_data_tests unit/checkpoint_test.cpp unit/checkpoint_compression_test.cpp
+               unit/checkpoint_split_test.cpp
                unit/data_test.cpp)
 target_link_libraries(checkpoint_data_tests PRIVATE ranklab_engine GTest::gtest_main)
 gtest_discover_tests(checkpoint_data_tests TEST_PREFIX "engine." PROPERTIES TIMEOUT 120)

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/data/text_dataset.h"
 #include "engine/train/trainer.h"
 #include "tests/support/guarded_device.h"
 #include "tests/support/thread_ranks.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace ranklab {
 namespace {
@@ -89,23 +89,10 @@ TEST(TensorParallel, CnnHeadSlicesTrainAsOneRank) {
 
 // A GPT of 2 blocks, 4 heads of width 8, on windows of 16 bytes of a repeated line.
 JobSpec gptJob(int ranks, int tensor, const std::string& optimizer) {
-  JobSpec job = tensorJob(ranks, tensor, optimizer);
-  job.data.dataset = "text";
-  job.model.kind = "gpt";
-  job.model.context = 16;
-  job.model.width = 32;
-  job.model.heads = 4;
-  job.model.blocks = 2;
-  job.train.batch_size = 8;
-  job.train.eval_batches = 2;
-  return job;
+  return testing::tinyGpt(tensorJob(ranks, tensor, optimizer));
 }
 
-Dataset lineWindows(size_t from, size_t to) {
-  std::string line = "the quick brown fox jumps over lazy dogs\n", text;
-  while (text.size() < to) text += line;
-  return textWindows({text.begin() + from, text.begin() + to}, 16);
-}
+using testing::lineWindows;
 
 // Megatron's split of each block (heads and the MLP's quarter per slice, LayerNorms,
 // embedding and tied head whole) trains as one rank on the same batch, with g's two

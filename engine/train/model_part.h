@@ -1,0 +1,48 @@
+// This rank's part of the model (its tensor slice's pipeline stage), cut from the whole model
+// every rank draws from the seed, and where each of the part's parameters sits in that whole
+// model: a checkpoint holds the whole model, so a split run saves and resumes on any layout
+// that cuts the same whole model (another data-parallel degree among them).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/data/idx_dataset.h"
+#include "engine/job/job_spec.h"
+#include "engine/model/network.h"
+#include "engine/model/tensor_group.h"
+#include "engine/train/parallel_layout.h"
+
+namespace ranklab {
+
+// The layout of `ranks` training ranks the job asks for.
+LayoutDegrees degreesOf(const JobSpec& job, int ranks);
+
+// Rank `rank`'s part of the job's model on `device`: the whole model, under tensor
+// parallelism its slice of every layer (`tensor`, null otherwise), under a pipeline the stage
+// its place in the layout gives it (of its slice: each stage's slices cut the same layers, as
+// in Megatron), with the job's dropout stream and AMP precision.
+Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
+                   const ComputeDevice& device, TensorGroup* tensor);
+
+// Where a part's parameters sit in the whole model: part[i] = whole[index[i]]. A tensor
+// every slice replicates appears in each slice's part, at the same whole index.
+struct ModelPartMap {
+  std::string whole_model;      // the whole model's describe()
+  size_t whole_count = 0;       // its parameters
+  std::vector<uint64_t> index;  // empty: the part is the whole model
+  bool isWhole() const { return index.empty(); }
+  // The part of `whole` (whole_count values).
+  std::vector<float> partOf(const std::vector<float>& whole) const;
+  // Writes `part` (index.size() values) where it sits in `whole`.
+  void placeInWhole(const float* part, std::vector<float>& whole) const;
+};
+
+// Rank `rank`'s map, for `part` (its stageModel()). Cuts a whole model whose parameters hold
+// their own indices exactly as stageModel cuts the real one, so the map follows every way a
+// model is split without a second description of the splits.
+ModelPartMap mapModelPart(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
+                          TensorGroup* tensor, const Network& part);
+
+}  // namespace ranklab
