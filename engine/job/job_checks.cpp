@@ -132,10 +132,6 @@ void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "leave parallel.bucket_kb = 0, got " +
                 std::to_string(job.parallel.bucket_kb));
   if (stage < 2) return;
-  checkRule(root, log, "parallel.zero", {"amp.dtype"}, job.amp.dtype != "fp32",
-            "2 and 3 keep no whole gradient to unscale and check for overflow; use amp.dtype = "
-            "\"fp32\" or parallel.zero = 1, got " +
-                quoted(job.amp.dtype));
   checkRule(root, log, "parallel.zero", {"parallel.microbatches"}, job.parallel.microbatches != 1,
             "2 and 3 reduce each layer's gradient as backward finishes it, so there is nothing "
             "to accumulate into: use parallel.microbatches = 1 or parallel.zero = 1, got " +

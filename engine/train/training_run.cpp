@@ -234,8 +234,9 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                       at_.step);
   }
   // Each layer's finished gradient may start moving while backward goes on (bucketing);
-  // not under AMP, whose gradients are unscaled and checked only after backward.
-  if (!scaler_) {
+  // not under AMP, whose gradients are unscaled and checked only after backward, unless no
+  // whole gradient is kept (ZeRO 2 and 3: each layer's moves, scaled, into the shards).
+  if (!scaler_ || !model_.grads()) {
     on_ready_ = [this](size_t offset, size_t count) {
       sync_->gradientReady(model_.grads(), offset, count);
     };
@@ -411,7 +412,7 @@ bool TrainingRun::forwardBackward(StepStats& s) {
   bool overflow = false;
   if (scaler_) {
     s.loss_scale = scaler_->scale();
-    overflow = !scaler_->unscale(model_.grads(), model_.parameterCount(), device_);
+    overflow = !unscaleGradients();
   }
   s.backward_ns += steadyNowNs() - t;
   return overflow;
@@ -462,8 +463,26 @@ std::string scaleText(double scale) {
 
 }  // namespace
 
+bool TrainingRun::unscaleGradients() {
+  if (model_.grads()) return scaler_->unscale(model_.grads(), model_.parameterCount(), device_);
+  // ZeRO 2 and 3 keep no whole gradient: each rank unscales the shard its reduce-scatters
+  // summed (an inf on any rank reaches that sum). The scale is a power of 2, which commutes
+  // with rounding: the bits are those of unscaling every rank's gradient before the sum.
+  float* shard = sync_->sharded()->shardGradients(nullptr);
+  return scaler_->unscale(shard, update_range_.end - update_range_.begin, device_);
+}
+
 void TrainingRun::skipOverflowedStep(StepStats& s) {
   s.overflow = true;
+  // Under ZeRO 2 and 3 the skipped step's per-layer reduce-scatters did move bytes.
+  if (!model_.grads()) {
+    const SyncStats moved = sync_->sync(nullptr, model_.parameterCount());
+    s.bytes_tx += moved.bytes_tx;
+    s.bytes_rx += moved.bytes_rx;
+    s.bytes_raw += moved.bytes_raw;
+    s.comm_ns = moved.comm_ns;
+    s.reduce_scatters = moved.reduce_scatters;
+  }
   scaler_->update(true);
   observer_.onEvent("overflow",
                     "inf/NaN in the gradients: update skipped, loss scale " +

@@ -81,6 +81,8 @@ class TrainingRun {
   void syncAndUpdate(StepStats& s, bool settle);
   // The optimizer's step on the parameters this rank updates.
   void update(double lr);
+  // AMP: the gradients this rank updates with divided by the loss scale; false on inf/NaN.
+  bool unscaleGradients();
   void skipOverflowedStep(StepStats& s);
   void saveCheckpointNow();  // collective; a "checkpoint" span
   RunParts runParts();       // what a checkpoint is written from and restored into

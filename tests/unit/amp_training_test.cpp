@@ -145,6 +145,46 @@ TEST(AmpTraining, InjectedFp16OverflowSkipsStepsOnEveryRankUntilTheScaleFits) {
   EXPECT_GT(ranks[0].evals.back().test_accuracy, 0.5);
 }
 
+// ZeRO 2 and 3 keep no whole gradient: each rank unscales and checks the shard its per-layer
+// reduce-scatters summed. The scale is a power of 2, so the bits are ZeRO 1's (which unscales
+// each rank's whole gradient before the sum): the same losses, the same skipped steps (fp16
+// from 2^40, overflowing until the scale fits) and scales, on 3 ranks, fp16 and bf16.
+TEST(AmpTraining, ZeroTwoAndThreeUnscaleTheirShardsAndFollowZeroOneBitForBit) {
+  for (const char* dtype : {"fp16", "bf16"}) {
+    JobSpec job = smallAmpJob(3, dtype, 1);
+    job.amp.init_scale = std::ldexp(1.0, 40);
+    job.amp.growth_interval = 7;
+    job.train.max_steps = 40;
+    job.parallel.zero = 1;
+    const auto one = trainRanks(job);
+    int skipped = 0;
+    for (const StepStats& s : one[0].steps) skipped += s.overflow ? 1 : 0;
+    if (std::string(dtype) == "fp16") {
+      EXPECT_GT(skipped, 10) << "2^40 overflows fp16 for the first steps";
+    }
+    for (int stage : {2, 3}) {
+      job.parallel.zero = stage;
+      const auto got = trainRanks(job);
+      for (size_t r = 0; r < got.size(); ++r) {
+        ASSERT_EQ(got[r].steps.size(), one[r].steps.size());
+        for (size_t i = 0; i < got[r].steps.size(); ++i) {
+          const StepStats &a = got[r].steps[i], &b = one[r].steps[i];
+          ASSERT_EQ(a.loss, b.loss) << dtype << " zero " << stage << " rank " << r << " step " << i;
+          ASSERT_EQ(a.overflow, b.overflow) << dtype << " zero " << stage << " step " << i;
+          ASSERT_EQ(a.loss_scale, b.loss_scale) << dtype << " zero " << stage << " step " << i;
+          // A skipped step's per-layer reduce-scatters moved bytes all the same.
+          if (a.overflow) {
+            EXPECT_GT(a.bytes_tx, 0);
+          }
+        }
+        EXPECT_EQ(got[r].evals.back().test_loss, one[r].evals.back().test_loss);
+      }
+    }
+    std::printf("%s: ZeRO 2 and 3 as ZeRO 1 over 40 steps, %d of them skipped on overflow\n", dtype,
+                skipped);
+  }
+}
+
 // A scale past 2^63 is printed as it is, not as an int64 that wrapped.
 TEST(AmpTraining, OverflowEventPrintsAScalePastTheInt64Range) {
   JobSpec job = smallAmpJob(1, "fp16", 1);

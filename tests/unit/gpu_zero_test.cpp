@@ -141,6 +141,33 @@ TEST_F(GpuZero, CheckpointsHoldTheWholeModelAndOptimizerState) {
   }
 }
 
+// AMP under ZeRO 2 and 3 on a GPU: each rank unscales and checks its shard of the summed
+// gradient on the device; fp16 from a scale of 2^40 overflows first, and every stage skips
+// the same steps and follows ZeRO 1's losses (NCCL's per-layer sums may round otherwise).
+TEST_F(GpuZero, AmpUnscalesTheShardsAndSkipsTheStepsZeroOneSkips) {
+  JobSpec job = twentyZeroSteps(1, 1, "adamw");
+  job.train.device = "cuda";
+  job.train.max_steps = 40;
+  job.amp.dtype = "fp16";
+  job.amp.init_scale = std::ldexp(1.0, 40);
+  const auto one = trainWithThreads(job);
+  for (int stage : {2, 3}) {
+    job.parallel.zero = stage;
+    const auto got = trainWithThreads(job);
+    ASSERT_EQ(got[0].stats.size(), one[0].stats.size());
+    int skipped = 0;
+    for (size_t i = 0; i < got[0].stats.size(); ++i) {
+      EXPECT_EQ(got[0].stats[i].overflow, one[0].stats[i].overflow) << stage << " step " << i;
+      skipped += got[0].stats[i].overflow ? 1 : 0;
+    }
+    const double gap = largestGap(got[0].losses, one[0].losses);
+    std::printf("fp16, zero %d on the GPU: %d steps skipped, losses within %.3g of ZeRO 1's\n",
+                stage, skipped, gap);
+    EXPECT_GT(skipped, 10);
+    EXPECT_LT(gap, 1e-5) << stage;
+  }
+}
+
 TEST_F(GpuZero, TwoRanksOnOneGpuAreRefusedSayingWhy) {
   JobSpec job = twentyZeroSteps(2, 1, "sgd");
   job.train.device = "cuda:0";

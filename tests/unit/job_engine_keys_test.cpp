@@ -157,8 +157,6 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
       {"[parallel]\nzero = 2\n[compression]\ncodec = \"topk\"\n",
        "parallel.zero: moves gradients uncompressed"},
       {"[parallel]\nzero = 1\nbucket_kb = 64\n", "leave parallel.bucket_kb = 0, got 64"},
-      {"[parallel]\nzero = 2\n[amp]\ndtype = \"bf16\"\n",
-       "use amp.dtype = \"fp32\" or parallel.zero = 1, got \"bf16\""},
       {"[parallel]\nzero = 2\nmicrobatches = 4\n",
        "use parallel.microbatches = 1 or parallel.zero = 1, got 4"},
       {"[train]\naccumulate_steps = 2\n[parallel]\nzero = 3\n",
@@ -170,6 +168,7 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\n[amp]\ndtype = \"bf16\"\n").empty());
+  EXPECT_TRUE(issuesOf("[parallel]\nzero = 3\n[amp]\ndtype = \"fp16\"\n").empty());
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 3\n").empty());
   EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\nranks = 4\npipeline = 2\n").empty());
 }
