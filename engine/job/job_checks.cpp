@@ -240,8 +240,8 @@ void checkHosts(const toml::table& root, const JobSpec& job, IssueLog& log) {
 }  // namespace
 
 // The GPT trains on text on the CPU, data, pipeline and tensor parallel (its heads split
-// over the slices), with ZeRO 1. ZeRO 2 and 3's per-layer shards of a tied embedding and its
-// CUDA kernels are still to come (issue 36): refused here, naming the key.
+// over the slices), with ZeRO 1 (under pipelines too). ZeRO 2 and 3's per-layer shards of a tied
+// embedding and its CUDA kernels are still to come (issue 36): refused here, naming the key.
 void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const bool gpt = job.model.kind == "gpt";
   const bool text = job.data.dataset == "text";
@@ -261,11 +261,6 @@ void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const std::string not_yet =
       " is not available for model.kind = \"gpt\" yet (it trains data, pipeline and tensor "
       "parallel, with ZeRO 1, on the CPU): ";
-  checkRule(root, log, "parallel.zero", {"parallel.pipeline"},
-            job.parallel.zero > 0 && job.parallel.pipeline > 1,
-            "> 0 with parallel.pipeline = " + std::to_string(job.parallel.pipeline) + not_yet +
-                "the first and last stages add their copies' gradients of the token table after "
-                "the data-parallel sum, which a shard holds only part of; use 0");
   checkRule(root, log, "parallel.tensor", {"model.heads"},
             job.model.heads % job.parallel.tensor != 0,
             "must divide model.heads (" + std::to_string(job.model.heads) +

@@ -1,7 +1,7 @@
 // A GPT's token table under a pipeline (Megatron's embedding group): the first stage's
 // embedding ("embed.token") and the last stage's copy in its head ("lm_head.weight") each
-// add the other's gradient after the data-parallel sync, so the two copies, drawn equal,
-// stay equal through every update.
+// add the other's gradient (after the data-parallel sum, or before ZeRO's reduce-scatter),
+// so the two copies, drawn equal, stay equal through every update.
 #pragma once
 
 #include <cstddef>

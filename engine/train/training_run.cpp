@@ -500,12 +500,13 @@ double TrainingRun::measureGradient(StepStats& s) {
 }
 
 void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
-  SyncStats sync = sync_->sync(model_.grads(), model_.parameterCount());
-  if (tied_table_) {
-    const SyncStats tied = tied_table_->sum(model_.grads(), device_);
-    s.bytes_pipeline += tied.bytes_tx;
-    sync += tied;
-  }
+  // A GPT's two copies of its token table add each other's gradient: after the data-parallel
+  // sum (whose buckets may already be moving), or before ZeRO's, after which each rank holds
+  // a shard alone. Sums commute, so both give each copy the same update.
+  const bool tie_first = tied_table_ && sync_->sharded();
+  SyncStats sync = tie_first ? sumTiedTable(s) : SyncStats{};
+  sync += sync_->sync(model_.grads(), model_.parameterCount());
+  if (tied_table_ && !tie_first) sync += sumTiedTable(s);
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
@@ -533,6 +534,12 @@ void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   s.all_gathers = sync.all_gathers;
   s.sends += sync.sends;
   s.recvs += sync.recvs;
+}
+
+SyncStats TrainingRun::sumTiedTable(StepStats& s) {
+  const SyncStats tied = tied_table_->sum(model_.grads(), device_);
+  s.bytes_pipeline += tied.bytes_tx;
+  return tied;
 }
 
 void TrainingRun::update(double lr) {

@@ -79,6 +79,7 @@ class TrainingRun {
   void runPasses(StepStats& s, const Batch& batch, bool first, bool last);
   // settle: wait for communication still in flight (priority scheduling) before returning.
   void syncAndUpdate(StepStats& s, bool settle);
+  SyncStats sumTiedTable(StepStats& s);  // a GPT's two copies of its token table
   // The optimizer's step on the parameters this rank updates.
   void update(double lr);
   // AMP: the gradients this rank updates with divided by the loss scale; false on inf/NaN.

@@ -219,10 +219,14 @@ TEST_F(Cli, AGptSplitByHeadsRunsOnRealRanks) {
   }
 }
 
-// The GPT in 3D: 2 replicas x 2 stages x 2 slices on 8 real ranks.
+// The GPT in 3D: 2 replicas x 2 stages x 2 slices with ZeRO 1 on 8 real ranks; its
+// checkpoint (the whole model) resumed on one replica's 4.
 TEST_F(Cli, AGptInThreeDimensionsRunsOnRealRanks) {
-  const auto g3 = runPreset(
-      "gpt-3d", " --set train.max_steps=6 --set train.eval_batches=1 --set model.blocks=2", 1);
+  const auto g3 = runPreset("gpt-3d",
+                            " --set train.max_steps=6 --set train.eval_batches=1 "
+                            "--set model.blocks=2 --set train.checkpoint_path=\"" +
+                                folder_.file("gpt.ckpt") + "\"",
+                            1);
   EXPECT_EQ(g3["status"], "done");
   EXPECT_EQ(g3["world"], 8);
   EXPECT_EQ(g3["layout"]["data"], 2);
@@ -232,6 +236,13 @@ TEST_F(Cli, AGptInThreeDimensionsRunsOnRealRanks) {
   EXPECT_EQ(g3["sample"]["step"], 6) << "drawn through the stages";
   expectTrafficAsTheFormulas(g3);
   EXPECT_LT(g3["test_loss"].get<double>(), 5.6) << "below a uniform guess's ln 256";
+  const auto resumed = run("resume 1 --ranks 4 --set train.max_steps=9 --quiet --db " + db());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  const auto one = shown(2);
+  EXPECT_EQ(one["status"], "done");
+  EXPECT_EQ(one["layout"]["data"], 1);
+  EXPECT_EQ(one["steps"], 3) << "steps 7 to 9";
+  EXPECT_LT(one["test_loss"].get<double>(), g3["test_loss"].get<double>() + 0.2);
 }
 
 // The gpt-char preset, cut to 2 of its 5 epochs: its validation loss ends below the bigram
