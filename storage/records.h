@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "storage/activations_event.h"
 #include "storage/record_fields.h"
 #include "storage/step_record.h"
 
@@ -176,6 +177,8 @@ struct RankSummary {
   // Its "traffic" event: "formula bytes per step: data N tensor N pipeline N" ("-": none);
   // empty where the run recorded none.
   std::string traffic_formula;
+  // Its "activations" event: the memory ledger per layer, with a GPT's formulas.
+  std::vector<LayerActivations> activations;
   int64_t overflow_steps = 0;      // AMP steps skipped for inf/NaN
   int64_t stashed_peak = 0;        // pipeline: most micro-batches held for backward at once
   int64_t stashed_bytes_peak = 0;  // pipeline: the most bytes of layer outputs they held

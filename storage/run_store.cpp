@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <system_error>
 
@@ -176,17 +177,19 @@ void addBigramBaseline(Statement& latest_event, RunSummary& s) {
   if (end != text.c_str() + prefix.size()) s.bigram_baseline = nats;
 }
 
-constexpr const char* kTrafficFormulas = R"sql(
-SELECT rank, text FROM events WHERE run_id = ? AND kind = 'traffic' ORDER BY id)sql";
+constexpr const char* kRankEvents = R"sql(
+SELECT rank, text FROM events WHERE run_id = ? AND kind = ? ORDER BY id)sql";
 
-void addTrafficFormulas(Statement& statement, RunSummary& s) {
+// Each rank's latest event of `kind`, handed to `take` with the rank's summary.
+void addRankEvents(Statement& statement, RunSummary& s, const char* kind,
+                   const std::function<void(RankSummary&, const std::string&)>& take) {
   Query q(statement);
-  q.bind(s.run.id);
+  q.bind(s.run.id, kind);
   while (q.next()) {
     const int rank = q.integer();
     const std::string text = q.text();
     for (RankSummary& r : s.ranks)
-      if (r.rank == rank) r.traffic_formula = text;
+      if (r.rank == rank) take(r, text);
   }
 }
 
@@ -255,7 +258,7 @@ struct RunStore::Statements {
             db, file, "read spans",
             selectSql<SpanRow>("spans", "WHERE run_id = ? ORDER BY rank, start_ns").c_str()),
         latestEvent(db, file, "read latest event", kLatestEvent),
-        trafficFormulas(db, file, "read traffic formulas", kTrafficFormulas),
+        rankEvents(db, file, "read each rank's events of a kind", kRankEvents),
         countEvents(db, file, "count events",
                     "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?") {}
 
@@ -265,7 +268,7 @@ struct RunStore::Statements {
   Statement rankTotals, latestEval;
   Statement insertServerLoad, selectServerLoads, serverTotals;
   Statement insertSpan, selectSpans;
-  Statement latestEvent, trafficFormulas, countEvents;
+  Statement latestEvent, rankEvents, countEvents;
 };
 
 RunStore::RunStore(const std::string& path) : path_(path) {
@@ -483,7 +486,11 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   addRestarts(stmts_->countEvents, s);
   addLatestSample(stmts_->latestEvent, s);
   addBigramBaseline(stmts_->latestEvent, s);
-  addTrafficFormulas(stmts_->trafficFormulas, s);
+  addRankEvents(stmts_->rankEvents, s, "traffic",
+                [](RankSummary& r, const std::string& text) { r.traffic_formula = text; });
+  addRankEvents(stmts_->rankEvents, s, "activations", [](RankSummary& r, const std::string& text) {
+    r.activations = parseActivationsEvent(text);
+  });
   if (s.run.train_s > 0) s.samples_per_s = static_cast<double>(s.samples) / s.run.train_s;
   return s;
 }

@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "views/activations_chart.h"
 #include "views/chart_export.h"
 #include "views/chart_style.h"
 #include "views/curve_chart.h"
@@ -38,6 +39,7 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
       accuracy_(new CurveChart(tr("Test accuracy at each evaluation"), tr("accuracy %"), charts_)),
       time_(new TimeBreakdownChart(charts_)),
       memory_(new MemoryChart(charts_)),
+      activations_(new ActivationsChart(charts_)),
       shards_(new ShardChart(charts_)),
       bandwidth_(new CurveChart(tr("Bandwidth per rank (solid: sent, dashed: received)"),
                                 tr("MB/s"), charts_)),
@@ -111,6 +113,8 @@ void LivePage::layOutCharts() {
   charts->addWidget(staleness_, 4, 0, 1, 2);
   charts->addWidget(norm_, 5, 0);
   charts->addWidget(lr_, 5, 1);
+  charts->addWidget(activations_, 6, 0, 1, 2);  // the whole width: a bar per rank, many layers
+  activations_->hide();
   scale_->hide();
   shards_->hide();
   staleness_->hide();
@@ -335,6 +339,7 @@ void LivePage::drawCharts(int group) {
   drawEvaluations(run, marks);
   time_->refresh(*model_);
   memory_->refresh(*model_);
+  activations_->setVisible(activations_->refresh(*model_));
   shards_->setVisible(!run.shards().empty());
   if (!run.shards().empty()) shards_->refresh(*model_);
 

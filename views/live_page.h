@@ -24,6 +24,7 @@ class CurveChart;
 class LogModel;
 class LogPane;
 class MemoryChart;
+class ActivationsChart;
 class ShardChart;
 class TimeBreakdownChart;
 
@@ -62,6 +63,7 @@ class LivePage : public QWidget {
   CurveChart* learningRateChart() const { return lr_; }
   TimeBreakdownChart* timeChart() const { return time_; }
   MemoryChart* memoryChart() const { return memory_; }
+  ActivationsChart* activationsChart() const { return activations_; }
   ShardChart* shardChart() const { return shards_; }
   QTableView* rankGrid() const { return grid_; }
   // Right-click on a rank of a running run offers these (kill, stop, continue, slow): the same
@@ -108,6 +110,7 @@ class LivePage : public QWidget {
   CurveChart* accuracy_;
   TimeBreakdownChart* time_;
   MemoryChart* memory_;
+  ActivationsChart* activations_;
   ShardChart* shards_;  // parameter server runs only
   CurveChart* bandwidth_;
   CurveChart* scale_;

@@ -9,7 +9,7 @@ MemoryChart::MemoryChart(QWidget* parent)
                     {{tr("parameters"), QColor(0x1f, 0x77, 0xb4)},
                      {tr("gradients"), QColor(0xff, 0x7f, 0x0e)},
                      {tr("optimizer state"), QColor(0x2c, 0xa0, 0x2c)},
-                     {tr("activations (peak)"), QColor(0x94, 0x67, 0xbd)},
+                     {tr("activations"), QColor(0x94, 0x67, 0xbd)},
                      {tr("one-layer scratch"), QColor(0x8c, 0x8c, 0x8c)}},
                     parent) {}
 

@@ -1,5 +1,7 @@
 // What each rank holds, from the latest step's memory ledger: one stacked bar per rank with
-// parameters, gradients, optimizer state, stashed activations and one layer's scratch in MB.
+// parameters, gradients, optimizer state, activations kept for backward (a pipeline's copies
+// of its stage each their own; the activations chart splits them per layer) and one layer's
+// scratch in MB.
 // ZeRO shrinks the first three (and needs the scratch), pipeline and tensor parallelism all.
 #pragma once
 

@@ -19,13 +19,7 @@ RankBarsChart::RankBarsChart(const QString& title, const QString& unit,
       value_axis_(new QValueAxis) {
   auto* chart = new QChart;
   styleChart(chart, title);
-  for (const Part& part : parts) {
-    auto* set = new QBarSet(part.name);
-    set->setColor(part.colour);
-    set->setBorderColor(part.colour.darker(115));
-    sets_.push_back(set);
-    series_->append(set);
-  }
+  setParts(parts);
   series_->setBarWidth(0.7);
   chart->addSeries(series_);
   styleAxis(rank_axis_, QString());
@@ -38,6 +32,20 @@ RankBarsChart::RankBarsChart(const QString& title, const QString& unit,
   setRenderHint(QPainter::Antialiasing);
   setMinimumHeight(200);
   clear();
+}
+
+void RankBarsChart::setParts(const std::vector<Part>& parts) {
+  for (QBarSet* set : sets_) series_->remove(set);  // deletes it
+  sets_.clear();
+  for (const Part& part : parts) {
+    auto* set = new QBarSet(part.name);
+    set->setColor(part.colour);
+    set->setBorderColor(part.colour.darker(115));
+    sets_.push_back(set);
+    series_->append(set);
+  }
+  ranks_.clear();  // the next setBars() lays the bars out again
+  names_.clear();
 }
 
 void RankBarsChart::clear() {

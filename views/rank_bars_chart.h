@@ -37,6 +37,8 @@ class RankBarsChart : public QChartView {
   // or by `names` (rows' order) when given.
   void setBars(const std::vector<int>& ranks, const std::vector<std::vector<double>>& values,
                const QStringList& names = {});
+  // Replaces the segments (a chart whose parts come with the run); the bars start afresh.
+  void setParts(const std::vector<Part>& parts);
 
  private:
   QHorizontalStackedBarSeries* series_;

@@ -76,6 +76,17 @@ nlohmann::json trafficJson(const RankSummary& r) {
   return out;
 }
 
+nlohmann::json activationsJson(const RankSummary& r) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerActivations& layer : r.activations) {
+    layers.push_back({{"layer", layer.layer},
+                      {"bytes", layer.bytes},
+                      {"formula", layer.formula ? nlohmann::json(*layer.formula) : nullptr},
+                      {"workspace", layer.workspace}});
+  }
+  return layers;
+}
+
 nlohmann::json languageJson(const RunSummary& s) {
   nlohmann::json out = {
       {"tokens_per_s", nullptr}, {"val_loss", nullptr}, {"bigram_baseline", nullptr}};

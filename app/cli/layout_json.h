@@ -24,4 +24,9 @@ nlohmann::json languageJson(const RunSummary& s);
 // run recorded none.
 nlohmann::json trafficJson(const RankSummary& r);
 
+// A rank's memory ledger per layer: [{"layer": "h0", "bytes": kept for backward, "formula":
+// the GPT's formula or null, "workspace": its backward's buffers}]; empty where the run
+// recorded none.
+nlohmann::json activationsJson(const RankSummary& r);
+
 }  // namespace ranklab

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -172,7 +173,8 @@ nlohmann::json summaryJson(const RunSummary& s) {
                        {"all_gather", r.collectives.all_gather},
                        {"send", r.collectives.send},
                        {"recv", r.collectives.recv}}},
-                     {"traffic", trafficJson(r)}});
+                     {"traffic", trafficJson(r)},
+                     {"activations", activationsJson(r)}});
   }
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& v : s.servers) {
@@ -264,6 +266,67 @@ void printTraffic(std::ostream& out, const RunSummary& s) {
     out << format("  %4d   %-16s  %-16s  %s\n", r.rank, measuredAndFormula(t["data"]).c_str(),
                   measuredAndFormula(t["tensor"]).c_str(),
                   measuredAndFormula(t["pipeline"]).c_str());
+  }
+}
+
+// "12.599 (12.599)": a layer's MB measured, and by formula where there is one.
+std::string layerCell(const LayerActivations& layer) {
+  return layer.formula ? format("%.3f (%.3f)", layer.bytes / 1e6, *layer.formula / 1e6)
+                       : format("%.3f", layer.bytes / 1e6);
+}
+
+// What each layer keeps for backward, measured beside the formula where there is one: a
+// column per part of the model, ranks holding the same part (data replicas, a stage's
+// slices) sharing one; a row per layer, then the totals and the backward's workspace.
+void printActivations(std::ostream& out, const RunSummary& s) {
+  struct Part {
+    std::string ranks;
+    const std::vector<LayerActivations>* layers;
+  };
+  std::vector<Part> parts;
+  std::vector<std::string> names;  // every layer, in the order the parts hold them
+  for (const auto& r : s.ranks) {
+    if (r.activations.empty()) continue;
+    auto same = std::find_if(parts.begin(), parts.end(), [&](const Part& p) {
+      return p.layers->size() == r.activations.size() &&
+             std::equal(r.activations.begin(), r.activations.end(), p.layers->begin(),
+                        [](const auto& a, const auto& b) {
+                          return a.layer == b.layer && a.bytes == b.bytes;
+                        });
+    });
+    if (same != parts.end()) {
+      same->ranks += "," + std::to_string(r.rank);
+      continue;
+    }
+    parts.push_back({"ranks " + std::to_string(r.rank), &r.activations});
+    for (const auto& layer : r.activations)
+      if (std::find(names.begin(), names.end(), layer.layer) == names.end())
+        names.push_back(layer.layer);
+  }
+  if (parts.empty()) return;
+  // A row: its label and one cell per part, without the last cell's padding.
+  const auto row = [&](const std::string& label,
+                       const std::function<std::string(const Part&)>& cell) {
+    std::string text = format("  %-10s", label.c_str());
+    for (const Part& p : parts) text += format("  %-22s", cell(p).c_str());
+    text.erase(text.find_last_not_of(' ') + 1);
+    out << text << "\n";
+  };
+  out << "  activations kept for backward per layer, MB measured (formula)\n";
+  row("layer", [](const Part& p) { return p.ranks; });
+  for (const std::string& name : names) {
+    row(name, [&](const Part& p) {
+      auto layer = std::find_if(p.layers->begin(), p.layers->end(),
+                                [&](const auto& l) { return l.layer == name; });
+      return layer == p.layers->end() ? std::string() : layerCell(*layer);
+    });
+  }
+  for (const bool workspace : {false, true}) {
+    row(workspace ? "workspace" : "total", [&](const Part& p) {
+      int64_t bytes = 0;
+      for (const auto& l : *p.layers) bytes += workspace ? l.workspace : l.bytes;
+      return format("%.3f", bytes / 1e6);
+    });
   }
 }
 
@@ -369,6 +432,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
                   sentWithRatio(r.bytes_tx, r.bytes_raw).c_str(), held_mb);
   }
   printTraffic(out, s);
+  printActivations(out, s);
   printServers(out, s);
 }
 

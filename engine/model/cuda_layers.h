@@ -39,6 +39,7 @@ class DeviceScratch {
     return static_cast<T*>(bytes(count * sizeof(T)));
   }
   void* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
 
  private:
   void* data_ = nullptr;
@@ -142,6 +143,7 @@ class CudaMaxPool2d : public Layer {
   std::string describe() const override { return "MaxPool2d(kernel_size=2, stride=2)"; }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  size_t keptBytes() const override { return argmax_.capacity(); }
 
  private:
   int device_;
@@ -166,6 +168,7 @@ class CudaDropout : public Layer {
   std::string describe() const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  size_t keptBytes() const override { return scale_.capacity(); }
 
  private:
   int device_;
@@ -193,6 +196,7 @@ class CudaSoftmaxCrossEntropy : public LossHead {
   explicit CudaSoftmaxCrossEntropy(int device) : device_(device) {}
   BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) override;
   void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const override;
+  size_t keptBytes() const override { return probs_.capacity(); }
 
  private:
   // The labels on the device, checked against the classes first.

@@ -73,6 +73,13 @@ class Layer {
   // gets the ReLU's output and output gradient as y and dy), saving the ReLU's passes.
   virtual bool absorbFollowingRelu() { return false; }
 
+  // Memory it keeps from its last forward for its backward, besides its output (which the
+  // network keeps): a LayerNorm's row statistics, the attention's probabilities, a dropout's
+  // mask. The memory ledger's activations are the outputs plus this.
+  virtual size_t keptBytes() const { return 0; }
+  // Memory its backward works in and keeps between steps (a block's gradient buffers).
+  virtual size_t workspaceBytes() const { return 0; }
+
   // True for a layer whose passes talk to other ranks (tensor parallelism's f and g): the
   // device mostly waits in them, so a device trace leaves them out.
   virtual bool communicates() const { return false; }

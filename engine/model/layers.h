@@ -94,6 +94,7 @@ class MaxPool2d : public Layer {
   std::string describe() const override { return "MaxPool2d(kernel_size=2, stride=2)"; }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  size_t keptBytes() const override { return argmax_.size(); }
 
  private:
   std::vector<uint8_t> argmax_;  // (B, output): which of the 4 taps won
@@ -118,6 +119,7 @@ class Dropout : public Layer {
   std::string describe() const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  size_t keptBytes() const override { return scale_.size() * sizeof(float); }
 
  private:
   float p_;

@@ -3,6 +3,7 @@
 // only the last stage owns a head.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -21,6 +22,8 @@ class LossHead {
   // dlogits (B, classes) = d(scale * summed loss)/d(logits) of the last forward():
   // scale = loss_scale / B for the mean loss.
   virtual void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const = 0;
+  // Memory it keeps from forward for backward (the probabilities), for the memory ledger.
+  virtual size_t keptBytes() const { return 0; }
 };
 
 // Softmax cross-entropy on the CPU (kernels/cpu/elementwise.h).
@@ -28,6 +31,7 @@ class SoftmaxCrossEntropy : public LossHead {
  public:
   BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) override;
   void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const override;
+  size_t keptBytes() const override { return probs_.size() * sizeof(float); }
 
  private:
   std::vector<float> probs_;  // (B, classes)

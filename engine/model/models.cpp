@@ -102,6 +102,11 @@ Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& devic
   return Network(std::move(layers), seed, device);
 }
 
+GptShape gptShapeOf(const ModelSpec& spec, int vocab) {
+  return {vocab,      spec.context, spec.width,
+          spec.heads, spec.blocks,  static_cast<float>(spec.dropout)};
+}
+
 Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,
                   const ComputeDevice& device, bool head_apart) {
   const auto dropout = static_cast<float>(spec.dropout);
@@ -126,8 +131,7 @@ Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed
           "model.kind \"gpt\" reads sequences of model.context = " + std::to_string(spec.context) +
           " tokens, and the samples are " + input.str() + " (use data.dataset = \"text\")");
     }
-    return makeGpt({classes, spec.context, spec.width, spec.heads, spec.blocks, dropout}, seed,
-                   device, nullptr, head_apart);
+    return makeGpt(gptShapeOf(spec, classes), seed, device, nullptr, head_apart);
   }
   throw std::invalid_argument("model.kind \"" + spec.kind +
                               "\" is not available; allowed: mlp, cnn, gpt");

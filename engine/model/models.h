@@ -34,6 +34,9 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
 Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device = cpuDevice(),
                 TensorGroup* slices = nullptr, bool copied_head = false);
 
+// A GPT's sizes from the job's [model] keys, over a vocabulary of `vocab` tokens.
+GptShape gptShapeOf(const ModelSpec& spec, int vocab);
+
 // The job's [model] for samples of shape `input`; std::invalid_argument names the
 // model key that does not fit the data. `head_apart`: a GPT's head will sit on another
 // rank than its embedding (a pipeline's last stage), so it holds a copy of the table.

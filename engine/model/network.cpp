@@ -78,9 +78,21 @@ size_t Network::largestLayerParameters() const {
 }
 
 size_t Network::activationBytes() const {
-  size_t floats = 0;
-  for (const auto& output : outputs_) floats += output->size();
-  return floats * sizeof(float);
+  size_t bytes = 0;
+  for (const LayerMemory& layer : memoryPerLayer()) bytes += layer.activations;
+  return bytes;
+}
+
+std::vector<LayerMemory> Network::memoryPerLayer() const {
+  std::vector<LayerMemory> memory;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const size_t outputs = l < outputs_.size() ? outputs_[l]->size() * sizeof(float) : 0;
+    // The output's gradient is the output's size.
+    memory.push_back({layers_[l]->name(), outputs + layers_[l]->keptBytes(),
+                      outputs + layers_[l]->workspaceBytes()});
+  }
+  if (head_ && head_->keptBytes() > 0) memory.push_back({"loss", head_->keptBytes(), 0});
+  return memory;
 }
 
 std::string Network::describe() const {

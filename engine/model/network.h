@@ -33,6 +33,13 @@ using GradientReadyFn = std::function<void(size_t offset, size_t count)>;
 // Fills a layer's parameters [offset, offset + count) into the parameter scratch (ZeRO 3).
 using ParamGatherFn = std::function<void(size_t offset, size_t count)>;
 
+// One layer's share of the memory ledger, in bytes.
+struct LayerMemory {
+  std::string layer;       // its name: "h0"
+  size_t activations = 0;  // its output and what it keeps for backward (Layer::keptBytes)
+  size_t workspace = 0;    // its output's gradient and its backward's own buffers
+};
+
 class Network {
  public:
   // Takes the layers in order (each one's input shape is the previous one's output) and
@@ -82,10 +89,12 @@ class Network {
   void gateParameters(ParamGatherFn gate) { gate_ = std::move(gate); }
   size_t largestLayerParameters() const;
   // The memory ledger: bytes of the flat gradient (0 under a scratch), and of the layer
-  // outputs kept for backward (sized for the largest batch seen).
+  // outputs and the state layers keep for backward (the outputs sized for the largest batch
+  // seen, the state for the last forward's), in all and per layer.
   size_t flatGradientBytes() const { return grads_ ? count_ * sizeof(float) : 0; }
   size_t flatParameterBytes() const { return params_ ? count_ * sizeof(float) : 0; }
   size_t activationBytes() const;
+  std::vector<LayerMemory> memoryPerLayer() const;
 
   // Dropout masks are drawn from (seed, rank, training pass number), so they are
   // reproducible and differ between ranks; the pass number is checkpointed.

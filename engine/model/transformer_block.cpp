@@ -22,7 +22,7 @@ Shape row(int features) {
 }
 
 // The block's buffers, each rows * (its multiple of width) floats; a slice's q|k|v, attention
-// and MLP buffers hold its part alone.
+// and MLP buffers hold its part alone. The forward's first, the backward's from kGradA.
 enum Buffer : size_t {
   kLn1,
   kQkv,
@@ -155,10 +155,29 @@ void TransformerBlock::ensureBatch(int batch) {
   const size_t rows = static_cast<size_t>(batch) * shape_.context;
   buffers_.clear();
   for (size_t i = 0; i < kBuffers; ++i) {
+    // Without dropout the branches' outputs are added as they are: no dropout buffers.
+    if ((i == kAttnDrop || i == kMlpDrop) && !attn_drop_) {
+      buffers_.push_back(nullptr);
+      continue;
+    }
     const int width = kSliced[i] ? shape_.width / parts_of_ : shape_.width;
     buffers_.push_back(device_.allocate(rows * kWidths[i] * width));
   }
   batch_ = batch;
+}
+
+size_t TransformerBlock::keptBytes() const {
+  size_t floats = 0;
+  for (size_t i = 0; i < kGradA; ++i) floats += buffers_[i] ? buffers_[i]->size() : 0;
+  size_t bytes = floats * sizeof(float);
+  for (const Part& part : parts_) bytes += part.layer->keptBytes();
+  return bytes;
+}
+
+size_t TransformerBlock::workspaceBytes() const {
+  size_t floats = 0;
+  for (size_t i = kGradA; i < buffers_.size(); ++i) floats += buffers_[i]->size();
+  return floats * sizeof(float);
 }
 
 void TransformerBlock::sumOverSlices(float* data, int rows, bool in_backward) {

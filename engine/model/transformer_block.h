@@ -52,6 +52,9 @@ class TransformerBlock : public Layer {
   void setPrecision(kernels::Precision precision) override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  // Its forward buffers and its layers' kept state (docs/memory.md derives the formula).
+  size_t keptBytes() const override;
+  size_t workspaceBytes() const override;  // its gradient buffers
 
  private:
   struct Part {

@@ -62,6 +62,7 @@ class LayerNorm : public Layer {
   void init(std::mt19937_64& rng) override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  size_t keptBytes() const override { return (mean_.size() + rstd_.size()) * sizeof(float); }
 
  private:
   size_t rows(int batch) const;
@@ -77,6 +78,7 @@ class Gelu : public Layer {
   std::string describe() const override { return "GELU()"; }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  size_t keptBytes() const override { return slope_.size() * sizeof(float); }
 
  private:
   std::vector<float> slope_;  // GELU'(x) of the last training forward
@@ -91,6 +93,7 @@ class CausalSelfAttention : public Layer {
   std::string describe() const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  size_t keptBytes() const override { return probs_.size() * sizeof(float); }
 
  private:
   int length_, width_, heads_;

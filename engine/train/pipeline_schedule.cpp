@@ -159,6 +159,19 @@ const uint8_t* PipelineSchedule::labelsOf(const Batch& batch, int sample) const 
   return batch.labels.data() + static_cast<size_t>(sample) * labels_per_sample_;
 }
 
+std::vector<LayerMemory> PipelineSchedule::memoryPerLayer(const Network& model) const {
+  std::vector<LayerMemory> sum = model.memoryPerLayer();
+  for (const auto& slot : slots_) {
+    if (!slot->own) continue;  // the first copy is the model itself
+    const std::vector<LayerMemory> copy = slot->own->memoryPerLayer();
+    for (size_t l = 0; l < sum.size() && l < copy.size(); ++l) {
+      sum[l].activations += copy[l].activations;
+      sum[l].workspace += copy[l].workspace;
+    }
+  }
+  return sum;
+}
+
 PipelineSchedule::Slot& PipelineSchedule::slotFor(Network& model, int micro) {
   const int p = stages_.size(), s = stages_.rank();
   const int copies =

@@ -8,6 +8,7 @@
 // activations), all bound to the stage's one parameter and gradient buffer.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +45,9 @@ class PipelineSchedule : public StepSchedule {
   ScoredSamples evaluate(Network& model, const float* x, const uint8_t* labels, int64_t n,
                          int batch) override;
   const float* predict(Network& model, const float* x, int batch) override;
+  // Every copy of the stage (one per micro-batch in flight) holds its own.
+  std::vector<LayerMemory> memoryPerLayer(const Network& model) const override;
+  int copies() const override { return std::max(1, static_cast<int>(slots_.size())); }
 
   struct Pass {
     bool forward = true;

@@ -75,6 +75,12 @@ class StepSchedule {
   virtual const float* predict(Network& model, const float* x, int batch) {
     return model.predict(x, batch);
   }
+  // The memory ledger of `model`'s layers on this rank, per layer, over its copies.
+  virtual std::vector<LayerMemory> memoryPerLayer(const Network& model) const {
+    return model.memoryPerLayer();
+  }
+  // Copies of the model that each run a micro-batch (a pipeline's in flight), so far.
+  virtual int copies() const { return 1; }
 };
 
 // The data-parallel schedule over `microbatches` slices of each batch.

@@ -10,6 +10,7 @@
 #include "engine/data/text_dataset.h"
 #include "engine/model/models.h"
 #include "engine/model/text_sampler.h"
+#include "engine/train/activation_ledger.h"
 #include "engine/train/pipeline_schedule.h"
 #include "engine/train/strategy_registry.h"
 #include "engine/train/traffic_formula.h"
@@ -247,6 +248,11 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                    job_.train.epochs, job_.data.prefetch, steps_per_epoch_ * k, pinBatches());
   checkpointed_step_ = at_.step;
   warmUpKernels(model_, *schedule_, job_.train.batch_size);
+  // After the warm-up's passes every buffer a step holds exists: the ledger per layer.
+  observer_.onEvent("activations",
+                    activationsEventText(schedule_->memoryPerLayer(model_), job_, test_set_.classes,
+                                         schedule_->copies()),
+                    at_.step);
   // Start the clock together: start-up skew (data loading, MPI wire-up, kernel compilation)
   // is not training.
   peers_.barrier();
@@ -442,9 +448,10 @@ void TrainingRun::runPasses(StepStats& s, const Batch& batch, bool first, bool l
   s.sends += times.sends;
   s.recvs += times.recvs;
   s.allreduces += times.allreduces;
-  // A pipeline holds a copy of its stage's outputs per micro-batch in flight.
-  s.mem_activations =
-      job_.parallel.pipeline > 1 ? s.stashed_bytes : static_cast<int64_t>(model_.activationBytes());
+  // What the layers hold for backward; a pipeline's copies of its stage each their own.
+  s.mem_activations = 0;
+  for (const LayerMemory& layer : schedule_->memoryPerLayer(model_))
+    s.mem_activations += static_cast<int64_t>(layer.activations);
   // A pipeline's passes, "F3" and "B3" for micro-batch 3: the timeline draws the schedule.
   for (const PassSpan& pass : times.passes) {
     observer_.onSpan((pass.forward ? "F" : "B") + std::to_string(pass.micro), s.step, pass.start_ns,

@@ -234,6 +234,44 @@ class LearnPageTest : public QObject {
     }
   }
 
+  // Lesson 11: gpt-char's GPT on 2 ranks, b = 16, s = 64, h = 128, a = 4: each rank keeps
+  // 4 blocks x 4bs(6h + 16h/t + 4 + as/t) + 4bs(2h + 2 + 2V) bytes, 54 MB at t = 1; tensor 2
+  // divides the split terms. Measured from each rank's ledger, to the byte.
+  void transformerMemoryLessonMeasuresTheActivations() {
+    WorkbenchOptions options = options_;
+    options.db_path = dir_.filePath(QStringLiteral("transformer-memory.db"));
+    MainWindow window(options);
+    window.show();
+    for (int variant : {0, 1}) {
+      const double t = variant == 0 ? 1 : 2, rows = 16 * 64;
+      LessonAnswer answer;
+      runLesson(window, QStringLiteral("transformer-memory"), "20000000", answer, 2, variant);
+      if (QTest::currentTestFailed()) return;
+      QCOMPARE(answer.formula, 4 * (4 * rows * (6 * 128 + 16 * 128 / t + 4 + 4 * 64 / t)) +
+                                   4 * rows * (2 * 128 + 2 + 2 * 256));
+      QCOMPARE(answer.measured, answer.formula);
+      QVERIFY2(answer.detail.contains("model states") && answer.detail.contains("h3 "),
+               qPrintable(answer.detail));
+    }
+  }
+
+  // Lesson 12: a GPT on 8 ranks as 2 x 2 x 2: rank 0's bytes per step to its data group
+  // {0, 4}, tensor group {0, 1} and pipeline group {0, 2}, measured beside its formulas.
+  void threeDLessonMeasuresEveryGroup() {
+    WorkbenchOptions options = options_;
+    options.db_path = dir_.filePath(QStringLiteral("three-d.db"));
+    MainWindow window(options);
+    window.show();
+    LessonAnswer answer;
+    runLesson(window, QStringLiteral("three-d"), "1000000", answer, 8);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(answer.formula > 0 && std::abs(answer.measured / answer.formula - 1) < 1e-3,
+             qPrintable(QString::number(answer.measured) + " vs " +
+                        QString::number(answer.formula) + "\n" + answer.detail));
+    for (const char* group : {"{0, 4}", "{0, 1}", "{0, 2}", "{6, 7}", "{5, 7}", "{3, 7}"})
+      QVERIFY2(answer.detail.contains(QLatin1String(group)), qPrintable(answer.detail));
+  }
+
   // Lesson 6: fp16 with the scale doubling every 10 clean steps: after the first overflow
   // about 1 update in 11 is skipped (fewer as the gradients shrink); the loss scale's trace
   // lists each skip, and the timeline marks them.

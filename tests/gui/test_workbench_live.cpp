@@ -16,6 +16,7 @@
 
 #include <QTableView>
 #include "storage/run_store.h"
+#include "views/activations_chart.h"
 #include "views/curve_chart.h"
 #include "views/live_page.h"
 #include "views/log_pane.h"
@@ -136,6 +137,15 @@ class WorkbenchLiveTest : public QObject {
     QVERIFY(memory->partSet(MemoryChart::Params)->at(0) > 0);
     QCOMPARE(memory->partSet(MemoryChart::Grads)->at(0),
              memory->partSet(MemoryChart::Params)->at(0));
+    // Each rank's activations per layer, from its ledger: a segment per layer, the first
+    // Linear's output held on both.
+    ActivationsChart* activations = window.livePage()->activationsChart();
+    QVERIFY(activations->isVisible());
+    // The two data ranks hold the same: one bar, "ranks 0,1".
+    QCOMPARE(activations->barCount(), 1);
+    QCOMPARE(activations->layers().first(), QStringLiteral("fc0"));
+    QVERIFY(activations->layers().contains(QStringLiteral("loss")));
+    QVERIFY(activations->partSet(0)->at(0) > 0);
     QVERIFY(window.livePage()->accuracyChart()->seriesFor(0)->count() >= 1);  // one epoch
     QCOMPARE(window.livePage()->rankGrid()->model()->rowCount(), 2);
     QCOMPARE(window.livePage()

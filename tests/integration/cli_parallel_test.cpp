@@ -235,6 +235,17 @@ TEST_F(Cli, AGptInThreeDimensionsRunsOnRealRanks) {
   EXPECT_EQ(g3["steps"], 6);
   EXPECT_EQ(g3["sample"]["step"], 6) << "drawn through the stages";
   expectTrafficAsTheFormulas(g3);
+  // The memory ledger per layer: stage 0's embedding and block, stage 1's block, final
+  // LayerNorm, head and loss, each as its formula says (1F1B: stage 0 holds 2 copies).
+  for (const auto& rank : g3["ranks"]) {
+    ASSERT_FALSE(rank["activations"].empty()) << rank.dump();
+    for (const auto& layer : rank["activations"]) {
+      ASSERT_TRUE(layer["formula"].is_number()) << layer.dump();
+      EXPECT_NEAR(layer["bytes"].get<double>(), layer["formula"].get<double>(),
+                  0.05 * layer["formula"].get<double>())
+          << "rank " << rank["rank"] << " " << layer.dump();
+    }
+  }
   EXPECT_LT(g3["test_loss"].get<double>(), 5.6) << "below a uniform guess's ln 256";
   const auto resumed = run("resume 1 --ranks 4 --set train.max_steps=9 --quiet --db " + db());
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;

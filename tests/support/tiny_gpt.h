@@ -21,11 +21,11 @@ inline JobSpec tinyGpt(JobSpec job) {
   return job;
 }
 
-// Windows of 16 bytes over bytes [from, to) of one line repeated.
-inline Dataset lineWindows(size_t from, size_t to) {
+// Windows of `context` bytes over bytes [from, to) of one line repeated.
+inline Dataset lineWindows(size_t from, size_t to, int context = 16) {
   std::string line = "the quick brown fox jumps over lazy dogs\n", text;
   while (text.size() < to) text += line;
-  return textWindows({text.begin() + from, text.begin() + to}, 16);
+  return textWindows({text.begin() + from, text.begin() + to}, context);
 }
 
 }  // namespace ranklab::testing

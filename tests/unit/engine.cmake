@@ -13,8 +13,9 @@ add_executable(engine_tests
   unit/grad_clip_thread_test.cpp
   unit/pipeline_test.cpp
   unit/step_schedule_test.cpp
-  unit/trainer_test.cpp)
-target_link_libraries(engine_tests PRIVATE ranklab_engine GTest::gtest_main ZLIB::ZLIB)
+  unit/trainer_test.cpp
+  unit/activation_memory_test.cpp)
+target_link_libraries(engine_tests PRIVATE ranklab_engine ranklab_storage GTest::gtest_main ZLIB::ZLIB)
 gtest_discover_tests(engine_tests TEST_PREFIX "engine." PROPERTIES TIMEOUT 120)
 # bf16 AMP end to end, where oneDNN has no bf16 matmul (the AVX2 and baseline builds).
 ranklab_discover_per_isa(engine_tests "engine." TEST_FILTER "DeviceSync.EveryHostStaged*")

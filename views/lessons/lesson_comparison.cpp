@@ -1,6 +1,7 @@
 #include "views/lessons/lesson_comparison.h"
 
 #include <QObject>
+#include <cmath>
 #include <map>
 
 #include "engine/job/job_keys.h"
@@ -19,6 +20,13 @@ double medianStepMs(const LessonRun& run) {
     last[s.rank] = s.time_ns;
   }
   return medianOf(gaps);
+}
+
+// Counts of bytes in full with separators (34,676,736, not 3.467674e+07); fractions and
+// small values to 7 significant digits.
+QString tableNumber(double value) {
+  if (std::abs(value) >= 1e4) return QStringLiteral("%L1").arg(value, 0, 'f', 0);
+  return QStringLiteral("%L1").arg(value, 0, 'g', 7);
 }
 
 }  // namespace
@@ -44,12 +52,11 @@ QString lessonComparisonHtml(const Lesson& lesson, const std::vector<ComparedLes
       continue;
     }
     rows += QObject::tr(
-                "<tr><td>run %1</td><td>%2</td><td align=right><b>%L3</b></td>"
-                "<td align=right>%L4</td><td align=right>%5</td><td align=right>%6 ms</td></tr>")
+                "<tr><td>run %1</td><td>%2</td><td align=right><b>%3</b></td>"
+                "<td align=right>%4</td><td align=right>%5</td><td align=right>%6 ms</td></tr>")
                 .arg(r.run->run.id)
                 .arg(setting)
-                .arg(r.answer.measured, 0, 'g', 7)
-                .arg(r.answer.formula, 0, 'g', 7)
+                .arg(tableNumber(r.answer.measured), tableNumber(r.answer.formula))
                 .arg(r.answer.formula != 0 ? r.answer.measured / r.answer.formula : 0.0, 0, 'f', 4)
                 .arg(medianStepMs(*r.run), 0, 'f', 2);
   }

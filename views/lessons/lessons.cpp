@@ -20,14 +20,16 @@ Lesson makePipelineLesson();
 Lesson makeFailureLesson();
 Lesson makeZeroLesson();
 Lesson makeTensorLesson();
+Lesson makeTransformerMemoryLesson();
+Lesson makeThreeDLesson();
 
 const std::vector<Lesson>& lessons() {
   // In teaching order.
-  static const std::vector<Lesson> all = {makeRingAllreduceLesson(), makeParameterServerLesson(),
-                                          makeStragglerLesson(),     makeBucketingLesson(),
-                                          makeCompressionLesson(),   makeMixedPrecisionLesson(),
-                                          makePipelineLesson(),      makeFailureLesson(),
-                                          makeZeroLesson(),          makeTensorLesson()};
+  static const std::vector<Lesson> all = {
+      makeRingAllreduceLesson(), makeParameterServerLesson(),   makeStragglerLesson(),
+      makeBucketingLesson(),     makeCompressionLesson(),       makeMixedPrecisionLesson(),
+      makePipelineLesson(),      makeFailureLesson(),           makeZeroLesson(),
+      makeTensorLesson(),        makeTransformerMemoryLesson(), makeThreeDLesson()};
   return all;
 }
 

@@ -343,6 +343,7 @@ void RunSeries::addEvent(const EventRow& e) {
   const std::string bigram = "bigram baseline ";
   if (e.kind == "baseline" && e.text.rfind(bigram, 0) == 0)
     bigram_baseline_ = std::strtod(e.text.c_str() + bigram.size(), nullptr);
+  if (e.kind == "activations") rankFor(e.rank).activations = parseActivationsEvent(e.text);
   if (!isTimelineMark(e) || events_.size() >= kMaxEvents) return;
   for (const ChartEvent& seen : events_)
     if (seen.step == e.step && seen.kind == e.kind) return;

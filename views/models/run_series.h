@@ -92,8 +92,9 @@ struct RankSeries {
   // The memory ledger of the latest step: bytes of parameters, gradients, optimizer state
   // and activations this rank held (ZeRO and model parallelism shrink them).
   int64_t mem_params = 0, mem_grads = 0, mem_optimizer = 0, mem_activations = 0, mem_buffers = 0;
-  PhaseTimes total{};   // over the whole run
-  PhaseTimes recent{};  // over the last kRecentSteps steps
+  std::vector<LayerActivations> activations;  // its ledger per layer ("activations" event)
+  PhaseTimes total{};                         // over the whole run
+  PhaseTimes recent{};                        // over the last kRecentSteps steps
   std::deque<PhaseTimes> recent_steps;
   int64_t last_time_ns = 0;
   double samples_per_s = 0;                             // over the recent steps

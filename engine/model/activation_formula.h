@@ -1,0 +1,35 @@
+// The memory a GPT's layers keep from a training forward for their backward, by formula:
+// what the memory ledger (Network::memoryPerLayer) measures from the buffers they hold.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "engine/model/transformer_block.h"
+
+namespace ranklab {
+
+// The bytes a block of `shape` keeps from a training forward of `batch` samples for its
+// backward, split over `slices`, counted from this implementation's fp32 buffers as
+// Korthikanti et al. count Megatron's (s b h (34 + 5 a s / h) bytes in half precision).
+// Per row (batch x context of them), width h, heads a, t slices, in floats:
+//   its output (the network keeps it: the next layer's input)            h
+//   ln_1 h, q|k|v 3h/t, the heads' output h/t, attn.c_proj h, the
+//   residual h, ln_2 h, c_fc 4h/t, GELU 4h/t, mlp.c_proj h               5h + 12h/t
+//   the two LayerNorms' mean and 1/std                                   4
+//   GELU'(x) (kept to skip erf in backward)                              4h/t
+//   the attention's probabilities                                        a s / t
+//   with model.dropout: both dropouts' outputs and masks                 4h
+// bytes = 4 x rows x (6h + 16h/t + 4 + a s/t [+ 4h]). docs/memory.md sets it beside
+// Megatron's; the ledger measures it.
+size_t gptBlockActivationBytes(const GptShape& shape, int batch, int slices = 1);
+
+// The formula's bytes for the GPT's layer `layer` ("embed", "drop", "h3", "ln_f", "lm_head",
+// "loss": the loss head's probabilities); nothing for a name it does not know. Rows of
+// `batch` samples: the embedding and its dropout keep h floats per row (the dropout twice:
+// its mask), ln_f h + 2, the head and the loss head the vocabulary.
+std::optional<size_t> gptActivationFormula(const std::string& layer, const GptShape& shape,
+                                           int batch, int slices = 1);
+
+}  // namespace ranklab
