@@ -289,10 +289,19 @@ UPDATE step_bins SET lr_sum = (
 PRAGMA user_version = 14;
 )sql";
 
+// The communication time per group: of comm_ns, the tensor slices' and the pipeline's (the
+// timeline colours each group's share).
+constexpr const char* kVersion15 = R"sql(
+ALTER TABLE steps ADD COLUMN comm_tensor_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN comm_pipeline_ns INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 15;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4},   {5, kVersion5},
     {6, kVersion6},   {7, kVersion7},   {8, kVersion8},   {9, kVersion9},   {10, kVersion10},
-    {11, kVersion11}, {12, kVersion12}, {13, kVersion13}, {14, kVersion14},
+    {11, kVersion11}, {12, kVersion12}, {13, kVersion13}, {14, kVersion14}, {15, kVersion15},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

@@ -49,7 +49,9 @@
   X(double, grad_norm, 0) /* the update's whole gradient's L2 norm (before grad_clip); 0: none */ \
   X(int64_t, bytes_tensor, 0)   /* of bytes_tx: the tensor slices' all-reduces (f and g) */       \
   X(int64_t, bytes_pipeline, 0) /* of bytes_tx: activations, gradients, the tied table, to stages \
-                                 */
+                                 */                                                               \
+  X(int64_t, comm_tensor_ns, 0) /* of comm_ns: the tensor slices' f and g (inside the passes) */  \
+  X(int64_t, comm_pipeline_ns, 0) /* of comm_ns: a GPT's token table between its end stages */
 
 namespace ranklab {
 

@@ -31,6 +31,14 @@ QColor deviceIdleColour() {
   return QColor(0xc8, 0xc8, 0xc8);
 }
 
+// A comm bar's group: the data group's in the comm phase's orange, the tensor slices' in
+// teal, the pipeline's in magenta.
+QColor commGroupColour(CommGroup group) {
+  if (group == CommGroup::kTensor) return QColor(0x17, 0xa2, 0xb8);
+  if (group == CommGroup::kPipeline) return QColor(0xc4, 0x4e, 0xa6);
+  return phaseColour(commPhase);
+}
+
 double niceStep(double span, int ticks) {
   const double raw = span / std::max(1, ticks);
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
@@ -159,6 +167,17 @@ void TimelineView::paintEvent(QPaintEvent*) {
   for (int p = 0; p < kPhaseCount; ++p) {
     painter.fillRect(QRect(x, 8, 12, 12), phaseColour(p));
     const QString name = QString::fromLatin1(phaseName(p));
+    painter.setPen(QColor(0x20, 0x20, 0x20));
+    painter.drawText(x + 16, 19, name);
+    x += 24 + painter.fontMetrics().horizontalAdvance(name);
+  }
+  // 3D parallelism: the communication of each group in its own colour.
+  for (const CommGroup group : {CommGroup::kTensor, CommGroup::kPipeline}) {
+    if (std::none_of(data_.bars.begin(), data_.bars.end(),
+                     [group](const TimelineBar& b) { return b.group == group; }))
+      continue;
+    const QString name = group == CommGroup::kTensor ? tr("comm: tensor") : tr("comm: pipeline");
+    painter.fillRect(QRect(x, 8, 12, 12), commGroupColour(group));
     painter.setPen(QColor(0x20, 0x20, 0x20));
     painter.drawText(x + 16, 19, name);
     x += 24 + painter.fontMetrics().horizontalAdvance(name);
@@ -302,7 +321,8 @@ void TimelineView::drawBars(QPainter& painter) const {
   for (const TimelineBar& bar : data_.bars) {
     if (bar.end_ms < view_begin_ || bar.start_ms > view_end_) continue;
     const QRectF box = boxOf(bar.rank, bar.start_ms, bar.end_ms, 1.0);
-    painter.fillRect(box, phaseColour(bar.phase));
+    painter.fillRect(box,
+                     bar.phase == commPhase ? commGroupColour(bar.group) : phaseColour(bar.phase));
     // A pipeline pass shows its micro-batch (the schedule reads across the stages); otherwise
     // step numbers on the forward pass: the eye follows one step across ranks.
     if (bar.micro >= 0 && box.width() > 14) {

@@ -546,6 +546,7 @@ void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
 SyncStats TrainingRun::sumTiedTable(StepStats& s) {
   const SyncStats tied = tied_table_->sum(model_.grads(), device_);
   s.bytes_pipeline += tied.bytes_tx;
+  s.comm_pipeline_ns += tied.comm_ns;
   return tied;
 }
 
@@ -570,6 +571,7 @@ void TrainingRun::recordTensorParallel(StepStats& s) {
   s.forward_ns -= std::min(s.forward_ns, c.forward_ns);
   s.backward_ns -= std::min(s.backward_ns, c.backward_ns);
   s.comm_ns += c.forward_ns + c.backward_ns;
+  s.comm_tensor_ns += c.forward_ns + c.backward_ns;
   s.allreduces += c.allreduces;
   s.bytes_tx += c.bytes_tx;
   s.bytes_tensor += c.bytes_tx;

@@ -166,6 +166,25 @@ class CompareModelsTest : public QObject {
              QStringLiteral("rank 0 · step 7 · backward 5.00 ms (3.00 → 8.00 ms)"));
   }
 
+  // 3D parallelism: a step's communication split by group, the tensor slices' share, then
+  // the pipeline's (the token table), then the data group's, each its own bar.
+  void commBarsAreSplitByGroup() {
+    StepRow s = timedStep(0, 7, 100, 4);
+    s.comm_ns = 6 * kMs;
+    s.comm_tensor_ns = 3 * kMs;
+    s.comm_pipeline_ns = 1 * kMs;
+    const TimelineData t = buildTimeline(5, {s}, false);
+    std::vector<std::pair<CommGroup, double>> comm;  // group, ms
+    for (const TimelineBar& bar : t.bars)
+      if (bar.phase == commPhase) comm.emplace_back(bar.group, bar.end_ms - bar.start_ms);
+    QCOMPARE(int(comm.size()), 3);
+    QVERIFY(comm[0].first == CommGroup::kTensor && comm[0].second == 3.0);
+    QVERIFY(comm[1].first == CommGroup::kPipeline && comm[1].second == 1.0);
+    QVERIFY(comm[2].first == CommGroup::kData && comm[2].second == 2.0);
+    QCOMPARE(t.end_ms, 19.0);  // 3 + 5 + 4 + 6 + 1
+    QVERIFY(describeBar(t.bars[3]).contains("tensor group: f and g"));
+  }
+
   // A fault and the launcher's verdict on it sit at the end of their step on their rank's
   // row; log events and other ranks' are not marked.
   void faultsAreMarkedAtTheEndOfTheirStep() {

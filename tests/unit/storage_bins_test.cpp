@@ -156,15 +156,19 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 14 added, taken away again to make an older file.
-constexpr const char* kDropVersion14 =
+// What version 15 added, taken away again to make an older file.
+constexpr const char* kDropVersion15 =
+    "ALTER TABLE steps DROP COLUMN comm_tensor_ns; ALTER TABLE steps DROP COLUMN "
+    "comm_pipeline_ns; ";
+// And what version 14 added: a file of version 13 or older lacks both.
+const std::string kDropVersion14 =
+    std::string(kDropVersion15) +
     "ALTER TABLE steps DROP COLUMN grad_norm; ALTER TABLE steps DROP COLUMN bytes_tensor; "
     "ALTER TABLE steps DROP COLUMN bytes_pipeline; ALTER TABLE step_bins DROP COLUMN "
     "grad_norm_sum; "
     "ALTER TABLE step_bins DROP COLUMN lr_sum; ";
 // And what version 13 added: a file of version 12 or older lacks both.
-const std::string kDropVersion13 =
-    std::string(kDropVersion14) + "ALTER TABLE evals DROP COLUMN loss_nan; ";
+const std::string kDropVersion13 = kDropVersion14 + "ALTER TABLE evals DROP COLUMN loss_nan; ";
 // And what version 12 added: a file of version 11 or older lacks both.
 const std::string kDropVersion12 =
     std::string(kDropVersion13) +

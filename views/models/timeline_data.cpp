@@ -34,18 +34,36 @@ std::optional<PassBar> passOf(const SpanRow& span) {
                  span.end_ns};
 }
 
+// Phase `phase` of step `s` over [from, to): one bar, or the communication split by group:
+// the tensor slices' share, the pipeline's, then the data group's.
+void addPhase(std::vector<TimelineBar>& bars, const StepRow& s, int phase, double from, double to) {
+  if (to <= from) return;
+  if (phase != commPhase) {
+    bars.push_back({s.rank, s.step, phase, from, to});
+    return;
+  }
+  const std::pair<CommGroup, int64_t> shares[] = {{CommGroup::kTensor, s.comm_tensor_ns},
+                                                  {CommGroup::kPipeline, s.comm_pipeline_ns}};
+  for (const auto& [group, ns] : shares) {
+    const double end = std::min(to, from + double(ns) / 1e6);
+    if (end > from) bars.push_back({s.rank, s.step, phase, from, end, -1, group});
+    from = std::max(from, end);
+  }
+  if (to > from) bars.push_back({s.rank, s.step, phase, from, to, -1, CommGroup::kData});
+}
+
 // A step's phases back from its end, in the trainer's order.
 std::vector<TimelineBar> stepBars(const StepRow& s, double offset) {
   const PhaseTimes phases = phaseTimes(s);
-  double t = double(s.time_ns) / 1e6 + offset;
+  double all = 0;
+  for (int p = 0; p < kPhaseCount; ++p) all += double(phases[size_t(p)]) / 1e6;
+  double t = double(s.time_ns) / 1e6 + offset - all;
   std::vector<TimelineBar> bars;
-  for (int p = kPhaseCount - 1; p >= 0; --p) {
+  for (int p = 0; p < kPhaseCount; ++p) {
     const double length = double(phases[size_t(p)]) / 1e6;
-    if (length <= 0) continue;
-    bars.push_back({s.rank, s.step, p, t - length, t});
-    t -= length;
+    addPhase(bars, s, p, t, t + length);
+    t += length;
   }
-  std::reverse(bars.begin(), bars.end());
   return bars;
 }
 
@@ -86,7 +104,7 @@ std::vector<TimelineBar> pipelineStepBars(const StepRow& s, double offset,
   double t = end - tail;
   for (int p = 0; p < kPhaseCount; ++p) {
     if (!afterPasses(p)) continue;
-    add(p, t, t + double(phases[size_t(p)]) / 1e6);
+    addPhase(bars, s, p, t, t + double(phases[size_t(p)]) / 1e6);
     t += double(phases[size_t(p)]) / 1e6;
   }
   return bars;
@@ -223,6 +241,10 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
 QString describeBar(const TimelineBar& bar) {
   QString phase = QString::fromLatin1(phaseName(bar.phase));
   if (bar.micro >= 0) phase += QObject::tr(" of micro-batch %1").arg(bar.micro);
+  if (bar.phase == commPhase && bar.group == CommGroup::kTensor)
+    phase += QObject::tr(" (tensor group: f and g, inside forward and backward)");
+  if (bar.phase == commPhase && bar.group == CommGroup::kPipeline)
+    phase += QObject::tr(" (pipeline group: the token table)");
   return QObject::tr("rank %1 · step %2 · %3 %4 ms (%5 → %6 ms)")
       .arg(bar.rank)
       .arg(bar.step)

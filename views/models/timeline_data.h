@@ -15,12 +15,18 @@
 
 namespace ranklab {
 
+// Which group a communication bar's time went to (3D parallelism: each its own colour).
+enum class CommGroup { kData, kTensor, kPipeline };
+
 struct TimelineBar {
   int rank = 0;
   int64_t step = 0;
   int phase = 0;  // Phase
   double start_ms = 0, end_ms = 0;
   int micro = -1;  // a pipeline pass's micro-batch; -1: the step's whole phase
+  // A comm bar's group: the tensor slices' f and g (timed inside the passes, drawn here),
+  // the pipeline's token table, the data group's gradient sum.
+  CommGroup group = CommGroup::kData;
 };
 
 // Time a rank spent outside its steps (an evaluation, a checkpoint), on the bars' axis.
