@@ -425,7 +425,12 @@ void LivePage::updateStatus() {
     parts << tr("epoch %1").arg(model_->latestEpoch());
     parts << tr("step %1").arg(model_->latestStep());
     parts << tr("loss %1").arg(model_->latestLoss(), 0, 'f', 4);
-    parts << tr("%1 samples/s").arg(model_->samplesPerSecond(), 0, 'f', 0);
+    // A language model's speed is counted in tokens, as nanoGPT and Megatron print it.
+    const int tokens = model_->series().tokensPerSample();
+    if (tokens > 1)
+      parts << tr("%1 tokens/s").arg(model_->samplesPerSecond() * tokens, 0, 'f', 0);
+    else
+      parts << tr("%1 samples/s").arg(model_->samplesPerSecond(), 0, 'f', 0);
   }
   const double baseline = model_ ? model_->series().bigramBaseline() : 0;
   if (model_ && model_->latestEval() && !std::isnan(baseline)) {

@@ -213,11 +213,12 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                       total_steps_);
   }
   if (peers_.rank() == 0 && job_.data.dataset == "text") {
-    char text[160];
+    char text[200];
     std::snprintf(text, sizeof text,
                   "bigram baseline %.4f nats/token: a bigram model counted on the training "
-                  "split (add-one smoothed), scored on the validation split",
-                  bigramBaseline(train_set, test_set_));
+                  "split (add-one smoothed), scored on the validation split; samples of %d "
+                  "tokens",
+                  bigramBaseline(train_set, test_set_), train_set.labels_per_sample);
     observer_.onEvent("baseline", text, at_.step);
   }
   announceModelPart();

@@ -227,7 +227,7 @@ class MainWindowTest : public QObject {
 
   // A text run (its "baseline" event: a bigram model's validation loss) charts its
   // validation loss against that bar; its steps' gradient norms and moving learning rate get
-  // their charts; the status line reads the loss against the bar.
+  // their charts; the status line reads the loss against the bar, and the speed in tokens/s.
   void aTextRunChartsItsValidationLossAgainstTheBigramModel() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
@@ -236,7 +236,8 @@ class MainWindowTest : public QObject {
       RunStore store(db.toStdString());
       const int64_t id = storeRun(store, "gpt", 2, 6);
       RecordBatch batch;
-      batch.events = {{id, 0, 0, "baseline", "bigram baseline 2.5634 nats/token: ...", 0}};
+      batch.events = {{id, 0, 0, "baseline",
+                       "bigram baseline 2.5634 nats/token: ...; samples of 64 tokens", 0}};
       for (int rank = 0; rank < 2; ++rank)
         for (int step = 0; step < 6; ++step) {
           StepRow s;
@@ -272,6 +273,9 @@ class MainWindowTest : public QObject {
     QCOMPARE(page->learningRateChart()->seriesFor(0)->count(), 6);
     const QString status = page->statusText();
     QVERIFY2(status.contains(QStringLiteral("validation loss 0.6000 (bigram model 2.5634)")),
+             qPrintable(status));
+    // Its speed in tokens: 64 a sample.
+    QVERIFY2(status.contains(QStringLiteral(" tokens/s")) && !status.contains("samples/s"),
              qPrintable(status));
   }
 

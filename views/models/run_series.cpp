@@ -341,8 +341,12 @@ bool isTimelineMark(const EventRow& event) {
 void RunSeries::addEvent(const EventRow& e) {
   constexpr size_t kMaxEvents = 1000;  // a long fp16 run's overflows: the first thousand
   const std::string bigram = "bigram baseline ";
-  if (e.kind == "baseline" && e.text.rfind(bigram, 0) == 0)
+  if (e.kind == "baseline" && e.text.rfind(bigram, 0) == 0) {
     bigram_baseline_ = std::strtod(e.text.c_str() + bigram.size(), nullptr);
+    const std::string tokens = "; samples of ";
+    if (const size_t at = e.text.find(tokens); at != std::string::npos)
+      tokens_per_sample_ = std::atoi(e.text.c_str() + at + tokens.size());
+  }
   if (e.kind == "activations") rankFor(e.rank).activations = parseActivationsEvent(e.text);
   if (!isTimelineMark(e) || events_.size() >= kMaxEvents) return;
   for (const ChartEvent& seen : events_)
@@ -429,6 +433,7 @@ void RunSeries::absorb(RunSeries&& other) {
   uses_staleness_ = uses_staleness_ || other.uses_staleness_;
   uses_grad_norm_ = uses_grad_norm_ || other.uses_grad_norm_;
   if (std::isnan(bigram_baseline_)) bigram_baseline_ = other.bigram_baseline_;
+  tokens_per_sample_ = std::max(tokens_per_sample_, other.tokens_per_sample_);
   lr_changes_ = lr_changes_ || other.lr_changes_ ||
                 (first_lr_ >= 0 && other.first_lr_ >= 0 && first_lr_ != other.first_lr_);
   if (first_lr_ < 0) first_lr_ = other.first_lr_;

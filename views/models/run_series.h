@@ -174,6 +174,8 @@ class RunSeries {
   // A text run's bar (its "baseline" event: a bigram model's validation loss); NaN before
   // it arrives, and for runs of other data.
   double bigramBaseline() const { return bigram_baseline_; }
+  // A text run's tokens per sample (its "baseline" event says); 1 for other runs.
+  int tokensPerSample() const { return std::max(1, tokens_per_sample_); }
   const std::vector<ChartEvent>& events() const { return events_; }
   const std::vector<ShardLoad>& shards() const { return shards_; }  // by shard
   // Where step `step` lies on an x axis: the mean curve's first sample that reaches it, else
@@ -220,6 +222,7 @@ class RunSeries {
   bool uses_staleness_ = false;
   bool uses_grad_norm_ = false;
   double bigram_baseline_ = std::numeric_limits<double>::quiet_NaN();
+  int tokens_per_sample_ = 1;
   bool lr_changes_ = false;
   double first_lr_ = -1;  // the first step's rate, until one differs
   void noteRates(double grad_norm, double lr_first, double lr_last);
