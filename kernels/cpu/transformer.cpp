@@ -5,63 +5,83 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/vectorize.h"
 
 namespace ranklab::kernels {
 
-void layerNormForward(const float* x, const float* weight, const float* bias, float* y, float* mean,
-                      float* rstd, size_t rows, int width, float eps) {
+// LayerNorm's rows, each reduction summed in vector lanes (omp simd), the rest elementwise.
+RANKLAB_VECTORIZED(void, layerNormForward,
+                   (const float* x, const float* weight, const float* bias, float* y, float* mean,
+                    float* rstd, size_t rows, int width, float eps),
+                   (x, weight, bias, y, mean, rstd, rows, width, eps)) {
   for (size_t r = 0; r < rows; ++r) {
     const float* in = x + r * width;
     float* out = y + r * width;
-    double sum = 0;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
     for (int i = 0; i < width; ++i) sum += in[i];
-    const float mu = static_cast<float>(sum / width);
-    double squares = 0;
-    for (int i = 0; i < width; ++i) squares += double(in[i] - mu) * (in[i] - mu);
-    const float inv = 1.f / std::sqrt(static_cast<float>(squares / width) + eps);
+    const float mu = sum / static_cast<float>(width);
+    float squares = 0;
+#pragma omp simd reduction(+ : squares)
+    for (int i = 0; i < width; ++i) squares += (in[i] - mu) * (in[i] - mu);
+    const float inv = 1.f / std::sqrt(squares / static_cast<float>(width) + eps);
     for (int i = 0; i < width; ++i) out[i] = (in[i] - mu) * inv * weight[i] + bias[i];
     mean[r] = mu;
     rstd[r] = inv;
   }
 }
 
-void layerNormBackward(const float* x, const float* weight, const float* mean, const float* rstd,
-                       const float* dy, float* dx, float* dweight, float* dbias, size_t rows,
-                       int width, bool accumulate) {
+RANKLAB_VECTORIZED(void, layerNormBackward,
+                   (const float* x, const float* weight, const float* mean, const float* rstd,
+                    const float* dy, float* dx, float* dweight, float* dbias, size_t rows,
+                    int width, bool accumulate),
+                   (x, weight, mean, rstd, dy, dx, dweight, dbias, rows, width, accumulate)) {
   if (!accumulate) {
     for (int i = 0; i < width; ++i) dweight[i] = dbias[i] = 0.f;
   }
   for (size_t r = 0; r < rows; ++r) {
     const float* in = x + r * width;
     const float* grad = dy + r * width;
+    const float mu = mean[r], inv = rstd[r];
     // dxhat = dy * weight; dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-    double dxhat_sum = 0, dxhat_xhat_sum = 0;
+    float dxhat_sum = 0, dxhat_xhat_sum = 0;
+#pragma omp simd reduction(+ : dxhat_sum, dxhat_xhat_sum)
     for (int i = 0; i < width; ++i) {
-      const float xhat = (in[i] - mean[r]) * rstd[r];
-      const float dxhat = grad[i] * weight[i];
-      dxhat_sum += dxhat;
-      dxhat_xhat_sum += double(dxhat) * xhat;
-      dweight[i] += grad[i] * xhat;
+      const float xhat = (in[i] - mu) * inv;
+      dxhat_sum += grad[i] * weight[i];
+      dxhat_xhat_sum += grad[i] * weight[i] * xhat;
+    }
+    for (int i = 0; i < width; ++i) {
+      dweight[i] += grad[i] * (in[i] - mu) * inv;
       dbias[i] += grad[i];
     }
     if (!dx) continue;
-    const float a = static_cast<float>(dxhat_sum / width);
-    const float b = static_cast<float>(dxhat_xhat_sum / width);
+    const float a = dxhat_sum / static_cast<float>(width);
+    const float b = dxhat_xhat_sum / static_cast<float>(width);
     float* out = dx + r * width;
-    for (int i = 0; i < width; ++i) {
-      const float xhat = (in[i] - mean[r]) * rstd[r];
-      out[i] = rstd[r] * (grad[i] * weight[i] - a - xhat * b);
-    }
+    for (int i = 0; i < width; ++i)
+      out[i] = inv * (grad[i] * weight[i] - a - (in[i] - mu) * inv * b);
   }
 }
 
-void geluForward(const float* x, float* y, float* slope, size_t n) {
+// Phi(x), one expression for both of geluForward's loops (evaluation's and training's).
+[[gnu::always_inline]] inline float normalCdf(float x) {
+  return 0.5f * (1.f + erfApprox(x * float(M_SQRT1_2)));
+}
+
+RANKLAB_VECTORIZED(void, geluForward, (const float* x, float* y, float* slope, size_t n),
+                   (x, y, slope, n)) {
   const float inv_sqrt_2pi = 0.5f * float(M_2_SQRTPI) * float(M_SQRT1_2);  // 1 / sqrt(2 pi)
+  if (!slope) {
+    for (size_t i = 0; i < n; ++i) y[i] = x[i] * normalCdf(x[i]);
+    return;
+  }
   for (size_t i = 0; i < n; ++i) {
-    const float cdf = 0.5f * (1.f + std::erf(x[i] * float(M_SQRT1_2)));
+    const float cdf = normalCdf(x[i]);
     y[i] = x[i] * cdf;
-    if (slope) slope[i] = cdf + x[i] * inv_sqrt_2pi * std::exp(-0.5f * x[i] * x[i]);
+    slope[i] = cdf + x[i] * inv_sqrt_2pi * expApprox(-0.5f * x[i] * x[i]);
   }
 }
 
@@ -72,14 +92,15 @@ void geluBackward(const float* slope, const float* dy, float* dx, size_t n) {
 namespace {
 
 // Row t of a (length, length) score matrix to the softmax of its first t + 1 entries; the
-// rest (the future) to 0.
-void causalSoftmaxRows(float* scores, int length) {
+// rest (the future) to 0. The exponentials in one vectorized pass, then their sum.
+RANKLAB_VECTORIZED(void, causalSoftmaxRows, (float* scores, int length), (scores, length)) {
   for (int t = 0; t < length; ++t) {
     float* row = scores + static_cast<size_t>(t) * length;
     float top = row[0];
     for (int s = 1; s <= t; ++s) top = std::max(top, row[s]);
+    for (int s = 0; s <= t; ++s) row[s] = expApprox(row[s] - top);
     float sum = 0;
-    for (int s = 0; s <= t; ++s) sum += row[s] = std::exp(row[s] - top);
+    for (int s = 0; s <= t; ++s) sum += row[s];
     const float inv = 1.f / sum;
     for (int s = 0; s <= t; ++s) row[s] *= inv;
     for (int s = t + 1; s < length; ++s) row[s] = 0.f;
