@@ -1,5 +1,6 @@
 #include "storage/activations_event.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ranklab {
@@ -36,6 +37,12 @@ std::vector<LayerActivations> parseActivationsEvent(const std::string& text) {
     layers.push_back(*layer);
   }
   return layers;
+}
+
+bool sameLedger(const std::vector<LayerActivations>& a, const std::vector<LayerActivations>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.layer == y.layer && x.bytes == y.bytes;
+  });
 }
 
 }  // namespace ranklab

@@ -20,4 +20,8 @@ struct LayerActivations {
 // The layers of an event's text, in model order; empty for text of another form.
 std::vector<LayerActivations> parseActivationsEvent(const std::string& text);
 
+// Whether two ranks hold the same part of the model (data replicas, a stage's slices): the
+// same layers keeping the same bytes. Views draw such ranks as one.
+bool sameLedger(const std::vector<LayerActivations>& a, const std::vector<LayerActivations>& b);
+
 }  // namespace ranklab

@@ -48,12 +48,6 @@ struct Bar {
   const std::vector<LayerActivations>* layers;
 };
 
-bool sameLedger(const std::vector<LayerActivations>& a, const std::vector<LayerActivations>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
-    return x.layer == y.layer && x.bytes == y.bytes;
-  });
-}
-
 }  // namespace
 
 bool ActivationsChart::refresh(const LiveRunModel& model) {

@@ -287,13 +287,8 @@ void printActivations(std::ostream& out, const RunSummary& s) {
   std::vector<std::string> names;  // every layer, in the order the parts hold them
   for (const auto& r : s.ranks) {
     if (r.activations.empty()) continue;
-    auto same = std::find_if(parts.begin(), parts.end(), [&](const Part& p) {
-      return p.layers->size() == r.activations.size() &&
-             std::equal(r.activations.begin(), r.activations.end(), p.layers->begin(),
-                        [](const auto& a, const auto& b) {
-                          return a.layer == b.layer && a.bytes == b.bytes;
-                        });
-    });
+    auto same = std::find_if(parts.begin(), parts.end(),
+                             [&](const Part& p) { return sameLedger(*p.layers, r.activations); });
     if (same != parts.end()) {
       same->ranks += "," + std::to_string(r.rank);
       continue;

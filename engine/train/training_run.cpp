@@ -449,10 +449,6 @@ void TrainingRun::runPasses(StepStats& s, const Batch& batch, bool first, bool l
   s.sends += times.sends;
   s.recvs += times.recvs;
   s.allreduces += times.allreduces;
-  // What the layers hold for backward; a pipeline's copies of its stage each their own.
-  s.mem_activations = 0;
-  for (const LayerMemory& layer : schedule_->memoryPerLayer(model_))
-    s.mem_activations += static_cast<int64_t>(layer.activations);
   // A pipeline's passes, "F3" and "B3" for micro-batch 3: the timeline draws the schedule.
   for (const PassSpan& pass : times.passes) {
     observer_.onSpan((pass.forward ? "F" : "B") + std::to_string(pass.micro), s.step, pass.start_ns,
@@ -587,6 +583,10 @@ void TrainingRun::recordMemory(StepStats& s) const {
   s.mem_grads = bytes(model_.flatGradientBytes() + (shards ? shards->gradientBytesHeld() : 0));
   s.mem_optimizer = bytes(optimizer_->stateBytes());
   s.mem_buffers = bytes(sync_->bufferBytesHeld());
+  // What the layers hold for backward; a pipeline's copies of its stage each their own.
+  s.mem_activations = 0;
+  for (const LayerMemory& layer : schedule_->memoryPerLayer(model_))
+    s.mem_activations += bytes(layer.activations);
 }
 
 bool TrainingRun::checkpointDue() const {

@@ -88,7 +88,7 @@ class TrainingRun {
   void saveCheckpointNow();  // collective; a "checkpoint" span
   RunParts runParts();       // what a checkpoint is written from and restored into
   void writeSample();        // a GPT's text, on the first rank
-  // The memory ledger's parameters, gradients and optimizer state, in bytes.
+  // The memory ledger: parameters, gradients, optimizer state and activations, in bytes.
   void recordMemory(StepStats& s) const;
   // The tensor-parallel all-reduces of the step's passes: communication, not compute.
   // The update's gradient's global norm, clipped to train.grad_clip (0 where no rank of
