@@ -74,7 +74,8 @@
   X(std::string, algorithm, {})                                                         \
   X(std::string, codec, {})                                                             \
   X(std::string, amp, {})                                                               \
-  X(int, epochs, 0)
+  X(int, epochs, 0)                                                                     \
+  X(std::string, origin, "ranklab") /* ranklab | pytorch-import (ranklab import) */
 
 // What a stored run adds to its NewRun (RunRow; the runs table's launcher_* columns, which
 // tell a lost run from a running one, are read apart).

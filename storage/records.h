@@ -116,6 +116,18 @@ inline bool isCommSpan(const SpanRow& span) {
          span.kind == "ps-push" || span.kind == "ps-reply";
 }
 
+// The collectives an imported run's spans are named after, as PyTorch spells them.
+inline constexpr const char* kCollectiveSpanKinds[] = {
+    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all",
+    "barrier",    "send",       "recv",           "gather",    "scatter"};
+
+// True for one collective of an imported run (its `part` numbers it on every rank alike).
+inline bool isCollectiveSpan(const SpanRow& span) {
+  for (const char* kind : kCollectiveSpanKinds)
+    if (span.kind == kind) return true;
+  return false;
+}
+
 // True for a piece of a sampled step's work on its device (engine/model/device_trace.h): the
 // batch's copy, a layer's forward or backward, the loss head, the update.
 inline bool isDeviceSpan(const SpanRow& span) {

@@ -20,7 +20,7 @@ namespace ranklab {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 15;
+  static constexpr int kSchemaVersion = 16;
 
   // Opens (creating folders and file as needed), migrates forward to kSchemaVersion and
   // marks `lost` the runs still `running` whose launcher on this host is gone.

@@ -298,10 +298,18 @@ ALTER TABLE steps ADD COLUMN comm_pipeline_ns INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 15;
 )sql";
 
+// Where a run came from: ranklab's own launch, or traces another tool wrote (ranklab import).
+constexpr const char* kVersion16 = R"sql(
+ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT 'ranklab';
+
+PRAGMA user_version = 16;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4},   {5, kVersion5},
     {6, kVersion6},   {7, kVersion7},   {8, kVersion8},   {9, kVersion9},   {10, kVersion10},
     {11, kVersion11}, {12, kVersion12}, {13, kVersion13}, {14, kVersion14}, {15, kVersion15},
+    {16, kVersion16},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

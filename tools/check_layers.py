@@ -23,6 +23,7 @@ LAYER = {"kernels": 0, "storage": 0, "comm": 1, "engine": 2, "launch": 3, "views
 # included by a sibling (a new one gets its rung here).
 SUBLAYER = {
     "kernels": [["."], ["cpu"], ["cuda"]],
+    "storage": [["."], ["analysis", "trace_import"]],
     "comm": [["."], ["collectives", "memory", "mpi", "nccl", "telemetry"], ["codecs"], ["ps"]],
     "engine": [["job"], ["model", "data"], ["amp", "optim"], ["train"]],
     "launch": [["bench"], ["."]],

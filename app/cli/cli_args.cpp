@@ -58,6 +58,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.text_from = value();
     else if (a == "--worker")
       args.worker = value();
+    else if (a == "--name")
+      args.name = value();
     else if (a == "--json")
       args.json = true;
     else if (a == "--quiet")

@@ -23,6 +23,7 @@ struct CliArgs {
   std::string trace;      // runs export: the Chrome trace file to write
   std::string text_from;  // run: the job's text from this file; JOB.toml only names it
   std::string worker;     // ranklab-worker; "" = beside this executable
+  std::string name;       // import: the run's name
   bool json = false;
   bool quiet = false;
   std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check

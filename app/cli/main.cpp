@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/build_info.h"
+#include "app/cli/analysis_commands.h"
 #include "app/cli/bench_command.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/progress_printer.h"
@@ -46,6 +47,11 @@ commands:
   runs export ID --trace FILE.json                         Chrome Trace Event JSON (Perfetto, chrome://tracing)
   runs delete ID                                           remove a run and all its rows
   compare ID ID...                                         the settings that differ, summaries side by side
+  import PATH... [--name N]                                PyTorch profiler traces (files, or a folder of
+                                                           them, a rank each) stored as a run; prints its id
+  analyze ID                                               where each rank's time went, the collectives'
+                                                           waiting and transfer, stragglers, critical path
+  diff A B                                                 B's step time against A's, split by rank and phase
   bench allreduce [--worlds 2,4] [--algorithms {ALGORITHMS}] [--min-bytes 4]
         [--max-bytes 64M] [--ranks-per-host N] [--repeats 3]  all-reduce busbw per size, checked
         [--seconds 0.1]                                     a timed batch's length per size
@@ -207,6 +213,9 @@ int dispatch(const CliArgs& args) {
   if (command == "validate") return validateCommand(args);
   if (command == "runs") return runsCommand(args);
   if (command == "compare") return compareCommand(args);
+  if (command == "import") return importCommand(args);
+  if (command == "analyze") return analyzeCommand(args);
+  if (command == "diff") return diffCommand(args);
   if (command == "version") {
     std::cout << versionLine("ranklab") << "\n";
     return 0;
@@ -215,8 +224,9 @@ int dispatch(const CliArgs& args) {
     std::cout << usage();
     return 0;
   }
-  throw UsageError("unknown command \"" + command +
-                   "\" (allowed: run, resume, validate, runs, compare, bench, version)");
+  throw UsageError(
+      "unknown command \"" + command +
+      "\" (allowed: run, resume, validate, runs, compare, import, analyze, diff, bench, version)");
 }
 
 }  // namespace

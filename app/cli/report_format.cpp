@@ -13,12 +13,6 @@ namespace ranklab {
 
 namespace {
 
-std::string format(const char* pattern, auto... values) {
-  char text[512];
-  std::snprintf(text, sizeof text, pattern, values...);
-  return text;
-}
-
 std::string megabytes(int64_t bytes) {
   return format("%.1f MB", bytes / 1e6);
 }
@@ -206,6 +200,7 @@ nlohmann::json summaryJson(const RunSummary& s) {
       {"codec", s.run.codec},
       {"amp", s.run.amp},
       {"epochs", s.run.epochs},
+      {"origin", s.run.origin},
       {"steps", s.steps},
       {"samples", s.samples},
       {"wall_s", s.run.wall_s},
@@ -239,6 +234,7 @@ nlohmann::json runRowJson(const RunRow& r) {
           {"codec", r.codec},
           {"amp", r.amp},
           {"epochs", r.epochs},
+          {"origin", r.origin},
           {"wall_s", r.wall_s},
           {"train_s", r.train_s}};
 }
@@ -365,8 +361,9 @@ void printServers(std::ostream& out, const RunSummary& s) {
 void printSummary(std::ostream& out, const RunSummary& s) {
   const auto accuracy = s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
   const std::string loss = testLossText(s);
-  out << format("run %lld  %s  [%s]\n", static_cast<long long>(s.run.id),
-                terminalSafe(s.run.name).c_str(), s.run.status.c_str())
+  out << format("run %lld  %s  [%s]%s\n", static_cast<long long>(s.run.id),
+                terminalSafe(s.run.name).c_str(), s.run.status.c_str(),
+                s.run.origin == "ranklab" ? "" : ("  (" + s.run.origin + ")").c_str())
       << format("  %d ranks, %s/%s, codec %s, %s, %d epochs\n", s.run.world, s.run.strategy.c_str(),
                 s.run.algorithm.c_str(), s.run.codec.c_str(), s.run.amp.c_str(), s.run.epochs)
       << format("  steps %lld   samples %lld   wall %.2f s   training %.2f s   %.0f samples/s\n",
@@ -432,13 +429,13 @@ void printSummary(std::ostream& out, const RunSummary& s) {
 }
 
 void printRunList(std::ostream& out, const std::vector<RunRow>& runs) {
-  out << format("%5s  %-20s  %-20s  %-8s  %5s  %-16s  %8s\n", "id", "name", "created", "status",
-                "ranks", "strategy", "wall s");
+  out << format("%5s  %-20s  %-20s  %-8s  %5s  %-16s  %8s  %s\n", "id", "name", "created", "status",
+                "ranks", "strategy", "wall s", "origin");
   for (const auto& r : runs) {
     const std::string strategy = r.strategy + "/" + r.algorithm;
-    out << format("%5lld  %-20.20s  %-20s  %-8s  %5d  %-16.16s  %8.1f\n",
+    out << format("%5lld  %-20.20s  %-20s  %-8s  %5d  %-16.16s  %8.1f  %s\n",
                   static_cast<long long>(r.id), terminalSafe(r.name).c_str(), r.created.c_str(),
-                  r.status.c_str(), r.world, strategy.c_str(), r.wall_s);
+                  r.status.c_str(), r.world, strategy.c_str(), r.wall_s, r.origin.c_str());
   }
   if (runs.empty()) out << "(no runs yet: try `ranklab run resources/jobs/quickstart.toml`)\n";
 }

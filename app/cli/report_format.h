@@ -1,14 +1,23 @@
 // How the CLI prints runs: human tables, or JSON for machines.
 #pragma once
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "engine/job/job_keys.h"
 #include "storage/records.h"
 
 namespace ranklab {
+
+// printf into a string (a line of a table; 512 characters at most).
+std::string format(const char* pattern, auto... values) {
+  char text[512];
+  std::snprintf(text, sizeof text, pattern, values...);
+  return text;
+}
 
 nlohmann::json summaryJson(const RunSummary& summary);
 nlohmann::json runRowJson(const RunRow& run);

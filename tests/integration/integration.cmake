@@ -48,6 +48,8 @@ ranklab_cli_test(cli_test)
 ranklab_cli_test(cli_parallel_test)
 ranklab_cli_test(strategies_test TIMED)
 ranklab_cli_test(cli_store_test)
+# PyTorch's own traces (a real DDP job under torch.profiler) imported and analysed.
+ranklab_cli_test(cli_import_test)
 ranklab_cli_test(fault_test TIMED)
 ranklab_cli_test(restart_test TIMED)
 # Forged ZeroMQ senders against a real run's collector: a flood of garbage and well-formed lies.

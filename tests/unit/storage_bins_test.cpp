@@ -156,13 +156,15 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 15 added, taken away again to make an older file.
-constexpr const char* kDropVersion15 =
-    "ALTER TABLE steps DROP COLUMN comm_tensor_ns; ALTER TABLE steps DROP COLUMN "
-    "comm_pipeline_ns; ";
+// What version 16 added, taken away again to make an older file.
+constexpr const char* kDropVersion16 = "ALTER TABLE runs DROP COLUMN origin; ";
+// And what version 15 added.
+const std::string kDropVersion15 = std::string(kDropVersion16) +
+                                   "ALTER TABLE steps DROP COLUMN comm_tensor_ns; ALTER TABLE "
+                                   "steps DROP COLUMN comm_pipeline_ns; ";
 // And what version 14 added: a file of version 13 or older lacks both.
 const std::string kDropVersion14 =
-    std::string(kDropVersion15) +
+    kDropVersion15 +
     "ALTER TABLE steps DROP COLUMN grad_norm; ALTER TABLE steps DROP COLUMN bytes_tensor; "
     "ALTER TABLE steps DROP COLUMN bytes_pipeline; ALTER TABLE step_bins DROP COLUMN "
     "grad_norm_sum; "

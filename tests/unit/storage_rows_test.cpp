@@ -159,6 +159,7 @@ TEST_F(RunStoreTest, AStoreOfSchema12KeepsItsEvaluationsThroughTheMigration) {
   {
     RawFile raw(dbPath());  // back to schema 12, as the previous ranklab wrote it
     raw.exec(
+        "ALTER TABLE runs DROP COLUMN origin; "
         "ALTER TABLE steps DROP COLUMN comm_tensor_ns; ALTER TABLE steps DROP COLUMN "
         "comm_pipeline_ns; "
         "ALTER TABLE steps DROP COLUMN grad_norm; ALTER TABLE steps DROP COLUMN bytes_tensor; "

@@ -1,0 +1,257 @@
+#include "storage/trace_import/pytorch_trace.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "storage/records.h"
+
+namespace ranklab {
+namespace {
+
+using json = nlohmann::json;
+
+bool startsWith(const std::string& text, const char* prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+// "AllReduce", "_allgather_base_", "reduce_scatter" -> "allreduce", "allgatherbase", ...
+std::string squashed(const std::string& text) {
+  std::string out;
+  for (const char c : text)
+    if (c != '_' && c != ':') out += char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The collective an op's name speaks of, as an index into kCollectiveSpanKinds; -1 for none.
+// Longer names first: "reducescatter" before "reduce", "allgather" before "gather".
+int collectiveOp(const std::string& name) {
+  const std::string s = squashed(name);
+  static const std::pair<const char*, int> kSpellings[] = {
+      {"allreduce", 0}, {"allgather", 1}, {"reducescatter", 2}, {"broadcast", 3},
+      {"alltoall", 5},  {"barrier", 6},   {"sendrecv", 7},      {"send", 7},
+      {"recv", 8},      {"reduce", 4},    {"gather", 9},        {"scatter", 10}};
+  for (const auto& [spelling, op] : kSpellings)
+    if (s.find(spelling) != std::string::npos) return op;
+  return -1;
+}
+
+// Bytes per element of a PyTorch dtype as the profiler names it ("Float", "BFloat16").
+int64_t dtypeBytes(const std::string& dtype) {
+  const std::string d = squashed(dtype);
+  if (d == "double" || d == "long" || d == "complexfloat") return 8;
+  if (d == "half" || d == "bfloat16" || d == "short") return 2;
+  if (d == "byte" || d == "char" || d == "bool" || d.find("float8") == 0) return 1;
+  return 4;  // Float, Int and what the profiler may add
+}
+
+// Reads the events of one trace, one SAX callback at a time. Depth counts open containers;
+// events are the objects in the array at events_depth_ (1 in the legacy bare array, 2 under
+// the Kineto object's "traceEvents").
+class TraceReader : public json::json_sax_t {
+ public:
+  TraceReader(RankTrace& out, std::FILE* file, const std::function<void(int64_t)>& progress)
+      : out_(out), file_(file), progress_(progress) {}
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t v) override { return number(double(v), std::to_string(v)); }
+  bool number_unsigned(number_unsigned_t v) override {
+    return number(double(v), std::to_string(v));
+  }
+  bool number_float(number_float_t v, const string_t& s) override { return number(v, s); }
+  bool string(string_t& v) override { return scalar(v, std::nullopt); }
+  bool binary(binary_t&) override { return true; }
+
+  bool start_object(std::size_t) override {
+    ++depth_;
+    if (depth_ == 1) top_is_object_ = true;
+    if (events_depth_ > 0 && depth_ == events_depth_ + 1) event_ = Pending{};
+    if (depth_ == 2 && top_is_object_ && key_ == "distributedInfo") in_distributed_ = true;
+    if (event_ && depth_ == events_depth_ + 2 && key_ == "args") in_args_ = true;
+    return true;
+  }
+  bool end_object() override {
+    if (event_ && depth_ == events_depth_ + 1) finishEvent();
+    if (depth_ == events_depth_ + 2) in_args_ = false;
+    if (depth_ == 2) in_distributed_ = false;
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    if (events_depth_ == 0 && (depth_ == 1 || (depth_ == 2 && key_ == "traceEvents")))
+      events_depth_ = depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& e) override {
+    throw std::runtime_error(out_.path + ": not valid JSON at byte " + std::to_string(position) +
+                             " (near \"" + last_token.substr(0, 40) + "\"): " + e.what());
+  }
+
+  bool sawEvents() const { return events_depth_ > 0; }
+
+ private:
+  struct Pending {
+    std::string name, ph, cat, pid, tid, dtype, collective;
+    std::optional<double> ts, dur;
+    int64_t nelems = -1;
+  };
+
+  bool number(double v, const std::string& text) { return scalar(text, v); }
+
+  // A string or number value under the current key.
+  bool scalar(const std::string& text, std::optional<double> v) {
+    if (in_distributed_ && depth_ == 2) {
+      if (key_ == "rank" && v) out_.rank = int(*v);
+      if (key_ == "world_size" && v) out_.world = int(*v);
+      if (key_ == "backend") out_.backend = text;
+    } else if (event_ && depth_ == events_depth_ + 1) {
+      eventField(text, v);
+    } else if (event_ && in_args_ && depth_ == events_depth_ + 2) {
+      if (key_ == "In msg nelems" && v) event_->nelems = int64_t(*v);
+      if (key_ == "dtype") event_->dtype = text;
+      if (key_ == "Collective name") event_->collective = text;
+    }
+    return true;
+  }
+
+  void eventField(const std::string& text, std::optional<double> v) {
+    Pending& e = *event_;
+    if (key_ == "name")
+      e.name = text;
+    else if (key_ == "ph")
+      e.ph = text;
+    else if (key_ == "cat")
+      e.cat = text;
+    else if (key_ == "ts")
+      e.ts = v;
+    else if (key_ == "dur")
+      e.dur = v;
+    else if (key_ == "pid")
+      e.pid = text;
+    else if (key_ == "tid")
+      e.tid = text;
+  }
+
+  int32_t intern(std::unordered_map<std::string, int32_t>& index, std::vector<std::string>& list,
+                 const std::string& text) {
+    const auto [it, added] = index.try_emplace(text, int32_t(list.size()));
+    if (added) list.push_back(text);
+    return it->second;
+  }
+
+  void finishEvent() {
+    Pending e = std::move(*event_);
+    event_.reset();
+    if ((++seen_ & 0xffff) == 0 && progress_) progress_(std::ftell(file_));
+    if (e.ph != "X" || !e.ts) {
+      ++out_.ignored;
+      return;
+    }
+    TraceEvent t;
+    t.start_ns = int64_t(*e.ts * 1000.0);
+    t.end_ns = t.start_ns + int64_t(e.dur.value_or(0) * 1000.0);
+    const std::string& op_name = e.collective.empty() ? e.name : e.collective;
+    t.kind = classifyTraceEvent(e.name, e.cat, &t.source, &t.op);
+    if (t.kind == TraceClass::kCollective && !e.collective.empty() && collectiveOp(op_name) >= 0)
+      t.op = uint8_t(collectiveOp(op_name));
+    if (t.kind == TraceClass::kStep) t.step = std::atoi(e.name.c_str() + 13);
+    if (e.nelems >= 0) t.bytes = e.nelems * dtypeBytes(e.dtype);
+    if (t.kind == TraceClass::kCollective && out_.backend.empty() &&
+        t.source == CollectiveSource::kBackendOp)
+      out_.backend = e.name.substr(0, e.name.find(':'));
+    out_.saw_ddp = out_.saw_ddp || e.name == "DistributedDataParallel.forward";
+    out_.saw_fsdp = out_.saw_fsdp || startsWith(e.name, "FullyShardedDataParallel");
+    t.name = intern(name_index_, out_.names, e.name);
+    t.thread = intern(thread_index_, out_.threads, e.pid + "/" + e.tid);
+    out_.events.push_back(t);
+  }
+
+  RankTrace& out_;
+  std::FILE* file_;
+  const std::function<void(int64_t)>& progress_;
+  int depth_ = 0;
+  int events_depth_ = 0;
+  bool top_is_object_ = false;
+  bool in_distributed_ = false;
+  bool in_args_ = false;
+  std::string key_;
+  std::optional<Pending> event_;
+  int64_t seen_ = 0;
+  std::unordered_map<std::string, int32_t> name_index_, thread_index_;
+};
+
+}  // namespace
+
+TraceClass classifyTraceEvent(const std::string& name, const std::string& category,
+                              CollectiveSource* source, uint8_t* op) {
+  *source = CollectiveSource::kNone;
+  if (startsWith(name, "ProfilerStep#")) return TraceClass::kStep;
+  if (startsWith(name, "enumerate(DataLoader)")) return TraceClass::kData;
+  if (startsWith(name, "autograd::engine::evaluate_function")) return TraceClass::kBackward;
+  if (startsWith(name, "Optimizer.step#") || startsWith(name, "Optimizer.zero_grad#"))
+    return TraceClass::kOptimizer;
+  const bool kernel = category == "kernel";
+  const bool nccl_kernel = kernel && squashed(name).find("nccl") != std::string::npos;
+  const bool backend_op = startsWith(name, "gloo:") || startsWith(name, "nccl:") ||
+                          startsWith(name, "mpi:") || startsWith(name, "ucc:");
+  const bool param_comms = name == "record_param_comms";
+  const bool c10d = startsWith(name, "c10d::");
+  if (nccl_kernel || backend_op || param_comms || c10d) {
+    const int found = collectiveOp(name);
+    if (found >= 0 || param_comms) {
+      *op = uint8_t(std::max(found, 0));
+      *source = nccl_kernel   ? CollectiveSource::kNcclKernel
+                : backend_op  ? CollectiveSource::kBackendOp
+                : param_comms ? CollectiveSource::kParamComms
+                              : CollectiveSource::kC10dOp;
+      return TraceClass::kCollective;
+    }
+  }
+  if (kernel) return TraceClass::kKernel;
+  if (category == "gpu_memcpy" || category == "gpu_memset") return TraceClass::kMemcpy;
+  return TraceClass::kOther;
+}
+
+RankTrace readPytorchTrace(const std::string& path,
+                           const std::function<void(int64_t bytes)>& progress) {
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                             &std::fclose);
+  if (!file) throw std::runtime_error(path + ": cannot open it");
+  return readPytorchTrace(file.get(), path, progress);
+}
+
+RankTrace readPytorchTrace(std::FILE* file, const std::string& name,
+                           const std::function<void(int64_t bytes)>& progress) {
+  RankTrace trace;
+  trace.path = name;
+  TraceReader reader(trace, file, progress);
+  json::sax_parse(file, &reader);
+  if (!reader.sawEvents())
+    throw std::runtime_error(name +
+                             ": JSON, but not a Chrome trace (no array of events, and no "
+                             "\"traceEvents\"): another tool's file?");
+  const bool stepped = std::any_of(trace.events.begin(), trace.events.end(),
+                                   [](const TraceEvent& e) { return e.kind == TraceClass::kStep; });
+  if (!stepped)
+    throw std::runtime_error(
+        name + ": a trace without ProfilerStep#N events (" + std::to_string(trace.events.size()) +
+        " timed events): profile with a schedule and call prof.step() once per training step");
+  return trace;
+}
+
+}  // namespace ranklab
