@@ -20,6 +20,7 @@
 #include "engine/job/fault_signals.h"
 #include "engine/job/job_argument.h"
 #include "engine/job/job_file.h"
+#include "engine/job/job_key_relevance.h"
 #include "launch/child_process.h"
 #include "launch/host_placement.h"
 #include "launch/private_dir.h"
@@ -88,7 +89,8 @@ NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
   run.job_toml = toTomlText(job);
   run.world = processCount(job);
   run.strategy = job.parallel.strategy;
-  run.algorithm = job.parallel.algorithm;
+  // Only where it applies: a parameter server's run is "ps-sync", not "ps-sync/ring".
+  if (keyApplies("parallel.algorithm", jobValues(job))) run.algorithm = job.parallel.algorithm;
   run.codec = job.compression.codec;
   run.amp = job.amp.dtype;
   run.epochs = job.train.epochs;

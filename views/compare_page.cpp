@@ -178,8 +178,14 @@ void ComparePage::setRuns(std::vector<ComparedRun> runs) {
   compared_ = std::move(runs);
   settings_->setRuns(compared_);
   summary_->setRuns(compared_);
+  const auto imported = std::count_if(compared_.begin(), compared_.end(), [](const ComparedRun& c) {
+    return c.run.origin != "ranklab";
+  });
   if (compared_.size() < 2)
     settings_note_->setText(tr("Pick two or more runs to compare."));
+  else if (imported > 0 && settings_->rowCount() == 0)
+    settings_note_->setText(
+        tr("<b>No job settings to compare:</b> an imported run (PyTorch traces) has none."));
   else if (settings_->rowCount() == 0)
     settings_note_->setText(tr("<b>The runs used the same job settings.</b>"));
   else
@@ -249,7 +255,8 @@ void ComparePage::redraw() {
                                     : x == XAxis::WallTime ? e.time_s
                                                            : e.sent_mb,
                                     e.accuracy * 100.0));
-    } else {
+    } else if (metric != LossMetric || c.run.origin == "ranklab") {
+      // An imported run's traces hold no loss: no curve rather than a line at 0.
       curve.points =
           curvePoints(c.series.global(), metric == LossMetric ? Metric::Loss : Metric::SentMBps, x,
                       0.6, chart_->pointBudget());

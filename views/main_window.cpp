@@ -16,6 +16,7 @@
 #include <cstdlib>
 
 #include "engine/job/job_file.h"
+#include "views/analysis_page.h"
 #include "views/compare_page.h"
 #include "views/learn_page.h"
 #include "views/live_page.h"
@@ -81,6 +82,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       runs_page_(new RunsPage(runs_model_, this)),
       compare_page_(new ComparePage(runs_model_, this)),
       timeline_page_(new TimelinePage(this)),
+      analysis_page_(new AnalysisPage(this)),
       learn_page_(new LearnPage(options_.presets_dir, this)) {
   setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(options_.db_path)));
   buildToolbar();
@@ -90,6 +92,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   tabs_->addTab(setup_, tr("Job setup"));
   tabs_->addTab(page_, tr("Live monitor"));
   tabs_->addTab(timeline_page_, tr("Timeline"));
+  tabs_->addTab(analysis_page_, tr("Analysis"));
   tabs_->addTab(runs_page_, tr("Runs"));
   tabs_->addTab(compare_page_, tr("Compare"));
   tabs_->addTab(learn_page_, tr("Learn"));
@@ -114,6 +117,8 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   connect(timeline_page_, &TimelinePage::latestWindowRequested, reader_,
           &RunStoreReader::loadLatestWindow);
   connect(reader_, &RunStoreReader::windowLoaded, timeline_page_, &TimelinePage::setSteps);
+  connect(analysis_page_, &AnalysisPage::analysisRequested, reader_, &RunStoreReader::analyzeRun);
+  connect(reader_, &RunStoreReader::analysisLoaded, analysis_page_, &AnalysisPage::setAnalysis);
   connect(live_model_, &LiveRunModel::updated, this, [this] {
     if (runs_page_->isVisible() && runs_page_->currentRunId() == live_run_id_ &&
         preview_clock_.elapsed() >= kLivePreviewMs)
@@ -470,6 +475,7 @@ void MainWindow::showLive() {
   page_->setHeadline(tr("run %1 · running").arg(live_run_id_));
   timeline_page_->setRun(live_run_id_, tr("run %1 · running").arg(live_run_id_),
                          syncsEveryStep(live_strategy_), live_model_->latestStep(), true);
+  analysis_page_->setRun(live_run_id_, tr("run %1 · running").arg(live_run_id_), true);
   emit runShown(live_run_id_);
 }
 
@@ -485,6 +491,7 @@ void MainWindow::onRunLoaded(const StoredRun& run) {
   timeline_page_->setRun(row.id, storedHeadline(row),
                          syncsEveryStep(QString::fromStdString(row.strategy)),
                          stored_model_->latestStep());
+  analysis_page_->setRun(row.id, storedHeadline(row), row.status == "running");
   statusBar()->showMessage(
       tr("Run %1: %2 step rows from %3 ranks").arg(row.id).arg(run.step_rows).arg(row.world));
   emit runShown(row.id);
@@ -506,8 +513,9 @@ void MainWindow::showPage(Page page) {
 
 bool MainWindow::pageFromName(const QString& name, Page* page) {
   static const QStringList names = {QStringLiteral("setup"),    QStringLiteral("live"),
-                                    QStringLiteral("timeline"), QStringLiteral("runs"),
-                                    QStringLiteral("compare"),  QStringLiteral("learn")};
+                                    QStringLiteral("timeline"), QStringLiteral("analysis"),
+                                    QStringLiteral("runs"),     QStringLiteral("compare"),
+                                    QStringLiteral("learn")};
   const int index = names.indexOf(name.toLower());
   if (index < 0) return false;
   *page = Page(index);

@@ -19,6 +19,7 @@ namespace ranklab {
 class ComparePage;
 class LearnPage;
 class TimelinePage;
+class AnalysisPage;
 class LiveRunModel;
 class LivePage;
 class LogModel;
@@ -41,7 +42,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  enum Page { SetupTab, LiveTab, TimelineTab, RunsTab, CompareTab, LearnTab };
+  enum Page { SetupTab, LiveTab, TimelineTab, AnalysisTab, RunsTab, CompareTab, LearnTab };
 
   explicit MainWindow(WorkbenchOptions options, QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -72,6 +73,7 @@ class MainWindow : public QMainWindow {
   RunsPage* runsPage() const { return runs_page_; }
   ComparePage* comparePage() const { return compare_page_; }
   TimelinePage* timelinePage() const { return timeline_page_; }
+  AnalysisPage* analysisPage() const { return analysis_page_; }
   LearnPage* learnPage() const { return learn_page_; }
   QTableView* runsView() const;
   RunsTableModel* runsModel() const { return runs_model_; }
@@ -116,6 +118,7 @@ class MainWindow : public QMainWindow {
   RunsPage* runs_page_;
   ComparePage* compare_page_;
   TimelinePage* timeline_page_;
+  AnalysisPage* analysis_page_;
   LearnPage* learn_page_;
   QString live_strategy_;  // of the launched run, for the timeline
   QAction* launch_action_ = nullptr;

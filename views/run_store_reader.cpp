@@ -10,6 +10,7 @@
 #include <limits>
 #include <span>
 
+#include "storage/analysis/run_analysis.h"
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
@@ -190,6 +191,7 @@ RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
   qRegisterMetaType<RunList>();
   qRegisterMetaType<StoredRun>();
   qRegisterMetaType<std::vector<StoredRun>>();
+  qRegisterMetaType<RunAnalysis>();
 }
 
 void RunStoreReader::listRuns() {
@@ -295,6 +297,31 @@ void RunStoreReader::readWindow(int64_t run_id, int64_t first_step, int64_t last
         if (generation != window_generation_) return;
         if (a.error.isEmpty())
           emit windowLoaded(run_id, a.value);
+        else
+          emit failed(a.error);
+      });
+}
+
+void RunStoreReader::analyzeRun(int64_t run_id) {
+  const quint64 mine = ++analysis_generation_;
+  readAsync<RunAnalysis>(
+      this,
+      [path = db_path_.toStdString(), run_id] {
+        return readWithRetry<RunAnalysis>([&] {
+          Answer<RunAnalysis> answer;
+          try {
+            RunStore store(path);
+            answer.value = ranklab::analyzeRun(store, run_id);
+          } catch (const std::exception& e) {
+            answer.error = QString::fromStdString(e.what());
+          }
+          return answer;
+        });
+      },
+      [this, run_id, mine](const Answer<RunAnalysis>& a) {
+        if (mine != analysis_generation_) return;
+        if (a.error.isEmpty())
+          emit analysisLoaded(run_id, a.value);
         else
           emit failed(a.error);
       });

@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "storage/analysis/analysis_results.h"
 #include "storage/records.h"
 #include "views/models/run_series.h"
 
@@ -78,6 +79,8 @@ class RunStoreReader : public QObject {
   void deleteRuns(const QList<qint64>& run_ids);
   void exportCsv(int64_t run_id, const QString& path);    // every step row of the run
   void exportTrace(int64_t run_id, const QString& path);  // Chrome Trace Event JSON
+  // The run taken apart across its ranks -> analysisLoaded or failed; latest answers.
+  void analyzeRun(int64_t run_id);
 
  signals:
   void runsListed(const ranklab::RunList& list);
@@ -85,6 +88,7 @@ class RunStoreReader : public QObject {
   void previewLoaded(const ranklab::StoredRun& run);
   void runsLoaded(const std::vector<ranklab::StoredRun>& runs);
   void windowLoaded(qint64 run_id, const ranklab::StepWindow& window);
+  void analysisLoaded(qint64 run_id, const ranklab::RunAnalysis& analysis);
   void changed(const QString& message);
   void failed(const QString& message);
 
@@ -101,6 +105,7 @@ class RunStoreReader : public QObject {
   quint64 preview_generation_ = 0;
   quint64 compare_generation_ = 0;
   quint64 window_generation_ = 0;
+  quint64 analysis_generation_ = 0;
 };
 
 }  // namespace ranklab
@@ -108,3 +113,4 @@ class RunStoreReader : public QObject {
 Q_DECLARE_METATYPE(ranklab::RunList)
 Q_DECLARE_METATYPE(ranklab::StoredRun)
 Q_DECLARE_METATYPE(std::vector<ranklab::StoredRun>)
+Q_DECLARE_METATYPE(ranklab::RunAnalysis)

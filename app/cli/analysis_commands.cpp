@@ -154,7 +154,7 @@ void printDiff(std::ostream& out, const RunDiff& d,
       out << format("  %+9.3f  %s %s\n", p.delta_s, who(p.rank).c_str(), p.phase.c_str());
   out << format("  (the parts add up to %+.3f s)\n", d.parts_sum_s);
   out << "settings that differ\n";
-  if (settings.empty()) out << "  (none)\n";
+  if (settings.empty()) out << "  (none, or not comparable: an imported run has no ranklab job)\n";
   for (const SettingDifference& s : settings) {
     out << "  " << terminalSafe(s.path) << ":";
     for (const std::string& v : s.values) out << "  " << terminalSafe(v.empty() ? "-" : v);
@@ -169,8 +169,12 @@ int diffCommand(const CliArgs& args) {
   const int64_t a = runIdAt(args, 1), b = runIdAt(args, 2);
   RunStore store(args.db);
   const RunDiff diff = diffRuns(store, a, b);
+  // An imported run has no ranklab job: every setting would read as its default.
+  const auto run_a = store.run(a), run_b = store.run(b);
+  const bool both_ours = run_a->origin == "ranklab" && run_b->origin == "ranklab";
   const std::vector<SettingDifference> settings =
-      differingSettings({store.run(a)->job_toml, store.run(b)->job_toml});
+      both_ours ? differingSettings({run_a->job_toml, run_b->job_toml})
+                : std::vector<SettingDifference>{};
   if (args.json)
     std::cout << diffJson(diff, settings).dump(2) << "\n";
   else

@@ -13,6 +13,11 @@ namespace ranklab {
 
 namespace {
 
+// "allreduce/ring"; a strategy the algorithm does not apply to (a parameter server) alone.
+std::string strategyText(const RunRow& run) {
+  return run.algorithm.empty() ? run.strategy : run.strategy + "/" + run.algorithm;
+}
+
 std::string megabytes(int64_t bytes) {
   return format("%.1f MB", bytes / 1e6);
 }
@@ -59,7 +64,7 @@ const std::vector<ComparedMetric>& comparedMetrics() {
       {"name", [](const RunSummary& s) { return terminalSafe(s.run.name); }},
       {"status", [](const RunSummary& s) { return s.run.status; }},
       {"ranks", [](const RunSummary& s) { return std::to_string(s.run.world); }},
-      {"strategy", [](const RunSummary& s) { return s.run.strategy + "/" + s.run.algorithm; }},
+      {"strategy", [](const RunSummary& s) { return strategyText(s.run); }},
       {"codec, precision", [](const RunSummary& s) { return s.run.codec + ", " + s.run.amp; }},
       {"steps", [](const RunSummary& s) { return std::to_string(s.steps); }},
       {"wall s", [](const RunSummary& s) { return format("%.2f", s.run.wall_s); }},
@@ -364,8 +369,8 @@ void printSummary(std::ostream& out, const RunSummary& s) {
   out << format("run %lld  %s  [%s]%s\n", static_cast<long long>(s.run.id),
                 terminalSafe(s.run.name).c_str(), s.run.status.c_str(),
                 s.run.origin == "ranklab" ? "" : ("  (" + s.run.origin + ")").c_str())
-      << format("  %d ranks, %s/%s, codec %s, %s, %d epochs\n", s.run.world, s.run.strategy.c_str(),
-                s.run.algorithm.c_str(), s.run.codec.c_str(), s.run.amp.c_str(), s.run.epochs)
+      << format("  %d ranks, %s, codec %s, %s, %d epochs\n", s.run.world,
+                strategyText(s.run).c_str(), s.run.codec.c_str(), s.run.amp.c_str(), s.run.epochs)
       << format("  steps %lld   samples %lld   wall %.2f s   training %.2f s   %.0f samples/s\n",
                 static_cast<long long>(s.steps), static_cast<long long>(s.samples), s.run.wall_s,
                 s.run.train_s, s.samples_per_s)
@@ -432,7 +437,7 @@ void printRunList(std::ostream& out, const std::vector<RunRow>& runs) {
   out << format("%5s  %-20s  %-20s  %-8s  %5s  %-16s  %8s  %s\n", "id", "name", "created", "status",
                 "ranks", "strategy", "wall s", "origin");
   for (const auto& r : runs) {
-    const std::string strategy = r.strategy + "/" + r.algorithm;
+    const std::string strategy = strategyText(r);
     out << format("%5lld  %-20.20s  %-20s  %-8s  %5d  %-16.16s  %8.1f  %s\n",
                   static_cast<long long>(r.id), terminalSafe(r.name).c_str(), r.created.c_str(),
                   r.status.c_str(), r.world, strategy.c_str(), r.wall_s, r.origin.c_str());

@@ -81,7 +81,7 @@ struct Options {
   QCommandLineOption compare{QStringLiteral("compare"),
                              "Compare these stored runs on the compare page.", "ID,ID,..."};
   QCommandLineOption page{QStringLiteral("page"),
-                          "Page to show: setup, live, timeline, runs, compare or learn.", "NAME"};
+                          "Page to show: setup, live, timeline, analysis, runs, compare or learn.", "NAME"};
   QCommandLineOption lesson{QStringLiteral("lesson"),
                             "Open this lesson on the Learn page, answered from its last stored "
                             "run if there is one.",
@@ -125,7 +125,7 @@ struct Choices {
 QString readChoices(Options& cli, Choices& out) {
   out.page_set = cli.parser.isSet(cli.page);
   if (out.page_set && !ranklab::MainWindow::pageFromName(cli.parser.value(cli.page), &out.page))
-    return "--page: one of setup, live, timeline, runs, compare, learn; got " +
+    return "--page: one of setup, live, timeline, analysis, runs, compare, learn; got " +
            cli.parser.value(cli.page);
   bool ok = true;
   out.open_run = cli.parser.isSet(cli.open) ? cli.parser.value(cli.open).toLongLong(&ok) : 0;

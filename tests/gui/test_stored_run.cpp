@@ -162,6 +162,28 @@ class TestStoredRun : public QObject {
     QCOMPARE(b.stragglerRank(), 1);
   }
 
+  // A parameter server's rank reports no steps: the run's loss curve is the workers' mean,
+  // not empty (it was: the mean took the fewest samples of any rank, the server's none).
+  void aServerRankLeavesTheWorkersCurve() {
+    const QString db = dir_.filePath(QStringLiteral("server.db"));
+    int64_t id = 0;
+    {
+      RunStore store(db.toStdString());
+      id = writeRun(store, 2, 200, -1, -1);
+      RecordBatch batch;
+      RankRow server;
+      server.run_id = id;
+      server.rank = 2;
+      server.status = "done";
+      batch.ranks.push_back(server);
+      store.write(batch);
+    }
+    const StoredRun run = load(db, id);
+    QCOMPARE(int(run.series.ranks().size()), 3);
+    QVERIFY(!run.series.global().samples().empty());
+    QVERIFY(run.series.global().samples().back().loss_count > 0);
+  }
+
   // The compare page's ratio from stored runs: raw / sent summed from bins and last rows.
   void compareShowsTheCompressionRatio() {
     const QString db = dir_.filePath(QStringLiteral("ratio.db"));

@@ -1,6 +1,7 @@
 // The runs, compare and timeline pages of the real window on a temporary run store:
 // comparing two stored runs shows the settings that differ; the runs page renames, tags,
-// exports and deletes through the store reader; the timeline draws a window of steps;
+// exports and deletes through the store reader; the timeline draws a window of steps; the
+// analysis page names a run's straggler;
 // charts export as PNG and SVG.
 #include <QAction>
 #include <QComboBox>
@@ -14,12 +15,14 @@
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "engine/job/job_spec.h"
 #include "storage/run_store.h"
 #include "tests/gui/stored_runs_fixture.h"
+#include "views/analysis_page.h"
 #include "views/chart_export.h"
 #include "views/compare_page.h"
 #include "views/curve_chart.h"
@@ -27,6 +30,7 @@
 #include "views/main_window.h"
 #include "views/models/runs_table_model.h"
 #include "views/models/workbench_settings.h"
+#include "views/rank_breakdown_chart.h"
 #include "views/run_store_reader.h"
 #include "views/runs_page.h"
 #include "views/timeline_page.h"
@@ -162,6 +166,39 @@ class WorkbenchPagesTest : public QObject {
     view->pan(50);
     view->fit();
     QCOMPARE(view->viewEndMs() - view->viewBeginMs(), span);
+  }
+
+  // The analysis page takes the shown run apart: a bar per rank, the straggler named (the
+  // fixture's rank 0 waits least, so it arrives last: ranks 1 and 2 wait 1 and 2 ms for it at
+  // each of 8 steps) and the critical path through its compute.
+  void analysisNamesTheStragglerAndThePathOfTheShownRun() {
+    Fixture f;
+    WorkbenchOptions options;
+    options.db_path = f.db;
+    options.open_run = f.mpi;
+    MainWindow window(options);
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
+    window.showPage(MainWindow::AnalysisTab);
+    AnalysisPage* page = window.analysisPage();
+    QTRY_COMPARE_WITH_TIMEOUT(page->breakdownChart()->barCount(), 3, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(page->stragglerTable()->rowCount(), 3, 10000);
+    QCOMPARE(page->stragglerTable()->item(0, 0)->text(), QStringLiteral("0"));
+    QCOMPARE(page->stragglerTable()->item(0, 1)->text(), QStringLiteral("8"));
+    QCOMPARE(page->stragglerTable()->item(0, 2)->text(), QStringLiteral("0.024"));
+    QCOMPARE(page->collectiveTable()->item(0, 0)->text(), QStringLiteral("all_reduce"));
+    // Rank 0 all along: its backward (6 ms a step) and its time between the fixture's steps
+    // (20 ms apart, 13 ms long) lead.
+    QStringList path;
+    for (int row = 0; row < page->pathTable()->rowCount(); ++row)
+      path << page->pathTable()->item(row, 1)->text() + QLatin1Char(' ') +
+                  page->pathTable()->item(row, 2)->text();
+    QVERIFY2(path.size() >= 3, qPrintable(path.join(QStringLiteral(", "))));
+    QVERIFY2(path.mid(0, 2).contains(QStringLiteral("rank 0 backward")),
+             qPrintable(path.join(QStringLiteral(", "))));
+    QVERIFY2(path.contains(QStringLiteral("all ranks all_reduce")),
+             qPrintable(path.join(QStringLiteral(", "))));
   }
 
   // A sampled step's device pieces: a strip along the top of the row, grey where the device

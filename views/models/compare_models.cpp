@@ -77,15 +77,19 @@ void SettingsDiffModel::setRuns(const std::vector<ComparedRun>& runs) {
   beginResetModel();
   runs_.clear();
   rows_.clear();
+  // Only ranklab's own runs have job settings; an imported run's column says so.
   std::vector<std::string> jobs;
   for (const ComparedRun& r : runs) {
     runs_ << runLabel(r.run);
-    jobs.push_back(r.run.job_toml);
+    if (r.run.origin == "ranklab") jobs.push_back(r.run.job_toml);
   }
-  if (runs.size() > 1) {
+  if (jobs.size() > 1) {
     for (const SettingDifference& d : differingSettings(jobs)) {
       QStringList row{QString::fromStdString(d.path)};
-      for (const std::string& v : d.values) row << QString::fromStdString(v);
+      size_t next = 0;
+      for (const ComparedRun& r : runs)
+        row << (r.run.origin == "ranklab" ? QString::fromStdString(d.values[next++])
+                                          : tr("(imported)"));
       rows_.push_back(row);
     }
   }
@@ -175,6 +179,8 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
                                   : global.back().loss_sum / double(global.back().loss_count);
     const auto& evals = c.series.evals();
     const QString n = QStringLiteral("%1");
+    // PyTorch's traces record neither samples nor losses (docs/analysis.md).
+    const bool imported = r.origin != "ranklab";
     const QStringList column = {
         QString::fromStdString(r.status),
         QString::number(r.world),
@@ -183,12 +189,15 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
         QString::number(steps),
         QString::number(r.wall_s, 'f', 2),
         QString::number(r.train_s, 'f', 2),
-        r.train_s > 0 ? QString::number(double(samples) / r.train_s, 'f', 0) : QStringLiteral("–"),
+        imported        ? tr("not in the traces")
+        : r.train_s > 0 ? QString::number(double(samples) / r.train_s, 'f', 0)
+                        : QStringLiteral("–"),
         evals.empty() ? QStringLiteral("–")
         : !std::isfinite(evals.back().loss)
             ? tr("diverged (test loss not finite)")
             : n.arg(evals.back().accuracy * 100.0, 0, 'f', 2) + QStringLiteral(" %"),
-        global.empty()              ? QStringLiteral("–")
+        imported                    ? tr("not in the traces")
+        : global.empty()            ? QStringLiteral("–")
         : !global.back().loss_count ? tr("not finite (diverged)")
                                     : QString::number(final_loss, 'f', 4),
         QString::number(double(bytes) / 1e6, 'f', 1),

@@ -439,20 +439,25 @@ void RunSeries::absorb(RunSeries&& other) {
   if (first_lr_ < 0) first_lr_ = other.first_lr_;
 }
 
-// Sample i of every rank covers the same steps when the ranks took as many: their mean.
+// Sample i of every training rank covers the same steps when the ranks took as many: their
+// mean. A parameter server's rank takes no steps and is left out (its empty series would
+// leave the run without a curve).
 void RunSeries::globalFromRanks() {
   global_ = SampleSeries();
-  size_t n = ranks_.empty() ? 0 : ranks_.front().series.samples().size();
-  for (const RankSeries& r : ranks_) n = std::min(n, r.series.samples().size());
+  std::vector<const RankSeries*> training;
+  for (const RankSeries& r : ranks_)
+    if (!r.series.samples().empty()) training.push_back(&r);
+  size_t n = training.empty() ? 0 : training.front()->series.samples().size();
+  for (const RankSeries* r : training) n = std::min(n, r->series.samples().size());
   for (size_t i = 0; i < n; ++i) {
-    Sample mean = ranks_.front().series.samples()[i];
+    Sample mean = training.front()->series.samples()[i];
     double time = 0, sent = 0, tx = 0, rx = 0, span = 0, stale = 0;
     double low = 0, high = 0;
     int with_loss = 0;
     mean.loss_sum = 0;
     mean.loss_count = 0;
-    for (const RankSeries& r : ranks_) {
-      const Sample& s = r.series.samples()[i];
+    for (const RankSeries* r : training) {
+      const Sample& s = r->series.samples()[i];
       mean.loss_sum += s.loss_sum;
       mean.loss_count += s.loss_count;
       if (s.loss_count > 0) {
@@ -468,7 +473,7 @@ void RunSeries::globalFromRanks() {
       span += s.span_s;
       stale += s.staleness_sum;
     }
-    const double k = double(ranks_.size());
+    const double k = double(training.size());
     // Bounds of the mean over ranks: one rank's spike lifts it by spike / ranks, as it should.
     if (with_loss > 0) {
       mean.loss_min = low / with_loss;
