@@ -16,7 +16,7 @@ ShardChart::ShardChart(QWidget* parent)
 QString ShardChart::describe(const ShardLoad& s) {
   const double seconds = double(s.interval_ns) / 1e9;
   const double per_s = seconds > 0 ? 1.0 / seconds : 0;
-  return tr("shard %1 · rank %2 · %3 pushes/s · held %4 ms/s · staleness ≤ %5")
+  return tr("shard %1 · rank %2 · %3 pushes/s · held %4 ms/s · ≤ %5 versions behind")
       .arg(s.shard)
       .arg(s.rank)
       .arg(double(s.pushes) * per_s, 0, 'f', 0)

@@ -349,7 +349,9 @@ void printSample(std::ostream& out, const RunSummary& s) {
 // Parameter server shards, one line each.
 void printServers(std::ostream& out, const RunSummary& s) {
   if (s.servers.empty()) return;
-  out << "  server rank   keys              pushes   pulls   busy s   idle s   max stale       "
+  // "versions behind": updates between a worker's pull and its push (not the pushes ahead
+  // that parallel.staleness bounds).
+  out << "  server rank   keys              pushes   pulls   busy s   idle s   max behind      "
          "sent\n";
   for (const auto& v : s.servers) {
     const std::string keys = format("%lld..%lld", static_cast<long long>(v.key_begin),

@@ -102,6 +102,24 @@ class LiveRunModelTest : public QObject {
     QCOMPARE(model.series().lostMessages(), int64_t(9));
   }
 
+  // A parameter server's rank (it reports its shard's load, never a step) says "server"
+  // where a worker shows its step, and dashes for its epoch, loss and samples/s.
+  void aServerRankIsNamedNotShownAtStepMinusOne() {
+    LiveRunModel model;
+    model.setRank(RankRow{1, 0, "h", 100, "running", 0, 0, 0, -1});
+    model.setRank(RankRow{1, 1, "h", 101, "running", 0, 0, 0, -1});
+    model.addStep(makeStep(0, 0, 2.0));
+    ServerLoadRow load;
+    load.run_id = 1;
+    load.rank = 1;
+    load.interval_ns = 1'000'000;
+    model.addServerLoad(load);
+    QCOMPARE(model.index(1, LiveRunModel::StepColumn).data().toString(), QStringLiteral("server"));
+    QCOMPARE(model.index(1, LiveRunModel::LossColumn).data().toString(), QStringLiteral("–"));
+    QCOMPARE(model.index(0, LiveRunModel::StepColumn).data().toLongLong(), 0LL);
+    QCOMPARE(model.index(0, LiveRunModel::LossColumn).data().toString(), QStringLiteral("2.0000"));
+  }
+
   void phaseTimesAndThroughput() {
     LiveRunModel model;
     for (int64_t step = 0; step < 4; ++step) {

@@ -112,7 +112,7 @@ void expectShardsAndMarks(LivePage* page) {
   QCOMPARE(shards->partSet(ShardChart::Idle)->at(top), 40.0);
   QCOMPARE(shards->partSet(ShardChart::Busy)->at(RankBarsChart::barOfRow(1, 2)), 40.0);
   QCOMPARE(ShardChart::describe(page->model()->series().shards()[1]),
-           QStringLiteral("shard 1 · rank 3 · 400 pushes/s · held 0.0 ms/s · staleness ≤ 2"));
+           QStringLiteral("shard 1 · rank 3 · 400 pushes/s · held 0.0 ms/s · ≤ 2 versions behind"));
 
   const std::vector<ChartMark>& marks = page->lossChart()->marks();
   QCOMPARE(int(marks.size()), 2);

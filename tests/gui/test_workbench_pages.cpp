@@ -18,6 +18,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <memory>
 
 #include "engine/job/job_spec.h"
 #include "storage/run_store.h"
@@ -38,6 +39,24 @@
 
 using namespace ranklab;
 using namespace ranklab::gui_test;
+
+namespace {
+
+// The window on the fixture's store, `run` shown on `page`.
+std::unique_ptr<MainWindow> windowShowing(const Fixture& f, int64_t run, MainWindow::Page page) {
+  WorkbenchOptions options;
+  options.db_path = f.db;
+  options.open_run = run;
+  auto window = std::make_unique<MainWindow>(options);
+  QSignalSpy shown(window.get(), &MainWindow::runShown);
+  window->show();
+  if (!QTest::qWaitFor([&] { return !shown.isEmpty(); }, 10000))
+    qFatal("run %lld not shown", (long long)run);
+  window->showPage(page);
+  return window;
+}
+
+}  // namespace
 
 class WorkbenchPagesTest : public QObject {
   Q_OBJECT
@@ -139,14 +158,8 @@ class WorkbenchPagesTest : public QObject {
 
   void timelineDrawsAWindowOfTheShownRun() {
     Fixture f;
-    WorkbenchOptions options;
-    options.db_path = f.db;
-    options.open_run = f.mpi;
-    MainWindow window(options);
-    QSignalSpy shown(&window, &MainWindow::runShown);
-    window.show();
-    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
-    window.showPage(MainWindow::TimelineTab);
+    const std::unique_ptr<MainWindow> shown = windowShowing(f, f.mpi, MainWindow::TimelineTab);
+    MainWindow& window = *shown;
     TimelineView* view = window.timelinePage()->view();
     QTRY_VERIFY_WITH_TIMEOUT(!view->data().empty(), 10000);
     QCOMPARE(int(view->data().ranks.size()), 3);
@@ -173,14 +186,8 @@ class WorkbenchPagesTest : public QObject {
   // each of 8 steps) and the critical path through its compute.
   void analysisNamesTheStragglerAndThePathOfTheShownRun() {
     Fixture f;
-    WorkbenchOptions options;
-    options.db_path = f.db;
-    options.open_run = f.mpi;
-    MainWindow window(options);
-    QSignalSpy shown(&window, &MainWindow::runShown);
-    window.show();
-    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 10000);
-    window.showPage(MainWindow::AnalysisTab);
+    const std::unique_ptr<MainWindow> shown = windowShowing(f, f.mpi, MainWindow::AnalysisTab);
+    MainWindow& window = *shown;
     AnalysisPage* page = window.analysisPage();
     QTRY_COMPARE_WITH_TIMEOUT(page->breakdownChart()->barCount(), 3, 10000);
     QTRY_COMPARE_WITH_TIMEOUT(page->stragglerTable()->rowCount(), 3, 10000);

@@ -241,13 +241,10 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
       return text;
     }
     case EpochColumn:
-      return r.epoch;
     case StepColumn:
-      return QVariant::fromValue<qlonglong>(r.step);
     case LossColumn:
-      return QString::number(r.loss, 'f', 4);
     case SamplesPerSecondColumn:
-      return QString::number(r.samples_per_s, 'f', 0);
+      return trainingText(r, index.column());
     case ComputeColumn:
       return QString::number(ms[dataPhase] + ms[forwardPhase] + ms[backwardPhase] +
                                  ms[compressPhase] + ms[updatePhase],
@@ -265,6 +262,23 @@ QVariant LiveRunModel::data(const QModelIndex& index, int role) const {
       return QString::number(double(r.memoryBytes()) / 1e6, 'f', 1);
   }
   return {};
+}
+
+// A parameter server's rank takes no steps: "server" and dashes, not step -1 and loss 0.
+QVariant LiveRunModel::trainingText(const RankSeries& r, int column) const {
+  const bool server = std::any_of(series_.shards().begin(), series_.shards().end(),
+                                  [&](const ShardLoad& s) { return s.rank == r.rank; });
+  if (server && r.steps == 0) return column == StepColumn ? tr("server") : QStringLiteral("–");
+  switch (column) {
+    case EpochColumn:
+      return r.epoch;
+    case StepColumn:
+      return QVariant::fromValue<qlonglong>(r.step);
+    case LossColumn:
+      return QString::number(r.loss, 'f', 4);
+    default:
+      return QString::number(r.samples_per_s, 'f', 0);
+  }
 }
 
 QVariant LiveRunModel::headerData(int section, Qt::Orientation orientation, int role) const {

@@ -81,6 +81,7 @@ class LiveRunModel : public QAbstractTableModel {
   void updated();
 
  private:
+  QVariant trainingText(const RankSeries& r, int column) const;  // epoch, step, loss, samples/s
   void insertStep(const StepRow& step);
   void announceChanges();
 
