@@ -120,8 +120,9 @@ void nameProcesses(TraceWriter& trace, const std::vector<RankRow>& ranks,
 void writeStep(TraceWriter& trace, const StepRow& s, int64_t shift) {
   const PhaseTimes phases = s.phases();
   int64_t t = s.time_ns + shift - phaseTotal(phases);
-  const std::string args =
-      "{\"step\":" + std::to_string(s.step) + ",\"epoch\":" + std::to_string(s.epoch) + "}";
+  const std::string args = "{\"step\":" + std::to_string(s.step) +
+                           ",\"epoch\":" + std::to_string(s.epoch) +
+                           ",\"samples\":" + std::to_string(s.samples) + "}";
   for (int p = 0; p < kStepPhaseCount; ++p) {
     const int64_t length = phases[size_t(p)];
     if (length <= 0) continue;
@@ -232,9 +233,14 @@ int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out) {
   for (const RankRow& r : ranks) seen.insert(r.rank);
   for (const StepRow& s : steps) seen.insert(s.rank);
 
+  // The run's own fields too, so `ranklab import` reads the export back as the same run.
   out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":" << run_id
       << ",\"name\":" << quoted(run->name) << ",\"status\":" << quoted(run->status)
-      << ",\"world\":" << run->world << "},\"traceEvents\":[";
+      << ",\"world\":" << run->world << ",\"strategy\":" << quoted(run->strategy)
+      << ",\"algorithm\":" << quoted(run->algorithm) << ",\"codec\":" << quoted(run->codec)
+      << ",\"amp\":" << quoted(run->amp) << ",\"epochs\":" << run->epochs
+      << ",\"origin\":" << quoted(run->origin) << ",\"job\":" << quoted(run->job_toml)
+      << "},\"traceEvents\":[";
   TraceWriter trace(out);
   nameProcesses(trace, ranks, seen);
   std::map<std::pair<int, int64_t>, int64_t> step_end;

@@ -179,7 +179,7 @@ void ComparePage::setRuns(std::vector<ComparedRun> runs) {
   settings_->setRuns(compared_);
   summary_->setRuns(compared_);
   const auto imported = std::count_if(compared_.begin(), compared_.end(), [](const ComparedRun& c) {
-    return c.run.origin != "ranklab";
+    return c.run.origin == "pytorch-import";
   });
   if (compared_.size() < 2)
     settings_note_->setText(tr("Pick two or more runs to compare."));
@@ -255,7 +255,7 @@ void ComparePage::redraw() {
                                     : x == XAxis::WallTime ? e.time_s
                                                            : e.sent_mb,
                                     e.accuracy * 100.0));
-    } else if (metric != LossMetric || c.run.origin == "ranklab") {
+    } else if (metric != LossMetric || c.run.origin != "pytorch-import") {
       // An imported run's traces hold no loss: no curve rather than a line at 0.
       curve.points =
           curvePoints(c.series.global(), metric == LossMetric ? Metric::Loss : Metric::SentMBps, x,

@@ -47,6 +47,11 @@ double niceStep(double span, int ticks) {
   return 10 * magnitude;
 }
 
+// The critical path's rule under the bars of the rank the others waited for.
+QColor criticalPathColour() {
+  return QColor(0x10, 0x10, 0x10);
+}
+
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
@@ -191,6 +196,13 @@ void TimelineView::paintEvent(QPaintEvent*) {
       x += 24 + painter.fontMetrics().horizontalAdvance(name);
     }
   }
+  if (std::any_of(data_.bars.begin(), data_.bars.end(),
+                  [](const TimelineBar& b) { return b.on_path; })) {
+    painter.fillRect(QRect(x, 15, 14, 3), criticalPathColour());
+    painter.setPen(QColor(0x20, 0x20, 0x20));
+    painter.drawText(x + 18, 19, tr("critical path"));
+    x += 26 + painter.fontMetrics().horizontalAdvance(tr("critical path"));
+  }
   if (data_.empty()) {
     painter.drawText(plot, Qt::AlignCenter, tr("No steps in this window yet."));
     return;
@@ -331,6 +343,12 @@ void TimelineView::drawBars(QPainter& painter) const {
     } else if (bar.micro < 0 && bar.phase == forwardPhase && box.width() > 36) {
       painter.setPen(Qt::white);
       painter.drawText(box, Qt::AlignCenter, QString::number(bar.step));
+    }
+    // The critical path: a dark rule under the bars of the rank the others waited for.
+    if (bar.on_path) {
+      painter.setPen(QPen(criticalPathColour(), 3));
+      painter.drawLine(QPointF(box.left(), box.bottom() + 1),
+                       QPointF(box.right(), box.bottom() + 1));
     }
     // Consecutive passes of one phase stay apart: a thin line at each pass's start.
     if (bar.micro >= 0) {

@@ -171,7 +171,7 @@ int diffCommand(const CliArgs& args) {
   const RunDiff diff = diffRuns(store, a, b);
   // An imported run has no ranklab job: every setting would read as its default.
   const auto run_a = store.run(a), run_b = store.run(b);
-  const bool both_ours = run_a->origin == "ranklab" && run_b->origin == "ranklab";
+  const bool both_ours = run_a->origin != "pytorch-import" && run_b->origin != "pytorch-import";
   const std::vector<SettingDifference> settings =
       both_ours ? differingSettings({run_a->job_toml, run_b->job_toml})
                 : std::vector<SettingDifference>{};

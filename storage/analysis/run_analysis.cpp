@@ -104,8 +104,11 @@ RunAnalysis analyzeRun(RunStore& store, int64_t run_id) {
     out.notes.push_back("no steps were recorded: nothing to analyse");
     return out;
   }
-  const bool imported = run->origin != "ranklab";
-  if (!imported) alignAtBarrierExits(points);
+  // A PyTorch import's collectives are spans on clocks already lined up; any other run's
+  // collective is each step's, its ranks' clocks lined up at their barrier exits here.
+  const std::vector<SpanRow> spans = store.spans(run_id);
+  const bool traced = std::any_of(spans.begin(), spans.end(), isCollectiveSpan);
+  if (!traced) alignAtBarrierExits(points);
   out.breakdown = breakdownOf(points);
   const std::string why_not = syncModelRefusal(*run, points);
   if (!why_not.empty()) {
@@ -113,14 +116,14 @@ RunAnalysis analyzeRun(RunStore& store, int64_t run_id) {
     return out;
   }
   const std::vector<SyncInstance> instances =
-      imported ? collectivesFromSpans(store.spans(run_id), run->world)
-               : collectivesFromSteps(points,
-                                      run->strategy == "ps-sync" ? "ps_push_pull" : "all_reduce");
+      traced ? collectivesFromSpans(spans, run->world)
+             : collectivesFromSteps(points,
+                                    run->strategy == "ps-sync" ? "ps_push_pull" : "all_reduce");
   out.collectives = collectiveStats(instances);
   out.stragglers = stragglersOf(instances, out.breakdown);
   out.critical_path = criticalPath(points, mainCollective(out.collectives));
-  if (imported && std::all_of(instances.begin(), instances.end(),
-                              [](const SyncInstance& c) { return c.bus_bytes == 0; }))
+  if (traced && std::all_of(instances.begin(), instances.end(),
+                            [](const SyncInstance& c) { return c.bus_bytes == 0; }))
     out.notes.push_back(
         "the traces record no collective sizes (PyTorch's legacy profiler writes no args; "
         "Kineto's record_param_comms does): no bus bandwidth");

@@ -12,12 +12,14 @@
 namespace ranklab {
 namespace {
 
-// A run's step points on one clock (a ranklab run's aligned at its barrier exits).
+// A run's step points on one clock (aligned at its barrier exits, unless a PyTorch import's
+// collectives lined its clocks up already).
 std::vector<StepPoint> alignedPoints(RunStore& store, int64_t run_id) {
   const auto run = store.run(run_id);
   if (!run) throw std::runtime_error(store.path() + ": no run with id " + std::to_string(run_id));
   std::vector<StepPoint> points = stepPoints(store, run_id);
-  if (run->origin == "ranklab") alignAtBarrierExits(points);
+  const std::vector<SpanRow> spans = store.spans(run_id);
+  if (std::none_of(spans.begin(), spans.end(), isCollectiveSpan)) alignAtBarrierExits(points);
   return points;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <memory>
@@ -73,13 +74,14 @@ class TraceReader : public json::json_sax_t {
     if (depth_ == 1) top_is_object_ = true;
     if (events_depth_ > 0 && depth_ == events_depth_ + 1) event_ = Pending{};
     if (depth_ == 2 && top_is_object_ && key_ == "distributedInfo") in_distributed_ = true;
+    if (depth_ == 2 && top_is_object_ && key_ == "otherData") in_other_data_ = true;
     if (event_ && depth_ == events_depth_ + 2 && key_ == "args") in_args_ = true;
     return true;
   }
   bool end_object() override {
     if (event_ && depth_ == events_depth_ + 1) finishEvent();
     if (depth_ == events_depth_ + 2) in_args_ = false;
-    if (depth_ == 2) in_distributed_ = false;
+    if (depth_ == 2) in_distributed_ = in_other_data_ = false;
     --depth_;
     return true;
   }
@@ -107,9 +109,10 @@ class TraceReader : public json::json_sax_t {
 
  private:
   struct Pending {
-    std::string name, ph, cat, pid, tid, dtype, collective;
+    std::string name, ph, cat, pid, tid, dtype, collective, arg_name;
     std::optional<double> ts, dur;
     int64_t nelems = -1;
+    std::map<std::string, double> numbers;  // a ranklab export's args
   };
 
   bool number(double v, const std::string& text) { return scalar(text, v); }
@@ -120,6 +123,11 @@ class TraceReader : public json::json_sax_t {
       if (key_ == "rank" && v) out_.rank = int(*v);
       if (key_ == "world_size" && v) out_.world = int(*v);
       if (key_ == "backend") out_.backend = text;
+    } else if (in_other_data_ && depth_ == 2) {
+      out_.other_data[key_] = text;
+    } else if (event_ && in_args_ && depth_ == events_depth_ + 2 && out_.isRanklabExport()) {
+      if (v) event_->numbers[key_] = *v;
+      if (key_ == "name") event_->arg_name = text;
     } else if (event_ && depth_ == events_depth_ + 1) {
       eventField(text, v);
     } else if (event_ && in_args_ && depth_ == events_depth_ + 2) {
@@ -159,13 +167,14 @@ class TraceReader : public json::json_sax_t {
     Pending e = std::move(*event_);
     event_.reset();
     if ((++seen_ & 0xffff) == 0 && progress_) progress_(std::ftell(file_));
+    if (out_.isRanklabExport()) return keepExported(std::move(e));
     if (e.ph != "X" || !e.ts) {
       ++out_.ignored;
       return;
     }
     TraceEvent t;
-    t.start_ns = int64_t(*e.ts * 1000.0);
-    t.end_ns = t.start_ns + int64_t(e.dur.value_or(0) * 1000.0);
+    t.start_ns = nanoseconds(*e.ts);
+    t.end_ns = t.start_ns + nanoseconds(e.dur.value_or(0));
     const std::string& op_name = e.collective.empty() ? e.name : e.collective;
     t.kind = classifyTraceEvent(e.name, e.cat, &t.source, &t.op);
     if (t.kind == TraceClass::kCollective && !e.collective.empty() && collectiveOp(op_name) >= 0)
@@ -182,6 +191,23 @@ class TraceReader : public json::json_sax_t {
     out_.events.push_back(t);
   }
 
+  // The trace's microseconds (ranklab's exports keep every nanosecond in 3 decimals).
+  static int64_t nanoseconds(double micros) { return std::llround(micros * 1000.0); }
+
+  void keepExported(Pending e) {
+    ExportEvent x;
+    x.ph = e.ph.empty() ? '?' : e.ph[0];
+    x.pid = std::atoi(e.pid.c_str());
+    x.tid = std::atoi(e.tid.c_str());
+    x.name = std::move(e.name);
+    x.cat = std::move(e.cat);
+    x.start_ns = nanoseconds(e.ts.value_or(0));
+    x.dur_ns = nanoseconds(e.dur.value_or(0));
+    x.args = std::move(e.numbers);
+    x.text = std::move(e.arg_name);
+    out_.export_events.push_back(std::move(x));
+  }
+
   RankTrace& out_;
   std::FILE* file_;
   const std::function<void(int64_t)>& progress_;
@@ -189,6 +215,7 @@ class TraceReader : public json::json_sax_t {
   int events_depth_ = 0;
   bool top_is_object_ = false;
   bool in_distributed_ = false;
+  bool in_other_data_ = false;
   bool in_args_ = false;
   std::string key_;
   std::optional<Pending> event_;
@@ -284,6 +311,7 @@ RankTrace readPytorchTrace(std::FILE* file, const std::string& name,
     throw std::runtime_error(name +
                              ": JSON, but not a Chrome trace (no array of events, and no "
                              "\"traceEvents\"): another tool's file?");
+  if (trace.isRanklabExport()) return trace;
   const bool stepped = std::any_of(trace.events.begin(), trace.events.end(),
                                    [](const TraceEvent& e) { return e.kind == TraceClass::kStep; });
   if (!stepped)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,17 @@ struct TraceEvent {
   uint8_t op = 0;  // kCollective: index into kCollectiveSpanKinds (storage/records.h)
 };
 
+// An event of ranklab's own trace export (storage/chrome_trace.h), kept whole: `ranklab
+// import` reads an export back as the run it was made from.
+struct ExportEvent {
+  char ph = 'X';  // X (a phase, span or piece), C (the loss), M (a rank's name), i, s, f
+  int pid = 0, tid = 0;
+  std::string name, cat;
+  int64_t start_ns = 0, dur_ns = 0;
+  std::map<std::string, double> args;  // its numbers
+  std::string text;                    // args.name: a metadata event's ("rank 0 (host)")
+};
+
 struct RankTrace {
   std::string path;
   std::optional<int> rank;  // from distributedInfo; none in the legacy form
@@ -55,11 +67,15 @@ struct RankTrace {
   int64_t ignored = 0;               // metadata, counters, instants, flows: not durations
   bool saw_ddp = false;              // DistributedDataParallel.forward
   bool saw_fsdp = false;             // FullyShardedDataParallel
+  // A ranklab export instead (its "otherData" names the run): its fields and every event.
+  std::map<std::string, std::string> other_data;
+  std::vector<ExportEvent> export_events;
+  bool isRanklabExport() const { return other_data.count("run") > 0; }
 };
 
 // Reads `path`; `progress` (may be empty) is told the bytes read so far now and then.
 // Throws std::runtime_error naming the file and the byte offset of bad JSON, a JSON file
-// that is no trace (another tool's), and a trace with no ProfilerStep#N (no steps).
+// that is no trace (another tool's), and a PyTorch trace with no ProfilerStep#N (no steps).
 RankTrace readPytorchTrace(const std::string& path,
                            const std::function<void(int64_t bytes)>& progress = {});
 

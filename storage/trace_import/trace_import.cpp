@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "storage/trace_import/export_rows.h"
 #include "storage/trace_import/pytorch_trace.h"
 #include "storage/trace_import/trace_steps.h"
 
@@ -124,20 +125,57 @@ std::string clockNote(const ClockAlignment& clocks) {
   return text;
 }
 
-// Each rank's row, its training time from its first step's start to its last step's end.
-void addRanks(RecordBatch& batch, const std::vector<RankTrace>& traces,
-              const std::vector<int>& ids) {
+// Each rank's training time, from its first step's start to its last step's end.
+void setTrainTimes(RecordBatch& batch) {
   std::map<int, std::pair<int64_t, int64_t>> span;  // rank: first start, last end
   for (const StepRow& s : batch.steps) {
     const int64_t start = s.time_ns - (phaseTotal(s.phases()) - s.comm_hidden_ns);
     auto [it, added] = span.try_emplace(s.rank, start, s.time_ns);
     it->second = {std::min(it->second.first, start), std::max(it->second.second, s.time_ns)};
   }
-  for (size_t r = 0; r < traces.size(); ++r) {
-    RankRow row = rankRowOf(traces[r], ids[r]);
-    if (span.count(ids[r])) row.train_ns = span[ids[r]].second - span[ids[r]].first;
-    batch.ranks.push_back(row);
-  }
+  for (RankRow& r : batch.ranks)
+    if (span.count(r.rank)) r.train_ns = span[r.rank].second - span[r.rank].first;
+}
+
+// Stores `batch` as a new run made of `run`, ended with `status`; returns its id.
+int64_t storeRun(RunStore& store, const NewRun& run, RecordBatch& batch,
+                 const std::string& status) {
+  setTrainTimes(batch);
+  int64_t wall_ns = 0, train_ns = 0;
+  for (const StepRow& s : batch.steps) wall_ns = std::max(wall_ns, s.time_ns);
+  for (const RankRow& r : batch.ranks) train_ns = std::max(train_ns, r.train_ns);
+  const int64_t id = store.createRun(run);
+  for (auto& s : batch.steps) s.run_id = id;
+  for (auto& s : batch.spans) s.run_id = id;
+  for (auto& r : batch.ranks) r.run_id = id;
+  store.write(batch);
+  store.finishRun(id, status, double(wall_ns) / 1e9, double(train_ns) / 1e9);
+  return id;
+}
+
+// A ranklab export read back: the run it was made from, on the export's clock.
+ImportReport importExport(RunStore& store, const RankTrace& trace, const std::string& name,
+                          ImportReport report) {
+  ExportedRun exported = exportedRun(trace);
+  if (!name.empty()) exported.run.name = name;
+  for (const RankRow& r : exported.ranks)
+    report.ranks.push_back("rank " + std::to_string(r.rank) + ": " + trace.path +
+                           " (a ranklab trace export)");
+  report.events = int64_t(trace.export_events.size());
+  report.steps = int64_t(exported.steps.size());
+  report.kept_other = int64_t(exported.spans.size());
+  report.clocks = "as exported (the ranks lined up at their first common step)";
+  report.collective_source = "each step's (a ranklab run)";
+  const auto status = trace.other_data.find("status");
+  const bool ended =
+      status != trace.other_data.end() &&
+      (status->second == "done" || status->second == "failed" || status->second == "stopped");
+  RecordBatch batch;
+  batch.ranks = std::move(exported.ranks);
+  batch.steps = std::move(exported.steps);
+  batch.spans = std::move(exported.spans);
+  report.run_id = storeRun(store, exported.run, batch, ended ? status->second : "done");
+  return report;
 }
 
 }  // namespace
@@ -165,6 +203,14 @@ ImportReport importPytorchTraces(RunStore& store, const std::vector<std::string>
     files.insert(files.end(), found.begin(), found.end());
   }
   std::vector<RankTrace> traces = readAll(files, report, progress);
+  for (const RankTrace& t : traces) {
+    if (!t.isRanklabExport()) continue;
+    if (traces.size() > 1)
+      throw std::runtime_error(t.path +
+                               " is a ranklab trace export, which holds every rank of its run: "
+                               "import it alone");
+    return importExport(store, t, name, report);
+  }
   const std::vector<int> ids = orderRanks(traces, report);
   lendSizes(traces);
   const ClockAlignment clocks = alignClocks(traces);
@@ -182,20 +228,11 @@ ImportReport importPytorchTraces(RunStore& store, const std::vector<std::string>
   report.kept_other = rows.kept_other;
   report.clocks = clockNote(clocks);
   report.collective_source = sourceName(commonCollectiveSource(traces));
-
   RecordBatch batch;
   batch.steps = std::move(rows.steps);
   batch.spans = std::move(rows.spans);
-  addRanks(batch, traces, ids);
-  int64_t wall_ns = 0, train_ns = 0;
-  for (const StepRow& s : batch.steps) wall_ns = std::max(wall_ns, s.time_ns);
-  for (const RankRow& r : batch.ranks) train_ns = std::max(train_ns, r.train_ns);
-  report.run_id = store.createRun(newRunOf(traces, paths, name));
-  for (auto& s : batch.steps) s.run_id = report.run_id;
-  for (auto& s : batch.spans) s.run_id = report.run_id;
-  for (auto& r : batch.ranks) r.run_id = report.run_id;
-  store.write(batch);
-  store.finishRun(report.run_id, "done", double(wall_ns) / 1e9, double(train_ns) / 1e9);
+  for (size_t r = 0; r < traces.size(); ++r) batch.ranks.push_back(rankRowOf(traces[r], ids[r]));
+  report.run_id = storeRun(store, newRunOf(traces, paths, name), batch, "done");
   return report;
 }
 

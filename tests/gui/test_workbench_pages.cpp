@@ -165,6 +165,9 @@ class WorkbenchPagesTest : public QObject {
     QCOMPARE(int(view->data().ranks.size()), 3);
     QCOMPARE(view->data().last_step, 7);  // follows the latest steps
     QCOMPARE(view->data().aligned_at_step, view->data().first_step);
+    // The critical path: rank 0 waits least, so it is the last to arrive at every step.
+    for (const TimelineBar& b : view->data().bars)
+      QCOMPARE(b.on_path, b.rank == 0 && b.phase != waitPhase);
 
     // Hover: the middle of the first bar of rank 0 names it.
     const TimelineBar& bar = view->data().bars.front();
@@ -173,6 +176,8 @@ class WorkbenchPagesTest : public QObject {
                                        (view->viewEndMs() - view->viewBeginMs()) * plot.width();
     const QString text = view->describeAt(QPoint(int(x), plot.top() + 10));
     QVERIFY2(text.startsWith(QStringLiteral("rank 0 · step")), qPrintable(text));
+    QVERIFY2(text.endsWith(QStringLiteral("on the critical path: the others waited for it")),
+             qPrintable(text));
     const double span = view->viewEndMs() - view->viewBeginMs();
     view->zoom(2.0, plot.center().x());
     QVERIFY(std::abs((view->viewEndMs() - view->viewBeginMs()) - span / 2) < 1e-9);

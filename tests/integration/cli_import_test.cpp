@@ -26,6 +26,16 @@ class CliImportTest : public CliTest {
                                 " " + extra + " 2>&1";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
   }
+  // The quickstart on 2 ranks for 25 steps, rank 1 `delay_ms` slower each; returns its id.
+  int64_t runStraggler(int delay_ms) {
+    const CliResult run = runCli("run " + quickstart() +
+                                 " --ranks 2 --quiet --json --set data.train_limit=3200 "
+                                 "--set train.epochs=1 --set fault.straggler_rank=1 "
+                                 "--set fault.straggler_delay_ms=" +
+                                 std::to_string(delay_ms) + " --db " + db());
+    EXPECT_EQ(run.exit_code, 0) << run.out;
+    return lastJson(run.out)["id"];
+  }
   nlohmann::json analyze(int64_t id) {
     const CliResult result = runCli("analyze " + std::to_string(id) + " --json --db " + db());
     EXPECT_EQ(result.exit_code, 0) << result.out;
@@ -94,13 +104,7 @@ TEST_F(CliImportTest, APlantedStragglerInAPyTorchJobIsNamedWithItsCost) {
 }
 
 TEST_F(CliImportTest, AnalyzeNamesTheStragglerOfRanklabsOwnRun) {
-  const CliResult run = runCli("run " + quickstart() +
-                               " --ranks 2 --quiet --json --set data.train_limit=3200 "
-                               "--set train.epochs=1 --set fault.straggler_rank=1 "
-                               "--set fault.straggler_delay_ms=20 --db " +
-                               db());
-  ASSERT_EQ(run.exit_code, 0) << run.out;
-  const int64_t id = lastJson(run.out)["id"];
+  const int64_t id = runStraggler(20);
   const nlohmann::json a = analyze(id);
   EXPECT_EQ(a["origin"], "ranklab");
   EXPECT_EQ(a["stragglers"][0]["rank"], 1) << a.dump(2);
@@ -156,6 +160,53 @@ TEST_F(CliImportTest, DiffSetsAPyTorchDdpRunBesideRanklabsOwn) {
   EXPECT_GE(d["steps"].get<int>(), kTorchSteps - 1) << d.dump(2);
   const double total = d["total_delta_s"], sum = d["parts_sum_s"];
   EXPECT_NEAR(sum, total, 0.05 * std::abs(total) + 1e-3) << d.dump(2);
+}
+
+// ranklab's own trace export read back is the same run to every analysis.
+TEST_F(CliImportTest, AnExportImportedBackGivesTheSameAnalyses) {
+  const int64_t original = runStraggler(5);
+  const std::string trace = folder_.file("run.json");
+  const CliResult exported =
+      runCli("runs export " + std::to_string(original) + " --trace " + trace + " --db " + db());
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  const int64_t back = importTraces(trace)["run_id"];
+  const nlohmann::json shown =
+      lastJson(runCli("runs show " + std::to_string(back) + " --json --db " + db()).out);
+  EXPECT_EQ(shown["origin"], "ranklab-trace");
+  EXPECT_EQ(shown["strategy"], "allreduce");
+  EXPECT_EQ(shown["algorithm"], "ring");
+  EXPECT_EQ(shown["steps"], 3200 / 2 / 64);
+  EXPECT_EQ(shown["samples"], 3200);
+  const nlohmann::json a = analyze(original), b = analyze(back);
+  auto near = [](const nlohmann::json& x, const nlohmann::json& y) {
+    return std::abs(x.get<double>() - y.get<double>()) <= 1e-6;
+  };
+  ASSERT_EQ(a["breakdown"].size(), b["breakdown"].size());
+  for (size_t r = 0; r < a["breakdown"].size(); ++r)
+    for (const char* key : {"compute_s", "comm_s", "wait_s", "data_s", "idle_s"})
+      EXPECT_TRUE(near(a["breakdown"][r][key], b["breakdown"][r][key]))
+          << key << " rank " << r << ": " << a["breakdown"][r] << " vs " << b["breakdown"][r];
+  ASSERT_EQ(a["stragglers"].size(), b["stragglers"].size());
+  for (size_t i = 0; i < a["stragglers"].size(); ++i) {
+    EXPECT_EQ(a["stragglers"][i]["rank"], b["stragglers"][i]["rank"]);
+    EXPECT_EQ(a["stragglers"][i]["last_arrivals"], b["stragglers"][i]["last_arrivals"]);
+    EXPECT_TRUE(near(a["stragglers"][i]["caused_wait_s"], b["stragglers"][i]["caused_wait_s"]));
+  }
+  EXPECT_EQ(a["collectives"][0]["count"], b["collectives"][0]["count"]);
+  EXPECT_TRUE(near(a["collectives"][0]["transfer_s"], b["collectives"][0]["transfer_s"]));
+  const auto& pa = a["critical_path"];
+  const auto& pb = b["critical_path"];
+  EXPECT_TRUE(near(pa["path_s"], pb["path_s"])) << pa << "\n" << pb;
+  EXPECT_TRUE(near(pa["what_if_s"], pb["what_if_s"])) << pa << "\n" << pb;
+  ASSERT_EQ(pa["shares"].size(), pb["shares"].size());
+  for (size_t i = 0; i < pa["shares"].size(); ++i) {
+    EXPECT_EQ(pa["shares"][i]["rank"], pb["shares"][i]["rank"]);
+    EXPECT_EQ(pa["shares"][i]["phase"], pb["shares"][i]["phase"]);
+  }
+  // The export holds every rank: with another file beside it, it is refused.
+  const CliResult two = runCli("import " + trace + " " + trace + " --db " + db());
+  EXPECT_NE(two.exit_code, 0);
+  EXPECT_NE(two.out.find("import it alone"), std::string::npos) << two.out;
 }
 
 TEST_F(CliImportTest, ImportRefusesAFileThatIsNoTraceAndStoresNothing) {

@@ -81,15 +81,15 @@ void SettingsDiffModel::setRuns(const std::vector<ComparedRun>& runs) {
   std::vector<std::string> jobs;
   for (const ComparedRun& r : runs) {
     runs_ << runLabel(r.run);
-    if (r.run.origin == "ranklab") jobs.push_back(r.run.job_toml);
+    if (r.run.origin != "pytorch-import") jobs.push_back(r.run.job_toml);
   }
   if (jobs.size() > 1) {
     for (const SettingDifference& d : differingSettings(jobs)) {
       QStringList row{QString::fromStdString(d.path)};
       size_t next = 0;
       for (const ComparedRun& r : runs)
-        row << (r.run.origin == "ranklab" ? QString::fromStdString(d.values[next++])
-                                          : tr("(imported)"));
+        row << (r.run.origin != "pytorch-import" ? QString::fromStdString(d.values[next++])
+                                                 : tr("(imported)"));
       rows_.push_back(row);
     }
   }
@@ -180,7 +180,7 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
     const auto& evals = c.series.evals();
     const QString n = QStringLiteral("%1");
     // PyTorch's traces record neither samples nor losses (docs/analysis.md).
-    const bool imported = r.origin != "ranklab";
+    const bool imported = r.origin == "pytorch-import";
     const QStringList column = {
         QString::fromStdString(r.status),
         QString::number(r.world),

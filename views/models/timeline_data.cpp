@@ -171,6 +171,32 @@ void startAt(TimelineData& data, double begin) {
 
 }  // namespace
 
+// Per step every rank of the window took, the last to reach the step's collective on the
+// aligned clock: its bars but the wait are the critical path's (not for a pipeline's steps,
+// whose stages meet at no one collective).
+void markCriticalPath(TimelineData& data, const StepsByRank& by_rank,
+                      const std::map<int, double>& offset) {
+  for (int64_t step = data.first_step; step <= data.last_step; ++step) {
+    int last = -1;
+    double latest = std::numeric_limits<double>::lowest();
+    for (const auto& [rank, rows] : by_rank) {
+      const auto found = rows.find(step);
+      if (found == rows.end()) {
+        last = -1;
+        break;
+      }
+      const StepRow& s = *found->second;
+      const int64_t exposed = s.comm_ns - std::min(s.comm_hidden_ns, s.comm_ns);
+      const double arrival =
+          offset.at(rank) + double(s.time_ns - s.update_ns - exposed - s.wait_ns) / 1e6;
+      if (arrival > latest) latest = arrival, last = rank;
+    }
+    if (last < 0) continue;
+    for (TimelineBar& bar : data.bars)
+      if (bar.rank == last && bar.step == step && bar.phase != waitPhase) bar.on_path = true;
+  }
+}
+
 TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bool align,
                            const std::vector<SpanRow>& spans, const std::vector<EventRow>& events) {
   TimelineData data;
@@ -216,6 +242,7 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
       }
     }
   }
+  if (align && passes.empty() && by_rank.size() > 1) markCriticalPath(data, by_rank, offset);
   for (const SpanRow* s : others) {
     data.spans.push_back({s->rank, s->step, QString::fromStdString(s->kind),
                           double(s->start_ns) / 1e6 + offset[s->rank],
@@ -245,13 +272,15 @@ QString describeBar(const TimelineBar& bar) {
     phase += QObject::tr(" (tensor group: f and g, inside forward and backward)");
   if (bar.phase == commPhase && bar.group == CommGroup::kPipeline)
     phase += QObject::tr(" (pipeline group: the token table)");
-  return QObject::tr("rank %1 · step %2 · %3 %4 ms (%5 → %6 ms)")
+  return QObject::tr("rank %1 · step %2 · %3 %4 ms (%5 → %6 ms)%7")
       .arg(bar.rank)
       .arg(bar.step)
       .arg(phase)
       .arg(bar.end_ms - bar.start_ms, 0, 'f', 2)
       .arg(bar.start_ms, 0, 'f', 2)
-      .arg(bar.end_ms, 0, 'f', 2);
+      .arg(bar.end_ms, 0, 'f', 2)
+      .arg(bar.on_path ? QObject::tr(" · on the critical path: the others waited for it")
+                       : QString());
 }
 
 QString describeSpan(const TimelineSpan& span) {

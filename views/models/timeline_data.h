@@ -27,6 +27,9 @@ struct TimelineBar {
   // A comm bar's group: the tensor slices' f and g (timed inside the passes, drawn here),
   // the pipeline's token table, the data group's gradient sum.
   CommGroup group = CommGroup::kData;
+  // On the critical path: the step's last rank to reach its collective, whom every other
+  // rank waited for (storage/analysis/critical_path.h: the same rank, step by step).
+  bool on_path = false;
 };
 
 // Time a rank spent outside its steps (an evaluation, a checkpoint), on the bars' axis.
