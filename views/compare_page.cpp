@@ -11,8 +11,10 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 #include "views/chart_export.h"
 #include "views/curve_chart.h"
@@ -39,7 +41,10 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
       chart_(new CurveChart(tr("Runs compared"), tr("training loss"), this)),
       settings_view_(new QTableView(this)),
       summary_view_(new QTableView(this)),
-      settings_note_(new QLabel(this)) {
+      settings_note_(new QLabel(this)),
+      diff_box_(new QWidget(this)),
+      diff_note_(new QLabel(diff_box_)),
+      diff_table_(new QTableWidget(0, 3, diff_box_)) {
   run_list_->setObjectName(QStringLiteral("compareRunList"));
   connect(runs_, &QAbstractItemModel::modelReset, this, &ComparePage::refillRunList);
   QWidget* left = buildRunPicker();
@@ -145,7 +150,65 @@ QSplitter* ComparePage::buildTables() {
   auto* tables = new QSplitter(Qt::Horizontal, this);
   tables->addWidget(settings_box);
   tables->addWidget(summary_view_);
+  tables->addWidget(buildDiffBox());
+  tables->setStretchFactor(0, 2);  // the summaries' two columns and the diff need the room
+  tables->setStretchFactor(1, 3);
+  tables->setStretchFactor(2, 3);
   return tables;
+}
+
+// Two runs: where the second's step time differs from the first's (ranklab diff).
+QWidget* ComparePage::buildDiffBox() {
+  diff_table_->setObjectName(QStringLiteral("stepTimeDiff"));
+  diff_table_->setHorizontalHeaderLabels({tr("Δ ms"), tr("who"), tr("phase")});
+  diff_table_->verticalHeader()->hide();
+  diff_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  diff_table_->setSelectionMode(QAbstractItemView::NoSelection);
+  diff_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  diff_table_->horizontalHeader()->setStretchLastSection(true);
+  diff_note_->setObjectName(QStringLiteral("stepTimeDiffNote"));
+  diff_note_->setWordWrap(true);
+  auto* layout = new QVBoxLayout(diff_box_);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(diff_note_);
+  layout->addWidget(diff_table_, 1);
+  diff_box_->hide();
+  return diff_box_;
+}
+
+void ComparePage::setDiff(const RunDiff& diff, const QString& error) {
+  if (compared_.size() != 2 || diff.run_a != compared_[0].run.id ||
+      diff.run_b != compared_[1].run.id)
+    return;  // an answer for runs no longer compared
+  diff_table_->setRowCount(0);
+  diff_box_->show();
+  if (!error.isEmpty()) {
+    diff_note_->setText(tr("<b>Step time:</b> %1").arg(error.toHtmlEscaped()));
+    return;
+  }
+  diff_note_->setText(
+      tr("<b>Step time, run %1 against run %2</b> over the %3 steps both recorded: %4 s against "
+         "%5 s (%6 s), along each run's critical path:")
+          .arg(diff.run_b)
+          .arg(diff.run_a)
+          .arg(diff.steps)
+          .arg(diff.b_s, 0, 'f', 3)
+          .arg(diff.a_s, 0, 'f', 3)
+          .arg(QString::asprintf("%+.3f", diff.total_delta_s)));
+  for (const DiffPart& p : diff.parts) {
+    if (std::abs(p.delta_s) < 1e-6) continue;
+    const int row = diff_table_->rowCount();
+    diff_table_->insertRow(row);
+    auto* delta = new QTableWidgetItem(QString::asprintf("%+.2f", p.delta_s * 1e3));
+    delta->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    diff_table_->setItem(row, 0, delta);
+    diff_table_->setItem(
+        row, 1, new QTableWidgetItem(p.rank < 0 ? tr("all ranks") : tr("rank %1").arg(p.rank)));
+    diff_table_->setItem(row, 2, new QTableWidgetItem(QString::fromStdString(p.phase)));
+  }
+  if (diff_table_->rowCount() == 0)
+    diff_note_->setText(diff_note_->text() + tr(" no piece of the path changed (the difference is "
+                                                "where the ranks' steps start)."));
 }
 
 void ComparePage::refillRunList() {
@@ -194,6 +257,8 @@ void ComparePage::setRuns(std::vector<ComparedRun> runs) {
   QList<qint64> ids;
   for (const ComparedRun& c : compared_) ids << c.run.id;
   checkRuns(ids);
+  diff_box_->hide();
+  if (compared_.size() == 2) emit diffRequested(compared_[0].run.id, compared_[1].run.id);
   redraw();
 }
 

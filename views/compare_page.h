@@ -6,6 +6,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "storage/analysis/run_diff.h"
 #include "views/models/compare_models.h"
 
 class QComboBox;
@@ -14,6 +15,7 @@ class QSplitter;
 class QLabel;
 class QListWidget;
 class QTableView;
+class QTableWidget;
 
 namespace ranklab {
 
@@ -28,20 +30,25 @@ class ComparePage : public QWidget {
 
   void setRuns(std::vector<ComparedRun> runs);   // what the store reader loaded
   void checkRuns(const QList<qint64>& run_ids);  // tick them in the list
+  // Two runs' step times split by rank and phase (ranklab diff); `error` when there is none.
+  void setDiff(const ranklab::RunDiff& diff, const QString& error);
 
   CurveChart* chart() const { return chart_; }
   static constexpr int kParetoKey = -2;  // the front's curve in chart() (runs: their ids)
   SettingsDiffModel* settingsModel() const { return settings_; }
   SummaryCompareModel* summaryModel() const { return summary_; }
   QTableView* settingsView() const { return settings_view_; }
+  QTableWidget* diffTable() const { return diff_table_; }
 
  signals:
   void compareRequested(const QList<qint64>& run_ids);
+  void diffRequested(qint64 run_a, qint64 run_b);  // two runs are compared
 
  private:
   QWidget* buildRunPicker();
   QHBoxLayout* buildChartControls();
   QSplitter* buildTables();
+  QWidget* buildDiffBox();
   void refillRunList();
   void redraw();
   void drawTradeoff();
@@ -57,6 +64,9 @@ class ComparePage : public QWidget {
   QTableView* settings_view_;
   QTableView* summary_view_;
   QLabel* settings_note_;
+  QWidget* diff_box_;
+  QLabel* diff_note_;
+  QTableWidget* diff_table_;
 };
 
 }  // namespace ranklab

@@ -232,6 +232,8 @@ void MainWindow::connectRunsPage() {
     if (const int row = runs_model_->rowOfRun(id); row >= 0) resume(runs_model_->runAt(row), ranks);
   });
   connect(compare_page_, &ComparePage::compareRequested, this, &MainWindow::compareRuns);
+  connect(compare_page_, &ComparePage::diffRequested, reader_, &RunStoreReader::diffRuns);
+  connect(reader_, &RunStoreReader::diffLoaded, compare_page_, &ComparePage::setDiff);
   connect(reader_, &RunStoreReader::runsLoaded, this, [this](const std::vector<StoredRun>& runs) {
     std::vector<ComparedRun> compared;
     for (const StoredRun& r : runs) compared.push_back({r.run, r.series});

@@ -192,6 +192,7 @@ RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
   qRegisterMetaType<StoredRun>();
   qRegisterMetaType<std::vector<StoredRun>>();
   qRegisterMetaType<RunAnalysis>();
+  qRegisterMetaType<RunDiff>();
 }
 
 void RunStoreReader::listRuns() {
@@ -324,6 +325,29 @@ void RunStoreReader::analyzeRun(int64_t run_id) {
           emit analysisLoaded(run_id, a.value);
         else
           emit failed(a.error);
+      });
+}
+
+void RunStoreReader::diffRuns(int64_t run_a, int64_t run_b) {
+  const quint64 mine = ++diff_generation_;
+  readAsync<RunDiff>(
+      this,
+      [path = db_path_.toStdString(), run_a, run_b] {
+        return readWithRetry<RunDiff>([&] {
+          Answer<RunDiff> answer;
+          answer.value.run_a = run_a;
+          answer.value.run_b = run_b;
+          try {
+            RunStore store(path);
+            answer.value = ranklab::diffRuns(store, run_a, run_b);
+          } catch (const std::exception& e) {
+            answer.error = QString::fromStdString(e.what());
+          }
+          return answer;
+        });
+      },
+      [this, mine](const Answer<RunDiff>& a) {
+        if (mine == diff_generation_) emit diffLoaded(a.value, a.error);
       });
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "storage/analysis/analysis_results.h"
+#include "storage/analysis/run_diff.h"
 #include "storage/records.h"
 #include "views/models/run_series.h"
 
@@ -81,6 +82,8 @@ class RunStoreReader : public QObject {
   void exportTrace(int64_t run_id, const QString& path);  // Chrome Trace Event JSON
   // The run taken apart across its ranks -> analysisLoaded or failed; latest answers.
   void analyzeRun(int64_t run_id);
+  // Run b's step time against run a's -> diffLoaded (with the reason when there is none).
+  void diffRuns(int64_t run_a, int64_t run_b);
 
  signals:
   void runsListed(const ranklab::RunList& list);
@@ -89,6 +92,7 @@ class RunStoreReader : public QObject {
   void runsLoaded(const std::vector<ranklab::StoredRun>& runs);
   void windowLoaded(qint64 run_id, const ranklab::StepWindow& window);
   void analysisLoaded(qint64 run_id, const ranklab::RunAnalysis& analysis);
+  void diffLoaded(const ranklab::RunDiff& diff, const QString& error);
   void changed(const QString& message);
   void failed(const QString& message);
 
@@ -106,6 +110,7 @@ class RunStoreReader : public QObject {
   quint64 compare_generation_ = 0;
   quint64 window_generation_ = 0;
   quint64 analysis_generation_ = 0;
+  quint64 diff_generation_ = 0;
 };
 
 }  // namespace ranklab
@@ -114,3 +119,4 @@ Q_DECLARE_METATYPE(ranklab::RunList)
 Q_DECLARE_METATYPE(ranklab::StoredRun)
 Q_DECLARE_METATYPE(std::vector<ranklab::StoredRun>)
 Q_DECLARE_METATYPE(ranklab::RunAnalysis)
+Q_DECLARE_METATYPE(ranklab::RunDiff)

@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QPushButton>
@@ -91,6 +92,14 @@ class WorkbenchPagesTest : public QObject {
     QCOMPARE(page->summaryModel()->columnCount(), 2);
     QCOMPARE(page->chart()->seriesCount(), 2);  // one curve per run
     QVERIFY(page->chart()->seriesFor(int(f.ring))->count() > 0);
+    // Two runs: the second's step time against the first's, by rank and phase (ranklab diff);
+    // the fixture's runs take the same path (rank 0's compute, then the all-reduce).
+    const auto* diff_note = page->findChild<QLabel*>(QStringLiteral("stepTimeDiffNote"));
+    QTRY_VERIFY_WITH_TIMEOUT(diff_note->text().contains(QStringLiteral("over the 8 steps both")),
+                             10000);
+    QVERIFY(page->diffTable()->isVisible());
+    QVERIFY2(diff_note->text().contains(QStringLiteral("no piece of the path changed")),
+             qPrintable(diff_note->text()));
 
     // MB sent against accuracy: one point per run; the front is drawn once two runs are on it.
     page->findChild<QComboBox*>(QStringLiteral("compareMetric"))->setCurrentIndex(3);
