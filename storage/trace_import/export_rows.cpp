@@ -21,7 +21,8 @@ int64_t* phaseField(StepRow& s, const std::string& name) {
 
 int64_t arg(const ExportEvent& e, const char* key, int64_t fallback = 0) {
   const auto it = e.args.find(key);
-  return it == e.args.end() ? fallback : int64_t(it->second);
+  return it == e.args.end() ? fallback
+                            : clampedInteger(it->second, -(int64_t(1) << 62), int64_t(1) << 62);
 }
 
 NewRun runOf(const RankTrace& trace) {
@@ -31,12 +32,12 @@ NewRun runOf(const RankTrace& trace) {
   run.name = field("name");
   run.job_path = trace.path;
   run.job_toml = field("job");
-  run.world = std::max(1, std::atoi(field("world").c_str()));
+  run.world = int(integerIn(field("world"), 1, 1 << 20));
   run.strategy = field("strategy");
   run.algorithm = field("algorithm");
   run.codec = field("codec");
   run.amp = field("amp");
-  run.epochs = std::atoi(field("epochs").c_str());
+  run.epochs = int(integerIn(field("epochs"), 0, 1 << 20));
   run.origin = "ranklab-trace";
   return run;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <iterator>
 #include <memory>
@@ -16,6 +17,8 @@ namespace ranklab {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr int64_t kMaxRanks = int64_t(1) << 20;  // a rank, a world, a pid beyond it is clamped
 
 bool startsWith(const std::string& text, const char* prefix) {
   return text.rfind(prefix, 0) == 0;
@@ -120,8 +123,8 @@ class TraceReader : public json::json_sax_t {
   // A string or number value under the current key.
   bool scalar(const std::string& text, std::optional<double> v) {
     if (in_distributed_ && depth_ == 2) {
-      if (key_ == "rank" && v) out_.rank = int(*v);
-      if (key_ == "world_size" && v) out_.world = int(*v);
+      if (key_ == "rank" && v) out_.rank = int(clampedInteger(*v, 0, kMaxRanks));
+      if (key_ == "world_size" && v) out_.world = int(clampedInteger(*v, 0, kMaxRanks));
       if (key_ == "backend") out_.backend = text;
     } else if (in_other_data_ && depth_ == 2) {
       out_.other_data[key_] = text;
@@ -131,7 +134,7 @@ class TraceReader : public json::json_sax_t {
     } else if (event_ && depth_ == events_depth_ + 1) {
       eventField(text, v);
     } else if (event_ && in_args_ && depth_ == events_depth_ + 2) {
-      if (key_ == "In msg nelems" && v) event_->nelems = int64_t(*v);
+      if (key_ == "In msg nelems" && v) event_->nelems = clampedInteger(*v, 0, int64_t(1) << 40);
       if (key_ == "dtype") event_->dtype = text;
       if (key_ == "Collective name") event_->collective = text;
     }
@@ -173,13 +176,13 @@ class TraceReader : public json::json_sax_t {
       return;
     }
     TraceEvent t;
-    t.start_ns = nanoseconds(*e.ts);
-    t.end_ns = t.start_ns + nanoseconds(e.dur.value_or(0));
+    t.start_ns = nanoseconds(*e.ts, e.name, "ts");
+    t.end_ns = t.start_ns + nanoseconds(e.dur.value_or(0), e.name, "dur");
     const std::string& op_name = e.collective.empty() ? e.name : e.collective;
     t.kind = classifyTraceEvent(e.name, e.cat, &t.source, &t.op);
     if (t.kind == TraceClass::kCollective && !e.collective.empty() && collectiveOp(op_name) >= 0)
       t.op = uint8_t(collectiveOp(op_name));
-    if (t.kind == TraceClass::kStep) t.step = std::atoi(e.name.c_str() + 13);
+    if (t.kind == TraceClass::kStep) t.step = int32_t(integerIn(e.name.substr(13), 0, INT32_MAX));
     if (e.nelems >= 0) t.bytes = e.nelems * dtypeBytes(e.dtype);
     if (t.kind == TraceClass::kCollective && out_.backend.empty() &&
         t.source == CollectiveSource::kBackendOp)
@@ -191,18 +194,30 @@ class TraceReader : public json::json_sax_t {
     out_.events.push_back(t);
   }
 
-  // The trace's microseconds (ranklab's exports keep every nanosecond in 3 decimals).
-  static int64_t nanoseconds(double micros) { return std::llround(micros * 1000.0); }
+  // The trace's microseconds as nanoseconds (ranklab's exports keep every nanosecond in 3
+  // decimals). A time past 2^61 ns (73 years), a duration past 2^50 ns (13 days) or either
+  // negative is refused: the sums and differences of clocks made of them stay inside int64.
+  int64_t nanoseconds(double micros, const std::string& event, const char* field) const {
+    const bool duration = std::string(field) == "dur";
+    const double max_ns = double(int64_t(1) << (duration ? 50 : 61));
+    const double ns = micros * 1000.0;
+    if (!(ns >= 0 && ns < max_ns))
+      throw std::runtime_error(out_.path + ": event \"" + event.substr(0, 60) + "\" near byte " +
+                               std::to_string(std::ftell(file_)) + " has " + field + " " +
+                               std::to_string(micros) + " us (allowed: 0 to 2^" +
+                               (duration ? "50" : "61") + " ns)");
+    return std::llround(ns);
+  }
 
   void keepExported(Pending e) {
     ExportEvent x;
     x.ph = e.ph.empty() ? '?' : e.ph[0];
-    x.pid = std::atoi(e.pid.c_str());
-    x.tid = std::atoi(e.tid.c_str());
+    x.pid = int(integerIn(e.pid, -kMaxRanks, kMaxRanks));
+    x.tid = int(integerIn(e.tid, -kMaxRanks, kMaxRanks));
     x.name = std::move(e.name);
     x.cat = std::move(e.cat);
-    x.start_ns = nanoseconds(e.ts.value_or(0));
-    x.dur_ns = nanoseconds(e.dur.value_or(0));
+    x.start_ns = nanoseconds(e.ts.value_or(0), x.name, "ts");
+    x.dur_ns = nanoseconds(e.dur.value_or(0), x.name, "dur");
     x.args = std::move(e.numbers);
     x.text = std::move(e.arg_name);
     out_.export_events.push_back(std::move(x));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -72,6 +73,18 @@ struct RankTrace {
   std::vector<ExportEvent> export_events;
   bool isRanklabExport() const { return other_data.count("run") > 0; }
 };
+
+// A trace's number as an integer in [lo, hi]: beyond it (or NaN) clamped, never converted
+// out of range (hostile files hold any double).
+inline int64_t clampedInteger(double v, int64_t lo, int64_t hi) {
+  if (!(v >= double(lo))) return lo;
+  if (v >= double(hi)) return hi;
+  return int64_t(v);
+}
+// The same for a number written as text ("12", "ProfilerStep#12"'s "12").
+inline int64_t integerIn(const std::string& text, int64_t lo, int64_t hi) {
+  return clampedInteger(std::strtod(text.c_str(), nullptr), lo, hi);
+}
 
 // Reads `path`; `progress` (may be empty) is told the bytes read so far now and then.
 // Throws std::runtime_error naming the file and the byte offset of bad JSON, a JSON file

@@ -41,7 +41,7 @@ json complete(const std::string& name, double ts, double dur, int tid, json args
 // slowest rank's has arrived and kTransferUs passed (`latest_forward_us` is the slowest's).
 json plantedEvents(const PlantedRank& r, double latest_forward_us) {
   json events = json::array();
-  double t = 0;
+  double t = 100;  // traces' clocks count from 0: the first step a little after
   for (int step = 1; step <= kSteps; ++step) {
     const double start = t, arrival = start + kDataUs + r.forward_us + kBackwardUs;
     const double all_arrived = start + kDataUs + latest_forward_us + kBackwardUs;
@@ -62,7 +62,7 @@ json plantedEvents(const PlantedRank& r, double latest_forward_us) {
         json{{"ph", "i"}, {"name", "marker"}, {"pid", 7}, {"tid", 1}, {"ts", c + end}});
     t = end + kStepGapUs;
   }
-  events.push_back(complete("aten::zeros", r.clock_us - 40, 10, 1));  // before every step
+  events.push_back(complete("aten::zeros", r.clock_us + 40, 10, 1));  // before every step
   return events;
 }
 
@@ -170,14 +170,18 @@ TEST_F(TraceImportTest, BadFilesAreNamedWithTheirOffsetAndTheGoodOnesImported) {
   write("truncated.json", text.substr(0, 1000));
   write("other-tool.json", R"({"version": 3, "frames": []})");
   write("no-steps.json", json::array({complete("aten::mm", 0, 5, 1)}).dump());
+  write("far-future.json", json::array({complete("ProfilerStep#1", 1e300, 5, 1)}).dump());
   const ImportReport report = importPytorchTraces(store(), {folder_.path().string()}, "");
   EXPECT_EQ(report.ranks.size(), 1u);
-  ASSERT_EQ(report.skipped.size(), 3u);
+  ASSERT_EQ(report.skipped.size(), 4u);
   std::string all;
   for (const auto& s : report.skipped) all += s + "\n";
   EXPECT_NE(all.find("truncated.json: not valid JSON at byte 10"), std::string::npos) << all;
   EXPECT_NE(all.find("other-tool.json: JSON, but not a Chrome trace"), std::string::npos) << all;
   EXPECT_NE(all.find("no-steps.json: a trace without ProfilerStep#N"), std::string::npos) << all;
+  EXPECT_NE(all.find("far-future.json: event \"ProfilerStep#1\" near byte"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("(allowed: 0 to 2^61 ns)"), std::string::npos) << all;
   (void)good;
 }
 
