@@ -306,10 +306,10 @@ PRAGMA user_version = 16;
 )sql";
 
 constexpr Migration kMigrations[] = {
-    {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4},   {5, kVersion5},
-    {6, kVersion6},   {7, kVersion7},   {8, kVersion8},   {9, kVersion9},   {10, kVersion10},
-    {11, kVersion11}, {12, kVersion12}, {13, kVersion13}, {14, kVersion14}, {15, kVersion15},
-    {16, kVersion16},
+    {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4},
+    {5, kVersion5},   {6, kVersion6},   {7, kVersion7},   {8, kVersion8},
+    {9, kVersion9},   {10, kVersion10}, {11, kVersion11}, {12, kVersion12},
+    {13, kVersion13}, {14, kVersion14}, {15, kVersion15}, {16, kVersion16},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

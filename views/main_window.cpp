@@ -113,12 +113,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   });
   connectSession();
   connectRunsPage();
-  connect(timeline_page_, &TimelinePage::windowRequested, reader_, &RunStoreReader::loadWindow);
-  connect(timeline_page_, &TimelinePage::latestWindowRequested, reader_,
-          &RunStoreReader::loadLatestWindow);
-  connect(reader_, &RunStoreReader::windowLoaded, timeline_page_, &TimelinePage::setSteps);
-  connect(analysis_page_, &AnalysisPage::analysisRequested, reader_, &RunStoreReader::analyzeRun);
-  connect(reader_, &RunStoreReader::analysisLoaded, analysis_page_, &AnalysisPage::setAnalysis);
+  connectStoredRunPages();
   connect(live_model_, &LiveRunModel::updated, this, [this] {
     if (runs_page_->isVisible() && runs_page_->currentRunId() == live_run_id_ &&
         preview_clock_.elapsed() >= kLivePreviewMs)
@@ -244,6 +239,16 @@ void MainWindow::connectRunsPage() {
     statusBar()->showMessage(message, 8000);
     refreshRuns();
   });
+}
+
+// The timeline and analysis pages ask the store reader for what they draw.
+void MainWindow::connectStoredRunPages() {
+  connect(timeline_page_, &TimelinePage::windowRequested, reader_, &RunStoreReader::loadWindow);
+  connect(timeline_page_, &TimelinePage::latestWindowRequested, reader_,
+          &RunStoreReader::loadLatestWindow);
+  connect(reader_, &RunStoreReader::windowLoaded, timeline_page_, &TimelinePage::setSteps);
+  connect(analysis_page_, &AnalysisPage::analysisRequested, reader_, &RunStoreReader::analyzeRun);
+  connect(reader_, &RunStoreReader::analysisLoaded, analysis_page_, &AnalysisPage::setAnalysis);
 }
 
 void MainWindow::setJobPath(const QString& path) {

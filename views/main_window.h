@@ -91,6 +91,7 @@ class MainWindow : public QMainWindow {
   void buildToolbar();
   void connectSession();
   void connectRunsPage();
+  void connectStoredRunPages();
   void updateActions();
   void applyOverrides(const QStringList& overrides);
   void onRunsListed(const RunList& list);

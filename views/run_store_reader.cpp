@@ -42,6 +42,22 @@ Answer<T> readWithRetry(Read read) {
   return answer;
 }
 
+// `read(store)` on a store opened at `path`, retried while a writer holds the file; a
+// failure's message as the answer's error, `unanswered` its value.
+template <typename T, typename Read>
+Answer<T> readStore(const std::string& path, const T& unanswered, Read read) {
+  return readWithRetry<T>([&] {
+    Answer<T> answer{unanswered, {}};
+    try {
+      RunStore store(path);
+      answer.value = read(store);
+    } catch (const std::exception& e) {
+      answer.error = QString::fromStdString(e.what());
+    }
+    return answer;
+  });
+}
+
 Answer<RunList> readRunList(const std::string& path, EndedSummaries& ended) {
   Answer<RunList> answer;
   try {
@@ -308,16 +324,8 @@ void RunStoreReader::analyzeRun(int64_t run_id) {
   readAsync<RunAnalysis>(
       this,
       [path = db_path_.toStdString(), run_id] {
-        return readWithRetry<RunAnalysis>([&] {
-          Answer<RunAnalysis> answer;
-          try {
-            RunStore store(path);
-            answer.value = ranklab::analyzeRun(store, run_id);
-          } catch (const std::exception& e) {
-            answer.error = QString::fromStdString(e.what());
-          }
-          return answer;
-        });
+        return readStore<RunAnalysis>(
+            path, {}, [&](RunStore& store) { return ranklab::analyzeRun(store, run_id); });
       },
       [this, run_id, mine](const Answer<RunAnalysis>& a) {
         if (mine != analysis_generation_) return;
@@ -333,17 +341,11 @@ void RunStoreReader::diffRuns(int64_t run_a, int64_t run_b) {
   readAsync<RunDiff>(
       this,
       [path = db_path_.toStdString(), run_a, run_b] {
-        return readWithRetry<RunDiff>([&] {
-          Answer<RunDiff> answer;
-          answer.value.run_a = run_a;
-          answer.value.run_b = run_b;
-          try {
-            RunStore store(path);
-            answer.value = ranklab::diffRuns(store, run_a, run_b);
-          } catch (const std::exception& e) {
-            answer.error = QString::fromStdString(e.what());
-          }
-          return answer;
+        RunDiff unanswered;  // names the runs even when it fails
+        unanswered.run_a = run_a;
+        unanswered.run_b = run_b;
+        return readStore<RunDiff>(path, unanswered, [&](RunStore& store) {
+          return ranklab::diffRuns(store, run_a, run_b);
         });
       },
       [this, mine](const Answer<RunDiff>& a) {
@@ -355,19 +357,7 @@ void RunStoreReader::diffRuns(int64_t run_a, int64_t run_b) {
 template <typename Edit>
 void RunStoreReader::edit(Edit edit) {
   readAsync<QString>(
-      this,
-      [path = db_path_.toStdString(), edit] {
-        return readWithRetry<QString>([&] {
-          Answer<QString> answer;
-          try {
-            RunStore store(path);
-            answer.value = edit(store);
-          } catch (const std::exception& e) {
-            answer.error = QString::fromStdString(e.what());
-          }
-          return answer;
-        });
-      },
+      this, [path = db_path_.toStdString(), edit] { return readStore<QString>(path, {}, edit); },
       [this](const Answer<QString>& a) {
         if (a.error.isEmpty())
           emit changed(a.value);

@@ -159,15 +159,8 @@ QString TimelineView::describeAt(const QPoint& point) const {
   return {};
 }
 
-void TimelineView::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  painter.fillRect(rect(), Qt::white);
-  QFont font = painter.font();
-  font.setPointSize(9);
-  painter.setFont(font);
-  const QRect plot = plotRect();
-
-  // Legend: one swatch per phase.
+// The legend along the top: one swatch per phase, the groups, the device strip, the path.
+void TimelineView::drawLegend(QPainter& painter) const {
   int x = kGutter;
   for (int p = 0; p < kPhaseCount; ++p) {
     painter.fillRect(QRect(x, 8, 12, 12), phaseColour(p));
@@ -203,6 +196,17 @@ void TimelineView::paintEvent(QPaintEvent*) {
     painter.drawText(x + 18, 19, tr("critical path"));
     x += 26 + painter.fontMetrics().horizontalAdvance(tr("critical path"));
   }
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.fillRect(rect(), Qt::white);
+  QFont font = painter.font();
+  font.setPointSize(9);
+  painter.setFont(font);
+  const QRect plot = plotRect();
+
+  drawLegend(painter);
   if (data_.empty()) {
     painter.drawText(plot, Qt::AlignCenter, tr("No steps in this window yet."));
     return;

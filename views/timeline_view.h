@@ -41,6 +41,7 @@ class TimelineView : public QWidget {
   void drawMarks(QPainter& painter) const;
   void drawHops(QPainter& painter) const;
   void drawDevice(QPainter& painter) const;
+  void drawLegend(QPainter& painter) const;
   void drawBars(QPainter& painter) const;
   // The rectangle of an interval on a rank's row, at least min_px wide.
   QRectF boxOf(int rank, double start_ms, double end_ms, double min_px) const;

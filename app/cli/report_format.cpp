@@ -144,6 +144,26 @@ std::string hostsLine(const RunSummary& s) {
 
 }  // namespace
 
+// A parameter server's shards, one object each.
+static nlohmann::json serversJson(const RunSummary& s) {
+  nlohmann::json servers = nlohmann::json::array();
+  for (const auto& v : s.servers) {
+    servers.push_back({{"rank", v.rank},
+                       {"shard", v.shard},
+                       {"key_begin", v.key_begin},
+                       {"key_end", v.key_end},
+                       {"pushes", v.pushes},
+                       {"pulls", v.pulls},
+                       {"bytes_rx", v.bytes_rx},
+                       {"bytes_tx", v.bytes_tx},
+                       {"bytes_raw", v.bytes_raw},
+                       {"busy_s", v.busy_s},
+                       {"idle_s", v.idle_s},
+                       {"max_staleness", v.max_staleness}});
+  }
+  return servers;
+}
+
 nlohmann::json summaryJson(const RunSummary& s) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& r : s.ranks) {
@@ -174,21 +194,6 @@ nlohmann::json summaryJson(const RunSummary& s) {
                        {"recv", r.collectives.recv}}},
                      {"traffic", trafficJson(r)},
                      {"activations", activationsJson(r)}});
-  }
-  nlohmann::json servers = nlohmann::json::array();
-  for (const auto& v : s.servers) {
-    servers.push_back({{"rank", v.rank},
-                       {"shard", v.shard},
-                       {"key_begin", v.key_begin},
-                       {"key_end", v.key_end},
-                       {"pushes", v.pushes},
-                       {"pulls", v.pulls},
-                       {"bytes_rx", v.bytes_rx},
-                       {"bytes_tx", v.bytes_tx},
-                       {"bytes_raw", v.bytes_raw},
-                       {"busy_s", v.busy_s},
-                       {"idle_s", v.idle_s},
-                       {"max_staleness", v.max_staleness}});
   }
   auto optional = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -221,7 +226,7 @@ nlohmann::json summaryJson(const RunSummary& s) {
       {"sample",
        s.sample ? nlohmann::json{{"step", s.sample_step}, {"text", *s.sample}} : nlohmann::json()},
       {"ranks", ranks},
-      {"servers", servers}};
+      {"servers", serversJson(s)}};
   json.update(layoutJson(s));
   json.update(languageJson(s));
   return json;

@@ -81,7 +81,8 @@ struct Options {
   QCommandLineOption compare{QStringLiteral("compare"),
                              "Compare these stored runs on the compare page.", "ID,ID,..."};
   QCommandLineOption page{QStringLiteral("page"),
-                          "Page to show: setup, live, timeline, analysis, runs, compare or learn.", "NAME"};
+                          "Page to show: setup, live, timeline, analysis, runs, compare or learn.",
+                          "NAME"};
   QCommandLineOption lesson{QStringLiteral("lesson"),
                             "Open this lesson on the Learn page, answered from its last stored "
                             "run if there is one.",

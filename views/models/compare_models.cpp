@@ -130,26 +130,31 @@ QVariant SettingsDiffModel::headerData(int section, Qt::Orientation orientation,
 
 SummaryCompareModel::SummaryCompareModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+// The summaries' rows, top down.
+QStringList SummaryCompareModel::metricNames() {
+  return {tr("status"),
+          tr("ranks"),
+          tr("strategy"),
+          tr("codec · precision"),
+          tr("steps"),
+          tr("wall time (s)"),
+          tr("training time (s)"),
+          tr("samples/s"),
+          tr("final test accuracy"),
+          tr("final training loss (mean of ranks)"),
+          tr("MB sent (all ranks)"),
+          tr("compression (raw / sent bytes)"),
+          tr("compute ms/step (mean)"),
+          tr("comm ms/step (mean)"),
+          tr("wait ms/step (mean)"),
+          tr("layout (data × pipeline × tensor)"),
+          tr("pipeline bubble (formula)"),
+          tr("memory held per rank, MB (largest)")};
+}
+
 void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
   beginResetModel();
-  metrics_ = {tr("status"),
-              tr("ranks"),
-              tr("strategy"),
-              tr("codec · precision"),
-              tr("steps"),
-              tr("wall time (s)"),
-              tr("training time (s)"),
-              tr("samples/s"),
-              tr("final test accuracy"),
-              tr("final training loss (mean of ranks)"),
-              tr("MB sent (all ranks)"),
-              tr("compression (raw / sent bytes)"),
-              tr("compute ms/step (mean)"),
-              tr("comm ms/step (mean)"),
-              tr("wait ms/step (mean)"),
-              tr("layout (data × pipeline × tensor)"),
-              tr("pipeline bubble (formula)"),
-              tr("memory held per rank, MB (largest)")};
+  metrics_ = metricNames();
   runs_.clear();
   values_.assign(size_t(metrics_.size()), {});
   for (const ComparedRun& c : runs) {

@@ -64,6 +64,7 @@ class SummaryCompareModel : public QAbstractTableModel {
                       int role = Qt::DisplayRole) const override;
 
  private:
+  static QStringList metricNames();
   QStringList metrics_;              // row titles
   QStringList runs_;                 // column titles
   std::vector<QStringList> values_;  // [metric][run]
