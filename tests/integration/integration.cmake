@@ -18,12 +18,6 @@ add_executable(private_dir_test integration/private_dir_test.cpp unit/rejection_
 target_link_libraries(private_dir_test PRIVATE ranklab_launch GTest::gtest_main)
 gtest_discover_tests(private_dir_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 60)
 
-# Text from ranks and the store made inert before it reaches a terminal.
-add_executable(terminal_text_test unit/terminal_text_test.cpp ${PROJECT_SOURCE_DIR}/app/cli/terminal_text.cpp)
-target_include_directories(terminal_text_test PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(terminal_text_test PRIVATE GTest::gtest_main)
-gtest_discover_tests(terminal_text_test TEST_PREFIX "cli." PROPERTIES TIMEOUT 30)
-
 # Tests of the real `ranklab` CLI. Each case launches mpirun with up to 4 ranks on 2 cores:
 # one at a time, never beside a GUI test's ranks, but a one-process test may run beside
 # them (the locks: tests/CMakeLists.txt). The ones that time something (a straggler's wait, a hang

@@ -23,14 +23,14 @@
 namespace ranklab {
 namespace {
 
-constexpr int64_t kSteps = 12;
-constexpr size_t kParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
+constexpr int64_t kPowerSgdSteps = 12;
+constexpr size_t kPowerSgdParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
 
 JobSpec powersgdJob() {
   JobSpec job;
   job.model.layers = {32};
   job.train.batch_size = 20;
-  job.train.max_steps = kSteps;
+  job.train.max_steps = kPowerSgdSteps;
   job.parallel.ranks = 2;
   job.compression.codec = "powersgd";
   return job;
@@ -98,16 +98,16 @@ TEST(DevicePowerSgd, RunsItsProductsOnTheDeviceAndFollowsTheCpuBitForBit) {
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
       // P = M Q, Q = M^T P and the reconstruction per weight matrix and step, at least.
       const int matrices = static_cast<int>(cpu.model.layers.size()) + 1;
-      EXPECT_GE(testing::guarded(r).gemms - gemms[r], 3 * matrices * kSteps) << what;
+      EXPECT_GE(testing::guarded(r).gemms - gemms[r], 3 * matrices * kPowerSgdSteps) << what;
       // What powersgd sends comes down, and next to nothing else (a host-staged codec would
-      // download kSteps * kParameters floats).
+      // download kPowerSgdSteps * kPowerSgdParameters floats).
       const int64_t floats = testing::guarded(r).floats_downloaded - downloaded[r];
-      EXPECT_GE(floats, kSteps * per_step) << what << " rank " << r;
-      EXPECT_LE(floats, kSteps * (per_step + 64)) << what << " rank " << r;
+      EXPECT_GE(floats, kPowerSgdSteps * per_step) << what << " rank " << r;
+      EXPECT_LE(floats, kPowerSgdSteps * (per_step + 64)) << what << " rank " << r;
       if (r == 0) {
         std::printf("%s: %lld floats downloaded in %lld steps (P, Q and the rest: %lld a step)\n",
-                    what.c_str(), static_cast<long long>(floats), static_cast<long long>(kSteps),
-                    static_cast<long long>(per_step));
+                    what.c_str(), static_cast<long long>(floats),
+                    static_cast<long long>(kPowerSgdSteps), static_cast<long long>(per_step));
       }
     }
   }

@@ -19,14 +19,14 @@
 namespace ranklab {
 namespace {
 
-constexpr int64_t kSteps = 12;
-constexpr size_t kParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
+constexpr int64_t kPsSteps = 12;
+constexpr size_t kPsParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
 
 JobSpec psJob(const std::string& codec) {
   JobSpec job;
   job.model.layers = {32};
   job.train.batch_size = 20;
-  job.train.max_steps = kSteps;
+  job.train.max_steps = kPsSteps;
   job.parallel.ranks = 2;
   job.parallel.strategy = "ps-sync";
   job.compression.codec = codec;
@@ -97,15 +97,16 @@ TEST(DevicePs, PushesEncodedOnTheDeviceFollowTheCpuBitForBit) {
         << what << ": no device event says where the pushes were encoded";
     for (int r = 0; r < workers; ++r) {
       // A pick or an encode per shard and step (randomk's gather is one too).
-      EXPECT_EQ(testing::guarded(r).codec_encodes - encodes[r], kSteps * cpu.parallel.servers)
+      EXPECT_EQ(testing::guarded(r).codec_encodes - encodes[r], kPsSteps * cpu.parallel.servers)
           << what << " rank " << r;
       // The parameters come down once, at the start; a gradient never does (a host-staged
-      // push would download kSteps * kParameters floats).
+      // push would download kPsSteps * kPsParameters floats).
       const int64_t floats = testing::guarded(r).floats_downloaded - downloaded[r];
-      EXPECT_EQ(floats, static_cast<int64_t>(kParameters)) << what << " rank " << r;
+      EXPECT_EQ(floats, static_cast<int64_t>(kPsParameters)) << what << " rank " << r;
       if (r == 0) {
         std::printf("%s: %lld floats downloaded in %lld steps (the gradient: %zu)\n", what.c_str(),
-                    static_cast<long long>(floats), static_cast<long long>(kSteps), kParameters);
+                    static_cast<long long>(floats), static_cast<long long>(kPsSteps),
+                    kPsParameters);
       }
     }
   }

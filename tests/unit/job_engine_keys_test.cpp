@@ -8,12 +8,12 @@
 namespace ranklab {
 namespace {
 
-std::vector<JobIssue> issuesOf(const std::string& text) {
+std::vector<JobIssue> engineKeyIssues(const std::string& text) {
   return checkJob(text, "job.toml");
 }
 
 std::string onlyMessage(const std::string& text) {
-  const auto issues = issuesOf(text);
+  const auto issues = engineKeyIssues(text);
   if (issues.size() != 1) {
     ADD_FAILURE() << "expected exactly one issue, got " << issues.size();
     for (const auto& issue : issues) ADD_FAILURE() << "  issue: " << issue.str();
@@ -113,7 +113,7 @@ TEST(JobEngineKeys, RulesAcrossKeys) {
 // is named with the way out.
 TEST(JobEngineKeys, GptNamesWhatItNeedsAndWhatItCannotRunWithYet) {
   const std::string gpt = "[data]\ndataset = \"text\"\n[model]\nkind = \"gpt\"\n";
-  EXPECT_TRUE(issuesOf(gpt).empty());
+  EXPECT_TRUE(engineKeyIssues(gpt).empty());
   const JobSpec job =
       parseJob(gpt + "blocks = 2\nheads = 2\nwidth = 32\ncontext = 16\n", "job.toml");
   EXPECT_EQ(job.model.blocks, 2);
@@ -141,7 +141,7 @@ TEST(JobEngineKeys, GptNamesWhatItNeedsAndWhatItCannotRunWithYet) {
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
   EXPECT_TRUE(
-      issuesOf(gpt + "[parallel]\nranks = 8\npipeline = 2\ntensor = 2\nzero = 1\n").empty());
+      engineKeyIssues(gpt + "[parallel]\nranks = 8\npipeline = 2\ntensor = 2\nzero = 1\n").empty());
 }
 
 // ZeRO shards the ring's all-reduce: every feature that needs a whole gradient, another
@@ -166,10 +166,10 @@ TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {
     const std::string message = onlyMessage(text);
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
-  EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\n[amp]\ndtype = \"bf16\"\n").empty());
-  EXPECT_TRUE(issuesOf("[parallel]\nzero = 3\n[amp]\ndtype = \"fp16\"\n").empty());
-  EXPECT_TRUE(issuesOf("[parallel]\nzero = 3\n").empty());
-  EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\nranks = 4\npipeline = 2\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nzero = 1\n[amp]\ndtype = \"bf16\"\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nzero = 3\n[amp]\ndtype = \"fp16\"\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nzero = 3\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nzero = 1\nranks = 4\npipeline = 2\n").empty());
 }
 
 // Priority scheduling orders the pieces of a plain all-reduced gradient: what would need
@@ -190,8 +190,8 @@ TEST(JobEngineKeys, PriorityScheduleNamesWhatItCannotRunWith) {
     const std::string message = onlyMessage(text);
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
-  EXPECT_TRUE(issuesOf(priority + "partition_kb = 16\ncredit_kb = 64\n").empty());
-  EXPECT_TRUE(issuesOf(priority + "[amp]\ndtype = \"fp16\"\n").empty());
+  EXPECT_TRUE(engineKeyIssues(priority + "partition_kb = 16\ncredit_kb = 64\n").empty());
+  EXPECT_TRUE(engineKeyIssues(priority + "[amp]\ndtype = \"fp16\"\n").empty());
 }
 
 // train.device: its form, a GPU that must be there, and the parts without a GPU path.
@@ -204,7 +204,7 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
   const int gpus = kernels::usableGpus(&why);
   const auto device_issues = [](const std::string& text) {
     std::vector<std::string> found;
-    for (const auto& issue : issuesOf(text))
+    for (const auto& issue : engineKeyIssues(text))
       if (issue.key == "train.device") found.push_back(issue.message);
     return found;
   };
@@ -233,25 +233,25 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
        "parallel.device_collectives: must be one of: auto, nccl, host; got \"ring\""}};
   for (const auto& [text, expected] : cases) {
     bool seen = false;
-    for (const auto& issue : issuesOf(text))
+    for (const auto& issue : engineKeyIssues(text))
       seen |= (issue.key + ": " + issue.message).find(expected) != std::string::npos;
     EXPECT_TRUE(seen) << text;
   }
   // ZeRO runs on GPUs through NCCL: nothing about it is refused on the key itself.
   for (const std::string stage : {"1", "2", "3"}) {
-    for (const auto& issue : issuesOf(on_gpu + "zero = " + stage + "\n"))
+    for (const auto& issue : engineKeyIssues(on_gpu + "zero = " + stage + "\n"))
       EXPECT_NE(issue.key, "parallel.zero") << stage << ": " << issue.message;
   }
   // Nor are pipeline stages, tensor slices or priority pieces: they go through host copies.
   for (const std::string layout : {"pipeline = 2", "tensor = 2", "comm_schedule = \"priority\""}) {
-    for (const auto& issue : issuesOf(on_gpu + "ranks = 2\n" + layout + "\n")) {
+    for (const auto& issue : engineKeyIssues(on_gpu + "ranks = 2\n" + layout + "\n")) {
       EXPECT_NE(issue.key, "parallel.pipeline") << issue.message;
       EXPECT_NE(issue.key, "parallel.tensor") << issue.message;
       EXPECT_NE(issue.key, "parallel.comm_schedule") << issue.message;
     }
   }
   // On the CPU the GPU's limits do not apply.
-  EXPECT_TRUE(issuesOf("[parallel]\nzero = 1\ndevice_collectives = \"nccl\"\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nzero = 1\ndevice_collectives = \"nccl\"\n").empty());
 }
 
 TEST(JobEngineKeys, Tf32IsAGpuOptionOffByDefault) {
@@ -261,7 +261,7 @@ TEST(JobEngineKeys, Tf32IsAGpuOptionOffByDefault) {
             "in fp32 already: set train.tf32 = false, or train.device = \"cuda\"");
   EXPECT_NE(onlyMessage("[train]\ntf32 = 1\n").find("train.tf32"), std::string::npos);
   // On a GPU it is a choice (only the GPU's own check may speak).
-  for (const auto& issue : issuesOf("[train]\ndevice = \"cuda\"\ntf32 = true\n"))
+  for (const auto& issue : engineKeyIssues("[train]\ndevice = \"cuda\"\ntf32 = true\n"))
     EXPECT_NE(issue.key, "train.tf32");
 }
 
@@ -276,7 +276,8 @@ TEST(JobEngineKeys, StageLayersMustCoverTheBlocksStageByStage) {
             std::string::npos);
   EXPECT_NE(onlyMessage("[parallel]\nstage_layers = [1, 2]\n").find("set parallel.pipeline"),
             std::string::npos);
-  EXPECT_TRUE(issuesOf("[parallel]\nranks = 2\npipeline = 2\nstage_layers = [2, 1]\n").empty());
+  EXPECT_TRUE(
+      engineKeyIssues("[parallel]\nranks = 2\npipeline = 2\nstage_layers = [2, 1]\n").empty());
 }
 
 // Clipping needs a rank that holds the whole update's gradient and updates from it.
@@ -294,8 +295,9 @@ TEST(JobEngineKeys, GradClipNamesTheUpdatesItCannotClip) {
     const std::string message = onlyMessage(text);
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
-  EXPECT_TRUE(issuesOf("[train]\ngrad_clip = 1.0\n[parallel]\nranks = 4\ntensor = 2\n").empty());
-  EXPECT_TRUE(issuesOf("[train]\ngrad_clip = 1.0\n[parallel]\nzero = 2\n").empty());
+  EXPECT_TRUE(
+      engineKeyIssues("[train]\ngrad_clip = 1.0\n[parallel]\nranks = 4\ntensor = 2\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[train]\ngrad_clip = 1.0\n[parallel]\nzero = 2\n").empty());
 }
 
 // Tensor parallelism splits Linear pairs (an MLP's, a CNN head's) over whole ranks: what it
@@ -312,13 +314,13 @@ TEST(JobEngineKeys, TensorNamesWhatItCannotSplit) {
     const std::string message = onlyMessage(text);
     EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
   }
-  EXPECT_TRUE(issuesOf("[parallel]\nranks = 4\ntensor = 2\n").empty());
-  EXPECT_TRUE(issuesOf("[parallel]\nranks = 8\ntensor = 2\npipeline = 2\n").empty());
-  EXPECT_TRUE(issuesOf("[parallel]\nranks = 4\ntensor = 2\nzero = 3\n").empty());
-  EXPECT_TRUE(issuesOf("[model]\nkind = \"cnn\"\n[parallel]\ntensor = 2\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nranks = 4\ntensor = 2\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nranks = 8\ntensor = 2\npipeline = 2\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nranks = 4\ntensor = 2\nzero = 3\n").empty());
+  EXPECT_TRUE(engineKeyIssues("[model]\nkind = \"cnn\"\n[parallel]\ntensor = 2\n").empty());
   // A split model's checkpoint holds the whole model (engine/train/model_part.h).
-  EXPECT_TRUE(issuesOf("[parallel]\nranks = 8\ntensor = 2\npipeline = 2\n[train]\n"
-                       "checkpoint_path = \"a.ckpt\"\n")
+  EXPECT_TRUE(engineKeyIssues("[parallel]\nranks = 8\ntensor = 2\npipeline = 2\n[train]\n"
+                              "checkpoint_path = \"a.ckpt\"\n")
                   .empty());
 }
 
