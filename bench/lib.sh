@@ -20,6 +20,15 @@ max() {
   awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { print (a + 0 > b + 0 ? a : b) }'
 }
 
+# Whether VALUE ($1) meets a goal OP ($2: >= or <=) TARGET ($3): met, NOT met, or n/a when
+# the value is missing (a failed run's - or nothing).
+goal_verdict() {
+  awk -v v="${1:-}" -v op="$2" -v t="$3" 'BEGIN {
+    if (v == "-" || v == "") print "n/a"
+    else if ((op == ">=" && v + 0 >= t + 0) || (op == "<=" && v + 0 <= t + 0)) print "met"
+    else print "NOT met" }'
+}
+
 # samples_per_s of a `ranklab run ... --json` output $1 (its summary object), or nothing.
 run_rate() {
   json_field "$1" samples_per_s

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/codecs/codec_state.h"
+#include "comm/codecs/codec_traits.h"
 
 namespace ranklab {
 
@@ -96,7 +97,7 @@ struct CodecOptions {
   uint64_t seed = 1;                  // random streams (qsgd rounding, randomk indices, powersgd Q)
   std::vector<MatrixBlock> matrices;  // powersgd: which parts of the buffer are matrices
 
-  bool compresses() const { return codec != "none"; }  // "none": plain fp32 gradients
+  bool compresses() const { return compressesWith(codec); }  // "none": plain fp32 gradients
 };
 
 // One codec the job file can name: what it does, and how to make it where it is a

@@ -12,7 +12,10 @@ bool CodecTraits::takes(const std::string& key) const {
 
 const std::vector<CodecTraits>& codecTraits() {
   static const std::vector<CodecTraits> traits = {
-      {.name = "none", .momentum_correction = false, .ps_reply = "exact-delta"},
+      {.name = "none",
+       .form = CodecForm::kPlain,
+       .momentum_correction = false,
+       .ps_reply = "exact-delta"},
       {.name = "fp16", .device_encode = DeviceEncode::kFp16, .ps_reply = "fp16"},
       {.name = "bf16", .device_encode = DeviceEncode::kBf16, .ps_reply = "bf16"},
       {.name = "qsgd",
@@ -38,10 +41,32 @@ const std::vector<CodecTraits>& codecTraits() {
       // Its products run on the GPU through their own sync (device_powersgd_sync.h); a
       // server cannot sum every worker's P before Q.
       {.name = "powersgd",
+       .form = CodecForm::kLowRank,
        .keys = {"error_feedback", "rank", "warm_start"},
        .momentum_correction = false},
   };
   return traits;
+}
+
+const CodecTraits* findCodecTraits(const std::string& name) {
+  for (const auto& t : codecTraits())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+bool compressesWith(const std::string& name) {
+  const CodecTraits* t = findCodecTraits(name);
+  return t == nullptr || t->form != CodecForm::kPlain;
+}
+
+std::string codecsAServerTakes() {
+  std::vector<std::string> names;
+  for (const auto& t : codecTraits())
+    if (!t.ps_reply.empty() && t.form != CodecForm::kPlain) names.push_back(t.name);
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return text;
 }
 
 const CodecTraits& codecTraitsOf(const std::string& name) {

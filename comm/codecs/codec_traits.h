@@ -22,8 +22,14 @@ inline bool reencodedOnTheRing(DeviceEncode e) {
   return e == DeviceEncode::kQsgd || e == DeviceEncode::kFp16 || e == DeviceEncode::kBf16;
 }
 
+// What a codec does to the gradient: kPlain sends the fp32 gradient as it is (none); kFlat
+// encodes the flat buffer with the registry's factory; kLowRank sends low-rank products of
+// the weight matrices through float all-reduces (powersgd: a collective of its own).
+enum class CodecForm { kPlain, kFlat, kLowRank };
+
 struct CodecTraits {
   std::string name;
+  CodecForm form = CodecForm::kFlat;
   // The compression.* keys that shape it, in the order its checkpoint identity names them
   // (compression.momentum_correction has its own trait below).
   std::vector<std::string> keys = {};
@@ -36,9 +42,15 @@ struct CodecTraits {
   bool takes(const std::string& key) const;  // key: "bits", "ratio", ...
 };
 
-const std::vector<CodecTraits>& codecTraits();  // `none` first, as the registry
+const std::vector<CodecTraits>& codecTraits();                // `none` first, as the registry
+const CodecTraits* findCodecTraits(const std::string& name);  // null if unknown
 // Throws std::invalid_argument naming the codec and the allowed ones.
 const CodecTraits& codecTraitsOf(const std::string& name);
 std::vector<std::string> codecsTaking(const std::string& key);  // in registry order
+// Whether `name` changes what is sent: every codec but a plain one, and an unknown name too,
+// so that the checks which ask refuse it by name rather than pass it by.
+bool compressesWith(const std::string& name);
+// "fp16, bf16, ... or sign": the codecs a parameter server takes (a reply codec), plain none apart.
+std::string codecsAServerTakes();
 
 }  // namespace ranklab

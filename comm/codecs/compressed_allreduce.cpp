@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "comm/codecs/codec_traits.h"
 #include "comm/codecs/compressed_ring_allreduce.h"
 #include "comm/codecs/momentum_correction.h"
 #include "comm/codecs/payload_allgather.h"
@@ -12,13 +13,13 @@
 
 namespace ranklab {
 
-CompressedAllreduce::CompressedAllreduce(Communicator& comm, const std::string& algorithm,
+CompressedAllreduce::CompressedAllreduce(Communicator& comm, const AllreduceChoice& algorithm,
                                          const CodecOptions& options, size_t count)
-    : comm_(comm), options_(options), count_(count), allreduce_(makeAllreduce(algorithm, comm)) {
+    : comm_(comm), options_(options), count_(count), allreduce_(algorithm.make(comm)) {
   if (!options.compresses()) {
     throw std::invalid_argument("CompressedAllreduce: codec none needs no compression");
   }
-  if (options.codec == "powersgd") {
+  if (codecTraitsOf(options.codec).form == CodecForm::kLowRank) {
     powersgd_ = std::make_unique<PowerSgd>(options.matrices, count, options.rank,
                                            options.warm_start, options.seed);
   } else {

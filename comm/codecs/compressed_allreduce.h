@@ -21,6 +21,7 @@
 namespace ranklab {
 
 class Allreduce;
+class AllreduceChoice;
 class CompressedRingAllreduce;
 class MomentumCorrection;
 class PayloadAllgather;
@@ -39,8 +40,8 @@ class CompressedAllreduce {
  public:
   // algorithm: the float all-reduce (ring, mpi) used by randomk and powersgd; the other
   // codecs move bytes with their own collectives. count: the gradient buffer's length.
-  CompressedAllreduce(Communicator& comm, const std::string& algorithm, const CodecOptions& options,
-                      size_t count);
+  CompressedAllreduce(Communicator& comm, const AllreduceChoice& algorithm,
+                      const CodecOptions& options, size_t count);
   ~CompressedAllreduce();
 
   // In: this rank's gradient (count floats). Out: the sum over ranks of what each sent.

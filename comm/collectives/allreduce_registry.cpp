@@ -1,6 +1,7 @@
 // The all-reduce algorithms by name. Adding one: its own file, one entry below, its test.
 #include "comm/collectives/allreduce_registry.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -62,20 +63,55 @@ class NativeAlgorithm : public Allreduce {
   int64_t bytes_ = 0;
 };
 
+// Every rank sends 2 (n - 1) / n of the buffer: the ring's share, and mpi's as counted.
+double evenShareBytes(int /*rank*/, int n, int /*ranks_per_host*/, double bytes) {
+  return 2.0 * (n - 1) / n * bytes;
+}
+constexpr const char* kEvenShareFormula = "2(N−1)/N · S";
+
+// Shared memory inside each host (all a single host does); across hosts the leaders run a
+// ring and each rank of a host's broadcast tree sends the sum once to each of its children
+// (hierarchical_allreduce.cpp): a leader ceil(log2 L) times. The last host may be short.
+double hierarchicalBytes(int rank, int n, int ranks_per_host, double bytes) {
+  const int per_host = ranks_per_host > 0 ? std::min(ranks_per_host, n) : n;
+  const int hosts = (n + per_host - 1) / per_host;
+  const int local = std::min(per_host, n - rank / per_host * per_host);  // this host's ranks
+  const int me = rank % per_host;
+  double sent = 2.0 * (local - 1) / local * bytes;
+  if (hosts == 1) return sent;
+  if (me == 0) sent += 2.0 * (hosts - 1) / hosts * bytes;
+  int top = 1;
+  while (top < local) top <<= 1;
+  for (int mask = top >> 1; mask > 0; mask >>= 1)
+    if (me % (2 * mask) == 0 && me + mask < local) sent += bytes;
+  return sent;
+}
+
+double naiveBytes(int rank, int n, int /*ranks_per_host*/, double bytes) {
+  return rank == 0 ? (n - 1) * bytes : bytes;
+}
+
 }  // namespace
 
 const std::vector<AllreduceAlgorithm>& allreduceRegistry() {
   static const std::vector<AllreduceAlgorithm> algorithms = {
-      {"ring", "reduce-scatter then all-gather around a ring: 2(n-1)/n of the buffer per rank",
-       [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
+      {.name = "ring",
+       .description = "reduce-scatter then all-gather around a ring: 2(n-1)/n of the buffer "
+                      "per rank",
+       .make = [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<Adapter<RingAllreduce>>(comm);
-       }},
+       },
+       .shards = true,
+       .bytes_sent = evenShareBytes,
+       .formula = kEvenShareFormula},
       {.name = "mpi",
        .description = "the MPI library's own MPI_Allreduce",
        .make = [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<NativeAlgorithm>(comm);
        },
-       .reference = true},
+       .reference = true,
+       .bytes_sent = evenShareBytes,
+       .formula = kEvenShareFormula},
       {.name = "hierarchical",
        .description = "shared memory inside each host, a ring across host leaders, broadcast",
        .make = [](Communicator& comm,
@@ -83,18 +119,28 @@ const std::vector<AllreduceAlgorithm>& allreduceRegistry() {
          return std::make_unique<Adapter<HierarchicalAllreduce>>(comm, options.ranks_per_host);
        },
        .takes_ranks_per_host = true,
-       .even_share = false},
-      {"shm", "one host: slots of an MPI-3 shared window, rank r sums chunk r, no messages",
-       [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
+       .even_share = false,
+       .bytes_sent = hierarchicalBytes,
+       .formula = "2(L−1)/L · S inside a host; with H > 1 hosts a leader adds 2(H−1)/H · S "
+                  "and ⌈log₂ L⌉ · S (the broadcast tree's root)"},
+      // Its bytes are those it reads from the other ranks' slots: the ring's share.
+      {.name = "shm",
+       .description = "one host: slots of an MPI-3 shared window, rank r sums chunk r, no "
+                      "messages",
+       .make = [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<ShmAdapter>(comm);
-       }},
+       },
+       .bytes_sent = evenShareBytes,
+       .formula = kEvenShareFormula},
       {.name = "naive",
        .description = "every rank's whole buffer to rank 0, summed there and sent back: rank 0 "
                       "moves (n-1)x the buffer each way (to compare with)",
        .make = [](Communicator& comm, const AllreduceOptions&) -> std::unique_ptr<Allreduce> {
          return std::make_unique<Adapter<NaiveAllreduce>>(comm);
        },
-       .even_share = false},
+       .even_share = false,
+       .bytes_sent = naiveBytes,
+       .formula = "rank 0 (N−1) · S, the others S"},
   };
   return algorithms;
 }
@@ -116,11 +162,23 @@ std::string allreduceAlgorithmList() {
   return out;
 }
 
+std::vector<std::string> allreduceAlgorithmsWith(bool AllreduceAlgorithm::*trait) {
+  std::vector<std::string> names;
+  for (const auto& a : allreduceRegistry())
+    if (a.*trait) names.push_back(a.name);
+  return names;
+}
+
+AllreduceChoice::AllreduceChoice(const std::string& name, const AllreduceOptions& options)
+    : algorithm_(findAllreduce(name)), options_(options) {
+  if (algorithm_ == nullptr)
+    throw std::invalid_argument("unknown all-reduce algorithm \"" + name +
+                                "\"; allowed: " + allreduceAlgorithmList());
+}
+
 std::unique_ptr<Allreduce> makeAllreduce(const std::string& algorithm, Communicator& comm,
                                          const AllreduceOptions& options) {
-  if (const AllreduceAlgorithm* a = findAllreduce(algorithm)) return a->make(comm, options);
-  throw std::invalid_argument("unknown all-reduce algorithm \"" + algorithm +
-                              "\"; allowed: " + allreduceAlgorithmList());
+  return AllreduceChoice(algorithm, options).make(comm);
 }
 
 }  // namespace ranklab

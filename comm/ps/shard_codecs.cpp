@@ -28,14 +28,11 @@ std::unique_ptr<GradientCodec> makePullCodec(const CodecOptions& options) {
 
 void checkPsCodec(const CodecOptions& options) {
   if (!codecTraitsOf(options.codec).ps_reply.empty()) return;
-  std::string allowed;
-  for (const auto& t : codecTraits())
-    if (!t.ps_reply.empty() && t.name != "none") allowed += (allowed.empty() ? "" : ", ") + t.name;
   throw std::invalid_argument("compression.codec \"" + options.codec +
                               "\" needs every worker's P summed before Q can be computed (two "
                               "all-reduces per step), which one push and one pull per step "
                               "cannot do; with a parameter server use " +
-                              allowed);
+                              codecsAServerTakes());
 }
 
 ShardPushEncoder::ShardPushEncoder(const CodecOptions& options, int worker)

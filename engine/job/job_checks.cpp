@@ -5,13 +5,20 @@
 #include <string>
 #include <vector>
 
+#include "comm/collectives/allreduce_registry.h"
 #include "engine/job/device_spec.h"
 #include "engine/job/job_schema.h"
+#include "engine/job/strategy_traits.h"
 #include "kernels/gpu_probe.h"
 
 namespace ranklab::job_detail {
 
 namespace {
+
+// Whether the job's strategy all-reduces every rank's gradient (sync data parallel).
+bool allReduces(const JobSpec& job) {
+  return strategyTraitsOr(job.parallel.strategy).all_reduces_gradient;
+}
 
 // Reports `message` against `key` (as "section.name") when the rule is broken, the key is
 // written in the file (or a --set) and none of the keys the rule reads has its own problem.
@@ -44,7 +51,7 @@ void checkAccumulation(const toml::table& root, const JobSpec& job, IssueLog& lo
 // all-reduce strategy (`why`), a model per rank rather than one per host.
 void checkModelSplit(const toml::table& root, const JobSpec& job, IssueLog& log,
                      const std::string& key, const std::string& setting, const std::string& why) {
-  checkRule(root, log, key, {"parallel.strategy"}, job.parallel.strategy != "allreduce",
+  checkRule(root, log, key, {"parallel.strategy"}, !allReduces(job),
             "needs parallel.strategy = \"allreduce\" (" + why + "); got " +
                 quoted(job.parallel.strategy));
   checkRule(root, log, key, {"parallel.algorithm"}, job.parallel.sharesOneModel(),
@@ -113,16 +120,26 @@ void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
                   "the replicas all-reduce their slices' gradients");
 }
 
+// "\"a\"" or "\"a\" or \"b\"": the names a rule allows, for its message.
+std::string quotedOneOf(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : " or ") + quoted(names[i]);
+  return text;
+}
+
 // ZeRO: sharded over the ring's chunks, after plain sync data parallel's backward.
 void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const int stage = job.parallel.zero;
   if (stage == 0) return;
-  checkRule(root, log, "parallel.zero", {"parallel.strategy"}, job.parallel.strategy != "allreduce",
+  checkRule(root, log, "parallel.zero", {"parallel.strategy"}, !allReduces(job),
             "needs parallel.strategy = \"allreduce\" (the data ranks shard the update); got " +
                 quoted(job.parallel.strategy));
-  checkRule(root, log, "parallel.zero", {"parallel.algorithm"}, job.parallel.algorithm != "ring",
-            "needs parallel.algorithm = \"ring\" (its reduce-scatter and all-gather halves "
-            "shard the gradient); got " +
+  const AllreduceAlgorithm* algorithm = findAllreduce(job.parallel.algorithm);
+  checkRule(root, log, "parallel.zero", {"parallel.algorithm"},
+            algorithm == nullptr || !algorithm->shards,
+            "needs parallel.algorithm = " +
+                quotedOneOf(allreduceAlgorithmsWith(&AllreduceAlgorithm::shards)) +
+                " (its reduce-scatter and all-gather halves shard the gradient); got " +
                 quoted(job.parallel.algorithm));
   checkRule(root, log, "parallel.zero", {"compression.codec"}, job.compression.compresses(),
             "moves gradients uncompressed; use compression.codec = \"none\", got " +
@@ -143,7 +160,7 @@ void checkCommSchedule(const toml::table& root, const JobSpec& job, IssueLog& lo
   if (job.parallel.comm_schedule != "priority") return;
   const auto& p = job.parallel;
   checkRule(root, log, "parallel.comm_schedule", {"parallel.strategy", "parallel.algorithm"},
-            p.strategy != "allreduce" || p.sharesOneModel(),
+            !allReduces(job) || p.sharesOneModel(),
             "\"priority\" orders the pieces of an all-reduced gradient: needs parallel.strategy "
             "= \"allreduce\" with an algorithm other than \"shm-sharded\" (got " +
                 quoted(p.strategy) + ", " + quoted(p.algorithm) + ")");
@@ -197,13 +214,12 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "shards the update on the GPUs through NCCL (reduce-scatter, all-gather), and "
             "parallel.device_collectives = \"host\" has no ZeRO path: use \"auto\" or "
             "\"nccl\", or parallel.zero = 0");
-  checkRule(
-      root, log, "parallel.device_collectives", {"parallel.strategy", "compression.codec"},
-      p.device_collectives == "nccl" && (p.strategy != "allreduce" || job.compression.compresses()),
-      "\"nccl\" all-reduces the GPU buffers as they are: needs parallel.strategy = "
-      "\"allreduce\" and compression.codec = \"none\" (got " +
-          quoted(p.strategy) + ", " + quoted(job.compression.codec) +
-          "); \"host\" or \"auto\" run them on the host");
+  checkRule(root, log, "parallel.device_collectives", {"parallel.strategy", "compression.codec"},
+            p.device_collectives == "nccl" && (!allReduces(job) || job.compression.compresses()),
+            "\"nccl\" all-reduces the GPU buffers as they are: needs parallel.strategy = "
+            "\"allreduce\" and compression.codec = \"none\" (got " +
+                quoted(p.strategy) + ", " + quoted(job.compression.codec) +
+                "); \"host\" or \"auto\" run them on the host");
   checkRule(root, log, "parallel.device_collectives", {"parallel.comm_schedule"},
             p.device_collectives == "nccl" && p.comm_schedule == "priority",
             "\"nccl\" all-reduces the whole GPU gradient at once, and parallel.comm_schedule "
@@ -283,7 +299,7 @@ void checkGradClip(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const ParallelSpec& p = job.parallel;
   const std::string why = "clips the gradient an update reads, and ";
   checkRule(root, log, "train.grad_clip", {"parallel.strategy"},
-            p.strategy == "ps-sync" || p.strategy == "ps-async",
+            strategyTraitsOr(p.strategy).parameter_servers,
             why + "with parallel.strategy = " + quoted(p.strategy) +
                 " the servers update from each worker's push; use \"allreduce\" or "
                 "\"local-sgd\", or 0");
@@ -320,13 +336,12 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             job.train.max_restarts > 0 && job.train.checkpoint_every == 0,
             "a restart resumes from the last checkpoint: set train.checkpoint_every > 0 (and "
             "train.checkpoint_path) so there is one");
-  checkRule(
-      root, log, "train.elastic", {"parallel.strategy", "compression.codec"},
-      job.train.elastic && (job.parallel.strategy != "allreduce" || job.compression.compresses()),
-      "resumes on another number of ranks only a synchronous data-parallel run, whose "
-      "ranks all hold the same state: needs parallel.strategy = \"allreduce\" and "
-      "compression.codec = \"none\" (got " +
-          quoted(job.parallel.strategy) + ", " + quoted(job.compression.codec) + ")");
+  checkRule(root, log, "train.elastic", {"parallel.strategy", "compression.codec"},
+            job.train.elastic && (!allReduces(job) || job.compression.compresses()),
+            "resumes on another number of ranks only a synchronous data-parallel run, whose "
+            "ranks all hold the same state: needs parallel.strategy = \"allreduce\" and "
+            "compression.codec = \"none\" (got " +
+                quoted(job.parallel.strategy) + ", " + quoted(job.compression.codec) + ")");
   checkRule(root, log, "parallel.microbatches", {"train.batch_size"},
             job.parallel.microbatches > job.train.batch_size,
             "must be <= train.batch_size (" + std::to_string(job.train.batch_size) +
@@ -349,13 +364,13 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   const std::string& codec = job.compression.codec;
   const std::string& strategy = job.parallel.strategy;
   checkRule(root, log, "compression.codec", {"parallel.strategy"},
-            job.compression.compresses() && strategy == "local-sgd",
+            job.compression.compresses() && strategyTraitsOr(strategy).gradients_stay_local,
             "codecs compress gradients, and parallel.strategy = \"local-sgd\" averages models; "
             "use \"none\", or a strategy that moves gradients: \"allreduce\", \"ps-sync\" or "
             "\"ps-async\"");
   const bool shared_model = job.parallel.sharesOneModel();
   checkRule(root, log, "parallel.algorithm", {"parallel.strategy"},
-            shared_model && strategy != "allreduce",
+            shared_model && !allReduces(job),
             "\"shm-sharded\" shares one model's gradient sum and update among the ranks of "
             "parallel.strategy = \"allreduce\"; with " +
                 quoted(strategy) + " use " + allreduceChoices());
@@ -364,14 +379,16 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             "\"shm-sharded\" sums the gradients where backward wrote them, with nothing to "
             "encode; with compression.codec = " +
                 quoted(codec) + " use " + allreduceChoices());
+  const CodecTraits* traits = findCodecTraits(codec);
   checkRule(root, log, "compression.codec", {"parallel.strategy"},
-            codec == "powersgd" && (strategy == "ps-sync" || strategy == "ps-async"),
-            "\"powersgd\" needs every worker's P summed before Q can be computed (two "
-            "all-reduces per step), which one push and one pull per step to a parameter server "
-            "cannot do; with parallel.strategy = " +
-                quoted(strategy) +
-                " use fp16, bf16, qsgd, topk, randomk, threshold or sign, or parallel.strategy = "
-                "\"allreduce\"");
+            traits != nullptr && traits->form == CodecForm::kLowRank &&
+                strategyTraitsOr(strategy).parameter_servers,
+            quoted(codec) +
+                " needs every worker's P summed before Q can be computed (two all-reduces per "
+                "step), which one push and one pull per step to a parameter server cannot do; "
+                "with parallel.strategy = " +
+                quoted(strategy) + " use " + codecsAServerTakes() +
+                ", or parallel.strategy = \"allreduce\"");
 }
 
 }  // namespace ranklab::job_detail

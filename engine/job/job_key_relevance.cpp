@@ -5,6 +5,7 @@
 #include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_spec.h"
+#include "engine/job/strategy_traits.h"
 
 namespace ranklab {
 
@@ -32,6 +33,8 @@ Values algorithmsTakingRanksPerHost() {
 }  // namespace
 
 const std::vector<RelevanceRule>& relevanceRules() {
+  static const std::vector<std::string> all_reducing =
+      strategiesWith(&StrategyTraits::all_reduces_gradient);
   static const std::vector<RelevanceRule> rules = {
       // [data]: each dataset's own keys.
       {"data.path", "data.dataset", {"fashion-mnist", "text"}},
@@ -65,22 +68,26 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"train.tf32", "train.device", {"cpu"}, true},
       {"parallel.device_collectives", "train.device", {"cpu"}, true},
       // [parallel]: each strategy's and algorithm's own keys.
-      {"parallel.algorithm", "parallel.strategy", {"allreduce", "local-sgd"}},
+      {"parallel.algorithm", "parallel.strategy", strategiesWith(&StrategyTraits::takes_algorithm)},
       {"parallel.ranks_per_host", "parallel.algorithm", algorithmsTakingRanksPerHost()},
-      {"parallel.ranks_per_host", "parallel.strategy", {"allreduce", "local-sgd"}},
-      {"parallel.bucket_kb", "parallel.strategy", {"allreduce"}},
+      {"parallel.ranks_per_host", "parallel.strategy",
+       strategiesWith(&StrategyTraits::takes_algorithm)},
+      {"parallel.bucket_kb", "parallel.strategy", all_reducing},
       {"parallel.bucket_kb", "parallel.algorithm", {std::string(kSharedModelAlgorithm)}, true},
-      {"parallel.comm_schedule", "parallel.strategy", {"allreduce"}},
+      {"parallel.comm_schedule", "parallel.strategy", all_reducing},
       {"parallel.partition_kb", "parallel.comm_schedule", {"priority"}},
       {"parallel.credit_kb", "parallel.comm_schedule", {"priority"}},
-      {"parallel.servers", "parallel.strategy", {"ps-sync", "ps-async"}},
-      {"parallel.staleness", "parallel.strategy", {"ps-async"}},
-      {"parallel.delay_compensation", "parallel.strategy", {"ps-async"}},
-      {"parallel.average_every", "parallel.strategy", {"local-sgd"}},
-      {"parallel.zero", "parallel.strategy", {"allreduce"}},
+      {"parallel.servers", "parallel.strategy", strategiesWith(&StrategyTraits::parameter_servers)},
+      {"parallel.staleness", "parallel.strategy",
+       strategiesWith(&StrategyTraits::applies_each_push)},
+      {"parallel.delay_compensation", "parallel.strategy",
+       strategiesWith(&StrategyTraits::applies_each_push)},
+      {"parallel.average_every", "parallel.strategy",
+       strategiesWith(&StrategyTraits::gradients_stay_local)},
+      {"parallel.zero", "parallel.strategy", all_reducing},
       {"parallel.schedule", "parallel.pipeline", {"1"}, true},
       {"parallel.stage_layers", "parallel.pipeline", {"1"}, true},
-      {"parallel.tensor", "parallel.strategy", {"allreduce"}},
+      {"parallel.tensor", "parallel.strategy", all_reducing},
       // [compression]: nothing but the codec without one; then each codec's own keys.
       {"compression.error_feedback", "compression.codec", codecsTaking("error_feedback")},
       {"compression.momentum_correction", "compression.codec", codecsWithoutMomentumCorrection(),

@@ -13,6 +13,7 @@
 #include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/control_characters.h"
+#include "engine/job/strategy_traits.h"
 
 namespace ranklab::job_detail {
 
@@ -178,6 +179,13 @@ enum class EmptyText { kRejected, kAllowed };
 std::vector<std::string_view> codecChoices() {
   std::vector<std::string_view> choices;
   for (const auto& t : codecTraits()) choices.push_back(t.name);
+  return choices;
+}
+
+// parallel.strategy: every strategy, from their traits (engine/job/strategy_traits.h).
+std::vector<std::string_view> strategyChoices() {
+  std::vector<std::string_view> choices;
+  for (const auto& t : strategyTraits()) choices.push_back(t.name);
   return choices;
 }
 
@@ -398,8 +406,7 @@ std::vector<Section> trainingSections() {
       {"parallel",
        "how many ranks and how they combine gradients",
        {intField("ranks", RANKLAB_JOB_KEY(parallel.ranks), 1, 256),
-        stringField("strategy", RANKLAB_JOB_KEY(parallel.strategy),
-                    {"allreduce", "ps-sync", "ps-async", "local-sgd"}),
+        stringField("strategy", RANKLAB_JOB_KEY(parallel.strategy), strategyChoices()),
         stringField("algorithm", RANKLAB_JOB_KEY(parallel.algorithm), algorithmChoices()),
         intField("threads", RANKLAB_JOB_KEY(parallel.threads), 0, 256),
         intField("ranks_per_host", RANKLAB_JOB_KEY(parallel.ranks_per_host), 0, 256),

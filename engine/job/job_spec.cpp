@@ -1,6 +1,8 @@
 // The job's plain data helpers and its error types; parsing lives in job_file.cpp.
 #include "engine/job/job_spec.h"
 
+#include "engine/job/strategy_traits.h"
+
 namespace ranklab {
 namespace {
 
@@ -25,7 +27,7 @@ JobError::JobError(std::vector<JobIssue> issues)
     : std::runtime_error(describe(issues)), issues_(std::move(issues)) {}
 
 bool usesParameterServer(const JobSpec& job) {
-  return job.parallel.strategy == "ps-sync" || job.parallel.strategy == "ps-async";
+  return strategyTraitsOr(job.parallel.strategy).parameter_servers;
 }
 
 bool runsOnHosts(const JobSpec& job) {

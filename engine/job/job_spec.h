@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "comm/codecs/codec_traits.h"
+
 namespace ranklab {
 
 struct DataSpec {
@@ -125,7 +127,7 @@ struct CompressionSpec {
   bool warm_start = true;            // powersgd: reuse last step's Q
   bool momentum_correction = true;   // momentum before compression (not powersgd)
 
-  bool compresses() const { return codec != "none"; }  // "none": plain fp32 gradients
+  bool compresses() const { return compressesWith(codec); }  // "none": plain fp32 gradients
 
   bool operator==(const CompressionSpec&) const = default;
 };

@@ -1,22 +1,26 @@
 // Where a network's layers compute and its flat buffers live: a property of the network,
-// not calls into kernels/cpu scattered through the engine. A device has three concerns,
+// not calls into kernels/cpu scattered through the engine. A device has four concerns,
 // each its own interface so code names only the one it uses: its layers (device_layers.h),
-// its memory and the optimizer's loops over it (device_memory.h), and the codecs' encode
-// and PowerSGD's products (device_codec_ops.h). The CPU device builds the layers of
-// engine/model/layers.h over kernels/cpu and keeps the buffers in host memory; the CUDA
-// device builds those of cuda_layers.h over cuBLAS and its kernels, in device memory.
+// its memory and the optimizer's loops over it (device_memory.h), the codecs' encode
+// (device_codec_ops.h), and the sums and products the rest needs (device_blas.h). The CPU device
+// builds the layers of engine/model/layers.h over kernels/cpu and keeps the buffers in host memory;
+// the CUDA device builds those of cuda_layers.h over cuBLAS and its kernels, in device memory.
 #pragma once
 
 #include <functional>
 #include <string>
 
+#include "engine/model/device_blas.h"
 #include "engine/model/device_codec_ops.h"
 #include "engine/model/device_layers.h"
 #include "engine/model/device_memory.h"
 
 namespace ranklab {
 
-class ComputeDevice : public DeviceLayers, public DeviceMemory, public DeviceCodecOps {
+class ComputeDevice : public DeviceLayers,
+                      public DeviceMemory,
+                      public DeviceCodecOps,
+                      public DeviceBlas {
  public:
   virtual std::string name() const = 0;  // "cpu", "cuda:0"
 };

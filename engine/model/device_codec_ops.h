@@ -1,14 +1,12 @@
 // The codecs' encode where the gradient is (engine/train/device_encoder.h), so only their
-// payload crosses to the host instead of n floats, and PowerSGD's products. Pointers named
-// `host` are host memory; every other pointer is the device's. One of a ComputeDevice's
-// three concerns (compute_device.h).
+// payload crosses to the host instead of n floats. Pointers named `host` are host memory;
+// every other pointer is the device's. One of a ComputeDevice's concerns (compute_device.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mixed_gemm.h"
 #include "kernels/cpu/qsgd_quantize.h"
 
@@ -17,8 +15,6 @@ namespace ranklab {
 class DeviceCodecOps {
  public:
   virtual ~DeviceCodecOps() = default;
-  // to += from (error feedback's residual added).
-  virtual void add(float* to, const float* from, size_t n) const = 0;
   // velocity = momentum * velocity + grads, then grads = velocity (DGC's momentum correction).
   virtual void accumulateMomentum(float* velocity, float* grads, size_t n,
                                   float momentum) const = 0;
@@ -50,11 +46,6 @@ class DeviceCodecOps {
   virtual void encodeQsgd(const float* x, size_t n, int bits, size_t bucket,
                           kernels::QsgdRounding rounding, std::vector<uint8_t>& host_payload,
                           float* residual) const = 0;
-  // C (m, n) = alpha * op(A) . op(B) + beta * C, row-major as kernels::sgemm, all three in
-  // this device's memory (PowerSGD's projections, engine/train/device_powersgd_sync.h).
-  virtual void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k,
-                    float alpha, const float* a, int lda, const float* b, int ldb, float beta,
-                    float* c, int ldc) const = 0;
 };
 
 }  // namespace ranklab

@@ -1,5 +1,5 @@
 // The layers and the loss head a device computes, by kind (layer_request.h). Models ask for
-// each layer (models.cpp) and the loss head (network.cpp). One of a ComputeDevice's three
+// each layer (models.cpp) and the loss head (network.cpp). One of a ComputeDevice's
 // concerns (compute_device.h).
 #pragma once
 

@@ -3,7 +3,7 @@
 // buffers never have to visit the host during a step. Pointers named `host` are host
 // memory; every other pointer is this device's (from allocate() or a layer's buffers).
 // Work may be queued: a download, scaleAndCheckFinite() and synchronize() return once it
-// is done. One of a ComputeDevice's three concerns (compute_device.h).
+// is done. One of a ComputeDevice's concerns (compute_device.h).
 #pragma once
 
 #include <cstddef>

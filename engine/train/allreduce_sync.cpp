@@ -3,18 +3,16 @@
 #include <algorithm>
 
 #include "comm/codecs/compressed_allreduce.h"
-#include "comm/collectives/allreduce_registry.h"
 #include "engine/train/model_average.h"
 
 namespace ranklab {
 
-AllreduceSync::AllreduceSync(Communicator& comm, const std::string& algorithm,
-                             const AllreduceOptions& options, size_t bucket_bytes,
-                             CodecOptions codec)
+AllreduceSync::AllreduceSync(Communicator& comm, const AllreduceChoice& algorithm,
+                             size_t bucket_bytes, CodecOptions codec)
     : comm_(comm),
       algorithm_(algorithm),
       codec_(std::move(codec)),
-      allreduce_(makeAllreduce(algorithm, comm, options)),
+      allreduce_(algorithm.make(comm)),
       // A codec compresses the whole gradient at once: no buckets then.
       bucket_floats_(!codec_.compresses() ? bucket_bytes / sizeof(float) : 0) {
   if (bucket_floats_ > 0 && comm.size() > 1 && comm.allowsCommThread())

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "engine/train/comm_thread.h"
 #include "engine/train/gradient_sync.h"
 
@@ -22,8 +22,8 @@ class CompressedAllreduce;
 class AllreduceSync : public GradientSync, public CheckpointState {
  public:
   // bucket_bytes 0: one all-reduce of the whole gradient after backward.
-  AllreduceSync(Communicator& comm, const std::string& algorithm, const AllreduceOptions& options,
-                size_t bucket_bytes, CodecOptions codec = {});
+  AllreduceSync(Communicator& comm, const AllreduceChoice& algorithm, size_t bucket_bytes,
+                CodecOptions codec = {});
   ~AllreduceSync() override;
 
   Communicator& peers() override { return comm_; }
@@ -51,7 +51,7 @@ class AllreduceSync : public GradientSync, public CheckpointState {
   SyncStats compressedSync(float* grads, size_t count);
 
   Communicator& comm_;
-  std::string algorithm_;
+  AllreduceChoice algorithm_;
   CodecOptions codec_;
   std::unique_ptr<Allreduce> allreduce_;
   std::unique_ptr<CompressedAllreduce> compressed_;  // built in start(), when count is known

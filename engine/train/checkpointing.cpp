@@ -172,7 +172,7 @@ void resumeCompression(const JobSpec& job, const std::string& compression, const
     throw CheckpointError(mismatch(path, "compression", c.compression, compression));
   CheckpointState* state = run.sync.checkpointState();
   std::string missing = state ? state->stateNotCheckpointed() : "";
-  if (c.version < 2 && compression != "none") {
+  if (c.version < 2 && job.compression.compresses()) {
     missing =
         "compression.codec, compression.error_feedback, "
         "compression.momentum_correction (a version-1 checkpoint holds no codec state)";

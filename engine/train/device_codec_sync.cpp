@@ -20,7 +20,7 @@ bool encodesOnDevice(const CodecOptions& codec, int ranks) {
          (!reencodedOnTheRing(encode) || codec.error_feedback || ranks == 1);
 }
 
-DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorithm,
+DeviceCodecSync::DeviceCodecSync(Communicator& comm, const AllreduceChoice& algorithm,
                                  const CodecOptions& codec, const ComputeDevice& device)
     : comm_(comm),
       device_(device),
@@ -32,7 +32,7 @@ DeviceCodecSync::DeviceCodecSync(Communicator& comm, const std::string& algorith
                                 "\" here");
   // randomk: every rank's values at the same indices add up, through an all-reduce.
   if (codecTraitsOf(codec.codec).device_encode == DeviceEncode::kRandomk)
-    allreduce_ = makeAllreduce(algorithm, comm);
+    allreduce_ = algorithm.make(comm);
   if (encoder_.codec().collective() == CodecCollective::kRing)
     ring_ = std::make_unique<CompressedRingAllreduce>(comm, encoder_.codec());
 }

@@ -23,6 +23,7 @@
 
 namespace ranklab {
 
+class AllreduceChoice;
 class CompressedRingAllreduce;
 
 // Whether the codec's encode has a device path here, for a sync over `ranks`: topk,
@@ -33,7 +34,7 @@ class DeviceCodecSync : public GradientSync, public CheckpointState {
  public:
   // algorithm: the float all-reduce that sums randomk's values. Throws
   // std::invalid_argument for a codec without a device path (encodesOnDevice).
-  DeviceCodecSync(Communicator& comm, const std::string& algorithm, const CodecOptions& codec,
+  DeviceCodecSync(Communicator& comm, const AllreduceChoice& algorithm, const CodecOptions& codec,
                   const ComputeDevice& device);
   ~DeviceCodecSync() override;
 

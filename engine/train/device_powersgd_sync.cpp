@@ -17,15 +17,12 @@ size_t blockSize(const MatrixBlock& m) {
 }
 }  // namespace
 
-DevicePowerSgdSync::DevicePowerSgdSync(Communicator& comm, const std::string& algorithm,
+DevicePowerSgdSync::DevicePowerSgdSync(Communicator& comm, const AllreduceChoice& algorithm,
                                        CodecOptions codec, const ComputeDevice& device)
-    : comm_(comm),
-      device_(device),
-      options_(std::move(codec)),
-      allreduce_(makeAllreduce(algorithm, comm)) {
-  if (options_.codec != "powersgd")
+    : comm_(comm), device_(device), options_(std::move(codec)), allreduce_(algorithm.make(comm)) {
+  if (codecTraitsOf(options_.codec).form != CodecForm::kLowRank)
     throw std::invalid_argument("DevicePowerSgdSync: codec \"" + options_.codec +
-                                "\" is not powersgd");
+                                "\" is not a low-rank one (powersgd)");
 }
 
 DevicePowerSgdSync::~DevicePowerSgdSync() = default;

@@ -22,11 +22,13 @@
 
 namespace ranklab {
 
+class AllreduceChoice;
+
 class DevicePowerSgdSync : public GradientSync, public CheckpointState {
  public:
   // codec: powersgd's options with the model's weight matrices. algorithm: the float
   // all-reduce that sums P, the rest and Q.
-  DevicePowerSgdSync(Communicator& comm, const std::string& algorithm, CodecOptions codec,
+  DevicePowerSgdSync(Communicator& comm, const AllreduceChoice& algorithm, CodecOptions codec,
                      const ComputeDevice& device);
   ~DevicePowerSgdSync() override;
 

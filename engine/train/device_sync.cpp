@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/job/device_spec.h"
+#include "engine/job/strategy_traits.h"
 #include "engine/train/device_codec_sync.h"
 #include "engine/train/device_powersgd_sync.h"
 #include "engine/train/ps_worker_sync.h"
@@ -51,7 +52,8 @@ std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Com
 #if !RANKLAB_HAVE_NCCL
   return "this ranklab was built without NCCL";
 #else
-  if (job.parallel.strategy != "allreduce") return "parallel.strategy is " + job.parallel.strategy;
+  if (!strategyTraitsOr(job.parallel.strategy).all_reduces_gradient)
+    return "parallel.strategy is " + job.parallel.strategy;
   if (job.compression.compresses()) return "compression.codec is " + job.compression.codec;
   if (job.parallel.comm_schedule == "priority")
     return "parallel.comm_schedule is priority (its pieces are ordered on host copies)";
@@ -119,16 +121,17 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   const std::string how = why_not.empty() ? " (parallel.device_collectives = \"host\")"
                                           : " (not NCCL: " + why_not + ")";
   // PowerSGD's products run on the device: its small P and Q cross to the host.
-  if (p.strategy == "allreduce" && job.compression.codec == "powersgd") {
-    return {std::make_unique<DevicePowerSgdSync>(world, p.algorithm,
+  const CodecForm form = codecTraitsOf(job.compression.codec).form;
+  const StrategyTraits& strategy = strategyTraitsOr(p.strategy);
+  if (strategy.all_reduces_gradient && form == CodecForm::kLowRank) {
+    return {std::make_unique<DevicePowerSgdSync>(world, allreduceOf(p),
                                                  codecOptions(job, std::move(matrices)), device),
             "powersgd's products on the GPU: only its P and Q (and the uncompressed rest) "
             "copied to the host and summed there" +
                 how};
   }
   // A parameter server's compressed pushes, encoded shard by shard on the device.
-  const bool ps = p.strategy == "ps-sync" || p.strategy == "ps-async";
-  if (ps && hasDeviceEncode(job.compression.codec)) {
+  if (strategy.parameter_servers && hasDeviceEncode(job.compression.codec)) {
     auto servers = std::make_unique<ParameterServerSync>(world, job, &device);
     return {std::make_unique<StagedSync>(std::move(servers), device, true),
             job.compression.codec +
@@ -138,8 +141,8 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   }
   // A codec that encodes on the device: its payload crosses to the host, not the gradient.
   const CodecOptions codec = codecOptions(job);
-  if (p.strategy == "allreduce" && encodesOnDevice(codec, world.size())) {
-    return {std::make_unique<DeviceCodecSync>(world, p.algorithm, codec, device),
+  if (strategy.all_reduces_gradient && encodesOnDevice(codec, world.size())) {
+    return {std::make_unique<DeviceCodecSync>(world, allreduceOf(p), codec, device),
             codec.codec +
                 " encoded on the GPU: only its payload copied to the host and exchanged there" +
                 how};

@@ -1,15 +1,11 @@
 #include "engine/train/local_sgd_sync.h"
 
-#include "comm/collectives/allreduce_registry.h"
 #include "engine/train/model_average.h"
 
 namespace ranklab {
 
-LocalSgdSync::LocalSgdSync(Communicator& comm, const std::string& algorithm,
-                           const AllreduceOptions& options, int average_every)
-    : comm_(comm),
-      allreduce_(makeAllreduce(algorithm, comm, options)),
-      average_every_(average_every) {}
+LocalSgdSync::LocalSgdSync(Communicator& comm, const AllreduceChoice& algorithm, int average_every)
+    : comm_(comm), allreduce_(algorithm.make(comm)), average_every_(average_every) {}
 
 SyncStats LocalSgdSync::sync(float* /*grads*/, size_t /*count*/) {
   return {};  // gradients stay local

@@ -7,15 +7,14 @@
 #include <memory>
 #include <string>
 
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "engine/train/gradient_sync.h"
 
 namespace ranklab {
 
 class LocalSgdSync : public GradientSync {
  public:
-  LocalSgdSync(Communicator& comm, const std::string& algorithm, const AllreduceOptions& options,
-               int average_every);
+  LocalSgdSync(Communicator& comm, const AllreduceChoice& algorithm, int average_every);
 
   Communicator& peers() override { return comm_; }
   SyncStats sync(float* grads, size_t count) override;

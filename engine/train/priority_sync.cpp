@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "comm/collectives/allreduce_registry.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {
 
-PrioritySync::PrioritySync(Communicator& comm, const std::string& algorithm,
-                           const AllreduceOptions& options, size_t piece_bytes, size_t credit_bytes)
+PrioritySync::PrioritySync(Communicator& comm, const AllreduceChoice& algorithm, size_t piece_bytes,
+                           size_t credit_bytes)
     : comm_(comm),
-      allreduce_(makeAllreduce(algorithm, comm, options)),
+      allreduce_(algorithm.make(comm)),
       piece_floats_(std::max<size_t>(1, piece_bytes / sizeof(float))),
       credit_bytes_(credit_bytes) {
   if (comm.size() > 1 && comm.allowsCommThread()) thread_ = std::make_unique<CommThread>();

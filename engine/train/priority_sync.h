@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/collectives/allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "engine/train/comm_thread.h"
 #include "engine/train/gradient_sync.h"
 
@@ -29,8 +29,8 @@ namespace ranklab {
 class PrioritySync : public GradientSync, public PieceUpdates {
  public:
   // credit_bytes: handed over at each of backward's announcements (at least one piece).
-  PrioritySync(Communicator& comm, const std::string& algorithm, const AllreduceOptions& options,
-               size_t piece_bytes, size_t credit_bytes);
+  PrioritySync(Communicator& comm, const AllreduceChoice& algorithm, size_t piece_bytes,
+               size_t credit_bytes);
   ~PrioritySync() override;
 
   Communicator& peers() override { return comm_; }

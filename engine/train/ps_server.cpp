@@ -5,6 +5,7 @@
 
 #include "comm/ps/async_server.h"
 #include "comm/ps/sync_server.h"
+#include "engine/job/strategy_traits.h"
 #include "engine/optim/optimizer.h"
 #include "engine/train/gradient_sync.h"
 
@@ -24,7 +25,7 @@ void serveParameters(const JobSpec& job, Communicator& world, TrainObserver& obs
       [&](const ServerLoad& load) { observer.onServerLoad(load); }, 250, codecOptions(job));
   // ps-async applies each worker's gradient alone at lr / W, so W pushes move the model as
   // far as one ps-sync step of their mean: the same learning rate per sample for both.
-  const bool async = job.parallel.strategy == "ps-async";
+  const bool async = strategyTraitsOr(job.parallel.strategy).applies_each_push;
   const double lr_scale = async ? 1.0 / workers : 1.0;
   // The job's optimizer over this shard, made once the shard's size is known; the learning
   // rate comes with each push (the workers run the schedule).

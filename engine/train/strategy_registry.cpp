@@ -27,13 +27,13 @@ const std::vector<StrategyEntry>& strategyRegistry() {
          if (p.zero > 0) return std::make_unique<ZeroSync>(world, p.zero);
          if (p.sharesOneModel()) return std::make_unique<ShmShardedSync>(world);
          if (p.comm_schedule == "priority") {
-           return std::make_unique<PrioritySync>(
-               world, p.algorithm, AllreduceOptions{p.ranks_per_host},
-               static_cast<size_t>(p.partition_kb) * 1024, static_cast<size_t>(p.credit_kb) * 1024);
+           return std::make_unique<PrioritySync>(world, allreduceOf(p),
+                                                 static_cast<size_t>(p.partition_kb) * 1024,
+                                                 static_cast<size_t>(p.credit_kb) * 1024);
          }
-         return std::make_unique<AllreduceSync>(
-             world, p.algorithm, AllreduceOptions{p.ranks_per_host},
-             static_cast<size_t>(p.bucket_kb) * 1024, codecOptions(job, std::move(matrices)));
+         return std::make_unique<AllreduceSync>(world, allreduceOf(p),
+                                                static_cast<size_t>(p.bucket_kb) * 1024,
+                                                codecOptions(job, std::move(matrices)));
        }},
       {"ps-sync", "parameter servers apply the mean of every worker's push once all pushed",
        [](const JobSpec& job, Communicator& world,
@@ -49,8 +49,7 @@ const std::vector<StrategyEntry>& strategyRegistry() {
        [](const JobSpec& job, Communicator& world,
           std::vector<MatrixBlock>) -> std::unique_ptr<GradientSync> {
          const auto& p = job.parallel;
-         return std::make_unique<LocalSgdSync>(world, p.algorithm,
-                                               AllreduceOptions{p.ranks_per_host}, p.average_every);
+         return std::make_unique<LocalSgdSync>(world, allreduceOf(p), p.average_every);
        }},
   };
   return strategies;
@@ -59,6 +58,10 @@ const std::vector<StrategyEntry>& strategyRegistry() {
 const std::vector<std::string>& strategyNames() {
   static const std::vector<std::string> names = namesOf(strategyRegistry());
   return names;
+}
+
+AllreduceChoice allreduceOf(const ParallelSpec& parallel) {
+  return AllreduceChoice(parallel.algorithm, AllreduceOptions{parallel.ranks_per_host});
 }
 
 std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,

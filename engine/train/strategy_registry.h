@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/collectives/allreduce_registry.h"
 #include "engine/train/gradient_sync.h"
 
 namespace ranklab {
@@ -23,6 +24,10 @@ struct StrategyEntry {
 
 const std::vector<StrategyEntry>& strategyRegistry();
 const std::vector<std::string>& strategyNames();
+
+// The job's parallel.algorithm with its options, resolved once for the strategies that
+// all-reduce. Throws std::invalid_argument naming the algorithm and the allowed ones.
+AllreduceChoice allreduceOf(const ParallelSpec& parallel);
 
 // The job's parallel.strategy; throws std::invalid_argument naming it and the allowed ones.
 std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,

@@ -1,5 +1,7 @@
 #include "engine/train/traffic_formula.h"
 
+#include "comm/collectives/allreduce_registry.h"
+#include "engine/job/strategy_traits.h"
 #include "engine/model/transformer_block.h"
 
 namespace ranklab {
@@ -10,12 +12,17 @@ int64_t ringBytes(int64_t bytes, int n) {
   return n == 1 ? 0 : 2 * (n - 1) * bytes / n;
 }
 
+// The data group's all-reduce of the gradient, where every rank sends the same share (its
+// entry's formula); ZeRO 3 gathers the parameters once more in backward.
 std::optional<int64_t> dataFormula(const JobSpec& job, const Network& part, int n) {
   const ParallelSpec& p = job.parallel;
   if (n == 1) return 0;
-  if (p.strategy != "allreduce" || p.algorithm != "ring" || job.compression.compresses())
-    return std::nullopt;  // other algorithms and codecs: their own counts
-  const int64_t bytes = ringBytes(static_cast<int64_t>(part.parameterCount()) * 4, n);
+  const AllreduceAlgorithm* entry = findAllreduce(p.algorithm);
+  if (!strategyTraitsOr(p.strategy).all_reduces_gradient || entry == nullptr ||
+      !entry->even_share || job.compression.compresses())
+    return std::nullopt;  // uneven shares, other strategies and codecs: their own counts
+  const double share = entry->bytes_sent(0, n, p.ranks_per_host, part.parameterCount() * 4.0);
+  const auto bytes = static_cast<int64_t>(share);
   return p.zero == 3 ? bytes * 3 / 2 : bytes;
 }
 

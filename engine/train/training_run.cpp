@@ -97,14 +97,10 @@ bool savesOrResumes(const JobSpec& job) {
   return !job.train.checkpoint_path.empty() || !job.train.resume_from.empty();
 }
 
-bool underParameterServer(const JobSpec& job) {
-  return job.parallel.strategy.rfind("ps-", 0) == 0;
-}
-
 // The layout, built before the gradient sync that runs over its data groups; null under a
 // parameter server, whose servers leave the world only once the sync exists.
 std::unique_ptr<ParallelLayout> layoutBeforeSync(const JobSpec& job, Communicator& world) {
-  if (underParameterServer(job)) return nullptr;
+  if (usesParameterServer(job)) return nullptr;
   return std::make_unique<ParallelLayout>(world, degreesOf(job, world.size()));
 }
 

@@ -27,5 +27,12 @@ expect "ratio over zero" "$(ratio 2 0)" -
 expect "max, as numbers" "$(max 9.5 10)" 10
 expect "max, exponent" "$(max 2.5e+05 240000)" 2.5e+05
 expect "max with a failed run" "$(max "" 7)" 7
+expect "a goal met" "$(goal_verdict 1.31 ">=" 1.3)" met
+expect "a goal met exactly" "$(goal_verdict 1.0 ">=" 1.0)" met
+expect "a goal missed, as numbers" "$(goal_verdict 9.5 ">=" 10)" "NOT met"
+expect "an upper goal met" "$(goal_verdict 0.8 "<=" 1.05)" met
+expect "an upper goal missed" "$(goal_verdict 1.2 "<=" 1.05)" "NOT met"
+expect "a goal of a failed run" "$(goal_verdict - ">=" 1.3)" n/a
+expect "a goal of nothing" "$(goal_verdict "" ">=" 1.3)" n/a
 ((failures == 0)) && echo "bench/lib.sh: all checks passed"
 exit $((failures > 0))

@@ -64,7 +64,9 @@ add_test(NAME bench.TorchDdpTwinRunsOnTwoRanks
                  --steps 5 --warmup 1 --json)
 set_tests_properties(bench.TorchTrainTwinRuns bench.TorchDdpTwinRunsOnTwoRanks PROPERTIES
   PASS_REGULAR_EXPRESSION "\"samples_per_s\": *[1-9]" TIMEOUT 120 PROCESSORS 2)
-# bench/lib.sh, the helpers the run-* scripts share: JSON fields, ratios, maxima.
+# bench/lib.sh and lib.py, the helpers the run-* scripts share: JSON fields, ratios, maxima,
+# goal verdicts, the newest run.
 add_test(NAME bench.lib COMMAND ${PROJECT_SOURCE_DIR}/tests/integration/bench_lib_test.sh)
-set_tests_properties(bench.lib PROPERTIES TIMEOUT 30)
+add_test(NAME bench.lib.py COMMAND ${PROJECT_SOURCE_DIR}/tests/integration/bench_lib_test.py)
+set_tests_properties(bench.lib bench.lib.py PROPERTIES TIMEOUT 30)
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/codecs/compressed_allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/mpi/mpi_communicator.h"
 
 namespace ranklab {
@@ -35,7 +36,7 @@ TEST(CompressedAllreduceMpi, EveryCodecLeavesEveryRankIdentical) {
     options.codec = name;
     options.threshold = 0.009;
     options.matrices = {{0, 100, 1000}};
-    CompressedAllreduce reduce(comm, "ring", options, kCount);
+    CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, kCount);
     for (int step = 0; step < 3; ++step) {
       auto data = gradient(comm.rank() + step);
       const auto stats = reduce.run(data.data(), kCount);
@@ -52,7 +53,7 @@ TEST(CompressedAllreduceMpi, Fp16RingIsExactOnSmallIntegers) {
   MpiCommunicator comm;
   CodecOptions options;
   options.codec = "fp16";
-  CompressedAllreduce reduce(comm, "ring", options, kCount);
+  CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, kCount);
   std::vector<float> data(kCount);
   for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<float>(comm.rank() + i % 9);
   auto reference = data;

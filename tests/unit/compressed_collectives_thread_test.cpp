@@ -13,6 +13,7 @@
 #include "comm/codecs/qsgd_codec.h"
 #include "comm/codecs/sign_codec.h"
 #include "comm/codecs/topk_codec.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/memory/thread_communicator.h"
 
 namespace ranklab {
@@ -60,7 +61,7 @@ TEST_P(CompressedWorlds, HalfFloatRingSumsExactlyWithHalfTheBytes) {
       const auto out = onThreads(world, [&](Communicator& comm, std::vector<float>& data) {
         data.resize(count);
         for (size_t i = 0; i < count; ++i) data[i] = fill(comm.rank(), i);
-        CompressedAllreduce reduce(comm, "ring", options, count);
+        CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, count);
         const auto stats = reduce.run(data.data(), count);
         sent[comm.rank()] = stats.bytes_tx;
       });
@@ -85,7 +86,7 @@ TEST_P(CompressedWorlds, QsgdRingStaysWithinOneLevelPerHop) {
   const auto out = onThreads(world, [&](Communicator& comm, std::vector<float>& data) {
     data.resize(count);
     for (size_t i = 0; i < count; ++i) data[i] = std::sin(0.01f * i * (comm.rank() + 1));
-    CompressedAllreduce reduce(comm, "ring", options, count);
+    CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, count);
     reduce.run(data.data(), count);
   });
   expectIdentical(out, "qsgd");
@@ -116,7 +117,7 @@ TEST_P(CompressedWorlds, AllgatheredPayloadsSumInRankOrder) {
     const auto out = onThreads(world, [&](Communicator& comm, std::vector<float>& data) {
       data.resize(count);
       for (size_t i = 0; i < count; ++i) data[i] = input(comm.rank(), i);
-      CompressedAllreduce reduce(comm, "ring", options, count);
+      CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, count);
       sent[comm.rank()] = reduce.run(data.data(), count).bytes_tx;
     });
     expectIdentical(out, name);
@@ -151,7 +152,7 @@ TEST_P(CompressedWorlds, RandomkSumsTheSharedIndices) {
   const auto out = onThreads(world, [&](Communicator& comm, std::vector<float>& data) {
     data.resize(count);
     for (size_t i = 0; i < count; ++i) data[i] = fill(comm.rank(), i) + 1;
-    CompressedAllreduce reduce(comm, "ring", options, count);
+    CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, count);
     reduce.run(data.data(), count);
   });
   expectIdentical(out, "randomk");
@@ -182,7 +183,7 @@ TEST_P(CompressedWorlds, PowerSgdRecoversALowRankSum) {
     for (size_t i = 0; i < count; ++i) {
       data[i] = i < size_t(rows * cols) ? (comm.rank() + 1) * matrix(i) : float(comm.rank());
     }
-    CompressedAllreduce reduce(comm, "ring", options, count);
+    CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, count);
     const auto stats = reduce.run(data.data(), count);
     if (comm.size() > 1) {
       EXPECT_LT(stats.bytes_tx, stats.bytes_raw / 4);

@@ -202,7 +202,7 @@ TEST_P(DeviceCodecStep, MovesPayloadsNotTheGradient) {
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
     const int r = comm.rank();
     testing::GuardedDevice& device = testing::guarded(r);
-    DeviceCodecSync sync(comm, job.parallel.algorithm, codecOptions(job), device);
+    DeviceCodecSync sync(comm, allreduceOf(job.parallel), codecOptions(job), device);
     auto grads = device.allocate(kCount);
     const std::vector<float> mine = gradientOf(r);
     device.upload(grads->data(), mine.data(), kCount);

@@ -144,7 +144,7 @@ TEST(DevicePowerSgd, MovesItsSmallMatricesNotTheGradient) {
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
     const int r = comm.rank();
     testing::GuardedDevice& device = testing::guarded(r);
-    DevicePowerSgdSync sync(comm, job.parallel.algorithm, codecOptions(job, matrices), device);
+    DevicePowerSgdSync sync(comm, allreduceOf(job.parallel), codecOptions(job, matrices), device);
     auto grads = device.allocate(kCount);
     sync.start(nullptr, kCount);
     const int64_t up_before = device.floats_uploaded, down_before = device.floats_downloaded;

@@ -9,6 +9,7 @@
 
 #include "comm/codecs/compressed_allreduce.h"
 #include "comm/codecs/powersgd.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "comm/memory/thread_communicator.h"
 
 namespace ranklab {
@@ -37,7 +38,7 @@ class FeedbackCodecs : public ::testing::TestWithParam<std::string> {};
 TEST_P(FeedbackCodecs, SentPlusResidualEqualsRawOverSteps) {
   ThreadRendezvous rendezvous(1);
   ThreadCommunicator comm(rendezvous, 0);
-  CompressedAllreduce reduce(comm, "ring", optionsFor(GetParam()), kCount);
+  CompressedAllreduce reduce(comm, AllreduceChoice("ring"), optionsFor(GetParam()), kCount);
   std::mt19937_64 rng(17);
   std::normal_distribution<float> normal(0.f, 1e-3f);
   std::vector<double> raw_sum(kCount, 0), sent_sum(kCount, 0);
@@ -72,7 +73,7 @@ TEST_P(FeedbackCodecs, WithoutFeedbackNothingIsKept) {
   ThreadCommunicator comm(rendezvous, 0);
   auto options = optionsFor(GetParam());
   options.error_feedback = false;
-  CompressedAllreduce reduce(comm, "ring", options, kCount);
+  CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, kCount);
   std::vector<float> g(kCount, 1e-3f);
   reduce.run(g.data(), kCount);
   EXPECT_EQ(reduce.errorFeedback(), nullptr);
@@ -92,7 +93,7 @@ TEST(MomentumCorrection, AppliesMomentumBeforeCompressionAndMasksWhatWasSent) {
   options.codec = "topk";
   options.ratio = 0.25;
   options.local_momentum = 0.5f;
-  CompressedAllreduce reduce(comm, "ring", options, 4);
+  CompressedAllreduce reduce(comm, AllreduceChoice("ring"), options, 4);
   std::vector<float> g = {4.f, 1.f, 0.f, 0.f};
   reduce.run(g.data(), 4);
   EXPECT_EQ(g, (std::vector<float>{4.f, 0.f, 0.f, 0.f}));

@@ -8,6 +8,7 @@
 #include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_keys.h"
+#include "engine/job/strategy_traits.h"
 #include "engine/train/strategy_registry.h"
 
 namespace ranklab {
@@ -64,14 +65,50 @@ TEST(Registries, EachDeviceEncodeIsOneCodecsAndTheRingOnesAreTheRingCodecs) {
   EXPECT_EQ(seen.size(), 7u);
 }
 
+// One codec sends the gradient as it is; any other name compresses, an unknown one too (the
+// checks that ask then refuse it by name rather than pass it by).
+TEST(Registries, OnlyThePlainCodecLeavesTheGradientAsItIs) {
+  int plain = 0;
+  for (const auto& t : codecTraits()) {
+    plain += t.form == CodecForm::kPlain;
+    EXPECT_EQ(compressesWith(t.name), t.form != CodecForm::kPlain) << t.name;
+  }
+  EXPECT_EQ(plain, 1);
+  EXPECT_TRUE(compressesWith("zip"));
+  EXPECT_EQ(findCodecTraits("zip"), nullptr);
+  EXPECT_EQ(codecsAServerTakes(), "fp16, bf16, qsgd, topk, randomk, threshold or sign");
+}
+
+// A job's all-reduce is resolved once, into its entry and options; a wrong name fails there,
+// naming the allowed ones.
+TEST(Registries, AnAllreduceChoiceIsItsEntryAndOptions) {
+  const AllreduceChoice choice("hierarchical", AllreduceOptions{3});
+  EXPECT_EQ(&choice.algorithm(), findAllreduce("hierarchical"));
+  EXPECT_EQ(choice.options().ranks_per_host, 3);
+  try {
+    AllreduceChoice("rings");
+    FAIL() << "an unknown algorithm resolved";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("\"rings\"; allowed: ring, mpi"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(allreduceAlgorithmsWith(&AllreduceAlgorithm::shards), std::vector<std::string>{"ring"});
+}
+
 TEST(Registries, StrategyChoicesAreTheRegisteredStrategies) {
   EXPECT_EQ(schemaChoices("parallel.strategy"), strategyNames());
+  EXPECT_EQ(strategyTraitNames(), strategyNames());  // the light list and the factories agree
+  EXPECT_EQ(strategiesWith(&StrategyTraits::parameter_servers),
+            (std::vector<std::string>{"ps-sync", "ps-async"}));
+  EXPECT_EQ(strategyTraitsOr("gossip").name, "");  // unknown: no trait, refused by the schema
 }
 
 TEST(Registries, EveryEntryIsDescribedAndMakesWhatItNames) {
   for (const auto& a : allreduceRegistry()) {
     EXPECT_FALSE(a.description.empty()) << a.name;
     EXPECT_TRUE(a.make) << a.name;
+    EXPECT_TRUE(a.bytes_sent) << a.name;  // ring_allreduce_thread_test measures it
+    EXPECT_FALSE(a.formula.empty()) << a.name;
   }
   for (const auto& s : strategyRegistry()) {
     EXPECT_FALSE(s.description.empty()) << s.name;
@@ -79,7 +116,9 @@ TEST(Registries, EveryEntryIsDescribedAndMakesWhatItNames) {
   }
   for (const auto& c : codecRegistry()) {
     EXPECT_FALSE(c.description.empty()) << c.name;
-    if (!c.make) continue;  // none and powersgd are collectives of their own
+    // Only a flat-buffer codec has a factory: none and powersgd are collectives of their own.
+    EXPECT_EQ(static_cast<bool>(c.make), codecTraitsOf(c.name).form == CodecForm::kFlat) << c.name;
+    if (!c.make) continue;
     CodecOptions options;
     options.codec = c.name;
     EXPECT_NE(makeCodec(options, 0), nullptr) << c.name;

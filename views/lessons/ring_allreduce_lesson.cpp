@@ -32,41 +32,23 @@ QString ringText() {
       "<p><b>Compare</b> the same job with another algorithm. <i>Naive</i>: every rank sends "
       "its whole gradient to rank 0, which sums and sends the sum back: rank 0 moves "
       "(<i>N</i>−1)·<i>S</i> each way, the hot spot the ring removes. <i>Hierarchical</i> "
-      "(here 2 hosts of 2): a leader per host sums inside it, "
-      "the leaders run a ring, each sends the sum to its host: a leader sends "
-      "2(<i>L</i>−1)/<i>L</i>·<i>S</i> + 2(<i>H</i>−1)/<i>H</i>·<i>S</i> + (<i>L</i>−1)·<i>S</i>, "
-      "the "
-      "others 2(<i>L</i>−1)/<i>L</i>·<i>S</i>. <i>MPI</i>: the library picks its own algorithm, "
+      "(here 2 hosts of 2): the ranks of each host sum in shared memory, the hosts' leaders "
+      "run a ring, and a broadcast tree hands the sum back inside each host: a leader sends "
+      "2(<i>L</i>−1)/<i>L</i>·<i>S</i> + 2(<i>H</i>−1)/<i>H</i>·<i>S</i> + "
+      "⌈log<sub>2</sub><i>L</i>⌉·<i>S</i>, the others 2(<i>L</i>−1)/<i>L</i>·<i>S</i> and "
+      "<i>S</i> for each child they have in the tree. <i>MPI</i>: the library picks its own "
+      "algorithm, "
       "out of ranklab's sight; its bytes are counted as the ring's.</p>");
 }
 
-// What the run's algorithm sends from `rank` per all-reduce of S bytes, by its formula.
-double bytesByFormula(const std::string& algorithm, int rank, int n, int per_host, double s) {
-  if (algorithm == "naive") return rank == 0 ? (n - 1) * s : s;
-  if (algorithm == "hierarchical") {  // ranks_per_host 0: one host of all n
+// The formula in words with the run's numbers: N, S, and for a host-shaped one L and H.
+QString formulaText(const AllreduceAlgorithm& entry, int n, int per_host, double s) {
+  QString text = QString::fromStdString(entry.formula) + QObject::tr(", N = %1").arg(n);
+  if (entry.takes_ranks_per_host) {
     const int local = per_host > 0 ? std::min(per_host, n) : n;
-    const int hosts = (n + local - 1) / local;
-    const double inside = 2.0 * (local - 1) / local * s;
-    if (rank % local != 0) return inside;
-    return inside + 2.0 * (hosts - 1) / hosts * s + (local - 1) * s;
+    text += QObject::tr(", L = %1, H = %2").arg(local).arg((n + local - 1) / local);
   }
-  return 2.0 * (n - 1) / n * s;  // ring, and mpi as ranklab counts it
-}
-
-QString formulaText(const std::string& algorithm, int n, int per_host, double s) {
-  const qint64 bytes = qint64(s);
-  if (algorithm == "naive")
-    return QObject::tr("rank 0: (N−1) · S = %1 · %L2 B").arg(n - 1).arg(bytes);
-  if (algorithm == "hierarchical") {
-    const int local = per_host > 0 ? std::min(per_host, n) : n;
-    return QObject::tr(
-               "leaders: 2(L−1)/L · S + 2(H−1)/H · S + (L−1) · S, L = %1, H = %2, "
-               "S = %L3 B")
-        .arg(local)
-        .arg((n + local - 1) / local)
-        .arg(bytes);
-  }
-  return QObject::tr("2(N−1)/N · S = 2·%1/%2 · %L3 B").arg(n - 1).arg(n).arg(bytes);
+  return text + QObject::tr(", S = %L1 B").arg(qint64(s));
 }
 
 LessonAnswer ringAnswer(const LessonRun& run) {
@@ -84,21 +66,27 @@ LessonAnswer ringAnswer(const LessonRun& run) {
     return a;
   }
   const int n = run.run.world;
-  const std::string& algorithm = run.run.algorithm;
   const auto job = jobOrError(run, a);
   if (!job) return a;
+  const std::string& algorithm = job->parallel.algorithm;
   const int per_host = job->parallel.ranks_per_host;
   // The busiest rank answers (rank 0: a naive root, a hierarchical leader); the ring's are
   // all alike, so their mean does.
   const AllreduceAlgorithm* entry = findAllreduce(algorithm);
-  const bool uneven = entry != nullptr && !entry->even_share;
-  a.formula = bytesByFormula(algorithm, 0, n, per_host, gradient_bytes);
-  a.formula_text = formulaText(algorithm, n, per_host, gradient_bytes);
+  if (entry == nullptr) {
+    a.error = QObject::tr("run %1 used \"%2\", which this ranklab has no all-reduce of")
+                  .arg(run.run.id)
+                  .arg(QString::fromStdString(algorithm));
+    return a;
+  }
+  const bool uneven = !entry->even_share;
+  a.formula = entry->bytes_sent(0, n, per_host, gradient_bytes);
+  a.formula_text = formulaText(*entry, n, per_host, gradient_bytes);
   QString rows;
   std::vector<double> medians;
   for (const auto& [rank, sent] : per_rank) {
     medians.push_back(medianOf(sent));
-    const double expected = bytesByFormula(algorithm, rank, n, per_host, gradient_bytes);
+    const double expected = entry->bytes_sent(rank, n, per_host, gradient_bytes);
     rows += QStringLiteral(
                 "<tr><td>rank %1</td><td align=right>%L2 B</td><td align=right>%L3 B</td>"
                 "<td align=right>%4 %</td></tr>")
@@ -121,9 +109,9 @@ LessonAnswer ringAnswer(const LessonRun& run) {
                  .arg(rows)
                  .arg(qint64(gradient_bytes))
                  .arg(QString::fromStdString(algorithm))
-                 .arg(algorithm == "mpi" ? QObject::tr(" MPI's own bytes are out of sight: "
-                                                       "ranklab counts the ring's.")
-                                         : QString());
+                 .arg(entry->reference ? QObject::tr(" MPI's own bytes are out of sight: "
+                                                     "ranklab counts the ring's.")
+                                       : QString());
   a.focus_step = std::min<int64_t>(2, run.steps.empty() ? 1 : run.steps.back().step);
   a.focus_steps = 1;  // one step: its hops are wide enough to read
   return a;
