@@ -31,6 +31,14 @@ void announce(Reporter& reporter, const std::string& text, int64_t step) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
+// Before the process ends on purpose: the announcement and every step before it delivered,
+// as close() drains and lingers (bounded by close_timeout_ms). 100 ms were not always enough
+// on a loaded machine: the launcher then named an earlier last step than the fault's.
+void announceLast(Reporter& reporter, const std::string& text, int64_t step) {
+  reporter.event("fault", text, step);
+  reporter.close();
+}
+
 // A child that sends SIGCONT to this process after `seconds`, and dies with it.
 void continueLater(int seconds) {
   const pid_t parent = getpid();
@@ -67,10 +75,10 @@ void FaultInjector::afterStep(int64_t step, Reporter& reporter) {
 void FaultInjector::fire(const InjectedFault& fault, int64_t step, Reporter& reporter) {
   const std::string after = " after step " + std::to_string(step);
   if (fault.action == "kill") {
-    announce(reporter, "kill: SIGKILL" + after, step);
+    announceLast(reporter, "kill: SIGKILL" + after, step);
     raise(SIGKILL);
   } else if (fault.action == "exit") {
-    announce(reporter, "exit: status 3" + after, step);
+    announceLast(reporter, "exit: status 3" + after, step);
     std::_Exit(3);
   } else if (fault.action == "stop") {
     announce(reporter,
