@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "comm/registry.h"
+
 namespace ranklab {
 
 bool CodecTraits::takes(const std::string& key) const {
@@ -63,18 +65,13 @@ std::string codecsAServerTakes() {
   std::vector<std::string> names;
   for (const auto& t : codecTraits())
     if (!t.ps_reply.empty() && t.form != CodecForm::kPlain) names.push_back(t.name);
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  return text;
+  return joinChoices(names);
 }
 
 const CodecTraits& codecTraitsOf(const std::string& name) {
+  if (const CodecTraits* t = findCodecTraits(name)) return *t;
   std::string allowed;
-  for (const auto& t : codecTraits()) {
-    if (t.name == name) return t;
-    allowed += (allowed.empty() ? "" : ", ") + t.name;
-  }
+  for (const auto& t : codecTraits()) allowed += (allowed.empty() ? "" : ", ") + t.name;
   throw std::invalid_argument("unknown codec \"" + name + "\"; allowed: " + allowed);
 }
 

@@ -35,6 +35,8 @@ Values algorithmsTakingRanksPerHost() {
 const std::vector<RelevanceRule>& relevanceRules() {
   static const std::vector<std::string> all_reducing =
       strategiesWith(&StrategyTraits::all_reduces_gradient);
+  static const std::vector<std::string> taking_algorithm =
+      strategiesWith(&StrategyTraits::takes_algorithm);
   static const std::vector<RelevanceRule> rules = {
       // [data]: each dataset's own keys.
       {"data.path", "data.dataset", {"fashion-mnist", "text"}},
@@ -68,10 +70,9 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"train.tf32", "train.device", {"cpu"}, true},
       {"parallel.device_collectives", "train.device", {"cpu"}, true},
       // [parallel]: each strategy's and algorithm's own keys.
-      {"parallel.algorithm", "parallel.strategy", strategiesWith(&StrategyTraits::takes_algorithm)},
+      {"parallel.algorithm", "parallel.strategy", taking_algorithm},
       {"parallel.ranks_per_host", "parallel.algorithm", algorithmsTakingRanksPerHost()},
-      {"parallel.ranks_per_host", "parallel.strategy",
-       strategiesWith(&StrategyTraits::takes_algorithm)},
+      {"parallel.ranks_per_host", "parallel.strategy", taking_algorithm},
       {"parallel.bucket_kb", "parallel.strategy", all_reducing},
       {"parallel.bucket_kb", "parallel.algorithm", {std::string(kSharedModelAlgorithm)}, true},
       {"parallel.comm_schedule", "parallel.strategy", all_reducing},

@@ -12,6 +12,7 @@
 
 #include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
+#include "comm/registry.h"
 #include "engine/job/control_characters.h"
 #include "engine/job/strategy_traits.h"
 
@@ -25,11 +26,7 @@ std::string formatDouble(double value) {
 }
 
 std::string allreduceChoices() {
-  const auto& names = allreduceAlgorithms();
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  return text;
+  return joinChoices(allreduceAlgorithms());
 }
 
 namespace {

@@ -33,10 +33,4 @@ std::vector<std::string> strategiesWith(bool StrategyTraits::*trait) {
   return names;
 }
 
-std::vector<std::string> strategyTraitNames() {
-  std::vector<std::string> names;
-  for (const auto& t : strategyTraits()) names.push_back(t.name);
-  return names;
-}
-
 }  // namespace ranklab

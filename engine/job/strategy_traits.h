@@ -26,6 +26,5 @@ const StrategyTraits* findStrategyTraits(const std::string& name);  // null if u
 const StrategyTraits& strategyTraitsOr(const std::string& name);
 // The names of the strategies with `trait`: {"ps-sync", "ps-async"} for parameter_servers.
 std::vector<std::string> strategiesWith(bool StrategyTraits::*trait);
-std::vector<std::string> strategyTraitNames();  // every strategy, in order
 
 }  // namespace ranklab

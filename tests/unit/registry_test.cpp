@@ -7,6 +7,7 @@
 #include "comm/codecs/codec.h"
 #include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
+#include "comm/registry.h"
 #include "engine/job/job_keys.h"
 #include "engine/job/strategy_traits.h"
 #include "engine/train/strategy_registry.h"
@@ -97,7 +98,7 @@ TEST(Registries, AnAllreduceChoiceIsItsEntryAndOptions) {
 
 TEST(Registries, StrategyChoicesAreTheRegisteredStrategies) {
   EXPECT_EQ(schemaChoices("parallel.strategy"), strategyNames());
-  EXPECT_EQ(strategyTraitNames(), strategyNames());  // the light list and the factories agree
+  EXPECT_EQ(namesOf(strategyTraits()), strategyNames());  // the light list and the factories agree
   EXPECT_EQ(strategiesWith(&StrategyTraits::parameter_servers),
             (std::vector<std::string>{"ps-sync", "ps-async"}));
   EXPECT_EQ(strategyTraitsOr("gossip").name, "");  // unknown: no trait, refused by the schema
