@@ -3,32 +3,31 @@
 
 #include <sys/types.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "launch/rank_process.h"
+
 namespace ranklab {
 
-class ChildProcess {
+class ChildProcess : public RankProcess {
  public:
-  using LineHandler = std::function<void(bool is_stderr, const std::string& line)>;
-
   // Starts argv[0] (looked up in PATH) in its own process group, with `extra_env`
   // ("NAME=value") added to this process's environment. Throws naming the program and cause.
   ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
-  ~ChildProcess();  // kills a child still running; never throws
+  ~ChildProcess() override;  // kills a child still running; never throws
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   // Waits up to wait_ms for output and hands every complete line to on_line.
-  void pump(int wait_ms, const LineHandler& on_line);
+  void pump(int wait_ms, const LineHandler& on_line) override;
   // False once the child has exited (reaps it).
-  bool running();
+  bool running() override;
   // Exit status; 128 + signal when killed by a signal. Valid once running() is false.
-  int exitCode() const { return exit_code_; }
+  int exitCode() const override { return exit_code_; }
 
-  void terminate();  // SIGTERM to the process group
-  void kill();       // SIGKILL to the process group
+  void terminate() override;  // SIGTERM to the process group
+  void kill() override;       // SIGKILL to the process group
 
  private:
   void readFrom(int& fd, std::string& pending, bool is_stderr, const LineHandler& on_line);

@@ -65,13 +65,32 @@ bool mcaSets(const LaunchSpec& launch, const std::string& framework) {
   return false;
 }
 
+// Under Slurm the nodes are known only once the job runs: the ranks are sent to the
+// address this machine's name resolves to (a cluster's login node is known by its name on
+// the cluster's network); where it resolves to loopback, to 127.0.0.1 (the nodes are this
+// machine, or launch.telemetry_address must say better).
+std::string addressOfThisHost() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  const auto address = resolveIPv4(name);
+  if (!address) {
+    throw std::runtime_error(std::string("this machine's name \"") + name +
+                             "\" does not resolve to an IPv4 address, so the address Slurm's "
+                             "nodes should send telemetry to is unknown; set "
+                             "launch.telemetry_address");
+  }
+  const auto source = sourceAddressTowards(*address);
+  if (!source || (ntohl(source->s_addr) >> 24) == 127) return kLoopback;
+  return text(*source);
+}
+
 }  // namespace
 
 std::vector<std::string> placementArguments(const LaunchSpec& launch) {
   std::vector<std::string> args;
   if (!launch.hosts.empty()) args = {"--host", joined(launch.hosts, ",")};
   if (!launch.hostfile.empty()) args = {"--hostfile", launch.hostfile};
-  if (launch.hosts.empty() && launch.hostfile.empty()) {
+  if (launch.hosts.empty() && launch.hostfile.empty() && launch.scheduler != "slurm") {
     // One machine: the ranks talk over shared memory only, with no TCP listener on any
     // interface, and mpirun's own TCP on loopback (issue 33, item 10); the job's mca wins.
     if (!mcaSets(launch, "btl")) args.insert(args.end(), {"--mca", "btl", "self,vader"});
@@ -105,6 +124,7 @@ std::vector<std::string> hostNames(const LaunchSpec& launch) {
 
 std::string telemetryAddress(const LaunchSpec& launch) {
   if (!launch.telemetry_address.empty()) return launch.telemetry_address;
+  if (launch.scheduler == "slurm") return addressOfThisHost();
   for (const auto& host : hostNames(launch)) {
     const auto address = resolveIPv4(host);
     if (!address) {

@@ -11,6 +11,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <regex>
@@ -28,6 +29,7 @@
 #include "launch/rejection_log.h"
 #include "launch/restart_plan.h"
 #include "launch/run_recorder.h"
+#include "launch/slurm_job.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -241,15 +243,32 @@ void keepTail(std::deque<std::string>& tail, std::string line) {
   if (tail.size() > 8) tail.pop_front();
 }
 
+}  // namespace
+
+// One launch of mpirun (or one Slurm job) for a run: what ended it.
+struct AttemptEnd {
+  int exit_code = 0;
+  std::string failure_text;            // why the launcher ended it
+  std::optional<RankFailure> failure;  // the first rank found dead or hung
+  Clock::time_point failure_found;     // when the failure (or the silence) was found
+  bool stopped = false;                // on request, or cancelled in Slurm
+  bool final = false;                  // nothing a restart could change (sbatch refused it)
+  std::deque<std::string> last_errors;
+};
+
+namespace {
+
 // How the run ended: stopped for silence, stopped on request, done, or failed (with the
 // tail of the ranks' stderr), from mpirun's exit status and what the ranks reported.
-void settle(RunOutcome& outcome, RunRecorder& recorder, const std::string& failure,
-            const std::optional<RankFailure>& failed, bool stopped,
-            const std::deque<std::string>& last_errors) {
+void settle(RunOutcome& outcome, RunRecorder& recorder, const AttemptEnd& end) {
+  const std::string& failure = end.failure_text;
+  const std::optional<RankFailure>& failed = end.failure;
+  const bool stopped = end.stopped;
+  const std::deque<std::string>& last_errors = end.last_errors;
   outcome.error.clear();  // a restarted run is judged by its last attempt
   if (!failure.empty()) {
     outcome.status = "failed";
-    outcome.error = failure + "; the ranks were stopped";
+    outcome.error = failure + (end.final ? "" : "; the ranks were stopped");
     // On the failed rank's row at its last step (the timeline marks it there).
     if (failed)
       recorder.launcherEvent("failure", outcome.error, failed->rank, failed->last_step,
@@ -343,7 +362,7 @@ struct TelemetryIntake {
 // drain_s for every Bye, and on while messages keep coming (a launcher that fell behind the
 // ranks stores their backlog rather than drop it), then for the output, longer while
 // `failed` has no verdict.
-void drainLate(double drain_s, TelemetryIntake& intake, ChildProcess& child, MpirunOutput& output,
+void drainLate(double drain_s, TelemetryIntake& intake, RankProcess& child, MpirunOutput& output,
                const std::optional<RankFailure>& failed) {
   const auto start = Clock::now();
   constexpr double kBacklogQuietS = 1.0;  // no message for this long: the backlog is in
@@ -360,16 +379,6 @@ void drainLate(double drain_s, TelemetryIntake& intake, ChildProcess& child, Mpi
 }
 
 }  // namespace
-
-// One launch of mpirun for a run: what ended it.
-struct AttemptEnd {
-  int exit_code = 0;
-  std::string failure_text;            // why the launcher ended it
-  std::optional<RankFailure> failure;  // the first rank found dead or hung
-  Clock::time_point failure_found;     // when the failure (or the silence) was found
-  bool stopped = false;                // on request
-  std::deque<std::string> last_errors;
-};
 
 namespace {
 
@@ -460,8 +469,8 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
     const AttemptEnd end =
         runAttempt(restarts.jobFor(attempt), attempt, outcome.run_id, recorder, restarts, observer);
     outcome.exit_code = end.exit_code;
-    settle(outcome, recorder, end.failure_text, end.failure, end.stopped, end.last_errors);
-    if (outcome.status != "failed" || !restarts.canRestart() || stop_requested_) break;
+    settle(outcome, recorder, end);
+    if (outcome.status != "failed" || !restarts.canRestart() || stop_requested_ || end.final) break;
     try {
       restarts.prepareRestart(store, recorder, outcome.run_id, end.failure ? end.failure->rank : -1,
                               end.failure_found);
@@ -497,7 +506,115 @@ void noteStall(RunRecorder& recorder, Clock::time_point& last_turn) {
   last_turn = now;
 }
 
+// The folder beside the store where Slurm writes the ranks' output: a cluster's nodes
+// share the home folder the store is in, not this machine's temp folder. Only this account
+// enters it.
+std::string slurmOutputDir(const std::string& db_path) {
+  const auto parent = std::filesystem::path(db_path).parent_path();
+  const auto dir = (parent.empty() ? std::filesystem::path(".") : parent) / "slurm";
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, error);
+  if (error)
+    throw std::runtime_error(dir.string() +
+                             ": cannot make the Slurm output folder: " + error.message());
+  return dir.string();
+}
+
+// "job 12 PENDING (Resources)", "job 12 RUNNING on n1", "job 12 COMPLETED, exit 0:0".
+std::string queueText(const std::string& id, const SlurmJobState& s) {
+  return "job " + id + " " + s.state + (s.reason.empty() ? "" : " (" + s.reason + ")") +
+         (s.nodes.empty() ? "" : " on " + s.nodes) +
+         (s.exit_code.empty() ? "" : ", exit " + s.exit_code);
+}
+
+// A Slurm job's queue, followed: each change is a `queue` event and the run's row. While it
+// waits its ranks have not started, so neither the silence nor a rank's start-up is timed.
+struct QueueFollower {
+  SlurmJob* job;  // nullptr: a local run
+  RunRecorder& recorder;
+
+  void operator()(TelemetryIntake& intake) {
+    if (!job) return;
+    job->poll();
+    if (job->takeChange()) {
+      const SlurmJobState& s = job->state();
+      recorder.setSchedulerState({job->id(), s.state, s.reason, s.nodes, s.exit_code});
+      recorder.launcherEvent("queue", queueText(job->id(), s));
+    }
+    if (!job->state().started()) {
+      intake.last_heard = Clock::now();
+      intake.watch.notStartedBefore(Clock::now());
+    }
+  }
+
+  // How Slurm ended the job, into the attempt's end: cancelled by someone else is a stop
+  // with its cause named; a time limit, a node's failure and the like fail the run.
+  void settle(AttemptEnd& end) const {
+    if (!job) return;
+    const SlurmJobState& s = job->state();
+    // Ranks that died of someone's scancel are not a failure: the job was stopped.
+    if (slurmCancelled(s) && !job->cancelledHere()) {
+      end.stopped = true;
+      end.failure.reset();
+      end.failure_text.clear();
+      recorder.launcherEvent("queue", "job " + job->id() + " was " + slurmEndCause(s) +
+                                          ", not by ranklab: the run is stopped");
+    } else if (!slurmCancelled(s) && s.state != "COMPLETED") {
+      end.failure_text = "job " + job->id() + ": " + slurmEndCause(s) +
+                         (end.failure_text.empty() ? "" : "; " + end.failure_text);
+    }
+  }
+};
+
+// What the ranks' processes get in their environment: Open MPI's settings, the segment
+// folder on one machine (other hosts lack it: there Open MPI picks its own), and the
+// telemetry keys (mode 0400 in /proc, never argv; mpirun forwards them with -x).
+std::vector<std::string> rankEnvironment(const JobSpec& job, const MpiSegmentFolder& segments,
+                                         const std::optional<RunCurveKeys>& keys) {
+  auto environment = runsOnHosts(job) ? mpiEnvironment() : segments.environment();
+  if (keys)
+    environment.push_back(std::string(kTelemetryKeysVariable) + "=" + keysText(keys->ranks));
+  return environment;
+}
+
+// The attempt's end, once mpirun (or the Slurm job) is over: its status, the failed rank's
+// words with mpirun's verdict on it, and the ranks' last lines of stderr.
+void concludeAttempt(AttemptEnd& end, int exit_code, const MpirunOutput& output, int hang_limit_s) {
+  end.exit_code = exit_code;
+  if (!end.failure && end.failure_text.empty()) end.failure_found = Clock::now();
+  if (end.failure)
+    end.failure_text =
+        failureMessage(*end.failure, output.verdict.causeOf(end.failure->rank), hang_limit_s);
+  end.stopped = end.stopped && !end.failure;
+  end.last_errors = output.last_errors;
+}
+
 }  // namespace
+
+std::unique_ptr<RankProcess> JobRunner::startRanks(const JobSpec& job, int64_t run_id,
+                                                   const std::vector<std::string>& argv,
+                                                   const std::vector<std::string>& environment,
+                                                   std::vector<std::string>& shown,
+                                                   AttemptEnd& end) {
+  shown = shownCommand(argv);
+  if (!runsUnderSlurm(job)) return std::make_unique<ChildProcess>(argv, environment);
+  const std::string name = "ranklab-" + std::to_string(run_id);
+  try {
+    const std::string output_dir = slurmOutputDir(options_.db_path);
+    auto sbatch =
+        sbatchArguments(job.launch, processCount(job), name, output_dir + "/" + name + "-");
+    sbatch.push_back("<a batch script that runs:>");
+    shown.insert(shown.begin(), sbatch.begin(), sbatch.end());
+    return std::make_unique<SlurmJob>(job.launch, processCount(job), name, argv, environment,
+                                      output_dir);
+  } catch (const std::exception& e) {
+    end.failure_text = e.what();  // refused, or Slurm's client missing: nothing is queued
+    end.final = true;
+    end.exit_code = 1;
+    return nullptr;
+  }
+}
 
 AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id,
                                  RunRecorder& recorder, RestartPlan& restarts,
@@ -519,23 +636,25 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
   TelemetryIntake collect{collector, recorder, watch, world};
 
   const MpiSegmentFolder segments;
-  // Other hosts lack this machine's segment folder: there Open MPI picks its own.
-  auto environment = runsOnHosts(job) ? mpiEnvironment() : segments.environment();
-  // In the environment (mode 0400 in /proc), never argv; mpirun forwards it with -x.
-  if (keys)
-    environment.push_back(std::string(kTelemetryKeysVariable) + "=" + keysText(keys->ranks));
-  ChildProcess child(argv, environment);
-  if (attempt == 0) observer.onStarted(run_id, shownCommand(argv));
   AttemptEnd end;
+  std::vector<std::string> shown;
+  const std::unique_ptr<RankProcess> started =
+      startRanks(job, run_id, argv, rankEnvironment(job, segments, keys), shown, end);
+  if (!started) return end;
+  RankProcess& child = *started;
+  if (attempt == 0) observer.onStarted(run_id, shown);
+  QueueFollower queue{dynamic_cast<SlurmJob*>(started.get()), recorder};
+  const std::string how = queue.job ? "scancel job " + queue.job->id() : "SIGTERM to mpirun";
   std::optional<Clock::time_point> stop_sent;
   auto terminate = [&](const std::string& kind, const std::string& why) {
-    recorder.launcherEvent(kind, why + ": SIGTERM to mpirun");
+    recorder.launcherEvent(kind, why + ": " + how);
     child.terminate();
     stop_sent = Clock::now();
   };
   auto last_turn = Clock::now();
   while (child.running()) {
     noteStall(recorder, last_turn);
+    queue(collect);
     child.pump(0, std::ref(output));
     collect(50);
     restarts.noticeProgress(recorder);
@@ -570,14 +689,9 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
                                                  : 3.0,
             collect, child, output, end.failure);
   restarts.noticeProgress(recorder);
-
-  end.exit_code = child.exitCode();
-  if (!end.failure && end.failure_text.empty()) end.failure_found = Clock::now();
-  if (end.failure)
-    end.failure_text = failureMessage(*end.failure, output.verdict.causeOf(end.failure->rank),
-                                      job.telemetry.hang_limit_s);
-  end.stopped = end.stopped && !end.failure;
-  end.last_errors = output.last_errors;
+  concludeAttempt(end, child.exitCode(), output, job.telemetry.hang_limit_s);
+  queue(collect);  // its final state
+  queue.settle(end);
   return end;
 }
 

@@ -4,12 +4,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "engine/job/job_spec.h"
 #include "launch/private_dir.h"
+#include "launch/rank_process.h"
 #include "launch/run_observer.h"
 #include "storage/records.h"
 
@@ -69,6 +71,13 @@ class JobRunner {
   AttemptEnd runAttempt(const JobSpec& job, int attempt, int64_t run_id, RunRecorder& recorder,
                         RestartPlan& restarts, RunObserver& observer);
 
+  // The attempt's ranks: mpirun as a child of this process, or a Slurm job that runs it;
+  // `shown` gets the command as people see it. A Slurm job sbatch refused (or no sbatch) is
+  // nullptr, its words in `end` (a child that cannot start throws, naming it).
+  std::unique_ptr<RankProcess> startRanks(const JobSpec& job, int64_t run_id,
+                                          const std::vector<std::string>& argv,
+                                          const std::vector<std::string>& environment,
+                                          std::vector<std::string>& shown, AttemptEnd& end);
   // The faults asked for since the last look, sent to their ranks' processes.
   void sendRequestedFaults(const RankWatch& watch, RunRecorder& recorder);
 

@@ -89,6 +89,11 @@ std::string RankWatch::remoteState(const std::string& host) {
          ", out of this machine's sight: its link to this machine is down, or the host froze";
 }
 
+void RankWatch::notStartedBefore(Clock::time_point now) {
+  for (Watched& r : ranks_)
+    if (!r.heard_any) r.last_heard = now;
+}
+
 pid_t RankWatch::pidOf(int rank) const {
   return rank >= 0 && rank < int(ranks_.size()) ? ranks_[size_t(rank)].pid : 0;
 }

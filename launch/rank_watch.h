@@ -42,6 +42,9 @@ class RankWatch {
   // kernels' warm-up): a loaded 2-core machine took 12.7 s for 4 ranks beside other MPI
   // tests. It is hung only after this, or the hang limit if that is longer.
   static constexpr std::chrono::seconds kStartupLimit{60};
+  // Ranks not heard from yet are timed from `now` on: their processes have not been
+  // started (a batch job still queued).
+  void notStartedBefore(Clock::time_point now);
   pid_t pidOf(int rank) const;         // 0: not on this host, or no Hello yet
   int64_t lastStepOf(int rank) const;  // -1 before its first step
   // SIGKILL to every watched rank still running on this host: after one died or hung the

@@ -34,6 +34,10 @@ class RunRecorder {
   // Writes when the batch is big or old enough; flush() writes now.
   void flushIfDue();
   void flush();
+  // Where the run's batch job is in its scheduler's queue, onto the run's row at once.
+  void setSchedulerState(const SchedulerRecord& record) {
+    store_.setSchedulerState(run_id_, record);
+  }
   // Updates a rank's count of telemetry messages lost in transit.
   void setGaps(int rank, int64_t gaps);
 

@@ -79,13 +79,18 @@
 
 // What a stored run adds to its NewRun (RunRow; the runs table's launcher_* columns, which
 // tell a lost run from a running one, are read apart).
-#define RANKLAB_RUN_FIELDS(X)                                                           \
-  X(int64_t, id, 0)                                                                     \
-  X(std::string, created, {})  /* ISO-8601 UTC */                                       \
-  X(std::string, finished, {}) /* ISO-8601 UTC, "" while running (NULL in the table) */ \
-  X(std::string, status, {})   /* running | done | failed | stopped */                  \
-  X(double, wall_s, 0)         /* whole run, launch to last rank's exit */              \
-  X(double, train_s, 0) /* training loop only (slowest rank; launch and evaluation excluded) */
+#define RANKLAB_RUN_FIELDS(X)                                                                   \
+  X(int64_t, id, 0)                                                                             \
+  X(std::string, created, {})  /* ISO-8601 UTC */                                               \
+  X(std::string, finished, {}) /* ISO-8601 UTC, "" while running (NULL in the table) */         \
+  X(std::string, status, {})   /* running | done | failed | stopped */                          \
+  X(double, wall_s, 0)         /* whole run, launch to last rank's exit */                      \
+  X(double, train_s, 0) /* training loop only (slowest rank; launch and evaluation excluded) */ \
+  X(std::string, scheduler_job, {})    /* the batch scheduler's job id (Slurm); "" local */     \
+  X(std::string, scheduler_state, {})  /* its state: PENDING, RUNNING, COMPLETED, ... */        \
+  X(std::string, scheduler_reason, {}) /* why it waits (Resources, Priority) */                 \
+  X(std::string, nodes, {})            /* the nodes it got, as the scheduler writes them */     \
+  X(std::string, scheduler_exit, {})   /* "exit:signal", once the job ended */
 
 // A step bin: consecutive steps of one rank summed, after run_id and rank and before each
 // phase's sum (storage/step_record.h's phases, SUM(<phase>_ns)): X(type, name, the SQL that

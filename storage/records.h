@@ -28,6 +28,21 @@ void visitColumns(R& row, Visit&& visit) {
 struct RunRow : NewRun {
   RANKLAB_RUN_FIELDS(RANKLAB_ROW_MEMBER)
 };
+
+// A run's status as people see it: "pending" while its batch job waits in the scheduler's
+// queue (the row says "running": its launcher is alive and following it).
+inline std::string shownStatus(const RunRow& run) {
+  return run.status == "running" && run.scheduler_state == "PENDING" ? "pending" : run.status;
+}
+
+// A run's batch job as its scheduler reports it (RunStore::setSchedulerState).
+struct SchedulerRecord {
+  std::string job;        // the job id
+  std::string state;      // PENDING, RUNNING, COMPLETED, CANCELLED, TIMEOUT, NODE_FAIL, ...
+  std::string reason;     // why it waits
+  std::string nodes;      // the nodes it got
+  std::string exit_code;  // "exit:signal", once it ended
+};
 template <typename R, typename Visit>
 requires std::is_same_v<std::remove_const_t<R>, RunRow>
 void visitColumns(R& row, Visit&& visit) {

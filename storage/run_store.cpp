@@ -227,6 +227,9 @@ struct RunStore::Statements {
       : insertRun(db, file, "insert run", insertRunSql().c_str()),
         finishRun(db, file, "finish run", kFinishRun),
         renameRun(db, file, "rename run", "UPDATE runs SET name = ? WHERE id = ?"),
+        setScheduler(db, file, "set scheduler state",
+                     "UPDATE runs SET scheduler_job = ?, scheduler_state = ?, scheduler_reason = "
+                     "?, nodes = ?, scheduler_exit = ? WHERE id = ?"),
         deleteRun(db, file, "delete run", "DELETE FROM runs WHERE id = ?"),
         listRuns(db, file, "list runs", selectSql<RunRow>("runs", "ORDER BY id DESC").c_str()),
         selectRun(db, file, "read run", selectSql<RunRow>("runs", "WHERE id = ?").c_str()),
@@ -262,7 +265,7 @@ struct RunStore::Statements {
         countEvents(db, file, "count events",
                     "SELECT COUNT(*) FROM events WHERE run_id = ? AND kind = ?") {}
 
-  Statement insertRun, finishRun, renameRun, deleteRun, listRuns, selectRun;
+  Statement insertRun, finishRun, renameRun, setScheduler, deleteRun, listRuns, selectRun;
   Statement upsertRank, replaceStep, replaceEval, insertEvent;
   Statement selectRanks, selectSteps, selectEvals, selectEvents;
   Statement rankTotals, latestEval;
@@ -419,6 +422,14 @@ void RunStore::finishRun(int64_t run_id, const std::string& status, double wall_
   }
   writeStepBins(run_id);
   transaction.commit();
+}
+
+void RunStore::setSchedulerState(int64_t run_id, const SchedulerRecord& r) {
+  requireWritable("record a run's scheduler state");
+  Query q(stmts_->setScheduler);
+  q.bind(r.job, r.state, r.reason, r.nodes, r.exit_code, run_id).run();
+  if (q.changes() == 0)
+    throw sqlite::error(path_, "set scheduler state", "no run with id " + std::to_string(run_id));
 }
 
 void RunStore::renameRun(int64_t run_id, const std::string& name) {

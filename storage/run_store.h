@@ -20,7 +20,7 @@ namespace ranklab {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 16;
+  static constexpr int kSchemaVersion = 17;
 
   // Opens (creating folders and file as needed), migrates forward to kSchemaVersion and
   // marks `lost` the runs still `running` whose launcher on this host is gone.
@@ -46,6 +46,8 @@ class RunStore {
   // Also sums the run's steps into step_bins (summariseSteps), in the same transaction.
   void finishRun(int64_t run_id, const std::string& status, double wall_s, double train_s);
   void renameRun(int64_t run_id, const std::string& name);
+  // Where the run's batch job is in its scheduler's queue (Slurm), as last read.
+  void setSchedulerState(int64_t run_id, const SchedulerRecord& record);
   // Deletes the run's steps, spans and evaluations after `step` (a restart from the
   // checkpoint at `step` trains them again); returns the step rows removed.
   int64_t rollBack(int64_t run_id, int64_t step);

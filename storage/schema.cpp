@@ -305,11 +305,23 @@ ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT 'ranklab';
 PRAGMA user_version = 16;
 )sql";
 
+// A run submitted to a batch scheduler (Slurm): its job, where it is in the queue, its nodes
+// and how the scheduler ended it, beside ranklab's own status.
+constexpr const char* kVersion17 = R"sql(
+ALTER TABLE runs ADD COLUMN scheduler_job TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN scheduler_state TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN scheduler_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN nodes TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN scheduler_exit TEXT NOT NULL DEFAULT '';
+
+PRAGMA user_version = 17;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4},
-    {5, kVersion5},   {6, kVersion6},   {7, kVersion7},   {8, kVersion8},
-    {9, kVersion9},   {10, kVersion10}, {11, kVersion11}, {12, kVersion12},
-    {13, kVersion13}, {14, kVersion14}, {15, kVersion15}, {16, kVersion16},
+    {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4},   {5, kVersion5},
+    {6, kVersion6},   {7, kVersion7},   {8, kVersion8},   {9, kVersion9},   {10, kVersion10},
+    {11, kVersion11}, {12, kVersion12}, {13, kVersion13}, {14, kVersion14}, {15, kVersion15},
+    {16, kVersion16}, {17, kVersion17},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

@@ -72,6 +72,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.overrides.push_back("launch.hosts=" + hostsArray(value()));
     else if (a == "--hostfile")
       args.overrides.push_back("launch.hostfile=" + nlohmann::json(value()).dump());
+    else if (a == "--slurm")  // the job's [launch] keys say the partition, nodes and limit
+      args.overrides.push_back("launch.scheduler=\"slurm\"");
     else if (a == "--max-restarts")  // the job's check names the key and its range
       args.overrides.push_back("train.max_restarts=" + value());
     else if (a == "-h" || a == "--help")

@@ -33,6 +33,8 @@ commands:
   run JOB.toml [--ranks N] [--set section.key=value ...]   launch a job, store it, print its summary
         [--max-restarts N]                                 restart from the last checkpoint after a failure
         [--hosts a:2,b:2 | --hostfile FILE]                ranks on other hosts, placed by Open MPI
+        [--slurm]                                          submit to Slurm (launch.scheduler = "slurm"):
+                                                           queued, then run in its allocation
         [--text-from FILE] [--worker PATH]                 the job's text from FILE (JOB.toml names it, as
                                                            the workbench launches an unsaved form); the worker
   resume ID [--ranks M] [--set section.key=value ...]      run ID's job again from its checkpoint, as a new

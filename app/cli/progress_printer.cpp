@@ -91,13 +91,16 @@ void ProgressPrinter::onEvent(const EventRow& event) {
   }
   // What went wrong and what the launcher did about it show even with --quiet.
   const bool always = event.kind == "error" || event.kind == "fault" || event.kind == "failure" ||
-                      event.kind == "restart" || event.kind == "resumed" || event.kind == "elastic";
+                      event.kind == "restart" || event.kind == "resumed" ||
+                      event.kind == "elastic" || event.kind == "queue";
   if (!always && quiet_) return;
   // A restart, a resume or an elastic change is the launcher's act (its rank field names
   // the rank that failed, which the text says too).
   const bool launchers =
       event.kind == "restart" || event.kind == "resumed" || event.kind == "elastic";
-  const std::string who = launchers ? "launcher" : "rank " + std::to_string(event.rank);
+  const std::string who = event.kind == "queue" ? "slurm"
+                          : launchers           ? "launcher"
+                                                : "rank " + std::to_string(event.rank);
   std::fprintf(stderr, "  [%s] %s: %s\n", event.kind.c_str(), who.c_str(),
                terminalSafe(event.text).c_str());
 }

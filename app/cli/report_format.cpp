@@ -8,6 +8,7 @@
 
 #include "app/cli/layout_json.h"
 #include "app/cli/terminal_text.h"
+#include "storage/scheduler_text.h"
 
 namespace ranklab {
 
@@ -62,7 +63,7 @@ struct ComparedMetric {
 const std::vector<ComparedMetric>& comparedMetrics() {
   static const std::vector<ComparedMetric> metrics = {
       {"name", [](const RunSummary& s) { return terminalSafe(s.run.name); }},
-      {"status", [](const RunSummary& s) { return s.run.status; }},
+      {"status", [](const RunSummary& s) { return shownStatus(s.run); }},
       {"ranks", [](const RunSummary& s) { return std::to_string(s.run.world); }},
       {"strategy", [](const RunSummary& s) { return strategyText(s.run); }},
       {"codec, precision", [](const RunSummary& s) { return s.run.codec + ", " + s.run.amp; }},
@@ -164,6 +165,21 @@ static nlohmann::json serversJson(const RunSummary& s) {
   return servers;
 }
 
+namespace {
+
+// The run's batch job (Slurm), or null for a local run.
+nlohmann::json schedulerJson(const RunRow& r) {
+  if (r.scheduler_job.empty()) return nullptr;
+  return {{"name", "slurm"},
+          {"job_id", r.scheduler_job},
+          {"state", r.scheduler_state},
+          {"reason", r.scheduler_reason},
+          {"nodes", r.nodes},
+          {"exit_code", r.scheduler_exit}};
+}
+
+}  // namespace
+
 nlohmann::json summaryJson(const RunSummary& s) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& r : s.ranks) {
@@ -201,7 +217,8 @@ nlohmann::json summaryJson(const RunSummary& s) {
   nlohmann::json json = {
       {"id", s.run.id},
       {"name", s.run.name},
-      {"status", s.run.status},
+      {"status", shownStatus(s.run)},
+      {"scheduler", schedulerJson(s.run)},
       {"created", s.run.created},
       {"finished", s.run.finished},
       {"world", s.run.world},
@@ -237,7 +254,8 @@ nlohmann::json runRowJson(const RunRow& r) {
           {"name", r.name},
           {"created", r.created},
           {"finished", r.finished},
-          {"status", r.status},
+          {"status", shownStatus(r)},
+          {"scheduler", schedulerJson(r)},
           {"world", r.world},
           {"strategy", r.strategy},
           {"algorithm", r.algorithm},
@@ -374,8 +392,9 @@ void printSummary(std::ostream& out, const RunSummary& s) {
   const auto accuracy = s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
   const std::string loss = testLossText(s);
   out << format("run %lld  %s  [%s]%s\n", static_cast<long long>(s.run.id),
-                terminalSafe(s.run.name).c_str(), s.run.status.c_str(),
+                terminalSafe(s.run.name).c_str(), shownStatus(s.run).c_str(),
                 s.run.origin == "ranklab" ? "" : ("  (" + s.run.origin + ")").c_str())
+      << (s.run.scheduler_job.empty() ? "" : "  " + terminalSafe(schedulerText(s.run)) + "\n")
       << format("  %d ranks, %s, codec %s, %s, %d epochs\n", s.run.world,
                 strategyText(s.run).c_str(), s.run.codec.c_str(), s.run.amp.c_str(), s.run.epochs)
       << format("  steps %lld   samples %lld   wall %.2f s   training %.2f s   %.0f samples/s\n",
@@ -447,7 +466,7 @@ void printRunList(std::ostream& out, const std::vector<RunRow>& runs) {
     const std::string strategy = strategyText(r);
     out << format("%5lld  %-20.20s  %-20s  %-8s  %5d  %-16.16s  %8.1f  %s\n",
                   static_cast<long long>(r.id), terminalSafe(r.name).c_str(), r.created.c_str(),
-                  r.status.c_str(), r.world, strategy.c_str(), r.wall_s, r.origin.c_str());
+                  shownStatus(r).c_str(), r.world, strategy.c_str(), r.wall_s, r.origin.c_str());
   }
   if (runs.empty()) out << "(no runs yet: try `ranklab run resources/jobs/quickstart.toml`)\n";
 }

@@ -2,6 +2,7 @@
 // (accumulation and pipelines, tensor and ZeRO layouts, hosts and their slots, the optimizer
 // and its schedule, strategies and codecs), each reported against the key that breaks it.
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -192,8 +193,8 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const auto& p = job.parallel;
   std::string why;
   const int gpus = kernels::usableGpus(&why);
-  // Ranks on other hosts check their own GPUs as they start.
-  const bool ranks_here = job.launch.hosts.empty() && job.launch.hostfile.empty();
+  // Ranks on other hosts (or Slurm's nodes) check their own GPUs as they start.
+  const bool ranks_here = !runsOnHosts(job);
   checkRule(root, log, "train.device", {}, ranks_here && gpus == 0,
             quoted(device) + " needs a GPU, but " + why + "; use \"cpu\"");
   const std::optional<DeviceSpec> spec = parseDeviceSpec(device);  // the schema admitted it
@@ -251,6 +252,69 @@ void checkHosts(const toml::table& root, const JobSpec& job, IssueLog& log) {
             !job.telemetry.encrypt && runsOnHosts(job),
             "must be true for a run on hosts: plain telemetry would cross the network for "
             "anyone on it to read and forge");
+}
+
+// The sbatch options ranklab sets itself, and the key or setting that says each.
+struct OwnSbatchOption {
+  const char* option;
+  const char* said_by;
+};
+constexpr OwnSbatchOption kOwnSbatchOptions[] = {
+    {"--ntasks", "parallel.ranks"},
+    {"--nodes", "launch.nodes"},
+    {"--partition", "launch.partition"},
+    {"--time", "launch.time_limit"},
+    {"--account", "launch.account"},
+    {"--output", "ranklab (it reads the ranks' output)"},
+    {"--error", "ranklab (it reads the ranks' output)"},
+    {"--parsable", "ranklab (it reads the job id)"},
+    {"--wrap", "ranklab (it writes the batch script)"}};
+
+// The first sbatch option of launch.sbatch that ranklab sets itself, and what says it.
+std::optional<std::string> ownSbatchOption(const std::vector<std::string>& options) {
+  for (const std::string& entry : options) {
+    const std::string name = entry.substr(0, entry.find('='));
+    for (const auto& own : kOwnSbatchOptions)
+      if (name == own.option)
+        return quoted(entry) + " is set by " + own.said_by + "; leave it out of launch.sbatch";
+  }
+  return std::nullopt;
+}
+
+// Slurm's own spellings: minutes, minutes:seconds, hours:minutes:seconds, days-hours,
+// days-hours:minutes, days-hours:minutes:seconds, or no limit.
+bool isSlurmTime(const std::string& text) {
+  static const std::regex form(
+      R"(\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}|UNLIMITED|INFINITE|unlimited|infinite)");
+  return std::regex_match(text, form);
+}
+
+void checkSlurm(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  const LaunchSpec& l = job.launch;
+  if (l.scheduler != "slurm") return;
+  const std::string placed =
+      "Slurm places the ranks on the nodes it allocates (launch.scheduler = "
+      "\"slurm\"): leave it out, or use launch.scheduler = \"local\"";
+  checkRule(root, log, "launch.hosts", {"launch.scheduler"}, !l.hosts.empty(), placed);
+  checkRule(root, log, "launch.hostfile", {"launch.scheduler"}, !l.hostfile.empty(), placed);
+  checkRule(root, log, "launch.time_limit", {}, !l.time_limit.empty() && !isSlurmTime(l.time_limit),
+            "must be a Slurm time: minutes (\"30\"), \"hours:minutes:seconds\", "
+            "\"days-hours[:minutes[:seconds]]\" or \"UNLIMITED\"; got " +
+                quoted(l.time_limit));
+  static const std::regex name_form(R"([A-Za-z0-9_.,-]+)");
+  checkRule(root, log, "launch.partition", {},
+            !l.partition.empty() && !std::regex_match(l.partition, name_form),
+            "must be a partition name (letters, digits, _ . , -); got " + quoted(l.partition));
+  checkRule(root, log, "launch.account", {},
+            !l.account.empty() && !std::regex_match(l.account, name_form),
+            "must be an account name (letters, digits, _ . , -); got " + quoted(l.account));
+  checkRule(root, log, "launch.nodes", {"parallel.ranks", "parallel.servers"},
+            l.nodes > processCount(job),
+            "asks for " + std::to_string(l.nodes) + " nodes for " +
+                std::to_string(processCount(job)) +
+                " processes: each node needs one; use at most that many nodes");
+  const auto own = ownSbatchOption(l.sbatch);
+  checkRule(root, log, "launch.sbatch", {}, own.has_value(), own.value_or(""));
 }
 
 }  // namespace
@@ -349,6 +413,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
                 std::to_string(job.parallel.microbatches));
   checkFaults(root, job, log);
   checkHosts(root, job, log);
+  checkSlurm(root, job, log);
   checkAccumulation(root, job, log);
   checkPipeline(root, job, log);
   checkZero(root, job, log);

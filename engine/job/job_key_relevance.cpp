@@ -105,6 +105,14 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"amp.init_scale", "amp.dtype", {"fp32"}, true},
       {"amp.growth_interval", "amp.dtype", {"fp32"}, true},
       {"amp.head_fp32", "amp.dtype", {"fp32"}, true},
+      // [launch]: hosts only where mpirun places the ranks; Slurm's keys only under Slurm.
+      {"launch.hosts", "launch.scheduler", {"local"}},
+      {"launch.hostfile", "launch.scheduler", {"local"}},
+      {"launch.partition", "launch.scheduler", {"slurm"}},
+      {"launch.nodes", "launch.scheduler", {"slurm"}},
+      {"launch.time_limit", "launch.scheduler", {"slurm"}},
+      {"launch.account", "launch.scheduler", {"slurm"}},
+      {"launch.sbatch", "launch.scheduler", {"slurm"}},
       // [fault]: the delay only with a straggler.
       {"fault.straggler_delay_ms", "fault.straggler_rank", {"-1"}, true},
   };

@@ -456,7 +456,7 @@ std::vector<Section> trainingSections() {
         intField("span_every", RANKLAB_JOB_KEY(telemetry.span_every), 0, 1000000),
         boolField("encrypt", RANKLAB_JOB_KEY(telemetry.encrypt))}},
       {"launch",
-       "where the ranks run: this machine, or hosts Open MPI places them on",
+       "where the ranks run: this machine, hosts Open MPI places them on, or a Slurm cluster",
        {textListField("hosts", RANKLAB_JOB_KEY(launch.hosts),
                       R"([A-Za-z0-9][A-Za-z0-9._-]*(:[1-9][0-9]{0,3})?)",
                       "\"name\" or \"name:slots\" (slots 1..9999)"),
@@ -464,7 +464,14 @@ std::vector<Section> trainingSections() {
         stringField("telemetry_address", RANKLAB_JOB_KEY(launch.telemetry_address), {},
                     EmptyText::kAllowed),
         textListField("mca", RANKLAB_JOB_KEY(launch.mca), R"([a-z0-9_]+=[^\s]+)",
-                      "\"name=value\" (an Open MPI MCA parameter, no spaces)")}},
+                      "\"name=value\" (an Open MPI MCA parameter, no spaces)"),
+        stringField("scheduler", RANKLAB_JOB_KEY(launch.scheduler), {"local", "slurm"}),
+        stringField("partition", RANKLAB_JOB_KEY(launch.partition), {}, EmptyText::kAllowed),
+        intField("nodes", RANKLAB_JOB_KEY(launch.nodes), 0, 100000),
+        stringField("time_limit", RANKLAB_JOB_KEY(launch.time_limit), {}, EmptyText::kAllowed),
+        stringField("account", RANKLAB_JOB_KEY(launch.account), {}, EmptyText::kAllowed),
+        textListField("sbatch", RANKLAB_JOB_KEY(launch.sbatch), R"(--[a-z][a-z0-9-]*(=\S+)?)",
+                      "\"--option\" or \"--option=value\" (an sbatch option, no spaces)")}},
   };
 }
 

@@ -31,7 +31,11 @@ bool usesParameterServer(const JobSpec& job) {
 }
 
 bool runsOnHosts(const JobSpec& job) {
-  return !job.launch.hosts.empty() || !job.launch.hostfile.empty();
+  return !job.launch.hosts.empty() || !job.launch.hostfile.empty() || runsUnderSlurm(job);
+}
+
+bool runsUnderSlurm(const JobSpec& job) {
+  return job.launch.scheduler == "slurm";
 }
 
 int processCount(const JobSpec& job) {

@@ -177,6 +177,14 @@ struct LaunchSpec {
   std::string hostfile;            // an Open MPI hostfile instead of hosts; "" = none
   std::string telemetry_address;   // this machine's address the ranks reach; "" = by route
   std::vector<std::string> mca;    // "name=value" Open MPI parameters, passed as --mca
+  // Who places the ranks: "local" (this machine or the hosts above, through mpirun) or
+  // "slurm" (a batch job submitted with sbatch; mpirun inside the allocation).
+  std::string scheduler = "local";
+  std::string partition;            // sbatch --partition; "" = the cluster's default
+  int nodes = 0;                    // sbatch --nodes; 0 = as Slurm places the tasks
+  std::string time_limit;           // sbatch --time ("30", "1:00:00", "1-00"); "" = default
+  std::string account;              // sbatch --account; "" = the user's default
+  std::vector<std::string> sbatch;  // more sbatch options, "--name" or "--name=value"
 
   bool operator==(const LaunchSpec&) const = default;
 };
@@ -218,8 +226,11 @@ class JobError : public std::runtime_error {
 
 // MPI processes the job needs: the training ranks, plus the servers of a ps-* strategy.
 int processCount(const JobSpec& job);
-// True when the job names hosts (launch.hosts or launch.hostfile) instead of this machine.
+// True when the ranks may run on other machines than this one: the job names hosts
+// (launch.hosts or launch.hostfile) or Slurm places them (launch.scheduler = "slurm").
 bool runsOnHosts(const JobSpec& job);
+// True when the job is submitted to Slurm (launch.scheduler = "slurm").
+bool runsUnderSlurm(const JobSpec& job);
 // True for ps-sync and ps-async.
 bool usesParameterServer(const JobSpec& job);
 

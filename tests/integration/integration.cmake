@@ -13,6 +13,11 @@ add_executable(host_placement_test integration/host_placement_test.cpp)
 target_link_libraries(host_placement_test PRIVATE ranklab_launch GTest::gmock GTest::gtest_main)
 gtest_discover_tests(host_placement_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 60)
 
+# What the launcher asks of Slurm and reads back (no cluster: tests/slurm has the real one).
+add_executable(slurm_job_test integration/slurm_job_test.cpp)
+target_link_libraries(slurm_job_test PRIVATE ranklab_launch GTest::gmock GTest::gtest_main)
+gtest_discover_tests(slurm_job_test TEST_PREFIX "integration." PROPERTIES TIMEOUT 60)
+
 # The launcher's private folders for what it hands the ranks (real files, modes, links).
 add_executable(private_dir_test integration/private_dir_test.cpp unit/rejection_log_test.cpp)
 target_link_libraries(private_dir_test PRIVATE ranklab_launch GTest::gtest_main)

@@ -2,7 +2,8 @@
 add_executable(job_tests ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_spec_test.cpp
                          ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_engine_keys_test.cpp
                          ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_faults_test.cpp
-                         ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_launch_test.cpp)
+                         ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_launch_test.cpp
+                         ${CMAKE_CURRENT_SOURCE_DIR}/unit/job_slurm_test.cpp)
 target_link_libraries(job_tests PRIVATE ranklab_job GTest::gmock GTest::gtest_main)
 target_compile_definitions(job_tests PRIVATE
   RANKLAB_QUICKSTART_JOB="${PROJECT_SOURCE_DIR}/resources/jobs/quickstart.toml")

@@ -156,10 +156,16 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 16 added, taken away again to make an older file.
-constexpr const char* kDropVersion16 = "ALTER TABLE runs DROP COLUMN origin; ";
+// What version 17 added, taken away again to make an older file.
+constexpr const char* kDropVersion17 =
+    "ALTER TABLE runs DROP COLUMN scheduler_job; ALTER TABLE runs DROP COLUMN scheduler_state; "
+    "ALTER TABLE runs DROP COLUMN scheduler_reason; ALTER TABLE runs DROP COLUMN nodes; "
+    "ALTER TABLE runs DROP COLUMN scheduler_exit; ";
+// And what version 16 added.
+const std::string kDropVersion16 =
+    std::string(kDropVersion17) + "ALTER TABLE runs DROP COLUMN origin; ";
 // And what version 15 added.
-const std::string kDropVersion15 = std::string(kDropVersion16) +
+const std::string kDropVersion15 = kDropVersion16 +
                                    "ALTER TABLE steps DROP COLUMN comm_tensor_ns; ALTER TABLE "
                                    "steps DROP COLUMN comm_pipeline_ns; ";
 // And what version 14 added: a file of version 13 or older lacks both.
@@ -286,6 +292,28 @@ TEST_F(RunStoreTest, VersionEightStepsGainTheScratchColumn) {
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].mem_buffers, 0);
   EXPECT_EQ(steps[0].mem_params, exampleStep(id, 0, 1).mem_params);
+}
+
+// A version 16 file's runs gain the scheduler's columns, empty (local runs); a Slurm job's
+// state then goes onto the row, and a queued run shows as pending.
+TEST_F(RunStoreTest, VersionSixteenRunsGainTheSchedulersColumns) {
+  int64_t id = 0;
+  {
+    RunStore store(dbPath());
+    id = store.createRun(exampleRun());
+  }
+  { RawFile(dbPath()).exec(std::string(kDropVersion17) + "PRAGMA user_version = 16"); }
+  RunStore store(dbPath());
+  EXPECT_EQ(RawFile(dbPath()).integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+  EXPECT_EQ(store.run(id)->scheduler_job, "");
+  EXPECT_EQ(shownStatus(*store.run(id)), "running");
+  store.setSchedulerState(id, {"12", "PENDING", "Resources", "", ""});
+  const RunRow queued = *store.run(id);
+  EXPECT_EQ(queued.scheduler_reason, "Resources");
+  EXPECT_EQ(shownStatus(queued), "pending") << "a queued job's launcher is alive: not lost";
+  store.setSchedulerState(id, {"12", "RUNNING", "", "n1", ""});
+  EXPECT_EQ(shownStatus(*store.run(id)), "running");
+  EXPECT_EQ(store.run(id)->nodes, "n1");
 }
 
 // A version 6 file's steps gain the pipeline's stash columns, zero for the old rows.

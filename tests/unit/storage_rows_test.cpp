@@ -159,6 +159,9 @@ TEST_F(RunStoreTest, AStoreOfSchema12KeepsItsEvaluationsThroughTheMigration) {
   {
     RawFile raw(dbPath());  // back to schema 12, as the previous ranklab wrote it
     raw.exec(
+        "ALTER TABLE runs DROP COLUMN scheduler_job; ALTER TABLE runs DROP COLUMN "
+        "scheduler_state; ALTER TABLE runs DROP COLUMN scheduler_reason; ALTER TABLE runs DROP "
+        "COLUMN nodes; ALTER TABLE runs DROP COLUMN scheduler_exit; "
         "ALTER TABLE runs DROP COLUMN origin; "
         "ALTER TABLE steps DROP COLUMN comm_tensor_ns; ALTER TABLE steps DROP COLUMN "
         "comm_pipeline_ns; "

@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <unordered_map>
 
+#include "storage/scheduler_text.h"
 #include "views/models/compression_text.h"
 
 namespace ranklab {
@@ -25,6 +26,7 @@ QColor statusColour(const std::string& status) {
   if (status == "done") return QColor(0x1b, 0x7a, 0x3a);
   if (status == "failed") return QColor(0xb3, 0x1b, 0x1b);
   if (status == "running") return QColor(0x1f, 0x5f, 0xbf);
+  if (status == "pending") return QColor(0x8a, 0x6d, 0x00);
   return QColor(0x80, 0x5b, 0x00);  // stopped and anything else
 }
 
@@ -84,8 +86,9 @@ QVariant RunsTableModel::display(const Row& row, int column) const {
       return QString::fromStdString(run.name);
     case CreatedColumn:
       return localTime(run.created);
-    case StatusColumn:
-      return QString::fromStdString(run.status);
+    case StatusColumn:  // "pending" while its Slurm job waits; the job's id beside a state
+      if (run.scheduler_job.empty()) return QString::fromStdString(run.status);
+      return QString::fromStdString(shownStatus(run) + " · slurm " + run.scheduler_job);
     case WorldColumn:
       return run.world;
     case StrategyColumn:
@@ -155,9 +158,11 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
           return QVariant::fromValue(Qt::AlignLeft | Qt::AlignVCenter);
       }
     case Qt::ForegroundRole:
-      if (index.column() == StatusColumn) return QBrush(statusColour(row.run.status));
+      if (index.column() == StatusColumn) return QBrush(statusColour(shownStatus(row.run)));
       return {};
     case Qt::ToolTipRole:
+      if (index.column() == StatusColumn && !row.run.scheduler_job.empty())
+        return QString::fromStdString(schedulerText(row.run));
       if (row.run.job_path.empty()) return QString::fromStdString(row.run.name);
       return QString::fromStdString(row.run.name + "\n" + row.run.job_path);
   }

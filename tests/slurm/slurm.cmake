@@ -1,0 +1,9 @@
+# A real Slurm cluster on this machine (slurmctld, slurmd, munge; one node of 2 CPUs) running
+# ranklab's jobs through `ranklab run --slurm` (label slurm; skipped with a message where the
+# daemons are missing or this is not root). Serial: its ranks take the cluster's 2 CPUs, and
+# it waits for its queue's states.
+add_test(NAME slurm.QueueRunCancelNodeDownRefusal
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm_test.sh
+                 $<TARGET_FILE:ranklab> ${PROJECT_SOURCE_DIR})
+set_tests_properties(slurm.QueueRunCancelNodeDownRefusal PROPERTIES
+  LABELS slurm SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 300)
