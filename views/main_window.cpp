@@ -62,6 +62,9 @@ QString storedHeadline(const RunRow& run) {
                      .arg(run.world);
   if (!run.strategy.empty()) text += QStringLiteral(" · ") + QString::fromStdString(run.strategy);
   if (!run.algorithm.empty()) text += QStringLiteral("/") + QString::fromStdString(run.algorithm);
+  // Its queue's states come as events (the output pane); the id says where to look in Slurm.
+  if (!run.scheduler_job.empty())
+    text += QObject::tr(" · slurm job %1").arg(QString::fromStdString(run.scheduler_job));
   return text;
 }
 
