@@ -23,6 +23,9 @@ done
 work=$(mktemp -d /tmp/ranklab-slurm.XXXXXX)
 chmod 755 "$work"  # munged's socket folder, inside, must be reachable by every account
 cleanup() {
+  local launchers
+  launchers=$(jobs -p)  # a launcher a failed check left following its job
+  [[ -z $launchers ]] || kill $launchers 2>/dev/null || true
   "$src/tests/slurm/slurm_cluster" down "$work/cluster" || true
   rm -rf "$work"
 }
