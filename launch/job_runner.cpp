@@ -602,9 +602,8 @@ std::unique_ptr<RankProcess> JobRunner::startRanks(const JobSpec& job, int64_t r
   const std::string name = "ranklab-" + std::to_string(run_id);
   try {
     const std::string output_dir = slurmOutputDir(options_.db_path);
-    auto sbatch =
-        sbatchArguments(job.launch, processCount(job), name, output_dir + "/" + name + "-");
-    sbatch.push_back("<a batch script that runs:>");
+    const auto sbatch =
+        shownSubmission(job.launch, processCount(job), name, output_dir + "/" + name + "-");
     shown.insert(shown.begin(), sbatch.begin(), sbatch.end());
     return std::make_unique<SlurmJob>(job.launch, processCount(job), name, argv, environment,
                                       output_dir);

@@ -127,6 +127,14 @@ std::vector<std::string> sbatchArguments(const LaunchSpec& launch, int tasks,
   return args;
 }
 
+std::vector<std::string> shownSubmission(const LaunchSpec& launch, int tasks,
+                                         const std::string& job_name,
+                                         const std::string& output_prefix) {
+  auto words = sbatchArguments(launch, tasks, job_name, output_prefix);
+  words.push_back("<a batch script that runs:>");
+  return words;
+}
+
 std::string batchScript(const std::vector<std::string>& command) {
   std::string line = "exec";
   for (const auto& word : command) line += " " + shellQuoted(word);

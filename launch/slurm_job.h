@@ -44,6 +44,10 @@ std::optional<SlurmJobState> parseScontrolJob(const std::string& line);
 std::vector<std::string> sbatchArguments(const LaunchSpec& launch, int tasks,
                                          const std::string& job_name,
                                          const std::string& output_prefix);
+// sbatchArguments as people are shown them, before the command its script runs.
+std::vector<std::string> shownSubmission(const LaunchSpec& launch, int tasks,
+                                         const std::string& job_name,
+                                         const std::string& output_prefix);
 // The batch script: `command` run with exec, every word quoted for sh.
 std::string batchScript(const std::vector<std::string>& command);
 

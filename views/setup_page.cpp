@@ -23,6 +23,7 @@
 
 #include "engine/job/job_key_docs.h"
 #include "engine/job/job_key_relevance.h"
+#include "launch/slurm_job.h"
 #include "views/models/workbench_settings.h"
 
 namespace ranklab {
@@ -365,9 +366,15 @@ void SetupPage::updateCommand() {
   // Hosts get this machine's address on their route, found at launch (no lookups per key).
   const std::string endpoint =
       runsOnHosts(*job) ? "tcp://<this machine's address>:<port>" : "tcp://127.0.0.1:<port>";
+  // Under Slurm the command is its batch script's, submitted by sbatch.
+  std::vector<std::string> shown =
+      runsUnderSlurm(*job) ? shownSubmission(job->launch, processCount(*job), "ranklab-<run-id>",
+                                             "<the store's folder>/slurm/ranklab-<run-id>-")
+                           : std::vector<std::string>{};
   for (const std::string& w :
        shownCommand(runner.command(*job, "<resolved-job.toml>", "<run-id>", endpoint)))
-    words << QString::fromStdString(w);
+    shown.push_back(w);
+  for (const std::string& w : shown) words << QString::fromStdString(w);
   command_->setPlainText(words.join(QLatin1Char(' ')));
 }
 
