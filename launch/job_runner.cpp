@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +24,7 @@
 #include "engine/job/job_file.h"
 #include "engine/job/job_key_relevance.h"
 #include "launch/child_process.h"
+#include "launch/follow_record.h"
 #include "launch/host_placement.h"
 #include "launch/private_dir.h"
 #include "launch/rank_watch.h"
@@ -510,8 +512,7 @@ void noteStall(RunRecorder& recorder, Clock::time_point& last_turn) {
 // share the home folder the store is in, not this machine's temp folder. Only this account
 // enters it.
 std::string slurmOutputDir(const std::string& db_path) {
-  const auto parent = std::filesystem::path(db_path).parent_path();
-  const auto dir = (parent.empty() ? std::filesystem::path(".") : parent) / "slurm";
+  const std::filesystem::path dir = slurmFolderOf(db_path);
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   std::filesystem::permissions(dir, std::filesystem::perms::owner_all, error);
@@ -615,6 +616,80 @@ std::unique_ptr<RankProcess> JobRunner::startRanks(const JobSpec& job, int64_t r
   }
 }
 
+namespace {
+
+// Seconds since an ISO-8601 UTC time of the store ("2026-11-28T16:57:29Z").
+double secondsSinceIso(const std::string& iso) {
+  std::tm t{};
+  if (!strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &t)) return 0;
+  return std::difftime(std::time(nullptr), timegm(&t));
+}
+
+// Why a run cannot be taken over, or its record.
+FollowRecord followRecordOf(const RunRow& run, const std::string& dir) {
+  const std::string who = "run " + std::to_string(run.id);
+  if (run.scheduler_job.empty())
+    throw std::runtime_error(who +
+                             " was not submitted to Slurm: only a Slurm job's ranks "
+                             "outlive their launcher");
+  if (run.status != "lost")
+    throw std::runtime_error(who + " is " + run.status +
+                             ", not lost: there is nothing to take over (runs attach follows "
+                             "a running run)");
+  const std::string path = followRecordPath(dir, run.id, run.scheduler_job);
+  auto record = readFollowRecord(path);
+  if (!record)
+    throw std::runtime_error(path + ": missing, so " + who +
+                             "'s telemetry cannot be received again (its launcher saw the job "
+                             "end, or ran on another machine)");
+  return *record;
+}
+
+}  // namespace
+
+RunOutcome JobRunner::adopt(int64_t run_id, RunObserver& observer) {
+  RunStore store(options_.db_path);
+  const auto run = store.run(run_id);
+  if (!run)
+    throw std::runtime_error(options_.db_path + ": no run with id " + std::to_string(run_id));
+  const std::string dir = slurmOutputDir(options_.db_path);
+  const FollowRecord record = followRecordOf(*run, dir);
+  const JobSpec job = parseJob(run->job_toml, "run " + std::to_string(run_id) + "'s job");
+  SlurmJob slurm(record.job_id, dir, "ranklab-" + std::to_string(run_id));
+  const SlurmJobState& s = slurm.state();
+  if (s.ended()) {
+    store.setSchedulerState(run_id, {slurm.id(), s.state, s.reason, s.nodes, s.exit_code});
+    throw std::runtime_error("Slurm job " + slurm.id() + " already ended (" + s.state +
+                             "): nothing to follow; run " + std::to_string(run_id) +
+                             " stays lost, with Slurm's end recorded");
+  }
+  if (!store.adoptRun(run_id))
+    throw std::runtime_error("run " + std::to_string(run_id) +
+                             " was taken over by another launcher");
+  last_run_id_ = run_id;
+  stop_requested_ = false;
+  RunRecorder recorder(store, run_id, run->world, observer);
+  recorder.resume(store.ranks(run_id), record.time_offset_ns);
+  recorder.launcherEvent("log", "launcher pid " + std::to_string(getpid()) +
+                                    " took over Slurm job " + slurm.id() +
+                                    ", whose launcher had gone");
+  Collector collector(record.wire_id, run->world, record.endpoint, record.curve);
+  for (const RankRow& r : store.ranks(run_id))
+    collector.continueFrom(r.rank, r.last_seq, r.seq_gaps);
+  RestartPlan restarts(job);
+  const AttemptEnd end = watchAttempt(job, slurm, collector, recorder, restarts, observer);
+  if (slurm.state().ended()) std::filesystem::remove(followRecordPath(dir, run_id, record.job_id));
+  RunOutcome outcome;
+  outcome.run_id = run_id;
+  outcome.exit_code = end.exit_code;
+  settle(outcome, recorder, end);
+  recorder.flush();
+  store.finishRun(run_id, outcome.status, secondsSinceIso(run->created),
+                  recorder.slowestTrainNs() / 1e9);
+  if (auto summary = store.summary(run_id)) observer.onFinished(*summary);
+  return outcome;
+}
+
 AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id,
                                  RunRecorder& recorder, RestartPlan& restarts,
                                  RunObserver& observer) {
@@ -629,20 +704,35 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
                       keys ? std::optional(keys->collector) : std::nullopt);
   ResolvedJobFile resolved(job, run_id);
   const auto argv = command(job, resolved.path(), wire_id, collector.endpoint());
-
-  MpirunOutput output{observer, {}, {}};
-  RankWatch watch(world, std::chrono::seconds(job.telemetry.hang_limit_s));
-  TelemetryIntake collect{collector, recorder, watch, world};
-
   const MpiSegmentFolder segments;
   AttemptEnd end;
   std::vector<std::string> shown;
   const std::unique_ptr<RankProcess> started =
       startRanks(job, run_id, argv, rankEnvironment(job, segments, keys), shown, end);
   if (!started) return end;
-  RankProcess& child = *started;
   if (attempt == 0) observer.onStarted(run_id, shown);
-  QueueFollower queue{dynamic_cast<SlurmJob*>(started.get()), recorder};
+  auto* slurm = dynamic_cast<SlurmJob*>(started.get());
+  // A launcher killed from now on leaves the job running: what a new one needs to follow it.
+  const std::string follow =
+      slurm ? followRecordPath(slurmOutputDir(options_.db_path), run_id, slurm->id()) : "";
+  if (slurm)
+    writeFollowRecord(
+        follow, {slurm->id(), wire_id, collector.endpoint(),
+                 keys ? std::optional(keys->collector) : std::nullopt, recorder.timeOffsetNs()});
+  end = watchAttempt(job, *started, collector, recorder, restarts, observer);
+  if (slurm && slurm->state().ended()) std::filesystem::remove(follow);
+  return end;
+}
+
+AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Collector& collector,
+                                   RunRecorder& recorder, RestartPlan& restarts,
+                                   RunObserver& observer) {
+  const int world = processCount(job);
+  MpirunOutput output{observer, {}, {}};
+  RankWatch watch(world, std::chrono::seconds(job.telemetry.hang_limit_s));
+  TelemetryIntake collect{collector, recorder, watch, world};
+  AttemptEnd end;
+  QueueFollower queue{dynamic_cast<SlurmJob*>(&child), recorder};
   const std::string how = queue.job ? "scancel job " + queue.job->id() : "SIGTERM to mpirun";
   std::optional<Clock::time_point> stop_sent;
   auto terminate = [&](const std::string& kind, const std::string& why) {

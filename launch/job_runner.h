@@ -17,6 +17,7 @@
 
 namespace ranklab {
 
+class Collector;
 class RankWatch;
 class RunRecorder;
 class RestartPlan;
@@ -53,6 +54,12 @@ class JobRunner {
   RunOutcome runJobText(const std::string& toml_text, const std::string& job_path,
                         const std::vector<std::string>& overrides, RunObserver& observer);
 
+  // Takes over a Slurm run whose launcher is gone (killed, crashed) while its job still
+  // runs: this process becomes its launcher, from the record the gone one left beside the
+  // store, to the job's end (no restart after it). Throws naming why it cannot: not a
+  // Slurm run, no record, the job already ended, or another launcher follows it.
+  RunOutcome adopt(int64_t run_id, RunObserver& observer);
+
   // Safe from any thread: asks the running job to stop (clean, then forced).
   void requestStop() { stop_requested_ = true; }
   // Safe from any thread: a fault for a rank of the running attempt, sent by the launcher
@@ -78,6 +85,9 @@ class JobRunner {
                                           const std::vector<std::string>& argv,
                                           const std::vector<std::string>& environment,
                                           std::vector<std::string>& shown, AttemptEnd& end);
+  // Watches one attempt's ranks (started here, or a Slurm job taken over) until they end.
+  AttemptEnd watchAttempt(const JobSpec& job, RankProcess& child, Collector& collector,
+                          RunRecorder& recorder, RestartPlan& restarts, RunObserver& observer);
   // The faults asked for since the last look, sent to their ranks' processes.
   void sendRequestedFaults(const RankWatch& watch, RunRecorder& recorder);
 

@@ -52,6 +52,15 @@ RunRecorder::RunRecorder(RunStore& store, int64_t run_id, int world, RunObserver
   }
 }
 
+void RunRecorder::resume(const std::vector<RankRow>& ranks, int64_t time_offset_ns) {
+  for (const RankRow& row : ranks) {
+    if (row.rank < 0 || row.rank >= static_cast<int>(ranks_.size())) continue;
+    ranks_[static_cast<size_t>(row.rank)] = row;
+    said_bye_[static_cast<size_t>(row.rank)] = row.status != "running" && row.status != "starting";
+  }
+  time_offset_ns_ = time_offset_ns;
+}
+
 void RunRecorder::touchRank(int rank) {
   rank_dirty_[rank] = true;
 }

@@ -31,6 +31,10 @@ class RunRecorder {
   // Bye); ranks from `world` on have left the run (an elastic shrink). The ranks' training
   // time so far is kept and the next attempt's is added to it.
   void beginAttempt(int world);
+  // A run taken over from a launcher that is gone: its ranks' rows as stored (their hosts,
+  // pids, status) and the time line's offset that launcher gave its attempt.
+  void resume(const std::vector<RankRow>& ranks, int64_t time_offset_ns);
+  int64_t timeOffsetNs() const { return time_offset_ns_; }
   // Writes when the batch is big or old enough; flush() writes now.
   void flushIfDue();
   void flush();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -162,6 +163,19 @@ SlurmJob::SlurmJob(const LaunchSpec& launch, int tasks, const std::string& job_n
   out_.path = prefix + id_ + ".out";
   err_.path = prefix + id_ + ".err";
   state_.state = "PENDING";
+}
+
+SlurmJob::SlurmJob(std::string id, const std::string& output_dir, const std::string& job_name)
+    : id_(std::move(id)) {
+  const std::string prefix = output_dir + "/" + job_name + "-" + id_;
+  out_.path = prefix + ".out";
+  err_.path = prefix + ".err";
+  for (OutputFile* file : {&out_, &err_}) {
+    std::error_code error;  // what the gone launcher showed is not shown again
+    const auto size = std::filesystem::file_size(file->path, error);
+    if (!error) file->offset = static_cast<long>(size);
+  }
+  poll(true);
 }
 
 void SlurmJob::poll(bool at_once) {

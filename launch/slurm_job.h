@@ -66,6 +66,10 @@ class SlurmJob : public RankProcess {
            const std::vector<std::string>& command, const std::vector<std::string>& environment,
            const std::string& output_dir);
 
+  // Follows a job submitted earlier (a run taken over from a launcher that is gone): its
+  // output from what it writes next on.
+  SlurmJob(std::string id, const std::string& output_dir, const std::string& job_name);
+
   const std::string& id() const { return id_; }
   const SlurmJobState& state() const { return state_; }
   // Asks the controller at most every kPollInterval (running() asks it too); `now`: at once.

@@ -97,4 +97,15 @@ std::optional<LauncherIdentity> RunStore::launcherOf(int64_t run_id) {
   return who;
 }
 
+bool RunStore::adoptRun(int64_t run_id) {
+  requireWritable("take over a run");
+  const LauncherIdentity self = thisLauncher();
+  Statement adopt(db_, path_, "take over a run",
+                  "UPDATE runs SET status = 'running', finished = NULL, launcher_host = ?, "
+                  "launcher_pid = ?, launcher_start = ? WHERE id = ? AND status = 'lost'");
+  Query q(adopt);
+  q.bind(self.host, self.pid, self.start, run_id).run();
+  return q.changes() > 0;
+}
+
 }  // namespace ranklab

@@ -54,6 +54,9 @@ class RunStore {
   // Runs still `running` whose launcher (on this host) has exited without finishing them:
   // marked `lost`, with a `lost` event, their step bins summed. Returns their ids.
   std::vector<int64_t> markLostRuns();
+  // A `lost` run whose ranks still run elsewhere (a Slurm job) taken over by this process as
+  // its launcher: `running` again. False when it is not lost (another took it first).
+  bool adoptRun(int64_t run_id);
   void deleteRun(int64_t run_id);  // the run, all its rows and its console (consolePath)
   // The run `who` launched (a launcher process runs one run), if it has created it yet.
   std::optional<int64_t> runLaunchedBy(const LauncherIdentity& who);

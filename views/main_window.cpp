@@ -16,6 +16,7 @@
 #include <cstdlib>
 
 #include "engine/job/job_file.h"
+#include "launch/follow_record.h"
 #include "views/analysis_page.h"
 #include "views/compare_page.h"
 #include "views/learn_page.h"
@@ -325,6 +326,24 @@ bool MainWindow::attach(const RunRow& run) {
   return true;
 }
 
+void MainWindow::takeOverSlurmRun(const std::vector<RunRow>& runs) {
+  if (isRunning() || launch_pending_) return;
+  const std::string folder = slurmFolderOf(options_.db_path.toStdString());
+  for (const RunRow& run : runs) {
+    if (run.status != "lost" || run.scheduler_job.empty()) continue;
+    if (!QFileInfo::exists(
+            QString::fromStdString(followRecordPath(folder, run.id, run.scheduler_job))))
+      continue;
+    clearLivePage(trainingRanks(run), QString::fromStdString(run.strategy));
+    if (!session_->takeOver(run.id)) return;
+    showFollowedRun(tr("taking over run %1…").arg(run.id),
+                    tr("Taking over run %1: its launcher is gone, Slurm job %2 runs on")
+                        .arg(run.id)
+                        .arg(QString::fromStdString(run.scheduler_job)));
+    return;
+  }
+}
+
 bool MainWindow::resume(const RunRow& run, int ranks) {
   if (isRunning()) {
     showError(tr("Resume"), tr("Run %1 is still going; stop it first.").arg(live_run_id_));
@@ -429,6 +448,7 @@ void MainWindow::onRunsListed(const RunList& list) {
     // A run still going (launched by a workbench since closed, or from a terminal) is followed.
     for (const RunRow& run : list.runs)
       if (run.status == "running" && !launch_pending_ && attach(run)) break;
+    takeOverSlurmRun(list.runs);
     if (options_.open_run > 0)
       openRun(options_.open_run);
     else if (!launch_pending_ && shown_run_id_ == 0 && !list.runs.empty())

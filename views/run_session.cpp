@@ -136,6 +136,10 @@ bool RunSession::launch(const std::vector<std::string>& command, const QStringLi
   return startWorker(worker);
 }
 
+bool RunSession::takeOver(qint64 run_id) {
+  return launch({"runs", "attach", std::to_string(run_id)}, {}, {});
+}
+
 bool RunSession::attach(qint64 run_id) {
   if (isRunning()) return false;
   const std::string db = options_.db_path;

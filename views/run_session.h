@@ -91,6 +91,9 @@ class RunSession : public QObject {
   // Follows a stored run that is still going (launched by an earlier workbench or the CLI),
   // from its first step; false when a run is already followed.
   bool attach(qint64 run_id);
+  // Takes over a Slurm run whose launcher is gone (`ranklab runs attach ID`, detached) and
+  // follows it as a launched run.
+  bool takeOver(qint64 run_id);
   void setDbPath(const QString& path) { options_.db_path = path.toStdString(); }
   void stop();  // asks the launcher to stop the run (as Ctrl-C); returns at once, ended() follows
   // kill, stop or continue a rank of the followed run (sent to its launcher); false when no

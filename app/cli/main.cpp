@@ -12,6 +12,7 @@
 
 #include "app/build_info.h"
 #include "app/cli/analysis_commands.h"
+#include "app/cli/attach_command.h"
 #include "app/cli/bench_command.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/progress_printer.h"
@@ -42,7 +43,8 @@ commands:
   validate JOB.toml [--set section.key=value ...]          check a job file without launching
   runs list                                                every stored run, newest first
   runs show ID                                             one run's summary and tags
-  runs attach ID                                           follow a running run (launched elsewhere) to its end
+  runs attach ID                                           follow a running run (launched elsewhere) to its end;
+                                                           take over a Slurm run whose launcher is gone
   runs rename ID NAME                                      give a run a new name
   runs tag ID TAG... / runs untag ID TAG...                add or remove tags
   runs export ID --csv FILE                                its step rows (one per rank per step; FILE "-": stdout)
@@ -208,11 +210,35 @@ int resumeCommand(const CliArgs& args) {
   });
 }
 
+// `runs attach ID`: follows a run whose launcher still runs it; a Slurm run whose launcher
+// is gone (marked lost) while its job still runs is taken over: this process becomes its
+// launcher, as `run` is (Ctrl-C stops it with scancel).
+int attachCommand(const CliArgs& args) {
+  noMoreThan(args, 3, "runs attach");
+  const int64_t id = runIdAt(args, 2);
+  std::optional<RunRow> run;
+  {
+    RunStore store(args.db);
+    run = store.run(id);
+    if (!run || run->status != "lost" || run->scheduler_job.empty())
+      return attachRun(store, args, id);
+  }
+  if (!args.quiet && !args.json)
+    std::cerr << "run " << id << "'s launcher is gone and Slurm job " << run->scheduler_job
+              << " may still run: taking it over\n";
+  const JobSpec job = parseJob(run->job_toml, "run " + std::to_string(id) + "'s job");
+  return runJob(args, job.train.epochs, [&](JobRunner& runner, RunObserver& observer) {
+    return runner.adopt(id, observer);
+  });
+}
+
 int dispatch(const CliArgs& args) {
   const std::string command = args.positional.empty() ? "help" : args.positional[0];
   if (command == "run") return runCommand(args);
   if (command == "resume") return resumeCommand(args);
   if (command == "validate") return validateCommand(args);
+  if (command == "runs" && args.positional.size() > 1 && args.positional[1] == "attach")
+    return attachCommand(args);
   if (command == "runs") return runsCommand(args);
   if (command == "compare") return compareCommand(args);
   if (command == "import") return importCommand(args);

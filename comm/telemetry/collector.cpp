@@ -232,6 +232,12 @@ std::vector<RejectedMessage> Collector::takeRejected() {
   return std::exchange(rejected_, {});
 }
 
+void Collector::continueFrom(int rank, int64_t last_seq, int64_t gaps) {
+  if (rank < 0 || rank >= world_) return;
+  next_seq_[static_cast<size_t>(rank)] = last_seq + 1;
+  gaps_[static_cast<size_t>(rank)] = gaps;
+}
+
 int64_t Collector::gaps(int rank) const {
   if (rank < 0 || rank >= world_) return 0;
   return gaps_[rank];

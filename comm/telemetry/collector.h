@@ -55,6 +55,9 @@ class Collector {
 
   // Per-rank sequence holes seen so far (messages lost between rank and collector).
   int64_t gaps(int rank) const;
+  // A collector taking over from one that is gone: `rank`'s messages are expected from
+  // after `last_seq`, and the holes counted so far (`gaps`) go on from there.
+  void continueFrom(int rank, int64_t last_seq, int64_t gaps);
 
  private:
   struct Socket;

@@ -6,6 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "launch/follow_record.h"
 #include "launch/host_placement.h"
 
 namespace ranklab {
@@ -88,6 +95,41 @@ TEST(SlurmJob, MpirunInsideTheAllocationIsNotToldItIsOneMachine) {
   EXPECT_EQ(telemetryAddress(launch), "10.0.0.5");
   launch.telemetry_address.clear();
   EXPECT_FALSE(telemetryAddress(launch).empty());
+}
+
+// What a new launcher needs to take over a job goes only into this account's own file.
+TEST(SlurmJob, AFollowRecordIsReadBackAndOnlyFromThisAccountsOwnFile) {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("ranklab-follow-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = followRecordPath(dir, 7, "12");
+  EXPECT_EQ(path, dir + "/ranklab-7-12.follow");
+  const FollowRecord written{"12", "7-abc", "tcp://127.0.0.1:40000",
+                             CollectorCurve{newCurveKeyPair(), newCurveKeyPair().public_key},
+                             123456789};
+  writeFollowRecord(path, written);
+  struct stat info {};
+  ASSERT_EQ(stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u) << "its keys admit telemetry as the run's";
+  const auto read = readFollowRecord(path);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->wire_id, "7-abc");
+  EXPECT_EQ(read->endpoint, "tcp://127.0.0.1:40000");
+  EXPECT_EQ(read->time_offset_ns, 123456789);
+  ASSERT_TRUE(read->curve);
+  EXPECT_EQ(read->curve->server.secret_key, written.curve->server.secret_key);
+  EXPECT_THROW(writeFollowRecord(path, written), std::runtime_error) << "never over a file";
+  EXPECT_FALSE(readFollowRecord(dir + "/none.follow")) << "no file: nothing to take over";
+
+  chmod(path.c_str(), 0644);
+  EXPECT_THROW(readFollowRecord(path), std::runtime_error) << "readable by others: not read";
+  const std::string link = dir + "/link.follow";
+  std::filesystem::create_symlink(path, link);
+  EXPECT_THROW(readFollowRecord(link), std::runtime_error) << "never through a link";
+  std::ofstream(dir + "/bad.follow") << "job_id 12\n";
+  chmod((dir + "/bad.follow").c_str(), 0600);
+  EXPECT_THROW(readFollowRecord(dir + "/bad.follow"), std::runtime_error);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #   3. a run cancelled with scancel by hand ends stopped, the cause named; ranklab's own
 #      stop (SIGINT to the launcher, as the workbench's Stop sends) is scancel;
 #   4. its node taken away (scontrol ... state=down) fails the run naming the node, and
-#      train.max_restarts resubmits it from its checkpoint once the node is back.
+#      train.max_restarts resubmits it from its checkpoint once the node is back;
+#   5. its launcher killed (kill -9), the job runs on; `runs attach` takes it over and
+#      follows it to its end, every step from then on stored.
 # Skipped (exit 77) where Slurm's daemons are not installed or this is not root.
 # Usage: slurm_test.sh RANKLAB_CLI SOURCE_DIR
 set -euo pipefail
@@ -124,4 +126,21 @@ wait $launcher || fail "the resubmitted run did not finish: $(cat "$work/run6.lo
 cat "$work/run6.log"
 [[ $(field 6 'j["status"]') == done ]] || fail "run 6 did not end done after its restart"
 [[ $(field 6 'j["restarts"]') == 1 ]] || fail "run 6 was not restarted once"
+echo "== 5. the launcher killed: the job goes on, and runs attach takes it over"
+"$cli" run "$job" --ranks 2 --slurm --set train.epochs=8 --db "$db" --quiet >"$work/run7.log" 2>&1 &
+launcher=$!
+wait_for 30 "run 7 training" bash -c "[[ \$('$cli' runs show 7 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 100)') == True ]]"
+kill -9 $launcher
+wait $launcher 2>/dev/null || true
+[[ $(field 7 'j["status"]') == lost ]] || fail "run 7 whose launcher was killed is not lost"
+job7=$(field 7 'j["scheduler"]["job_id"]')
+[[ $(squeue -h -j "$job7" -o %T) == RUNNING ]] || fail "Slurm job $job7 did not go on without its launcher"
+"$cli" runs attach 7 --db "$db" --quiet >"$work/attach7.log" 2>&1 || fail "runs attach did not follow run 7 to done: $(cat "$work/attach7.log")"
+cat "$work/attach7.log"
+[[ $(field 7 'j["status"]') == done ]] || fail "run 7 taken over did not end done"
+steps=$(field 7 '" ".join(str(r["steps"]) for r in j["ranks"])')
+echo "run 7: steps stored per rank $steps (of 3744 each), messages lost while no launcher listened $(field 7 '[r["lost_messages"] for r in j["ranks"]]')"
+# What was in flight to the killed launcher is lost, and counted; all after it is stored.
+[[ $(field 7 'all(r["steps"] > 3500 for r in j["ranks"])') == True ]] || fail "run 7 lost more than the steps in flight"
+[[ $(field 7 'j["test_accuracy"] is not None') == True ]] || fail "run 7's last evaluation did not arrive"
 echo "slurm: PASSED"
