@@ -7,3 +7,11 @@ add_test(NAME slurm.QueueRunCancelNodeDownRefusal
                  $<TARGET_FILE:ranklab> ${PROJECT_SOURCE_DIR})
 set_tests_properties(slurm.QueueRunCancelNodeDownRefusal PROPERTIES
   LABELS slurm SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 300)
+
+# Two Slurm nodes on two network-namespace hosts (as tests/multihost makes them), a rank on
+# each, telemetry back over the bridge; skipped, saying why, where namespaces cannot be made.
+add_test(NAME slurm.TwoNodesOnNamespaceHosts
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm_two_nodes_test.sh
+                 $<TARGET_FILE:ranklab> ${PROJECT_SOURCE_DIR})
+set_tests_properties(slurm.TwoNodesOnNamespaceHosts PROPERTIES
+  LABELS slurm SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 300)
