@@ -13,9 +13,10 @@
 #   5. its launcher killed (kill -9), the job runs on; `runs attach` takes it over and
 #      follows it to its end, every step from then on stored.
 # Skipped (exit 77) where Slurm's daemons are not installed or this is not root.
-# Usage: slurm_test.sh RANKLAB_CLI SOURCE_DIR
+#   6. (given the workbench) reopening the workbench does the same for another such run.
+# Usage: slurm_test.sh RANKLAB_CLI SOURCE_DIR [RANKLAB_WORKBENCH]
 set -euo pipefail
-cli=$1 src=$2
+cli=$1 src=$2 workbench=${3:-}
 skip() { echo "slurm: SKIPPED: $*"; exit 77; }
 [[ $(id -u) -eq 0 ]] || skip "needs root to run slurmctld and slurmd as a cluster of its own"
 for tool in slurmctld slurmd sbatch squeue scontrol scancel munged mungekey; do
@@ -143,4 +144,19 @@ echo "run 7: steps stored per rank $steps (of 3744 each), messages lost while no
 # What was in flight to the killed launcher is lost, and counted; all after it is stored.
 [[ $(field 7 'all(r["steps"] > 3500 for r in j["ranks"])') == True ]] || fail "run 7 lost more than the steps in flight"
 [[ $(field 7 'j["test_accuracy"] is not None') == True ]] || fail "run 7's last evaluation did not arrive"
+if [[ -n $workbench ]]; then
+  echo "== 6. the launcher killed, the workbench reopened: it takes the run over"
+  "$cli" run "$job" --ranks 2 --slurm --set train.epochs=6 --db "$db" --quiet >"$work/run8.log" 2>&1 &
+  launcher=$!
+  wait_for 30 "run 8 training" bash -c "[[ \$('$cli' runs show 8 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 100)') == True ]]"
+  kill -9 $launcher
+  wait $launcher 2>/dev/null || true
+  # The workbench starts `ranklab runs attach 8` detached, follows it, and quits after its
+  # screenshot; the launcher it started goes on to the run's end.
+  QT_QPA_PLATFORM=offscreen "$workbench" --db "$db" --page live --screenshot-after-ms 3000 \
+    --screenshot "$work/takeover.png" >"$work/workbench.log" 2>&1 || fail "the workbench failed: $(cat "$work/workbench.log")"
+  wait_for 120 "run 8 done after the workbench took it over" bash -c "[[ \$('$cli' runs show 8 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"status\"])') == done ]]"
+  [[ $(field 8 'j["scheduler"]["state"]') == COMPLETED ]] || fail "run 8's job is not COMPLETED"
+  echo "run 8: taken over by the workbench and done"
+fi
 echo "slurm: PASSED"
