@@ -326,22 +326,29 @@ bool MainWindow::attach(const RunRow& run) {
   return true;
 }
 
-void MainWindow::takeOverSlurmRun(const std::vector<RunRow>& runs) {
-  if (isRunning() || launch_pending_) return;
+bool MainWindow::takeOverSlurmRuns(const std::vector<RunRow>& runs) {
+  if (launch_pending_) return false;
   const std::string folder = slurmFolderOf(options_.db_path.toStdString());
+  bool followed = false;
   for (const RunRow& run : runs) {
     if (run.status != "lost" || run.scheduler_job.empty()) continue;
     if (!QFileInfo::exists(
             QString::fromStdString(followRecordPath(folder, run.id, run.scheduler_job))))
       continue;
+    if (followed || isRunning()) {
+      const QString error = session_->takeOverUnfollowed(run.id);
+      if (!error.isEmpty()) showError(tr("Take over run %1").arg(run.id), error);
+      continue;
+    }
     clearLivePage(trainingRanks(run), QString::fromStdString(run.strategy));
-    if (!session_->takeOver(run.id)) return;
-    showFollowedRun(tr("taking over run %1…").arg(run.id),
-                    tr("Taking over run %1: its launcher is gone, Slurm job %2 runs on")
-                        .arg(run.id)
-                        .arg(QString::fromStdString(run.scheduler_job)));
-    return;
+    followed = session_->takeOver(run.id);
+    if (followed)
+      showFollowedRun(tr("taking over run %1…").arg(run.id),
+                      tr("Taking over run %1: its launcher is gone, Slurm job %2 runs on")
+                          .arg(run.id)
+                          .arg(QString::fromStdString(run.scheduler_job)));
   }
+  return followed;
 }
 
 bool MainWindow::resume(const RunRow& run, int ranks) {
@@ -446,9 +453,10 @@ void MainWindow::onRunsListed(const RunList& list) {
   if (shown_run_id_ > 0) selectRun(shown_run_id_);
   if (first_listing_) {
     // A run still going (launched by a workbench since closed, or from a terminal) is followed.
-    for (const RunRow& run : list.runs)
-      if (run.status == "running" && !launch_pending_ && attach(run)) break;
-    takeOverSlurmRun(list.runs);
+    // A Slurm run whose launcher is gone first: nobody receives its telemetry meanwhile.
+    if (!takeOverSlurmRuns(list.runs))
+      for (const RunRow& run : list.runs)
+        if (run.status == "running" && !launch_pending_ && attach(run)) break;
     if (options_.open_run > 0)
       openRun(options_.open_run);
     else if (!launch_pending_ && shown_run_id_ == 0 && !list.runs.empty())

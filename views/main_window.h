@@ -55,9 +55,9 @@ class MainWindow : public QMainWindow {
   // Follows a stored run that is still going (the newest one is followed when the store is
   // first read); false when one is followed already.
   bool attach(const RunRow& run);
-  // The newest lost Slurm run that left a follow record (its launcher killed while its job
-  // ran) is taken over and followed, when no run is followed yet.
-  void takeOverSlurmRun(const std::vector<RunRow>& runs);
+  // Every lost Slurm run that left a follow record (its launcher killed while its job ran)
+  // is taken over, the newest followed; true when one is followed.
+  bool takeOverSlurmRuns(const std::vector<RunRow>& runs);
   // Continues a stored run from its checkpoint as a new run on `ranks` ranks (the runs page's
   // Resume; elastic when the number differs), followed on the live page.
   bool resume(const RunRow& run, int ranks);

@@ -140,6 +140,20 @@ bool RunSession::takeOver(qint64 run_id) {
   return launch({"runs", "attach", std::to_string(run_id)}, {}, {});
 }
 
+QString RunSession::takeOverUnfollowed(qint64 run_id) {
+  const std::string launcher =
+      options_.launcher_path.empty() ? executableDir() + "/ranklab" : options_.launcher_path;
+  try {
+    QDir().mkpath(QString::fromStdString(launchFolder(options_.db_path)));
+    startDetached(
+        {launcher, "runs", "attach", std::to_string(run_id), "--db", options_.db_path, "--quiet"},
+        consolePath(options_.db_path, run_id));
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
 bool RunSession::attach(qint64 run_id) {
   if (isRunning()) return false;
   const std::string db = options_.db_path;

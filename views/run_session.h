@@ -94,6 +94,9 @@ class RunSession : public QObject {
   // Takes over a Slurm run whose launcher is gone (`ranklab runs attach ID`, detached) and
   // follows it as a launched run.
   bool takeOver(qint64 run_id);
+  // The same without following it (another run is followed): its launcher goes on alone.
+  // Returns why it could not start ("" when it did).
+  QString takeOverUnfollowed(qint64 run_id);
   void setDbPath(const QString& path) { options_.db_path = path.toStdString(); }
   void stop();  // asks the launcher to stop the run (as Ctrl-C); returns at once, ended() follows
   // kill, stop or continue a rank of the followed run (sent to its launcher); false when no

@@ -13,7 +13,9 @@
 #   5. its launcher killed (kill -9), the job runs on; `runs attach` takes it over and
 #      follows it to its end, every step from then on stored.
 # Skipped (exit 77) where Slurm's daemons are not installed or this is not root.
-#   6. (given the workbench) reopening the workbench does the same for another such run.
+#   6. (given the workbench) reopening the workbench does the same for another such run;
+#   and, beside them all on a node of its own, a run that reaches its time limit (1 minute)
+#   ends failed, the limit named.
 # Usage: slurm_test.sh RANKLAB_CLI SOURCE_DIR [RANKLAB_WORKBENCH]
 set -euo pipefail
 cli=$1 src=$2 workbench=${3:-}
@@ -33,12 +35,16 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-up=$("$src/tests/slurm/slurm_cluster" up "$work/cluster" 1 2) || {
+up=$("$src/tests/slurm/slurm_cluster" up "$work/cluster" 2 2) || {
   echo "slurm: FAILED: the test cluster did not start"
   exit 1
 }
 eval "$up"
 export SLURM_CONF
+# n1 (2 CPUs) runs the checks below; n2 (1 CPU) is a partition of its own with a 1-minute
+# limit, for a run that reaches it while they go (Slurm's limits are whole minutes).
+scontrol update PartitionName=debug Nodes=n1
+scontrol create PartitionName=short Nodes=n2 MaxTime=1
 
 db=$work/runs.db
 job=$src/resources/jobs/quickstart.toml
@@ -57,106 +63,120 @@ wait_for() {  # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds
   fail "not $what within $limit s"
 }
 
+echo "== 0. a run that will reach its time limit, started first (checked at the end)"
+# A straggler's sleep keeps it from taking a core from the checks beside it.
+"$cli" run "$job" --ranks 1 --slurm --db "$db" --quiet --set train.epochs=100 \
+  --set 'launch.partition="short"' --set 'launch.time_limit="1"' \
+  --set fault.straggler_rank=0 --set fault.straggler_delay_ms=100 >"$work/limit.log" 2>&1 &
+limited=$!
+wait_for 20 "the time-limited run stored" bash -c "'$cli' runs show 1 --db '$db' --json >/dev/null"
+
 echo "== 1. queued behind another job, then run"
 # The node's 2 CPUs are held for a few seconds: the run must wait for Resources.
 sbatch --parsable --ntasks=2 --output=/dev/null --wrap "sleep 6" >"$work/blocker"
 wait_for 20 "the blocking job running" bash -c "[[ \$(squeue -h -j $(cat "$work/blocker") -o %T) == RUNNING ]]"
-"$cli" run "$job" --ranks 2 --slurm --db "$db" --quiet >"$work/run1.log" 2>&1 &
+"$cli" run "$job" --ranks 2 --slurm --db "$db" --quiet >"$work/queued.log" 2>&1 &
 launcher=$!
 # Slurm gives its reason at its first scheduling pass after the submission.
-wait_for 20 "run 1 pending for Slurm's reason Resources" \
-  bash -c "[[ \$('$cli' runs show 1 --db '$db' --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j[\"status\"], (j[\"scheduler\"] or {}).get(\"reason\"))') == 'pending Resources' ]]"
-echo "run 1 pending: $(field 1 'j["scheduler"]')"
-wait $launcher || fail "ranklab run --slurm failed: $(cat "$work/run1.log")"
-cat "$work/run1.log"
-[[ $(field 1 'j["status"]') == done ]] || fail "run 1 did not end done"
-[[ $(field 1 'j["scheduler"]["state"]') == COMPLETED ]] || fail "Slurm's state is not COMPLETED"
-[[ $(field 1 'j["scheduler"]["nodes"]') == n1 ]] || fail "the run's node is not named n1"
-grep -q "\[queue\] slurm: job [0-9]* PENDING (Resources)" "$work/run1.log" || fail "no pending event"
-grep -q "\[queue\] slurm: job [0-9]* RUNNING on n1" "$work/run1.log" || fail "no running event"
-steps=$(field 1 '" ".join(str(r["steps"]) for r in j["ranks"])')
+wait_for 20 "run 2 pending for Slurm's reason Resources" \
+  bash -c "[[ \$('$cli' runs show 2 --db '$db' --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j[\"status\"], (j[\"scheduler\"] or {}).get(\"reason\"))') == 'pending Resources' ]]"
+echo "run 2 pending: $(field 2 'j["scheduler"]')"
+wait $launcher || fail "ranklab run --slurm failed: $(cat "$work/queued.log")"
+cat "$work/queued.log"
+[[ $(field 2 'j["status"]') == done ]] || fail "run 2 did not end done"
+[[ $(field 2 'j["scheduler"]["state"]') == COMPLETED ]] || fail "Slurm's state is not COMPLETED"
+[[ $(field 2 'j["scheduler"]["nodes"]') == n1 ]] || fail "the run's node is not named n1"
+grep -q "\[queue\] slurm: job [0-9]* PENDING (Resources)" "$work/queued.log" || fail "no pending event"
+grep -q "\[queue\] slurm: job [0-9]* RUNNING on n1" "$work/queued.log" || fail "no running event"
+steps=$(field 2 '" ".join(str(r["steps"]) for r in j["ranks"])')
 [[ $steps == "936 936" ]] || fail "ranks stored steps '$steps', expected 936 each"
 "$cli" run "$job" --ranks 2 --db "$db" --quiet >/dev/null 2>&1
-slurm_accuracy=$(field 1 'j["test_accuracy"]') local_accuracy=$(field 2 'j["test_accuracy"]')
+slurm_accuracy=$(field 2 'j["test_accuracy"]') local_accuracy=$(field 3 'j["test_accuracy"]')
 echo "test accuracy: under Slurm $slurm_accuracy, local $local_accuracy"
 [[ $slurm_accuracy == "$local_accuracy" ]] || fail "Slurm's run reached $slurm_accuracy, the local one $local_accuracy"
 
 echo "== 2. more nodes than the cluster has"
 before=$(squeue -h -t all | wc -l)
-if "$cli" run "$job" --ranks 2 --slurm --set launch.nodes=2 --db "$db" --quiet >"$work/run3.log" 2>&1; then
+if "$cli" run "$job" --ranks 2 --slurm --set launch.nodes=2 --db "$db" --quiet >"$work/refused.log" 2>&1; then
   fail "a job asking for 2 nodes of a 1-node cluster was not refused"
 fi
-cat "$work/run3.log"
-grep -q "sbatch refused the job" "$work/run3.log" || fail "the refusal does not quote sbatch"
-grep -q "Node count specification invalid" "$work/run3.log" || fail "Slurm's own words are missing"
-[[ $(field 3 'j["status"]') == failed ]] || fail "the refused run is not stored failed"
+cat "$work/refused.log"
+grep -q "sbatch refused the job" "$work/refused.log" || fail "the refusal does not quote sbatch"
+grep -q "Node count specification invalid" "$work/refused.log" || fail "Slurm's own words are missing"
+[[ $(field 4 'j["status"]') == failed ]] || fail "the refused run is not stored failed"
 [[ $(squeue -h -t all | wc -l) == "$before" ]] || fail "the refused job left something in the queue"
 
 echo "== 3. cancelled with scancel by hand"
-"$cli" run "$job" --ranks 2 --slurm --set train.epochs=50 --db "$db" --quiet >"$work/run4.log" 2>&1 &
-launcher=$!
-wait_for 30 "run 4 training" bash -c "[[ \$('$cli' runs show 4 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 0)') == True ]]"
-scancel "$(field 4 'j["scheduler"]["job_id"]')"
-wait $launcher || true
-cat "$work/run4.log"
-[[ $(field 4 'j["status"]') == stopped ]] || fail "run 4 cancelled by hand is not stopped"
-[[ $(field 4 'j["scheduler"]["state"]') == CANCELLED ]] || fail "Slurm's state is not CANCELLED"
-grep -q "cancelled in Slurm (scancel), not by ranklab" "$work/run4.log" || fail "the cause is not named"
-
-echo "== 3b. ranklab's own stop (Ctrl-C, the workbench's Stop) is scancel"
-"$cli" run "$job" --ranks 2 --slurm --set train.epochs=50 --db "$db" --quiet >"$work/run5.log" 2>&1 &
+"$cli" run "$job" --ranks 2 --slurm --set train.epochs=50 --db "$db" --quiet >"$work/scancel.log" 2>&1 &
 launcher=$!
 wait_for 30 "run 5 training" bash -c "[[ \$('$cli' runs show 5 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 0)') == True ]]"
+scancel "$(field 5 'j["scheduler"]["job_id"]')"
+wait $launcher || true
+cat "$work/scancel.log"
+[[ $(field 5 'j["status"]') == stopped ]] || fail "run 5 cancelled by hand is not stopped"
+[[ $(field 5 'j["scheduler"]["state"]') == CANCELLED ]] || fail "Slurm's state is not CANCELLED"
+grep -q "cancelled in Slurm (scancel), not by ranklab" "$work/scancel.log" || fail "the cause is not named"
+
+echo "== 3b. ranklab's own stop (Ctrl-C, the workbench's Stop) is scancel"
+"$cli" run "$job" --ranks 2 --slurm --set train.epochs=50 --db "$db" --quiet >"$work/stop.log" 2>&1 &
+launcher=$!
+wait_for 30 "run 6 training" bash -c "[[ \$('$cli' runs show 6 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 0)') == True ]]"
 kill -INT $launcher
 wait $launcher || true
-cat "$work/run5.log"
-[[ $(field 5 'j["status"]') == stopped ]] || fail "run 5 stopped by ranklab is not stopped"
-[[ $(field 5 'j["scheduler"]["state"]') == CANCELLED ]] || fail "ranklab's stop did not scancel the job"
+cat "$work/stop.log"
+[[ $(field 6 'j["status"]') == stopped ]] || fail "run 6 stopped by ranklab is not stopped"
+[[ $(field 6 'j["scheduler"]["state"]') == CANCELLED ]] || fail "ranklab's stop did not scancel the job"
 
 echo "== 4. the node taken away, and the run resubmitted"
 ckpt=$work/ckpt.bin
 "$cli" run "$job" --ranks 2 --slurm --max-restarts 1 --set train.epochs=6 \
   --set train.checkpoint_every=100 --set "train.checkpoint_path=\"$ckpt\"" \
-  --db "$db" --quiet >"$work/run6.log" 2>&1 &
+  --db "$db" --quiet >"$work/node-down.log" 2>&1 &
 launcher=$!
-wait_for 30 "run 6 past a checkpoint" bash -c "[[ -f '$ckpt' ]]"
+wait_for 30 "run 7 past a checkpoint" bash -c "[[ -f '$ckpt' ]]"
 scontrol update nodename=n1 state=down reason=ranklab-test
-wait_for 30 "the failure named" grep -q "node n1 failed" "$work/run6.log"
+wait_for 30 "the failure named" grep -q "node n1 failed" "$work/node-down.log"
 scontrol update nodename=n1 state=resume
-wait $launcher || fail "the resubmitted run did not finish: $(cat "$work/run6.log")"
-cat "$work/run6.log"
-[[ $(field 6 'j["status"]') == done ]] || fail "run 6 did not end done after its restart"
-[[ $(field 6 'j["restarts"]') == 1 ]] || fail "run 6 was not restarted once"
+wait $launcher || fail "the resubmitted run did not finish: $(cat "$work/node-down.log")"
+cat "$work/node-down.log"
+[[ $(field 7 'j["status"]') == done ]] || fail "run 7 did not end done after its restart"
+[[ $(field 7 'j["restarts"]') == 1 ]] || fail "run 7 was not restarted once"
 echo "== 5. the launcher killed: the job goes on, and runs attach takes it over"
-"$cli" run "$job" --ranks 2 --slurm --set train.epochs=8 --db "$db" --quiet >"$work/run7.log" 2>&1 &
+"$cli" run "$job" --ranks 2 --slurm --set train.epochs=8 --db "$db" --quiet >"$work/killed.log" 2>&1 &
 launcher=$!
-wait_for 30 "run 7 training" bash -c "[[ \$('$cli' runs show 7 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 100)') == True ]]"
+wait_for 30 "run 8 training" bash -c "[[ \$('$cli' runs show 8 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 100)') == True ]]"
 kill -9 $launcher
 wait $launcher 2>/dev/null || true
-[[ $(field 7 'j["status"]') == lost ]] || fail "run 7 whose launcher was killed is not lost"
-job7=$(field 7 'j["scheduler"]["job_id"]')
-[[ $(squeue -h -j "$job7" -o %T) == RUNNING ]] || fail "Slurm job $job7 did not go on without its launcher"
-"$cli" runs attach 7 --db "$db" --quiet >"$work/attach7.log" 2>&1 || fail "runs attach did not follow run 7 to done: $(cat "$work/attach7.log")"
-cat "$work/attach7.log"
-[[ $(field 7 'j["status"]') == done ]] || fail "run 7 taken over did not end done"
-steps=$(field 7 '" ".join(str(r["steps"]) for r in j["ranks"])')
-echo "run 7: steps stored per rank $steps (of 3744 each), messages lost while no launcher listened $(field 7 '[r["lost_messages"] for r in j["ranks"]]')"
+[[ $(field 8 'j["status"]') == lost ]] || fail "run 8 whose launcher was killed is not lost"
+job8=$(field 8 'j["scheduler"]["job_id"]')
+[[ $(squeue -h -j "$job8" -o %T) == RUNNING ]] || fail "Slurm job $job8 did not go on without its launcher"
+"$cli" runs attach 8 --db "$db" --quiet >"$work/attach.log" 2>&1 || fail "runs attach did not follow run 8 to done: $(cat "$work/attach.log")"
+cat "$work/attach.log"
+[[ $(field 8 'j["status"]') == done ]] || fail "run 8 taken over did not end done"
+steps=$(field 8 '" ".join(str(r["steps"]) for r in j["ranks"])')
+echo "run 8: steps stored per rank $steps (of 3744 each), messages lost while no launcher listened $(field 8 '[r["lost_messages"] for r in j["ranks"]]')"
 # What was in flight to the killed launcher is lost, and counted; all after it is stored.
-[[ $(field 7 'all(r["steps"] > 3500 for r in j["ranks"])') == True ]] || fail "run 7 lost more than the steps in flight"
-[[ $(field 7 'j["test_accuracy"] is not None') == True ]] || fail "run 7's last evaluation did not arrive"
+[[ $(field 8 'all(r["steps"] > 3500 for r in j["ranks"])') == True ]] || fail "run 8 lost more than the steps in flight"
+[[ $(field 8 'j["test_accuracy"] is not None') == True ]] || fail "run 8's last evaluation did not arrive"
 if [[ -n $workbench ]]; then
   echo "== 6. the launcher killed, the workbench reopened: it takes the run over"
-  "$cli" run "$job" --ranks 2 --slurm --set train.epochs=6 --db "$db" --quiet >"$work/run8.log" 2>&1 &
+  "$cli" run "$job" --ranks 2 --slurm --set train.epochs=6 --db "$db" --quiet >"$work/run10.log" 2>&1 &
   launcher=$!
-  wait_for 30 "run 8 training" bash -c "[[ \$('$cli' runs show 8 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 100)') == True ]]"
+  wait_for 30 "run 9 training" bash -c "[[ \$('$cli' runs show 9 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 100)') == True ]]"
   kill -9 $launcher
   wait $launcher 2>/dev/null || true
-  # The workbench starts `ranklab runs attach 8` detached, follows it, and quits after its
+  # The workbench starts `ranklab runs attach 9` detached, follows it, and quits after its
   # screenshot; the launcher it started goes on to the run's end.
   QT_QPA_PLATFORM=offscreen "$workbench" --db "$db" --page live --screenshot-after-ms 3000 \
     --screenshot "$work/takeover.png" >"$work/workbench.log" 2>&1 || fail "the workbench failed: $(cat "$work/workbench.log")"
-  wait_for 120 "run 8 done after the workbench took it over" bash -c "[[ \$('$cli' runs show 8 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"status\"])') == done ]]"
-  [[ $(field 8 'j["scheduler"]["state"]') == COMPLETED ]] || fail "run 8's job is not COMPLETED"
-  echo "run 8: taken over by the workbench and done"
+  wait_for 120 "run 9 done after the workbench took it over" bash -c "[[ \$('$cli' runs show 9 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"status\"])') == done ]]"
+  [[ $(field 9 'j["scheduler"]["state"]') == COMPLETED ]] || fail "run 9's job is not COMPLETED"
+  echo "run 9: taken over by the workbench and done"
 fi
+echo "== 0, its end: the run at its 1-minute limit (Slurm checks about every 30 s)"
+wait $limited || true  # failed: its launcher's status is not 0
+cat "$work/limit.log"
+[[ $(field 1 'j["status"]') == failed ]] || fail "run 1 at its time limit is not failed"
+[[ $(field 1 'j["scheduler"]["state"]') == TIMEOUT ]] || fail "run 1's job is not TIMEOUT"
+grep -q "time limit (launch.time_limit)" "$work/limit.log" || fail "run 1's failure does not name the time limit"
 echo "slurm: PASSED"
