@@ -657,8 +657,9 @@ RunOutcome JobRunner::adopt(int64_t run_id, RunObserver& observer) {
   const JobSpec job = parseJob(run->job_toml, "run " + std::to_string(run_id) + "'s job");
   SlurmJob slurm(record.job_id, dir, "ranklab-" + std::to_string(run_id));
   const SlurmJobState& s = slurm.state();
-  if (s.ended()) {
+  if (s.ended()) {  // recorded, and the record goes: nobody will follow this job again
     store.setSchedulerState(run_id, {slurm.id(), s.state, s.reason, s.nodes, s.exit_code});
+    std::filesystem::remove(followRecordPath(dir, run_id, record.job_id));
     throw std::runtime_error("Slurm job " + slurm.id() + " already ended (" + s.state +
                              "): nothing to follow; run " + std::to_string(run_id) +
                              " stays lost, with Slurm's end recorded");
