@@ -549,11 +549,30 @@ struct QueueFollower {
     }
   }
 
+  // Whether to stop waiting for Slurm to confirm the job's end: a minute after it was
+  // stopped, or after every rank said Bye, its controller still does not answer.
+  bool givesUp(const std::optional<Clock::time_point>& stop_sent, bool all_bye) {
+    if (!job) return false;
+    if (all_bye && !all_bye_since) all_bye_since = Clock::now();
+    const auto since = stop_sent ? stop_sent : all_bye_since;
+    return since && Clock::now() - *since > kUnconfirmedLimit;
+  }
+  std::optional<Clock::time_point> all_bye_since;
+  static constexpr auto kUnconfirmedLimit = std::chrono::seconds(60);
+
   // How Slurm ended the job, into the attempt's end: cancelled by someone else is a stop
   // with its cause named; a time limit, a node's failure and the like fail the run.
   void settle(AttemptEnd& end) const {
     if (!job) return;
     const SlurmJobState& s = job->state();
+    if (!s.ended()) {  // given up waiting: the ranks' own words decide, and this is said
+      recorder.launcherEvent("error", "job " + job->id() +
+                                          ": Slurm did not confirm its end (its controller "
+                                          "does not answer); it may still run: scancel " +
+                                          job->id() + " once Slurm answers");
+      if (recorder.allRanksSaidBye()) end.exit_code = 0;
+      return;
+    }
     // Ranks that died of someone's scancel are not a failure: the job was stopped.
     if (slurmCancelled(s) && !job->cancelledHere()) {
       end.stopped = true;
@@ -733,9 +752,10 @@ AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Colle
   RankWatch watch(world, std::chrono::seconds(job.telemetry.hang_limit_s));
   TelemetryIntake collect{collector, recorder, watch, world};
   AttemptEnd end;
-  QueueFollower queue{dynamic_cast<SlurmJob*>(&child), recorder};
+  QueueFollower queue{dynamic_cast<SlurmJob*>(&child), recorder, {}};
   const std::string how = queue.job ? "scancel job " + queue.job->id() : "SIGTERM to mpirun";
   std::optional<Clock::time_point> stop_sent;
+  bool kill_sent = false;
   auto terminate = [&](const std::string& kind, const std::string& why) {
     recorder.launcherEvent(kind, why + ": " + how);
     child.terminate();
@@ -767,11 +787,14 @@ AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Colle
     } else if (stop_requested_ && !stop_sent) {
       terminate("log", "stop requested");
       end.stopped = true;
-    } else if (stop_sent &&
+    } else if (stop_sent && !kill_sent &&
                Clock::now() - *stop_sent > std::chrono::milliseconds(options_.stop_grace_ms)) {
-      recorder.launcherEvent("log", "ranks still running after the grace period: SIGKILL");
+      recorder.launcherEvent("log", std::string("ranks still running after the grace period: ") +
+                                        (queue.job ? "scancel --signal=KILL" : "SIGKILL"));
       child.kill();
+      kill_sent = true;
     }
+    if (queue.givesUp(stop_sent, recorder.allRanksSaidBye())) break;
   }
   // Stopped or failed ranks send no Bye: do not wait long for it.
   drainLate(end.failure                          ? 0.2

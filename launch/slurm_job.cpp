@@ -22,17 +22,18 @@ struct CommandResult {
   std::string err;  // its stderr lines, joined by "; "
 };
 
-// Runs a Slurm client command to its end (they retry a lost controller for about 9 s; 60 s
-// is the most this waits before killing it).
+// Runs a Slurm client command to its end, killing it after `limit` (they retry a lost
+// controller for 9 s or more: the launcher's loop must not wait on them for minutes).
 CommandResult runCommand(const std::vector<std::string>& argv,
-                         const std::vector<std::string>& environment = {}) {
+                         const std::vector<std::string>& environment = {},
+                         std::chrono::seconds limit = std::chrono::seconds(15)) {
   ChildProcess child(argv, environment);
   CommandResult result;
   auto collect = [&](bool is_stderr, const std::string& line) {
     std::string& into = is_stderr ? result.err : result.out;
     into += (into.empty() ? "" : is_stderr ? "; " : "\n") + line;
   };
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  const auto deadline = Clock::now() + limit;
   while (child.running()) {
     child.pump(20, collect);
     if (Clock::now() > deadline) child.kill();
@@ -152,7 +153,7 @@ SlurmJob::SlurmJob(const LaunchSpec& launch, int tasks, const std::string& job_n
   const std::string prefix = output_dir + "/" + job_name + "-";
   auto argv = sbatchArguments(launch, tasks, job_name, prefix);
   argv.push_back(script);
-  const CommandResult submitted = runCommand(argv, environment);
+  const CommandResult submitted = runCommand(argv, environment, std::chrono::seconds(60));
   static const std::regex job_id(R"(^(\d+)(;\S+)?$)");
   std::smatch match;
   if (submitted.status != 0 || !std::regex_match(submitted.out, match, job_id)) {

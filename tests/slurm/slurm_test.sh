@@ -18,50 +18,13 @@
 #   ends failed, the limit named.
 # Usage: slurm_test.sh RANKLAB_CLI SOURCE_DIR [RANKLAB_WORKBENCH]
 set -euo pipefail
-cli=$1 src=$2 workbench=${3:-}
-skip() { echo "slurm: SKIPPED: $*"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip "needs root to run slurmctld and slurmd as a cluster of its own"
-for tool in slurmctld slurmd sbatch squeue scontrol scancel munged mungekey; do
-  command -v "$tool" >/dev/null || skip "$tool is not installed (slurmctld slurmd slurm-client munge)"
-done
-
-work=$(mktemp -d /tmp/ranklab-slurm.XXXXXX)
-chmod 755 "$work"  # munged's socket folder, inside, must be reachable by every account
-cleanup() {
-  local launchers
-  launchers=$(jobs -p)  # a launcher a failed check left following its job
-  [[ -z $launchers ]] || kill $launchers 2>/dev/null || true
-  "$src/tests/slurm/slurm_cluster" down "$work/cluster" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-up=$("$src/tests/slurm/slurm_cluster" up "$work/cluster" 2 2) || {
-  echo "slurm: FAILED: the test cluster did not start"
-  exit 1
-}
-eval "$up"
-export SLURM_CONF
+cli=$1 src=$2 workbench=${3:-} name=slurm
+source "$src/tests/slurm/lib.sh"
+cluster_up up "$work/cluster" 2 2
 # n1 (2 CPUs) runs the checks below; n2 (1 CPU) is a partition of its own with a 1-minute
 # limit, for a run that reaches it while they go (Slurm's limits are whole minutes).
 scontrol update PartitionName=debug Nodes=n1
 scontrol create PartitionName=short Nodes=n2 MaxTime=1
-
-db=$work/runs.db
-job=$src/resources/jobs/quickstart.toml
-fail() {
-  echo "slurm: FAILED: $*"
-  tail -n 20 "$work/cluster/log/slurmctld.log" || true
-  exit 1
-}
-field() {  # field RUN_ID PYTHON_EXPRESSION over the run's summary j
-  "$cli" runs show "$1" --db "$db" --json | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"
-}
-wait_for() {  # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds
-  local limit=$1 what=$2
-  shift 2
-  for _ in $(seq $((limit * 5))); do "$@" 2>/dev/null && return 0; sleep 0.2; done
-  fail "not $what within $limit s"
-}
 
 echo "== 0. a run that will reach its time limit, started first (checked at the end)"
 # A straggler's sleep keeps it from taking a core from the checks beside it.
@@ -69,7 +32,7 @@ echo "== 0. a run that will reach its time limit, started first (checked at the 
   --set 'launch.partition="short"' --set 'launch.time_limit="1"' \
   --set fault.straggler_rank=0 --set fault.straggler_delay_ms=100 >"$work/limit.log" 2>&1 &
 limited=$!
-wait_for 20 "the time-limited run stored" bash -c "'$cli' runs show 1 --db '$db' --json >/dev/null"
+wait_for 20 "the time-limited run stored" field 1 'j["id"]'
 
 echo "== 1. queued behind another job, then run"
 # The node's 2 CPUs are held for a few seconds: the run must wait for Resources.
@@ -78,8 +41,8 @@ wait_for 20 "the blocking job running" bash -c "[[ \$(squeue -h -j $(cat "$work/
 "$cli" run "$job" --ranks 2 --slurm --db "$db" --quiet >"$work/queued.log" 2>&1 &
 launcher=$!
 # Slurm gives its reason at its first scheduling pass after the submission.
-wait_for 20 "run 2 pending for Slurm's reason Resources" \
-  bash -c "[[ \$('$cli' runs show 2 --db '$db' --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j[\"status\"], (j[\"scheduler\"] or {}).get(\"reason\"))') == 'pending Resources' ]]"
+pending_for() { [[ $(field "$1" 'j["status"], (j["scheduler"] or {}).get("reason")') == "pending $2" ]]; }
+wait_for 20 "run 2 pending for Slurm's reason Resources" pending_for 2 Resources
 echo "run 2 pending: $(field 2 'j["scheduler"]')"
 wait $launcher || fail "ranklab run --slurm failed: $(cat "$work/queued.log")"
 cat "$work/queued.log"
@@ -109,7 +72,7 @@ grep -q "Node count specification invalid" "$work/refused.log" || fail "Slurm's 
 echo "== 3. cancelled with scancel by hand"
 "$cli" run "$job" --ranks 2 --slurm --set train.epochs=50 --db "$db" --quiet >"$work/scancel.log" 2>&1 &
 launcher=$!
-wait_for 30 "run 5 training" bash -c "[[ \$('$cli' runs show 5 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 0)') == True ]]"
+wait_for 30 "run 5 training" has_steps 5 0
 scancel "$(field 5 'j["scheduler"]["job_id"]')"
 wait $launcher || true
 cat "$work/scancel.log"
@@ -120,7 +83,7 @@ grep -q "cancelled in Slurm (scancel), not by ranklab" "$work/scancel.log" || fa
 echo "== 3b. ranklab's own stop (Ctrl-C, the workbench's Stop) is scancel"
 "$cli" run "$job" --ranks 2 --slurm --set train.epochs=50 --db "$db" --quiet >"$work/stop.log" 2>&1 &
 launcher=$!
-wait_for 30 "run 6 training" bash -c "[[ \$('$cli' runs show 6 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 0)') == True ]]"
+wait_for 30 "run 6 training" has_steps 6 0
 kill -INT $launcher
 wait $launcher || true
 cat "$work/stop.log"
@@ -142,11 +105,7 @@ cat "$work/node-down.log"
 [[ $(field 7 'j["status"]') == done ]] || fail "run 7 did not end done after its restart"
 [[ $(field 7 'j["restarts"]') == 1 ]] || fail "run 7 was not restarted once"
 echo "== 5. the launcher killed: the job goes on, and runs attach takes it over"
-"$cli" run "$job" --ranks 2 --slurm --set train.epochs=8 --db "$db" --quiet >"$work/killed.log" 2>&1 &
-launcher=$!
-wait_for 30 "run 8 training" bash -c "[[ \$('$cli' runs show 8 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 100)') == True ]]"
-kill -9 $launcher
-wait $launcher 2>/dev/null || true
+run_then_kill 8 killed.log --ranks 2 --slurm --set train.epochs=8
 [[ $(field 8 'j["status"]') == lost ]] || fail "run 8 whose launcher was killed is not lost"
 job8=$(field 8 'j["scheduler"]["job_id"]')
 [[ $(squeue -h -j "$job8" -o %T) == RUNNING ]] || fail "Slurm job $job8 did not go on without its launcher"
@@ -160,16 +119,12 @@ echo "run 8: steps stored per rank $steps (of 3744 each), messages lost while no
 [[ $(field 8 'j["test_accuracy"] is not None') == True ]] || fail "run 8's last evaluation did not arrive"
 if [[ -n $workbench ]]; then
   echo "== 6. the launcher killed, the workbench reopened: it takes the run over"
-  "$cli" run "$job" --ranks 2 --slurm --set train.epochs=6 --db "$db" --quiet >"$work/run10.log" 2>&1 &
-  launcher=$!
-  wait_for 30 "run 9 training" bash -c "[[ \$('$cli' runs show 9 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"steps\"] > 100)') == True ]]"
-  kill -9 $launcher
-  wait $launcher 2>/dev/null || true
+  run_then_kill 9 killed-again.log --ranks 2 --slurm --set train.epochs=6
   # The workbench starts `ranklab runs attach 9` detached, follows it, and quits after its
   # screenshot; the launcher it started goes on to the run's end.
   QT_QPA_PLATFORM=offscreen "$workbench" --db "$db" --page live --screenshot-after-ms 3000 \
     --screenshot "$work/takeover.png" >"$work/workbench.log" 2>&1 || fail "the workbench failed: $(cat "$work/workbench.log")"
-  wait_for 120 "run 9 done after the workbench took it over" bash -c "[[ \$('$cli' runs show 9 --db '$db' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"status\"])') == done ]]"
+  wait_for 120 "run 9 done after the workbench took it over" status_is 9 done
   [[ $(field 9 'j["scheduler"]["state"]') == COMPLETED ]] || fail "run 9's job is not COMPLETED"
   echo "run 9: taken over by the workbench and done"
 fi

@@ -8,54 +8,24 @@
 # one machine. Skipped (exit 77) where namespaces cannot be made or Slurm is not installed.
 # Usage: slurm_two_nodes_test.sh RANKLAB_CLI SOURCE_DIR
 set -euo pipefail
-cli=$1 src=$2
-skip() { echo "slurm-two-nodes: SKIPPED: $*"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip "needs root for namespaces and Slurm's daemons"
-command -v ip >/dev/null || skip "needs iproute2 (ip)"
-for tool in slurmctld slurmd sbatch squeue scontrol munged mungekey; do
-  command -v "$tool" >/dev/null || skip "$tool is not installed (slurmctld slurmd slurm-client munge)"
-done
-
+cli=$1 src=$2 name=slurm-two-nodes
+command -v ip >/dev/null || { echo "$name: SKIPPED: needs iproute2 (ip)"; exit 77; }
+source "$src/tests/slurm/lib.sh"
 tag=rlsn$$
 # A /24 of its own per run (the multihost test takes 10.199.x), so runs side by side differ.
 export RANKLAB_NETNS_SUBNET=10.198.$(($$ % 200 + 20))
-work=$(mktemp -d /tmp/ranklab-slurm2.XXXXXX)
-chmod 755 "$work"  # munged's socket folder, inside, must be reachable by every account
-cleanup() {
-  local launchers
-  launchers=$(jobs -p)
-  [[ -z $launchers ]] || kill $launchers 2>/dev/null || true
-  "$src/tests/slurm/slurm_cluster" down "$work/cluster" || true
+after_cluster() {
   for ns in "$tag-h1" "$tag-h2"; do  # anything a failed check left in the hosts
     pids=$(ip netns pids "$ns" 2>/dev/null || true)
     [[ -z $pids ]] || kill -9 $pids 2>/dev/null || true
   done
   "$src/tests/multihost/netns_hosts" down "$tag" 2 || true
-  rm -rf "$work"
 }
-trap cleanup EXIT
 "$src/tests/multihost/netns_hosts" up "$tag" 2 2>"$work/up.err" ||
   skip "cannot make network namespaces here: $(tr '\n' ' ' <"$work/up.err")"
-up=$("$src/tests/slurm/slurm_cluster" up-netns "$work/cluster" "$tag" 1) || {
-  echo "slurm-two-nodes: FAILED: the test cluster did not start"
-  tail -n 20 "$work"/cluster/log/*.log || true
-  exit 1
-}
-eval "$up"
-export SLURM_CONF
+cluster_up up-netns "$work/cluster" "$tag" 1
 
-db=$work/runs.db
-job=$src/resources/jobs/quickstart.toml
 net=$RANKLAB_NETNS_SUBNET.0/24
-fail() {
-  echo "slurm-two-nodes: FAILED: $*"
-  tail -n 20 "$work/cluster/log/slurmctld.log" || true
-  exit 1
-}
-field() {  # field RUN_ID PYTHON_EXPRESSION over the run's summary j
-  "$cli" runs show "$1" --db "$db" --json | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"
-}
-
 echo "== 2 ranks on 2 Slurm nodes in namespaces"
 # A shorter run than the quickstart's: MPI between the namespaces goes over TCP on veths.
 short=(--set data.train_limit=12000 --set train.epochs=1)
