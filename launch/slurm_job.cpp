@@ -22,25 +22,49 @@ struct CommandResult {
   std::string err;  // its stderr lines, joined by "; "
 };
 
-// Runs a Slurm client command to its end, killing it after `limit` (they retry a lost
-// controller for 9 s or more: the launcher's loop must not wait on them for minutes).
+// A Slurm client command, read without blocking and killed after `limit` (they retry a
+// lost controller for 9 s or more: the launcher's loop must not wait on them for minutes).
+class Command {
+ public:
+  Command(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
+          std::chrono::seconds limit)
+      : child_(argv, environment), deadline_(Clock::now() + limit) {}
+
+  // True once it has ended (its result whole), reading what it wrote meanwhile.
+  bool finished(int wait_ms = 0) {
+    auto collect = [this](bool is_stderr, const std::string& line) {
+      std::string& into = is_stderr ? result_.err : result_.out;
+      into += (into.empty() ? "" : is_stderr ? "; " : "\n") + line;
+    };
+    child_.pump(wait_ms, collect);
+    if (child_.running()) {
+      if (Clock::now() > deadline_) child_.kill();
+      return false;
+    }
+    for (int i = 0; i < 5; ++i) child_.pump(0, collect);
+    result_.status = child_.exitCode();
+    return true;
+  }
+  const CommandResult& result() const { return result_; }
+
+ private:
+  ChildProcess child_;
+  Clock::time_point deadline_;
+  CommandResult result_;
+};
+
+// Runs a Slurm client command to its end (killed after `limit`).
 CommandResult runCommand(const std::vector<std::string>& argv,
                          const std::vector<std::string>& environment = {},
                          std::chrono::seconds limit = std::chrono::seconds(15)) {
-  ChildProcess child(argv, environment);
-  CommandResult result;
-  auto collect = [&](bool is_stderr, const std::string& line) {
-    std::string& into = is_stderr ? result.err : result.out;
-    into += (into.empty() ? "" : is_stderr ? "; " : "\n") + line;
-  };
-  const auto deadline = Clock::now() + limit;
-  while (child.running()) {
-    child.pump(20, collect);
-    if (Clock::now() > deadline) child.kill();
+  Command command(argv, environment, limit);
+  while (!command.finished(20)) {
   }
-  for (int i = 0; i < 5; ++i) child.pump(0, collect);
-  result.status = child.exitCode();
-  return result;
+  return command.result();
+}
+
+std::vector<std::string> showJob(const std::string& id) {
+  return {"scontrol", "-o", "show", "job", id};
 }
 
 // The value of " KEY=value" in scontrol's one-line record ("" when absent).
@@ -179,18 +203,41 @@ SlurmJob::SlurmJob(std::string id, const std::string& output_dir, const std::str
   poll(true);
 }
 
+struct SlurmJob::Query {
+  explicit Query(const std::string& id) : command(showJob(id), {}, std::chrono::seconds(15)) {}
+  Command command;
+};
+
+SlurmJob::~SlurmJob() = default;
+
 void SlurmJob::poll(bool at_once) {
-  const auto now = Clock::now();
-  if (state_.ended() || (!at_once && now - last_poll_ < kPollInterval)) return;
-  last_poll_ = now;
-  const CommandResult shown = runCommand({"scontrol", "-o", "show", "job", id_});
-  SlurmJobState next = state_;
-  if (const auto parsed = parseScontrolJob(shown.out)) {
-    next = *parsed;
-  } else if (shown.err.find("Invalid job id") != std::string::npos) {
-    next.state = "GONE";  // purged before a poll saw its end (MinJobAge)
+  if (state_.ended()) return;
+  if (query_) {
+    if (!query_->command.finished()) return;
+    const CommandResult& shown = query_->command.result();
+    apply(shown.status, shown.out, shown.err);
+    query_.reset();
+    return;
   }
+  const auto now = Clock::now();
+  if (at_once && answering_) {
+    const CommandResult shown = runCommand(showJob(id_));
+    apply(shown.status, shown.out, shown.err);
+    last_poll_ = now;
+  } else if (now - last_poll_ >= kPollInterval) {
+    query_ = std::make_unique<Query>(id_);
+    last_poll_ = now;
+  }
+}
+
+void SlurmJob::apply(int status, const std::string& out, const std::string& err) {
+  SlurmJobState next = state_;
+  const auto parsed = parseScontrolJob(out);
+  const bool purged = err.find("Invalid job id") != std::string::npos;
+  if (parsed) next = *parsed;
+  if (!parsed && purged) next.state = "GONE";  // purged before a poll saw its end (MinJobAge)
   // Anything else (a controller not answering) keeps the last state: asked again next poll.
+  answering_ = parsed || purged || status == 0;
   changed_ = changed_ || !(next == state_);
   state_ = next;
 }

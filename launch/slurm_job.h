@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -72,7 +73,10 @@ class SlurmJob : public RankProcess {
 
   const std::string& id() const { return id_; }
   const SlurmJobState& state() const { return state_; }
-  // Asks the controller at most every kPollInterval (running() asks it too); `now`: at once.
+  ~SlurmJob() override;
+  // Asks the controller at most every kPollInterval without waiting for its answer (the
+  // answer is read by a later call; running() asks too); `now`: at once, waiting, unless
+  // the controller has stopped answering.
   void poll(bool now = false);
   // Whether this launcher cancelled it (terminate() while it had not ended), rather than
   // someone with scancel.
@@ -94,12 +98,16 @@ class SlurmJob : public RankProcess {
     std::string pending;
   };
   bool readNew(OutputFile& file, bool is_stderr, const LineHandler& on_line);
+  struct Query;  // an scontrol running beside the launcher's loop
+  void apply(int status, const std::string& out, const std::string& err);
 
   std::string id_;
   SlurmJobState state_;
   bool changed_ = true;  // the first state (PENDING, as sbatch left it) is news too
   bool cancelled_here_ = false;
   std::chrono::steady_clock::time_point last_poll_{};
+  std::unique_ptr<Query> query_;
+  bool answering_ = true;  // the controller's last query got an answer
   OutputFile out_, err_;
 };
 
