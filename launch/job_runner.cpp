@@ -4,7 +4,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <ctime>
 
 #include <algorithm>
 #include <atomic>
@@ -19,10 +18,10 @@
 
 #include "comm/telemetry/collector.h"
 #include "comm/telemetry/curve_keys.h"
-#include "engine/job/fault_signals.h"
 #include "engine/job/job_argument.h"
 #include "engine/job/job_file.h"
 #include "engine/job/job_key_relevance.h"
+#include "launch/attempt_end.h"
 #include "launch/child_process.h"
 #include "launch/follow_record.h"
 #include "launch/host_placement.h"
@@ -32,6 +31,7 @@
 #include "launch/restart_plan.h"
 #include "launch/run_recorder.h"
 #include "launch/slurm_job.h"
+#include "launch/slurm_queue.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -247,48 +247,7 @@ void keepTail(std::deque<std::string>& tail, std::string line) {
 
 }  // namespace
 
-// One launch of mpirun (or one Slurm job) for a run: what ended it.
-struct AttemptEnd {
-  int exit_code = 0;
-  std::string failure_text;            // why the launcher ended it
-  std::optional<RankFailure> failure;  // the first rank found dead or hung
-  Clock::time_point failure_found;     // when the failure (or the silence) was found
-  bool stopped = false;                // on request, or cancelled in Slurm
-  bool final = false;                  // nothing a restart could change (sbatch refused it)
-  std::deque<std::string> last_errors;
-};
-
 namespace {
-
-// How the run ended: stopped for silence, stopped on request, done, or failed (with the
-// tail of the ranks' stderr), from mpirun's exit status and what the ranks reported.
-void settle(RunOutcome& outcome, RunRecorder& recorder, const AttemptEnd& end) {
-  const std::string& failure = end.failure_text;
-  const std::optional<RankFailure>& failed = end.failure;
-  const bool stopped = end.stopped;
-  const std::deque<std::string>& last_errors = end.last_errors;
-  outcome.error.clear();  // a restarted run is judged by its last attempt
-  if (!failure.empty()) {
-    outcome.status = "failed";
-    outcome.error = failure + (end.final ? "" : "; the ranks were stopped");
-    // On the failed rank's row at its last step (the timeline marks it there).
-    if (failed)
-      recorder.launcherEvent("failure", outcome.error, failed->rank, failed->last_step,
-                             recorder.lastStepEndNs(failed->rank));
-    else
-      recorder.launcherEvent("failure", outcome.error);
-  } else if (stopped) {
-    outcome.status = "stopped";
-  } else if (outcome.exit_code == 0 && recorder.allRanksSaidBye() && !recorder.anyRankFailed()) {
-    outcome.status = "done";
-  } else {
-    outcome.status = "failed";
-    outcome.error = "mpirun exited with status " + std::to_string(outcome.exit_code);
-    if (!recorder.allRanksSaidBye()) outcome.error += "; not every rank finished";
-    for (const auto& line : last_errors) outcome.error += "\n  " + line;
-    recorder.launcherEvent("error", outcome.error);
-  }
-}
 
 // What mpirun and the ranks print: shown live, the tail of stderr kept for a failure
 // message, and mpirun's own words on how a rank ended.
@@ -382,74 +341,31 @@ void drainLate(double drain_s, TelemetryIntake& intake, RankProcess& child, Mpir
 
 }  // namespace
 
-namespace {
-
-// The faults the launcher can send a rank from outside: the action and its signal ("slow"
-// is queued with the ms it adds to every step, which the rank's FaultInjector takes).
-struct SignalFault {
-  const char* action;
-  int signal;
-  const char* signal_name;
-  int queued_value;  // > 0: sent with sigqueue carrying it (slow: its ms); 0: plain kill()
-};
-const SignalFault kSignalFaults[] = {{"kill", SIGKILL, "SIGKILL", 0},
-                                     {"stop", SIGSTOP, "SIGSTOP", 0},
-                                     {"continue", SIGCONT, "SIGCONT", 0},
-                                     {"slow", slowRankSignal(), "SIGRTMIN+3", kSlowFaultMs}};
-
-const SignalFault* signalFault(const std::string& action) {
-  for (const SignalFault& f : kSignalFaults)
-    if (action == f.action) return &f;
-  return nullptr;
-}
-
-void sendSignalFault(pid_t pid, const SignalFault& fault) {
-  if (fault.queued_value == 0) {
-    ::kill(pid, fault.signal);
-    return;
-  }
-  sigval value{};
-  value.sival_int = fault.queued_value;
-  sigqueue(pid, fault.signal, value);
-}
-
-// What the fault event says it sent: "SIGRTMIN+3 (+20 ms a step)".
-std::string sentSignal(const SignalFault& fault) {
-  if (fault.queued_value == 0) return fault.signal_name;
-  return std::string(fault.signal_name) + " (+" + std::to_string(fault.queued_value) +
-         " ms a step)";
-}
-
-}  // namespace
-
-void JobRunner::requestFault(int rank, const std::string& action) {
-  if (!signalFault(action))
-    throw std::invalid_argument("fault action \"" + action +
-                                "\": allowed are kill, stop, continue and slow");
-  std::lock_guard<std::mutex> lock(faults_mutex_);
-  requested_faults_.emplace_back(rank, action);
-}
-
-void JobRunner::sendRequestedFaults(const RankWatch& watch, RunRecorder& recorder) {
-  std::vector<std::pair<int, std::string>> faults;
-  {
-    std::lock_guard<std::mutex> lock(faults_mutex_);
-    faults.swap(requested_faults_);
-  }
-  for (const auto& [rank, action] : faults) {
-    const pid_t pid = watch.pidOf(rank);
-    const int64_t step = watch.lastStepOf(rank);
-    const std::string who = "rank " + std::to_string(rank);
-    if (pid <= 0) {  // not started yet, or on another host
-      recorder.launcherEvent("log", who + ": no process of it on this host to " + action);
-      continue;
-    }
-    const SignalFault& fault = *signalFault(action);  // checked when it was requested
-    sendSignalFault(pid, fault);
-    recorder.launcherEvent("fault",
-                           action + ": " + sentSignal(fault) + " from the workbench" +
-                               (step < 0 ? "" : " after step " + std::to_string(step)),
-                           rank, std::max<int64_t>(step, 0), recorder.lastStepEndNs(rank));
+void settle(RunOutcome& outcome, RunRecorder& recorder, const AttemptEnd& end) {
+  const std::string& failure = end.failure_text;
+  const std::optional<RankFailure>& failed = end.failure;
+  const bool stopped = end.stopped;
+  const std::deque<std::string>& last_errors = end.last_errors;
+  outcome.error.clear();  // a restarted run is judged by its last attempt
+  if (!failure.empty()) {
+    outcome.status = "failed";
+    outcome.error = failure + (end.final ? "" : "; the ranks were stopped");
+    // On the failed rank's row at its last step (the timeline marks it there).
+    if (failed)
+      recorder.launcherEvent("failure", outcome.error, failed->rank, failed->last_step,
+                             recorder.lastStepEndNs(failed->rank));
+    else
+      recorder.launcherEvent("failure", outcome.error);
+  } else if (stopped) {
+    outcome.status = "stopped";
+  } else if (outcome.exit_code == 0 && recorder.allRanksSaidBye() && !recorder.anyRankFailed()) {
+    outcome.status = "done";
+  } else {
+    outcome.status = "failed";
+    outcome.error = "mpirun exited with status " + std::to_string(outcome.exit_code);
+    if (!recorder.allRanksSaidBye()) outcome.error += "; not every rank finished";
+    for (const auto& line : last_errors) outcome.error += "\n  " + line;
+    recorder.launcherEvent("error", outcome.error);
   }
 }
 
@@ -508,85 +424,6 @@ void noteStall(RunRecorder& recorder, Clock::time_point& last_turn) {
   last_turn = now;
 }
 
-// The folder beside the store where Slurm writes the ranks' output: a cluster's nodes
-// share the home folder the store is in, not this machine's temp folder. Only this account
-// enters it.
-std::string slurmOutputDir(const std::string& db_path) {
-  const std::filesystem::path dir = slurmFolderOf(db_path);
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, error);
-  if (error)
-    throw std::runtime_error(dir.string() +
-                             ": cannot make the Slurm output folder: " + error.message());
-  return dir.string();
-}
-
-// "job 12 PENDING (Resources)", "job 12 RUNNING on n1", "job 12 COMPLETED, exit 0:0".
-std::string queueText(const std::string& id, const SlurmJobState& s) {
-  return "job " + id + " " + s.state + (s.reason.empty() ? "" : " (" + s.reason + ")") +
-         (s.nodes.empty() ? "" : " on " + s.nodes) +
-         (s.exit_code.empty() ? "" : ", exit " + s.exit_code);
-}
-
-// A Slurm job's queue, followed: each change is a `queue` event and the run's row. While it
-// waits its ranks have not started, so neither the silence nor a rank's start-up is timed.
-struct QueueFollower {
-  SlurmJob* job;  // nullptr: a local run
-  RunRecorder& recorder;
-
-  void operator()(TelemetryIntake& intake) {
-    if (!job) return;
-    job->poll();
-    if (job->takeChange()) {
-      const SlurmJobState& s = job->state();
-      recorder.setSchedulerState({job->id(), s.state, s.reason, s.nodes, s.exit_code});
-      recorder.launcherEvent("queue", queueText(job->id(), s));
-    }
-    if (!job->state().started()) {
-      intake.last_heard = Clock::now();
-      intake.watch.notStartedBefore(Clock::now());
-    }
-  }
-
-  // Whether to stop waiting for Slurm to confirm the job's end: a minute after it was
-  // stopped, or after every rank said Bye, its controller still does not answer.
-  bool givesUp(const std::optional<Clock::time_point>& stop_sent, bool all_bye) {
-    if (!job) return false;
-    if (all_bye && !all_bye_since) all_bye_since = Clock::now();
-    const auto since = stop_sent ? stop_sent : all_bye_since;
-    return since && Clock::now() - *since > kUnconfirmedLimit;
-  }
-  std::optional<Clock::time_point> all_bye_since;
-  static constexpr auto kUnconfirmedLimit = std::chrono::seconds(60);
-
-  // How Slurm ended the job, into the attempt's end: cancelled by someone else is a stop
-  // with its cause named; a time limit, a node's failure and the like fail the run.
-  void settle(AttemptEnd& end) const {
-    if (!job) return;
-    const SlurmJobState& s = job->state();
-    if (!s.ended()) {  // given up waiting: the ranks' own words decide, and this is said
-      recorder.launcherEvent("error", "job " + job->id() +
-                                          ": Slurm did not confirm its end (its controller "
-                                          "does not answer); it may still run: scancel " +
-                                          job->id() + " once Slurm answers");
-      if (recorder.allRanksSaidBye()) end.exit_code = 0;
-      return;
-    }
-    // Ranks that died of someone's scancel are not a failure: the job was stopped.
-    if (slurmCancelled(s) && !job->cancelledHere()) {
-      end.stopped = true;
-      end.failure.reset();
-      end.failure_text.clear();
-      recorder.launcherEvent("queue", "job " + job->id() + " was " + slurmEndCause(s) +
-                                          ", not by ranklab: the run is stopped");
-    } else if (!slurmCancelled(s) && s.state != "COMPLETED") {
-      end.failure_text = "job " + job->id() + ": " + slurmEndCause(s) +
-                         (end.failure_text.empty() ? "" : "; " + end.failure_text);
-    }
-  }
-};
-
 // What the ranks' processes get in their environment: Open MPI's settings, the segment
 // folder on one machine (other hosts lack it: there Open MPI picks its own), and the
 // telemetry keys (mode 0400 in /proc, never argv; mpirun forwards them with -x).
@@ -633,81 +470,6 @@ std::unique_ptr<RankProcess> JobRunner::startRanks(const JobSpec& job, int64_t r
     end.exit_code = 1;
     return nullptr;
   }
-}
-
-namespace {
-
-// Seconds since an ISO-8601 UTC time of the store ("2026-11-28T16:57:29Z").
-double secondsSinceIso(const std::string& iso) {
-  std::tm t{};
-  if (!strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &t)) return 0;
-  return std::difftime(std::time(nullptr), timegm(&t));
-}
-
-// Why a run cannot be taken over, or its record.
-FollowRecord followRecordOf(const RunRow& run, const std::string& dir) {
-  const std::string who = "run " + std::to_string(run.id);
-  if (run.scheduler_job.empty())
-    throw std::runtime_error(who +
-                             " was not submitted to Slurm: only a Slurm job's ranks "
-                             "outlive their launcher");
-  if (run.status != "lost")
-    throw std::runtime_error(who + " is " + run.status +
-                             ", not lost: there is nothing to take over (runs attach follows "
-                             "a running run)");
-  const std::string path = followRecordPath(dir, run.id, run.scheduler_job);
-  auto record = readFollowRecord(path);
-  if (!record)
-    throw std::runtime_error(path + ": missing, so " + who +
-                             "'s telemetry cannot be received again (its launcher saw the job "
-                             "end, or ran on another machine)");
-  return *record;
-}
-
-}  // namespace
-
-RunOutcome JobRunner::adopt(int64_t run_id, RunObserver& observer) {
-  RunStore store(options_.db_path);
-  const auto run = store.run(run_id);
-  if (!run)
-    throw std::runtime_error(options_.db_path + ": no run with id " + std::to_string(run_id));
-  const std::string dir = slurmOutputDir(options_.db_path);
-  const FollowRecord record = followRecordOf(*run, dir);
-  const JobSpec job = parseJob(run->job_toml, "run " + std::to_string(run_id) + "'s job");
-  SlurmJob slurm(record.job_id, dir, "ranklab-" + std::to_string(run_id));
-  const SlurmJobState& s = slurm.state();
-  if (s.ended()) {  // recorded, and the record goes: nobody will follow this job again
-    store.setSchedulerState(run_id, {slurm.id(), s.state, s.reason, s.nodes, s.exit_code});
-    std::filesystem::remove(followRecordPath(dir, run_id, record.job_id));
-    throw std::runtime_error("Slurm job " + slurm.id() + " already ended (" + s.state +
-                             "): nothing to follow; run " + std::to_string(run_id) +
-                             " stays lost, with Slurm's end recorded");
-  }
-  if (!store.adoptRun(run_id))
-    throw std::runtime_error("run " + std::to_string(run_id) +
-                             " was taken over by another launcher");
-  last_run_id_ = run_id;
-  stop_requested_ = false;
-  RunRecorder recorder(store, run_id, run->world, observer);
-  recorder.resume(store.ranks(run_id), record.time_offset_ns);
-  recorder.launcherEvent("log", "launcher pid " + std::to_string(getpid()) +
-                                    " took over Slurm job " + slurm.id() +
-                                    ", whose launcher had gone");
-  Collector collector(record.wire_id, run->world, record.endpoint, record.curve);
-  for (const RankRow& r : store.ranks(run_id))
-    collector.continueFrom(r.rank, r.last_seq, r.seq_gaps);
-  RestartPlan restarts(job);
-  const AttemptEnd end = watchAttempt(job, slurm, collector, recorder, restarts, observer);
-  if (slurm.state().ended()) std::filesystem::remove(followRecordPath(dir, run_id, record.job_id));
-  RunOutcome outcome;
-  outcome.run_id = run_id;
-  outcome.exit_code = end.exit_code;
-  settle(outcome, recorder, end);
-  recorder.flush();
-  store.finishRun(run_id, outcome.status, secondsSinceIso(run->created),
-                  recorder.slowestTrainNs() / 1e9);
-  if (auto summary = store.summary(run_id)) observer.onFinished(*summary);
-  return outcome;
 }
 
 AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id,
@@ -764,7 +526,7 @@ AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Colle
   auto last_turn = Clock::now();
   while (child.running()) {
     noteStall(recorder, last_turn);
-    queue(collect);
+    queue(collect.last_heard, watch);
     child.pump(0, std::ref(output));
     collect(50);
     restarts.noticeProgress(recorder);
@@ -803,7 +565,7 @@ AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Colle
             collect, child, output, end.failure);
   restarts.noticeProgress(recorder);
   concludeAttempt(end, child.exitCode(), output, job.telemetry.hang_limit_s);
-  queue(collect);  // its final state
+  queue(collect.last_heard, watch);  // its final state
   queue.settle(end);
   return end;
 }

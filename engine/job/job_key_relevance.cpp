@@ -30,6 +30,26 @@ Values algorithmsTakingRanksPerHost() {
   return names;
 }
 
+// The rules of the sections after [compression], which read no registry.
+std::vector<RelevanceRule> laterSectionRules() {
+  return {
+      // [amp]: loss scaling and the fp32 head only with a low precision.
+      {"amp.init_scale", "amp.dtype", {"fp32"}, true},
+      {"amp.growth_interval", "amp.dtype", {"fp32"}, true},
+      {"amp.head_fp32", "amp.dtype", {"fp32"}, true},
+      // [fault]: the delay only with a straggler.
+      {"fault.straggler_delay_ms", "fault.straggler_rank", {"-1"}, true},
+      // [launch]: hosts only where mpirun places the ranks; Slurm's keys only under Slurm.
+      {"launch.hosts", "launch.scheduler", {"local"}},
+      {"launch.hostfile", "launch.scheduler", {"local"}},
+      {"launch.partition", "launch.scheduler", {"slurm"}},
+      {"launch.nodes", "launch.scheduler", {"slurm"}},
+      {"launch.time_limit", "launch.scheduler", {"slurm"}},
+      {"launch.account", "launch.scheduler", {"slurm"}},
+      {"launch.sbatch", "launch.scheduler", {"slurm"}},
+  };
+}
+
 }  // namespace
 
 const std::vector<RelevanceRule>& relevanceRules() {
@@ -101,22 +121,13 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"compression.value_dtype", "compression.codec", codecsTaking("value_dtype")},
       {"compression.rank", "compression.codec", codecsTaking("rank")},
       {"compression.warm_start", "compression.codec", codecsTaking("warm_start")},
-      // [amp]: loss scaling and the fp32 head only with a low precision.
-      {"amp.init_scale", "amp.dtype", {"fp32"}, true},
-      {"amp.growth_interval", "amp.dtype", {"fp32"}, true},
-      {"amp.head_fp32", "amp.dtype", {"fp32"}, true},
-      // [launch]: hosts only where mpirun places the ranks; Slurm's keys only under Slurm.
-      {"launch.hosts", "launch.scheduler", {"local"}},
-      {"launch.hostfile", "launch.scheduler", {"local"}},
-      {"launch.partition", "launch.scheduler", {"slurm"}},
-      {"launch.nodes", "launch.scheduler", {"slurm"}},
-      {"launch.time_limit", "launch.scheduler", {"slurm"}},
-      {"launch.account", "launch.scheduler", {"slurm"}},
-      {"launch.sbatch", "launch.scheduler", {"slurm"}},
-      // [fault]: the delay only with a straggler.
-      {"fault.straggler_delay_ms", "fault.straggler_rank", {"-1"}, true},
   };
-  return rules;
+  static const std::vector<RelevanceRule> all = [] {
+    std::vector<RelevanceRule> joined = rules;
+    for (RelevanceRule& rule : laterSectionRules()) joined.push_back(std::move(rule));
+    return joined;
+  }();
+  return all;
 }
 
 bool keyApplies(const std::string& path, const JobValues& values) {
