@@ -320,8 +320,8 @@ void checkSlurm(const toml::table& root, const JobSpec& job, IssueLog& log) {
 }  // namespace
 
 // The GPT trains on text on the CPU, data, pipeline and tensor parallel (its heads split
-// over the slices), with ZeRO 1 (under pipelines too). ZeRO 2 and 3's per-layer shards of a tied
-// embedding and its CUDA kernels are still to come (issue 36): refused here, naming the key.
+// over the slices), with ZeRO 1 to 3 (under pipelines too). Its CUDA kernels are still to
+// come (issue 36): refused here, naming the key.
 void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const bool gpt = job.model.kind == "gpt";
   const bool text = job.data.dataset == "text";
@@ -340,17 +340,12 @@ void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
   if (!gpt) return;
   const std::string not_yet =
       " is not available for model.kind = \"gpt\" yet (it trains data, pipeline and tensor "
-      "parallel, with ZeRO 1, on the CPU): ";
+      "parallel, with ZeRO, on the CPU): ";
   checkRule(root, log, "parallel.tensor", {"model.heads"},
             job.model.heads % job.parallel.tensor != 0,
             "must divide model.heads (" + std::to_string(job.model.heads) +
                 "): each slice computes whole heads of the attention, got " +
                 std::to_string(job.parallel.tensor));
-  checkRule(root, log, "parallel.zero", {"model.kind"}, job.parallel.zero > 1,
-            "> 1" + not_yet +
-                "use 0 or 1 (their per-layer shards cannot yet hold the embedding the "
-                "output head shares: the head writes its gradient, and reads it, as the last "
-                "layer)");
   const std::optional<DeviceSpec> device = parseDeviceSpec(job.train.device);
   checkRule(
       root, log, "train.device", {"model.kind"}, device && device->onGpu(),

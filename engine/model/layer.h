@@ -80,6 +80,12 @@ class Layer {
   // Memory its backward works in and keeps between steps (a block's gradient buffers).
   virtual size_t workspaceBytes() const { return 0; }
 
+  // True for a layer whose tensors are read or added to outside its own turn in a pass (a
+  // GPT's token table: the tied head reads it as the last layer and writes its gradient
+  // first; under a pipeline the other stage's copy adds to it after backward). ZeRO 2 and 3
+  // keep such a layer's tensors for the whole step rather than in the one-layer scratch.
+  virtual bool usedOutsideItsTurn() const { return false; }
+
   // True for a layer whose passes talk to other ranks (tensor parallelism's f and g): the
   // device mostly waits in them, so a device trace leaves them out.
   virtual bool communicates() const { return false; }

@@ -7,6 +7,14 @@
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
+namespace {
+
+// A layer's buffer: the one held for it, else the scratch, else its slice of the flat one.
+float* firstOf(float* held, float* scratch, float* flat) {
+  return held ? held : scratch ? scratch : flat;
+}
+
+}  // namespace
 
 Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed,
                  const ComputeDevice& device)
@@ -44,9 +52,31 @@ void Network::bindLayers(float* params, float* grads) {
   params_ = params;
   grads_ = grads;
   for (size_t l = 0; l < layers_.size(); ++l) {
-    layers_[l]->bind(param_scratch_ ? param_scratch_ : params_ + layer_offset_[l],
-                     grad_scratch_ ? grad_scratch_ : grads_ + layer_offset_[l]);
+    const HeldLayer held = l < held_.size() ? held_[l] : HeldLayer{};
+    float* own_params = params_ ? params_ + layer_offset_[l] : nullptr;
+    float* own_grads = grads_ ? grads_ + layer_offset_[l] : nullptr;
+    layers_[l]->bind(firstOf(held.params, param_scratch_, own_params),
+                     firstOf(held.grads, grad_scratch_, own_grads));
   }
+}
+
+void Network::holdLayersUsedOutsideTheirTurn(const HoldLayerFn& hold) {
+  held_.assign(layers_.size(), {});
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    if (layers_[l]->usedOutsideItsTurn() && layer_count_[l] > 0)
+      held_[l] = hold(layer_offset_[l], layer_count_[l]);
+  }
+  bindLayers(params_, grads_);
+}
+
+float* Network::gradientsAt(size_t offset) {
+  if (float* grads = settledGrads()) return grads + offset;
+  for (size_t l = 0; l < held_.size(); ++l) {
+    if (held_[l].grads && offset >= layer_offset_[l] && offset < layer_offset_[l] + layer_count_[l])
+      return held_[l].grads + (offset - layer_offset_[l]);
+  }
+  throw std::logic_error("Network: parameter " + std::to_string(offset) +
+                         " has no gradient kept past its layer's turn");
 }
 
 void Network::gatherParameters(size_t l) const {

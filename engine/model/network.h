@@ -32,6 +32,13 @@ struct ParamView {
 using GradientReadyFn = std::function<void(size_t offset, size_t count)>;
 // Fills a layer's parameters [offset, offset + count) into the parameter scratch (ZeRO 3).
 using ParamGatherFn = std::function<void(size_t offset, size_t count)>;
+// Where a layer used outside its turn keeps its parameters and gradients for the step under
+// the scratches (null: the flat buffer's, where there is one).
+struct HeldLayer {
+  float* params = nullptr;
+  float* grads = nullptr;
+};
+using HoldLayerFn = std::function<HeldLayer(size_t offset, size_t count)>;
 
 // One layer's share of the memory ledger, in bytes.
 struct LayerMemory {
@@ -84,6 +91,13 @@ class Network {
   // layer's slice of the flat index before its forward and again before its backward;
   // params() is null from then on.
   void useParameterScratch(float* scratch, ParamGatherFn gather);
+  // Under the scratches: each layer used outside its turn (Layer::usedOutsideItsTurn, a
+  // GPT's token table) is bound to the buffers `hold(offset, count)` gives it instead, which
+  // keep its tensors for the whole step.
+  void holdLayersUsedOutsideTheirTurn(const HoldLayerFn& hold);
+  // The gradient of parameter `offset` of the flat index: in the flat gradient, or in the
+  // held buffers of the layer that owns it (throws std::logic_error where it is in neither).
+  float* gradientsAt(size_t offset);
   // Priority-scheduled communication: `gate(offset, count)` returns once that layer's slice
   // of the flat parameters holds this step's values; called before each layer's forward.
   void gateParameters(ParamGatherFn gate) { gate_ = std::move(gate); }
@@ -181,6 +195,7 @@ class Network {
   mutable bool zero_pending_ = false;
   float* grad_scratch_ = nullptr;   // useGradientScratch()
   float* param_scratch_ = nullptr;  // useParameterScratch()
+  std::vector<HeldLayer> held_;     // [l]: holdLayersUsedOutsideTheirTurn(), else empty
   ParamGatherFn gather_;
   ParamGatherFn gate_;            // gateParameters()
   DeviceTrace* trace_ = nullptr;  // traceDevice()

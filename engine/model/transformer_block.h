@@ -100,6 +100,8 @@ class TiedHead : public Layer {
   void init(std::mt19937_64& rng) override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+  // A copy's gradient is summed with the embedding's after backward.
+  bool usedOutsideItsTurn() const override { return copied_; }
 
  private:
   const float* weights() const { return copy_ ? copy_ : table_->tokenWeights(); }

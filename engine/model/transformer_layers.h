@@ -44,6 +44,7 @@ class Embedding : public Layer, public TokenTable {
   float* tokenGradients() override { return token_grad_; }
   int vocab() const override { return vocab_; }
   void tieHead() override { tied_ = true; }
+  bool usedOutsideItsTurn() const override { return true; }  // the table, read by the head
 
  private:
   int length_, vocab_, width_;

@@ -77,6 +77,13 @@ class ShardedState {
   // here (largest_layer floats) after gatherParameters() filled them (ZeRO 3).
   virtual float* parameterScratch(size_t largest_layer) = 0;
   virtual void gatherParameters(size_t offset, size_t count) = 0;
+  // Under the scratches, a layer whose tensors are used outside its turn (a GPT's token
+  // table): buffers of its own that keep its gradients (and, under parameterScratch(), its
+  // parameters once gathered) for the whole step; gradientReady() leaves it, and
+  // reduceHeldLayers() reduces it after the trainer added what it adds (the tied copy's).
+  virtual ModelBuffers holdLayer(size_t offset, size_t count) = 0;
+  // After backward: the held layers' reduce-scatters (sync() runs any not yet run).
+  virtual void reduceHeldLayers() = 0;
   // Under parameterScratch(): this rank's shard of the parameters, which its optimizer
   // updates, else null; and (collective) every parameter, for a checkpoint.
   virtual float* shardParameters() = 0;

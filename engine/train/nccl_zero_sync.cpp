@@ -152,6 +152,13 @@ void NcclZeroSync::gatherFromShards(float* into, size_t offset, size_t count) {
   all_gather_.run(pieces);
 }
 
+ModelBuffers NcclZeroSync::holdLayer(size_t offset, size_t count) {
+  throw std::logic_error("ZeRO " + std::to_string(stage_) +
+                         " on a GPU holds no layer for the step (" + std::to_string(count) +
+                         " parameters at " + std::to_string(offset) +
+                         "): a layer used outside its turn trains on the CPU");
+}
+
 void NcclZeroSync::gatherParameters(size_t offset, size_t count) {
   if (count > param_scratch_->size()) {
     throw std::logic_error("ZeRO 3 on a GPU: a layer of " + std::to_string(count) +

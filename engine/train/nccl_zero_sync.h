@@ -39,6 +39,9 @@ class NcclZeroSync : public GradientSync, public ShardedState {
   float* gradientScratch(size_t largest_layer) override;
   float* parameterScratch(size_t largest_layer) override;
   void gatherParameters(size_t offset, size_t count) override;
+  // No layer is held on a GPU yet: a GPT, whose token table would be, trains on the CPU.
+  ModelBuffers holdLayer(size_t offset, size_t count) override;
+  void reduceHeldLayers() override {}
   float* shardParameters() override;
   void wholeParameters(float* into, size_t count) override;
   size_t gradientBytesHeld() const override;

@@ -17,15 +17,16 @@ std::unique_ptr<TiedTableSync> TiedTableSync::make(const Network& stage, Communi
   return std::make_unique<TiedTableSync>(end.offset, end.size, peer, stages);
 }
 
-SyncStats TiedTableSync::sum(float* grads, const DeviceMemory& device) {
+SyncStats TiedTableSync::sum(Network& stage, const DeviceMemory& device) {
   const int64_t t = steadyNowNs();
+  float* grads = stage.gradientsAt(offset_);
   mine_.resize(count_);
   theirs_.resize(count_);
-  device.download(mine_.data(), grads + offset_, count_);
+  device.download(mine_.data(), grads, count_);
   const size_t bytes = count_ * sizeof(float);
   stages_.sendRecv(mine_.data(), bytes, peer_, theirs_.data(), bytes, peer_);
   for (size_t i = 0; i < count_; ++i) mine_[i] += theirs_[i];
-  device.upload(grads + offset_, mine_.data(), count_);
+  device.upload(grads, mine_.data(), count_);
   SyncStats s;
   s.comm_ns = steadyNowNs() - t;
   s.bytes_tx = s.bytes_raw = s.bytes_rx = static_cast<int64_t>(bytes);

@@ -22,9 +22,9 @@ class TiedTableSync {
   static std::unique_ptr<TiedTableSync> make(const Network& stage, Communicator& stages);
   TiedTableSync(size_t offset, size_t count, int peer, Communicator& stages)
       : offset_(offset), count_(count), peer_(peer), stages_(stages) {}
-  // The table's gradient in `grads` (the stage's flat gradient, `device`'s memory) plus the
-  // other end's: its time and its message.
-  SyncStats sum(float* grads, const DeviceMemory& device);
+  // The table's gradient in `stage` (in its flat gradient or, under ZeRO 2 and 3, in the
+  // buffers held for it; `device`'s memory) plus the other end's: its time and its message.
+  SyncStats sum(Network& stage, const DeviceMemory& device);
 
  private:
   size_t offset_, count_;  // the table's floats in the stage's flat gradient

@@ -12,8 +12,21 @@ int64_t ringBytes(int64_t bytes, int n) {
   return n == 1 ? 0 : 2 * (n - 1) * bytes / n;
 }
 
+// Floats of the layers kept whole for the step under ZeRO 2 and 3 (a GPT's token table).
+int64_t heldFloats(const Network& part) {
+  int64_t floats = 0;
+  for (const auto& layer : part.layers()) {
+    if (!layer->usedOutsideItsTurn()) continue;
+    for (const ParamTensor& tensor : layer->paramTensors())
+      floats += static_cast<int64_t>(tensor.size);
+  }
+  return floats;
+}
+
 // The data group's all-reduce of the gradient, where every rank sends the same share (its
-// entry's formula); ZeRO 3 gathers the parameters once more in backward.
+// entry's formula); ZeRO 3 gathers the parameters once more in backward, but for a held
+// layer's, gathered once a step (a rank's share of it: its owners send it, on average
+// (n - 1) / n of it each).
 std::optional<int64_t> dataFormula(const JobSpec& job, const Network& part, int n) {
   const ParallelSpec& p = job.parallel;
   if (n == 1) return 0;
@@ -23,7 +36,8 @@ std::optional<int64_t> dataFormula(const JobSpec& job, const Network& part, int 
     return std::nullopt;  // uneven shares, other strategies and codecs: their own counts
   const double share = entry->bytes_sent(0, n, p.ranks_per_host, part.parameterCount() * 4.0);
   const auto bytes = static_cast<int64_t>(share);
-  return p.zero == 3 ? bytes * 3 / 2 : bytes;
+  if (p.zero != 3) return bytes;
+  return bytes * 3 / 2 - heldFloats(part) * 4 * (n - 1) / n;
 }
 
 // Floats each f or g sums per sample: a slice layer's input; a GPT block's four.

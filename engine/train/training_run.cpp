@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "comm/steady_clock.h"
@@ -316,6 +317,12 @@ void TrainingRun::placeModel() {
         shards->gatherParameters(offset, count);
       });
     }
+    if (!model_.grads()) {
+      model_.holdLayersUsedOutsideTheirTurn([shards](size_t offset, size_t count) {
+        const ModelBuffers held = shards->holdLayer(offset, count);
+        return HeldLayer{held.params, held.grads};
+      });
+    }
   }
   update_range_ = sync_->updateRange(parameters);
   if (PieceUpdates* pieces = sync_->pieceUpdates()) {
@@ -409,6 +416,7 @@ bool TrainingRun::forwardBackward(StepStats& s) {
     s.data_ns += steadyNowNs() - t;
     runPasses(s, *batch, i == 0, i + 1 == k);
   }
+  settleBeforeSharding(s);
   const int64_t t = steadyNowNs();
   if (straggler_)
     std::this_thread::sleep_for(std::chrono::milliseconds(job_.fault.straggler_delay_ms));
@@ -499,12 +507,22 @@ double TrainingRun::measureGradient(StepStats& s) {
   return norm_->measureAndClip(model_, grads, update_range_.begin, count, device_, s.allreduces);
 }
 
+void TrainingRun::settleBeforeSharding(StepStats& s) {
+  ShardedState* shards = sync_->sharded();
+  if (!shards) return;
+  // The loss scale is a power of 2 and equal on every rank: summing the scaled copies gives
+  // the bits of summing them unscaled.
+  if (tied_table_) tied_before_sync_ = sumTiedTable(s);
+  shards->reduceHeldLayers();
+}
+
 void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   // A GPT's two copies of its token table add each other's gradient: after the data-parallel
-  // sum (whose buckets may already be moving), or before ZeRO's, after which each rank holds
-  // a shard alone. Sums commute, so both give each copy the same update.
+  // sum (whose buckets may already be moving), or before ZeRO's (settleBeforeSharding),
+  // after which each rank holds a shard alone. Sums commute, so both give each copy the
+  // same update.
   const bool tie_first = tied_table_ && sync_->sharded();
-  SyncStats sync = tie_first ? sumTiedTable(s) : SyncStats{};
+  SyncStats sync = std::exchange(tied_before_sync_, {});
   sync += sync_->sync(model_.grads(), model_.parameterCount());
   if (tied_table_ && !tie_first) sync += sumTiedTable(s);
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
@@ -537,7 +555,7 @@ void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
 }
 
 SyncStats TrainingRun::sumTiedTable(StepStats& s) {
-  const SyncStats tied = tied_table_->sum(model_.grads(), device_);
+  const SyncStats tied = tied_table_->sum(model_, device_);
   s.bytes_pipeline += tied.bytes_tx;
   s.comm_pipeline_ns += tied.comm_ns;
   return tied;
@@ -634,8 +652,11 @@ EvalStats TrainingRun::evaluate(int epoch, bool inside_epoch) {
 void TrainingRun::writeSample() {
   const int chars = job_.train.sample_chars;
   // The first replica's ranks all draw it (their forwards sum across slices and pass
-  // through stages); rank 0 tells.
-  if (job_.model.kind != "gpt" || chars == 0 || layout_->coords().data != 0) return;
+  // through stages), and under ZeRO 3 every replica (each layer's parameters are gathered
+  // from all of them); rank 0 tells.
+  const bool replicas_gather = job_.parallel.zero == 3 && job_.parallel.ranks > 1;
+  if (job_.model.kind != "gpt" || chars == 0 || (layout_->coords().data != 0 && !replicas_gather))
+    return;
   const uint64_t seed = static_cast<uint64_t>(job_.train.seed) * 1000003 + at_.step;
   const std::string text = job_.parallel.pipeline > 1 ? sampleThroughStages(chars, seed)
                                                       : sampleText(model_, "\n", chars, seed);

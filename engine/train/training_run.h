@@ -80,6 +80,9 @@ class TrainingRun {
   // settle: wait for communication still in flight (priority scheduling) before returning.
   void syncAndUpdate(StepStats& s, bool settle);
   SyncStats sumTiedTable(StepStats& s);  // a GPT's two copies of its token table
+  // ZeRO, after backward: the tied table's sum, then the reduce-scatter of the layers kept
+  // for the step (ZeRO 2, 3), before AMP unscales the shard.
+  void settleBeforeSharding(StepStats& s);
   // The optimizer's step on the parameters this rank updates.
   void update(double lr);
   // AMP: the gradients this rank updates with divided by the loss scale; false on inf/NaN.
@@ -123,6 +126,7 @@ class TrainingRun {
   ParamRange update_range_;
   std::optional<GradientNorm> norm_;           // the gradient's norm, and train.grad_clip
   std::unique_ptr<TiedTableSync> tied_table_;  // a GPT's first or last pipeline stage
+  SyncStats tied_before_sync_;                 // its sum this step, under ZeRO
   int64_t steps_per_epoch_ = 0;  // optimizer steps: the loader's batches / accumulate_steps
   int64_t total_steps_ = 0;
   bool straggler_ = false;

@@ -28,6 +28,20 @@ void ZeroSync::start(float* /*params*/, size_t count) {
   count_ = count;
   own_ = updateRange(count);
   if (stage_ >= 2) shard_grads_.assign(own_.end - own_.begin, 0.f);
+  for (Held& held : held_) held.gathered = false;
+}
+
+ModelBuffers ZeroSync::holdLayer(size_t offset, size_t count) {
+  if (stage_ < 2) return {};
+  Held& held = held_.emplace_back(Held{offset, count, {}, std::vector<float>(count, 0.f)});
+  if (stage_ == 3) held.params.assign(count, 0.f);
+  return {stage_ == 3 ? held.params.data() : nullptr, held.grads.data()};
+}
+
+ZeroSync::Held* ZeroSync::heldAt(size_t offset, size_t count) {
+  for (Held& held : held_)
+    if (held.offset == offset && held.count == count) return &held;
+  return nullptr;
 }
 
 ParamRange ZeroSync::updateRange(size_t count) const {
@@ -64,10 +78,13 @@ size_t ZeroSync::parameterBytesHeld() const {
 }
 
 size_t ZeroSync::bufferBytesHeld() const {
-  return (scratch_.size() + param_scratch_.size()) * sizeof(float);
+  size_t floats = scratch_.size() + param_scratch_.size();
+  for (const Held& held : held_) floats += held.params.size() + held.grads.size();
+  return floats * sizeof(float);
 }
 
 void ZeroSync::startStep() {
+  for (Held& held : held_) held.reduced = false;
   pending_ = {};
   step_started_ = false;
   in_backward_ = false;
@@ -93,26 +110,37 @@ void ZeroSync::countRing(SyncStats& stats) const {
   stats.bytes_rx += ring_.bytesReceived();
 }
 
-void ZeroSync::countLayerCollective(int64_t start_ns) {
+void ZeroSync::countLayerCollective(int64_t start_ns, bool inside_pass) {
   const int64_t took = steadyNowNs() - start_ns;
   pending_.comm_ns += took;
-  (in_backward_ ? pending_.inside_backward_ns : pending_.inside_forward_ns) += took;
+  if (inside_pass)
+    (in_backward_ ? pending_.inside_backward_ns : pending_.inside_forward_ns) += took;
   countRing(pending_);
 }
 
-void ZeroSync::gatherParameters(size_t offset, size_t count) {
-  if (count > param_scratch_.size()) {
-    throw std::logic_error("ZeRO 3: a layer of " + std::to_string(count) +
-                           " parameters in a scratch of " + std::to_string(param_scratch_.size()));
-  }
+void ZeroSync::gatherWindow(float* window, size_t offset, size_t count) {
   waitForPeersOnce();
   const int64_t t0 = steadyNowNs();
   // This rank's part of the layer from its chunk, then everyone's.
   const size_t begin = std::max(offset, own_.begin), end = std::min(offset + count, own_.end);
-  for (size_t i = begin; i < end; ++i) param_scratch_[i - offset] = shard_params_[i - own_.begin];
-  ring_.allGatherWindow(param_scratch_.data(), offset, count, count_);
+  for (size_t i = begin; i < end; ++i) window[i - offset] = shard_params_[i - own_.begin];
+  ring_.allGatherWindow(window, offset, count, count_);
   if (comm_.size() > 1) ++pending_.all_gathers;
   countLayerCollective(t0);
+}
+
+void ZeroSync::gatherParameters(size_t offset, size_t count) {
+  if (Held* held = heldAt(offset, count)) {
+    // Gathered once a step: every rank's pass asks the same layers, so all skip together.
+    if (!held->gathered) gatherWindow(held->params.data(), offset, count);
+    held->gathered = true;
+    return;
+  }
+  if (count > param_scratch_.size()) {
+    throw std::logic_error("ZeRO 3: a layer of " + std::to_string(count) +
+                           " parameters in a scratch of " + std::to_string(param_scratch_.size()));
+  }
+  gatherWindow(param_scratch_.data(), offset, count);
 }
 
 void ZeroSync::wholeParameters(float* into, size_t count) {
@@ -120,28 +148,40 @@ void ZeroSync::wholeParameters(float* into, size_t count) {
   ring_.allGather(into, count);
 }
 
+void ZeroSync::reduceWindow(float* window, size_t offset, size_t count, bool inside_pass) {
+  waitForPeersOnce();
+  const int64_t t0 = steadyNowNs();
+  ring_.reduceScatterWindow(window, offset, count, count_);
+  // The owned part of this layer: the mean, into the shard.
+  const size_t begin = std::max(offset, own_.begin), end = std::min(offset + count, own_.end);
+  const float scale = 1.f / static_cast<float>(comm_.size());
+  for (size_t i = begin; i < end; ++i) shard_grads_[i - own_.begin] = window[i - offset] * scale;
+  if (comm_.size() > 1) ++pending_.reduce_scatters;
+  countLayerCollective(t0, inside_pass);
+}
+
+void ZeroSync::reduceHeldLayers() {
+  for (Held& held : held_) {
+    if (!held.reduced) reduceWindow(held.grads.data(), held.offset, held.count, false);
+    held.reduced = true;
+  }
+}
+
 void ZeroSync::gradientReady(float* /*grads*/, size_t offset, size_t count) {
-  if (stage_ < 2) return;
+  if (stage_ < 2 || heldAt(offset, count)) return;  // held: reduced after backward
   if (count > scratch_.size()) {
     throw std::logic_error("ZeRO " + std::to_string(stage_) + ": a layer of " +
                            std::to_string(count) + " gradients in a scratch of " +
                            std::to_string(scratch_.size()));
   }
-  waitForPeersOnce();
-  const int64_t t0 = steadyNowNs();
-  ring_.reduceScatterWindow(scratch_.data(), offset, count, count_);
-  // The owned part of this layer: the mean, into the shard.
-  const size_t begin = std::max(offset, own_.begin), end = std::min(offset + count, own_.end);
-  const float scale = 1.f / static_cast<float>(comm_.size());
-  for (size_t i = begin; i < end; ++i) shard_grads_[i - own_.begin] = scratch_[i - offset] * scale;
-  if (comm_.size() > 1) ++pending_.reduce_scatters;
-  countLayerCollective(t0);
+  reduceWindow(scratch_.data(), offset, count, true);
 }
 
 SyncStats ZeroSync::sync(float* grads, size_t count) {
   SyncStats stats;
   if (stage_ >= 2) {
-    // Every layer was reduced during backward (gradientReady); nothing is left to move.
+    // Every other layer was reduced during backward (gradientReady).
+    reduceHeldLayers();
     stats = pending_;
     pending_ = {};
     return stats;
@@ -162,7 +202,8 @@ SyncStats ZeroSync::sync(float* grads, size_t count) {
 
 SyncStats ZeroSync::afterUpdate(float* params, size_t count) {
   SyncStats stats;
-  // Stage 3 gathers each layer when it is needed.
+  // Stage 3 gathers each layer when it is needed; a held one's values are last step's now.
+  for (Held& held : held_) held.gathered = false;
   if (comm_.size() == 1 || stage_ == 3) return stats;
   const int64_t t0 = steadyNowNs();
   ring_.allGather(params, count);

@@ -12,8 +12,13 @@
 //    and again before its backward, then overwritten by the next layer's.
 // Stages 1 and 2 move what one ring all-reduce moves, stage 3 half as much again. Each
 // element is summed in the ring's order, so the parameters are bit-equal to allreduce's ring.
+// A layer used outside its turn (a GPT's token table, which its tied head reads last and
+// differentiates first) keeps buffers of its own for the step (holdLayer): gathered once a
+// step under stage 3, reduce-scattered after backward (reduceHeldLayers) rather than as
+// backward finishes it.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -36,6 +41,8 @@ class ZeroSync : public GradientSync, public ShardedState {
   float* gradientScratch(size_t largest_layer) override;
   float* parameterScratch(size_t largest_layer) override;
   void gatherParameters(size_t offset, size_t count) override;
+  ModelBuffers holdLayer(size_t offset, size_t count) override;
+  void reduceHeldLayers() override;
   float* shardParameters() override;
   void wholeParameters(float* into, size_t count) override;
   size_t gradientBytesHeld() const override;
@@ -49,11 +56,25 @@ class ZeroSync : public GradientSync, public ShardedState {
   void traceSpans(CommSpans* sink) override { ring_.traceInto(sink); }
 
  private:
+  // A layer's buffers kept for the step (holdLayer).
+  struct Held {
+    size_t offset, count;
+    std::vector<float> params, grads;
+    bool gathered = false;  // params hold this step's values
+    bool reduced = false;   // grads went into the shard this step
+  };
+  Held* heldAt(size_t offset, size_t count);
+
   // The step's first collective waits for every rank first (measured as wait).
   void waitForPeersOnce();
-  // A per-layer collective's time, into forward or backward, and its bytes.
-  void countLayerCollective(int64_t start_ns);
+  // A per-layer collective's time (into forward or backward where `inside_pass`), its bytes.
+  void countLayerCollective(int64_t start_ns, bool inside_pass = true);
   void countRing(SyncStats& stats) const;
+  // Layer [offset, offset + count)'s parameters into `window` from the owners' shards.
+  void gatherWindow(float* window, size_t offset, size_t count);
+  // Layer [offset, offset + count)'s gradients in `window`: the owned part's mean into the
+  // gradient shard.
+  void reduceWindow(float* window, size_t offset, size_t count, bool inside_pass);
 
   Communicator& comm_;
   int stage_;
@@ -64,6 +85,7 @@ class ZeroSync : public GradientSync, public ShardedState {
   std::vector<float> shard_grads_;    // stage 2, 3: the owned chunk's mean gradient
   std::vector<float> param_scratch_;  // stage 3: one layer's parameters
   std::vector<float> shard_params_;   // stage 3: the owned chunk of the parameters
+  std::deque<Held> held_;             // stage 2, 3: stable addresses as layers are held
   SyncStats pending_;                 // the per-layer collectives of this step
   bool step_started_ = false;         // this step has waited for its peers
   bool in_backward_ = false;          // beginStep() came: collectives are backward's

@@ -201,41 +201,22 @@ TEST(TensorParallel, StagesShardTheirStateWithZero) {
   }
 }
 
-// A GPT's slices, replicated, with ZeRO 1 over the replicas: bit for bit as without.
-TEST(TensorParallel, GptSlicesShardTheirStateWithZeroOne) {
-  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
-  for (int tensor : {1, 2}) {
-    const auto plain = trainWithThreads(gptJob(4, tensor, "adamw"), train_set, test_set);
-    JobSpec sharded = gptJob(4, tensor, "adamw");
-    sharded.parallel.zero = 1;
-    const auto got = trainWithThreads(sharded, train_set, test_set);
-    for (size_t r = 0; r < got.size(); ++r) {
-      EXPECT_EQ(got[r].losses, plain[r].losses) << "tensor " << tensor << " rank " << r;
-      EXPECT_LT(got[r].stats.back().mem_optimizer, plain[r].stats.back().mem_optimizer);
-    }
-  }
-}
-
-// A GPT's pipeline stages with ZeRO 1 over their replicas: the two copies of the token
-// table add each other's gradient before the reduce-scatter (after it each rank holds a
-// shard alone), which changes only the order of the additions; in 3D too.
-TEST(TensorParallel, GptStagesShardTheirStateWithZeroOne) {
+// Under AMP (bf16, a power-of-2 loss scale) a GPT's stages with ZeRO 2 and 3 follow ZeRO 1
+// bit for bit: each sums its tied copies' scaled gradients, then 1 unscales before its
+// reduce-scatter and 2 and 3 after theirs, which the power of 2 makes the same bits.
+TEST(TensorParallel, GptStagesUnderAmpShardLikeZeroOne) {
   const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
   JobSpec staged = gptJob(4, 1, "adamw");
-  staged.parallel.pipeline = staged.parallel.microbatches = 2;
-  for (int tensor : {1, 2}) {
-    staged.parallel.ranks = 4 * tensor;
-    staged.parallel.tensor = tensor;
-    staged.parallel.zero = 0;
-    const auto plain = trainWithThreads(staged, train_set, test_set);
-    staged.parallel.zero = 1;
-    const auto sharded = trainWithThreads(staged, train_set, test_set);
-    for (size_t r = 0; r < sharded.size(); ++r) {
-      expectSameTraining({sharded[r]}, plain[r],
-                         "gpt, tensor " + std::to_string(tensor) + ", pipeline 2, ZeRO 1, rank " +
-                             std::to_string(r));
-      EXPECT_LT(sharded[r].stats.back().mem_optimizer, plain[r].stats.back().mem_optimizer);
-    }
+  staged.parallel.pipeline = 2;
+  staged.amp.dtype = "bf16";
+  staged.parallel.zero = 1;
+  const auto one = trainWithThreads(staged, train_set, test_set);
+  ASSERT_EQ(one[1].losses.size(), 20u) << "the last stage scores the loss";
+  for (int zero : {2, 3}) {
+    staged.parallel.zero = zero;
+    const auto got = trainWithThreads(staged, train_set, test_set);
+    for (size_t r = 0; r < got.size(); ++r)
+      EXPECT_EQ(got[r].losses, one[r].losses) << "bf16 zero " << zero << " rank " << r;
   }
 }
 
@@ -244,6 +225,73 @@ std::string sampleOf(const testing::RunRecorder& rank) {
   for (const std::string& event : rank.events)
     if (event.rfind("sample: ", 0) == 0) return event.substr(8);
   return "";
+}
+
+// A GPT's slices, replicated, with ZeRO 1, 2 and 3 over the replicas: bit for bit as
+// without, drawing the same text. Under 2 and 3 the token table (which the tied
+// head reads last in forward and differentiates first) keeps buffers of its own for the
+// step: gathered once, reduce-scattered after backward, one more window each.
+TEST(TensorParallel, GptSlicesShardTheirStateWithZero) {
+  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
+  for (int tensor : {1, 2}) {
+    JobSpec job = gptJob(4, tensor, "adamw");
+    job.train.sample_chars = 24;
+    const auto plain = trainWithThreads(job, train_set, test_set);
+    int64_t zero_two_buffers = 0;
+    for (int zero : {1, 2, 3}) {
+      job.parallel.zero = zero;
+      const auto got = trainWithThreads(job, train_set, test_set);
+      const std::string what = "tensor " + std::to_string(tensor) + " zero " + std::to_string(zero);
+      for (size_t r = 0; r < got.size(); ++r) {
+        EXPECT_EQ(got[r].losses, plain[r].losses) << what << " rank " << r;
+        EXPECT_EQ(got[r].evals.back().test_loss, plain[r].evals.back().test_loss) << what;
+        EXPECT_LT(got[r].stats.back().mem_optimizer, plain[r].stats.back().mem_optimizer);
+      }
+      EXPECT_FALSE(sampleOf(got[0]).empty()) << what;
+      EXPECT_EQ(sampleOf(got[0]), sampleOf(plain[0])) << what;
+      // 2 blocks, embedding, ln_f: 4 layers; 2 per replica group under 2 slices' split.
+      const StepStats& last = got[0].stats.back();
+      // The table's 256 x 32 + 16 x 32 floats held beside the one-layer scratch: its
+      // gradients under 2, and its parameters too under 3, as the scratches are.
+      if (zero == 2) {
+        EXPECT_EQ(last.reduce_scatters, 4) << what;
+        EXPECT_GT(last.mem_buffers, int64_t{4} * 8704) << what;
+        zero_two_buffers = last.mem_buffers;
+      }
+      if (zero == 3) {
+        EXPECT_EQ(last.reduce_scatters, 4) << what;
+        EXPECT_EQ(last.all_gathers, 2 * 4 - 1) << what;  // the table's once
+        EXPECT_EQ(last.mem_buffers, 2 * zero_two_buffers) << what;
+      }
+    }
+  }
+}
+
+// A GPT's pipeline stages with ZeRO over their replicas: the two copies of the token
+// table add each other's gradient before the reduce-scatter (after it each rank holds a
+// shard alone), which changes only the order of the additions; in 3D too. ZeRO 2 and 3 (one
+// micro-batch) hold each copy for the step, summed after backward and then reduced.
+TEST(TensorParallel, GptStagesShardTheirStateWithZero) {
+  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
+  JobSpec staged = gptJob(4, 1, "adamw");
+  staged.parallel.pipeline = 2;
+  for (int tensor : {1, 2}) {
+    staged.parallel.ranks = 4 * tensor;
+    staged.parallel.tensor = tensor;
+    for (int zero : {1, 2, 3}) {
+      staged.parallel.microbatches = zero == 1 ? 2 : 1;
+      staged.parallel.zero = 0;
+      const auto plain = trainWithThreads(staged, train_set, test_set);
+      staged.parallel.zero = zero;
+      const auto sharded = trainWithThreads(staged, train_set, test_set);
+      for (size_t r = 0; r < sharded.size(); ++r) {
+        expectSameTraining({sharded[r]}, plain[r],
+                           "gpt, tensor " + std::to_string(tensor) + ", pipeline 2, ZeRO " +
+                               std::to_string(zero) + ", rank " + std::to_string(r));
+        EXPECT_LT(sharded[r].stats.back().mem_optimizer, plain[r].stats.back().mem_optimizer);
+      }
+    }
+  }
 }
 
 // A GPT cut into pipeline stages (the embedding first, the final LayerNorm and the head's

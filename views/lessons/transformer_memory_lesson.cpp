@@ -137,6 +137,7 @@ Lesson makeTransformerMemoryLesson() {
           .variants = {{QObject::tr("2 data ranks (the preset)"), {}},
                        {QObject::tr("tensor 2"), {"parallel.tensor=2"}},
                        {QObject::tr("ZeRO 1"), {"parallel.zero=1"}},
+                       {QObject::tr("ZeRO 3"), {"parallel.zero=3"}},
                        {QObject::tr("context 128"), {"model.context=128"}},
                        {QObject::tr("batch 32"), {"train.batch_size=32"}}}};
 }
