@@ -17,6 +17,7 @@
 #include <string>
 
 #include "engine/model/compute_device.h"
+#include "engine/model/transformer_layers.h"
 
 namespace ranklab::testing {
 
@@ -287,6 +288,9 @@ class GuardedLayer : public Layer {
   }
   void setPrecision(kernels::Precision precision) override { inner_->setPrecision(precision); }
   bool absorbFollowingRelu() override { return inner_->absorbFollowingRelu(); }
+  size_t keptBytes() const override { return inner_->keptBytes(); }
+  size_t workspaceBytes() const override { return inner_->workspaceBytes(); }
+  bool usedOutsideItsTurn() const override { return inner_->usedOutsideItsTurn(); }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override {
     device_.expectDevice(x, bytes(batch, inputShape()), name() + "'s forward input");
     device_.expectDevice(y, bytes(batch, outputShape()), name() + "'s forward output");
@@ -303,12 +307,30 @@ class GuardedLayer : public Layer {
     inner_->backward(x, y, dy, dx, batch);
   }
 
+ protected:
+  Layer& inner() { return *inner_; }
+  const Layer& inner() const { return *inner_; }
+
  private:
   static size_t bytes(int batch, Shape shape) {
     return static_cast<size_t>(batch) * shape.size() * sizeof(float);
   }
   const GuardedDevice& device_;
   std::unique_ptr<Layer> inner_;
+};
+
+// A GPT's embedding: its token table is device memory, which the tied head reads and adds to
+// through the device's own operations.
+class GuardedEmbedding : public GuardedLayer, public TokenTable {
+ public:
+  using GuardedLayer::GuardedLayer;
+  const float* tokenWeights() const override { return table().tokenWeights(); }
+  float* tokenGradients() override { return table().tokenGradients(); }
+  int vocab() const override { return table().vocab(); }
+  void tieHead() override { table().tieHead(); }
+
+ private:
+  TokenTable& table() const { return dynamic_cast<TokenTable&>(const_cast<Layer&>(inner())); }
 };
 
 // The CPU's loss head over logits in device memory; labels are the host's, as on a GPU.
@@ -335,6 +357,8 @@ class GuardedLossHead : public LossHead {
 };
 
 inline std::unique_ptr<Layer> GuardedDevice::makeLayer(const LayerRequest& request) const {
+  if (request.kind == LayerKind::kEmbedding)
+    return std::make_unique<GuardedEmbedding>(*this, cpuDevice().makeLayer(request));
   return std::make_unique<GuardedLayer>(*this, cpuDevice().makeLayer(request));
 }
 

@@ -360,6 +360,38 @@ TEST(TensorParallel, SlicesOffTheHostSumHostCopiesAndFollowTheCpuBitForBit) {
   }
 }
 
+// A GPT on a device whose memory the host may not touch, as a GPU's: its blocks, tied head,
+// sampled text, clipped gradient and the pipeline's tied copies touch device memory only
+// through the device, and every layout is the CPU's bit for bit.
+TEST(TensorParallel, GptOffTheHostFollowsTheCpuBitForBit) {
+  testing::registerGuardedDevices();
+  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
+  JobSpec base = gptJob(2, 1, "adamw");
+  base.train.grad_clip = 0.5;
+  base.train.sample_chars = 24;
+  base.train.max_steps = 6;  // every guarded operation maps and unmaps its buffers
+  JobSpec sliced = base, staged = base, three_d = base;
+  sliced.parallel.ranks = sliced.parallel.tensor = 2;
+  staged.parallel.pipeline = 2;
+  three_d.parallel.ranks = 8;
+  three_d.parallel.tensor = three_d.parallel.pipeline = 2;
+  for (const auto& [what, cpu] : {std::pair{"gpt, 2 data ranks", base},
+                                  {"gpt, 2 slices", sliced},
+                                  {"gpt, 2 stages", staged},
+                                  {"gpt, 2 x 2 x 2", three_d}}) {
+    JobSpec off = cpu;
+    off.train.device = "guarded";
+    off.parallel.device_collectives = "host";
+    const auto want = trainWithThreads(cpu, train_set, test_set);
+    const auto got = trainWithThreads(off, train_set, test_set);
+    for (size_t r = 0; r < want.size(); ++r) {
+      EXPECT_EQ(got[r].losses, want[r].losses) << what << " rank " << r;
+      EXPECT_EQ(got[r].evals.back().test_loss, want[r].evals.back().test_loss) << what;
+      EXPECT_EQ(sampleOf(got[r]), sampleOf(want[r])) << what;
+    }
+  }
+}
+
 // A sampled step's device pieces leave f and g out: their passes are the ring's, the
 // device waits in them. Each piece's layer is its place in the slice ("tensor" event).
 TEST(TensorParallel, DeviceTracesLeaveTheSlicesSumsOut) {
