@@ -22,12 +22,11 @@ using cuda::check;
 
 using kernels::Trans;
 
-namespace {
-
-// Every entry point first: the calling thread may have another GPU current, or none.
 void useGpu(int device) {
   check(cudaSetDevice(device), "set device (layer)");
 }
+
+namespace {
 
 // A count as the int that cuBLAS's dimensions and Shape hold; a larger one is refused.
 int intCount(size_t count, const char* what) {
@@ -454,11 +453,7 @@ std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& 
     case LayerKind::kLayerNorm:
     case LayerKind::kGelu:
     case LayerKind::kCausalSelfAttention:
-      // The GPT's layers have CPU kernels only so far; job validation refuses model.kind =
-      // "gpt" on a GPU before any rank asks.
-      throw std::invalid_argument("cuda:" + std::to_string(device) +
-                                  " device: no CUDA kernels for " + layerKindName(r.kind) +
-                                  " yet (the GPT trains on the CPU)");
+      return makeCudaTransformerLayer(device, r);
   }
   throw std::invalid_argument("cuda:" + std::to_string(device) + " device: no layer of " +
                               layerKindName(r.kind));

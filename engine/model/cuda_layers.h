@@ -24,6 +24,10 @@
 
 namespace ranklab {
 
+// Makes `device` current on the calling thread: every layer's entry point first (the thread
+// may have another GPU current, or none).
+void useGpu(int device);
+
 // Device memory that grows on demand and is kept for the next pass (a layer's scratch).
 class DeviceScratch {
  public:
@@ -213,5 +217,7 @@ class CudaSoftmaxCrossEntropy : public LossHead {
 // fp32 products on TF32 tensor cores where `tf32`. Throws std::invalid_argument naming a
 // kind outside the list.
 std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& request);
+// Its transformer kinds (engine/model/cuda_transformer_layers.h).
+std::unique_ptr<Layer> makeCudaTransformerLayer(int device, const LayerRequest& request);
 
 }  // namespace ranklab

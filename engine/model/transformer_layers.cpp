@@ -10,7 +10,6 @@
 namespace ranklab {
 namespace {
 
-constexpr float kLayerNormEps = 1e-5f;  // PyTorch's nn.LayerNorm default
 constexpr float kEmbeddingStd = 0.02f;  // GPT-2's (and nanoGPT's) initialisation
 
 Shape sequence(int length, int features) {
@@ -50,10 +49,14 @@ void Embedding::bind(float* params, float* grads) {
   position_grad_ = grads + tokens;
 }
 
-void Embedding::init(std::mt19937_64& rng) {
+void Embedding::draw(std::mt19937_64& rng, float* token, float* position) const {
   std::normal_distribution<float> normal(0.f, kEmbeddingStd);
-  for (size_t i = 0; i < static_cast<size_t>(vocab_) * width_; ++i) token_[i] = normal(rng);
-  for (size_t i = 0; i < static_cast<size_t>(length_) * width_; ++i) position_[i] = normal(rng);
+  for (size_t i = 0; i < static_cast<size_t>(vocab_) * width_; ++i) token[i] = normal(rng);
+  for (size_t i = 0; i < static_cast<size_t>(length_) * width_; ++i) position[i] = normal(rng);
+}
+
+void Embedding::init(std::mt19937_64& rng) {
+  draw(rng, token_, position_);
 }
 
 void Embedding::forward(const float* x, float* y, int batch, const ForwardPass&) {
@@ -103,7 +106,7 @@ void LayerNorm::forward(const float* x, float* y, int batch, const ForwardPass&)
   mean_.resize(rows(batch));
   rstd_.resize(rows(batch));
   kernels::layerNormForward(x, weight_, bias_, y, mean_.data(), rstd_.data(), rows(batch), width_,
-                            kLayerNormEps);
+                            kEps);
 }
 
 void LayerNorm::backward(const float* x, const float*, const float* dy, float* dx, int batch) {

@@ -46,7 +46,10 @@ class Embedding : public Layer, public TokenTable {
   void tieHead() override { tied_ = true; }
   bool usedOutsideItsTurn() const override { return true; }  // the table, read by the head
 
- private:
+ protected:
+  // The initial tables, token's then position's, drawn into host memory (init's draw).
+  void draw(std::mt19937_64& rng, float* token, float* position) const;
+
   int length_, vocab_, width_;
   bool tied_ = false;
   float *token_ = nullptr, *position_ = nullptr, *token_grad_ = nullptr, *position_grad_ = nullptr;
@@ -56,6 +59,7 @@ class Embedding : public Layer, public TokenTable {
 // (zeros).
 class LayerNorm : public Layer {
  public:
+  static constexpr float kEps = 1e-5f;  // PyTorch's nn.LayerNorm default
   LayerNorm(std::string name, Shape input);
   std::string describe() const override;
   std::vector<ParamTensor> paramTensors() const override;
@@ -65,7 +69,7 @@ class LayerNorm : public Layer {
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
   size_t keptBytes() const override { return (mean_.size() + rstd_.size()) * sizeof(float); }
 
- private:
+ protected:
   size_t rows(int batch) const;
   int width_;
   float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
@@ -96,7 +100,7 @@ class CausalSelfAttention : public Layer {
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
   size_t keptBytes() const override { return probs_.size() * sizeof(float); }
 
- private:
+ protected:
   int length_, width_, heads_;
   std::vector<float> probs_;  // (B, heads, length, length) of the last forward
 };
