@@ -8,7 +8,8 @@
 namespace ranklab::bench {
 
 struct Args {
-  std::string model = "mlp";  // mlp | cnn | cnn-wide
+  std::string model = "mlp";   // mlp | cnn | cnn-wide | gpt
+  std::string dtype = "fp32";  // fp32 | bf16: AMP's products (master weights stay fp32)
   int batch = 64;
   int threads = 1;
   int steps = 500;
@@ -32,7 +33,8 @@ inline int integerOption(const std::string& program, const std::string& flag,
   return parsed;
 }
 
-// --model mlp|cnn|cnn-wide|gpt --batch N --threads T --steps S --warmup W [--json]
+// --model mlp|cnn|cnn-wide|gpt --batch N --threads T --steps S --warmup W [--dtype fp32|bf16]
+// [--json]
 inline Args parseArgs(const std::string& program, int argc, char** argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
@@ -49,6 +51,11 @@ inline Args parseArgs(const std::string& program, int argc, char** argv) {
                                     value + "'");
       }
       args.model = value;
+    } else if (flag == "--dtype") {
+      if (value != "fp32" && value != "bf16")
+        throw std::invalid_argument(program + ": --dtype must be fp32 or bf16, got '" + value +
+                                    "'");
+      args.dtype = value;
     } else if (flag == "--batch") {
       args.batch = integerOption(program, flag, value, 1);
     } else if (flag == "--threads") {
@@ -59,8 +66,8 @@ inline Args parseArgs(const std::string& program, int argc, char** argv) {
       args.warmup = integerOption(program, flag, value, 0);
     } else {
       throw std::invalid_argument(program + ": unknown option " + flag +
-                                  " (allowed: --model, --batch, --threads, --steps, --warmup, "
-                                  "--json)");
+                                  " (allowed: --model, --dtype, --batch, --threads, --steps, "
+                                  "--warmup, --json)");
     }
   }
   return args;

@@ -115,6 +115,8 @@ def main():
     parser.add_argument("--threads", type=positive(1), default=1)
     parser.add_argument("--steps", type=positive(1), default=500)
     parser.add_argument("--warmup", type=positive(0), default=20)
+    parser.add_argument("--dtype", choices=("fp32", "bf16"), default="fp32",
+                        help="bf16: the forward and loss under torch.autocast('cpu', bfloat16)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -178,8 +180,9 @@ def main():
         state["in_epoch"] += 1
         xb = images.index_select(0, index)  # (B, 784) or (B, 1, 28, 28)
         yb = labels.index_select(0, index)  # (B), the GPT's (B, T)
-        out = model(xb)  # the GPT's: (B, T, vocab), a label per token
-        loss = loss_fn(out.reshape(-1, out.shape[-1]), yb.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.dtype == "bf16"):
+            out = model(xb)  # the GPT's: (B, T, vocab), a label per token
+            loss = loss_fn(out.reshape(-1, out.shape[-1]).float(), yb.reshape(-1))
         optimizer.zero_grad(set_to_none=False)  # zero in place, as Network::zeroGrads does
         loss.backward()
         optimizer.step()
@@ -199,8 +202,10 @@ def main():
     if not math.isfinite(final_loss):
         sys.exit(f"torch_train.py: final loss is {final_loss}, training diverged")
     if args.json:
-        print(f'{{"impl":"pytorch","model":"{args.model}","batch":{args.batch},'
-              f'"threads":{args.threads},"samples_per_s":{samples_per_s:.1f},'
+        tokens = images.shape[1] if args.model == "gpt" else 1
+        print(f'{{"impl":"pytorch","model":"{args.model}","dtype":"{args.dtype}",'
+              f'"batch":{args.batch},"threads":{args.threads},'
+              f'"samples_per_s":{samples_per_s:.1f},"tokens_per_s":{samples_per_s * tokens:.1f},'
               f'"cpu_s":{cpu_seconds:.4f},"wall_s":{seconds:.4f},"final_loss":{final_loss:.6f}}}')
     else:
         print(f"pytorch {torch.__version__} {args.model}: batch {args.batch}, "

@@ -107,6 +107,7 @@ class TrainingStep {
                  DataSpec{}.prefetch) {}
 
   const Network& model() const { return model_; }
+  void setPrecision(kernels::Precision precision) { model_.setPrecision(precision, true); }
 
   // Runs one full step and returns its mean loss.
   double step() {
@@ -146,6 +147,9 @@ int run(const bench::Args& args) {
   const Dataset data = args.model == "gpt" ? loadText(kDefaultTextCorpus, kGpt.context).train
                                            : loadFashionMnist(kDataFolder, "train", 0);
   TrainingStep training(args.model, data, args.batch);
+  // bf16 AMP's products, as amp.dtype = "bf16" trains (the logits' layer in fp32; bf16 needs
+  // no loss scaling).
+  if (args.dtype == "bf16") training.setPrecision(kernels::Precision::kBf16);
   const double flops_per_sample = gemmFlopsPerSample(training.model());
 
   for (int i = 0; i < args.warmup; ++i) training.step();
@@ -171,18 +175,20 @@ int run(const bench::Args& args) {
   }
   if (args.json) {
     std::printf(
-        "{\"impl\":\"ranklab\",\"model\":\"%s\",\"batch\":%d,\"threads\":%d,"
-        "\"samples_per_s\":%.1f,\"cpu_s\":%.4f,\"train_thread_cpu_s\":%.4f,\"wall_s\":%.4f,\"gemm_"
+        "{\"impl\":\"ranklab\",\"model\":\"%s\",\"dtype\":\"%s\",\"batch\":%d,\"threads\":%d,"
+        "\"samples_per_s\":%.1f,\"tokens_per_s\":%.1f,\"cpu_s\":%.4f,\"train_thread_cpu_s\":%.4f,"
+        "\"wall_s\":%.4f,\"gemm_"
         "flops_per_sample\":%.0f,"
         "\"gflops\":%.2f,\"thread_cpu_gflops\":%.2f,\"final_loss\":%.6f}\n",
-        args.model.c_str(), args.batch, args.threads, samples_per_s, cpu_seconds,
-        thread_cpu_seconds, seconds, flops_per_sample, gflops, thread_cpu_gflops, loss);
+        args.model.c_str(), args.dtype.c_str(), args.batch, args.threads, samples_per_s,
+        samples_per_s * training.model().positions(), cpu_seconds, thread_cpu_seconds, seconds,
+        flops_per_sample, gflops, thread_cpu_gflops, loss);
   } else {
     std::printf(
-        "ranklab %s: batch %d, threads %d: %.1f samples/s, %.1f GEMM GFLOP/s, %.1f per "
+        "ranklab %s %s: batch %d, threads %d: %.1f samples/s, %.1f GEMM GFLOP/s, %.1f per "
         "training-thread CPU-second (%d steps in %.3f s), final loss %.4f\n",
-        args.model.c_str(), args.batch, args.threads, samples_per_s, gflops, thread_cpu_gflops,
-        args.steps, seconds, loss);
+        args.model.c_str(), args.dtype.c_str(), args.batch, args.threads, samples_per_s, gflops,
+        thread_cpu_gflops, args.steps, seconds, loss);
   }
   return 0;
 }

@@ -67,7 +67,11 @@ add_test(NAME bench.TorchTrainTwinRuns
 add_test(NAME bench.TorchDdpTwinRunsOnTwoRanks
          COMMAND ${RANKLAB_TORCH_PYTHON} ${bench_dir}/torch_ddp_mlp.py --world 2 --batch 64
                  --steps 5 --warmup 1 --json)
-set_tests_properties(bench.TorchTrainTwinRuns bench.TorchDdpTwinRunsOnTwoRanks PROPERTIES
+add_test(NAME bench.TorchTrainTwinRunsTheGptInBf16
+         COMMAND ${RANKLAB_TORCH_PYTHON} ${bench_dir}/torch_train.py --model gpt --dtype bf16
+                 --batch 2 --threads 1 --steps 2 --warmup 1 --json)
+set_tests_properties(bench.TorchTrainTwinRuns bench.TorchDdpTwinRunsOnTwoRanks
+                     bench.TorchTrainTwinRunsTheGptInBf16 PROPERTIES
   PASS_REGULAR_EXPRESSION "\"samples_per_s\": *[1-9]" TIMEOUT 120 PROCESSORS 2)
 # bench/lib.sh and lib.py, the helpers the run-* scripts share: JSON fields, ratios, maxima,
 # goal verdicts, the newest run.
