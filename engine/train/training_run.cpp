@@ -482,15 +482,15 @@ bool TrainingRun::unscaleGradients() {
 
 void TrainingRun::skipOverflowedStep(StepStats& s) {
   s.overflow = true;
+  // The tied copies' sum before ZeRO moved its bytes too (counted as the pipeline's).
+  SyncStats moved = std::exchange(tied_before_sync_, {});
   // Under ZeRO 2 and 3 the skipped step's per-layer reduce-scatters did move bytes.
-  if (!model_.grads()) {
-    const SyncStats moved = sync_->sync(nullptr, model_.parameterCount());
-    s.bytes_tx += moved.bytes_tx;
-    s.bytes_rx += moved.bytes_rx;
-    s.bytes_raw += moved.bytes_raw;
-    s.comm_ns = moved.comm_ns;
-    s.reduce_scatters = moved.reduce_scatters;
-  }
+  if (!model_.grads()) moved += sync_->sync(nullptr, model_.parameterCount());
+  s.bytes_tx += moved.bytes_tx;
+  s.bytes_rx += moved.bytes_rx;
+  s.bytes_raw += moved.bytes_raw;
+  s.comm_ns = moved.comm_ns;
+  s.reduce_scatters = moved.reduce_scatters;
   scaler_->update(true);
   observer_.onEvent("overflow",
                     "inf/NaN in the gradients: update skipped, loss scale " +
