@@ -521,10 +521,9 @@ void TrainingRun::syncAndUpdate(StepStats& s, bool settle) {
   // sum (whose buckets may already be moving), or before ZeRO's (settleBeforeSharding),
   // after which each rank holds a shard alone. Sums commute, so both give each copy the
   // same update.
-  const bool tie_first = tied_table_ && sync_->sharded();
   SyncStats sync = std::exchange(tied_before_sync_, {});
   sync += sync_->sync(model_.grads(), model_.parameterCount());
-  if (tied_table_ && !tie_first) sync += sumTiedTable(s);
+  if (tied_table_ && !sync_->sharded()) sync += sumTiedTable(s);
   s.forward_ns -= std::min(s.forward_ns, sync.inside_forward_ns);
   s.backward_ns -= std::min(s.backward_ns, sync.inside_backward_ns);
   const int64_t t = steadyNowNs();
@@ -654,7 +653,7 @@ void TrainingRun::writeSample() {
   // The first replica's ranks all draw it (their forwards sum across slices and pass
   // through stages), and under ZeRO 3 every replica (each layer's parameters are gathered
   // from all of them); rank 0 tells.
-  const bool replicas_gather = job_.parallel.zero == 3 && job_.parallel.ranks > 1;
+  const bool replicas_gather = job_.parallel.zero == 3;
   if (job_.model.kind != "gpt" || chars == 0 || (layout_->coords().data != 0 && !replicas_gather))
     return;
   const uint64_t seed = static_cast<uint64_t>(job_.train.seed) * 1000003 + at_.step;

@@ -330,7 +330,8 @@ class GuardedEmbedding : public GuardedLayer, public TokenTable {
   void tieHead() override { table().tieHead(); }
 
  private:
-  TokenTable& table() const { return dynamic_cast<TokenTable&>(const_cast<Layer&>(inner())); }
+  TokenTable& table() { return dynamic_cast<TokenTable&>(inner()); }
+  const TokenTable& table() const { return dynamic_cast<const TokenTable&>(inner()); }
 };
 
 // The CPU's loss head over logits in device memory; labels are the host's, as on a GPU.
