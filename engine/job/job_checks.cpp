@@ -208,13 +208,8 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "layers on " +
                 quoted(device) +
                 " cannot compute; its counterpart on GPUs is "
-                "parallel.zero = 1, 2 or 3 (the update sharded over the GPUs through NCCL): use "
+                "parallel.zero = 1, 2 or 3 (the update sharded over the GPUs): use "
                 "that, another parallel.algorithm, or train.device = \"cpu\"");
-  checkRule(root, log, "parallel.zero", {"parallel.device_collectives"},
-            p.zero != 0 && p.device_collectives == "host",
-            "shards the update on the GPUs through NCCL (reduce-scatter, all-gather), and "
-            "parallel.device_collectives = \"host\" has no ZeRO path: use \"auto\" or "
-            "\"nccl\", or parallel.zero = 0");
   checkRule(root, log, "parallel.device_collectives", {"parallel.strategy", "compression.codec"},
             p.device_collectives == "nccl" && (!allReduces(job) || job.compression.compresses()),
             "\"nccl\" all-reduces the GPU buffers as they are: needs parallel.strategy = "

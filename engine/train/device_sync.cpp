@@ -12,9 +12,12 @@
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
 
+#include "engine/train/staged_shard_collectives.h"
+#include "engine/train/zero_sync.h"
+
 #if RANKLAB_HAVE_NCCL
+#include "engine/train/nccl_shard_collectives.h"
 #include "engine/train/nccl_sync.h"
-#include "engine/train/nccl_zero_sync.h"
 #endif
 
 namespace ranklab {
@@ -63,30 +66,19 @@ std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Com
 #endif
 }
 
-// ZeRO on GPUs runs through NCCL alone: its sharded update keeps the optimizer state and
-// the gradient shards in GPU memory, where a host-staged ring cannot reach them.
-DeviceSync zeroOnGpus(const JobSpec& job, Communicator& world,
-                      [[maybe_unused]] const ComputeDevice& device, int gpu) {
-  const std::string zero = "parallel.zero = " + std::to_string(job.parallel.zero);
-  if (job.parallel.device_collectives == "host") {
-    throw std::invalid_argument(zero +
-                                " on a GPU runs through NCCL, and "
-                                "parallel.device_collectives is \"host\": use \"auto\" or "
-                                "\"nccl\", or parallel.zero = 0");
-  }
-  const std::string why_not = whyNotNccl(job, world, gpu);
 #if RANKLAB_HAVE_NCCL
-  if (why_not.empty()) {
-    return {std::make_unique<NcclZeroSync>(world, job.parallel.zero, device, gpu),
-            "ZeRO stage " + std::to_string(job.parallel.zero) +
-                ": gradients reduce-scattered and parameters all-gathered by NCCL on the GPUs"};
-  }
-#endif
-  throw std::invalid_argument(zero + " on train.device \"" + device.name() +
-                              "\" runs through NCCL, which cannot run here: " + why_not +
-                              "; give each rank a GPU of its own, or use parallel.zero = 0 "
-                              "(data parallel through host copies)");
+// The GPU buffers crossing ranks as they are: ZeRO's reduce-scatters and all-gathers, or
+// one all-reduce of the gradient.
+DeviceSync ncclSync(const JobSpec& job, Communicator& world, const ComputeDevice& device, int gpu) {
+  const int stage = job.parallel.zero;
+  if (stage == 0)
+    return {std::make_unique<NcclSync>(world, gpu), "gradients all-reduced by NCCL on the GPUs"};
+  return {std::make_unique<ZeroSync>(world, stage,
+                                     std::make_unique<NcclShardCollectives>(world, gpu), device),
+          "ZeRO stage " + std::to_string(stage) +
+              ": gradients reduce-scattered and parameters all-gathered by NCCL on the GPUs"};
 }
+#endif
 
 }  // namespace
 
@@ -106,12 +98,10 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
                                 "GPU shard the update with parallel.zero");
   }
   const int gpu = gpuIndexOf(device);
-  if (p.zero != 0) return zeroOnGpus(job, world, device, gpu);
   const std::string& wanted = job.parallel.device_collectives;
   const std::string why_not = wanted == "host" ? "" : whyNotNccl(job, world, gpu);
 #if RANKLAB_HAVE_NCCL
-  if (wanted != "host" && why_not.empty())
-    return {std::make_unique<NcclSync>(world, gpu), "gradients all-reduced by NCCL on the GPUs"};
+  if (wanted != "host" && why_not.empty()) return ncclSync(job, world, device, gpu);
 #endif
   if (wanted == "nccl") {
     throw std::invalid_argument("parallel.device_collectives = \"nccl\": " + why_not +
@@ -120,6 +110,14 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   }
   const std::string how = why_not.empty() ? " (parallel.device_collectives = \"host\")"
                                           : " (not NCCL: " + why_not + ")";
+  if (p.zero != 0) {
+    auto staged = std::make_unique<StagedShardCollectives>(world, device);
+    return {std::make_unique<ZeroSync>(world, p.zero, std::move(staged), device),
+            "ZeRO stage " + std::to_string(p.zero) +
+                ": gradients copied to the host for the ring's reduce-scatters and parameters "
+                "for its all-gathers; the shards and the optimizer state stay on the GPU" +
+                how};
+  }
   // PowerSGD's products run on the device: its small P and Q cross to the host.
   const CodecForm form = codecTraitsOf(job.compression.codec).form;
   const StrategyTraits& strategy = strategyTraitsOr(p.strategy);

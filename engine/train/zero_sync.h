@@ -1,17 +1,22 @@
 // ZeRO data parallel (parallel.zero = 1, 2 or 3; Rajbhandari et al., "ZeRO: Memory
-// Optimizations Toward Training Trillion Parameter Models", 2020) over the data group.
-// Each rank owns one ring chunk of the flat parameters (RingAllreduce::ownedChunk) and
-// holds optimizer state for it alone (ShardedOptimizer). Each step:
+// Optimizations Toward Training Trillion Parameter Models", 2020) over the data group, one
+// algorithm whatever carries its bytes (ShardCollectives: the host ring on the CPU, NCCL on
+// GPUs, the host ring through host copies on a GPU without NCCL), its buffers in the model's
+// device memory. Each rank owns a part of the flat parameters (the transport's owned(): the
+// ring's chunk, NCCL's r-th) and holds optimizer state for it alone (ShardedOptimizer). Each
+// step:
 //  - stage 1: after backward the whole flat gradient is reduce-scattered; the owned chunk
-//    becomes the mean; after the update the chunks of the parameters are all-gathered;
+//    becomes the mean; after the update the chunks of the parameters are all-gathered (NCCL
+//    pads the model's two flat buffers to whole chunks so both run in place);
 //  - stage 2: as 1, but the model keeps no flat gradient: each layer's gradients land in a
 //    scratch the size of the largest layer and are reduce-scattered as soon as backward
 //    finished them, the owned part kept in a gradient shard;
 //  - stage 3: as 2, and the model keeps no flat parameters either: each rank holds its
 //    chunk, and each layer's parameters are all-gathered into a scratch before its forward
 //    and again before its backward, then overwritten by the next layer's.
-// Stages 1 and 2 move what one ring all-reduce moves, stage 3 half as much again. Each
-// element is summed in the ring's order, so the parameters are bit-equal to allreduce's ring.
+// Stages 1 and 2 move what one ring all-reduce moves, stage 3 half as much again. Over the
+// ring each element is summed in the ring's order, so the parameters are bit-equal to
+// allreduce's ring.
 // A layer used outside its turn (a GPT's token table, which its tied head reads last and
 // differentiates first) keeps buffers of its own for the step (holdLayer): gathered once a
 // step under stage 3, reduce-scattered after backward (reduceHeldLayers) rather than as
@@ -22,14 +27,19 @@
 #include <memory>
 #include <vector>
 
-#include "comm/collectives/ring_allreduce.h"
+#include "comm/collectives/shard_collectives.h"
+#include "engine/model/device_memory.h"
 #include "engine/train/gradient_sync.h"
 
 namespace ranklab {
 
 class ZeroSync : public GradientSync, public ShardedState {
  public:
-  // stage 1, 2 or 3 (throws std::invalid_argument otherwise).
+  // stage 1, 2 or 3 (throws std::invalid_argument otherwise); `collectives` carry the
+  // buffers of `memory` (the model's device) between `comm`'s ranks.
+  ZeroSync(Communicator& comm, int stage, std::unique_ptr<ShardCollectives> collectives,
+           const DeviceMemory& memory);
+  // On the CPU, over the host ring.
   ZeroSync(Communicator& comm, int stage);
 
   Communicator& peers() override { return comm_; }
@@ -53,23 +63,27 @@ class ZeroSync : public GradientSync, public ShardedState {
   void gradientReady(float* grads, size_t offset, size_t count) override;
   SyncStats sync(float* grads, size_t count) override;
   SyncStats afterUpdate(float* params, size_t count) override;
-  void traceSpans(CommSpans* sink) override { ring_.traceInto(sink); }
+  void traceSpans(CommSpans* sink) override { collectives_->traceInto(sink); }
 
  private:
+  using Buffer = std::unique_ptr<DeviceBuffer>;
   // A layer's buffers kept for the step (holdLayer).
   struct Held {
     size_t offset, count;
-    std::vector<float> params, grads;
+    Buffer params, grads;
     bool gathered = false;  // params hold this step's values
     bool reduced = false;   // grads went into the shard this step
   };
   Held* heldAt(size_t offset, size_t count);
+  // A zeroed buffer of `floats` in the model's memory (one float where a rank owns none).
+  Buffer allocate(size_t floats) const;
+  static float* dataOf(const Buffer& b) { return b ? b->data() : nullptr; }
 
   // The step's first collective waits for every rank first (measured as wait).
   void waitForPeersOnce();
   // A per-layer collective's time (into forward or backward where `inside_pass`), its bytes.
   void countLayerCollective(int64_t start_ns, bool inside_pass = true);
-  void countRing(SyncStats& stats) const;
+  void countBytes(SyncStats& stats) const;
   // Layer [offset, offset + count)'s parameters into `window` from the owners' shards.
   void gatherWindow(float* window, size_t offset, size_t count);
   // Layer [offset, offset + count)'s gradients in `window`: the owned part's mean into the
@@ -78,17 +92,21 @@ class ZeroSync : public GradientSync, public ShardedState {
 
   Communicator& comm_;
   int stage_;
-  RingAllreduce ring_;
+  std::unique_ptr<ShardCollectives> collectives_;
+  const DeviceMemory& memory_;
   size_t count_ = 0;
+  size_t flat_count_ = 0;  // the model's flat buffers: count_, or padded (stage 1 on NCCL)
   ParamRange own_;
-  std::vector<float> scratch_;        // stage 2, 3: one layer's gradients
-  std::vector<float> shard_grads_;    // stage 2, 3: the owned chunk's mean gradient
-  std::vector<float> param_scratch_;  // stage 3: one layer's parameters
-  std::vector<float> shard_params_;   // stage 3: the owned chunk of the parameters
-  std::deque<Held> held_;             // stage 2, 3: stable addresses as layers are held
-  SyncStats pending_;                 // the per-layer collectives of this step
-  bool step_started_ = false;         // this step has waited for its peers
-  bool in_backward_ = false;          // beginStep() came: collectives are backward's
+  Buffer padded_params_;  // stage 1 where the transport pads: the model's flat buffers
+  Buffer padded_grads_;
+  Buffer scratch_;             // stage 2, 3: one layer's gradients
+  Buffer shard_grads_;         // stage 2, 3: the owned chunk's mean gradient
+  Buffer param_scratch_;       // stage 3: one layer's parameters
+  Buffer shard_params_;        // stage 3: the owned chunk of the parameters
+  std::deque<Held> held_;      // stage 2, 3: stable addresses as layers are held
+  SyncStats pending_;          // the per-layer collectives of this step
+  bool step_started_ = false;  // this step has waited for its peers
+  bool in_backward_ = false;   // beginStep() came: collectives are backward's
 };
 
 }  // namespace ranklab

@@ -12,6 +12,7 @@
 #include "engine/train/device_sync.h"
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
+#include "engine/train/zero_sync.h"
 #include "tests/support/guarded_device.h"
 #include "tests/support/ledger_device.h"
 #include "tests/support/thread_ranks.h"
@@ -151,28 +152,36 @@ std::string refusalOf(const JobSpec& job, const ComputeDevice& device) {
   return said;
 }
 
-// ZeRO on GPUs runs through NCCL alone: two ranks on one GPU (NCCL refuses them; the
-// sharded update's state is in GPU memory, out of a host-staged ring's reach) and "host"
-// are refused, saying why.
-TEST(DeviceSync, ZeroOnAGpuNeedsNcclAndSaysWhyNot) {
+// ZeRO on a GPU without NCCL (two ranks on one GPU, which NCCL refuses, or "host") is the
+// same ZeroSync over the host ring through host copies, saying why; "nccl" asked by name is
+// refused, saying why not.
+TEST(DeviceSync, ZeroOnAGpuWithoutNcclStagesAndSaysWhy) {
   DetachedDevice device;  // "detached": both ranks on GPU 0
   JobSpec job;
   job.parallel.ranks = 2;
   job.parallel.zero = 2;
-  std::string said = refusalOf(job, device);
-  EXPECT_NE(said.find("parallel.zero = 2 on train.device \"detached\" runs through NCCL, which "
-                      "cannot run here: "),
-            std::string::npos)
-      << said;
-#if RANKLAB_HAVE_NCCL
-  EXPECT_NE(said.find("NCCL refuses two ranks on one GPU"), std::string::npos) << said;
-#endif
-  job.parallel.device_collectives = "host";
-  said = refusalOf(job, device);
-  EXPECT_NE(said.find("parallel.zero = 2 on a GPU runs through NCCL, and "
-                      "parallel.device_collectives is \"host\""),
-            std::string::npos)
-      << said;
+  for (const std::string collectives : {"auto", "host"}) {
+    job.parallel.device_collectives = collectives;
+    std::mutex guard;
+    std::vector<std::string> hows;
+    onEveryRank(2, [&](Communicator& comm) {
+      DeviceSync made = makeDeviceSync(job, comm, {}, device);
+      EXPECT_NE(dynamic_cast<ZeroSync*>(made.sync.get()), nullptr) << collectives;
+      std::lock_guard lock(guard);
+      hows.push_back(made.how);
+    });
+    EXPECT_NE(hows[0].find("ZeRO stage 2: gradients copied to the host for the ring's "
+                           "reduce-scatters"),
+              std::string::npos)
+        << hows[0];
+    EXPECT_NE(hows[0].find(collectives == "host" ? "(parallel.device_collectives = \"host\")"
+                                                 : "(not NCCL: "),
+              std::string::npos)
+        << hows[0];
+  }
+  job.parallel.device_collectives = "nccl";
+  const std::string said = refusalOf(job, device);
+  EXPECT_NE(said.find("parallel.device_collectives = \"nccl\": "), std::string::npos) << said;
 }
 
 }  // namespace
@@ -207,9 +216,23 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
 
       {"microbatches 2", [](JobSpec& j) { j.parallel.microbatches = 2; }},
       {"bf16", [](JobSpec& j) { j.amp.dtype = "bf16"; }},
-      {"adamw", [](JobSpec& j) {
+      {"adamw",
+       [](JobSpec& j) {
          j.train.optimizer = "adamw";
          j.train.lr = 0.001;
+       }},
+      // ZeRO's one algorithm over the host ring through host copies (StagedShardCollectives):
+      // the shards, scratches and optimizer state are the device's.
+      {"zero 1", [](JobSpec& j) { j.parallel.zero = 1; }},
+      {"zero 2, adamw",
+       [](JobSpec& j) {
+         j.parallel.zero = 2;
+         j.train.optimizer = "adamw";
+         j.train.lr = 0.001;
+       }},
+      {"zero 3, bf16", [](JobSpec& j) {
+         j.parallel.zero = 3;
+         j.amp.dtype = "bf16";
        }}};
   for (const auto& [what, apply] : variants) {
     JobSpec cpu;

@@ -361,8 +361,8 @@ TEST(TensorParallel, SlicesOffTheHostSumHostCopiesAndFollowTheCpuBitForBit) {
 }
 
 // A GPT on a device whose memory the host may not touch, as a GPU's: its blocks, tied head,
-// sampled text, clipped gradient and the pipeline's tied copies touch device memory only
-// through the device, and every layout is the CPU's bit for bit.
+// sampled text, clipped gradient, the pipeline's tied copies and ZeRO's held table touch
+// device memory only through the device, and every layout is the CPU's bit for bit.
 TEST(TensorParallel, GptOffTheHostFollowsTheCpuBitForBit) {
   testing::registerGuardedDevices();
   const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
@@ -370,15 +370,22 @@ TEST(TensorParallel, GptOffTheHostFollowsTheCpuBitForBit) {
   base.train.grad_clip = 0.5;
   base.train.sample_chars = 24;
   base.train.max_steps = 6;  // every guarded operation maps and unmaps its buffers
-  JobSpec sliced = base, staged = base, three_d = base;
+  JobSpec sliced = base, staged = base, three_d = base, zero_3 = base, staged_zero_2 = base;
   sliced.parallel.ranks = sliced.parallel.tensor = 2;
   staged.parallel.pipeline = 2;
   three_d.parallel.ranks = 8;
   three_d.parallel.tensor = three_d.parallel.pipeline = 2;
+  // ZeRO through host copies (no NCCL): the held token table's buffers are the device's too.
+  zero_3.parallel.zero = 3;
+  staged_zero_2.parallel.ranks = 4;
+  staged_zero_2.parallel.pipeline = 2;
+  staged_zero_2.parallel.zero = 2;
   for (const auto& [what, cpu] : {std::pair{"gpt, 2 data ranks", base},
                                   {"gpt, 2 slices", sliced},
                                   {"gpt, 2 stages", staged},
-                                  {"gpt, 2 x 2 x 2", three_d}}) {
+                                  {"gpt, 2 x 2 x 2", three_d},
+                                  {"gpt, ZeRO 3", zero_3},
+                                  {"gpt, 2 stages of 2 replicas, ZeRO 2", staged_zero_2}}) {
     JobSpec off = cpu;
     off.train.device = "guarded";
     off.parallel.device_collectives = "host";

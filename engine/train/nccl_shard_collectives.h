@@ -1,0 +1,52 @@
+// ZeRO's collectives on GPU buffers through NCCL, every rank on its own GPU. Rank r owns
+// [r c, (r + 1) c) of a flat buffer, c = ceil(total / ranks), the chunks ncclReduceScatter
+// and ncclAllGather give each rank: a buffer padded to ranks x c floats (paddedCount) runs
+// them in place; a window, or an unpadded buffer, goes to and from its owners in pieces
+// (one ncclReduce or ncclBroadcast per owner, grouped).
+#pragma once
+
+#include <vector>
+
+#include "comm/collectives/shard_collectives.h"
+#include "comm/nccl/nccl_all_gather.h"
+#include "comm/nccl/nccl_reduce_scatter.h"
+
+namespace ranklab {
+
+class NcclShardCollectives : public ShardCollectives {
+ public:
+  // `gpu`: this rank's CUDA device index, the one its buffers are on.
+  NcclShardCollectives(Communicator& peers, int gpu);
+
+  int size() const override { return nccl_.size(); }
+  Chunk owned(size_t total) const override;
+  size_t paddedCount(size_t total) const override;
+  void reduceScatterMean(float* data, size_t total) override;
+  void allGather(float* data, size_t total) override;
+  void reduceScatterMean(float* window, size_t offset, size_t count, size_t total,
+                         float* shard) override;
+  void allGather(const float* shard, float* window, size_t offset, size_t count,
+                 size_t total) override;
+  int64_t bytesSent() const override { return bytes_; }
+  int64_t bytesReceived() const override { return bytes_; }
+
+ private:
+  size_t chunkOf(size_t total) const;
+  // An owner's part of a window: where it starts in the window and (on the owner) in its shard.
+  struct Part {
+    int owner;
+    size_t in_window, in_shard, len;
+    bool mine;
+  };
+  // Each owner's part of the window [offset, offset + count) of a `total`-float buffer.
+  std::vector<Part> partsOf(size_t offset, size_t count, size_t total) const;
+  // What a ring moves per rank each way for `floats` floats: (n - 1) / n of them.
+  void countRingEquivalent(size_t floats);
+
+  NcclComm nccl_;
+  NcclReduceScatter reduce_scatter_;
+  NcclAllGather all_gather_;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace ranklab
