@@ -4,9 +4,7 @@
 #include <stdexcept>
 
 #include "comm/codecs/codec_traits.h"
-#include "comm/codecs/compressed_ring_allreduce.h"
 #include "comm/codecs/momentum_correction.h"
-#include "comm/codecs/payload_allgather.h"
 #include "comm/codecs/powersgd.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "comm/steady_clock.h"
@@ -15,21 +13,17 @@ namespace ranklab {
 
 CompressedAllreduce::CompressedAllreduce(Communicator& comm, const AllreduceChoice& algorithm,
                                          const CodecOptions& options, size_t count)
-    : comm_(comm), options_(options), count_(count), allreduce_(algorithm.make(comm)) {
+    : comm_(comm), options_(options), count_(count) {
   if (!options.compresses()) {
     throw std::invalid_argument("CompressedAllreduce: codec none needs no compression");
   }
   if (codecTraitsOf(options.codec).form == CodecForm::kLowRank) {
     powersgd_ = std::make_unique<PowerSgd>(options.matrices, count, options.rank,
                                            options.warm_start, options.seed);
+    allreduce_ = algorithm.make(comm);
   } else {
     codec_ = makeCodec(options, comm.rank());
-    if (codec_->collective() == CodecCollective::kRing) {
-      ring_ = std::make_unique<CompressedRingAllreduce>(comm, *codec_);
-    } else if (codec_->collective() == CodecCollective::kAllgather) {
-      allgather_ = std::make_unique<PayloadAllgather>(comm);
-      gathered_.resize(comm.size());
-    }
+    exchange_ = std::make_unique<PayloadExchange>(comm, algorithm, *codec_);
   }
   if (options.error_feedback) feedback_ = std::make_unique<ErrorFeedback>();
   if (options.local_momentum > 0.f)
@@ -72,12 +66,13 @@ CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
   stats.codec_ns = steadyNowNs() - start;
   if (powersgd_) {
     runPowerSgd(data, count, stats);
-  } else if (codec_->collective() == CodecCollective::kRing) {
-    runRing(data, count, stats);
-  } else if (codec_->collective() == CodecCollective::kAllgather) {
-    runAllgather(data, count, stats);
+  } else if (codec_->collective() == CodecCollective::kRing && !feedback_ && comm_.size() > 1) {
+    exchange_->ringOfRaw(data, count, stats);  // no residual needs this rank's own decode
   } else {
-    runSummed(data, count, stats);
+    codec_->roundToNearest(feedback_ != nullptr);  // the residual remembers the rounding
+    encodeOwn(data, count, stats);
+    if (count > 0) std::memcpy(data, sent_.data(), count * sizeof(float));
+    exchange_->sum(payload_, data, count, stats);
   }
   stats.comm_ns = steadyNowNs() - start - stats.codec_ns;
   return stats;
@@ -91,55 +86,6 @@ void CompressedAllreduce::encodeOwn(const float* data, size_t count,
   codec_->decode(payload_.data(), payload_.size(), count, sent_.data(), DecodeMode::kAssign);
   if (feedback_) feedback_->update(data, sent_.data(), count);
   if (momentum_ && codec_->sparse()) momentum_->maskSent(sent_.data(), count);
-  stats.codec_ns += steadyNowNs() - t;
-}
-
-void CompressedAllreduce::runRing(float* data, size_t count, CompressedAllreduceStats& stats) {
-  // The residual needs this rank's own decoded contribution; the ring then carries it.
-  if (feedback_ || comm_.size() == 1) {
-    codec_->roundToNearest(feedback_ != nullptr);
-    encodeOwn(data, count, stats);
-    if (count > 0) std::memcpy(data, sent_.data(), count * sizeof(float));
-  }
-  // Partial sums on the ring: nothing remembers their error, so keep it unbiased.
-  codec_->roundToNearest(false);
-  ring_->run(data, count);
-  stats.bytes_tx += ring_->bytesSent();
-  stats.bytes_rx += ring_->bytesReceived();
-  stats.codec_ns += ring_->codecNs();
-}
-
-void CompressedAllreduce::runAllgather(float* data, size_t count, CompressedAllreduceStats& stats) {
-  encodeOwn(data, count, stats);
-  if (comm_.size() == 1) {
-    std::memcpy(data, sent_.data(), count * sizeof(float));
-    return;
-  }
-  gathered_[comm_.rank()].swap(payload_);
-  allgather_->run(gathered_);
-  stats.bytes_tx += allgather_->bytesSent();
-  stats.bytes_rx += allgather_->bytesReceived();
-  // Rank order on every rank, so every rank adds the same floats in the same order.
-  const int64_t t = steadyNowNs();
-  for (size_t r = 0; r < gathered_.size(); ++r) {
-    codec_->decode(gathered_[r].data(), gathered_[r].size(), count, data,
-                   r == 0 ? DecodeMode::kAssign : DecodeMode::kAdd);
-  }
-  stats.codec_ns += steadyNowNs() - t;
-}
-
-void CompressedAllreduce::runSummed(float* data, size_t count, CompressedAllreduceStats& stats) {
-  encodeOwn(data, count, stats);
-  if (comm_.size() > 1) {
-    std::vector<float> values(payload_.size() / sizeof(float));
-    std::memcpy(values.data(), payload_.data(), payload_.size());
-    allreduce_->run(values.data(), values.size());
-    std::memcpy(payload_.data(), values.data(), payload_.size());
-    stats.bytes_tx += allreduce_->bytesSent();
-    stats.bytes_rx += allreduce_->bytesReceived();
-  }
-  const int64_t t = steadyNowNs();
-  codec_->decode(payload_.data(), payload_.size(), count, data, DecodeMode::kAssign);
   stats.codec_ns += steadyNowNs() - t;
 }
 

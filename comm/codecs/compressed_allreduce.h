@@ -1,9 +1,7 @@
-// A compressed sum all-reduce: the job's codec, error feedback, and the collective the
-// codec's payloads need (codec.h, CodecCollective):
-//   kRing       fp16 bf16 qsgd      CompressedRingAllreduce
-//   kAllgather  topk threshold sign PayloadAllgather, then every rank decodes in rank order
-//   kSummed     randomk             the job's float all-reduce over the k values
-//   powersgd                        two float all-reduces of P and Q (powersgd.h)
+// A compressed sum all-reduce on the host: the job's codec, error feedback and momentum
+// correction, this rank's encode, and the collective the codec's payloads need
+// (payload_exchange.h: the compressed ring, an all-gather of payloads, or randomk's float
+// all-reduce); powersgd instead runs two float all-reduces of P and Q (powersgd.h).
 // With one rank nothing moves, but the codec and error feedback still apply, so a 1-rank
 // run trains on exactly what a compressed gradient carries.
 #pragma once
@@ -16,25 +14,15 @@
 
 #include "comm/codecs/codec.h"
 #include "comm/codecs/error_feedback.h"
+#include "comm/codecs/payload_exchange.h"
 #include "comm/communicator.h"
 
 namespace ranklab {
 
 class Allreduce;
 class AllreduceChoice;
-class CompressedRingAllreduce;
 class MomentumCorrection;
-class PayloadAllgather;
 class PowerSgd;
-
-struct CompressedAllreduceStats {
-  int64_t bytes_tx = 0;
-  int64_t bytes_rx = 0;
-  // What the same algorithm would have sent uncompressed: 2(n-1)/n * count * 4 bytes.
-  int64_t bytes_raw = 0;
-  int64_t codec_ns = 0;  // encoding, decoding and error feedback
-  int64_t comm_ns = 0;   // everything else in run()
-};
 
 class CompressedAllreduce {
  public:
@@ -59,9 +47,6 @@ class CompressedAllreduce {
   const ErrorFeedback* errorFeedback() const { return feedback_.get(); }
 
  private:
-  void runRing(float* data, size_t count, CompressedAllreduceStats& stats);
-  void runAllgather(float* data, size_t count, CompressedAllreduceStats& stats);
-  void runSummed(float* data, size_t count, CompressedAllreduceStats& stats);
   void runPowerSgd(float* data, size_t count, CompressedAllreduceStats& stats);
   // Encodes data, and decodes the payload into sent_ (this rank's own contribution).
   void encodeOwn(const float* data, size_t count, CompressedAllreduceStats& stats);
@@ -69,14 +54,12 @@ class CompressedAllreduce {
   Communicator& comm_;
   CodecOptions options_;
   size_t count_;
-  std::unique_ptr<GradientCodec> codec_;  // null for powersgd
-  std::unique_ptr<Allreduce> allreduce_;
-  std::unique_ptr<CompressedRingAllreduce> ring_;
-  std::unique_ptr<PayloadAllgather> allgather_;
+  std::unique_ptr<GradientCodec> codec_;       // null for powersgd
+  std::unique_ptr<PayloadExchange> exchange_;  // null for powersgd
+  std::unique_ptr<Allreduce> allreduce_;       // powersgd's sums of P and Q
   std::unique_ptr<PowerSgd> powersgd_;
   std::unique_ptr<ErrorFeedback> feedback_;
   std::vector<uint8_t> payload_;
-  std::vector<std::vector<uint8_t>> gathered_;
   std::vector<float> sent_;
   std::unique_ptr<MomentumCorrection> momentum_;  // options_.local_momentum > 0
 };

@@ -5,8 +5,6 @@
 #include <string>
 
 #include "comm/codecs/codec_traits.h"
-#include "comm/codecs/compressed_ring_allreduce.h"
-#include "comm/collectives/allreduce_registry.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {
@@ -22,19 +20,11 @@ bool encodesOnDevice(const CodecOptions& codec, int ranks) {
 
 DeviceCodecSync::DeviceCodecSync(Communicator& comm, const AllreduceChoice& algorithm,
                                  const CodecOptions& codec, const ComputeDevice& device)
-    : comm_(comm),
-      device_(device),
-      encoder_(codec, comm.rank(), device),
-      allgather_(comm),
-      gathered_(comm.size()) {
+    : comm_(comm), device_(device), encoder_(codec, comm.rank(), device) {
   if (!encodesOnDevice(codec, comm.size()))
     throw std::invalid_argument("DeviceCodecSync: no device path for codec \"" + codec.codec +
                                 "\" here");
-  // randomk: every rank's values at the same indices add up, through an all-reduce.
-  if (codecTraitsOf(codec.codec).device_encode == DeviceEncode::kRandomk)
-    allreduce_ = algorithm.make(comm);
-  if (encoder_.codec().collective() == CodecCollective::kRing)
-    ring_ = std::make_unique<CompressedRingAllreduce>(comm, encoder_.codec());
+  exchange_ = std::make_unique<PayloadExchange>(comm, algorithm, encoder_.codec());
 }
 
 DeviceCodecSync::~DeviceCodecSync() = default;
@@ -43,38 +33,6 @@ void DeviceCodecSync::start(float* /*params*/, size_t count) {
   count_ = count;
   sum_.assign(count, 0.f);
   encoder_.start(count);
-}
-
-void DeviceCodecSync::combine(SyncStats& stats) {
-  GradientCodec& codec = encoder_.codec();
-  if (ring_) {  // fp16, bf16, qsgd: the ring over what every rank sent, re-encoding partial sums
-    codec.roundToNearest(false);  // nothing remembers the partial sums' error: unbiased
-    ring_->run(sum_.data(), count_);
-    stats.bytes_tx = ring_->bytesSent();
-    stats.bytes_rx = ring_->bytesReceived();
-    stats.compress_ns += ring_->codecNs();
-    return;
-  }
-  if (allreduce_) {  // randomk: every rank's values at the same indices add up
-    auto* values = reinterpret_cast<float*>(payload_.data());
-    allreduce_->run(values, payload_.size() / sizeof(float));
-    stats.bytes_tx = allreduce_->bytesSent();
-    stats.bytes_rx = allreduce_->bytesReceived();
-    const int64_t t = steadyNowNs();
-    codec.decode(payload_.data(), payload_.size(), count_, sum_.data(), DecodeMode::kAssign);
-    stats.compress_ns += steadyNowNs() - t;
-    return;
-  }
-  gathered_[comm_.rank()].swap(payload_);
-  allgather_.run(gathered_);
-  stats.bytes_tx = allgather_.bytesSent();
-  stats.bytes_rx = allgather_.bytesReceived();
-  // Rank order on every rank, so every rank adds the same floats in the same order.
-  const int64_t t = steadyNowNs();
-  for (size_t r = 0; r < gathered_.size(); ++r)
-    codec.decode(gathered_[r].data(), gathered_[r].size(), count_, sum_.data(),
-                 r == 0 ? DecodeMode::kAssign : DecodeMode::kAdd);
-  stats.compress_ns += steadyNowNs() - t;
 }
 
 void DeviceCodecSync::uploadMean(float* grads, size_t count) {
@@ -105,8 +63,12 @@ SyncStats DeviceCodecSync::sync(float* grads, size_t count) {
   return timeCompressedAllreduce(comm_, count, [&](SyncStats& stats) {
     const int64_t t = steadyNowNs();
     encoder_.encode(grads, count, payload_, sum_.data());
-    stats.compress_ns = steadyNowNs() - t;
-    if (comm_.size() > 1) combine(stats);
+    CompressedAllreduceStats exchanged;
+    exchanged.codec_ns = steadyNowNs() - t;
+    exchange_->sum(payload_, sum_.data(), count, exchanged);
+    stats.bytes_tx = exchanged.bytes_tx;
+    stats.bytes_rx = exchanged.bytes_rx;
+    stats.compress_ns = exchanged.codec_ns;
     const float scale = 1.f / static_cast<float>(comm_.size());
     for (size_t i = 0; i < count; ++i) sum_[i] *= scale;
     uploadMean(grads, count);

@@ -5,8 +5,9 @@
 // host-staged codec downloads. From there the step is the CPU's: the payloads are
 // all-gathered over MPI and decoded in rank order (randomk's values summed by the job's
 // all-reduce, the casts' and qsgd's by the compressed ring), and the mean goes back up, as
-// the pairs it is made of where it is sparse. Bit for bit the CPU's codec (tests:
-// engine.DeviceCodec*).
+// the pairs it is made of where it is sparse. The payloads cross through the host's own
+// exchange (comm/codecs/payload_exchange.h), so only where the encode runs differs from the
+// CPU's compressed all-reduce. Bit for bit the CPU's codec (tests: engine.DeviceCodec*).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "comm/codecs/codec.h"
-#include "comm/codecs/payload_allgather.h"
+#include "comm/codecs/payload_exchange.h"
 #include "comm/collectives/allreduce.h"
 #include "engine/model/compute_device.h"
 #include "engine/train/device_encoder.h"
@@ -24,7 +25,6 @@
 namespace ranklab {
 
 class AllreduceChoice;
-class CompressedRingAllreduce;
 
 // Whether the codec's encode has a device path here, for a sync over `ranks`: topk,
 // threshold, randomk, sign; fp16, bf16 and qsgd with error feedback or on one rank.
@@ -51,23 +51,18 @@ class DeviceCodecSync : public GradientSync, public CheckpointState {
   size_t bufferBytesHeld() const override;
 
  private:
-  // The payloads of every rank into sum_, as the host's compressed all-reduce sums them.
-  void combine(SyncStats& stats);
   // sum_ into the device's gradient: the elements that are not +0 as (index, value) pairs
   // scattered over zeros (a few ranks' picks), or the whole when that is cheaper.
   void uploadMean(float* grads, size_t count);
 
   Communicator& comm_;
   const ComputeDevice& device_;
-  DeviceEncoder encoder_;                          // this rank's encode, on the device
-  std::unique_ptr<Allreduce> allreduce_;           // randomk
-  std::unique_ptr<CompressedRingAllreduce> ring_;  // fp16, bf16, qsgd
-  PayloadAllgather allgather_;                     // topk, threshold, sign
+  DeviceEncoder encoder_;                      // this rank's encode, on the device
+  std::unique_ptr<PayloadExchange> exchange_;  // the payloads' collective, as on the host
   size_t count_ = 0;
   std::vector<uint32_t> touched_;   // where the mean is not +0
   std::vector<float> mean_values_;  // and what it is there
   std::vector<uint8_t> payload_;
-  std::vector<std::vector<uint8_t>> gathered_;
   std::vector<float> sum_;  // host: this rank's sent values, the decoded payloads' sum, the mean
 };
 
