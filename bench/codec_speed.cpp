@@ -12,6 +12,10 @@
 
 #include "comm/codecs/codec.h"
 #include "comm/codecs/powersgd.h"
+#include "comm/collectives/allreduce_registry.h"
+#include "comm/memory/thread_communicator.h"
+#include "engine/model/compute_device.h"
+#include "engine/train/powersgd_sync.h"
 #include "kernels/cpu/gemm.h"
 
 namespace ranklab {
@@ -84,19 +88,26 @@ int run(int repeats) {
     std::printf("%-24s %12.1f %12.1f %14zu %7.1fx\n", c.label.c_str(), enc, dec, payload.size(),
                 kCount * 4.0 / payload.size());
   }
-  // PowerSGD on the MLP's three weight matrices: project, orthonormalise and reconstruct.
+  // PowerSGD on the MLP's three weight matrices, one rank on the CPU (PowerSgdSync: project,
+  // orthonormalise and reconstruct; its sums of one rank move nothing).
+  ThreadRendezvous rendezvous(1);
+  ThreadCommunicator comm(rendezvous, 0);
   for (int rank : {1, 2, 4}) {
-    const std::vector<MatrixBlock> blocks = {
+    CodecOptions options;
+    options.codec = "powersgd";
+    options.rank = rank;
+    options.error_feedback = false;
+    options.matrices = {
         {0, 256, 784}, {256 * 784 + 256, 128, 256}, {256 * 784 + 256 + 128 * 256 + 128, 10, 128}};
-    PowerSgd power(blocks, kCount, rank, true, 1);
+    const PowerSgd layout(options.matrices, kCount, rank, true, 1);
+    PowerSgdSync power(comm, AllreduceChoice("ring"), options, cpuDevice());
+    power.start(nullptr, kCount);
     std::vector<float> work = g;
     const double total = timeUs(repeats, [&] {
-      power.projectP(work.data());
-      power.projectQ(work.data(), out.data());
-      power.reconstruct(work.data());
+      power.sync(work.data(), kCount);
       work = g;
     });
-    const size_t floats = power.firstBuffer().size() + power.secondBuffer().size();
+    const size_t floats = layout.firstFloats() + layout.secondFloats();
     std::printf("%-24s %12.1f %12s %14zu %7.1fx\n",
                 ("powersgd rank " + std::to_string(rank)).c_str(), total, "(in encode)", floats * 4,
                 kCount * 4.0 / (floats * 4));

@@ -40,7 +40,7 @@ const std::vector<CodecTraits>& codecTraits() {
        .keys = {"error_feedback", "bucket"},
        .device_encode = DeviceEncode::kSign,
        .ps_reply = "fp16"},
-      // Its products run on the GPU through their own sync (device_powersgd_sync.h); a
+      // Its products run on the GPU through their own sync (powersgd_sync.h); a
       // server cannot sum every worker's P before Q.
       {.name = "powersgd",
        .form = CodecForm::kLowRank,

@@ -13,7 +13,7 @@ namespace ranklab {
 // How a device (engine/train/device_encoder) encodes the codec where the gradient is: picks
 // k indices (topk, threshold; randomk's drawn on the host), or packs every element (sign,
 // qsgd, the 16-bit casts); kNone: it has no device encode (none; powersgd, whose products run
-// through device_powersgd_sync.h).
+// through powersgd_sync.h).
 enum class DeviceEncode { kNone, kTopk, kThreshold, kRandomk, kSign, kQsgd, kFp16, kBf16 };
 
 // Whether a ring carries the codec's payload and re-encodes the partial sums (qsgd and the

@@ -5,8 +5,6 @@
 
 #include "comm/codecs/codec_traits.h"
 #include "comm/codecs/momentum_correction.h"
-#include "comm/codecs/powersgd.h"
-#include "comm/collectives/allreduce_registry.h"
 #include "comm/steady_clock.h"
 
 namespace ranklab {
@@ -18,13 +16,12 @@ CompressedAllreduce::CompressedAllreduce(Communicator& comm, const AllreduceChoi
     throw std::invalid_argument("CompressedAllreduce: codec none needs no compression");
   }
   if (codecTraitsOf(options.codec).form == CodecForm::kLowRank) {
-    powersgd_ = std::make_unique<PowerSgd>(options.matrices, count, options.rank,
-                                           options.warm_start, options.seed);
-    allreduce_ = algorithm.make(comm);
-  } else {
-    codec_ = makeCodec(options, comm.rank());
-    exchange_ = std::make_unique<PayloadExchange>(comm, algorithm, *codec_);
+    throw std::invalid_argument("CompressedAllreduce: codec \"" + options.codec +
+                                "\" runs its products where the gradient is "
+                                "(engine/train/powersgd_sync.h)");
   }
+  codec_ = makeCodec(options, comm.rank());
+  exchange_ = std::make_unique<PayloadExchange>(comm, algorithm, *codec_);
   if (options.error_feedback) feedback_ = std::make_unique<ErrorFeedback>();
   if (options.local_momentum > 0.f)
     momentum_ = std::make_unique<MomentumCorrection>(options.local_momentum);
@@ -34,8 +31,7 @@ CompressedAllreduce::~CompressedAllreduce() = default;
 
 CodecState CompressedAllreduce::saveState() const {
   CodecState state;
-  if (powersgd_) powersgd_->saveState(state, "codec.");
-  if (codec_) codec_->saveState(state, "codec.");
+  codec_->saveState(state, "codec.");
   if (feedback_) state.tensors["residual"] = feedback_->residual();
   if (momentum_) state.tensors["velocity"] = momentum_->velocity();
   return state;
@@ -50,8 +46,7 @@ std::vector<float> countOrEmpty(const CodecState& state, const std::string& key,
 }  // namespace
 
 void CompressedAllreduce::restoreState(const CodecState& state) {
-  if (powersgd_) powersgd_->restoreState(state, "codec.");
-  if (codec_) codec_->restoreState(state, "codec.");
+  codec_->restoreState(state, "codec.");
   if (feedback_) feedback_->restoreResidual(countOrEmpty(state, "residual", count_));
   if (momentum_) momentum_->restoreVelocity(countOrEmpty(state, "velocity", count_));
 }
@@ -64,9 +59,7 @@ CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
   if (momentum_) momentum_->accumulate(data, count);
   if (feedback_) feedback_->compensate(data, count);
   stats.codec_ns = steadyNowNs() - start;
-  if (powersgd_) {
-    runPowerSgd(data, count, stats);
-  } else if (codec_->collective() == CodecCollective::kRing && !feedback_ && comm_.size() > 1) {
+  if (codec_->collective() == CodecCollective::kRing && !feedback_ && comm_.size() > 1) {
     exchange_->ringOfRaw(data, count, stats);  // no residual needs this rank's own decode
   } else {
     codec_->roundToNearest(feedback_ != nullptr);  // the residual remembers the rounding
@@ -86,28 +79,6 @@ void CompressedAllreduce::encodeOwn(const float* data, size_t count,
   codec_->decode(payload_.data(), payload_.size(), count, sent_.data(), DecodeMode::kAssign);
   if (feedback_) feedback_->update(data, sent_.data(), count);
   if (momentum_ && codec_->sparse()) momentum_->maskSent(sent_.data(), count);
-  stats.codec_ns += steadyNowNs() - t;
-}
-
-void CompressedAllreduce::runPowerSgd(float* data, size_t count, CompressedAllreduceStats& stats) {
-  auto sum = [&](std::vector<float>& buffer) {
-    if (comm_.size() == 1) return;
-    allreduce_->run(buffer.data(), buffer.size());
-    stats.bytes_tx += allreduce_->bytesSent();
-    stats.bytes_rx += allreduce_->bytesReceived();
-  };
-  int64_t t = steadyNowNs();
-  powersgd_->projectP(data);
-  stats.codec_ns += steadyNowNs() - t;
-  sum(powersgd_->firstBuffer());
-  t = steadyNowNs();
-  if (feedback_) sent_.resize(count);
-  powersgd_->projectQ(data, feedback_ ? sent_.data() : nullptr);
-  if (feedback_) feedback_->update(data, sent_.data(), count);
-  stats.codec_ns += steadyNowNs() - t;
-  sum(powersgd_->secondBuffer());
-  t = steadyNowNs();
-  powersgd_->reconstruct(data);
   stats.codec_ns += steadyNowNs() - t;
 }
 

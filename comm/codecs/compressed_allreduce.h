@@ -1,7 +1,8 @@
 // A compressed sum all-reduce on the host: the job's codec, error feedback and momentum
 // correction, this rank's encode, and the collective the codec's payloads need
 // (payload_exchange.h: the compressed ring, an all-gather of payloads, or randomk's float
-// all-reduce); powersgd instead runs two float all-reduces of P and Q (powersgd.h).
+// all-reduce). Not powersgd, whose products run where the gradient is
+// (engine/train/powersgd_sync.h).
 // With one rank nothing moves, but the codec and error feedback still apply, so a 1-rank
 // run trains on exactly what a compressed gradient carries.
 #pragma once
@@ -19,15 +20,14 @@
 
 namespace ranklab {
 
-class Allreduce;
 class AllreduceChoice;
 class MomentumCorrection;
-class PowerSgd;
 
 class CompressedAllreduce {
  public:
-  // algorithm: the float all-reduce (ring, mpi) used by randomk and powersgd; the other
-  // codecs move bytes with their own collectives. count: the gradient buffer's length.
+  // algorithm: the float all-reduce (ring, mpi) used by randomk; the other codecs move bytes
+  // with their own collectives. count: the gradient buffer's length. Throws
+  // std::invalid_argument for none and for powersgd.
   CompressedAllreduce(Communicator& comm, const AllreduceChoice& algorithm,
                       const CodecOptions& options, size_t count);
   ~CompressedAllreduce();
@@ -47,17 +47,14 @@ class CompressedAllreduce {
   const ErrorFeedback* errorFeedback() const { return feedback_.get(); }
 
  private:
-  void runPowerSgd(float* data, size_t count, CompressedAllreduceStats& stats);
   // Encodes data, and decodes the payload into sent_ (this rank's own contribution).
   void encodeOwn(const float* data, size_t count, CompressedAllreduceStats& stats);
 
   Communicator& comm_;
   CodecOptions options_;
   size_t count_;
-  std::unique_ptr<GradientCodec> codec_;       // null for powersgd
-  std::unique_ptr<PayloadExchange> exchange_;  // null for powersgd
-  std::unique_ptr<Allreduce> allreduce_;       // powersgd's sums of P and Q
-  std::unique_ptr<PowerSgd> powersgd_;
+  std::unique_ptr<GradientCodec> codec_;
+  std::unique_ptr<PayloadExchange> exchange_;
   std::unique_ptr<ErrorFeedback> feedback_;
   std::vector<uint8_t> payload_;
   std::vector<float> sent_;

@@ -6,11 +6,8 @@
 #include <string>
 
 #include "comm/codecs/fast_rng.h"
-#include "kernels/cpu/gemm.h"
 
 namespace ranklab {
-
-using kernels::Trans;
 
 PowerSgd::PowerSgd(std::vector<MatrixBlock> blocks, size_t count, int rank, bool warm_start,
                    uint64_t seed)
@@ -82,19 +79,6 @@ const std::vector<float>& PowerSgd::prepareQ() {
   return q_;
 }
 
-void PowerSgd::projectP(const float* grads) {
-  prepareQ();
-  for (size_t b = 0; b < blocks_.size(); ++b) {
-    const MatrixBlock& m = blocks_[b];
-    const int r = ranks_[b];
-    // P (rows, r) = M (rows, cols) . Q (cols, r)
-    kernels::sgemm(Trans::kNo, Trans::kNo, m.rows, r, m.cols, 1.f, grads + m.offset, m.cols,
-                   q_.data() + q_offset_[b], r, 0.f, first_.data() + p_offset_[b], r);
-  }
-  float* rest = first_.data() + rest_offset_;
-  for (const auto& [begin, end] : rest_) rest = std::copy(grads + begin, grads + end, rest);
-}
-
 namespace {
 // Modified Gram-Schmidt on the r columns of a row-major (rows, r) matrix; a column that is
 // (numerically) in the span of the earlier ones becomes zero.
@@ -116,42 +100,6 @@ void orthonormalizeColumns(float* p, int rows, int r) {
 void PowerSgd::orthonormalizeP() {
   for (size_t b = 0; b < blocks_.size(); ++b)
     orthonormalizeColumns(first_.data() + p_offset_[b], blocks_[b].rows, ranks_[b]);
-}
-
-void PowerSgd::projectQ(const float* grads, float* sent) {
-  orthonormalizeP();
-  for (size_t b = 0; b < blocks_.size(); ++b) {
-    const MatrixBlock& m = blocks_[b];
-    const int r = ranks_[b];
-    const float* p = first_.data() + p_offset_[b];
-    float* q = second_.data() + q_offset_[b];
-    // Q (cols, r) = M^T (cols, rows) . P^ (rows, r)
-    kernels::sgemm(Trans::kYes, Trans::kNo, m.cols, r, m.rows, 1.f, grads + m.offset, m.cols, p, r,
-                   0.f, q, r);
-    // This rank's own contribution: P^ (rows, r) . Q^T (r, cols)
-    if (sent) {
-      kernels::sgemm(Trans::kNo, Trans::kYes, m.rows, m.cols, r, 1.f, p, r, q, r, 0.f,
-                     sent + m.offset, m.cols);
-    }
-  }
-  if (sent) {
-    for (const auto& [begin, end] : rest_) std::copy(grads + begin, grads + end, sent + begin);
-  }
-}
-
-void PowerSgd::reconstruct(float* grads) {
-  for (size_t b = 0; b < blocks_.size(); ++b) {
-    const MatrixBlock& m = blocks_[b];
-    const int r = ranks_[b];
-    kernels::sgemm(Trans::kNo, Trans::kYes, m.rows, m.cols, r, 1.f, first_.data() + p_offset_[b], r,
-                   second_.data() + q_offset_[b], r, 0.f, grads + m.offset, m.cols);
-  }
-  const float* rest = first_.data() + rest_offset_;
-  for (const auto& [begin, end] : rest_) {
-    std::copy(rest, rest + (end - begin), grads + begin);
-    rest += end - begin;
-  }
-  finishStep();
 }
 
 void PowerSgd::finishStep() {

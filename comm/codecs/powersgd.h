@@ -25,26 +25,16 @@ class PowerSgd {
   // blocks: disjoint matrices inside a buffer of `count` floats.
   PowerSgd(std::vector<MatrixBlock> blocks, size_t count, int rank, bool warm_start, uint64_t seed);
 
-  // One compressed all-reduce is these three phases with a float sum over ranks of
-  // firstBuffer() after the first and of secondBuffer() after the second:
-  // P = M Q for every block into the first buffer, plus the uncompressed elements.
-  void projectP(const float* grads);
-  // Orthonormalise P, Q = M^T P into the second buffer; `sent` (if not null) receives this
-  // rank's own contribution, P Q^T and the uncompressed rest (count floats).
-  void projectQ(const float* grads, float* sent);
-  // grads = P Q_sum^T per block and the summed rest; keeps Q for warm start.
-  void reconstruct(float* grads);
-
-  std::vector<float>& firstBuffer() { return first_; }
-  std::vector<float>& secondBuffer() { return second_; }
-
-  // The phases' host-side parts, for a device that runs the products where the gradient is
-  // (engine/train/device_powersgd_sync.h): before P = M Q, the Q this step starts from
-  // (drawn afresh where warm start cannot continue); before Q = M^T P, P orthonormalised in
-  // the first buffer; after the reconstruction, the warm start's Q kept and the step counted.
+  // One compressed all-reduce, run by engine/train/powersgd_sync.h where the gradient is,
+  // needs these host-side parts: before P = M Q, the Q this step starts from (drawn afresh
+  // where warm start cannot continue); after the first sum, P orthonormalised in the first
+  // buffer (every P, then the uncompressed rest); after the reconstruction from the second
+  // (every Q, summed), the warm start's Q kept and the step counted.
   const std::vector<float>& prepareQ();
   void orthonormalizeP();
   void finishStep();
+  std::vector<float>& firstBuffer() { return first_; }
+  std::vector<float>& secondBuffer() { return second_; }
   // The blocks by offset; where block b's P and Q sit in the buffers; the uncompressed
   // [begin, end) ranges, in order from restOffset() in the first buffer.
   const std::vector<MatrixBlock>& blocks() const { return blocks_; }

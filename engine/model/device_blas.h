@@ -1,7 +1,7 @@
 // The dense arithmetic over a device's buffers that is neither a layer nor a codec: a
 // residual sum and a matrix product, used by the GPT's blocks and tied head
 // (transformer_block.cpp), error feedback and PowerSGD's projections
-// (engine/train/device_powersgd_sync.h). All pointers are the device's. One of a
+// (engine/train/powersgd_sync.h). All pointers are the device's. One of a
 // ComputeDevice's concerns (compute_device.h).
 #pragma once
 

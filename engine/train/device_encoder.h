@@ -23,7 +23,7 @@
 namespace ranklab {
 
 // Whether the codec's encode has a device path: every codec but powersgd (its products:
-// device_powersgd_sync.h) and none.
+// powersgd_sync.h) and none.
 bool hasDeviceEncode(const std::string& codec);
 
 class DeviceEncoder {

@@ -7,7 +7,7 @@
 #include "engine/job/device_spec.h"
 #include "engine/job/strategy_traits.h"
 #include "engine/train/device_codec_sync.h"
-#include "engine/train/device_powersgd_sync.h"
+#include "engine/train/powersgd_sync.h"
 #include "engine/train/ps_worker_sync.h"
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
@@ -122,8 +122,8 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   const CodecForm form = codecTraitsOf(job.compression.codec).form;
   const StrategyTraits& strategy = strategyTraitsOr(p.strategy);
   if (strategy.all_reduces_gradient && form == CodecForm::kLowRank) {
-    return {std::make_unique<DevicePowerSgdSync>(world, allreduceOf(p),
-                                                 codecOptions(job, std::move(matrices)), device),
+    return {std::make_unique<PowerSgdSync>(world, allreduceOf(p),
+                                           codecOptions(job, std::move(matrices)), device),
             "powersgd's products on the GPU: only its P and Q (and the uncompressed rest) "
             "copied to the host and summed there" +
                 how};

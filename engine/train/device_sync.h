@@ -1,7 +1,7 @@
 // The gradient sync for a model on a compute device (train.device): the strategy itself
 // where the device computes in host memory; on a GPU either NCCL over the GPU buffers or the
 // strategy run on host copies (parallel.device_collectives), a codec's work done on the GPU
-// first where it can be (device_codec_sync.h, device_powersgd_sync.h, and a parameter
+// first where it can be (device_codec_sync.h, powersgd_sync.h, and a parameter
 // server's pushes: ps_worker_sync.h), so only its payload or small matrices come down.
 #pragma once
 

@@ -4,9 +4,11 @@
 
 #include <stdexcept>
 
+#include "comm/codecs/codec_traits.h"
 #include "comm/registry.h"
 #include "engine/train/allreduce_sync.h"
 #include "engine/train/local_sgd_sync.h"
+#include "engine/train/powersgd_sync.h"
 #include "engine/train/priority_sync.h"
 #include "engine/train/ps_worker_sync.h"
 #include "engine/train/shm_sharded_sync.h"
@@ -26,6 +28,11 @@ const std::vector<StrategyEntry>& strategyRegistry() {
          const auto& p = job.parallel;
          if (p.zero > 0) return std::make_unique<ZeroSync>(world, p.zero);
          if (p.sharesOneModel()) return std::make_unique<ShmShardedSync>(world);
+         // powersgd's products run where the gradient is: here the CPU's.
+         if (codecTraitsOf(job.compression.codec).form == CodecForm::kLowRank) {
+           return std::make_unique<PowerSgdSync>(
+               world, allreduceOf(p), codecOptions(job, std::move(matrices)), cpuDevice());
+         }
          if (p.comm_schedule == "priority") {
            return std::make_unique<PrioritySync>(world, allreduceOf(p),
                                                  static_cast<size_t>(p.partition_kb) * 1024,

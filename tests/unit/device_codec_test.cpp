@@ -235,7 +235,7 @@ INSTANTIATE_TEST_SUITE_P(Codecs, DeviceCodecStep,
 
 // The checkpoint holds the device's residual and velocity; randomk's also the position of
 // its shared random stream, qsgd's that of its rounding stream (the ring's partial sums),
-// powersgd's its step and warm-start Q (engine/train/device_powersgd_sync.h).
+// powersgd's its step and warm-start Q (engine/train/powersgd_sync.h).
 class DeviceCodecResume : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {

@@ -1,5 +1,5 @@
 // powersgd on a device whose memory the host may not touch (tests/support/guarded_device.h):
-// its products run on the device (engine/train/device_powersgd_sync.h), only P, Q and the
+// its products run on the device (engine/train/powersgd_sync.h), only P, Q and the
 // uncompressed rest cross to the host, and each run is the CPU's powersgd bit for bit: 1, 2
 // and 3 ranks, ranks 1, 2 and 4 of the approximation, with and without warm start and error
 // feedback, SGD and Adam, one and two hidden layers; one step's transfers against the
@@ -10,11 +10,13 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "engine/train/device_powersgd_sync.h"
+#include "comm/collectives/allreduce_registry.h"
+#include "engine/train/powersgd_sync.h"
 #include "engine/train/strategy_registry.h"
 #include "tests/support/guarded_device.h"
 #include "tests/support/thread_ranks.h"
@@ -144,7 +146,7 @@ TEST(DevicePowerSgd, MovesItsSmallMatricesNotTheGradient) {
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
     const int r = comm.rank();
     testing::GuardedDevice& device = testing::guarded(r);
-    DevicePowerSgdSync sync(comm, allreduceOf(job.parallel), codecOptions(job, matrices), device);
+    PowerSgdSync sync(comm, allreduceOf(job.parallel), codecOptions(job, matrices), device);
     auto grads = device.allocate(kCount);
     sync.start(nullptr, kCount);
     const int64_t up_before = device.floats_uploaded, down_before = device.floats_downloaded;
@@ -167,6 +169,111 @@ TEST(DevicePowerSgd, MovesItsSmallMatricesNotTheGradient) {
   }
   std::printf("per step and rank: %lld floats down, %lld up, for a gradient of %zu\n",
               static_cast<long long>(down[0] / 2), static_cast<long long>(up[0] / 2), kCount);
+}
+
+// On the CPU powersgd is the same PowerSgdSync, its products the CPU's kernels. Every rank's
+// W is (r + 1) times one rank-1 matrix, so the sum is rank 1 and rank 1 recovers the mean on
+// every world, every rank the same; the bias travels uncompressed.
+TEST(PowerSgdSync, RecoversALowRankMeanOnEveryWorld) {
+  const int rows = 12, cols = 20;
+  const size_t count = rows * cols + rows;
+  CodecOptions options;
+  options.codec = "powersgd";
+  options.rank = 1;
+  options.matrices = {{0, rows, cols}};
+  const auto matrix = [&](size_t i) {
+    return 0.1f * ((i / cols) % 5 - 2.f) * std::sin(0.5f * (i % cols));
+  };
+  for (int world : {1, 2, 3, 5, 8}) {
+    std::vector<std::vector<float>> out(world);
+    testing::onEveryRank(world, [&](Communicator& comm) {
+      std::vector<float> data(count);
+      for (size_t i = 0; i < count; ++i)
+        data[i] = i < size_t(rows * cols) ? (comm.rank() + 1) * matrix(i) : float(comm.rank());
+      PowerSgdSync sync(comm, AllreduceChoice("ring"), options, cpuDevice());
+      sync.start(nullptr, count);
+      const SyncStats stats = sync.sync(data.data(), count);
+      if (comm.size() > 1) {
+        EXPECT_LT(stats.bytes_tx, stats.bytes_raw / 4) << world;
+      }
+      out[comm.rank()] = data;
+    });
+    for (int r = 1; r < world; ++r) ASSERT_EQ(out[r], out[0]) << world << " ranks, rank " << r;
+    const float mean = (world + 1) / 2.f;
+    for (size_t i = 0; i < size_t(rows * cols); ++i)
+      ASSERT_NEAR(out[0][i], mean * matrix(i), 1e-5) << world << " ranks, " << i;
+    for (size_t i = rows * cols; i < count; ++i)
+      ASSERT_NEAR(out[0][i], (world - 1) / 2.f, 1e-6) << world << " ranks, bias " << i;
+  }
+}
+
+// A small MLP-like layout: W0 (16, 24), b0 (16), W1 (4, 16), b1 (4).
+constexpr size_t kLayoutCount = 16 * 24 + 16 + 4 * 16 + 4;
+CodecOptions layoutPowerSgd(bool error_feedback) {
+  CodecOptions o;
+  o.codec = "powersgd";
+  o.rank = 1;
+  o.error_feedback = error_feedback;
+  o.matrices = {{0, 16, 24}, {16 * 24 + 16, 4, 16}};
+  return o;
+}
+
+// One rank, so what a step returns is what it sent: over many steps sum(sent) + residual ==
+// sum(raw), the residual being what error feedback kept (on the device, read back through
+// the checkpoint's state).
+TEST(PowerSgdSync, SentPlusResidualEqualsRawOverSteps) {
+  testing::onEveryRank(1, [&](Communicator& comm) {
+    PowerSgdSync sync(comm, AllreduceChoice("ring"), layoutPowerSgd(true), cpuDevice());
+    sync.start(nullptr, kLayoutCount);
+    std::mt19937_64 rng(17);
+    std::normal_distribution<float> normal(0.f, 1e-3f);
+    std::vector<double> raw_sum(kLayoutCount, 0), sent_sum(kLayoutCount, 0);
+    std::vector<float> g(kLayoutCount);
+    double largest = 0;
+    for (int step = 0; step < 60; ++step) {
+      for (size_t i = 0; i < kLayoutCount; ++i) {
+        g[i] = normal(rng) + (i % 5 == 0 ? 1e-3f : 0.f);  // a drift, so residuals build up
+        raw_sum[i] += g[i];
+        largest = std::max(largest, std::fabs(raw_sum[i]));
+      }
+      sync.sync(g.data(), kLayoutCount);
+      for (size_t i = 0; i < kLayoutCount; ++i) sent_sum[i] += g[i];
+    }
+    const std::vector<float> residual = sync.saveCodecState().tensors.at("residual");
+    ASSERT_EQ(residual.size(), kLayoutCount);
+    double worst = 0, residual_norm = 0;
+    for (size_t i = 0; i < kLayoutCount; ++i) {
+      worst = std::max(worst, std::fabs(sent_sum[i] + residual[i] - raw_sum[i]));
+      residual_norm += double(residual[i]) * residual[i];
+    }
+    EXPECT_LT(worst, 1e-5 * largest + 1e-7) << "largest difference " << worst;
+    EXPECT_GT(residual_norm, 0) << "a rank-1 approximation left nothing behind";
+  });
+}
+
+// M = u v^T scaled: rank 1, so a rank-1 step reproduces it; the biases pass through as they
+// are; a rank-4 block only shrinks (a projection); no residual is kept without feedback.
+TEST(PowerSgdSync, ReproducesALowRankMatrixAndPassesTheRestThrough) {
+  testing::onEveryRank(1, [&](Communicator& comm) {
+    PowerSgdSync sync(comm, AllreduceChoice("ring"), layoutPowerSgd(false), cpuDevice());
+    sync.start(nullptr, kLayoutCount);
+    std::vector<float> g(kLayoutCount);
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 24; ++c) g[r * 24 + c] = 0.01f * (r - 7.5f) * std::cos(0.3f * c);
+    for (size_t i = 16 * 24; i < kLayoutCount; ++i) g[i] = 0.001f * static_cast<float>(i % 11);
+    const auto original = g;
+    sync.sync(g.data(), kLayoutCount);
+    for (size_t i = 0; i < 16 * 24; ++i) ASSERT_NEAR(g[i], original[i], 1e-6) << i;
+    for (size_t i = 16 * 24; i < 16 * 24 + 16; ++i) ASSERT_EQ(g[i], original[i]) << "bias " << i;
+    double err = 0, norm = 0;
+    const size_t w1 = 16 * 24 + 16;
+    for (size_t i = w1; i < w1 + 64; ++i) {
+      err += (double(g[i]) - original[i]) * (double(g[i]) - original[i]);
+      norm += double(original[i]) * original[i];
+    }
+    EXPECT_LE(err, norm * (1 + 1e-6));
+    EXPECT_EQ(sync.saveCodecState().tensors.count("residual"), 0u);
+  });
 }
 
 }  // namespace

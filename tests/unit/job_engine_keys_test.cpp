@@ -223,8 +223,6 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
       device_issues("[train]\ndevice = \"cuda\"\n[launch]\nhosts = [\"a\", \"b\"]\n").empty());
   const std::string on_gpu = "[train]\ndevice = \"cuda\"\n[parallel]\n";
   const std::pair<std::string, std::string> cases[] = {
-      {on_gpu + "zero = 1\ndevice_collectives = \"host\"\n",
-       "parallel.zero: shards the update on the GPUs through NCCL"},
       {on_gpu + "algorithm = \"shm-sharded\"\n",
        "parallel.algorithm: \"shm-sharded\" keeps the one shared model in host shared memory"},
       {on_gpu + "comm_schedule = \"priority\"\ndevice_collectives = \"nccl\"\n",
@@ -240,10 +238,16 @@ TEST(JobEngineKeys, DeviceNamesAGpuThatIsThereAndWhatCannotRunOnIt) {
       seen |= (issue.key + ": " + issue.message).find(expected) != std::string::npos;
     EXPECT_TRUE(seen) << text;
   }
-  // ZeRO runs on GPUs through NCCL: nothing about it is refused on the key itself.
+  // ZeRO runs on GPUs through NCCL, or through host copies: nothing about it is refused on
+  // the key itself, whatever the collectives.
   for (const std::string stage : {"1", "2", "3"}) {
-    for (const auto& issue : engineKeyIssues(on_gpu + "zero = " + stage + "\n"))
-      EXPECT_NE(issue.key, "parallel.zero") << stage << ": " << issue.message;
+    for (const std::string collectives : {"auto", "nccl", "host"}) {
+      const std::string text =
+          on_gpu + "zero = " + stage + "\ndevice_collectives = \"" + collectives + "\"\n";
+      for (const auto& issue : engineKeyIssues(text))
+        EXPECT_NE(issue.key, "parallel.zero")
+            << stage << ", " << collectives << ": " << issue.message;
+    }
   }
   // Nor are pipeline stages, tensor slices or priority pieces: they go through host copies.
   for (const std::string layout : {"pipeline = 2", "tensor = 2", "comm_schedule = \"priority\""}) {

@@ -1,4 +1,4 @@
-#include "engine/train/device_powersgd_sync.h"
+#include "engine/train/powersgd_sync.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -17,17 +17,17 @@ size_t blockSize(const MatrixBlock& m) {
 }
 }  // namespace
 
-DevicePowerSgdSync::DevicePowerSgdSync(Communicator& comm, const AllreduceChoice& algorithm,
-                                       CodecOptions codec, const ComputeDevice& device)
+PowerSgdSync::PowerSgdSync(Communicator& comm, const AllreduceChoice& algorithm, CodecOptions codec,
+                           const ComputeDevice& device)
     : comm_(comm), device_(device), options_(std::move(codec)), allreduce_(algorithm.make(comm)) {
   if (codecTraitsOf(options_.codec).form != CodecForm::kLowRank)
-    throw std::invalid_argument("DevicePowerSgdSync: codec \"" + options_.codec +
+    throw std::invalid_argument("PowerSgdSync: codec \"" + options_.codec +
                                 "\" is not a low-rank one (powersgd)");
 }
 
-DevicePowerSgdSync::~DevicePowerSgdSync() = default;
+PowerSgdSync::~PowerSgdSync() = default;
 
-void DevicePowerSgdSync::start(float* /*params*/, size_t count) {
+void PowerSgdSync::start(float* /*params*/, size_t count) {
   count_ = count;
   powersgd_ = std::make_unique<PowerSgd>(options_.matrices, count, options_.rank,
                                          options_.warm_start, options_.seed);
@@ -42,14 +42,14 @@ void DevicePowerSgdSync::start(float* /*params*/, size_t count) {
   stepped_ = false;
 }
 
-void DevicePowerSgdSync::sum(std::vector<float>& buffer, SyncStats& stats) {
+void PowerSgdSync::sum(std::vector<float>& buffer, SyncStats& stats) {
   if (comm_.size() == 1) return;
   allreduce_->run(buffer.data(), buffer.size());
   stats.bytes_tx += allreduce_->bytesSent();
   stats.bytes_rx += allreduce_->bytesReceived();
 }
 
-void DevicePowerSgdSync::projectP(const float* grads) {
+void PowerSgdSync::projectP(const float* grads) {
   const std::vector<float>& q = powersgd_->prepareQ();
   device_.upload(q_->data(), q.data(), q.size());
   const auto& blocks = powersgd_->blocks();
@@ -69,7 +69,7 @@ void DevicePowerSgdSync::projectP(const float* grads) {
   }
 }
 
-void DevicePowerSgdSync::projectQ(const float* grads) {
+void PowerSgdSync::projectQ(const float* grads) {
   powersgd_->orthonormalizeP();
   device_.upload(p_->data(), powersgd_->firstBuffer().data(), powersgd_->restOffset());
   const auto& blocks = powersgd_->blocks();
@@ -85,7 +85,7 @@ void DevicePowerSgdSync::projectQ(const float* grads) {
   if (residual_) keepResidual(grads);
 }
 
-void DevicePowerSgdSync::keepResidual(const float* grads) {
+void PowerSgdSync::keepResidual(const float* grads) {
   device_.copy(residual_->data(), grads, count_);
   const auto& blocks = powersgd_->blocks();
   for (size_t b = 0; b < blocks.size(); ++b) {
@@ -103,7 +103,7 @@ void DevicePowerSgdSync::keepResidual(const float* grads) {
   stepped_ = true;
 }
 
-void DevicePowerSgdSync::reconstruct(float* grads) {
+void PowerSgdSync::reconstruct(float* grads) {
   const std::vector<float>& second = powersgd_->secondBuffer();
   device_.upload(q_->data(), second.data(), second.size());  // every Q, summed
   const auto& blocks = powersgd_->blocks();
@@ -122,7 +122,7 @@ void DevicePowerSgdSync::reconstruct(float* grads) {
   powersgd_->finishStep();
 }
 
-SyncStats DevicePowerSgdSync::sync(float* grads, size_t count) {
+SyncStats PowerSgdSync::sync(float* grads, size_t count) {
   if (count != count_) start(nullptr, count);
   return timeCompressedAllreduce(comm_, count, [&](SyncStats& stats) {
     auto timed = [&](auto&& phase) {
@@ -144,7 +144,7 @@ SyncStats DevicePowerSgdSync::sync(float* grads, size_t count) {
   });
 }
 
-CodecState DevicePowerSgdSync::saveCodecState() const {
+CodecState PowerSgdSync::saveCodecState() const {
   CodecState state;
   if (!powersgd_) return state;  // not started: nothing to keep
   powersgd_->saveState(state, "codec.");
@@ -152,13 +152,13 @@ CodecState DevicePowerSgdSync::saveCodecState() const {
   return state;
 }
 
-void DevicePowerSgdSync::restoreCodecState(const CodecState& state) {
-  if (!powersgd_) throw std::logic_error("DevicePowerSgdSync: restored before start()");
+void PowerSgdSync::restoreCodecState(const CodecState& state) {
+  if (!powersgd_) throw std::logic_error("PowerSgdSync: restored before start()");
   powersgd_->restoreState(state, "codec.");
   stepped_ = restoreDeviceBuffer(state, "residual", device_, residual_.get(), count_);
 }
 
-size_t DevicePowerSgdSync::bufferBytesHeld() const {
+size_t PowerSgdSync::bufferBytesHeld() const {
   if (!powersgd_) return 0;
   // The host's: the two summed buffers and the warm start's Q.
   const size_t host = powersgd_->firstFloats() + 2 * powersgd_->secondFloats();

@@ -1,13 +1,15 @@
-// parallel.strategy = "allreduce" with compression.codec = "powersgd" on a GPU: the
-// products of each step's power iteration (comm/codecs/powersgd.h) run where the gradient
-// is, and only the small matrices cross to the host. Per step and weight matrix M (rows,
-// cols) at rank r: error feedback's residual (device memory) added to M; Q (cols, r)
-// uploaded, P = M Q on the device, P and the uncompressed rest (the biases) downloaded and
-// summed over MPI; P orthonormalised on the host and uploaded, Q = M^T P^ on the device,
-// downloaded and summed; the residual M - P^ Q^T kept on the device; the mean P^ Q_sum^T /
-// ranks computed there and the rest's mean uploaded. About 2 (rows + cols) r floats per
-// matrix cross each way instead of rows * cols. Bit for bit the host's powersgd where the
-// device's products are the CPU's (tests: engine.DevicePowerSgd*).
+// parallel.strategy = "allreduce" with compression.codec = "powersgd" (Vogels et al. 2019;
+// comm/codecs/powersgd.h keeps its layout, Q draws, orthonormalisation and state): the
+// products of each step's power iteration run on the model's device (the CPU's kernels, or a
+// GPU's cuBLAS), and only the small matrices cross ranks, through host buffers. Per step and
+// weight matrix M (rows, cols) at rank r: error feedback's residual added to M; Q (cols, r)
+// uploaded, P = M Q, P and the uncompressed rest (the biases) downloaded and summed over the
+// ranks; P orthonormalised on the host and uploaded, Q = M^T P^, downloaded and summed; the
+// residual M - P^ Q^T kept on the device; the mean P^ Q_sum^T / ranks computed there and the
+// rest's mean uploaded. About 2 (rows + cols) r floats per matrix cross each way instead of
+// rows * cols. One algorithm on every device: on the CPU the uploads and downloads are
+// copies, and a device whose products are the CPU's is bit for bit the CPU (tests:
+// engine.DevicePowerSgd*).
 #pragma once
 
 #include <memory>
@@ -24,20 +26,20 @@ namespace ranklab {
 
 class AllreduceChoice;
 
-class DevicePowerSgdSync : public GradientSync, public CheckpointState {
+class PowerSgdSync : public GradientSync, public CheckpointState {
  public:
   // codec: powersgd's options with the model's weight matrices. algorithm: the float
-  // all-reduce that sums P, the rest and Q.
-  DevicePowerSgdSync(Communicator& comm, const AllreduceChoice& algorithm, CodecOptions codec,
-                     const ComputeDevice& device);
-  ~DevicePowerSgdSync() override;
+  // all-reduce that sums P, the rest and Q. device: where the model's gradient is.
+  PowerSgdSync(Communicator& comm, const AllreduceChoice& algorithm, CodecOptions codec,
+               const ComputeDevice& device);
+  ~PowerSgdSync() override;
 
   Communicator& peers() override { return comm_; }
   void start(float* params, size_t count) override;
   // grads: the device's; on return, the mean over ranks of what each sent.
   SyncStats sync(float* grads, size_t count) override;
   // powersgd's own ("codec.": its step and warm-start Q) and "residual" (downloaded; empty
-  // before the first step), as the host's compressed all-reduce keeps them.
+  // before the first step), the keys the other codecs' state uses.
   CheckpointState* checkpointState() override { return this; }
   CodecState saveCodecState() const override;
   void restoreCodecState(const CodecState& state) override;
