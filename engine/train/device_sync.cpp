@@ -12,13 +12,9 @@
 #include "engine/train/staged_sync.h"
 #include "engine/train/strategy_registry.h"
 
+#include "engine/train/nccl_syncs.h"
 #include "engine/train/staged_shard_collectives.h"
 #include "engine/train/zero_sync.h"
-
-#if RANKLAB_HAVE_NCCL
-#include "engine/train/nccl_shard_collectives.h"
-#include "engine/train/nccl_sync.h"
-#endif
 
 namespace ranklab {
 
@@ -30,7 +26,6 @@ int gpuIndexOf(const ComputeDevice& device) {
   return spec && spec->index >= 0 ? spec->index : 0;
 }
 
-#if RANKLAB_HAVE_NCCL
 // "" when every rank has a GPU of its own; else which GPU of which host is shared (the
 // same answer on every rank: collective over `world`).
 std::string sharedGpu(Communicator& world, int gpu) {
@@ -47,14 +42,9 @@ std::string sharedGpu(Communicator& world, int gpu) {
                              : "ranks on another host share a GPU";
 }
 
-#endif
-
 // Why NCCL cannot run this job ("" when it can).
-std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Communicator& world,
-                       [[maybe_unused]] int gpu) {
-#if !RANKLAB_HAVE_NCCL
-  return "this ranklab was built without NCCL";
-#else
+std::string whyNotNccl(const JobSpec& job, Communicator& world, int gpu) {
+  if (!ncclBuilt()) return "this ranklab was built without NCCL";
   if (!strategyTraitsOr(job.parallel.strategy).all_reduces_gradient)
     return "parallel.strategy is " + job.parallel.strategy;
   if (job.compression.compresses()) return "compression.codec is " + job.compression.codec;
@@ -63,22 +53,17 @@ std::string whyNotNccl([[maybe_unused]] const JobSpec& job, [[maybe_unused]] Com
   const std::string shared = sharedGpu(world, gpu);
   if (!shared.empty()) return "NCCL refuses two ranks on one GPU: " + shared;
   return "";
-#endif
 }
 
-#if RANKLAB_HAVE_NCCL
 // The GPU buffers crossing ranks as they are: ZeRO's reduce-scatters and all-gathers, or
 // one all-reduce of the gradient.
 DeviceSync ncclSync(const JobSpec& job, Communicator& world, const ComputeDevice& device, int gpu) {
   const int stage = job.parallel.zero;
-  if (stage == 0)
-    return {std::make_unique<NcclSync>(world, gpu), "gradients all-reduced by NCCL on the GPUs"};
-  return {std::make_unique<ZeroSync>(world, stage,
-                                     std::make_unique<NcclShardCollectives>(world, gpu), device),
+  if (stage == 0) return {makeNcclSync(world, gpu), "gradients all-reduced by NCCL on the GPUs"};
+  return {std::make_unique<ZeroSync>(world, stage, makeNcclShardCollectives(world, gpu), device),
           "ZeRO stage " + std::to_string(stage) +
               ": gradients reduce-scattered and parameters all-gathered by NCCL on the GPUs"};
 }
-#endif
 
 }  // namespace
 
@@ -100,9 +85,7 @@ DeviceSync makeDeviceSync(const JobSpec& job, Communicator& world,
   const int gpu = gpuIndexOf(device);
   const std::string& wanted = job.parallel.device_collectives;
   const std::string why_not = wanted == "host" ? "" : whyNotNccl(job, world, gpu);
-#if RANKLAB_HAVE_NCCL
   if (wanted != "host" && why_not.empty()) return ncclSync(job, world, device, gpu);
-#endif
   if (wanted == "nccl") {
     throw std::invalid_argument("parallel.device_collectives = \"nccl\": " + why_not +
                                 "; use \"host\" (or \"auto\") to run the all-reduce on host "
