@@ -60,6 +60,10 @@ bool RunFollower::poll(RunObserver& observer) {
     outcome_.error = store_.path() + ": run " + std::to_string(run_id_) + " was deleted";
     return false;
   }
+  if (!announced_) {  // a run given by id (attach, take over) is told like one found
+    announced_ = true;
+    observer.onStarted(run_id_, command_);
+  }
   if (run->status == "running" && launcherGone()) {
     store_.markLostRuns();  // its launcher died without finishing it: say so in the store
     run = store_.run(run_id_);
@@ -82,7 +86,6 @@ bool RunFollower::findRun(RunObserver& observer) {
   if (auto id = store_.runLaunchedBy(launcher_)) {
     run_id_ = *id;
     outcome_.run_id = run_id_;
-    observer.onStarted(run_id_, command_);
     return true;
   }
   if (!gone) return false;

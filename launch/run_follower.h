@@ -52,6 +52,7 @@ class RunFollower {
   std::string console_path_;
   std::vector<std::string> command_;
   int64_t run_id_ = 0;
+  bool announced_ = false;  // onStarted told, once, whether the run was found or given
   int64_t console_offset_ = 0;
   std::string console_pending_;  // a line the launcher has not finished writing
   std::string console_error_;    // "run N failed: …" or what it printed before a run

@@ -400,8 +400,11 @@ void MainWindow::onStarted(qint64 run_id, const QStringList& command) {
     timeline_page_->setRun(run_id, tr("run %1 · running").arg(run_id),
                            syncsEveryStep(live_strategy_), -1, true);
   }
-  appendLog(-1, false, QStringLiteral("$ ") + command.join(QLatin1Char(' ')));
-  statusBar()->showMessage(tr("Run %1 started").arg(run_id));
+  // A run followed by id (attach, take over) has no command of this workbench's.
+  if (!command.isEmpty())
+    appendLog(-1, false, QStringLiteral("$ ") + command.join(QLatin1Char(' ')));
+  statusBar()->showMessage(command.isEmpty() ? tr("Following run %1, still going").arg(run_id)
+                                             : tr("Run %1 started").arg(run_id));
   refreshRuns();  // lists it as running
 }
 

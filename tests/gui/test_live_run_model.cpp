@@ -71,6 +71,32 @@ class LiveRunModelTest : public QObject {
              QStringLiteral("starting"));
   }
 
+  // A followed run's stored events come before its ranks and steps: the first event naming
+  // a rank (its activations) inserts its row as the views expect, so a grid shows it (before,
+  // the row appeared without rowsInserted and a table view stayed empty).
+  void anEventBeforeAnyStepInsertsItsRanksRow() {
+    LiveRunModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    EventRow activations;
+    activations.rank = 1;
+    activations.kind = "activations";
+    activations.text = "per layer at micro-batch 64 x 1 copy (bytes kept for backward): fc0 100";
+    model.addEvent(activations);
+    QCOMPARE(inserted.count(), 1);
+    QCOMPARE(model.rowCount(), 1);
+    EventRow launcher = activations;  // the launcher's own events name no rank
+    launcher.rank = -1;
+    launcher.kind = "log";
+    model.addEvent(launcher);
+    model.setRank(RankRow{7, 1, "host", 1, "running", 0, 0, 0, -1});
+    model.addStep(makeStep(1, 0, 2.0));
+    model.addStep(makeStep(0, 0, 2.5));
+    QCOMPARE(inserted.count(), 2);
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.rankAt(0).rank, 0);
+  }
+
   // Ranks on hosts: each row names its host, and every other host's rows are tinted.
   void eachRankShowsItsHost() {
     LiveRunModel model;

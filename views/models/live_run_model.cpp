@@ -49,17 +49,18 @@ void LiveRunModel::load(int64_t run_id, RunSeries series) {
   emit updated();
 }
 
-void LiveRunModel::insertStep(const StepRow& step) {
-  if (series_.rowOfRank(step.rank) >= 0) {
-    series_.addStep(step);
-    return;
-  }
-  // A new rank: its row goes where its number puts it.
+void LiveRunModel::ensureRow(int rank) {
+  if (rank < 0 || series_.rowOfRank(rank) >= 0) return;
   int row = 0;
-  while (row < rankCount() && rankAt(row).rank < step.rank) ++row;
+  while (row < rankCount() && rankAt(row).rank < rank) ++row;
   beginInsertRows({}, row, row);
-  series_.addStep(step);
+  series_.addRank(rank);
   endInsertRows();
+}
+
+void LiveRunModel::insertStep(const StepRow& step) {
+  ensureRow(step.rank);
+  series_.addStep(step);
 }
 
 void LiveRunModel::announceChanges() {
@@ -84,6 +85,7 @@ void LiveRunModel::addEval(const EvalRow& eval) {
 }
 
 void LiveRunModel::addEvent(const EventRow& event) {
+  ensureRow(event.rank);  // the views hear of the row before the series files the event by it
   const size_t before = series_.events().size();
   series_.addEvent(event);
   if (series_.events().size() != before) emit updated();
@@ -105,15 +107,8 @@ void LiveRunModel::addServerLoad(const ServerLoadRow& load) {
 }
 
 void LiveRunModel::setRank(const RankRow& rank) {
-  if (series_.rowOfRank(rank.rank) < 0) {
-    int row = 0;
-    while (row < rankCount() && rankAt(row).rank < rank.rank) ++row;
-    beginInsertRows({}, row, row);
-    series_.setRank(rank);
-    endInsertRows();
-  } else {
-    series_.setRank(rank);
-  }
+  ensureRow(rank.rank);
+  series_.setRank(rank);
   announceChanges();
 }
 

@@ -83,6 +83,10 @@ class LiveRunModel : public QAbstractTableModel {
  private:
   QVariant trainingText(const RankSeries& r, int column) const;  // epoch, step, loss, samples/s
   void insertStep(const StepRow& step);
+  // The rank's row, inserted where its number puts it (and told to the views) if it has none
+  // yet: whatever names a rank first — a step, its rank row, or an event (a followed run's
+  // stored events come before its ranks) — must not add a row the views did not hear of.
+  void ensureRow(int rank);
   void announceChanges();
 
   int64_t run_id_ = 0;

@@ -162,6 +162,7 @@ class RunSeries {
   void addEvent(const EventRow& event);
   void addServerLoad(const ServerLoadRow& load);  // into its shard's ShardLoad
   void setRank(const RankRow& rank);              // hello, then bye with the exit status
+  void addRank(int rank) { rankFor(rank); }       // a row for a rank not seen yet
   void finish(const std::string& status);         // the run ended: no rank is running any more
   // A restart from the checkpoint at `step`: what came after it, as the store rolls back.
   void rollBack(int64_t step);
