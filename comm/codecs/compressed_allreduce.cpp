@@ -64,7 +64,8 @@ CompressedAllreduceStats CompressedAllreduce::run(float* data, size_t count) {
   } else {
     codec_->roundToNearest(feedback_ != nullptr);  // the residual remembers the rounding
     encodeOwn(data, count, stats);
-    if (count > 0) std::memcpy(data, sent_.data(), count * sizeof(float));
+    if (exchange_->startsFromOwnValues() && count > 0)
+      std::memcpy(data, sent_.data(), count * sizeof(float));
     exchange_->sum(payload_, data, count, stats);
   }
   stats.comm_ns = steadyNowNs() - start - stats.codec_ns;

@@ -40,11 +40,14 @@ class PayloadExchange {
   PayloadExchange(Communicator& comm, const AllreduceChoice& algorithm, GradientCodec& codec);
   ~PayloadExchange();
 
-  // sum: count host floats holding what this rank's `payload` decodes to; afterwards the sum
-  // over the ranks of what each sent (every rank adds the same floats in the same order).
-  // The payload may be consumed.
+  // sum: count host floats, holding what this rank's `payload` decodes to where
+  // startsFromOwnValues(); afterwards the sum over the ranks of what each sent (every rank
+  // adds the same floats in the same order). The payload may be consumed.
   void sum(std::vector<uint8_t>& payload, float* sum, size_t count,
            CompressedAllreduceStats& stats);
+  // Whether sum() reads this rank's own values from `sum` (the ring's, or one rank's), rather
+  // than decoding every payload over it.
+  bool startsFromOwnValues() const { return ring_ || comm_.size() == 1; }
   // kRing without an encode first: the ring encodes the raw gradient's chunks itself.
   void ringOfRaw(float* data, size_t count, CompressedAllreduceStats& stats);
 

@@ -11,12 +11,6 @@ namespace ranklab {
 
 using kernels::Trans;
 
-namespace {
-size_t blockSize(const MatrixBlock& m) {
-  return static_cast<size_t>(m.rows) * static_cast<size_t>(m.cols);
-}
-}  // namespace
-
 PowerSgdSync::PowerSgdSync(Communicator& comm, const AllreduceChoice& algorithm, CodecOptions codec,
                            const ComputeDevice& device)
     : comm_(comm), device_(device), options_(std::move(codec)), allreduce_(algorithm.make(comm)) {
@@ -31,14 +25,9 @@ void PowerSgdSync::start(float* /*params*/, size_t count) {
   count_ = count;
   powersgd_ = std::make_unique<PowerSgd>(options_.matrices, count, options_.rank,
                                          options_.warm_start, options_.seed);
-  size_t largest = 1;  // a buffer of no floats is still one to allocate
-  for (const MatrixBlock& m : powersgd_->blocks()) largest = std::max(largest, blockSize(m));
   p_ = device_.allocate(std::max<size_t>(1, powersgd_->restOffset()));
   q_ = device_.allocate(std::max<size_t>(1, powersgd_->secondFloats()));
-  if (options_.error_feedback) {
-    residual_ = device_.allocate(count);  // zeros
-    sent_ = device_.allocate(largest);
-  }
+  if (options_.error_feedback) residual_ = device_.allocate(count);  // zeros
   stepped_ = false;
 }
 
@@ -91,12 +80,10 @@ void PowerSgdSync::keepResidual(const float* grads) {
   for (size_t b = 0; b < blocks.size(); ++b) {
     const MatrixBlock& m = blocks[b];
     const int r = powersgd_->effectiveRank(b);
-    // -(P^ Q^T), exactly the negation of the host's product, so that adding it gives the
-    // host's M - P^ Q^T bit for bit.
+    // M - P^ Q^T in one product (beta = 1 keeps M): no pass over a copy of P^ Q^T.
     device_.gemm(Trans::kNo, Trans::kYes, m.rows, m.cols, r, -1.f,
-                 p_->data() + powersgd_->pOffset(b), r, q_->data() + powersgd_->qOffset(b), r, 0.f,
-                 sent_->data(), m.cols);
-    device_.add(residual_->data() + m.offset, sent_->data(), blockSize(m));
+                 p_->data() + powersgd_->pOffset(b), r, q_->data() + powersgd_->qOffset(b), r, 1.f,
+                 residual_->data() + m.offset, m.cols);
   }
   for (const auto& [begin, end] : powersgd_->rest())
     device_.fill(residual_->data() + begin, end - begin, 0.f);  // x - x
@@ -162,7 +149,7 @@ size_t PowerSgdSync::bufferBytesHeld() const {
   if (!powersgd_) return 0;
   // The host's: the two summed buffers and the warm start's Q.
   const size_t host = powersgd_->firstFloats() + 2 * powersgd_->secondFloats();
-  const size_t device = p_->size() + q_->size() + (residual_ ? count_ + sent_->size() : 0);
+  const size_t device = p_->size() + q_->size() + (residual_ ? count_ : 0);
   return (host + device) * sizeof(float);
 }
 

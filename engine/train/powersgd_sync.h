@@ -43,7 +43,7 @@ class PowerSgdSync : public GradientSync, public CheckpointState {
   CheckpointState* checkpointState() override { return this; }
   CodecState saveCodecState() const override;
   void restoreCodecState(const CodecState& state) override;
-  // The device's P, Q, residual and product scratch, and the host's two summed buffers.
+  // The device's P, Q and residual, and the host's two summed buffers.
   size_t bufferBytesHeld() const override;
 
  private:
@@ -66,7 +66,6 @@ class PowerSgdSync : public GradientSync, public CheckpointState {
   bool stepped_ = false;                    // the residual holds a step's state
   std::unique_ptr<DeviceBuffer> p_, q_;     // every block's P and Q, laid out as the host's
   std::unique_ptr<DeviceBuffer> residual_;  // null without error feedback
-  std::unique_ptr<DeviceBuffer> sent_;      // -P^ Q^T of one block (error feedback)
 };
 
 }  // namespace ranklab

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/cpu_isa.h"
+
 namespace ranklab::kernels {
 
 namespace {
@@ -78,7 +80,25 @@ __attribute__((target("avx512f"))) bool scaleAndCheckFiniteAvx512(float* x, size
   return bad == 0;
 }
 
-const bool kAvx512F = __builtin_cpu_supports("avx512f");
+__attribute__((target("avx2"))) bool scaleAndCheckFiniteAvx2(float* x, size_t n, float factor) {
+  const __m256 f = _mm256_set1_ps(factor);
+  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+  __m256i bad = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), f);
+    _mm256_storeu_ps(x + i, v);
+    const __m256i e = _mm256_and_si256(_mm256_castps_si256(v), exponent);
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
+  }
+  bool finite = _mm256_testz_si256(bad, bad);
+  for (; i < n; ++i) {
+    x[i] *= factor;
+    finite &= std::isfinite(x[i]);
+  }
+  return finite;
+}
+
 const bool kAvx512Bf16 = __builtin_cpu_supports("avx512bf16") &&
                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 const bool kAvx512 = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
@@ -140,7 +160,9 @@ void fp16ToFloat(const fp16_t* in, float* out, size_t n) {
 }
 
 bool scaleAndCheckFinite(float* x, size_t n, float factor) {
-  if (kAvx512F) return scaleAndCheckFiniteAvx512(x, n, factor);
+  // The same products on every path; RANKLAB_CPU_ISA picks which one runs.
+  if (activeIsa() == Isa::kAvx512) return scaleAndCheckFiniteAvx512(x, n, factor);
+  if (activeIsa() == Isa::kAvx2) return scaleAndCheckFiniteAvx2(x, n, factor);
   bool finite = true;
   for (size_t i = 0; i < n; ++i) {
     x[i] *= factor;

@@ -88,4 +88,29 @@ TEST(LowPrecision, RoundsToNearestEvenAndKeepsSpecials) {
 }
 
 }  // namespace
+// AMP's unscale (and powersgd's mean) on whichever instruction set runs (this test runs once per
+// RANKLAB_CPU_ISA): the scalar products bit for bit, and false exactly when some value is then
+// inf or NaN, wherever it sits (a vector's lanes, the tail), or overflows only once scaled.
+TEST(LowPrecision, ScaleAndCheckFiniteIsTheScalarsAndFindsEveryNonFinite) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.f, 100.f);
+  for (size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 100, 1001}) {
+    std::vector<float> x(n);
+    for (float& v : x) v = normal(rng);
+    std::vector<float> want = x;
+    for (float& v : want) v *= 0.375f;
+    EXPECT_TRUE(scaleAndCheckFinite(x.data(), n, 0.375f)) << n;
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(x[i], want[i]) << n << " at " << i;
+    for (size_t at : {size_t{0}, n / 2, n - 1}) {
+      if (n == 0) break;
+      for (float bad : {std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::quiet_NaN(), 3e38f}) {
+        std::vector<float> y(n, 1.f);
+        y[at] = bad;
+        EXPECT_FALSE(scaleAndCheckFinite(y.data(), n, 2.f)) << n << " at " << at << ": " << bad;
+      }
+    }
+  }
+}
+
 }  // namespace ranklab::kernels
