@@ -35,20 +35,20 @@ void StagedShardCollectives::reduceScatterMean(float* window, size_t offset, siz
   float* host_shard = hostShard(total);
   memory_.download(host, window, count);
   ring_.reduceScatterMean(host, offset, count, total, host_shard);
-  const size_t own_begin = owned(total).begin;
-  const OwnedPart part = ownedPartOf(owned(total), offset, count);
-  memory_.upload(shard + (part.begin - own_begin), host_shard + (part.begin - own_begin),
-                 part.end - part.begin);
+  const Chunk own = owned(total);
+  const OwnedPart part = ownedPartOf(own, offset, count);
+  const size_t at = part.begin - own.begin;  // the window's owned part, in the shard
+  memory_.upload(shard + at, host_shard + at, part.end - part.begin);
 }
 
 void StagedShardCollectives::allGather(const float* shard, float* window, size_t offset,
                                        size_t count, size_t total) {
   float* host = hostWindow(count);
   float* host_shard = hostShard(total);
-  const size_t own_begin = owned(total).begin;
-  const OwnedPart part = ownedPartOf(owned(total), offset, count);
-  memory_.download(host_shard + (part.begin - own_begin), shard + (part.begin - own_begin),
-                   part.end - part.begin);
+  const Chunk own = owned(total);
+  const OwnedPart part = ownedPartOf(own, offset, count);
+  const size_t at = part.begin - own.begin;  // the window's owned part, in the shard
+  memory_.download(host_shard + at, shard + at, part.end - part.begin);
   ring_.allGather(host_shard, host, offset, count, total);
   memory_.upload(window, host, count);
 }

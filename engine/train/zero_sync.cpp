@@ -45,7 +45,6 @@ ModelBuffers ZeroSync::placeModel(const float* params, size_t count) {
 
 void ZeroSync::start(float* /*params*/, size_t count) {
   count_ = count;
-  flat_count_ = padded_grads_ ? padded_grads_->size() : count;
   own_ = updateRange(count);
   if (stage_ >= 2) shard_grads_ = allocate(own_.end - own_.begin);
   for (Held& held : held_) held.gathered = false;
@@ -206,7 +205,7 @@ SyncStats ZeroSync::sync(float* grads, size_t /*count*/) {
   const int64_t t0 = steadyNowNs();
   comm_.barrier();  // separates waiting for a slow peer from moving bytes
   const int64_t t1 = steadyNowNs();
-  collectives_->reduceScatterMean(grads, flat_count_);
+  collectives_->reduceScatterMean(grads, flatCount());
   stats.wait_ns = t1 - t0;
   stats.comm_ns = steadyNowNs() - t1;
   stats.reduce_scatters = 1;
@@ -220,7 +219,7 @@ SyncStats ZeroSync::afterUpdate(float* params, size_t /*count*/) {
   for (Held& held : held_) held.gathered = false;
   if (comm_.size() == 1 || stage_ == 3) return stats;
   const int64_t t0 = steadyNowNs();
-  collectives_->allGather(params, flat_count_);
+  collectives_->allGather(params, flatCount());
   stats.comm_ns = steadyNowNs() - t0;
   stats.all_gathers = 1;
   countBytes(stats);

@@ -78,6 +78,8 @@ class ZeroSync : public GradientSync, public ShardedState {
   // A zeroed buffer of `floats` in the model's memory (one float where a rank owns none).
   Buffer allocate(size_t floats) const;
   static float* dataOf(const Buffer& b) { return b ? b->data() : nullptr; }
+  // The model's flat buffers' length: count_, or padded to whole chunks (stage 1 on NCCL).
+  size_t flatCount() const { return padded_grads_ ? padded_grads_->size() : count_; }
 
   // The step's first collective waits for every rank first (measured as wait).
   void waitForPeersOnce();
@@ -95,7 +97,6 @@ class ZeroSync : public GradientSync, public ShardedState {
   std::unique_ptr<ShardCollectives> collectives_;
   const DeviceMemory& memory_;
   size_t count_ = 0;
-  size_t flat_count_ = 0;  // the model's flat buffers: count_, or padded (stage 1 on NCCL)
   ParamRange own_;
   Buffer padded_params_;  // stage 1 where the transport pads: the model's flat buffers
   Buffer padded_grads_;
