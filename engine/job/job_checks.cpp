@@ -121,6 +121,24 @@ void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
                   "the replicas all-reduce their slices' gradients");
 }
 
+// Sequence parallelism: a GPT's slices each hold a share of its rows between the blocks.
+void checkSequenceParallel(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  const ParallelSpec& p = job.parallel;
+  if (!p.sequence_parallel) return;
+  const std::string key = "parallel.sequence_parallel";
+  checkRule(root, log, key, {"model.kind"}, job.model.kind != "gpt",
+            "splits a GPT's blocks along its sequence, and model.kind = " + quoted(job.model.kind) +
+                " has none; use false");
+  checkRule(root, log, key, {"parallel.tensor"}, p.tensor == 1,
+            "splits the rows of a tensor-parallel GPT's slices; with parallel.tensor = 1 there "
+            "is one slice: use parallel.tensor > 1 or false");
+  checkRule(root, log, key, {"model.context", "parallel.tensor"},
+            job.model.kind == "gpt" && p.tensor > 1 && job.model.context % p.tensor != 0,
+            "gives each of the parallel.tensor = " + std::to_string(p.tensor) +
+                " slices an equal share of every sample's positions: model.context (" +
+                std::to_string(job.model.context) + ") must be a multiple of it");
+}
+
 // "\"a\"" or "\"a\" or \"b\"": the names a rule allows, for its message.
 std::string quotedOneOf(const std::vector<std::string>& names) {
   std::string text;
@@ -411,6 +429,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   checkZero(root, job, log);
   checkCommSchedule(root, job, log);
   checkTensor(root, job, log);
+  checkSequenceParallel(root, job, log);
   checkDevice(root, job, log);
   checkGpt(root, job, log);
   checkGradClip(root, job, log);

@@ -109,6 +109,8 @@ const std::vector<RelevanceRule>& relevanceRules() {
       {"parallel.schedule", "parallel.pipeline", {"1"}, true},
       {"parallel.stage_layers", "parallel.pipeline", {"1"}, true},
       {"parallel.tensor", "parallel.strategy", all_reducing},
+      {"parallel.sequence_parallel", "parallel.tensor", {"1"}, true},
+      {"parallel.sequence_parallel", "model.kind", {"gpt"}},
       // [compression]: nothing but the codec without one; then each codec's own keys.
       {"compression.error_feedback", "compression.codec", codecsTaking("error_feedback")},
       {"compression.momentum_correction", "compression.codec", codecsWithoutMomentumCorrection(),

@@ -424,6 +424,7 @@ std::vector<Section> trainingSections() {
         widthsField("stage_layers", RANKLAB_JOB_KEY(parallel.stage_layers), 0, 64, 1, 65536,
                     "blocks per pipeline stage"),
         intField("tensor", RANKLAB_JOB_KEY(parallel.tensor), 1, 64),
+        boolField("sequence_parallel", RANKLAB_JOB_KEY(parallel.sequence_parallel)),
         intField("zero", RANKLAB_JOB_KEY(parallel.zero), 0, 3)}},
       {"compression",
        "how gradients are encoded on the wire",

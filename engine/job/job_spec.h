@@ -104,6 +104,7 @@ struct ParallelSpec {
   std::string schedule = "1f1b";    // pipeline order: gpipe | 1f1b
   std::vector<int> stage_layers;    // blocks per pipeline stage; empty = balanced
   int tensor = 1;                   // tensor-parallel slices of each layer pair (MLP)
+  bool sequence_parallel = false;   // a GPT's slices split its LayerNorms' rows too
   int zero = 0;                     // ZeRO stage: 0 off, 1 optimizer state, 2 also gradients
 
   UpdateMode updateMode() const {

@@ -23,13 +23,20 @@ namespace ranklab {
 //   with model.dropout: both dropouts' outputs and masks                 4h
 // bytes = 4 x rows x (6h + 16h/t + 4 + a s/t [+ 4h]). docs/memory.md sets it beside
 // Megatron's; the ledger measures it.
-size_t gptBlockActivationBytes(const GptShape& shape, int batch, int slices = 1);
+// Under sequence parallelism (`sequence_parallel`, t > 1) the block keeps its output, ln_1,
+// the residual, ln_2 and the LayerNorms' statistics for the slice's rows alone, and the
+// c_projs' partial outputs only until their reduce-scatter (a scratch): every term is
+// divided by t, 4 x rows x (20h + 4 + a s) / t, as Korthikanti et al.'s s b h (34/t + 5as/(ht)).
+size_t gptBlockActivationBytes(const GptShape& shape, int batch, int slices = 1,
+                               bool sequence_parallel = false);
 
 // The formula's bytes for the GPT's layer `layer` ("embed", "drop", "h3", "ln_f", "lm_head",
 // "loss": the loss head's probabilities); nothing for a name it does not know. Rows of
 // `batch` samples: the embedding and its dropout keep h floats per row (the dropout twice:
-// its mask), ln_f h + 2, the head and the loss head the vocabulary.
+// its mask), ln_f h + 2, the head and the loss head the vocabulary; under sequence
+// parallelism "sp_scatter" the slice's rows (h / t per row) and "sp_gather" whole ones (h).
 std::optional<size_t> gptActivationFormula(const std::string& layer, const GptShape& shape,
-                                           int batch, int slices = 1);
+                                           int batch, int slices = 1,
+                                           bool sequence_parallel = false);
 
 }  // namespace ranklab

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/model/compute_device.h"
+#include "engine/model/sequence_parallel.h"
 #include "engine/model/transformer_block.h"
 
 namespace ranklab {
@@ -92,9 +93,15 @@ Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& devic
     drop.dropout = shape.dropout;
     layers.push_back(device.makeLayer(drop));
   }
+  // Sequence parallelism: the blocks hold the slice's rows alone (sequence_parallel.h).
+  const bool split_rows = slices && slices->sequenceParallel();
+  if (split_rows)
+    layers.push_back(std::make_unique<ScatterToSequence>("sp_scatter", sequence, *slices, device));
   for (int b = 0; b < shape.blocks; ++b)
     layers.push_back(
         std::make_unique<TransformerBlock>("h" + std::to_string(b), shape, device, slices));
+  if (split_rows)
+    layers.push_back(std::make_unique<GatherFromSequence>("sp_gather", sequence, *slices, device));
   layers.push_back(device.makeLayer({LayerKind::kLayerNorm, "ln_f", sequence}));
   layers.push_back(
       std::make_unique<TiedHead>("lm_head", sequence, *table, "embed.token", device,

@@ -28,7 +28,10 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
 // ("embed", its table shared with the output head), [Dropout,] `blocks` blocks ("h0"...),
 // a final LayerNorm ("ln_f") and the tied head ("lm_head"); samples (context, 1, 1) of token
 // ids, logits (context, 1, vocab). With `slices`, each block is this rank's tensor-parallel
-// slice of it (the embedding, LayerNorms and head whole).
+// slice of it (the embedding, LayerNorms and head whole); under sequence parallelism
+// (slices->sequenceParallel()) the blocks hold the slice's rows alone, between a
+// ScatterToSequence ("sp_scatter") after the embedding and a GatherFromSequence
+// ("sp_gather") before ln_f.
 // With `copied_head`, the head holds a copy of the token table ("lm_head.weight", as
 // Megatron's last pipeline stage), not the table itself.
 Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device = cpuDevice(),

@@ -32,6 +32,15 @@ struct GptShape {
 // LayerNorms are whole. Each branch sums the slices' partial outputs after its c_proj (g)
 // and their parts of its input gradient before its LayerNorm (f): two all-reduces of
 // (rows, width) forward and two backward.
+// Under sequence parallelism (slices->sequenceParallel(), engine/model/sequence_parallel.h)
+// its input and output are the slice's rows alone, and so are its LayerNorms', residuals'
+// and their buffers: each branch all-gathers its LayerNorm's rows before c_attn or c_fc
+// and reduce-scatters c_proj's partial outputs (g becomes a reduce-scatter, f an
+// all-gather); backward all-gathers the output gradient, re-gathers the LayerNorm's rows
+// (kept split, as Korthikanti et al. do) and reduce-scatters the input gradient. The
+// LayerNorms' parameter gradients, each slice's from its own rows, are summed over the
+// slices after backward. Its sums are the plain split's bits; only those gradients' order
+// of additions differs.
 class TransformerBlock : public Layer {
  public:
   // The block `name` ("h0") of a GPT of `shape`, on `device`; with `slices`, this rank's
@@ -39,6 +48,8 @@ class TransformerBlock : public Layer {
   TransformerBlock(std::string name, const GptShape& shape, const ComputeDevice& device,
                    TensorGroup* slices = nullptr);
   const GptShape& shape() const { return shape_; }
+  // Sequence parallelism: its input and output are the slice's rows alone.
+  bool splitsRows() const { return sequence_; }
   // Its four Linears' (12 width^2, over the slices) and the causal attention's (about
   // context * width: half of QK^T's and of the weighted sum's).
   size_t macsPerPosition() const override;
@@ -66,13 +77,25 @@ class TransformerBlock : public Layer {
   Layer& add(const std::string& name, const LayerRequest& request, float init_std = 0);
   void ensureBatch(int batch);
   float* buffer(size_t index) { return buffers_[index]->data(); }
-  // Megatron's g forward and f backward: data (rows, width) summed over the slices.
-  void sumOverSlices(float* data, int rows, bool in_backward);
+  // Megatron's g forward and f backward: a branch's partial (rows, width) summed over the
+  // slices; under sequence parallelism reduce-scattered, and this slice's rows returned.
+  const float* sumBranch(float* partial, int batch, bool in_backward);
+  // The whole rows of `held` (this slice's rows under sequence parallelism, all-gathered
+  // into the scratch `whole`; otherwise held itself).
+  const float* wholeRows(const float* held, float* whole, int batch, bool in_backward);
+  // Under sequence parallelism: the LayerNorms' gradients, each from this slice's rows,
+  // summed over the slices into the network's gradient buffer.
+  void sumLayerNormGradients();
 
   const ComputeDevice& device_;
   GptShape shape_;
   TensorGroup* slices_;
-  int parts_of_ = 1;  // slices the heads and the MLP are split into
+  int parts_of_ = 1;       // slices the heads and the MLP are split into
+  bool sequence_ = false;  // sequence parallelism: the block's rows are the slice's alone
+  // Sequence parallelism's LayerNorm gradients (ln_1's, then ln_2's) before their sum, and
+  // where they go in the network's gradient buffer.
+  std::unique_ptr<DeviceBuffer> ln_grads_;
+  float *ln_1_grads_ = nullptr, *ln_2_grads_ = nullptr;
   std::vector<Part> parts_;
   Layer *ln_1_, *c_attn_, *attn_, *attn_proj_, *ln_2_, *c_fc_, *gelu_, *mlp_proj_;
   Layer *attn_drop_ = nullptr, *mlp_drop_ = nullptr;  // none without dropout

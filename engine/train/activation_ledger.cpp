@@ -16,7 +16,8 @@ std::string activationsEventText(const std::vector<LayerMemory>& layers, const J
     const LayerMemory& layer = layers[l];
     std::optional<size_t> formula;
     if (job.model.kind == "gpt")
-      formula = gptActivationFormula(layer.layer, shape, micro, job.parallel.tensor);
+      formula = gptActivationFormula(layer.layer, shape, micro, job.parallel.tensor,
+                                     job.parallel.sequence_parallel);
     text += (l == 0 ? "" : "; ") + layer.layer + " " + std::to_string(layer.activations) + " " +
             (formula ? std::to_string(*formula * static_cast<size_t>(copies)) : "-") + " " +
             std::to_string(layer.workspace);

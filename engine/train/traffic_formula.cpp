@@ -1,5 +1,7 @@
 #include "engine/train/traffic_formula.h"
 
+#include <algorithm>
+
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/strategy_traits.h"
 #include "engine/model/transformer_block.h"
@@ -7,9 +9,9 @@
 namespace ranklab {
 namespace {
 
-// A ring all-reduce's bytes sent per rank: 2 (n - 1) / n of `bytes`.
-int64_t ringBytes(int64_t bytes, int n) {
-  return n == 1 ? 0 : 2 * (n - 1) * bytes / n;
+// Bytes sent per rank by ring passes (reduce-scatters or all-gathers) of `bytes` in all.
+int64_t ringPassBytes(int64_t bytes, int n) {
+  return n == 1 ? 0 : (n - 1) * bytes / n;
 }
 
 // Floats of the layers kept whole for the step under ZeRO 2 and 3 (a GPT's token table).
@@ -40,15 +42,38 @@ std::optional<int64_t> dataFormula(const JobSpec& job, const Network& part, int 
   return bytes * 3 / 2 - heldFloats(part) * 4 * (n - 1) / n;
 }
 
-// Floats each f or g sums per sample: a slice layer's input; a GPT block's four.
-int64_t sliceSumFloatsPerSample(const Network& part) {
+// Floats the slices' collectives move per sample, counted in ring passes (a reduce-scatter
+// or an all-gather is one, (t - 1) / t of its floats sent; an all-reduce two): f or g, a
+// slice layer's input twice; a GPT block's four all-reduces of its rows, eight passes, or
+// under sequence parallelism ten of its whole rows (forward 2 all-gathers and 2
+// reduce-scatters, backward 4 all-gathers and 2 reduce-scatters); the sequence layers' one
+// all-gather each.
+int64_t slicePassFloatsPerSample(const Network& part) {
   int64_t floats = 0;
   for (const auto& layer : part.layers()) {
-    if (layer->communicates())  // Megatron's f or g
-      floats += static_cast<int64_t>(layer->inputShape().size());
-    else if (dynamic_cast<const TransformerBlock*>(layer.get()))
-      floats += 4 * static_cast<int64_t>(layer->inputShape().size());
+    const auto* block = dynamic_cast<const TransformerBlock*>(layer.get());
+    const auto whole_rows = [](const Shape& a, const Shape& b) {
+      return static_cast<int64_t>(std::max(a.size(), b.size()));
+    };
+    if (block && block->splitsRows())
+      floats += 10 * int64_t{block->shape().context} * block->shape().width;
+    else if (block)
+      floats += 8 * static_cast<int64_t>(layer->inputShape().size());
+    else if (layer->communicates() && layer->inputShape() != layer->outputShape())
+      floats += whole_rows(layer->inputShape(), layer->outputShape());  // sequence layers
+    else if (layer->communicates())                                     // Megatron's f or g
+      floats += 2 * static_cast<int64_t>(layer->inputShape().size());
   }
+  return floats;
+}
+
+// Floats summed once per backward pass, whatever the batch: under sequence parallelism each
+// block's LayerNorm gradients (two all-reduces' passes of 4 x width).
+int64_t slicePassFloatsPerBackward(const Network& part) {
+  int64_t floats = 0;
+  for (const auto& layer : part.layers())
+    if (const auto* block = dynamic_cast<const TransformerBlock*>(layer.get()))
+      if (block->splitsRows()) floats += 2 * 4 * int64_t{block->shape().width};
   return floats;
 }
 
@@ -78,7 +103,10 @@ TrafficFormula trafficFormula(const JobSpec& job, const Network& part, const Lay
   TrafficFormula f;
   f.data = dataFormula(job, part, degrees.data);
   const int64_t samples = int64_t{job.train.batch_size} * job.train.accumulate_steps;
-  f.tensor = ringBytes(samples * sliceSumFloatsPerSample(part) * 4, degrees.tensor);
+  const int64_t backwards = int64_t{job.parallel.microbatches} * job.train.accumulate_steps;
+  const int64_t pass_bytes =
+      4 * (samples * slicePassFloatsPerSample(part) + backwards * slicePassFloatsPerBackward(part));
+  f.tensor = ringPassBytes(pass_bytes, degrees.tensor);
   f.pipeline = pipelineFormula(job, part, at.stage, degrees.pipeline);
   return f;
 }

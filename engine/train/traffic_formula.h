@@ -3,8 +3,10 @@
 // rank's gradient, 2 (n - 1) / n of its bytes (ZeRO 1 and 2's reduce-scatter and all-gather
 // the same, 3's 1.5 times); the tensor group's f and g, each a ring all-reduce of the batch's
 // activation at that layer, 2 (t - 1) / t of it (a GPT block's four: batch x context x
-// width); the pipeline's activations forward and their gradients backward, the batch's whole
-// output or input of the stage, and a GPT's token table between its first and last stages.
+// width; under sequence parallelism its reduce-scatters and all-gathers, (t - 1) / t each,
+// and the LayerNorm gradients' sums); the pipeline's activations forward and their gradients
+// backward, the batch's whole output or input of the stage, and a GPT's token table between its
+// first and last stages.
 #pragma once
 
 #include <cstdint>

@@ -45,11 +45,12 @@ TrainSpec updateRule(const JobSpec& job) {
 // (so every micro-batch shape is seen). The GEMM library (oneDNN) compiles a kernel for
 // each shape on its first call: ~25 ms per rank, twice that when two ranks compile at once,
 // which step 1 used to pay. Leaves the model as it was: no update, the dropout pass count
-// restored, the gradients discarded by a zeroGrads().
-void warmUpKernels(Network& model, StepSchedule& schedule, int batch) {
+// restored, the gradients discarded by a zeroGrads(). `labels_per_sample`: the data's (a
+// stage's own output may hold a slice's rows alone, under sequence parallelism).
+void warmUpKernels(Network& model, StepSchedule& schedule, int batch, int labels_per_sample) {
   Batch zeros;
   zeros.images.assign(static_cast<size_t>(batch) * model.inputShape().size(), 0.f);
-  zeros.labels.assign(static_cast<size_t>(batch) * model.positions(), 0);
+  zeros.labels.assign(static_cast<size_t>(batch) * labels_per_sample, 0);
   const uint64_t passes = model.trainingPasses();
   schedule.run(model, zeros, 1.f, {});
   model.zeroGrads();
@@ -107,7 +108,7 @@ std::unique_ptr<ParallelLayout> layoutBeforeSync(const JobSpec& job, Communicato
 
 std::unique_ptr<TensorGroup> tensorGroupOf(const JobSpec& job, ParallelLayout* layout) {
   if (job.parallel.tensor == 1 || !layout) return nullptr;
-  return std::make_unique<TensorGroup>(layout->tensorGroup());
+  return std::make_unique<TensorGroup>(layout->tensorGroup(), job.parallel.sequence_parallel);
 }
 
 }  // namespace
@@ -245,7 +246,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   batches_.emplace(*loader_, train_set.features, at_.epoch, at_.step_in_epoch * k,
                    job_.train.epochs, job_.data.prefetch, steps_per_epoch_ * k, pinBatches());
   checkpointed_step_ = at_.step;
-  warmUpKernels(model_, *schedule_, job_.train.batch_size);
+  warmUpKernels(model_, *schedule_, job_.train.batch_size, train_set.labels_per_sample);
   // After the warm-up's passes every buffer a step holds exists: the ledger per layer.
   observer_.onEvent("activations",
                     activationsEventText(schedule_->memoryPerLayer(model_), job_, test_set_.classes,
@@ -439,7 +440,8 @@ void TrainingRun::runPasses(StepStats& s, const Batch& batch, bool first, bool l
   const float scale = (scaler_ ? scaler_->scale() : 1.f) / static_cast<float>(k);
   const PassTimes times = schedule_->run(model_, batch, scale, hooks);
   // Per scored position: a sample's, or each token's (nats per token).
-  s.loss += times.loss_sum / (static_cast<double>(job_.train.batch_size) * k * model_.positions());
+  s.loss += times.loss_sum /
+            (static_cast<double>(job_.train.batch_size) * k * test_set_.labels_per_sample);
   s.forward_ns += times.forward_ns;
   s.backward_ns += times.backward_ns;
   s.wait_ns += times.wait_ns;
@@ -583,6 +585,8 @@ void TrainingRun::recordTensorParallel(StepStats& s) {
   s.comm_ns += c.forward_ns + c.backward_ns;
   s.comm_tensor_ns += c.forward_ns + c.backward_ns;
   s.allreduces += c.allreduces;
+  s.reduce_scatters += c.reduce_scatters;
+  s.all_gathers += c.all_gathers;
   s.bytes_tx += c.bytes_tx;
   s.bytes_tensor += c.bytes_tx;
   s.bytes_raw += c.bytes_tx;
@@ -635,7 +639,7 @@ EvalStats TrainingRun::evaluate(int epoch, bool inside_epoch) {
   const int64_t t = steadyNowNs();
   sync_->refresh(model_.params(), model_.parameterCount());
   // A sequence model's windows hold far more activations each: its own batch size.
-  const int eval_batch = model_.positions() > 1 ? job_.train.batch_size : 256;
+  const int eval_batch = test_set_.labels_per_sample > 1 ? job_.train.batch_size : 256;
   const int64_t limit = inside_epoch ? int64_t{job_.train.eval_batches} * eval_batch : int64_t{0};
   last_eval_ = evaluateOn(model_, *schedule_, *layout_, peers_, test_set_, eval_batch, limit);
   last_eval_.step = at_.step;

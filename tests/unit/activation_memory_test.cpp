@@ -1,7 +1,8 @@
 // The memory ledger per layer against its formula (engine/model/activation_formula.h): a
 // GPT's blocks, embedding, final LayerNorm, head and loss measured from the buffers they hold
-// after a real training step, across context lengths, batch sizes, tensor degrees, dropout
-// and pipeline copies; and the step record's activations are their sum.
+// after a real training step, across context lengths, batch sizes, tensor degrees (with
+// and without sequence parallelism), dropout and pipeline copies; and the step record's activations
+// are their sum.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,12 +28,14 @@ struct Setting {
   int context, batch, tensor;
   double dropout;
   int pipeline = 1;
+  bool sequence_parallel = false;
 };
 
 std::string describe(const Setting& s) {
-  char text[96];
-  std::snprintf(text, sizeof text, "context %d, batch %d, tensor %d, dropout %g, pipeline %d",
-                s.context, s.batch, s.tensor, s.dropout, s.pipeline);
+  char text[112];
+  std::snprintf(text, sizeof text, "context %d, batch %d, tensor %d%s, dropout %g, pipeline %d",
+                s.context, s.batch, s.tensor, s.sequence_parallel ? " (SP)" : "", s.dropout,
+                s.pipeline);
   return text;
 }
 
@@ -47,13 +50,23 @@ JobSpec jobFor(const Setting& s) {
   job.parallel.pipeline = s.pipeline;
   job.parallel.microbatches = s.pipeline > 1 ? 2 : 1;
   job.parallel.ranks = s.tensor * s.pipeline;
+  job.parallel.sequence_parallel = s.sequence_parallel;
   return job;
 }
 
 TEST(ActivationMemory, EveryGptLayerHoldsWhatItsFormulaSays) {
-  const std::vector<Setting> settings = {{16, 8, 1, 0},    {64, 8, 1, 0},   {16, 2, 1, 0},
-                                         {64, 4, 2, 0},    {32, 8, 4, 0},   {32, 8, 1, 0.1},
-                                         {32, 8, 1, 0, 2}, {32, 8, 2, 0, 2}};
+  const std::vector<Setting> settings = {{16, 8, 1, 0},
+                                         {64, 8, 1, 0},
+                                         {16, 2, 1, 0},
+                                         {64, 4, 2, 0},
+                                         {32, 8, 4, 0},
+                                         {32, 8, 1, 0.1},
+                                         {32, 8, 1, 0, 2},
+                                         {32, 8, 2, 0, 2},
+                                         // Sequence parallelism: every term over the slices.
+                                         {64, 4, 2, 0, 1, true},
+                                         {32, 8, 4, 0, 1, true},
+                                         {32, 8, 2, 0, 2, true}};
   std::printf("%-52s %10s %10s\n", "setting: a block's bytes", "measured", "formula");
   for (const Setting& s : settings) {
     const JobSpec job = jobFor(s);

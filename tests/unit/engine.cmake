@@ -10,6 +10,7 @@ add_executable(engine_tests
   unit/device_ps_test.cpp
   unit/zero_thread_test.cpp
   unit/tensor_parallel_thread_test.cpp
+  unit/sequence_parallel_test.cpp
   unit/grad_clip_thread_test.cpp
   unit/pipeline_test.cpp
   unit/step_schedule_test.cpp

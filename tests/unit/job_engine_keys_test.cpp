@@ -147,6 +147,34 @@ TEST(JobEngineKeys, GptNamesWhatItNeedsAndWhatItCannotRunWithYet) {
   }
 }
 
+// Sequence parallelism splits a tensor-parallel GPT's rows: without a GPT, without slices
+// or with a context the slices do not divide, it is refused naming why; in 3D it is valid.
+TEST(JobEngineKeys, SequenceParallelismNamesWhatItSplits) {
+  const std::string gpt = "[data]\ndataset = \"text\"\n[model]\nkind = \"gpt\"\ncontext = 30\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"[parallel]\nranks = 2\ntensor = 2\nsequence_parallel = true\n",
+       "parallel.sequence_parallel: splits a GPT's blocks along its sequence, and model.kind = "
+       "\"mlp\" has none; use false"},
+      {gpt + "[parallel]\nsequence_parallel = true\n",
+       "parallel.sequence_parallel: splits the rows of a tensor-parallel GPT's slices; with "
+       "parallel.tensor = 1 there is one slice"},
+      {gpt + "[parallel]\nranks = 4\ntensor = 4\nsequence_parallel = true\n",
+       "parallel.sequence_parallel: gives each of the parallel.tensor = 4 slices an equal share "
+       "of every sample's positions: model.context (30) must be a multiple of it"},
+      {gpt + "[parallel]\nsequence_parallel = 1\n",
+       "parallel.sequence_parallel: expected true or false, got integer"}};
+  for (const auto& [text, expected] : cases) {
+    const std::string message = onlyMessage(text);
+    EXPECT_NE(message.find(expected), std::string::npos) << text << "\n" << message;
+  }
+  EXPECT_TRUE(engineKeyIssues(gpt + "[parallel]\nranks = 8\npipeline = 2\ntensor = 2\nzero = 1\n"
+                                    "sequence_parallel = true\n")
+                  .empty());
+  EXPECT_TRUE(
+      parseJob(gpt + "[parallel]\nranks = 2\ntensor = 2\nsequence_parallel = true\n", "job.toml")
+          .parallel.sequence_parallel);
+}
+
 // ZeRO shards the ring's all-reduce: every feature that needs a whole gradient, another
 // algorithm or a split model is named with the way out.
 TEST(JobEngineKeys, ZeroNamesWhatItCannotRunWith) {

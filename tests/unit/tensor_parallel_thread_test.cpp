@@ -361,8 +361,9 @@ TEST(TensorParallel, SlicesOffTheHostSumHostCopiesAndFollowTheCpuBitForBit) {
 }
 
 // A GPT on a device whose memory the host may not touch, as a GPU's: its blocks, tied head,
-// sampled text, clipped gradient, the pipeline's tied copies and ZeRO's held table touch
-// device memory only through the device, and every layout is the CPU's bit for bit.
+// sampled text, clipped gradient, the pipeline's tied copies, ZeRO's held table and
+// sequence parallelism's split rows touch device memory only through the device, and every
+// layout is the CPU's bit for bit.
 TEST(TensorParallel, GptOffTheHostFollowsTheCpuBitForBit) {
   testing::registerGuardedDevices();
   const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
@@ -380,12 +381,17 @@ TEST(TensorParallel, GptOffTheHostFollowsTheCpuBitForBit) {
   staged_zero_2.parallel.ranks = 4;
   staged_zero_2.parallel.pipeline = 2;
   staged_zero_2.parallel.zero = 2;
+  // Sequence parallelism: the gathers and reduce-scatters of a slice's rows on host copies.
+  JobSpec split_rows = sliced, split_rows_3d = three_d;
+  split_rows.parallel.sequence_parallel = split_rows_3d.parallel.sequence_parallel = true;
   for (const auto& [what, cpu] : {std::pair{"gpt, 2 data ranks", base},
                                   {"gpt, 2 slices", sliced},
                                   {"gpt, 2 stages", staged},
                                   {"gpt, 2 x 2 x 2", three_d},
                                   {"gpt, ZeRO 3", zero_3},
-                                  {"gpt, 2 stages of 2 replicas, ZeRO 2", staged_zero_2}}) {
+                                  {"gpt, 2 stages of 2 replicas, ZeRO 2", staged_zero_2},
+                                  {"gpt, 2 slices, split rows", split_rows},
+                                  {"gpt, 2 x 2 x 2, split rows", split_rows_3d}}) {
     JobSpec off = cpu;
     off.train.device = "guarded";
     off.parallel.device_collectives = "host";

@@ -32,7 +32,11 @@ QString threeDText() {
       "of its part's gradient, <b>2(n−1)/n·4ψ<sub>part</sub></b>.</li></ul>"
       "<p>The preset: a GPT of 2 blocks (h = 64, 4 heads, s = 32, V = 256) on 8 ranks, "
       "2 × 2 × 2, b = 16 in 2 micro-batches. <b>Predict</b> the bytes rank 0 sends per step, "
-      "all three groups together.</p>");
+      "all three groups together.</p>"
+      "<p>The <i>sequence parallel</i> variant (Korthikanti et al.) keeps each slice's "
+      "1/t of the rows between the blocks: every all-reduce becomes a reduce-scatter and an "
+      "all-gather, backward gathers the LayerNorms' rows once more (10 ring passes of "
+      "b·s·h per block instead of 8), and the pipeline hands on b·s·h/t.</p>");
 }
 
 using Groups = std::array<double, 3>;  // data, tensor, pipeline bytes per step
@@ -152,7 +156,8 @@ Lesson makeThreeDLesson() {
           .step_view = {},
           .variants = {{QObject::tr("2 × 2 × 2 (the preset)"), {}},
                        {QObject::tr("batch 32"), {"train.batch_size=32"}},
-                       {QObject::tr("ZeRO 1"), {"parallel.zero=1"}}}};
+                       {QObject::tr("ZeRO 1"), {"parallel.zero=1"}},
+                       {QObject::tr("sequence parallel"), {"parallel.sequence_parallel=true"}}}};
 }
 
 }  // namespace ranklab
