@@ -103,6 +103,23 @@ TEST(SequenceParallel, SlicesMeasureTheWholeGradientsNorm) {
   }
 }
 
+// Split rows with ZeRO 1, 2 and 3 over 2 replicas: bit for bit as without ZeRO (the
+// LayerNorm gradients are summed over the slices before ZeRO's reduce-scatter takes them).
+TEST(SequenceParallel, SlicesShardTheirStateWithZero) {
+  const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
+  JobSpec job = gptJob(4, 2, true);
+  job.train.grad_clip = 0;  // ZeRO's norm adds its shards' squares in another order
+  const auto plain = trainWithThreads(job, train_set, test_set);
+  for (int zero : {1, 2, 3}) {
+    job.parallel.zero = zero;
+    const auto sharded = trainWithThreads(job, train_set, test_set);
+    for (size_t r = 0; r < sharded.size(); ++r) {
+      EXPECT_EQ(sharded[r].losses, plain[r].losses) << "zero " << zero << " rank " << r;
+      EXPECT_LT(sharded[r].stats.back().mem_optimizer, plain[r].stats.back().mem_optimizer);
+    }
+  }
+}
+
 // Data x pipeline x tensor with sequence parallelism and ZeRO 1 on 8 ranks, cut between
 // the blocks, trains as 2 data ranks of the whole model; stage 0 hands on its slice's rows
 // alone (half the plain split's activation bytes between the stages).
