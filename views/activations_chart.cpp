@@ -25,6 +25,8 @@ QColor layerColour(const QString& layer, int index, int blocks) {
   if (layer == "ln_f") return QColor(0x17, 0xbe, 0xcf);
   if (layer == "lm_head") return QColor(0xff, 0x7f, 0x0e);
   if (layer == "loss") return QColor(0xd6, 0x27, 0x28);
+  // Sequence parallelism's scatter and gather: the same brown, as the two ends of the split.
+  if (layer == "sp_scatter" || layer == "sp_gather") return QColor(0x8c, 0x56, 0x4b);
   static const QColor palette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
                                    QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
                                    QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
