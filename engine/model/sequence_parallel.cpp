@@ -32,9 +32,7 @@ void ScatterToSequence::forward(const float* x, float* y, int batch, const Forwa
 void ScatterToSequence::backward(const float*, const float*, const float* dy, float* dx,
                                  int batch) {
   if (!dx) return;
-  const Chunk own = ownPart(batch);
-  device_.copy(dx + own.begin, dy, own.len);
-  group_.allGather(dx, wholeFloats(batch), true, device_);
+  group_.allGatherFrom(dy, dx, wholeFloats(batch), true, device_);
 }
 
 GatherFromSequence::GatherFromSequence(std::string name, Shape whole, TensorGroup& group,
@@ -43,14 +41,14 @@ GatherFromSequence::GatherFromSequence(std::string name, Shape whole, TensorGrou
                          device) {}
 
 void GatherFromSequence::forward(const float* x, float* y, int batch, const ForwardPass&) {
-  const Chunk own = ownPart(batch);
-  device_.copy(y + own.begin, x, own.len);
-  group_.allGather(y, wholeFloats(batch), false, device_);
+  group_.allGatherFrom(x, y, wholeFloats(batch), false, device_);
 }
 
 void GatherFromSequence::backward(const float*, const float*, const float* dy, float* dx,
                                   int batch) {
-  if (dx) device_.copy(dx, dy + ownPart(batch).begin, ownPart(batch).len);
+  if (!dx) return;
+  const Chunk own = ownPart(batch);
+  device_.copy(dx, dy + own.begin, own.len);
 }
 
 }  // namespace ranklab

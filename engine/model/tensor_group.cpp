@@ -18,6 +18,13 @@ void TensorGroup::allGather(float* data, size_t count, bool in_backward,
   run(Op::kAllGather, data, count, in_backward, device);
 }
 
+void TensorGroup::allGatherFrom(const float* part, float* whole, size_t count, bool in_backward,
+                                const ComputeDevice& device) {
+  const Chunk own = ownedPart(count);
+  device.copy(whole + own.begin, part, own.len);
+  allGather(whole, count, in_backward, device);
+}
+
 void TensorGroup::ringOp(Op op, float* data, size_t count) {
   switch (op) {
     case Op::kSum:

@@ -44,6 +44,10 @@ class TensorGroup {
   void reduceScatter(float* data, size_t count, bool in_backward, const ComputeDevice& device);
   // Every slice's ownedPart(count) of data, already in place, to every slice.
   void allGather(float* data, size_t count, bool in_backward, const ComputeDevice& device);
+  // whole[0, count): this slice's `part` (ownedPart(count)'s length) put in its place, then
+  // all-gathered.
+  void allGatherFrom(const float* part, float* whole, size_t count, bool in_backward,
+                     const ComputeDevice& device);
   TensorParallelCounts take();
 
  private:

@@ -5,6 +5,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "engine/model/sequence_parallel.h"
 #include "engine/model/tensor_group.h"
@@ -230,18 +231,17 @@ const float* TransformerBlock::wholeRows(const float* held, float* whole, int ba
                                          bool in_backward) {
   if (!sequence_) return held;
   const size_t floats = static_cast<size_t>(batch) * shape_.context * shape_.width;
-  const Chunk own = slices_->ownedPart(floats);
-  device_.copy(whole + own.begin, held, own.len);
-  slices_->allGather(whole, floats, in_backward, device_);
+  slices_->allGatherFrom(held, whole, floats, in_backward, device_);
   return whole;
 }
 
 void TransformerBlock::sumLayerNormGradients() {
   const size_t ln_floats = 2 * static_cast<size_t>(shape_.width);
   slices_->sum(ln_grads_->data(), 2 * ln_floats, true, device_);
-  for (float* grads : {ln_1_grads_, ln_2_grads_}) {
+  const std::pair<float*, const float*> places[] = {{ln_1_grads_, ln_grads_->data()},
+                                                    {ln_2_grads_, ln_grads_->data() + ln_floats}};
+  for (const auto& [grads, summed] : places) {
     if (!grads) continue;
-    const float* summed = ln_grads_->data() + (grads == ln_1_grads_ ? 0 : ln_floats);
     if (overwritesGradients())
       device_.copy(grads, summed, ln_floats);
     else

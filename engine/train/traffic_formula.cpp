@@ -52,16 +52,14 @@ int64_t slicePassFloatsPerSample(const Network& part) {
   int64_t floats = 0;
   for (const auto& layer : part.layers()) {
     const auto* block = dynamic_cast<const TransformerBlock*>(layer.get());
-    const auto whole_rows = [](const Shape& a, const Shape& b) {
-      return static_cast<int64_t>(std::max(a.size(), b.size()));
-    };
+    const Shape in = layer->inputShape(), out = layer->outputShape();
     if (block && block->splitsRows())
       floats += 10 * int64_t{block->shape().context} * block->shape().width;
     else if (block)
       floats += 8 * static_cast<int64_t>(layer->inputShape().size());
-    else if (layer->communicates() && layer->inputShape() != layer->outputShape())
-      floats += whole_rows(layer->inputShape(), layer->outputShape());  // sequence layers
-    else if (layer->communicates())                                     // Megatron's f or g
+    else if (layer->communicates() && in != out)  // the sequence layers: their whole rows
+      floats += static_cast<int64_t>(std::max(in.size(), out.size()));
+    else if (layer->communicates())  // Megatron's f or g
       floats += 2 * static_cast<int64_t>(layer->inputShape().size());
   }
   return floats;
