@@ -9,7 +9,9 @@
 #include <iterator>
 #include <limits>
 #include <span>
+#include <stdexcept>
 
+#include "engine/job/control_characters.h"
 #include "storage/analysis/run_analysis.h"
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"
@@ -353,6 +355,16 @@ void RunStoreReader::diffRuns(int64_t run_a, int64_t run_b) {
       });
 }
 
+namespace {
+
+// The CLI's rule for names and tags, so the store holds no text one front end refuses.
+void refuseUnfitText(const char* what, const std::string& text) {
+  if (const auto bad = textProblemIn(text))
+    throw std::invalid_argument(std::string(what) + " " + *bad);
+}
+
+}  // namespace
+
 // An edit runs `edit(store)` on the pool; it returns the message to show when done.
 template <typename Edit>
 void RunStoreReader::edit(Edit edit) {
@@ -368,6 +380,7 @@ void RunStoreReader::edit(Edit edit) {
 
 void RunStoreReader::renameRun(int64_t run_id, const QString& name) {
   edit([run_id, name = name.toStdString()](RunStore& store) {
+    refuseUnfitText("the new name", name);
     store.renameRun(run_id, name);
     return tr("Run %1 renamed").arg(run_id);
   });
@@ -377,6 +390,7 @@ void RunStoreReader::setTags(int64_t run_id, const QStringList& tags) {
   std::vector<std::string> list;
   for (const QString& t : tags) list.push_back(t.toStdString());
   edit([run_id, list](RunStore& store) {
+    for (const std::string& t : list) refuseUnfitText("tag", t);
     store.setTags(run_id, list);
     return tr("Tags of run %1 saved").arg(run_id);
   });

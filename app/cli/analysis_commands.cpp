@@ -5,8 +5,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/json_output.h"
 #include "app/cli/report_format.h"
-#include "app/cli/terminal_text.h"
+#include "app/terminal_text.h"
 #include "engine/job/job_keys.h"
 #include "storage/analysis/run_analysis.h"
 #include "storage/analysis/run_diff.h"
@@ -176,7 +177,7 @@ int diffCommand(const CliArgs& args) {
       both_ours ? differingSettings({run_a->job_toml, run_b->job_toml})
                 : std::vector<SettingDifference>{};
   if (args.json)
-    std::cout << diffJson(diff, settings).dump(2) << "\n";
+    printJson(std::cout, diffJson(diff, settings), std::cerr);
   else
     printDiff(std::cout, diff, settings);
   return 0;
@@ -191,7 +192,7 @@ int importCommand(const CliArgs& args) {
         if (!args.quiet && !args.json) std::cerr << "import: " << line << "\n";
       });
   if (args.json) {
-    std::cout << reportJson(report).dump(2) << "\n";
+    printJson(std::cout, reportJson(report), std::cerr);
     return 0;
   }
   std::cout << report.run_id << "\n";
@@ -204,7 +205,7 @@ int analyzeCommand(const CliArgs& args) {
   RunStore store(args.db);
   const RunAnalysis analysis = analyzeRun(store, runIdAt(args, 1));
   if (args.json) {
-    std::cout << analysisJson(analysis).dump(2) << "\n";
+    printJson(std::cout, analysisJson(analysis), std::cerr);
     return 0;
   }
   std::cout << "run " << analysis.run_id << " (" << analysis.origin << ", " << analysis.world

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "app/cli/json_output.h"
 #include "app/cli/report_format.h"
 
 namespace ranklab {
@@ -74,7 +75,7 @@ int attachRun(RunStore& store, const CliArgs& args, int64_t id) {
   }
   const auto summary = store.summary(id);
   if (args.json)
-    std::cout << summaryJson(*summary).dump(2) << "\n";
+    printJson(std::cout, summaryJson(*summary), std::cerr);
   else
     printSummary(std::cout, *summary);
   return run->status == "done" ? 0 : 1;

@@ -15,9 +15,11 @@
 #include "app/cli/attach_command.h"
 #include "app/cli/bench_command.h"
 #include "app/cli/cli_args.h"
+#include "app/cli/json_output.h"
 #include "app/cli/progress_printer.h"
 #include "app/cli/report_format.h"
 #include "app/cli/store_commands.h"
+#include "app/terminal_text.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
@@ -88,7 +90,7 @@ int validateCommand(const CliArgs& args) {
   noMoreThan(args, 2, "validate");
   const JobSpec job = loadWithOverrides(args);
   if (args.json) {
-    std::cout << nlohmann::json{{"valid", true}, {"name", job.name}}.dump(2) << "\n";
+    printJson(std::cout, nlohmann::json{{"valid", true}, {"name", job.name}}, std::cerr);
   } else {
     std::cout << positional(args, 1, "job file") << ": valid (" << job.parallel.ranks << " ranks, "
               << job.parallel.strategy << "/" << job.parallel.algorithm << ")\n";
@@ -134,7 +136,7 @@ int runJob(const CliArgs& args, int epochs,
                              " is gone from the store (was the file deleted during the run?)");
   }
   if (args.json)
-    std::cout << summaryJson(*summary).dump(2) << "\n";
+    printJson(std::cout, summaryJson(*summary), std::cerr);
   else
     printSummary(std::cout, *summary);
   if (!outcome.error.empty())
@@ -262,6 +264,9 @@ int dispatch(const CliArgs& args) {
 
 int main(int argc, char** argv) {
   using namespace ranklab;
+  // Whatever text from a file, a rank or the store a message carries, no control reaches the
+  // terminal raw (issue 57, item 13).
+  const EscapedStandardStreams escaped;
   try {
     // bench has options of its own; it never touches the run store.
     if (argc > 1 && std::string(argv[1]) == "bench") {

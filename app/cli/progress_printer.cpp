@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/cli/terminal_text.h"
+#include "app/terminal_text.h"
 
 namespace ranklab {
 

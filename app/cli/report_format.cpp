@@ -7,7 +7,7 @@
 #include <string>
 
 #include "app/cli/layout_json.h"
-#include "app/cli/terminal_text.h"
+#include "app/terminal_text.h"
 #include "storage/scheduler_text.h"
 
 namespace ranklab {

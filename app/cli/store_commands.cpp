@@ -6,8 +6,9 @@
 #include <set>
 
 #include "app/cli/attach_command.h"
+#include "app/cli/json_output.h"
 #include "app/cli/report_format.h"
-#include "app/cli/terminal_text.h"
+#include "app/terminal_text.h"
 #include "engine/job/control_characters.h"
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"
@@ -33,9 +34,13 @@ std::vector<std::string> tagsOf(RunStore& store, int64_t id) {
 std::vector<std::string> tagsFromArgs(const CliArgs& args) {
   positional(args, 3, "tag (one or more)");
   std::vector<std::string> tags(args.positional.begin() + 3, args.positional.end());
-  for (const std::string& t : tags)
+  for (const std::string& t : tags) {
     if (t.empty() || t.find(',') != std::string::npos)
-      throw UsageError("tag \"" + t + "\": a tag is one non-empty word without commas");
+      throw UsageError("tag \"" + terminalSafe(t) +
+                       "\": a tag is one non-empty word without commas");
+    if (const auto bad = textProblemIn(t))
+      throw UsageError("tag \"" + terminalSafe(t) + "\": " + *bad);
+  }
   return tags;
 }
 
@@ -50,7 +55,7 @@ int listRuns(RunStore& store, const CliArgs& args) {
   if (args.json) {
     auto list = nlohmann::json::array();
     for (const auto& r : runs) list.push_back(runRowJson(r));
-    std::cout << list.dump(2) << "\n";
+    printJson(std::cout, list, std::cerr);
   } else {
     printRunList(std::cout, runs);
   }
@@ -63,13 +68,13 @@ int showRun(RunStore& store, const CliArgs& args, int64_t id) {
   if (args.json) {
     nlohmann::json doc = summaryJson(summary);
     doc["tags"] = tags;
-    std::cout << doc.dump(2) << "\n";
+    printJson(std::cout, doc, std::cerr);
     return 0;
   }
   printSummary(std::cout, summary);
   if (!tags.empty()) {
     std::cout << "  tags";
-    for (const auto& t : tags) std::cout << " " << t;
+    for (const auto& t : tags) std::cout << " " << terminalSafe(t);
     std::cout << "\n";
   }
   return 0;
@@ -84,10 +89,10 @@ int editTags(RunStore& store, const CliArgs& args, int64_t id, bool add) {
   const std::vector<std::string> result(tags.begin(), tags.end());
   store.setTags(id, result);
   if (args.json) {
-    std::cout << nlohmann::json{{"id", id}, {"tags", result}}.dump(2) << "\n";
+    printJson(std::cout, nlohmann::json{{"id", id}, {"tags", result}}, std::cerr);
   } else {
     std::cout << "run " << id << " tags:";
-    for (const auto& t : result) std::cout << " " << t;
+    for (const auto& t : result) std::cout << " " << terminalSafe(t);
     std::cout << (result.empty() ? " (none)\n" : "\n");
   }
   return 0;
@@ -104,6 +109,7 @@ int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
   if (to_stdout && args.json)
     throw UsageError("runs export: --json and an export to standard output (\"-\") would mix");
   std::ostream& report = to_stdout ? std::cerr : std::cout;
+  const RawStdoutUnlessTerminal exact_bytes_into_a_pipe;
   nlohmann::json result{{"id", id}};
   if (!args.csv.empty()) {
     const int64_t rows = exportStepsCsv(store, id, args.csv);
@@ -120,7 +126,7 @@ int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
       report << "run " << id << ": " << events << " trace events written to " << args.trace
              << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   }
-  if (args.json) std::cout << result.dump(2) << "\n";
+  if (args.json) printJson(std::cout, result, std::cerr);
   return 0;
 }
 
@@ -151,12 +157,10 @@ int runsCommand(const CliArgs& args) {
   if (verb == "rename") {
     const std::string& name = positional(args, 3, "new name");
     if (name.empty()) throw UsageError("runs rename: the new name is empty");
-    if (const auto bad = controlCharacterIn(name))
-      throw UsageError("runs rename: the new name must not contain control characters (" + *bad +
-                       ")");
+    if (const auto bad = textProblemIn(name)) throw UsageError("runs rename: the new name " + *bad);
     summaryOrThrow(store, args, id);
     store.renameRun(id, name);
-    if (!args.json) std::cout << "run " << id << " renamed to \"" << name << "\"\n";
+    if (!args.json) std::cout << "run " << id << " renamed to \"" << terminalSafe(name) << "\"\n";
     return 0;
   }
   store.deleteRun(id);  // "delete", the last verb
@@ -176,7 +180,7 @@ int compareCommand(const CliArgs& args) {
   }
   const std::vector<SettingDifference> differences = differingSettings(jobs);
   if (args.json)
-    std::cout << compareJson(runs, differences).dump(2) << "\n";
+    printJson(std::cout, compareJson(runs, differences), std::cerr);
   else
     printComparison(std::cout, runs, differences);
   return 0;

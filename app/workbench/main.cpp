@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "app/build_info.h"
+#include "app/terminal_text.h"
 #include "storage/run_store.h"
 #include "views/learn_page.h"
 #include "views/lessons/lesson.h"
@@ -109,7 +110,8 @@ struct Options {
 };
 
 int fail(const QString& message) {
-  std::fprintf(stderr, "ranklab-workbench: %s\n", qPrintable(message));
+  std::fprintf(stderr, "ranklab-workbench: %s\n",
+               ranklab::terminalSafe(message.toStdString()).c_str());
   return 2;
 }
 
@@ -262,7 +264,7 @@ int main(int argc, char** argv) {
   try {
     options = windowOptions(cli, chosen);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ranklab-workbench: %s\n", e.what());
+    std::fprintf(stderr, "ranklab-workbench: %s\n", ranklab::terminalSafe(e.what()).c_str());
     return 1;
   }
   ranklab::WorkbenchSettings::setLastDb(options.db_path);

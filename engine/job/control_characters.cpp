@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "engine/job/utf8.h"
+
 namespace ranklab {
 
 std::optional<std::string> controlCharacterIn(const std::string& text) {
@@ -13,6 +15,13 @@ std::optional<std::string> controlCharacterIn(const std::string& text) {
       return std::string(code) + " at offset " + std::to_string(i);
     }
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> textProblemIn(const std::string& text) {
+  if (const auto bad = controlCharacterIn(text))
+    return "must not contain control characters (" + *bad + ")";
+  if (const auto bad = byteNotUtf8In(text)) return "is not UTF-8 (" + *bad + ")";
   return std::nullopt;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/job/utf8.h"
 
+#include <cstdio>
+
 namespace ranklab {
 
 size_t utf8SequenceAt(const uint8_t* bytes, size_t size, size_t i) {
@@ -19,6 +21,44 @@ size_t utf8SequenceAt(const uint8_t* bytes, size_t size, size_t i) {
       (lead == 0xf0 && second < 0x90) || (lead == 0xf4 && second > 0x8f))
     return 0;
   return length;
+}
+
+namespace {
+
+const uint8_t* bytesOf(const std::string& text) {
+  return reinterpret_cast<const uint8_t*>(text.data());
+}
+
+std::string hexByte(uint8_t b) {
+  char code[8];
+  std::snprintf(code, sizeof code, "\\x%02x", b);
+  return code;
+}
+
+}  // namespace
+
+std::optional<std::string> byteNotUtf8In(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8SequenceAt(bytesOf(text), text.size(), i);
+    if (n == 0) return hexByte(bytesOf(text)[i]) + " at offset " + std::to_string(i);
+    i += n;
+  }
+  return std::nullopt;
+}
+
+std::string withBytesNotUtf8Escaped(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8SequenceAt(bytesOf(text), text.size(), i);
+    if (n == 0) {
+      out += hexByte(bytesOf(text)[i++]);
+    } else {
+      out.append(text, i, n);
+      i += n;
+    }
+  }
+  return out;
 }
 
 }  // namespace ranklab

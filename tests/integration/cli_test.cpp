@@ -306,6 +306,45 @@ TEST_F(Cli, StrayWordsEmptyStoresAndControlCharactersAreRefused) {
       << escape.out;
 }
 
+// Text from a trace's file name and the store (a name not UTF-8, an ESC) reached the terminal
+// raw, and one such name made every `runs list --json` fail (issue 57, items 13 and 14).
+TEST_F(Cli, TextFromFilesAndTheStoreReachesNoTerminalRawAndJsonStaysValid) {
+  const std::string traces = folder_.file("traces");
+  std::filesystem::create_directories(traces);
+  const std::string odd = traces + "/r\xff\x1b[31mED.json";
+  std::filesystem::copy_file(sourceDir() + "/tests/fuzz/corpus/trace/kineto-nccl.json", odd);
+  const auto imported = run("import '" + odd + "' --db " + db());
+  ASSERT_EQ(imported.exit_code, 0) << imported.out;
+  const std::string stepless = traces + "/\x1b]0;title\x07.json";
+  std::ofstream(stepless) << R"({"traceEvents": [{"ph": "X", "name": "\u001b[2J", "ts": 1,
+                               "dur": 1, "pid": 1, "tid": 1}]})";
+  const auto refused = run("import '" + stepless + "' --db " + db());
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  for (const auto& r : {imported, refused, run("runs list --db " + db()),
+                        run("runs show 1 --db " + db()), run("analyze 1 --db " + db())}) {
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+  }
+  const auto listed = run("runs list --json --db " + db());
+  ASSERT_EQ(listed.exit_code, 0) << listed.out;
+  const size_t start = listed.out.find('[');
+  ASSERT_NE(start, std::string::npos) << listed.out;
+  const size_t note = listed.out.find("ranklab: note:");
+  ASSERT_NE(note, std::string::npos) << listed.out;
+  const nlohmann::json runs = nlohmann::json::parse(listed.out.substr(start, note - start));
+  EXPECT_NE(runs[0]["name"].get<std::string>().find("\\xff"), std::string::npos) << runs;
+  EXPECT_NE(listed.out.find("is not UTF-8"), std::string::npos) << listed.out;
+  const auto renamed = run("runs rename 1 \"$(printf 'bad\\377')\" --db " + db());
+  EXPECT_EQ(renamed.exit_code, 2) << renamed.out;
+  EXPECT_NE(renamed.out.find("the new name is not UTF-8 (\\xff at offset 3)"), std::string::npos)
+      << renamed.out;
+  const auto tagged = run("runs tag 1 \"$(printf '\\033[31mred')\" --db " + db());
+  EXPECT_EQ(tagged.exit_code, 2) << tagged.out;
+  EXPECT_NE(tagged.out.find("must not contain control characters (\\x1b at offset 0)"),
+            std::string::npos)
+      << tagged.out;
+}
+
 // --ranks 0, -3 or "4x" used to be dropped silently and the job file's ranks ran instead.
 TEST_F(Cli, BadRanksOptionIsAnErrorNotIgnored) {
   for (const std::string n : {"0", "-3", "1000"}) {
