@@ -34,6 +34,7 @@ struct WorkbenchOptions {
   QString worker_path;    // ranklab-worker; "" = JobRunner's default
   QString launcher_path;  // ranklab, the CLI that runs a launched job; "" = beside this program
   QString presets_dir;    // resources/jobs
+  bool allow_foreign_store = false;  // --allow-foreign-store: passed on to the launches
   int64_t open_run = 0;   // show this stored run once the store is read
   QList<qint64> compare;  // compare these stored runs once the store is read
 };
