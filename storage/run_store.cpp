@@ -12,8 +12,8 @@
 
 #include "storage/launcher_identity.h"
 #include "storage/schema.h"
-#include "storage/store_files.h"
 #include "storage/statement.h"
+#include "storage/store_files.h"
 #include "storage/store_rows.h"
 
 namespace ranklab {

@@ -62,15 +62,15 @@ void requireOwnStore(const std::string& db_path, bool allow_foreign) {
   refuseForeignLink(db_path);
   struct stat info {};
   if (allow_foreign || ::stat(db_path.c_str(), &info) != 0 || info.st_uid == geteuid()) return;
-  throw refusal(db_path, ownedByAnotherText(info.st_uid) +
-                            "; pass --allow-foreign-store to open it anyway");
+  throw refusal(db_path,
+                ownedByAnotherText(info.st_uid) + "; pass --allow-foreign-store to open it anyway");
 }
 
 void prepareStoreFiles(const std::string& db_path) {
   refuseForeignLink(db_path);
   struct stat info {};
   if (::lstat(db_path.c_str(), &info) != 0) createEmptyStore(db_path);
-  refuseForeignLink(db_path);  // planted between the look and the create
+  refuseForeignLink(db_path);                       // planted between the look and the create
   if (::stat(db_path.c_str(), &info) != 0) return;  // SQLite says why it cannot open it
   checkSidecars(resolved(db_path), info.st_uid);
 }

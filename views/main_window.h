@@ -34,9 +34,11 @@ struct WorkbenchOptions {
   QString worker_path;    // ranklab-worker; "" = JobRunner's default
   QString launcher_path;  // ranklab, the CLI that runs a launched job; "" = beside this program
   QString presets_dir;    // resources/jobs
-  bool allow_foreign_store = false;  // --allow-foreign-store: passed on to the launches
   int64_t open_run = 0;   // show this stored run once the store is read
   QList<qint64> compare;  // compare these stored runs once the store is read
+
+  // --allow-foreign-store: open a store another account owns; passed on to the launches.
+  bool allow_foreign_store = false;
 };
 
 class MainWindow : public QMainWindow {

@@ -143,7 +143,7 @@ QString RunSession::takeOverUnfollowed(qint64 run_id) {
       options_.launcher_path.empty() ? executableDir() + "/ranklab" : options_.launcher_path;
   try {
     ensurePrivateFolder(launchFolder(options_.db_path), "the workbench's launch folder");
-    std::vector<std::string> argv = {launcher, "runs", "attach", std::to_string(run_id),
+    std::vector<std::string> argv = {launcher, "runs",           "attach", std::to_string(run_id),
                                      "--db",   options_.db_path, "--quiet"};
     if (options_.allow_foreign_store) argv.push_back("--allow-foreign-store");
     startDetached(argv, consolePath(options_.db_path, run_id));

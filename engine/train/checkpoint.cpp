@@ -275,7 +275,8 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c) {
   file += payload;
 
   const std::filesystem::path target(path);
-  const auto folder = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const auto folder =
+      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   requireOwnFolder(folder);
   removeAbandonedTemporaries(path);
   const std::string temporary = writeTemporary(path, file);

@@ -94,8 +94,8 @@ TEST_F(PrivateFiles, ALinkedFolderIsRefusedAndItsTargetNotRepermissioned) {
   fs::create_directory(target);
   chmod(target.c_str(), 0755);
   ASSERT_TRUE(testing::plantLinkAsNobody(target, shared_ / "slurm"));
-  const std::string said =
-      errorOf([&] { ensurePrivateFolder((shared_ / "slurm").string(), "the Slurm output folder"); });
+  const std::string said = errorOf(
+      [&] { ensurePrivateFolder((shared_ / "slurm").string(), "the Slurm output folder"); });
   EXPECT_NE(said.find((shared_ / "slurm").string() +
                       ": cannot use it as the Slurm output folder: is a symbolic link; ranklab "
                       "will not write through it"),
