@@ -24,11 +24,10 @@ std::string octal(mode_t mode) {
 // Why a create at `path` failed: what is there when it exists, else the system's words.
 std::string createFailure(const std::string& path, int cause) {
   struct stat there {};
-  if (cause == EEXIST || cause == ELOOP) {
-    if (lstat(path.c_str(), &there) == 0 && S_ISLNK(there.st_mode))
-      return "it is a symbolic link; ranklab will not write through it";
-    if (cause == EEXIST) return "it exists already (ranklab writes only a file it makes new)";
-  }
+  // A link is said as one whatever the errno (ELOOP, EEXIST, or EACCES in a sticky folder).
+  if (lstat(path.c_str(), &there) == 0 && S_ISLNK(there.st_mode))
+    return "it is a symbolic link; ranklab will not write through it";
+  if (cause == EEXIST) return "it exists already (ranklab writes only a file it makes new)";
   return cause == EACCES ? "permission denied" : std::strerror(cause);
 }
 
