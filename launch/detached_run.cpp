@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "engine/job/fault_signals.h"
+#include "storage/private_files.h"
 
 namespace ranklab {
 
@@ -50,9 +51,12 @@ sigset_t faultSignalSet() {
 
 int64_t startDetached(const std::vector<std::string>& argv, const std::string& console_path) {
   const std::string what = "start " + argv.at(0);
-  const int console_fd =
-      open(console_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (console_fd < 0) throw std::runtime_error(what + ": " + console_path + ": " + strerror(errno));
+  int console_fd = -1;
+  try {
+    console_fd = openPrivateLog(console_path);
+  } catch (const PrivateFileError& e) {
+    throw std::runtime_error(what + ": " + e.what());
+  }
   int report[2];    // the exec's errno, or EOF once it succeeded (CLOEXEC)
   int pid_pipe[2];  // the grandchild's pid, from the child in between
   if (pipe2(report, O_CLOEXEC) != 0 || pipe2(pid_pipe, O_CLOEXEC) != 0) {

@@ -17,7 +17,8 @@ namespace ranklab {
 
 // Starts argv (argv[0] a path) in a session of its own and detached (double fork: not this
 // process's child, so neither its exit nor a terminal's hang-up reaches it), stdin from
-// /dev/null, stdout and stderr appended to console_path. Returns its pid; throws naming
+// /dev/null, stdout and stderr appended to console_path (created 0600, or reopened when it
+// is this account's own regular file; never through a link). Returns its pid; throws naming
 // argv[0] and the cause when it cannot start.
 int64_t startDetached(const std::vector<std::string>& argv, const std::string& console_path);
 

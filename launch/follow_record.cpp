@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "storage/private_files.h"
+
 namespace ranklab {
 
 namespace {
@@ -68,15 +70,7 @@ std::string followRecordPath(const std::string& dir, int64_t run_id, const std::
 }
 
 void writeFollowRecord(const std::string& path, const FollowRecord& record) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) throw recordError(path, std::string("cannot create it: ") + std::strerror(errno));
-  const std::string text = recordText(record);
-  const bool whole = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const bool closed = close(fd) == 0;
-  if (!whole || !closed) {
-    unlink(path.c_str());
-    throw recordError(path, "cannot write it whole");
-  }
+  writeNewPrivateFile(path, recordText(record));
 }
 
 std::optional<FollowRecord> readFollowRecord(const std::string& path) {

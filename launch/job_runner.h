@@ -29,6 +29,8 @@ struct LaunchOptions {
   // The workbench's: ranklab (the CLI), which runs a job in a process of its own so the run
   // outlives the workbench; "" = next to the running executable.
   std::string launcher_path;
+  // The user said to open a store another account owns (--allow-foreign-store): passed on.
+  bool allow_foreign_store = false;
   std::string mpirun = "mpirun";
   int stop_grace_ms = 5000;  // after requestStop(): SIGTERM, then SIGKILL after this
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "launch/rank_watch.h"
+#include "storage/private_files.h"
 
 namespace ranklab {
 
@@ -72,23 +73,7 @@ PrivateDir::~PrivateDir() {
 
 std::string PrivateDir::write(const std::string& name, const std::string& text) const {
   const std::string file = path_ + "/" + name;
-  auto fail = [&](const char* cause) {
-    return std::runtime_error(file + ": cannot write: " + cause);
-  };
-  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) throw fail(std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int cause = errno;
-      close(fd);
-      throw fail(std::strerror(cause));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0) throw fail(std::strerror(errno));
+  writeNewPrivateFile(file, text);
   return file;
 }
 

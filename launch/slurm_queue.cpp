@@ -1,21 +1,15 @@
 #include "launch/slurm_queue.h"
 
-#include <filesystem>
-#include <stdexcept>
-
 #include "launch/follow_record.h"
+#include "storage/private_files.h"
 
 namespace ranklab {
 
 std::string slurmOutputDir(const std::string& db_path) {
-  const std::filesystem::path dir = slurmFolderOf(db_path);
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, error);
-  if (error)
-    throw std::runtime_error(dir.string() +
-                             ": cannot make the Slurm output folder: " + error.message());
-  return dir.string();
+  const std::string dir = slurmFolderOf(db_path);
+  // Slurm writes the ranks' output there as this account: only its own folder, never a link.
+  ensurePrivateFolder(dir, "the Slurm output folder");
+  return dir;
 }
 
 namespace {

@@ -13,8 +13,9 @@
 
 namespace ranklab {
 
-// The folder beside the store where Slurm writes the ranks' output (made, 0700): a
-// cluster's nodes share the home folder the store is in, not this machine's temp folder.
+// The folder beside the store where Slurm writes the ranks' output (made 0700, or reused
+// when it is this account's own, not a link, not writable by others; else refused, naming
+// it): a cluster's nodes share the home folder the store is in, not this machine's temp folder.
 std::string slurmOutputDir(const std::string& db_path);
 
 // A Slurm job's queue, followed: each change is a `queue` event and the run's row. While it

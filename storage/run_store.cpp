@@ -13,6 +13,7 @@
 #include "storage/launcher_identity.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
+#include "storage/store_files.h"
 #include "storage/store_rows.h"
 
 namespace ranklab {
@@ -279,6 +280,7 @@ RunStore::RunStore(const std::string& path) : path_(path) {
   // SQLite would only say "unable to open database file".
   if (std::filesystem::is_directory(path_))
     throw sqlite::error(path_, "open", "is a folder; pass a file, e.g. " + path_ + "/runs.db");
+  prepareStoreFiles(path_);
   // One connection per thread (never shared): SQLite's own locking would only cost time.
   constexpr int kFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path_.c_str(), &db_, kFlags, nullptr) != SQLITE_OK) {

@@ -38,6 +38,7 @@ LaunchOptions launchOptions(const WorkbenchOptions& options) {
   launch.db_path = options.db_path.toStdString();
   launch.worker_path = options.worker_path.toStdString();
   launch.launcher_path = options.launcher_path.toStdString();
+  launch.allow_foreign_store = options.allow_foreign_store;
   return launch;
 }
 

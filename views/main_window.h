@@ -36,6 +36,9 @@ struct WorkbenchOptions {
   QString presets_dir;    // resources/jobs
   int64_t open_run = 0;   // show this stored run once the store is read
   QList<qint64> compare;  // compare these stored runs once the store is read
+
+  // --allow-foreign-store: open a store another account owns; passed on to the launches.
+  bool allow_foreign_store = false;
 };
 
 class MainWindow : public QMainWindow {

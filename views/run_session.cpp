@@ -2,7 +2,6 @@
 
 #include <QCoreApplication>
 #include <QDateTime>
-#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QThread>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "launch/detached_run.h"
+#include "storage/private_files.h"
 
 namespace ranklab {
 
@@ -100,17 +100,15 @@ bool RunSession::launch(const std::vector<std::string>& command, const QStringLi
                                                                   : options_.launcher_path};
   argv.insert(argv.end(), command.begin(), command.end());
   argv.insert(argv.end(), {"--db", options_.db_path, "--quiet"});
+  if (options_.allow_foreign_store) argv.push_back("--allow-foreign-store");
   if (!options_.worker_path.empty()) argv.insert(argv.end(), {"--worker", options_.worker_path});
   if (!text_file.isEmpty()) argv.insert(argv.end(), {"--text-from", text_file.toStdString()});
   for (const QString& o : overrides) argv.insert(argv.end(), {"--set", o.toStdString()});
   const std::string db = options_.db_path;
   auto make = [=]() -> std::unique_ptr<RunFollower> {
-    if (!QDir().mkpath(folder)) throw std::runtime_error(folder.toStdString() + ": cannot create");
-    if (!text_file.isEmpty()) {
-      QFile file(text_file);
-      if (!file.open(QIODevice::WriteOnly) || file.write(toml_text.toUtf8()) < 0)
-        throw std::runtime_error(text_file.toStdString() + ": " + file.errorString().toStdString());
-    }
+    // The job's text and the launcher's console: only in this account's own folder, new files.
+    ensurePrivateFolder(folder.toStdString(), "the workbench's launch folder");
+    if (!text_file.isEmpty()) writeNewPrivateFile(text_file.toStdString(), toml_text.toStdString());
     const int64_t pid = startDetached(argv, console.toStdString());
     return std::make_unique<RunFollower>(db, processOnThisHost(pid), console.toStdString(), argv);
   };
@@ -144,10 +142,11 @@ QString RunSession::takeOverUnfollowed(qint64 run_id) {
   const std::string launcher =
       options_.launcher_path.empty() ? executableDir() + "/ranklab" : options_.launcher_path;
   try {
-    QDir().mkpath(QString::fromStdString(launchFolder(options_.db_path)));
-    startDetached(
-        {launcher, "runs", "attach", std::to_string(run_id), "--db", options_.db_path, "--quiet"},
-        consolePath(options_.db_path, run_id));
+    ensurePrivateFolder(launchFolder(options_.db_path), "the workbench's launch folder");
+    std::vector<std::string> argv = {launcher, "runs",           "attach", std::to_string(run_id),
+                                     "--db",   options_.db_path, "--quiet"};
+    if (options_.allow_foreign_store) argv.push_back("--allow-foreign-store");
+    startDetached(argv, consolePath(options_.db_path, run_id));
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }

@@ -64,6 +64,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.json = true;
     else if (a == "--quiet")
       args.quiet = true;
+    else if (a == "--allow-foreign-store")
+      args.allow_foreign_store = true;
     else if (a == "--set")
       args.overrides.push_back(value());
     else if (a == "--ranks")

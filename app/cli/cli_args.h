@@ -26,6 +26,7 @@ struct CliArgs {
   std::string name;       // import: the run's name
   bool json = false;
   bool quiet = false;
+  bool allow_foreign_store = false;  // open a store another account owns
   std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check
   JobOverrides overrides;
 };

@@ -26,6 +26,7 @@
 #include "launch/detached_run.h"
 #include "launch/job_runner.h"
 #include "storage/run_store.h"
+#include "storage/store_files.h"
 
 namespace ranklab {
 namespace {
@@ -67,6 +68,7 @@ options for every command:
   --db PATH   run store file (default: $XDG_DATA_HOME/ranklab/runs.db or ~/.local/share/ranklab/runs.db)
   --json      machine-readable output on stdout
   --quiet     (run) no per-second progress lines; rank output and errors still shown
+  --allow-foreign-store   open the store even when another account owns it (refused otherwise)
   --version   the version and the commit this binary was built from
 )";
 
@@ -234,8 +236,15 @@ int attachCommand(const CliArgs& args) {
   });
 }
 
+bool opensStore(const std::string& command) {
+  for (const char* c : {"run", "resume", "runs", "compare", "import", "analyze", "diff"})
+    if (command == c) return true;
+  return false;
+}
+
 int dispatch(const CliArgs& args) {
   const std::string command = args.positional.empty() ? "help" : args.positional[0];
+  if (opensStore(command)) requireOwnStore(args.db, args.allow_foreign_store);
   if (command == "run") return runCommand(args);
   if (command == "resume") return resumeCommand(args);
   if (command == "validate") return validateCommand(args);

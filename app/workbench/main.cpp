@@ -12,6 +12,7 @@
 #include "app/build_info.h"
 #include "app/terminal_text.h"
 #include "storage/run_store.h"
+#include "storage/store_files.h"
 #include "views/learn_page.h"
 #include "views/lessons/lesson.h"
 #include "views/live_page.h"
@@ -88,6 +89,10 @@ struct Options {
                             "Open this lesson on the Learn page, answered from its last stored "
                             "run if there is one.",
                             "ID"};
+  QCommandLineOption allow_foreign_store{
+      QStringLiteral("allow-foreign-store"),
+      "Open the store even when another account owns it (refused otherwise: that account "
+      "could rewrite what this one reads and runs)."};
   QCommandLineOption worker{QStringLiteral("worker"), "ranklab-worker binary to launch.", "PATH"};
   QCommandLineOption shot{QStringLiteral("screenshot"), "Save the window to this PNG, then quit.",
                           "PNG"};
@@ -103,8 +108,8 @@ struct Options {
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
-    for (const auto& o : {db, job, start, set, open, compare, page, lesson, worker, shot,
-                          shot_after, exit_when_done})
+    for (const auto& o : {db, allow_foreign_store, job, start, set, open, compare, page, lesson,
+                          worker, shot, shot_after, exit_when_done})
       parser.addOption(o);
   }
 };
@@ -163,7 +168,8 @@ void nameTheApplication() {
                        QIcon(QStringLiteral(":/icons/org.ranklab.Workbench.svg"))));
 }
 
-// The window's options from the command line; throws when no store path can be found.
+// The window's options from the command line; throws when no store path can be found, or
+// when another account owns the store and --allow-foreign-store was not given.
 ranklab::WorkbenchOptions windowOptions(Options& cli, const Choices& chosen) {
   ranklab::WorkbenchOptions options;
   const QString last = ranklab::WorkbenchSettings::lastDb();
@@ -179,6 +185,8 @@ ranklab::WorkbenchOptions windowOptions(Options& cli, const Choices& chosen) {
   options.overrides = cli.parser.values(cli.set);
   options.worker_path = cli.parser.isSet(cli.worker) ? cli.parser.value(cli.worker) : findWorker();
   options.launcher_path = findLauncher();
+  options.allow_foreign_store = cli.parser.isSet(cli.allow_foreign_store);
+  ranklab::requireOwnStore(options.db_path.toStdString(), options.allow_foreign_store);
   options.open_run = chosen.open_run;
   options.compare = chosen.compare_runs;
   return options;

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <map>
 
+#include "storage/private_files.h"
+
 namespace ranklab {
 
 namespace {
@@ -69,29 +71,28 @@ uint32_t crc32Of(const char* data, size_t size) {
   throw CheckpointError(path + ": cannot " + operation + ": " + std::strerror(errno));
 }
 
-// Writes all of `data` to a new file at `path` and fsyncs it.
-void writeDurably(const std::string& path, const std::string& data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) failWith(path, "create the checkpoint file");
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int saved = errno;
-      ::close(fd);
-      errno = saved;
-      failWith(path, "write the checkpoint");
-    }
-    done += static_cast<size_t>(n);
+// The checkpoint's bytes in a new file beside it, PATH.tmp-PID (0600, created exclusively,
+// never through a link), fsynced. A leftover of this account's under that name (a writer
+// that had this pid) is replaced; anything else there (a link, another account's file) is
+// refused, naming it.
+std::string writeTemporary(const std::string& path, const std::string& data) {
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  if (notOwnFileReason(temporary).empty()) ::unlink(temporary.c_str());
+  try {
+    writeNewPrivateFile(temporary, data, /*durable=*/true);
+  } catch (const PrivateFileError& e) {
+    throw CheckpointError(std::string(e.what()) + " (the checkpoint " + path + " is unchanged)");
   }
-  if (::fsync(fd) != 0) {
-    const int saved = errno;
-    ::close(fd);
-    errno = saved;
-    failWith(path, "fsync the checkpoint");
-  }
-  if (::close(fd) != 0) failWith(path, "close the checkpoint");
+  return temporary;
+}
+
+// Another account that can replace files in the folder could swap the checkpoint for its own.
+void requireOwnFolder(const std::filesystem::path& folder) {
+  const std::string why = sharedFolderReason(folder.string());
+  if (!why.empty())
+    throw CheckpointError(folder.string() + ": " + why +
+                          "; ranklab will not write checkpoints where another account can "
+                          "replace them (choose a folder of this account's)");
 }
 
 void fsyncFolder(const std::string& folder) {
@@ -274,17 +275,19 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c) {
   file += payload;
 
   const std::filesystem::path target(path);
+  const auto folder =
+      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  requireOwnFolder(folder);
   removeAbandonedTemporaries(path);
-  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-  writeDurably(temporary, file);
+  const std::string temporary = writeTemporary(path, file);
+  // rename replaces whatever is at `path` (a link too) by the new file: never follows it.
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     const int saved = errno;
     ::unlink(temporary.c_str());
     errno = saved;
     failWith(path, "rename " + temporary + " over it");
   }
-  const auto folder = target.parent_path();
-  fsyncFolder(folder.empty() ? "." : folder.string());
+  fsyncFolder(folder.string());
 }
 
 // PATH.tmp-PID files of writers killed mid-write (their pid no longer runs): each is as large
@@ -300,6 +303,8 @@ void removeAbandonedTemporaries(const std::string& path) {
     if (name.rfind(prefix, 0) != 0) continue;
     const std::string digits = name.substr(prefix.size());
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    // Only this account's own regular files (lstat): never a link, never another's file.
+    if (!notOwnFileReason(entry.path().string()).empty()) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
     if (::kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), error);
   }

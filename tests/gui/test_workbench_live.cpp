@@ -16,6 +16,7 @@
 
 #include <QTableView>
 #include "storage/run_store.h"
+#include "tests/support/second_account.h"
 #include "views/activations_chart.h"
 #include "views/curve_chart.h"
 #include "views/live_page.h"
@@ -23,6 +24,7 @@
 #include "views/main_window.h"
 #include "views/memory_chart.h"
 #include "views/models/runs_table_model.h"
+#include "views/run_session.h"
 #include "views/runs_page.h"
 #include "views/time_breakdown_chart.h"
 #include "views/timeline_page.h"
@@ -91,6 +93,30 @@ class WorkbenchLiveTest : public QObject {
   }
 
  private slots:
+  // Issue 57: launches/ beside a store in a folder another account can write, as /tmp is: a
+  // link that account planted there is refused, naming it, and its target left as it was.
+  void aLaunchFolderLinkedByAnotherAccountIsRefused() {
+    if (!testing::canBecomeNobody()) QSKIP("needs root to act as nobody (uid 65534)");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::filesystem::path shared = testing::sharedFolderIn(dir.path().toStdString());
+    const std::filesystem::path target = dir.path().toStdString() + "/elsewhere";
+    std::filesystem::create_directory(target);
+    chmod(target.c_str(), 0755);
+    QVERIFY(testing::plantLinkAsNobody(target, shared / "launches"));
+    LaunchOptions options;
+    options.db_path = (shared / "runs.db").string();
+    options.launcher_path = "/bin/true";
+    RunSession session(options);
+    const QString said = session.takeOverUnfollowed(1);
+    QVERIFY2(said.contains(QString::fromStdString(
+                 (shared / "launches").string() +
+                 ": cannot use it as the workbench's launch folder: is a symbolic link")),
+             qPrintable(said));
+    QCOMPARE(testing::modeOf(target), mode_t(0755));
+    QVERIFY(std::filesystem::is_empty(target));
+  }
+
   void launchFillsTheLiveCharts() {
     const QString worker = QStringLiteral(RANKLAB_WORKER_PATH);
     if (!QFileInfo(worker).isExecutable()) QSKIP("ranklab-worker is not built");

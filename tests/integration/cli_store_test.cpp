@@ -13,6 +13,7 @@
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"
 #include "tests/integration/cli_runner.h"
+#include "tests/support/second_account.h"
 
 namespace {
 
@@ -37,6 +38,23 @@ TEST_F(CliStore, VersionNamesTheCommit) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^ranklab \d+\.\d+\.\d+ \(commit \S+\))")))
       << r.out;
   EXPECT_EQ(r.out.find("unknown"), std::string::npos) << "built from a git checkout: " << r.out;
+}
+
+// Issue 57: a store another account owns could hold what that account wants this one to read
+// and run again; it is opened only with --allow-foreign-store, named in the refusal.
+TEST_F(CliStore, AStoreAnotherAccountOwnsIsRefusedUnlessTheFlagSaysSo) {
+  if (!ranklab::testing::canBecomeNobody()) GTEST_SKIP() << "needs root to chown to nobody";
+  ASSERT_EQ(runCli("runs list --db " + db()).exit_code, 0);
+  EXPECT_EQ(ranklab::testing::modeOf(db()), 0600u) << "a new store is this account's alone";
+  ASSERT_EQ(chown(db().c_str(), ranklab::testing::kNobody, ranklab::testing::kNobody), 0);
+  const auto refused = runCli("runs list --db " + db());
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.out.find(db() + ": owned by uid 65534 (nobody), not by this account (root); "
+                                    "pass --allow-foreign-store to open it anyway"),
+            std::string::npos)
+      << refused.out;
+  const auto allowed = runCli("runs list --allow-foreign-store --db " + db());
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out;
 }
 
 TEST_F(CliStore, CompareListsTheSettingsThatDifferAndBothSummaries) {

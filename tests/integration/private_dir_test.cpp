@@ -3,6 +3,10 @@
 // removed by the next one, never anyone else's.
 #include "launch/private_dir.h"
 
+#include "launch/slurm_queue.h"
+#include "tests/support/second_account.h"
+#include "tests/support/temp_folder.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -109,6 +113,41 @@ TEST_F(PrivateDirTest, TheNextLauncherRemovesOnlyExitedLaunchersFolders) {
   if (!foreign.empty()) {
     EXPECT_TRUE(fs::exists(foreign)) << "another account's folder";
   }
+}
+
+// The store's slurm/ folder (issue 57, item 2) in a folder another account can write: a link
+// it planted there is refused before any permission change, and so is its own folder.
+TEST(SlurmOutputFolder, ALinkOrAnotherAccountsFolderIsRefusedAndNothingRepermissioned) {
+  if (!testing::canBecomeNobody()) GTEST_SKIP() << "needs root to act as nobody (uid 65534)";
+  testing::TempFolder folder;
+  const fs::path shared = testing::sharedFolderIn(folder.path());
+  const fs::path etc = folder.path() / "etc";
+  fs::create_directory(etc);
+  chmod(etc.c_str(), 0755);
+  ASSERT_TRUE(testing::plantLinkAsNobody(etc, shared / "slurm"));
+  const std::string db = (shared / "runs.db").string();
+  auto refusal = [&] {
+    try {
+      slurmOutputDir(db);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(refusal().find((shared / "slurm").string() +
+                           ": cannot use it as the Slurm output folder: is a symbolic link; "
+                           "ranklab will not write through it"),
+            std::string::npos)
+      << refusal();
+  EXPECT_EQ(testing::modeOf(etc), 0755u) << "the link's target was re-permissioned";
+  ASSERT_TRUE(testing::asNobody([&] { return unlink((shared / "slurm").c_str()) == 0; }));
+  ASSERT_TRUE(testing::asNobody([&] { return mkdir((shared / "slurm").c_str(), 0700) == 0; }));
+  EXPECT_NE(refusal().find("owned by uid 65534 (nobody), not by this account (root)"),
+            std::string::npos)
+      << refusal();
+  ASSERT_TRUE(testing::asNobody([&] { return rmdir((shared / "slurm").c_str()) == 0; }));
+  EXPECT_EQ(slurmOutputDir(db), (shared / "slurm").string());
+  EXPECT_EQ(testing::modeOf(shared / "slurm"), 0700u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "engine/data/idx_dataset.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/trainer.h"
+#include "tests/support/second_account.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/thread_ranks.h"
 
@@ -411,6 +412,87 @@ TEST_F(CheckpointFile, AStepInEpochBeyondTheJobsEpochIsRefusedNamingTheField) {
               std::string::npos)
         << message;
   }
+}
+
+// Checkpoints in a folder another account can write, as /tmp is (issue 57, item 1): links
+// that account plants are never written through, the checkpoint never becomes a link, and
+// what holds the weights is this account's alone.
+class CheckpointBesideAnotherAccount : public CheckpointFile {
+ protected:
+  void SetUp() override {
+    if (!testing::canBecomeNobody()) GTEST_SKIP() << "needs root to act as nobody (uid 65534)";
+    shared_ = testing::sharedFolderIn(folder_.path());
+    victim_ = testing::victimFile(folder_.path());
+  }
+  void expectVictimUntouched() const {
+    EXPECT_EQ(testing::contentsOf(victim_), "root's own\n");
+    EXPECT_EQ(testing::modeOf(victim_), 0600u);
+  }
+  fs::path shared_, victim_;
+};
+
+TEST_F(CheckpointBesideAnotherAccount, ALinkPlantedAtTheTemporaryNameIsNeverWrittenThrough) {
+  const fs::path target = shared_ / "run.ckpt";
+  const fs::path temporary = target.string() + ".tmp-" + std::to_string(getpid());
+  ASSERT_TRUE(testing::plantLinkAsNobody(victim_, temporary));
+  try {
+    writeCheckpoint(target.string(), sample());
+    FAIL() << "wrote through a planted link";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find(temporary.string() +
+                                         ": cannot write: it is a symbolic link; ranklab will "
+                                         "not write through it"),
+              std::string::npos)
+        << e.what();
+  }
+  expectVictimUntouched();
+  EXPECT_FALSE(fs::exists(fs::symlink_status(target)));
+}
+
+TEST_F(CheckpointBesideAnotherAccount, TheCheckpointIs0600AndALinkAtItsNameIsReplacedNotFollowed) {
+  const fs::path target = shared_ / "run.ckpt";
+  ASSERT_TRUE(testing::plantLinkAsNobody(victim_, target));
+  writeCheckpoint(target.string(), sample());
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(target))) << "never left a link";
+  EXPECT_EQ(testing::modeOf(target), 0600u);
+  EXPECT_EQ(readCheckpoint(target.string()).step, sample().step);
+  expectVictimUntouched();
+}
+
+TEST_F(CheckpointBesideAnotherAccount, AbandonedTemporariesOfAnotherAccountAreLeftAlone) {
+  const fs::path target = shared_ / "run.ckpt";
+  const pid_t gone = [] {
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    waitpid(child, nullptr, 0);
+    return child;
+  }();
+  const fs::path link = target.string() + ".tmp-" + std::to_string(gone);
+  const fs::path theirs = target.string() + ".tmp-" + std::to_string(gone + 100000);
+  ASSERT_TRUE(testing::plantLinkAsNobody(victim_, link));
+  ASSERT_TRUE(testing::asNobody([&] { return std::ofstream(theirs).good(); }));
+  removeAbandonedTemporaries(target.string());
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(fs::exists(theirs));
+  expectVictimUntouched();
+}
+
+TEST_F(CheckpointBesideAnotherAccount, AFolderAnotherAccountOwnsOrCanReplaceFilesInIsRefused) {
+  const fs::path theirs = shared_ / "theirs";
+  ASSERT_TRUE(testing::asNobody([&] { return mkdir(theirs.c_str(), 0777) == 0; }));
+  chmod(theirs.c_str(), 0777);
+  for (const char* why : {"owned by uid 65534 (nobody), not by this account (root)",
+                          "writable by others without the sticky bit (mode 0777)"}) {
+    try {
+      writeCheckpoint((theirs / "run.ckpt").string(), sample());
+      FAIL() << "wrote a checkpoint into " << theirs;
+    } catch (const CheckpointError& e) {
+      EXPECT_NE(std::string(e.what()).find(theirs.string() + ": " + why), std::string::npos)
+          << e.what();
+    }
+    ASSERT_EQ(chown(theirs.c_str(), 0, 0), 0);  // then root's, but open to all
+  }
+  EXPECT_TRUE(fs::is_empty(theirs));
 }
 
 }  // namespace
