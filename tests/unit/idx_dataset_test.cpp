@@ -112,6 +112,11 @@ TEST(IdxDataset, ValidTinySetLoads) {
   EXPECT_EQ(d.labels[1], 9);
 }
 
+// A file of the set in `dir`, named as the loader names it.
+std::string inSet(const TempFolder& dir, const std::string& name) {
+  return dir.file("") + "/" + name;
+}
+
 // The refusal of loading the set in `dir`, and that it came within a second.
 std::string timedLoadError(const TempFolder& dir) {
   const auto start = std::chrono::steady_clock::now();
@@ -124,8 +129,8 @@ std::string timedLoadError(const TempFolder& dir) {
 TEST(IdxDataset, AGzipBombStopsAtWhatItsHeaderDeclares) {
   TempFolder dir;
   writeTinySet(dir, 0x803, 2 * 784, 1);
-  const std::string images = dir.file("train-images-idx3-ubyte.gz");
-  gzFile f = gzopen(images.c_str(), "wb9");
+  const std::string images = inSet(dir, "train-images-idx3-ubyte.gz");
+  gzFile f = gzopen(images.c_str(), "wb1");
   const auto head = header(0x803, {2, 28, 28});
   gzwrite(f, head.data(), static_cast<unsigned>(head.size()));
   const std::vector<uint8_t> zeros(1 << 20);
@@ -139,7 +144,7 @@ TEST(IdxDataset, AGzipBombStopsAtWhatItsHeaderDeclares) {
 TEST(IdxDataset, AHeaderDeclaringMoreThanTheLimitIsRefusedBeforeReading) {
   TempFolder dir;
   writeTinySet(dir, 0x803, 0, 1);
-  const std::string images = dir.file("train-images-idx3-ubyte.gz");
+  const std::string images = inSet(dir, "train-images-idx3-ubyte.gz");
   writeGzip(images, header(0x803, {4'000'000, 28, 28}));
   EXPECT_EQ(timedLoadError(dir), images +
                                      ": its header declares more than 1 GiB of data; IDX files "
@@ -149,8 +154,8 @@ TEST(IdxDataset, AHeaderDeclaringMoreThanTheLimitIsRefusedBeforeReading) {
 TEST(IdxDataset, DevicesFifosAndProcSelfMemAreRefusedNamingTheFile) {
   TempFolder dir;
   writeTinySet(dir, 0x803, 2 * 784, 1);
-  const std::string images = dir.file("train-images-idx3-ubyte.gz");
-  const std::string labels = dir.file("train-labels-idx1-ubyte.gz");
+  const std::string images = inSet(dir, "train-images-idx3-ubyte.gz");
+  const std::string labels = inSet(dir, "train-labels-idx1-ubyte.gz");
   std::filesystem::remove(images);
   std::filesystem::create_symlink("/dev/zero", images);
   EXPECT_EQ(timedLoadError(dir), images + ": is a character device, not a regular file");
@@ -169,7 +174,7 @@ TEST(IdxDataset, AFileThisAccountMayNotReadSaysPermissionDenied) {
   TempFolder dir;
   std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
   writeTinySet(dir, 0x803, 2 * 784, 1);
-  const std::string images = dir.file("train-images-idx3-ubyte.gz");
+  const std::string images = inSet(dir, "train-images-idx3-ubyte.gz");
   ASSERT_EQ(chmod(images.c_str(), 0), 0);
   EXPECT_TRUE(ranklab::testing::asNobody(
       [&] { return loadError(dir) == images + ": cannot open: permission denied"; }));
