@@ -6,11 +6,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+
+#include "storage/bounded_read.h"
 
 namespace ranklab {
 namespace {
@@ -84,6 +85,15 @@ std::string addressOfThisHost() {
   return text(*source);
 }
 
+// The host file's text, bounded and never blocking (a FIFO, a device is refused).
+std::istringstream hostfileText(const std::string& path) {
+  try {
+    return std::istringstream(readBoundedFile(path, {uint64_t{1} << 20, "host files"}));
+  } catch (const FileReadError& e) {
+    throw std::runtime_error(path + " (launch.hostfile): " + e.cause());
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> placementArguments(const LaunchSpec& launch) {
@@ -109,8 +119,7 @@ std::vector<std::string> hostNames(const LaunchSpec& launch) {
   std::vector<std::string> names;
   for (const auto& host : launch.hosts) names.push_back(host.substr(0, host.find(':')));
   if (launch.hostfile.empty()) return names;
-  std::ifstream file(launch.hostfile);
-  if (!file) throw std::runtime_error(launch.hostfile + " (launch.hostfile): cannot read it");
+  std::istringstream file = hostfileText(launch.hostfile);
   std::string line;
   while (std::getline(file, line)) {
     std::istringstream words(line.substr(0, line.find('#')));

@@ -21,6 +21,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "engine/job/job_file.h"
 #include "engine/job/job_key_docs.h"
 #include "engine/job/job_key_relevance.h"
 #include "launch/slurm_job.h"
@@ -388,14 +389,16 @@ void SetupPage::setRunning(bool running) {
 }
 
 bool SetupPage::loadFile(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) {
-    emit message(tr("%1: cannot open the job file: %2").arg(path, file.errorString()));
+  // Bounded and never blocking: --job /dev/zero or a FIFO is refused, naming the file.
+  std::string text;
+  try {
+    text = readJobFile(QFile::encodeName(path).toStdString());
+  } catch (const JobError& e) {
+    emit message(QString::fromStdString(e.what()));
     return false;
   }
-  const QByteArray text = file.readAll();
   file_path_ = QFileInfo(path).absoluteFilePath();
-  draft_.loadText(text.toStdString(), file_path_.toStdString());
+  draft_.loadText(text, file_path_.toStdString());
   WorkbenchSettings::addRecentJob(file_path_);
   fillFromDraft();
   emit message(tr("Job %1 loaded").arg(file_path_));

@@ -2,7 +2,6 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -151,9 +150,7 @@ int runJob(const CliArgs& args, int epochs,
 // The job from its file, or (--text-from) from another file's text under its name.
 JobSpec jobToRun(const CliArgs& args, const std::string& job_path) {
   if (args.text_from.empty()) return loadWithOverrides(args);
-  std::ifstream file(args.text_from, std::ios::binary);
-  if (!file) throw std::runtime_error(args.text_from + ": cannot open the job's text");
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string text = readJobFile(args.text_from);
   JobOverrides overrides = args.overrides;
   if (args.ranks) overrides.push_back("parallel.ranks=" + std::to_string(*args.ranks));
   return parseJob(text, job_path.empty() ? "job.toml" : job_path, overrides);

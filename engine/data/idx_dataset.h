@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/bounded_read.h"
+
 namespace ranklab {
 
 class DataError : public std::runtime_error {
@@ -32,7 +34,19 @@ struct Dataset {
 // truncated or foreign file is a DataError naming the file. limit > 0 keeps the first N.
 Dataset loadFashionMnist(const std::string& folder, const std::string& prefix, int64_t limit);
 
-// Raw IDX reading, exposed for tests: the gunzipped bytes of `path`.
-std::vector<uint8_t> readGzipFile(const std::string& path);
+// An IDX file of unsigned bytes (gzip-compressed): the header's sizes and the data.
+struct IdxFile {
+  std::vector<uint32_t> sizes;  // one per dimension, the first the count of samples
+  std::vector<uint8_t> data;    // exactly the sizes' product
+};
+
+// The compressed file and the data it holds, each bounded: a device, a FIFO, a file over
+// kIdxFileLimit or one whose header declares more than kMaxIdxBytes is refused before it is
+// read; a file that holds more than its header declares (a gzip bomb) once the declared
+// bytes are read. Also refused: the wrong magic number (`kind` names what it should be), a
+// header or data cut short. Each a DataError naming the file.
+inline constexpr ReadLimit kIdxFileLimit{uint64_t{1} << 30, "IDX files"};
+inline constexpr uint64_t kMaxIdxBytes = uint64_t{1} << 30;
+IdxFile readIdxFile(const std::string& path, uint32_t magic, const char* kind);
 
 }  // namespace ranklab

@@ -2,11 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-
 #include "engine/job/utf8.h"
+#include "storage/bounded_read.h"
 
 namespace ranklab {
 
@@ -58,25 +55,14 @@ TextSplits loadText(const std::string& path, int context) {
                     "\": model.context must be at least 1 to cut the "
                     "text into windows, got " +
                     std::to_string(context));
-  // A device or a pipe (/dev/zero) would be read for ever; a huge file into 5 bytes of
-  // memory per byte (a float token and a label).
-  std::error_code error;
-  const auto status = std::filesystem::status(path, error);
-  if (!error && status.type() != std::filesystem::file_type::regular &&
-      status.type() != std::filesystem::file_type::not_found)
-    throw DataError("data.path \"" + path + "\": not a regular file");
-  const uintmax_t size = std::filesystem::is_regular_file(status)
-                             ? std::filesystem::file_size(path, error)
-                             : uintmax_t{0};
-  if (!error && size > kMaxTextBytes)
-    throw DataError("data.path \"" + path + "\": larger than " +
-                    std::to_string(kMaxTextBytes >> 20) +
-                    " MiB, the most text data reads (it holds 5 bytes per byte of text)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError("data.path \"" + path + "\": cannot open it as a text file");
-  const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
-                                   std::istreambuf_iterator<char>()};
-  if (in.bad()) throw DataError("data.path \"" + path + "\": reading it failed");
+  // A device or a FIFO (/dev/zero) is refused, never read; a file over kMaxTextBytes too, as
+  // it would take 5 bytes of memory per byte (a float token and a label).
+  std::vector<uint8_t> bytes;
+  try {
+    bytes = readBoundedBytes(path, kTextFileLimit);
+  } catch (const FileReadError& e) {
+    throw DataError("data.path \"" + path + "\": " + e.cause());
+  }
   if (const int64_t bad = firstInvalidUtf8(bytes); bad >= 0) {
     throw DataError("data.path \"" + path + "\": not UTF-8 text: byte " + std::to_string(bad) +
                     " (0x" +

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/data/idx_dataset.h"
+#include "storage/bounded_read.h"
 
 namespace ranklab {
 
@@ -20,15 +21,16 @@ inline constexpr const char* kDefaultTextCorpus = "/usr/share/games/fortunes/son
 
 // The largest text file data.path may name.
 inline constexpr uintmax_t kMaxTextBytes = uintmax_t{1} << 30;
+inline constexpr ReadLimit kTextFileLimit{kMaxTextBytes, "text data files"};
 
 struct TextSplits {
   Dataset train;
   Dataset validation;
 };
 
-// Throws DataError naming the file and what is wrong: missing, not a regular file, larger
-// than kMaxTextBytes, unreadable, not UTF-8 (with the byte offset), or too short for one
-// window of `context` in each split.
+// Throws DataError naming the file and what is wrong: missing, not a regular file (a device,
+// a FIFO: refused without blocking), larger than kMaxTextBytes, unreadable, not UTF-8 (with the
+// byte offset), or too short for one window of `context` in each split.
 TextSplits loadText(const std::string& path, int context);
 
 // The windows of `text` as a Dataset (exposed for tests).

@@ -2,12 +2,8 @@
 // the schema in job_schema.cpp, collecting all problems before reporting any.
 #include "engine/job/job_file.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <memory>
-#include <system_error>
-
 #include "engine/job/job_schema.h"
+#include "storage/bounded_read.h"
 
 #if !TOML_EXCEPTIONS
 #error "ranklab_job reports TOML syntax errors from toml::parse_error; build with exceptions"
@@ -182,19 +178,15 @@ JobSpec parseJob(const std::string& toml_text, const std::string& file_name,
 }
 
 JobSpec loadJob(const std::string& path, const JobOverrides& overrides) {
-  auto fail = [&](const std::string& operation) {
-    const std::string cause = std::generic_category().message(errno);
-    return JobError({{path, 0, 0, "", operation + " the job file: " + cause}});
-  };
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) throw fail("cannot open");
-  std::string text;
-  char buffer[1 << 14];
-  size_t count;
-  while ((count = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, count);
-  if (std::ferror(file.get())) throw fail("cannot read");
-  return parseJob(text, path, overrides);
+  return parseJob(readJobFile(path), path, overrides);
+}
+
+std::string readJobFile(const std::string& path) {
+  try {
+    return readBoundedFile(path, kJobFileLimit);
+  } catch (const FileReadError& e) {
+    throw JobError({{path, 0, 0, "", e.cause()}});
+  }
 }
 
 std::string toTomlText(const JobSpec& job) {

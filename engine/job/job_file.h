@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/job/job_spec.h"
+#include "storage/bounded_read.h"
 
 namespace ranklab {
 
@@ -15,7 +16,13 @@ using JobOverrides = std::vector<std::string>;
 // Parses and validates; throws JobError listing every problem found (not just the first).
 JobSpec parseJob(const std::string& toml_text, const std::string& file_name,
                  const JobOverrides& overrides = {});
+// Reads the file with readJobFile, then parses it.
 JobSpec loadJob(const std::string& path, const JobOverrides& overrides = {});
+
+// A job file's text: a regular file of at most kJobFileLimit, never a device or a FIFO (no
+// block, no endless read); throws JobError naming the file and the cause.
+inline constexpr ReadLimit kJobFileLimit{uint64_t{16} << 20, "job files"};
+std::string readJobFile(const std::string& path);
 
 // Same checks, returning the problems instead of throwing (for validate-as-you-type).
 std::vector<JobIssue> checkJob(const std::string& toml_text, const std::string& file_name,

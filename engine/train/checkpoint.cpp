@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
+#include "storage/bounded_read.h"
 #include "storage/private_files.h"
 
 namespace ranklab {
@@ -362,39 +362,85 @@ void checkFields(const Checkpoint& c, const std::string& path) {
 
 }  // namespace
 
-Checkpoint readCheckpoint(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw CheckpointError(path + ": is a folder, not a checkpoint file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) failWith(path, "open the checkpoint");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) failWith(path, "read the checkpoint");
-  return parseCheckpoint(bytes, path);
-}
+namespace {
 
-Checkpoint parseCheckpoint(const std::string& bytes, const std::string& path) {
-  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+// The header's promises against the file's `size` (its bytes, or as fstat saw it): checked
+// before a payload of that size is allocated.
+void checkHeader(const std::string& head, uint64_t size, const std::string& path) {
+  if (head.size() < sizeof kMagic || std::memcmp(head.data(), kMagic, sizeof kMagic) != 0) {
     throw CheckpointError(path +
                           ": not a ranklab checkpoint (it does not start with \"RLABCKPT\")");
   }
-  if (bytes.size() < kHeaderBytes) {
-    throw CheckpointError(path + ": truncated: " + std::to_string(bytes.size()) +
+  if (std::min<uint64_t>(size, head.size()) < kHeaderBytes) {
+    throw CheckpointError(path + ": truncated: " + std::to_string(size) +
                           " bytes, shorter than the " + std::to_string(kHeaderBytes) +
                           "-byte header");
   }
-  const auto version = readLittleEndian<uint32_t>(bytes, 8);
+  const auto version = readLittleEndian<uint32_t>(head, 8);
   if (version < 1 || version > kCheckpointVersion) {
     throw CheckpointError(path + ": checkpoint format version " + std::to_string(version) +
                           "; this build reads versions 1 to " + std::to_string(kCheckpointVersion));
   }
+  const auto payload = readLittleEndian<uint64_t>(head, 16);
+  if (size - kHeaderBytes != payload) {
+    throw CheckpointError(path + ": truncated or padded: the header promises " +
+                          std::to_string(payload) + " payload bytes, the file holds " +
+                          std::to_string(size - kHeaderBytes));
+  }
+}
+
+// Read whole into memory, a checkpoint can be no larger than the machine's.
+ReadLimit checkpointLimit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : ~uint64_t{0};
+  return {memory, "checkpoints (read whole into this machine's memory)"};
+}
+
+// Up to `size` bytes onto `out`, fewer only at the end of the file.
+void readUpTo(BoundedFile& file, std::string& out, uint64_t size) {
+  char buffer[1 << 16];
+  while (size > 0) {
+    const size_t got = file.read(buffer, std::min<uint64_t>(size, sizeof buffer));
+    if (got == 0) return;
+    out.append(buffer, got);
+    size -= got;
+  }
+}
+
+// The file's bytes: never blocking on a FIFO, never reading a device, the header checked
+// against the file's size before its payload is read.
+std::string readCheckpointBytes(const std::string& path) {
+  std::string bytes;
+  try {
+    BoundedFile file(path, checkpointLimit());
+    readUpTo(file, bytes, kHeaderBytes);
+    checkHeader(bytes, file.size(), path);
+    bytes.reserve(file.size());
+    readUpTo(file, bytes, file.size() - kHeaderBytes + 1);  // one byte more tells it grew
+  } catch (const FileReadError& e) {
+    throw CheckpointError(e.what());
+  }
+  return bytes;
+}
+
+}  // namespace
+
+Checkpoint readCheckpoint(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw CheckpointError(path + ": is a folder, not a checkpoint file");
+  try {
+    return parseCheckpoint(readCheckpointBytes(path), path);
+  } catch (const std::bad_alloc&) {  // the ranks of this machine together, say
+    throw CheckpointError(path + ": cannot read it: out of memory (std::bad_alloc)");
+  }
+}
+
+Checkpoint parseCheckpoint(const std::string& bytes, const std::string& path) {
+  checkHeader(bytes, bytes.size(), path);
+  const auto version = readLittleEndian<uint32_t>(bytes, 8);
   const auto size = readLittleEndian<uint64_t>(bytes, 16);
   const auto crc = readLittleEndian<uint32_t>(bytes, 24);
-  if (bytes.size() - kHeaderBytes != size) {
-    throw CheckpointError(path + ": truncated or padded: the header promises " +
-                          std::to_string(size) + " payload bytes, the file holds " +
-                          std::to_string(bytes.size() - kHeaderBytes));
-  }
   if (crc32Of(bytes.data() + kHeaderBytes, size) != crc) {
     throw CheckpointError(path + ": corrupted: the payload's CRC-32 does not match the header");
   }

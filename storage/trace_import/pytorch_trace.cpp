@@ -310,10 +310,17 @@ TraceClass classifyTraceEvent(const std::string& name, const std::string& catego
 
 RankTrace readPytorchTrace(const std::string& path,
                            const std::function<void(int64_t bytes)>& progress) {
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                             &std::fclose);
-  if (!file) throw std::runtime_error(path + ": cannot open it");
-  return readPytorchTrace(file.get(), path, progress);
+  // Never blocks on a FIFO nor reads a device; a read error or the limit reached mid-read is
+  // said as itself, not as the JSON it cut short.
+  const BoundedStream file(path, kTraceFileLimit);
+  try {
+    RankTrace trace = readPytorchTrace(file.get(), path, progress);
+    file.throwIfFailed();
+    return trace;
+  } catch (const std::exception&) {
+    file.throwIfFailed();
+    throw;
+  }
 }
 
 RankTrace readPytorchTrace(std::FILE* file, const std::string& name,

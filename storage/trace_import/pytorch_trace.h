@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/bounded_read.h"
+
 namespace ranklab {
 
 // What an event is to the importer, from its name and category.
@@ -85,6 +87,10 @@ inline int64_t clampedInteger(double v, int64_t lo, int64_t hi) {
 inline int64_t integerIn(const std::string& text, int64_t lo, int64_t hi) {
   return clampedInteger(std::strtod(text.c_str(), nullptr), lo, hi);
 }
+
+// A trace file may hold at most this; read as it is, a device, a FIFO or a larger file is
+// refused naming it.
+inline constexpr ReadLimit kTraceFileLimit{uint64_t{4} << 30, "trace files"};
 
 // Reads `path`; `progress` (may be empty) is told the bytes read so far now and then.
 // Throws std::runtime_error naming the file and the byte offset of bad JSON, a JSON file

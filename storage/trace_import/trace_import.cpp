@@ -182,7 +182,10 @@ ImportReport importExport(RunStore& store, const RankTrace& trace, const std::st
 
 std::vector<std::string> traceFilesAt(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw std::runtime_error(path + ": no such file or folder");
+  if (!fs::exists(path, ec))  // a folder this account may not search: not "no such file"
+    throw std::runtime_error(
+        path + ": " +
+        (ec ? "cannot stat: " + errnoCause(ec.value()) : std::string("no such file or folder")));
   if (!fs::is_directory(path, ec)) return {path};
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(path))

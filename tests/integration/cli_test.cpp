@@ -1,6 +1,7 @@
 // The `ranklab` CLI end to end: real mpirun, real ranks, a real run store file.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -343,6 +344,35 @@ TEST_F(Cli, TextFromFilesAndTheStoreReachesNoTerminalRawAndJsonStaysValid) {
   EXPECT_NE(tagged.out.find("must not contain control characters (\\x1b at offset 0)"),
             std::string::npos)
       << tagged.out;
+}
+
+// Issue 57, items 5 and 6: `validate /dev/zero` read 7 GB and grew, `run` ended in a bare
+// std::bad_alloc, a FIFO blocked for ever; train.resume_from=/dev/zero failed each rank with
+// std::bad_alloc. Each is now refused within seconds, naming the file and why.
+TEST_F(Cli, JobFilesCheckpointsAndTracesFromDevicesOrFifosAreRefusedNamingThem) {
+  const std::string fifo = folder_.file("pipe.toml");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string device = "/dev/zero: is a character device, not a regular file";
+  const std::string pipe = fifo + ": is a FIFO (a named pipe), not a regular file";
+  const std::pair<std::string, std::string> cases[] = {
+      {"validate /dev/zero", device},
+      {"validate " + fifo, pipe},
+      {"run /dev/zero --quiet --db " + db(), device},
+      {"run " + fifo + " --quiet --db " + db(), pipe},
+      {"import " + fifo + " --db " + db(), pipe}};
+  for (const auto& [args, expected] : cases) {
+    const auto r = run(args, "timeout 10 ");
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_NE(r.exit_code, 124) << args << ": still reading after 10 s";
+    EXPECT_NE(r.out.find(expected), std::string::npos) << args << ": " << r.out;
+  }
+  const std::string spirals = sourceDir() + "/resources/jobs/spirals.toml";
+  const auto resumed = run(
+      "run " + spirals + " --ranks 2 --set train.resume_from='\"/dev/zero\"' --quiet --db " + db(),
+      "timeout 60 ");
+  EXPECT_NE(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find(device), std::string::npos) << resumed.out;
+  EXPECT_EQ(resumed.out.find("bad_alloc"), std::string::npos) << resumed.out;
 }
 
 // --ranks 0, -3 or "4x" used to be dropped silently and the job file's ranks ran instead.

@@ -1,9 +1,11 @@
 // Checkpoint files: round trip, atomic replacement, clear errors for truncated, foreign,
 // newer and corrupted files; and a resumed run continuing the loss curve bit for bit.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "engine/data/idx_dataset.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/trainer.h"
+#include "storage/bounded_read.h"
 #include "tests/support/second_account.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/thread_ranks.h"
@@ -204,7 +207,7 @@ TEST_F(CheckpointFile, ForeignNewerCorruptedAndMissingFilesAreRefusedClearly) {
   EXPECT_NE(readError(path("flipped.ckpt")).find("CRC-32"), std::string::npos);
 
   const std::string missing = readError(path("none.ckpt"));
-  EXPECT_NE(missing.find("none.ckpt: cannot open the checkpoint: No such file"), std::string::npos)
+  EXPECT_NE(missing.find("none.ckpt: cannot open: no such file or directory"), std::string::npos)
       << missing;
 }
 
@@ -242,6 +245,50 @@ TEST_F(CheckpointFile, ACrcValidCheckpointWithNonsenseFieldsIsRefusedNamingTheFi
   fs::create_directories(path("folder.ckpt"));
   EXPECT_EQ(readError(path("folder.ckpt")),
             path("folder.ckpt") + ": is a folder, not a checkpoint file");
+}
+
+// The refusal of reading `file`, and that it came within a second.
+std::string timedReadError(const std::string& file) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = readError(file);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1)) << file;
+  return error;
+}
+
+// Issue 57, item 6: train.resume_from=/dev/zero ended each rank in std::bad_alloc, naming no
+// file; a FIFO blocked. The header is checked against the file's size before the payload.
+TEST_F(CheckpointFile, DevicesFifosAndHugeFilesAreRefusedWithinASecondNamingTheFile) {
+  const std::string fifo = path("pipe.ckpt");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(timedReadError("/dev/zero"), "/dev/zero: is a character device, not a regular file");
+  EXPECT_EQ(timedReadError(fifo), fifo + ": is a FIFO (a named pipe), not a regular file");
+  EXPECT_EQ(timedReadError("/proc/self/mem"), "/proc/self/mem: cannot read: input/output error");
+
+  writeCheckpoint(path("a.ckpt"), sample());
+  const std::string huge = path("huge.ckpt");
+  writeBytes(huge, readBytes(path("a.ckpt")).substr(0, 28));  // a header promising a little
+  const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  fs::resize_file(huge, memory / 2);  // sparse: nothing is written
+  EXPECT_NE(timedReadError(huge).find(": truncated or padded: the header promises"),
+            std::string::npos)
+      << readError(huge);
+  fs::resize_file(huge, memory + (uint64_t{1} << 30));
+  const std::string over = timedReadError(huge);
+  EXPECT_NE(over.find(huge + ": is "), std::string::npos) << over;
+  EXPECT_NE(over.find("; checkpoints (read whole into this machine's memory) are limited to " +
+                      byteSize(memory)),
+            std::string::npos)
+      << over;
+}
+
+TEST_F(CheckpointFile, AFileThisAccountMayNotReadSaysPermissionDenied) {
+  if (!testing::canBecomeNobody()) GTEST_SKIP() << "needs root to become nobody (uid 65534)";
+  fs::permissions(folder_.path(), fs::perms(0755));
+  writeCheckpoint(path("a.ckpt"), sample());
+  ASSERT_EQ(chmod(path("a.ckpt").c_str(), 0), 0);
+  EXPECT_TRUE(testing::asNobody([&] {
+    return readError(path("a.ckpt")) == path("a.ckpt") + ": cannot open: permission denied";
+  }));
 }
 
 // ---- resuming a run ----

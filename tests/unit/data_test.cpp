@@ -1,9 +1,11 @@
 // Synthetic datasets, the job's data selection, and the batch stream with and without
 // background prefetch (same batches, in order, from any starting point).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -13,6 +15,7 @@
 #include "engine/data/datasets.h"
 #include "engine/data/text_dataset.h"
 #include "engine/job/job_file.h"
+#include "tests/support/second_account.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/thread_ranks.h"
 
@@ -98,9 +101,9 @@ TEST(TextData, BadTextIsRefusedNamingTheFileAndTheOffset) {
   const std::pair<std::string, std::string> cases[] = {
       {binary, "not UTF-8 text: byte 500 (0xff) starts no valid character"},
       {short_file, "9 bytes are too few"},
-      {folder.file("missing.txt"), "cannot open it as a text file"},
-      {"/dev/zero", "not a regular file"},
-      {folder.path().string(), "not a regular file"}};
+      {folder.file("missing.txt"), "cannot open: no such file or directory"},
+      {"/dev/zero", "is a character device, not a regular file"},
+      {folder.path().string(), "is a folder, not a regular file"}};
   for (const auto& [path, expected] : cases) {
     try {
       loadText(path, 8);
@@ -113,6 +116,48 @@ TEST(TextData, BadTextIsRefusedNamingTheFileAndTheOffset) {
   EXPECT_EQ(firstInvalidUtf8({'a', 0xc3, 0xa9, 'b'}), -1);  // "aéb"
   EXPECT_EQ(firstInvalidUtf8({'a', 0xc3}), 1);              // cut short
   EXPECT_EQ(firstInvalidUtf8({0xed, 0xa0, 0x80}), 0);       // a surrogate
+}
+
+// The refusal of data.path = `path` as text, and that it came within a second.
+std::string textRefusal(const std::string& path) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    loadText(path, 8);
+  } catch (const DataError& e) {
+    message = e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1)) << path;
+  return message;
+}
+
+// Issue 57, item 6: /proc/self/mem ended in "basic_filebuf::underflow error", naming no file;
+// a FIFO without a writer blocked.
+TEST(TextData, FifosUnreadableAndHugeFilesAreRefusedWithinASecond) {
+  testing::TempFolder folder;
+  const std::string fifo = folder.file("pipe.txt");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string huge = folder.file("huge.txt");
+  std::ofstream(huge) << "text";
+  std::filesystem::resize_file(huge, (uint64_t{1} << 30) + (uint64_t{1} << 29));  // sparse
+  EXPECT_EQ(textRefusal(fifo),
+            "data.path \"" + fifo + "\": is a FIFO (a named pipe), not a regular file");
+  EXPECT_EQ(textRefusal("/proc/self/mem"),
+            "data.path \"/proc/self/mem\": cannot read: input/output error");
+  EXPECT_EQ(textRefusal(huge),
+            "data.path \"" + huge + "\": is 1.5 GiB; text data files are limited to 1 GiB");
+}
+
+TEST(TextData, AFileThisAccountMayNotReadSaysPermissionDenied) {
+  if (!testing::canBecomeNobody()) GTEST_SKIP() << "needs root to become nobody (uid 65534)";
+  testing::TempFolder folder;
+  std::filesystem::permissions(folder.path(), std::filesystem::perms(0755));
+  const std::string secret = folder.file("secret.txt");
+  std::ofstream(secret) << std::string(200, 'a');
+  ASSERT_EQ(chmod(secret.c_str(), 0), 0);
+  EXPECT_TRUE(testing::asNobody([&] {
+    return textRefusal(secret) == "data.path \"" + secret + "\": cannot open: permission denied";
+  }));
 }
 
 using testing::numberedSet;

@@ -1,12 +1,15 @@
 // The IDX loader on the real Fashion-MNIST files and on broken files it must refuse.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "engine/data/idx_dataset.h"
+#include "tests/support/second_account.h"
 #include "tests/support/temp_folder.h"
 
 namespace ranklab {
@@ -107,6 +110,74 @@ TEST(IdxDataset, ValidTinySetLoads) {
   const Dataset d = loadFashionMnist(dir.file(""), "train", 0);
   EXPECT_EQ(d.count, 2);
   EXPECT_EQ(d.labels[1], 9);
+}
+
+// A file of the set in `dir`, named as the loader names it.
+std::string inSet(const TempFolder& dir, const std::string& name) {
+  return dir.file("") + "/" + name;
+}
+
+// The refusal of loading the set in `dir`, and that it came within a second.
+std::string timedLoadError(const TempFolder& dir) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = loadError(dir);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1)) << error;
+  return error;
+}
+
+// Issue 57, item 6: a gzip bomb was inflated whole; the header's promise now bounds it.
+TEST(IdxDataset, AGzipBombStopsAtWhatItsHeaderDeclares) {
+  TempFolder dir;
+  writeTinySet(dir, 0x803, 2 * 784, 1);
+  const std::string images = inSet(dir, "train-images-idx3-ubyte.gz");
+  gzFile f = gzopen(images.c_str(), "wb1");
+  const auto head = header(0x803, {2, 28, 28});
+  gzwrite(f, head.data(), static_cast<unsigned>(head.size()));
+  const std::vector<uint8_t> zeros(1 << 20);
+  for (int i = 0; i < 64; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
+  gzclose(f);
+  ASSERT_LT(std::filesystem::file_size(images), 1u << 20);  // 64 MiB in under 1 MiB
+  EXPECT_EQ(timedLoadError(dir),
+            images + ": holds more than the 1568 bytes of data its header declares");
+}
+
+TEST(IdxDataset, AHeaderDeclaringMoreThanTheLimitIsRefusedBeforeReading) {
+  TempFolder dir;
+  writeTinySet(dir, 0x803, 0, 1);
+  const std::string images = inSet(dir, "train-images-idx3-ubyte.gz");
+  writeGzip(images, header(0x803, {4'000'000, 28, 28}));
+  EXPECT_EQ(timedLoadError(dir), images +
+                                     ": its header declares more than 1 GiB of data; IDX files "
+                                     "are limited to 1 GiB decompressed");
+}
+
+TEST(IdxDataset, DevicesFifosAndProcSelfMemAreRefusedNamingTheFile) {
+  TempFolder dir;
+  writeTinySet(dir, 0x803, 2 * 784, 1);
+  const std::string images = inSet(dir, "train-images-idx3-ubyte.gz");
+  const std::string labels = inSet(dir, "train-labels-idx1-ubyte.gz");
+  std::filesystem::remove(images);
+  std::filesystem::create_symlink("/dev/zero", images);
+  EXPECT_EQ(timedLoadError(dir), images + ": is a character device, not a regular file");
+  std::filesystem::remove(images);
+  std::filesystem::create_symlink("/proc/self/mem", images);
+  EXPECT_EQ(timedLoadError(dir), images + ": cannot read: input/output error");
+  std::filesystem::remove(images);
+  writeTinySet(dir, 0x803, 2 * 784, 1);
+  std::filesystem::remove(labels);
+  ASSERT_EQ(mkfifo(labels.c_str(), 0600), 0);
+  EXPECT_EQ(timedLoadError(dir), labels + ": is a FIFO (a named pipe), not a regular file");
+}
+
+TEST(IdxDataset, AFileThisAccountMayNotReadSaysPermissionDenied) {
+  if (!ranklab::testing::canBecomeNobody()) GTEST_SKIP() << "needs root to become nobody";
+  TempFolder dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+  writeTinySet(dir, 0x803, 2 * 784, 1);
+  const std::string images = inSet(dir, "train-images-idx3-ubyte.gz");
+  ASSERT_EQ(chmod(images.c_str(), 0), 0);
+  EXPECT_TRUE(ranklab::testing::asNobody(
+      [&] { return loadError(dir) == images + ": cannot open: permission denied"; }));
 }
 
 }  // namespace

@@ -4,12 +4,19 @@
 #include "engine/job/device_spec.h"
 #include "engine/job/job_file.h"
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/support/second_account.h"
+#include "tests/support/temp_folder.h"
 
 namespace ranklab {
 namespace {
@@ -436,9 +443,46 @@ TEST(JobSpec, MissingFileNamesPathAndCause) {
     EXPECT_EQ(error.issues()[0].file, path);
     EXPECT_EQ(error.issues()[0].line, 0);
     EXPECT_THAT(error.what(), HasSubstr(path));
-    EXPECT_THAT(error.what(), HasSubstr("No such file or directory"));
+    EXPECT_THAT(error.what(), HasSubstr("cannot open: no such file or directory"));
   }
   EXPECT_THROW(loadJob("/"), JobError);  // a folder cannot be read as a file
+}
+
+// The first message of loadJob's refusal of `path`, and that it came within a second.
+std::string jobRefusal(const std::string& path) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    loadJob(path);
+  } catch (const JobError& e) {
+    message = e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1)) << path;
+  return message;
+}
+
+// Issue 57, item 5: `validate /dev/zero` read 7 GB and grew; a FIFO blocked for ever.
+TEST(JobSpec, DevicesFifosAndHugeFilesAreRefusedWithinASecond) {
+  ranklab::testing::TempFolder folder;
+  const std::string fifo = folder.file("job.toml");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string huge = folder.file("huge.toml");
+  std::ofstream(huge) << "name = \"x\"\n";
+  std::filesystem::resize_file(huge, uint64_t{7} << 30);  // sparse: nothing is written
+  EXPECT_EQ(jobRefusal("/dev/zero"), "/dev/zero: is a character device, not a regular file");
+  EXPECT_EQ(jobRefusal(fifo), fifo + ": is a FIFO (a named pipe), not a regular file");
+  EXPECT_EQ(jobRefusal(huge), huge + ": is 7 GiB; job files are limited to 16 MiB");
+}
+
+TEST(JobSpec, AJobFileThisAccountMayNotReadSaysPermissionDenied) {
+  if (!ranklab::testing::canBecomeNobody()) GTEST_SKIP() << "needs root to become nobody";
+  ranklab::testing::TempFolder folder;
+  std::filesystem::permissions(folder.path(), std::filesystem::perms(0755));
+  const std::string secret = folder.file("job.toml");
+  std::ofstream(secret) << "name = \"x\"\n";
+  ASSERT_EQ(chmod(secret.c_str(), 0), 0);
+  EXPECT_TRUE(ranklab::testing::asNobody(
+      [&] { return jobRefusal(secret) == secret + ": cannot open: permission denied"; }));
 }
 
 TEST(JobSpec, IssueTextOmitsMissingParts) {

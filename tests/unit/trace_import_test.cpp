@@ -4,14 +4,20 @@
 // analyses on the run it stores. The real PyTorch job's traces: tests/integration.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "storage/analysis/run_analysis.h"
+#include "storage/trace_import/pytorch_trace.h"
 #include "storage/trace_import/trace_import.h"
+#include "tests/support/second_account.h"
 #include "tests/support/temp_folder.h"
 
 namespace ranklab {
@@ -201,6 +207,60 @@ TEST_F(TraceImportTest, TracesOfDifferentRunsAreRefusedAndNothingStored) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("missing.json: no such file"), std::string::npos);
   }
+}
+
+// Issue 57, item 5: a FIFO without a writer blocked the import for ever; a device was read
+// without end. Each is refused within a second, naming the file and the cause.
+TEST_F(TraceImportTest, DevicesFifosHugeAndUnreadableFilesAreRefusedWithinASecond) {
+  const std::string fifo = folder_.file("pipe.json");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string huge = write("huge.json", "[");
+  std::filesystem::resize_file(huge, uint64_t{5} << 30);  // sparse
+  const std::pair<std::string, std::string> cases[] = {
+      {fifo, fifo + ": is a FIFO (a named pipe), not a regular file"},
+      {"/dev/zero", "/dev/zero: is a character device, not a regular file"},
+      {"/proc/self/mem", "/proc/self/mem: cannot read: input/output error"},
+      {huge, huge + ": is 5 GiB; trace files are limited to 4 GiB"}};
+  for (const auto& [path, expected] : cases) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      importPytorchTraces(store(), {path}, "");
+      ADD_FAILURE() << path << " imported";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1)) << path;
+  }
+  EXPECT_TRUE(store().listRuns().empty());
+}
+
+TEST_F(TraceImportTest, AFileOrFolderThisAccountMayNotReadSaysPermissionDenied) {
+  if (!testing::canBecomeNobody()) GTEST_SKIP() << "needs root to become nobody (uid 65534)";
+  std::filesystem::permissions(folder_.path(), std::filesystem::perms(0755));
+  const std::string secret = writeKineto("secret.json", {0, 0.0, 1000}, 1000, 1);
+  ASSERT_EQ(chmod(secret.c_str(), 0), 0);
+  const std::filesystem::path closed = folder_.path() / "closed";
+  std::filesystem::create_directory(closed);
+  std::filesystem::permissions(closed, std::filesystem::perms(0700));
+  const std::string inside = (closed / "a.json").string();
+  auto refusedWith = [](const std::string& path, const std::string& expected) {
+    try {
+      readPytorchTrace(path);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what()) == expected;
+    }
+    return false;
+  };
+  EXPECT_TRUE(testing::asNobody(
+      [&] { return refusedWith(secret, secret + ": cannot open: permission denied"); }));
+  EXPECT_TRUE(testing::asNobody([&] {
+    try {
+      traceFilesAt(inside);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what()) == inside + ": cannot stat: permission denied";
+    }
+    return false;
+  }));
 }
 
 }  // namespace
