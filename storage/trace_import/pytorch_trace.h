@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/trace_import/export_rows.h"
+
 namespace ranklab {
 
 // What an event is to the importer, from its name and category.
@@ -46,17 +48,6 @@ struct TraceEvent {
   uint8_t op = 0;  // kCollective: index into kCollectiveSpanKinds (storage/records.h)
 };
 
-// An event of ranklab's own trace export (storage/chrome_trace.h), kept whole: `ranklab
-// import` reads an export back as the run it was made from.
-struct ExportEvent {
-  char ph = 'X';  // X (a phase, span or piece), C (the loss), M (a rank's name), i, s, f
-  int pid = 0, tid = 0;
-  std::string name, cat;
-  int64_t start_ns = 0, dur_ns = 0;
-  std::map<std::string, double> args;  // its numbers
-  std::string text;                    // args.name: a metadata event's ("rank 0 (host)")
-};
-
 struct RankTrace {
   std::string path;
   std::optional<int> rank;  // from distributedInfo; none in the legacy form
@@ -68,9 +59,11 @@ struct RankTrace {
   int64_t ignored = 0;               // metadata, counters, instants, flows: not durations
   bool saw_ddp = false;              // DistributedDataParallel.forward
   bool saw_fsdp = false;             // FullyShardedDataParallel
-  // A ranklab export instead (its "otherData" names the run): its fields and every event.
+  // A ranklab export instead (its "otherData" names the run): its fields, and its events
+  // made into rows as they are read (never kept as events: a crafted file of empty ones
+  // costs nothing).
   std::map<std::string, std::string> other_data;
-  std::vector<ExportEvent> export_events;
+  ExportRows export_rows;
   bool isRanklabExport() const { return other_data.count("run") > 0; }
 };
 
@@ -81,6 +74,12 @@ inline int64_t clampedInteger(double v, int64_t lo, int64_t hi) {
   if (v >= double(hi)) return hi;
   return int64_t(v);
 }
+// a + b, held at the int64 limits instead of wrapping (a crafted trace's sums).
+inline int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
 // The same for a number written as text ("12", "ProfilerStep#12"'s "12").
 inline int64_t integerIn(const std::string& text, int64_t lo, int64_t hi) {
   return clampedInteger(std::strtod(text.c_str(), nullptr), lo, hi);
@@ -88,13 +87,18 @@ inline int64_t integerIn(const std::string& text, int64_t lo, int64_t hi) {
 
 // Reads `path`; `progress` (may be empty) is told the bytes read so far now and then.
 // Throws std::runtime_error naming the file and the byte offset of bad JSON, a JSON file
-// that is no trace (another tool's), and a PyTorch trace with no ProfilerStep#N (no steps).
+// that is no trace (another tool's), a PyTorch trace with no ProfilerStep#N (no steps), a
+// step number that is garbled or seen twice, and a distributedInfo rank or world size out
+// of range (never clamped or merged: that would invent a rank or a step).
 RankTrace readPytorchTrace(const std::string& path,
                            const std::function<void(int64_t bytes)>& progress = {});
 
 // The same from an open file (`name` in the messages): the fuzz target's way in.
 RankTrace readPytorchTrace(std::FILE* file, const std::string& name,
                            const std::function<void(int64_t bytes)>& progress = {});
+
+// An errno as people say it: "permission denied" for EACCES, "no such file or directory".
+std::string systemErrorText(int error);
 
 // The class of an event from its name and category ("" when the trace has none).
 TraceClass classifyTraceEvent(const std::string& name, const std::string& category,
