@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "storage/trace_import/pytorch_trace.h"
+#include "storage/trace_import/trace_numbers.h"
 
 namespace ranklab {
 namespace {
@@ -27,12 +27,11 @@ int64_t arg(const ExportEvent& e, const char* key, int64_t fallback = 0) {
                             : clampedInteger(it->second, -(int64_t(1) << 62), int64_t(1) << 62);
 }
 
-NewRun runOf(const RankTrace& trace) {
-  const auto& d = trace.other_data;
+NewRun runOf(const std::string& path, const std::map<std::string, std::string>& d) {
   auto field = [&](const char* key) { return d.count(key) ? d.at(key) : std::string(); };
   NewRun run;
   run.name = field("name");
-  run.job_path = trace.path;
+  run.job_path = path;
   run.job_toml = field("job");
   run.world = int(integerIn(field("world"), 1, 1 << 20));
   run.strategy = field("strategy");
@@ -124,10 +123,11 @@ void ExportRows::moveInto(ExportedRun& out) {
   losses_.clear();
 }
 
-ExportedRun exportedRun(RankTrace& trace) {
+ExportedRun exportedRun(const std::string& path,
+                        const std::map<std::string, std::string>& other_data, ExportRows& rows) {
   ExportedRun out;
-  out.run = runOf(trace);
-  trace.export_rows.moveInto(out);
+  out.run = runOf(path, other_data);
+  rows.moveInto(out);
   return out;
 }
 

@@ -14,8 +14,6 @@
 
 namespace ranklab {
 
-struct RankTrace;
-
 // An event of an export as the reader hands it over, once, to ExportRows.
 struct ExportEvent {
   char ph = 'X';  // X (a phase, span or piece), C (the loss), M (a rank's name), i, s, f
@@ -51,7 +49,8 @@ class ExportRows {
   std::vector<SpanRow> spans_;
 };
 
-// The run of an export's RankTrace; its rows moved out of `trace`.
-ExportedRun exportedRun(RankTrace& trace);
+// The run of an export at `path` with its "otherData" fields; the rows moved out of `rows`.
+ExportedRun exportedRun(const std::string& path,
+                        const std::map<std::string, std::string>& other_data, ExportRows& rows);
 
 }  // namespace ranklab

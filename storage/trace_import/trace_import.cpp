@@ -140,7 +140,7 @@ std::string clockNote(const ClockAlignment& clocks) {
 // A ranklab export read back: the run it was made from, on the export's clock.
 ImportReport importExport(RunStore& store, RankTrace& trace, const std::string& name,
                           ImportReport report) {
-  ExportedRun exported = exportedRun(trace);
+  ExportedRun exported = exportedRun(trace.path, trace.other_data, trace.export_rows);
   if (!name.empty()) exported.run.name = name;
   for (const RankRow& r : exported.ranks)
     report.ranks.push_back("rank " + std::to_string(r.rank) + ": " + trace.path +

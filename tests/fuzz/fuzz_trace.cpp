@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     ranklab::RankTrace trace = ranklab::readPytorchTrace(file, "fuzz.json");
     if (trace.isRanklabExport()) {  // ranklab's own export, read back
-      (void)ranklab::exportedRun(trace);
+      (void)ranklab::exportedRun(trace.path, trace.other_data, trace.export_rows);
       std::fclose(file);
       return 0;
     }
