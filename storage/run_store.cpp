@@ -400,6 +400,45 @@ int64_t RunStore::createRun(const NewRun& run) {
   return sqlite3_last_insert_rowid(db_);
 }
 
+namespace {
+
+// The rows of a run being stored whole, written as they come inside its transaction.
+class WholeRunSink : public RunRowSink {
+ public:
+  WholeRunSink(Statement& rank, Statement& step, Statement& span, int64_t run_id)
+      : rank_(rank), step_(step), span_(span), run_id_(run_id) {}
+  void add(RankRow row) override {
+    row.run_id = run_id_;
+    writeRank(rank_, row);
+  }
+  void add(StepRow row) override {
+    row.run_id = run_id_;
+    writeStep(step_, row);
+  }
+  void add(SpanRow row) override {
+    row.run_id = run_id_;
+    writeSpan(span_, row);
+  }
+
+ private:
+  Statement &rank_, &step_, &span_;
+  int64_t run_id_;
+};
+
+}  // namespace
+
+int64_t RunStore::storeWholeRun(const NewRun& run, const std::function<RunEnd(RunRowSink&)>& fill) {
+  requireWritable("store a new run");
+  sqlite::Transaction transaction(db_, path_, "store a whole run");
+  const int64_t id = createRun(run);
+  WholeRunSink sink(stmts_->upsertRank, stmts_->replaceStep, stmts_->insertSpan, id);
+  const RunEnd end = fill(sink);
+  Query(stmts_->finishRun).bind(end.status, end.wall_s, end.train_s, id).run();
+  writeStepBins(id);
+  transaction.commit();
+  return id;
+}
+
 void RunStore::write(const RecordBatch& batch) {
   requireWritable("write records");
   if (batch.empty()) return;

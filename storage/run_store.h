@@ -18,6 +18,22 @@ struct sqlite3;
 
 namespace ranklab {
 
+// Where a whole run's rows go while RunStore::storeWholeRun writes it; each is stamped with
+// the run's id.
+class RunRowSink {
+ public:
+  virtual ~RunRowSink() = default;
+  virtual void add(RankRow row) = 0;  // upserted by rank
+  virtual void add(StepRow row) = 0;
+  virtual void add(SpanRow row) = 0;
+};
+
+// How a run stored whole ended (finishRun's fields).
+struct RunEnd {
+  std::string status = "done";
+  double wall_s = 0, train_s = 0;
+};
+
 class RunStore {
  public:
   static constexpr int kSchemaVersion = 17;
@@ -42,6 +58,11 @@ class RunStore {
   const std::string& readOnlyReason() const { return read_only_; }
 
   int64_t createRun(const NewRun& run);
+  // A finished run (an import) stored whole, in one transaction: its row, the rows `fill`
+  // hands the sink, the end `fill` returns and its step bins. No reader sees any of it
+  // before it is all there; an exception, a signal or a kill while `fill` runs leaves
+  // nothing (SQLite rolls the transaction back). Returns the run's id.
+  int64_t storeWholeRun(const NewRun& run, const std::function<RunEnd(RunRowSink&)>& fill);
   void write(const RecordBatch& batch);  // one transaction
   // Also sums the run's steps into step_bins (summariseSteps), in the same transaction.
   void finishRun(int64_t run_id, const std::string& status, double wall_s, double train_s);

@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "storage/trace_import/trace_numbers.h"
+
 namespace ranklab {
 namespace {
 
@@ -25,12 +27,11 @@ int64_t arg(const ExportEvent& e, const char* key, int64_t fallback = 0) {
                             : clampedInteger(it->second, -(int64_t(1) << 62), int64_t(1) << 62);
 }
 
-NewRun runOf(const RankTrace& trace) {
-  const auto& d = trace.other_data;
+NewRun runOf(const std::string& path, const std::map<std::string, std::string>& d) {
   auto field = [&](const char* key) { return d.count(key) ? d.at(key) : std::string(); };
   NewRun run;
   run.name = field("name");
-  run.job_path = trace.path;
+  run.job_path = path;
   run.job_toml = field("job");
   run.world = int(integerIn(field("world"), 1, 1 << 20));
   run.strategy = field("strategy");
@@ -59,7 +60,8 @@ void addPhase(std::map<std::pair<int, int64_t>, StepRow>& steps, const ExportEve
   s.step = arg(e, "step");
   s.epoch = int(arg(e, "epoch", s.epoch));
   s.samples = arg(e, "samples", s.samples);
-  if (int64_t* field = phaseField(s, e.name)) *field += e.dur_ns;
+  // Saturating: a crafted export repeats a phase without end (the sums are bounded later).
+  if (int64_t* field = phaseField(s, e.name)) *field = saturatingAdd(*field, e.dur_ns);
   s.time_ns = std::max(s.time_ns, e.start_ns + e.dur_ns);
   if (e.name == "comm") {
     s.bytes_tx = arg(e, "bytes_tx");
@@ -89,26 +91,43 @@ SpanRow spanOf(const ExportEvent& e) {
 
 }  // namespace
 
-ExportedRun exportedRun(const RankTrace& trace) {
-  ExportedRun out;
-  out.run = runOf(trace);
-  std::map<std::pair<int, int64_t>, StepRow> steps;  // rank, step
-  std::map<std::pair<int, int64_t>, double> losses;  // rank, time
-  for (const ExportEvent& e : trace.export_events) {
-    if (e.ph == 'M' && e.name == "process_name") out.ranks.push_back(rankOf(e));
-    if (e.ph == 'C' && e.name == "loss" && e.args.count("loss"))
-      losses[{e.pid - 1, e.start_ns}] = e.args.at("loss");
-    if (e.ph != 'X') continue;
-    if (e.tid == kCompute || e.tid == kComm)
-      addPhase(steps, e);
-    else if (e.tid == kSpans || e.tid == kPieces || e.tid == kDevice)
-      out.spans.push_back(spanOf(e));
+bool ExportRows::add(const ExportEvent& e) {
+  ++events_;
+  if (e.ph == 'M' && e.name == "process_name") {
+    ranks_.push_back(rankOf(e));
+    return true;
   }
-  for (auto& [key, s] : steps) {
-    const auto loss = losses.find({s.rank, s.time_ns});
-    if (loss != losses.end()) s.loss = loss->second;
+  if (e.ph == 'C' && e.name == "loss" && e.args.count("loss")) {
+    losses_[{e.pid - 1, e.start_ns}] = e.args.at("loss");
+    return true;
+  }
+  if (e.ph != 'X') return false;
+  if (e.tid == kCompute || e.tid == kComm)
+    addPhase(steps_, e);
+  else if (e.tid == kSpans || e.tid == kPieces || e.tid == kDevice)
+    spans_.push_back(spanOf(e));
+  else
+    return false;
+  return true;
+}
+
+void ExportRows::moveInto(ExportedRun& out) {
+  out.ranks = std::move(ranks_);
+  out.spans = std::move(spans_);
+  for (auto& [key, s] : steps_) {
+    const auto loss = losses_.find({s.rank, s.time_ns});
+    if (loss != losses_.end()) s.loss = loss->second;
     out.steps.push_back(s);
   }
+  steps_.clear();
+  losses_.clear();
+}
+
+ExportedRun exportedRun(const std::string& path,
+                        const std::map<std::string, std::string>& other_data, ExportRows& rows) {
+  ExportedRun out;
+  out.run = runOf(path, other_data);
+  rows.moveInto(out);
   return out;
 }
 

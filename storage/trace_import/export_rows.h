@@ -4,12 +4,25 @@
 // collective counts are not in an export and come back as 0.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/records.h"
-#include "storage/trace_import/pytorch_trace.h"
 
 namespace ranklab {
+
+// An event of an export as the reader hands it over, once, to ExportRows.
+struct ExportEvent {
+  char ph = 'X';  // X (a phase, span or piece), C (the loss), M (a rank's name), i, s, f
+  int pid = 0, tid = 0;
+  std::string name, cat;
+  int64_t start_ns = 0, dur_ns = 0;
+  std::map<std::string, double> args;  // its numbers
+  std::string text;                    // args.name: a metadata event's ("rank 0 (host)")
+};
 
 struct ExportedRun {
   NewRun run;  // origin "ranklab-trace"
@@ -18,7 +31,26 @@ struct ExportedRun {
   std::vector<SpanRow> spans;
 };
 
-// Throws naming the file when a step's phases cannot be placed.
-ExportedRun exportedRun(const RankTrace& trace);
+// The rows an export's events make, built one event at a time: an event that makes no row
+// (an instant, a flow, an empty object) is counted and dropped, so memory follows the rows.
+class ExportRows {
+ public:
+  // False for an event that makes no row.
+  bool add(const ExportEvent& e);
+  int64_t events() const { return events_; }
+  // Its rows, moved out: ranks, steps (with their losses) and spans.
+  void moveInto(ExportedRun& out);
+
+ private:
+  int64_t events_ = 0;
+  std::vector<RankRow> ranks_;
+  std::map<std::pair<int, int64_t>, StepRow> steps_;  // rank, step
+  std::map<std::pair<int, int64_t>, double> losses_;  // rank, time
+  std::vector<SpanRow> spans_;
+};
+
+// The run of an export at `path` with its "otherData" fields; the rows moved out of `rows`.
+ExportedRun exportedRun(const std::string& path,
+                        const std::map<std::string, std::string>& other_data, ExportRows& rows);
 
 }  // namespace ranklab

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -123,8 +125,8 @@ class TraceReader : public json::json_sax_t {
   // A string or number value under the current key.
   bool scalar(const std::string& text, std::optional<double> v) {
     if (in_distributed_ && depth_ == 2) {
-      if (key_ == "rank" && v) out_.rank = int(clampedInteger(*v, 0, kMaxRanks));
-      if (key_ == "world_size" && v) out_.world = int(clampedInteger(*v, 0, kMaxRanks));
+      if (key_ == "rank") out_.rank = int(distributedNumber(text, v, 0));
+      if (key_ == "world_size") out_.world = int(distributedNumber(text, v, 1));
       if (key_ == "backend") out_.backend = text;
     } else if (in_other_data_ && depth_ == 2) {
       out_.other_data[key_] = text;
@@ -139,6 +141,31 @@ class TraceReader : public json::json_sax_t {
       if (key_ == "Collective name") event_->collective = text;
     }
     return true;
+  }
+
+  // distributedInfo's rank or world size: an integer in [lowest, 2^20), else refused (a
+  // clamped -5 would become rank 0 and meet the real rank 0 as "both say rank 0").
+  int64_t distributedNumber(const std::string& text, std::optional<double> v,
+                            int64_t lowest) const {
+    if (!v || !(*v >= double(lowest) && *v < double(kMaxRanks)) || *v != std::floor(*v))
+      throw std::runtime_error(out_.path + ": distributedInfo." + key_ + " is " +
+                               (v ? text : "\"" + text.substr(0, 40) + "\"") +
+                               " (allowed: an integer from " + std::to_string(lowest) + " to " +
+                               std::to_string(kMaxRanks - 1) + ")");
+    return int64_t(*v);
+  }
+
+  // N of ProfilerStep#N: digits only (a garbled number is refused, never read as 0).
+  int32_t stepNumber(const std::string& name) {
+    const std::string digits = name.substr(13);
+    const bool number = !digits.empty() && digits.size() <= 10 &&
+                        digits.find_first_not_of("0123456789") == std::string::npos &&
+                        std::stoll(digits) <= INT32_MAX;
+    if (!number)
+      throw std::runtime_error(out_.path + ": event \"" + name.substr(0, 60) + "\" near byte " +
+                               std::to_string(std::ftell(file_)) +
+                               ": not a step number (ProfilerStep#N, N from 0 to 2^31-1)");
+    return int32_t(std::stoll(digits));
   }
 
   void eventField(const std::string& text, std::optional<double> v) {
@@ -182,7 +209,7 @@ class TraceReader : public json::json_sax_t {
     t.kind = classifyTraceEvent(e.name, e.cat, &t.source, &t.op);
     if (t.kind == TraceClass::kCollective && !e.collective.empty() && collectiveOp(op_name) >= 0)
       t.op = uint8_t(collectiveOp(op_name));
-    if (t.kind == TraceClass::kStep) t.step = int32_t(integerIn(e.name.substr(13), 0, INT32_MAX));
+    if (t.kind == TraceClass::kStep) t.step = stepNumber(e.name);
     if (e.nelems >= 0) t.bytes = e.nelems * dtypeBytes(e.dtype);
     if (t.kind == TraceClass::kCollective && out_.backend.empty() &&
         t.source == CollectiveSource::kBackendOp)
@@ -209,6 +236,7 @@ class TraceReader : public json::json_sax_t {
     return std::llround(ns);
   }
 
+  // Made into rows at once (ExportRows): an event that makes none is only counted.
   void keepExported(Pending e) {
     ExportEvent x;
     x.ph = e.ph.empty() ? '?' : e.ph[0];
@@ -220,7 +248,13 @@ class TraceReader : public json::json_sax_t {
     x.dur_ns = nanoseconds(e.dur.value_or(0), x.name, "dur");
     x.args = std::move(e.numbers);
     x.text = std::move(e.arg_name);
-    out_.export_events.push_back(std::move(x));
+    const bool makes_rows = x.ph == 'X' || x.ph == 'M' || x.ph == 'C';
+    if (makes_rows && x.pid < 1)  // pid r + 1 is rank r: a pid below 1 would be a negative rank
+      throw std::runtime_error(out_.path + ": event \"" + x.name.substr(0, 60) + "\" near byte " +
+                               std::to_string(std::ftell(file_)) + " has pid " +
+                               std::to_string(x.pid) +
+                               " (a ranklab export writes rank r as pid r + 1, from 1)");
+    if (!out_.export_rows.add(x)) ++out_.ignored;
   }
 
   RankTrace& out_;
@@ -275,6 +309,17 @@ class ChunkedBytes {
   };
   std::shared_ptr<Chunks> chunks_;
 };
+
+// Two ProfilerStep#N of one N would be merged into one step row: refused, naming it.
+void refuseRepeatedSteps(std::vector<int32_t> steps, const std::string& name) {
+  std::sort(steps.begin(), steps.end());
+  const auto twin = std::adjacent_find(steps.begin(), steps.end());
+  if (twin != steps.end())
+    throw std::runtime_error(name + ": event \"ProfilerStep#" + std::to_string(*twin) +
+                             "\" appears " +
+                             std::to_string(std::count(steps.begin(), steps.end(), *twin)) +
+                             " times (each ProfilerStep#N is one step: not merged)");
+}
 
 }  // namespace
 
@@ -334,12 +379,14 @@ RankTrace readPytorchTrace(std::FILE* file, const std::string& name,
                              ": JSON, but not a Chrome trace (no array of events, and no "
                              "\"traceEvents\"): another tool's file?");
   if (trace.isRanklabExport()) return trace;
-  const bool stepped = std::any_of(trace.events.begin(), trace.events.end(),
-                                   [](const TraceEvent& e) { return e.kind == TraceClass::kStep; });
-  if (!stepped)
+  std::vector<int32_t> steps;
+  for (const TraceEvent& e : trace.events)
+    if (e.kind == TraceClass::kStep) steps.push_back(e.step);
+  if (steps.empty())
     throw std::runtime_error(
         name + ": a trace without ProfilerStep#N events (" + std::to_string(trace.events.size()) +
         " timed events): profile with a schedule and call prof.step() once per training step");
+  refuseRepeatedSteps(std::move(steps), name);
   return trace;
 }
 

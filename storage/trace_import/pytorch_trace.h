@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "storage/bounded_read.h"
+#include "storage/trace_import/export_rows.h"
+#include "storage/trace_import/trace_numbers.h"
 
 namespace ranklab {
 
@@ -48,17 +50,6 @@ struct TraceEvent {
   uint8_t op = 0;  // kCollective: index into kCollectiveSpanKinds (storage/records.h)
 };
 
-// An event of ranklab's own trace export (storage/chrome_trace.h), kept whole: `ranklab
-// import` reads an export back as the run it was made from.
-struct ExportEvent {
-  char ph = 'X';  // X (a phase, span or piece), C (the loss), M (a rank's name), i, s, f
-  int pid = 0, tid = 0;
-  std::string name, cat;
-  int64_t start_ns = 0, dur_ns = 0;
-  std::map<std::string, double> args;  // its numbers
-  std::string text;                    // args.name: a metadata event's ("rank 0 (host)")
-};
-
 struct RankTrace {
   std::string path;
   std::optional<int> rank;  // from distributedInfo; none in the legacy form
@@ -70,23 +61,13 @@ struct RankTrace {
   int64_t ignored = 0;               // metadata, counters, instants, flows: not durations
   bool saw_ddp = false;              // DistributedDataParallel.forward
   bool saw_fsdp = false;             // FullyShardedDataParallel
-  // A ranklab export instead (its "otherData" names the run): its fields and every event.
+  // A ranklab export instead (its "otherData" names the run): its fields, and its events
+  // made into rows as they are read (never kept as events: a crafted file of empty ones
+  // costs nothing).
   std::map<std::string, std::string> other_data;
-  std::vector<ExportEvent> export_events;
+  ExportRows export_rows;
   bool isRanklabExport() const { return other_data.count("run") > 0; }
 };
-
-// A trace's number as an integer in [lo, hi]: beyond it (or NaN) clamped, never converted
-// out of range (hostile files hold any double).
-inline int64_t clampedInteger(double v, int64_t lo, int64_t hi) {
-  if (!(v >= double(lo))) return lo;
-  if (v >= double(hi)) return hi;
-  return int64_t(v);
-}
-// The same for a number written as text ("12", "ProfilerStep#12"'s "12").
-inline int64_t integerIn(const std::string& text, int64_t lo, int64_t hi) {
-  return clampedInteger(std::strtod(text.c_str(), nullptr), lo, hi);
-}
 
 // A trace file may hold at most this; read as it is, a device, a FIFO or a larger file is
 // refused naming it.
@@ -94,7 +75,9 @@ inline constexpr ReadLimit kTraceFileLimit{uint64_t{4} << 30, "trace files"};
 
 // Reads `path`; `progress` (may be empty) is told the bytes read so far now and then.
 // Throws std::runtime_error naming the file and the byte offset of bad JSON, a JSON file
-// that is no trace (another tool's), and a PyTorch trace with no ProfilerStep#N (no steps).
+// that is no trace (another tool's), a PyTorch trace with no ProfilerStep#N (no steps), a
+// step number that is garbled or seen twice, and a distributedInfo rank or world size out
+// of range (never clamped or merged: that would invent a rank or a step).
 RankTrace readPytorchTrace(const std::string& path,
                            const std::function<void(int64_t bytes)>& progress = {});
 

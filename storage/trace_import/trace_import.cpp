@@ -1,13 +1,17 @@
 #include "storage/trace_import/trace_import.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 
+#include "storage/bounded_read.h"
 #include "storage/trace_import/export_rows.h"
 #include "storage/trace_import/pytorch_trace.h"
+#include "storage/trace_import/run_rows.h"
 #include "storage/trace_import/trace_steps.h"
 
 namespace ranklab {
@@ -31,6 +35,12 @@ const char* sourceName(CollectiveSource source) {
   return "none found";
 }
 
+std::string fileSizeText(const std::string& path) {
+  std::error_code ec;
+  const auto bytes = fs::file_size(path, ec);
+  return ec ? "size unknown" : std::to_string(bytes >> 20) + " MiB";
+}
+
 // Each file read, or listed as skipped with why; progress told every 64 Ki events.
 std::vector<RankTrace> readAll(const std::vector<std::string>& paths, ImportReport& report,
                                const std::function<void(const std::string&)>& progress) {
@@ -40,6 +50,9 @@ std::vector<RankTrace> readAll(const std::vector<std::string>& paths, ImportRepo
       traces.push_back(readPytorchTrace(path, [&](int64_t bytes) {
         if (progress) progress(path + ": " + std::to_string(bytes >> 20) + " MiB read");
       }));
+    } catch (const std::bad_alloc&) {
+      report.skipped.push_back(path + ": out of memory while reading it (" + fileSizeText(path) +
+                               "): free memory or import fewer files");
     } catch (const std::exception& e) {
       report.skipped.push_back(e.what());
     }
@@ -125,44 +138,16 @@ std::string clockNote(const ClockAlignment& clocks) {
   return text;
 }
 
-// Each rank's training time, from its first step's start to its last step's end.
-void setTrainTimes(RecordBatch& batch) {
-  std::map<int, std::pair<int64_t, int64_t>> span;  // rank: first start, last end
-  for (const StepRow& s : batch.steps) {
-    const int64_t start = s.time_ns - (phaseTotal(s.phases()) - s.comm_hidden_ns);
-    auto [it, added] = span.try_emplace(s.rank, start, s.time_ns);
-    it->second = {std::min(it->second.first, start), std::max(it->second.second, s.time_ns)};
-  }
-  for (RankRow& r : batch.ranks)
-    if (span.count(r.rank)) r.train_ns = span[r.rank].second - span[r.rank].first;
-}
-
-// Stores `batch` as a new run made of `run`, ended with `status`; returns its id.
-int64_t storeRun(RunStore& store, const NewRun& run, RecordBatch& batch,
-                 const std::string& status) {
-  setTrainTimes(batch);
-  int64_t wall_ns = 0, train_ns = 0;
-  for (const StepRow& s : batch.steps) wall_ns = std::max(wall_ns, s.time_ns);
-  for (const RankRow& r : batch.ranks) train_ns = std::max(train_ns, r.train_ns);
-  const int64_t id = store.createRun(run);
-  for (auto& s : batch.steps) s.run_id = id;
-  for (auto& s : batch.spans) s.run_id = id;
-  for (auto& r : batch.ranks) r.run_id = id;
-  store.write(batch);
-  store.finishRun(id, status, double(wall_ns) / 1e9, double(train_ns) / 1e9);
-  return id;
-}
-
 // A ranklab export read back: the run it was made from, on the export's clock.
-ImportReport importExport(RunStore& store, const RankTrace& trace, const std::string& name,
+ImportReport importExport(RunStore& store, RankTrace& trace, const std::string& name,
                           ImportReport report) {
-  ExportedRun exported = exportedRun(trace);
+  ExportedRun exported = exportedRun(trace.path, trace.other_data, trace.export_rows);
   if (!name.empty()) exported.run.name = name;
   for (const RankRow& r : exported.ranks)
     report.ranks.push_back("rank " + std::to_string(r.rank) + ": " + trace.path +
                            " (a ranklab trace export)");
-  report.events = int64_t(trace.export_events.size());
-  report.steps = int64_t(exported.steps.size());
+  report.events = trace.export_rows.events();
+  report.ignored = trace.ignored;
   report.kept_other = int64_t(exported.spans.size());
   report.clocks = "as exported (the ranks lined up at their first common step)";
   report.collective_source = "each step's (a ranklab run)";
@@ -170,11 +155,67 @@ ImportReport importExport(RunStore& store, const RankTrace& trace, const std::st
   const bool ended =
       status != trace.other_data.end() &&
       (status->second == "done" || status->second == "failed" || status->second == "stopped");
-  RecordBatch batch;
-  batch.ranks = std::move(exported.ranks);
-  batch.steps = std::move(exported.steps);
-  batch.spans = std::move(exported.spans);
-  report.run_id = storeRun(store, exported.run, batch, ended ? status->second : "done");
+  report.run_id = store.storeWholeRun(exported.run, [&](RunRowSink& sink) {
+    ImportedRunRows rows(sink, [&](int) { return trace.path; });
+    for (StepRow& s : exported.steps) rows.add(std::move(s));
+    for (SpanRow& s : exported.spans) rows.add(std::move(s));
+    for (RankRow& r : exported.ranks) rows.add(std::move(r));
+    report.steps = rows.steps();
+    return rows.end(ended ? status->second : "done");
+  });
+  return report;
+}
+
+// One file named twice (the same path, or a link or hard link to it) would be two ranks of
+// one trace: refused, naming both.
+void refuseRepeatedFiles(const std::vector<std::string>& files) {
+  std::map<std::pair<dev_t, ino_t>, std::string> seen;
+  for (const std::string& file : files) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) continue;  // the reader says why
+    const auto [it, added] = seen.try_emplace({st.st_dev, st.st_ino}, file);
+    if (!added)
+      throw std::runtime_error(
+          (it->second == file ? file + " is named twice"
+                              : it->second + " and " + file + " are the same file (one inode)") +
+          ": each rank's trace is imported once; nothing stored");
+  }
+}
+
+// The traces made into rows and stored whole as one run.
+ImportReport storeTraces(RunStore& store, std::vector<RankTrace>& traces,
+                         const std::vector<std::string>& paths, const std::string& name,
+                         ImportReport report) {
+  for (RankTrace& t : traces) {
+    if (!t.isRanklabExport()) continue;
+    if (traces.size() > 1)
+      throw std::runtime_error(t.path +
+                               " is a ranklab trace export, which holds every rank of its run: "
+                               "import it alone");
+    return importExport(store, t, name, report);
+  }
+  const std::vector<int> ids = orderRanks(traces, report);
+  lendSizes(traces);
+  const ClockAlignment clocks = alignClocks(traces);
+  for (const RankTrace& t : traces) {
+    report.events += int64_t(t.events.size());
+    report.ignored += t.ignored;
+  }
+  report.clocks = clockNote(clocks);
+  report.collective_source = sourceName(commonCollectiveSource(traces));
+  std::map<int, std::string> file_of_rank;
+  for (size_t r = 0; r < traces.size(); ++r) file_of_rank[ids[r]] = traces[r].path;
+  report.run_id = store.storeWholeRun(newRunOf(traces, paths, name), [&](RunRowSink& sink) {
+    ImportedRunRows rows(sink, [&](int rank) { return file_of_rank[rank]; });
+    const ImportedCounts counts = traceRows(traces, ids, clocks, rows);
+    for (size_t r = 0; r < traces.size(); ++r) rows.add(rankRowOf(traces[r], ids[r]));
+    report.steps = rows.steps();
+    report.collectives = counts.collectives;
+    report.collectives_with_bytes = counts.collectives_with_bytes;
+    report.device_pieces = counts.device_pieces;
+    report.kept_other = counts.kept_other;
+    return rows.end("done");
+  });
   return report;
 }
 
@@ -182,13 +223,15 @@ ImportReport importExport(RunStore& store, const RankTrace& trace, const std::st
 
 std::vector<std::string> traceFilesAt(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec))  // a folder this account may not search: not "no such file"
-    throw std::runtime_error(
-        path + ": " +
-        (ec ? "cannot stat: " + errnoCause(ec.value()) : std::string("no such file or folder")));
-  if (!fs::is_directory(path, ec)) return {path};
+  const fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found)
+    throw std::runtime_error(path + ": no such file or folder");
+  if (ec) throw std::runtime_error(path + ": " + errnoCause(ec.value()));
+  if (!fs::is_directory(status)) return {path};
+  fs::directory_iterator folder(path, ec);
+  if (ec) throw std::runtime_error(path + ": cannot list it: " + errnoCause(ec.value()));
   std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(path))
+  for (const auto& entry : folder)
     if (entry.is_regular_file() && entry.path().extension() == ".json")
       files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
@@ -205,38 +248,17 @@ ImportReport importPytorchTraces(RunStore& store, const std::vector<std::string>
     const auto found = traceFilesAt(p);
     files.insert(files.end(), found.begin(), found.end());
   }
+  refuseRepeatedFiles(files);
   std::vector<RankTrace> traces = readAll(files, report, progress);
-  for (const RankTrace& t : traces) {
-    if (!t.isRanklabExport()) continue;
-    if (traces.size() > 1)
-      throw std::runtime_error(t.path +
-                               " is a ranklab trace export, which holds every rank of its run: "
-                               "import it alone");
-    return importExport(store, t, name, report);
+  try {
+    return storeTraces(store, traces, paths, name, std::move(report));
+  } catch (const std::bad_alloc&) {
+    std::string names;
+    for (const RankTrace& t : traces) names += (names.empty() ? "" : ", ") + t.path;
+    throw std::runtime_error(names +
+                             ": out of memory making and storing the run's rows (nothing "
+                             "stored): free memory or import fewer files");
   }
-  const std::vector<int> ids = orderRanks(traces, report);
-  lendSizes(traces);
-  const ClockAlignment clocks = alignClocks(traces);
-  ImportedRows rows = traceRows(traces, clocks);
-  for (auto& s : rows.steps) s.rank = ids[size_t(s.rank)];
-  for (auto& s : rows.spans) s.rank = ids[size_t(s.rank)];
-  for (const RankTrace& t : traces) {
-    report.events += int64_t(t.events.size());
-    report.ignored += t.ignored;
-  }
-  report.steps = int64_t(rows.steps.size());
-  report.collectives = rows.collectives;
-  report.collectives_with_bytes = rows.collectives_with_bytes;
-  report.device_pieces = rows.device_pieces;
-  report.kept_other = rows.kept_other;
-  report.clocks = clockNote(clocks);
-  report.collective_source = sourceName(commonCollectiveSource(traces));
-  RecordBatch batch;
-  batch.steps = std::move(rows.steps);
-  batch.spans = std::move(rows.spans);
-  for (size_t r = 0; r < traces.size(); ++r) batch.ranks.push_back(rankRowOf(traces[r], ids[r]));
-  report.run_id = storeRun(store, newRunOf(traces, paths, name), batch, "done");
-  return report;
 }
 
 }  // namespace ranklab

@@ -1,6 +1,7 @@
 #include "storage/trace_import/trace_steps.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -9,13 +10,24 @@ namespace {
 
 using Events = std::vector<const TraceEvent*>;
 
+// Start order, ties in the file's order (the events' places in one vector): a total order,
+// so an event is found again by binary search alone however many share its start.
+bool byStart(const TraceEvent* a, const TraceEvent* b) {
+  return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : std::less<>()(a, b);
+}
+
+// The first of `events` (in byStart order) that starts at or after `ns`.
+Events::const_iterator firstFrom(const Events& events, Events::const_iterator from, int64_t ns) {
+  return std::lower_bound(from, events.end(), ns,
+                          [](const TraceEvent* e, int64_t t) { return e->start_ns < t; });
+}
+
 Events eventsOf(const RankTrace& trace, TraceClass kind, CollectiveSource source) {
   Events out;
   for (const TraceEvent& e : trace.events)
     if (e.kind == kind && (kind != TraceClass::kCollective || e.source == source))
       out.push_back(&e);
-  std::sort(out.begin(), out.end(),
-            [](const TraceEvent* a, const TraceEvent* b) { return a->start_ns < b->start_ns; });
+  std::sort(out.begin(), out.end(), byStart);
   return out;
 }
 
@@ -74,7 +86,7 @@ KeyedCollectives keyedCollectives(const std::vector<RankTrace>& traces) {
 // One rank's view of the run while its rows are made.
 struct RankContext {
   const RankTrace& trace;
-  int rank;
+  int rank;        // as stored
   int64_t offset;  // onto rank 0's clock
   int64_t origin;  // the run's zero, on rank 0's clock
   Events steps;
@@ -129,13 +141,17 @@ void countCollective(StepRow& row, const TraceEvent& c) {
   row.reduce_scatters += op == "reduce_scatter";
   row.sends += op == "send";
   row.recvs += op == "recv";
-  row.bytes_tx += c.bytes;
-  row.bytes_raw += c.bytes;
+  row.bytes_tx = saturatingAdd(row.bytes_tx, c.bytes);  // the run's sums are bounded later
+  row.bytes_raw = row.bytes_tx;
 }
 
 StepRow stepRow(const RankContext& ctx, const TraceEvent& step, const Events& in_step,
                 const std::vector<int>& matched) {
   StepCut cut = cutStep(step, in_step);
+  const int64_t exposed = cut.comm_end - cut.bwd_end;
+  // Collectives that run at once each overlap the backward (or the exposed time); counted
+  // past the window's own length they would be time that never passed, and could wrap.
+  const int64_t backward = cut.bwd_end - cut.bwd_start;
   StepRow row;
   row.rank = ctx.rank;
   row.step = step.step;
@@ -144,16 +160,15 @@ StepRow stepRow(const RankContext& ctx, const TraceEvent& step, const Events& in
     const TraceEvent& c = *in_step[i];
     if (c.kind != TraceClass::kCollective) continue;
     countCollective(row, c);
-    cut.hidden += overlap(c.start_ns, c.end_ns, cut.bwd_start, cut.bwd_end);
+    cut.hidden =
+        std::min(backward, cut.hidden + overlap(c.start_ns, c.end_ns, cut.bwd_start, cut.bwd_end));
     if (matched[i] < 0) continue;
     const auto arrived = ctx.last_arrival.find(ctx.keys[size_t(matched[i])]);
     if (arrived == ctx.last_arrival.end()) continue;  // not every rank's trace has it
     // Before the last rank arrived this rank was waiting, not moving bytes.
     const int64_t last = arrived->second - ctx.offset;
-    cut.wait += overlap(cut.bwd_end, cut.comm_end, c.start_ns, last);
+    cut.wait = std::min(exposed, cut.wait + overlap(cut.bwd_end, cut.comm_end, c.start_ns, last));
   }
-  const int64_t exposed = cut.comm_end - cut.bwd_end;
-  cut.wait = std::min(cut.wait, exposed);
   row.data_ns = cut.data_end - step.start_ns;
   row.forward_ns = cut.bwd_start - cut.data_end;
   row.backward_ns = cut.bwd_end - cut.bwd_start;
@@ -182,14 +197,15 @@ bool insideAStep(const Events& steps, const TraceEvent& e) {
 }
 
 // Events outside every step, the outermost on each thread only, as "other:<name>" spans.
-void keepUnmapped(const RankContext& ctx, ImportedRows& out) {
+void keepUnmapped(const RankContext& ctx, RunRowSink& sink, ImportedCounts& out) {
   Events outside;
   for (const TraceEvent& e : ctx.trace.events)
     if (e.kind == TraceClass::kOther && !insideAStep(ctx.steps, e)) outside.push_back(&e);
   std::sort(outside.begin(), outside.end(), [](const TraceEvent* a, const TraceEvent* b) {
     return a->thread != b->thread       ? a->thread < b->thread
            : a->start_ns != b->start_ns ? a->start_ns < b->start_ns
-                                        : a->end_ns > b->end_ns;
+           : a->end_ns != b->end_ns     ? a->end_ns > b->end_ns
+                                        : std::less<>()(a, b);
   });
   int32_t thread = -1;
   int64_t covered = 0;
@@ -197,7 +213,7 @@ void keepUnmapped(const RankContext& ctx, ImportedRows& out) {
     if (e->thread == thread && e->start_ns < covered) continue;  // nested in the last kept
     thread = e->thread;
     covered = e->end_ns;
-    out.spans.push_back(span(ctx, *e, "other:" + ctx.trace.names[size_t(e->name)].substr(0, 120)));
+    sink.add(span(ctx, *e, "other:" + ctx.trace.names[size_t(e->name)].substr(0, 120)));
     ++out.kept_other;
   }
 }
@@ -207,49 +223,49 @@ std::vector<int> matchedIndices(const RankContext& ctx, const Events& in_step) {
   std::vector<int> matched(in_step.size(), -1);
   for (size_t i = 0; i < in_step.size(); ++i) {
     if (in_step[i]->kind != TraceClass::kCollective) continue;
-    auto it = std::lower_bound(
-        ctx.collectives.begin(), ctx.collectives.end(), in_step[i],
-        [](const TraceEvent* a, const TraceEvent* b) { return a->start_ns < b->start_ns; });
-    while (it != ctx.collectives.end() && *it != in_step[i]) ++it;  // equal starts
-    if (it != ctx.collectives.end()) matched[i] = int(it - ctx.collectives.begin());
+    const auto it =
+        std::lower_bound(ctx.collectives.begin(), ctx.collectives.end(), in_step[i], byStart);
+    if (it != ctx.collectives.end() && *it == in_step[i])
+      matched[i] = int(it - ctx.collectives.begin());
   }
   return matched;
 }
 
-void stepRows(const RankContext& ctx, ImportedRows& out) {
+// Each event belongs to the last step started at or before it (as each span does) and only
+// if it starts before that step ends: a contiguous run of `timed` per step, so overlapping
+// steps share nothing and the work stays linear in the events.
+void stepRows(const RankContext& ctx, RunRowSink& sink) {
   Events timed = ctx.collectives;  // what cuts a step, in start order
   for (const TraceEvent& e : ctx.trace.events)
     if (e.kind == TraceClass::kData || e.kind == TraceClass::kBackward ||
         e.kind == TraceClass::kOptimizer)
       timed.push_back(&e);
-  std::stable_sort(timed.begin(), timed.end(), [](const TraceEvent* a, const TraceEvent* b) {
-    return a->start_ns < b->start_ns;
-  });
-  for (const TraceEvent* step : ctx.steps) {
-    auto first = std::lower_bound(timed.begin(), timed.end(), step->start_ns,
-                                  [](const TraceEvent* e, int64_t t) { return e->start_ns < t; });
-    Events in_step;
-    for (auto it = first; it != timed.end() && (*it)->start_ns < step->end_ns; ++it)
-      in_step.push_back(*it);
-    out.steps.push_back(stepRow(ctx, *step, in_step, matchedIndices(ctx, in_step)));
+  std::sort(timed.begin(), timed.end(), byStart);
+  for (size_t i = 0; i < ctx.steps.size(); ++i) {
+    const TraceEvent& step = *ctx.steps[i];
+    int64_t until = step.end_ns;
+    if (i + 1 < ctx.steps.size()) until = std::min(until, ctx.steps[i + 1]->start_ns);
+    const auto first = firstFrom(timed, timed.begin(), step.start_ns);
+    const Events in_step(first, std::max(first, firstFrom(timed, first, until)));
+    sink.add(stepRow(ctx, step, in_step, matchedIndices(ctx, in_step)));
   }
 }
 
-void spanRows(const RankContext& ctx, ImportedRows& out) {
+void spanRows(const RankContext& ctx, RunRowSink& sink, ImportedCounts& out) {
   for (size_t k = 0; k < ctx.collectives.size(); ++k) {
     const TraceEvent& c = *ctx.collectives[k];
     SpanRow row = span(ctx, c, kCollectiveSpanKinds[c.op]);
     row.part = ctx.run.part.at(ctx.keys[k]);  // the same number on every rank
-    out.spans.push_back(row);
+    sink.add(row);
     ++out.collectives;
     out.collectives_with_bytes += c.bytes > 0;
   }
   for (const TraceEvent& e : ctx.trace.events) {
     if (e.kind != TraceClass::kKernel && e.kind != TraceClass::kMemcpy) continue;
-    out.spans.push_back(span(ctx, e, e.kind == TraceClass::kKernel ? "dev-kernel" : "dev-memcpy"));
+    sink.add(span(ctx, e, e.kind == TraceClass::kKernel ? "dev-kernel" : "dev-memcpy"));
     ++out.device_pieces;
   }
-  keepUnmapped(ctx, out);
+  keepUnmapped(ctx, sink, out);
 }
 
 }  // namespace
@@ -314,7 +330,8 @@ ClockAlignment alignClocks(const std::vector<RankTrace>& traces) {
   return out;
 }
 
-ImportedRows traceRows(const std::vector<RankTrace>& traces, const ClockAlignment& clocks) {
+ImportedCounts traceRows(const std::vector<RankTrace>& traces, const std::vector<int>& ranks,
+                         const ClockAlignment& clocks, RunRowSink& sink) {
   const KeyedCollectives run = keyedCollectives(traces);
   std::map<CollectiveKey, int64_t> last_arrival;
   for (const CollectiveKey& key : run.on_every_rank)
@@ -329,10 +346,10 @@ ImportedRows traceRows(const std::vector<RankTrace>& traces, const ClockAlignmen
     for (const TraceEvent& e : traces[r].events)
       origin = std::min(origin, e.start_ns + clocks.offset_ns[r]);
   }
-  ImportedRows out;
+  ImportedCounts out;
   for (size_t r = 0; r < traces.size(); ++r) {
     const RankContext ctx{traces[r],
-                          int(r),
+                          ranks[r],
                           clocks.offset_ns[r],
                           origin,
                           eventsOf(traces[r], TraceClass::kStep, CollectiveSource::kNone),
@@ -340,8 +357,8 @@ ImportedRows traceRows(const std::vector<RankTrace>& traces, const ClockAlignmen
                           run.keys[r],
                           run,
                           last_arrival};
-    stepRows(ctx, out);
-    spanRows(ctx, out);
+    stepRows(ctx, sink);
+    spanRows(ctx, sink, out);
   }
   return out;
 }

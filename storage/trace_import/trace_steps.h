@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "storage/records.h"
+#include "storage/run_store.h"
 #include "storage/trace_import/pytorch_trace.h"
 
 namespace ranklab {
@@ -24,18 +25,20 @@ struct ClockAlignment {
 // collective ends on every rank at about the same moment. Ranks in `traces` order.
 ClockAlignment alignClocks(const std::vector<RankTrace>& traces);
 
-struct ImportedRows {
-  std::vector<StepRow> steps;
-  std::vector<SpanRow> spans;  // collectives, device pieces, and what maps to no step
+// What traceRows made, counted.
+struct ImportedCounts {
   int64_t collectives = 0;
   int64_t collectives_with_bytes = 0;
   int64_t device_pieces = 0;
   int64_t kept_other = 0;  // events outside every step, kept as "other:<name>" spans
 };
 
-// Every rank's step rows and spans (run_id left 0), times in ns from the earliest event of
-// any rank after alignment. Ranks in `traces` order.
-ImportedRows traceRows(const std::vector<RankTrace>& traces, const ClockAlignment& clocks);
+// Every rank's step rows and spans (collectives, device pieces, and what maps to no step),
+// handed to `sink` one at a time as they are made (never all held), rank r of `traces` as
+// rank ranks[r]; times in ns from the earliest event of any rank after alignment. Each
+// event is looked at a bounded number of times, however the steps overlap or the starts tie.
+ImportedCounts traceRows(const std::vector<RankTrace>& traces, const std::vector<int>& ranks,
+                         const ClockAlignment& clocks, RunRowSink& sink);
 
 // Where a trace's chosen collectives carry no size but its record_param_comms events do (a
 // gloo trace: the worker thread's op has no args), each borrows the size of the

@@ -206,10 +206,16 @@ TEST_F(CliImportTest, AnExportImportedBackGivesTheSameAnalyses) {
     EXPECT_EQ(pa["shares"][i]["rank"], pb["shares"][i]["rank"]);
     EXPECT_EQ(pa["shares"][i]["phase"], pb["shares"][i]["phase"]);
   }
-  // The export holds every rank: with another file beside it, it is refused.
-  const CliResult two = runCli("import " + trace + " " + trace + " --db " + db());
+  // The export holds every rank: with another file beside it (a copy: the same file named
+  // twice is refused as such), it is refused.
+  const std::string copy = folder_.file("copy.json");
+  std::filesystem::copy_file(trace, copy);
+  const CliResult two = runCli("import " + trace + " " + copy + " --db " + db());
   EXPECT_NE(two.exit_code, 0);
   EXPECT_NE(two.out.find("import it alone"), std::string::npos) << two.out;
+  const CliResult same = runCli("import " + trace + " " + trace + " --db " + db());
+  EXPECT_NE(same.exit_code, 0);
+  EXPECT_NE(same.out.find(trace + " is named twice"), std::string::npos) << same.out;
 }
 
 TEST_F(CliImportTest, ImportRefusesAFileThatIsNoTraceAndStoresNothing) {
