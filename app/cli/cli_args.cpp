@@ -64,6 +64,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.json = true;
     else if (a == "--quiet")
       args.quiet = true;
+    else if (a == "--ignore-memory-estimate")
+      args.ignore_memory = true;
     else if (a == "--set")
       args.overrides.push_back(value());
     else if (a == "--ranks")

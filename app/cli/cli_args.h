@@ -26,7 +26,8 @@ struct CliArgs {
   std::string name;       // import: the run's name
   bool json = false;
   bool quiet = false;
-  std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check
+  bool ignore_memory = false;  // run, validate: --ignore-memory-estimate
+  std::optional<int> ranks;    // unset: the job file's; any given value goes to the job's check
   JobOverrides overrides;
 };
 

@@ -1,0 +1,56 @@
+// Each rank's peak memory, estimated from the resolved job before anything is launched: the
+// memory ledger's parts (docs/memory.md) counted from the model's layer shapes without
+// allocating the model, so a job too big for its machine is refused before it is built.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "engine/job/job_spec.h"
+
+namespace ranklab {
+
+// What a rank holds at its peak, in bytes, by the ledger's parts (storage/step_record.h's
+// mem_*), plus the data set it loads and the process itself.
+struct RankMemory {
+  int rank = 0;
+  int stage = 0;           // its pipeline stage
+  bool server = false;     // a parameter server (ps-*), not a training rank
+  size_t params = 0;       // its flat parameters, or its ZeRO 3 shard
+  size_t grads = 0;        // its flat gradient, or its ZeRO 2/3 shard
+  size_t optimizer = 0;    // the optimizer's state (ZeRO: its shard's)
+  size_t activations = 0;  // layer outputs and what layers keep for backward, every copy
+  size_t workspace = 0;    // the outputs' gradients (the ledger's "workspace")
+  size_t buffers = 0;      // ZeRO's one-layer scratches and held layers
+  size_t data = 0;         // the training and test sets every rank loads whole
+  size_t baseline = 0;     // the process: code, libraries, MPI, telemetry (measured)
+  size_t total() const;
+};
+
+// The resident memory of a rank beyond everything above, measured on a quickstart rank
+// (bench/run-memory-estimate): code, Open MPI's and ZeroMQ's buffers, the allocator's slack.
+inline constexpr size_t kRankProcessBaseline = size_t{80} << 20;
+
+struct MemoryEstimate {
+  std::vector<RankMemory> ranks;  // every process of the job, by rank (servers last)
+  // The rank needing most (its index in `ranks`).
+  const RankMemory& peak() const;
+  // True when the ranks differ (pipeline stages, servers): worth a table.
+  bool ranksDiffer() const;
+};
+
+// The estimate for `job` (resolved: its keys checked). Throws std::invalid_argument naming the
+// model key whose shape does not fit the data, as the launch would.
+MemoryEstimate estimateMemory(const JobSpec& job);
+
+// The key whose value drives the peak rank's memory most ("model.layers[3] = 65536"):
+// the one whose halving lowers that rank's estimate most.
+std::string drivingKey(const JobSpec& job);
+
+// "68.7 GB", "512 MB", "940 KB": decimal units, three digits.
+std::string byteText(size_t bytes);
+// "parameters 17.2 GB, gradients 17.2 GB, ..." : the parts of one rank that are not zero.
+std::string partsText(const RankMemory& rank);
+
+}  // namespace ranklab
