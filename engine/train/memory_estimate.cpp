@@ -104,6 +104,16 @@ size_t outputBytes(const Layer& layer, const JobSpec& job, int rows) {
   return bytes;
 }
 
+// A convolution's own buffers, beyond the ledger's workspace (layers.h): its weight packed
+// for im2col, its transpose and its gradient, and the zero-bordered input and its gradient.
+size_t convolutionBuffers(const Layer& layer, const JobSpec& job, int rows) {
+  if (!dynamic_cast<const Conv2d*>(&layer)) return 0;
+  const Shape in = layer.inputShape();
+  const size_t border = static_cast<size_t>(job.model.kernel_size / 2) * 2;
+  const size_t padded = (in.height + border) * (in.width + border) * in.channels;
+  return 3 * layerParameters(layer) * kFloat + 2 * static_cast<size_t>(rows) * padded * kFloat;
+}
+
 struct Model {
   ModelLayers layers;
   DataShape data;
@@ -119,7 +129,7 @@ void addCopy(RankMemory& m, const Model& model, const JobSpec& job, size_t first
     const Layer& layer = *model.layers[l];
     const size_t output = outputBytes(layer, job, out_rows);
     m.activations += output + keptBytes(layer, job, model.gpt, micro);
-    m.workspace += output;
+    m.workspace += output + convolutionBuffers(layer, job, out_rows);
   }
 }
 

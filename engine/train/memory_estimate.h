@@ -21,7 +21,7 @@ struct RankMemory {
   size_t grads = 0;        // its flat gradient, or its ZeRO 2/3 shard
   size_t optimizer = 0;    // the optimizer's state (ZeRO: its shard's)
   size_t activations = 0;  // layer outputs and what layers keep for backward, every copy
-  size_t workspace = 0;    // the outputs' gradients (the ledger's "workspace")
+  size_t workspace = 0;    // the outputs' gradients (the ledger's "workspace"), conv buffers
   size_t buffers = 0;      // ZeRO's one-layer scratches and held layers
   size_t data = 0;         // the training and test sets every rank loads whole
   size_t baseline = 0;     // the process: code, libraries, MPI, telemetry (measured)
