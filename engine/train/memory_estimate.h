@@ -30,7 +30,7 @@ struct RankMemory {
 
 // The resident memory of a rank beyond everything above, measured on a quickstart rank
 // (bench/run-memory-estimate): code, Open MPI's and ZeroMQ's buffers, the allocator's slack.
-inline constexpr size_t kRankProcessBaseline = size_t{80} << 20;
+inline constexpr size_t kRankProcessBaseline = 80'000'000;
 
 struct MemoryEstimate {
   std::vector<RankMemory> ranks;  // every process of the job, by rank (servers last)
