@@ -53,12 +53,12 @@ std::vector<HostNeed> hostsFromList(const std::vector<std::string>& entries,
     const auto colon = entry.find(':');
     const std::string name = entry.substr(0, colon);
     slots.push_back(colon == std::string::npos ? 1 : std::max(1, std::atoi(&entry[colon + 1])));
-    hosts.push_back({name, 0, 0, isThisMachine(name)});
+    hosts.push_back({name, 0, 0, 0, isThisMachine(name)});
   }
   size_t next = 0;
   for (size_t h = 0; next < estimate.ranks.size(); h = (h + 1) % hosts.size()) {
     for (int s = 0; s < slots[h] && next < estimate.ranks.size(); ++s, ++next) {
-      hosts[h].ranks += 1;
+      if (hosts[h].ranks++ == 0) hosts[h].shared = hosts[h].bytes = kHostSharedBytes;
       hosts[h].bytes += estimate.ranks[next].total();
     }
   }
@@ -83,14 +83,15 @@ std::vector<HostNeed> hostNeeds(const JobSpec& job, const MemoryEstimate& estima
                             "not known, not checked here";
     if (nodes <= 0) return {};
     const int per_node = (n + nodes - 1) / nodes;
-    return {{"each Slurm node", per_node, per_node * estimate.peak().total(), false}};
+    return {{"each Slurm node", per_node, per_node * estimate.peak().total() + kHostSharedBytes,
+             kHostSharedBytes, false}};
   }
   if (!job.launch.hostfile.empty()) {
     unchecked = "launch.hostfile places the ranks: the ranks per host are not read, not checked";
     return {};
   }
   if (!job.launch.hosts.empty()) return hostsFromList(job.launch.hosts, estimate);
-  return {{"this machine", n, sumOf(estimate), true}};
+  return {{"this machine", n, sumOf(estimate) + kHostSharedBytes, kHostSharedBytes, true}};
 }
 
 std::string refusalText(const JobSpec& job, const MemoryCheck& check, const HostNeed& here) {
@@ -151,8 +152,9 @@ void printMemory(std::ostream& out, const MemoryCheck& check) {
     }
   }
   for (const HostNeed& host : check.hosts) {
-    out << "  " << host.host << ": " << host.ranks << (host.ranks == 1 ? " rank" : " ranks")
-        << " need ~" << byteText(host.bytes);
+    out << "  " << host.host << ": " << host.ranks
+        << (host.ranks == 1 ? " rank needs ~" : " ranks need ~") << byteText(host.bytes) << " ("
+        << byteText(host.shared) << " of it libraries and launcher, held once)";
     if (host.here)
       out << " of " << byteText(check.machine.available) << " available ("
           << byteText(check.machine.total) << " in all)";
@@ -179,7 +181,11 @@ nlohmann::json memoryJson(const MemoryCheck& check) {
   }
   nlohmann::json hosts = nlohmann::json::array();
   for (const HostNeed& h : check.hosts)
-    hosts.push_back({{"host", h.host}, {"ranks", h.ranks}, {"bytes", h.bytes}, {"here", h.here}});
+    hosts.push_back({{"host", h.host},
+                     {"ranks", h.ranks},
+                     {"bytes", h.bytes},
+                     {"shared_bytes", h.shared},
+                     {"here", h.here}});
   size_t here = 0;
   for (const HostNeed& h : check.hosts) here += h.here ? h.bytes : 0;
   return {{"per_rank", ranks},

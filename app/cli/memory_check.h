@@ -27,7 +27,8 @@ MachineMemory machineMemory();
 struct HostNeed {
   std::string host;  // "this machine", a launch.hosts name, "each Slurm node"
   int ranks = 0;
-  size_t bytes = 0;
+  size_t bytes = 0;   // its ranks' sum and, once, shared_bytes
+  size_t shared = 0;  // what the host holds once for all its ranks (kHostSharedBytes)
   bool here = false;  // this machine: checked against machineMemory()
 };
 

@@ -24,14 +24,23 @@ struct RankMemory {
   size_t workspace = 0;    // the outputs' gradients (the ledger's "workspace"), conv buffers
   size_t buffers = 0;      // ZeRO's one-layer scratches and held layers
   size_t data = 0;         // the training and test sets every rank loads whole
-  size_t baseline = 0;     // the process: code, libraries, MPI, telemetry (measured)
+  size_t baseline = 0;     // the process's private pages beyond these (measured)
   size_t total() const;
 };
 
-// The resident memory of a rank beyond everything above, measured on a quickstart rank
-// (bench/run-memory-estimate: 420 MB peak RSS less 224 MB of ledger and data): code, Open
-// MPI's and ZeroMQ's buffers, the data set's gzip bytes while it is decoded, allocator slack.
-inline constexpr size_t kRankProcessBaseline = 200'000'000;
+// A rank's private memory beyond everything above (its own pages: Anonymous in smaps_rollup,
+// which no other rank shares): code's data and bss (libcublasLt's alone ~80 MB), Open MPI's
+// and ZeroMQ's buffers, the heap's slack, page tables. Measured 2026-11-29 on the 2-core
+// 24 GB VM (CUDA build) by /tmp/h57mem/sample.py, `ranklab run quickstart --ranks N` with a
+// 100 ms straggler, each rank's smaps_rollup mid-run: Anonymous 341.1 MB at N = 1, 4 and 16,
+// less 219.6 MB of data and 3.6 MB of ledger, + 1.3 MB of page tables (/proc/meminfo).
+inline constexpr size_t kRankProcessBaseline = 120'000'000;
+
+// What a host holds once for all its ranks: the shared libraries' pages every rank maps but
+// the kernel holds once (libdnnl, OpenBLAS, Open MPI, CUDA's; a rank's Shared_Clean +
+// Shared_Dirty, 88.7 MB at N = 4 and 16), and the launcher's own processes (PSS: mpirun
+// 13.1 MB, ranklab 7.6 MB). Same machine, date and command as kRankProcessBaseline.
+inline constexpr size_t kHostSharedBytes = 110'000'000;
 
 struct MemoryEstimate {
   std::vector<RankMemory> ranks;  // every process of the job, by rank (servers last)

@@ -49,8 +49,8 @@ const Bomb kBombs[] = {
 };
 
 // Each refused by `run` in well under a second, naming its key. The 256 quickstart ranks
-// (~300 MB each with their copy of Fashion-MNIST) are a bomb on a machine with less than
-// ~77 GB available; on a bigger one they are only checked to be weighed by rank count.
+// (~344 MB each with their copy of Fashion-MNIST) are a bomb on a machine with less than
+// ~88 GB available; on a bigger one they are only checked to be weighed by rank count.
 TEST_F(CliMemory, RunRefusesEachMemoryBombBeforeAnyRankStarts) {
   for (const Bomb& bomb : kBombs) {
     const std::string path = job(std::string(bomb.name) + ".toml", bomb.toml);
@@ -96,6 +96,12 @@ TEST_F(CliMemory, ValidatePrintsEachRanksEstimateAndJson) {
   EXPECT_TRUE(v["fits_memory"].get<bool>());
   ASSERT_EQ(v["memory"]["per_rank"].size(), 4u);
   EXPECT_GT(v["memory"]["host_available_bytes"].get<int64_t>(), 0);
+  // The host holds its ranks' private memory each and the libraries they share once.
+  const auto& host = v["memory"]["hosts"][0];
+  int64_t ranks_sum = 0;
+  for (const auto& rank : v["memory"]["per_rank"]) ranks_sum += rank["total_bytes"].get<int64_t>();
+  EXPECT_GT(host["shared_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(host["bytes"].get<int64_t>(), ranks_sum + host["shared_bytes"].get<int64_t>());
   // A pipeline's stages differ: the table has a row per rank.
   const auto piped = runCli("validate " + quickstart() +
                             " --set parallel.pipeline=2 --set parallel.microbatches=2");
