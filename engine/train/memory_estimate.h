@@ -31,9 +31,9 @@ struct RankMemory {
 // A rank's private memory beyond everything above (its own pages: Anonymous in smaps_rollup,
 // which no other rank shares): code's data and bss (libcublasLt's alone ~80 MB), Open MPI's
 // and ZeroMQ's buffers, the heap's slack, page tables. Measured 2026-11-29 on the 2-core
-// 24 GB VM (CUDA build) by /tmp/h57mem/sample.py, `ranklab run quickstart --ranks N` with a
-// 100 ms straggler, each rank's smaps_rollup mid-run: Anonymous 341.1 MB at N = 1, 4 and 16,
-// less 219.6 MB of data and 3.6 MB of ledger, + 1.3 MB of page tables (/proc/meminfo).
+// 24 GB VM (CUDA build) by bench/run-memory-estimate (bench/memory_sample.py): quickstart,
+// N ranks, rank 0 slowed per step, each rank's smaps_rollup mid-run: Anonymous 341 MB at N = 1, 4,
+// 16, less 219.6 MB of data and 3.6 MB of ledger, + 1.3 MB of page tables (/proc/meminfo).
 inline constexpr size_t kRankProcessBaseline = 120'000'000;
 
 // What a host holds once for all its ranks: the shared libraries' pages every rank maps but
