@@ -66,6 +66,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.quiet = true;
     else if (a == "--allow-foreign-store")
       args.allow_foreign_store = true;
+    else if (a == "--ignore-memory-estimate")
+      args.ignore_memory = true;
     else if (a == "--set")
       args.overrides.push_back(value());
     else if (a == "--ranks")

@@ -27,6 +27,7 @@ struct CliArgs {
   bool json = false;
   bool quiet = false;
   bool allow_foreign_store = false;  // open a store another account owns
+  bool ignore_memory = false;        // run, validate: --ignore-memory-estimate
   std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check
   JobOverrides overrides;
 };

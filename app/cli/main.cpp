@@ -15,6 +15,7 @@
 #include "app/cli/bench_command.h"
 #include "app/cli/cli_args.h"
 #include "app/cli/json_output.h"
+#include "app/cli/memory_check.h"
 #include "app/cli/progress_printer.h"
 #include "app/cli/report_format.h"
 #include "app/cli/store_commands.h"
@@ -40,9 +41,13 @@ commands:
                                                            queued, then run in its allocation
         [--text-from FILE] [--worker PATH]                 the job's text from FILE (JOB.toml names it, as
                                                            the workbench launches an unsaved form); the worker
+        [--ignore-memory-estimate]                         launch even when the ranks on this machine are
+                                                           estimated to need more memory than it has
   resume ID [--ranks M] [--set section.key=value ...]      run ID's job again from its checkpoint, as a new
                                                            run (on M ranks: elastic, train.elastic = true)
-  validate JOB.toml [--set section.key=value ...]          check a job file without launching
+  validate JOB.toml [--set section.key=value ...]          check a job file without launching, and each rank's
+                                                           estimated peak memory against this machine's
+                                                           (exit status 3: valid, but it does not fit)
   runs list                                                every stored run, newest first
   runs show ID                                             one run's summary and tags
   runs attach ID                                           follow a running run (launched elsewhere) to its end;
@@ -87,16 +92,49 @@ JobSpec loadWithOverrides(const CliArgs& args) {
   return loadJob(positional(args, 1, "job file"), overrides);
 }
 
+// The exit status of a job that is valid but whose ranks on this machine are estimated to
+// need more memory than it has: apart from 2 (not valid), so scripts can tell.
+constexpr int kDoesNotFit = 3;
+
+// The memory check of `job`, or nullopt after saying on stderr why there is no estimate (a
+// model shape the launch itself will refuse, naming its key).
+std::optional<MemoryCheck> memoryCheckOf(const JobSpec& job) {
+  try {
+    return checkMemory(job);
+  } catch (const std::exception& e) {
+    std::cerr << "memory: not estimated: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
 int validateCommand(const CliArgs& args) {
   noMoreThan(args, 2, "validate");
   const JobSpec job = loadWithOverrides(args);
+  const std::optional<MemoryCheck> memory = memoryCheckOf(job);
+  const bool fits = !memory || memory->fits();
   if (args.json) {
-    printJson(std::cout, nlohmann::json{{"valid", true}, {"name", job.name}}, std::cerr);
+    nlohmann::json out{{"valid", true}, {"name", job.name}, {"fits_memory", fits}};
+    if (memory) out["memory"] = memoryJson(*memory);
+    printJson(std::cout, out, std::cerr);
   } else {
-    std::cout << positional(args, 1, "job file") << ": valid (" << job.parallel.ranks << " ranks, "
-              << job.parallel.strategy << "/" << job.parallel.algorithm << ")\n";
+    std::cout << positional(args, 1, "job file")
+              << (fits ? ": valid (" : ": valid, but too big for this machine's memory (")
+              << job.parallel.ranks << " ranks, " << job.parallel.strategy << "/"
+              << job.parallel.algorithm << ")\n";
+    if (memory) printMemory(std::cout, *memory);
   }
-  return 0;
+  if (!fits) std::cerr << memory->refusal << "\n";
+  return fits || args.ignore_memory ? 0 : kDoesNotFit;
+}
+
+// Before a launch: the refusal of a job whose ranks on this machine are estimated to need
+// more memory than it has (nothing is started), unless --ignore-memory-estimate.
+std::optional<int> refuseIfTooBig(const CliArgs& args, const JobSpec& job) {
+  if (args.ignore_memory) return std::nullopt;
+  const std::optional<MemoryCheck> memory = memoryCheckOf(job);
+  if (!memory || memory->fits()) return std::nullopt;
+  std::cerr << "ranklab: not launched: " << memory->refusal << "\n";
+  return kDoesNotFit;
 }
 
 JobRunner* g_active_runner = nullptr;
@@ -160,6 +198,7 @@ int runCommand(const CliArgs& args) {
   noMoreThan(args, 2, "run");
   const std::string& job_path = positional(args, 1, "job file");
   const JobSpec job = jobToRun(args, job_path);
+  if (const auto refused = refuseIfTooBig(args, job)) return *refused;
   return runJob(args, job.train.epochs, [&](JobRunner& runner, RunObserver& observer) {
     return runner.run(job, job_path, observer);
   });
@@ -203,6 +242,7 @@ int resumeCommand(const CliArgs& args) {
   overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
   JobSpec job = parseJob(run->job_toml, "run " + std::to_string(id) + "'s job", overrides);
   job.faults.clear();  // the faults a demo injected are history, not part of the job to go on
+  if (const auto refused = refuseIfTooBig(args, job)) return *refused;
   if (!args.quiet && !args.json)
     std::cerr << "resuming run " << id << " from " << checkpoint
               << "; this run's checkpoints go to " << own << "\n";

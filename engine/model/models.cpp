@@ -44,7 +44,7 @@ class LayerChain {
     add("fc", LayerKind::kLinear, classes);
   }
 
-  Network finish(uint64_t seed) { return Network(std::move(layers_), seed, device_); }
+  std::vector<std::unique_ptr<Layer>> take() { return std::move(layers_); }
 
  private:
   Shape shape_;
@@ -53,18 +53,18 @@ class LayerChain {
   std::vector<std::unique_ptr<Layer>> layers_;
 };
 
-}  // namespace
-
-Network makeMlp(Shape input, const std::vector<int>& hidden, int classes, float dropout,
-                uint64_t seed, const ComputeDevice& device) {
+std::vector<std::unique_ptr<Layer>> mlpLayers(Shape input, const std::vector<int>& hidden,
+                                              int classes, float dropout,
+                                              const ComputeDevice& device) {
   LayerChain chain(input, device);
   chain.addClassifier(hidden, classes, dropout);
-  return chain.finish(seed);
+  return chain.take();
 }
 
-Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
-                const std::vector<int>& hidden, int classes, float dropout, uint64_t seed,
-                const ComputeDevice& device) {
+std::vector<std::unique_ptr<Layer>> cnnLayers(Shape input, const std::vector<int>& channels,
+                                              int kernel, const std::vector<int>& hidden,
+                                              int classes, float dropout,
+                                              const ComputeDevice& device) {
   LayerChain chain(input, device);
   for (int width : channels) {
     chain.add("conv", LayerKind::kConv2d, width, kernel);
@@ -76,11 +76,27 @@ Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
   chain.add("flatten", LayerKind::kFlatten);
   chain.addDropout(dropout);
   chain.addClassifier(hidden, classes, dropout);
-  return chain.finish(seed);
+  return chain.take();
 }
 
-Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device,
-                TensorGroup* slices, bool copied_head) {
+}  // namespace
+
+Network makeMlp(Shape input, const std::vector<int>& hidden, int classes, float dropout,
+                uint64_t seed, const ComputeDevice& device) {
+  return Network(mlpLayers(input, hidden, classes, dropout, device), seed, device);
+}
+
+Network makeCnn(Shape input, const std::vector<int>& channels, int kernel,
+                const std::vector<int>& hidden, int classes, float dropout, uint64_t seed,
+                const ComputeDevice& device) {
+  return Network(cnnLayers(input, channels, kernel, hidden, classes, dropout, device), seed,
+                 device);
+}
+
+namespace {
+
+std::vector<std::unique_ptr<Layer>> gptLayers(const GptShape& shape, const ComputeDevice& device,
+                                              TensorGroup* slices, bool copied_head) {
   const Shape sequence{shape.context, 1, shape.width};
   std::vector<std::unique_ptr<Layer>> layers;
   LayerRequest embed{LayerKind::kEmbedding, "embed", {shape.context, 1, 1}, shape.width};
@@ -106,7 +122,14 @@ Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& devic
   layers.push_back(
       std::make_unique<TiedHead>("lm_head", sequence, *table, "embed.token", device,
                                  copied_head ? TiedHead::Tie::kCopy : TiedHead::Tie::kShared));
-  return Network(std::move(layers), seed, device);
+  return layers;
+}
+
+}  // namespace
+
+Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& device,
+                TensorGroup* slices, bool copied_head) {
+  return Network(gptLayers(shape, device, slices, copied_head), seed, device);
 }
 
 GptShape gptShapeOf(const ModelSpec& spec, int vocab) {
@@ -114,10 +137,10 @@ GptShape gptShapeOf(const ModelSpec& spec, int vocab) {
           spec.heads, spec.blocks,  static_cast<float>(spec.dropout)};
 }
 
-Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,
-                  const ComputeDevice& device, bool head_apart) {
+std::vector<std::unique_ptr<Layer>> modelLayers(const ModelSpec& spec, Shape input, int classes,
+                                                const ComputeDevice& device, bool head_apart) {
   const auto dropout = static_cast<float>(spec.dropout);
-  if (spec.kind == "mlp") return makeMlp(input, spec.layers, classes, dropout, seed, device);
+  if (spec.kind == "mlp") return mlpLayers(input, spec.layers, classes, dropout, device);
   if (spec.kind == "cnn") {
     // Each conv keeps the size (same padding) and each pool halves it.
     int side = std::min(input.height, input.width);
@@ -129,8 +152,7 @@ Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed
                                   " conv+pool stages (use data.dataset = "
                                   "\"fashion-mnist\", or model.kind = \"mlp\")");
     }
-    return makeCnn(input, spec.channels, spec.kernel_size, spec.layers, classes, dropout, seed,
-                   device);
+    return cnnLayers(input, spec.channels, spec.kernel_size, spec.layers, classes, dropout, device);
   }
   if (spec.kind == "gpt") {
     if (input != Shape{spec.context, 1, 1}) {
@@ -138,10 +160,15 @@ Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed
           "model.kind \"gpt\" reads sequences of model.context = " + std::to_string(spec.context) +
           " tokens, and the samples are " + input.str() + " (use data.dataset = \"text\")");
     }
-    return makeGpt(gptShapeOf(spec, classes), seed, device, nullptr, head_apart);
+    return gptLayers(gptShapeOf(spec, classes), device, nullptr, head_apart);
   }
   throw std::invalid_argument("model.kind \"" + spec.kind +
                               "\" is not available; allowed: mlp, cnn, gpt");
+}
+
+Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,
+                  const ComputeDevice& device, bool head_apart) {
+  return Network(modelLayers(spec, input, classes, device, head_apart), seed, device);
 }
 
 }  // namespace ranklab

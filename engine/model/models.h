@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/job/job_spec.h"
@@ -39,6 +40,12 @@ Network makeGpt(const GptShape& shape, uint64_t seed, const ComputeDevice& devic
 
 // A GPT's sizes from the job's [model] keys, over a vocabulary of `vocab` tokens.
 GptShape gptShapeOf(const ModelSpec& spec, int vocab);
+
+// The layers of the job's [model] for samples of shape `input`, as makeModel chains them,
+// without the network's buffers: what a memory estimate counts without allocating the model.
+std::vector<std::unique_ptr<Layer>> modelLayers(const ModelSpec& spec, Shape input, int classes,
+                                                const ComputeDevice& device = cpuDevice(),
+                                                bool head_apart = false);
 
 // The job's [model] for samples of shape `input`; std::invalid_argument names the
 // model key that does not fit the data. `head_apart`: a GPT's head will sit on another

@@ -26,9 +26,8 @@ size_t trainingMacs(const Layer& layer, bool first) {
   return forward * (first ? 2 : 3);
 }
 
-std::vector<Block> blocksOf(const Network& model) {
+std::vector<Block> blocksOf(const ModelLayers& layers) {
   std::vector<Block> blocks;
-  const auto& layers = model.layers();
   for (size_t l = 0; l < layers.size(); ++l) {
     const size_t cost = trainingMacs(*layers[l], l == 0);
     if (blocks.empty() || !layers[l]->paramTensors().empty()) blocks.push_back({l, 0});
@@ -40,7 +39,15 @@ std::vector<Block> blocksOf(const Network& model) {
 }  // namespace
 
 std::vector<size_t> stageBoundaries(const Network& model, int stages) {
-  const std::vector<Block> blocks = blocksOf(model);
+  return stageBoundaries(model.layers(), stages);
+}
+
+std::vector<size_t> stageBoundaries(const Network& model, const std::vector<int>& counts) {
+  return stageBoundaries(model.layers(), counts);
+}
+
+std::vector<size_t> stageBoundaries(const ModelLayers& layers, int stages) {
+  const std::vector<Block> blocks = blocksOf(layers);
   const size_t n = blocks.size();
   if (stages < 1 || static_cast<size_t>(stages) > n) {
     throw std::invalid_argument("parallel.pipeline = " + std::to_string(stages) +
@@ -65,7 +72,7 @@ std::vector<size_t> stageBoundaries(const Network& model, int stages) {
       }
     }
   }
-  std::vector<size_t> bounds(stages + 1, model.layers().size());
+  std::vector<size_t> bounds(stages + 1, layers.size());
   for (size_t k = stages, i = n; k > 0; --k) {
     i = cut[k][i];
     bounds[k - 1] = blocks[i].first;
@@ -73,8 +80,8 @@ std::vector<size_t> stageBoundaries(const Network& model, int stages) {
   return bounds;
 }
 
-std::vector<size_t> stageBoundaries(const Network& model, const std::vector<int>& counts) {
-  const std::vector<Block> blocks = blocksOf(model);
+std::vector<size_t> stageBoundaries(const ModelLayers& layers, const std::vector<int>& counts) {
+  const std::vector<Block> blocks = blocksOf(layers);
   int64_t sum = 0;
   for (int count : counts) sum += count;
   if (counts.empty() || *std::min_element(counts.begin(), counts.end()) < 1 ||
@@ -90,7 +97,7 @@ std::vector<size_t> stageBoundaries(const Network& model, const std::vector<int>
     next += static_cast<size_t>(counts[s]);
     bounds.push_back(blocks[next].first);
   }
-  bounds.push_back(model.layers().size());
+  bounds.push_back(layers.size());
   return bounds;
 }
 

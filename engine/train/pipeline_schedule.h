@@ -29,6 +29,10 @@ std::vector<size_t> stageBoundaries(const Network& model, int stages);
 // The same cut by hand (parallel.stage_layers): blocks[s] whole blocks in stage s. Throws
 // std::invalid_argument unless every count is >= 1 and they add up to the model's blocks.
 std::vector<size_t> stageBoundaries(const Network& model, const std::vector<int>& blocks);
+// The same cuts of a model's layers before a network holds them (a memory estimate).
+using ModelLayers = std::vector<std::unique_ptr<Layer>>;
+std::vector<size_t> stageBoundaries(const ModelLayers& layers, int stages);
+std::vector<size_t> stageBoundaries(const ModelLayers& layers, const std::vector<int>& blocks);
 
 enum class PipelineOrder { kGpipe, k1F1B };
 

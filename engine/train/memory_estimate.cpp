@@ -1,0 +1,328 @@
+#include "engine/train/memory_estimate.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "engine/data/text_dataset.h"
+#include "engine/model/activation_formula.h"
+#include "engine/model/layers.h"
+#include "engine/model/models.h"
+#include "engine/model/transformer_block.h"
+#include "engine/train/model_part.h"
+#include "engine/train/pipeline_schedule.h"
+
+namespace ranklab {
+
+namespace {
+
+constexpr size_t kFloat = sizeof(float);
+
+// A sample's shape, the classes, and the bytes of the training and test sets a rank loads
+// (samples as floats, labels as bytes), from the data keys alone: nothing is read.
+struct DataShape {
+  Shape sample;
+  int classes = 0;
+  size_t bytes = 0;
+};
+
+size_t setBytes(int64_t samples, size_t features, size_t labels = 1) {
+  return static_cast<size_t>(samples) * (features * kFloat + labels);
+}
+
+int64_t limited(int64_t all, int64_t limit) {
+  return limit > 0 ? std::min(all, limit) : all;
+}
+
+// A text file's windows: 4 bytes of floats and 1 label per byte of the file (text_dataset.h).
+size_t textBytes(const DataSpec& data) {
+  std::error_code error;
+  uintmax_t bytes = std::filesystem::file_size(data.path, error);
+  if (error) bytes = std::filesystem::file_size(kDefaultTextCorpus, error);
+  return error ? 0 : static_cast<size_t>(std::min(bytes, kMaxTextBytes)) * (kFloat + 1);
+}
+
+DataShape dataShapeOf(const JobSpec& job) {
+  const DataSpec& d = job.data;
+  if (d.dataset == "fashion-mnist") {  // 60,000 training and 10,000 test images of 28 x 28
+    const int64_t samples = limited(60000, d.train_limit) + limited(10000, d.test_limit);
+    return {{28, 28, 1}, 10, setBytes(samples, 28 * 28)};
+  }
+  if (d.dataset == "text") return {{job.model.context, 1, 1}, kTextVocab, textBytes(d)};
+  const int classes = d.dataset == "spirals" ? d.arms : 2;
+  return {{1, 1, 2}, classes, setBytes(d.samples + d.test_samples, 2)};
+}
+
+size_t layerParameters(const Layer& layer) {
+  size_t n = 0;
+  for (const ParamTensor& tensor : layer.paramTensors()) n += tensor.size;
+  return n;
+}
+
+// Per layer, whether tensor parallelism splits it (tensor_parallel.h): a GPT's blocks, and
+// an MLP's or CNN head's Linears taken in pairs (an unpaired last one is replicated).
+std::vector<bool> splitLayers(const ModelLayers& layers, int tensor) {
+  std::vector<bool> split(layers.size(), false);
+  if (tensor <= 1) return split;
+  std::vector<size_t> linears;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    if (dynamic_cast<const TransformerBlock*>(layers[l].get())) split[l] = true;
+    if (dynamic_cast<const Linear*>(layers[l].get())) linears.push_back(l);
+  }
+  for (size_t i = 0; i + 1 < linears.size(); i += 2)
+    split[linears[i]] = split[linears[i + 1]] = true;
+  return split;
+}
+
+// What a layer keeps for backward beyond its output, for a micro-batch of `rows` samples:
+// the GPT's formula less its output, a dropout's mask, a max-pool's winners.
+size_t keptBytes(const Layer& layer, const JobSpec& job, const std::optional<GptShape>& gpt,
+                 int rows) {
+  const size_t output = static_cast<size_t>(rows) * layer.outputShape().size() * kFloat;
+  if (gpt) {
+    const auto formula = gptActivationFormula(layer.name(), *gpt, rows, job.parallel.tensor,
+                                              job.parallel.sequence_parallel);
+    if (formula) return *formula > output ? *formula - output : 0;
+  }
+  if (dynamic_cast<const Dropout*>(&layer))
+    return static_cast<size_t>(rows) * layer.inputShape().size() * kFloat;
+  if (dynamic_cast<const MaxPool2d*>(&layer))
+    return static_cast<size_t>(rows) * layer.outputShape().size();
+  return 0;
+}
+
+// A layer's output (and its gradient's) bytes at `rows` samples; a sequence-parallel block
+// holds its slice's rows alone.
+size_t outputBytes(const Layer& layer, const JobSpec& job, int rows) {
+  size_t bytes = static_cast<size_t>(rows) * layer.outputShape().size() * kFloat;
+  if (job.parallel.sequence_parallel && dynamic_cast<const TransformerBlock*>(&layer))
+    bytes /= static_cast<size_t>(job.parallel.tensor);
+  return bytes;
+}
+
+// A convolution's own buffers, beyond the ledger's workspace (layers.h): its weight packed
+// for im2col, its transpose and its gradient, and the zero-bordered input and its gradient.
+size_t convolutionBuffers(const Layer& layer, const JobSpec& job, int rows) {
+  if (!dynamic_cast<const Conv2d*>(&layer)) return 0;
+  const Shape in = layer.inputShape();
+  const size_t border = static_cast<size_t>(job.model.kernel_size / 2) * 2;
+  const size_t padded = (in.height + border) * (in.width + border) * in.channels;
+  return 3 * layerParameters(layer) * kFloat + 2 * static_cast<size_t>(rows) * padded * kFloat;
+}
+
+struct Model {
+  ModelLayers layers;
+  DataShape data;
+  std::optional<GptShape> gpt;
+  std::vector<bool> split;
+};
+
+// One copy of a stage's activations and output gradients: outputs for `out_rows` samples
+// (the largest batch it has seen: an evaluation's), the kept state for a micro-batch's.
+void addCopy(RankMemory& m, const Model& model, const JobSpec& job, size_t first, size_t end,
+             int micro, int out_rows) {
+  for (size_t l = first; l < end; ++l) {
+    const Layer& layer = *model.layers[l];
+    const size_t output = outputBytes(layer, job, out_rows);
+    m.activations += output + keptBytes(layer, job, model.gpt, micro);
+    m.workspace += output + convolutionBuffers(layer, job, out_rows);
+  }
+}
+
+// The loss head's probabilities on the last stage: the GPT's formula, or one per class.
+size_t lossBytes(const Model& model, int rows) {
+  if (model.gpt) return gptActivationFormula("loss", *model.gpt, rows).value_or(0);
+  const Shape out = model.layers.back()->outputShape();
+  return static_cast<size_t>(rows) * out.height * out.width * model.data.classes * kFloat;
+}
+
+RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, size_t end,
+                       int stage) {
+  const ParallelSpec& p = job.parallel;
+  const size_t replicas = static_cast<size_t>(std::max(1, degreesOf(job, p.ranks).data));
+  size_t count = 0, largest = 0, held = 0;
+  for (size_t l = first; l < end; ++l) {
+    size_t n = layerParameters(*model.layers[l]);
+    if (model.split[l]) n /= static_cast<size_t>(p.tensor);
+    count += n;
+    largest = std::max(largest, n);
+    if (model.layers[l]->usedOutsideItsTurn()) held += n;
+  }
+  RankMemory m;
+  m.stage = stage;
+  const size_t bytes = count * kFloat;
+  const size_t state_per_param = job.train.optimizer == "sgd" ? 1 : 2;  // momentum; m and v
+  m.params = p.zero == 3 ? bytes / replicas : bytes;
+  m.grads = p.zero >= 2 ? bytes / replicas : bytes;
+  m.optimizer = state_per_param * (p.zero >= 1 ? bytes / replicas : bytes);
+  // ZeRO 2 and 3: a one-layer scratch each for gradients (and parameters), and the layers
+  // used outside their turn held whole for the step (zero_sync.h).
+  if (p.zero >= 2) m.buffers += (largest + held) * kFloat;
+  if (p.zero == 3) m.buffers += (largest + held) * kFloat;
+  const int micro = std::max(1, job.train.batch_size / std::max(1, p.microbatches));
+  // Evaluation runs whole batches: 256 samples, a sequence model its training batch.
+  const int eval_rows = std::max(micro, model.gpt ? job.train.batch_size : 256);
+  const int copies = p.pipeline == 1         ? 1
+                     : p.schedule == "gpipe" ? p.microbatches
+                                             : std::min(p.pipeline - stage, p.microbatches);
+  addCopy(m, model, job, first, end, micro, eval_rows);
+  for (int c = 1; c < copies; ++c) addCopy(m, model, job, first, end, micro, micro);
+  if (end == model.layers.size()) m.activations += copies * lossBytes(model, micro);
+  m.data = model.data.bytes;
+  m.baseline = kRankProcessBaseline;
+  return m;
+}
+
+// A parameter server: its key range of the parameters and their optimizer state.
+RankMemory serverMemory(const RankMemory& whole_model, const JobSpec& job) {
+  RankMemory m;
+  m.server = true;
+  const size_t servers = static_cast<size_t>(std::max(1, job.parallel.servers));
+  m.params = whole_model.params / servers;
+  m.optimizer = whole_model.optimizer / servers;
+  m.baseline = kRankProcessBaseline;
+  return m;
+}
+
+Model modelOf(const JobSpec& job) {
+  Model model;
+  model.data = dataShapeOf(job);
+  model.layers = modelLayers(job.model, model.data.sample, model.data.classes, cpuDevice(),
+                             job.parallel.pipeline > 1);
+  if (job.model.kind == "gpt") model.gpt = gptShapeOf(job.model, model.data.classes);
+  model.split = splitLayers(model.layers, job.parallel.tensor);
+  return model;
+}
+
+}  // namespace
+
+size_t RankMemory::total() const {
+  return params + grads + optimizer + activations + workspace + buffers + data + baseline;
+}
+
+const RankMemory& MemoryEstimate::peak() const {
+  return *std::max_element(ranks.begin(), ranks.end(),
+                           [](const auto& a, const auto& b) { return a.total() < b.total(); });
+}
+
+bool MemoryEstimate::ranksDiffer() const {
+  for (const RankMemory& r : ranks)
+    if (r.total() != ranks.front().total()) return true;
+  return false;
+}
+
+MemoryEstimate estimateMemory(const JobSpec& job) {
+  const Model model = modelOf(job);
+  const ParallelSpec& p = job.parallel;
+  std::vector<size_t> bounds = {0, model.layers.size()};
+  if (p.pipeline > 1)
+    bounds = p.stage_layers.empty() ? stageBoundaries(model.layers, p.pipeline)
+                                    : stageBoundaries(model.layers, p.stage_layers);
+  std::vector<RankMemory> stages;
+  for (int s = 0; s + 1 < static_cast<int>(bounds.size()); ++s)
+    stages.push_back(stageMemory(model, job, bounds[s], bounds[s + 1], s));
+  MemoryEstimate estimate;
+  const LayoutDegrees degrees = degreesOf(job, p.ranks);
+  for (int r = 0; r < p.ranks; ++r) {
+    RankMemory m = stages[p.pipeline > 1 ? coordsOf(r, degrees).stage : 0];
+    m.rank = r;
+    estimate.ranks.push_back(m);
+  }
+  if (usesParameterServer(job)) {
+    const RankMemory whole = stageMemory(model, job, 0, model.layers.size(), 0);
+    for (int s = 0; s < p.servers; ++s) {
+      estimate.ranks.push_back(serverMemory(whole, job));
+      estimate.ranks.back().rank = p.ranks + s;
+    }
+  }
+  return estimate;
+}
+
+namespace {
+
+// The sizing keys of the job, each with a way to halve it: what drivingKey weighs.
+struct SizingKey {
+  std::string name;
+  std::function<int&(JobSpec&)> value;
+};
+
+std::vector<SizingKey> sizingKeys(const JobSpec& job) {
+  std::vector<SizingKey> keys;
+  const std::string& kind = job.model.kind;
+  if (kind != "gpt") {
+    for (size_t i = 0; i < job.model.layers.size(); ++i)
+      keys.push_back({"model.layers[" + std::to_string(i) + "]",
+                      [i](JobSpec& j) -> int& { return j.model.layers[i]; }});
+  }
+  if (kind == "cnn") {
+    for (size_t i = 0; i < job.model.channels.size(); ++i)
+      keys.push_back({"model.channels[" + std::to_string(i) + "]",
+                      [i](JobSpec& j) -> int& { return j.model.channels[i]; }});
+  }
+  if (kind == "gpt") {
+    keys.push_back({"model.width", [](JobSpec& j) -> int& { return j.model.width; }});
+    keys.push_back({"model.blocks", [](JobSpec& j) -> int& { return j.model.blocks; }});
+    keys.push_back({"model.context", [](JobSpec& j) -> int& { return j.model.context; }});
+  }
+  keys.push_back({"train.batch_size", [](JobSpec& j) -> int& { return j.train.batch_size; }});
+  return keys;
+}
+
+}  // namespace
+
+std::string drivingKey(const JobSpec& job) {
+  const size_t peak = estimateMemory(job).peak().total();
+  std::string best;
+  size_t best_saving = 0;
+  for (const SizingKey& key : sizingKeys(job)) {
+    JobSpec halved = job;
+    int& value = key.value(halved);
+    const int before = value;
+    if (value < 2) continue;
+    value /= 2;
+    if (job.model.kind == "gpt" && halved.model.width % halved.model.heads != 0) continue;
+    size_t smaller = peak;
+    try {
+      smaller = estimateMemory(halved).peak().total();
+    } catch (const std::exception&) {
+      continue;  // a shape the model cannot take (too few pixels left for the stages)
+    }
+    if (smaller < peak && peak - smaller > best_saving) {
+      best_saving = peak - smaller;
+      best = key.name + " = " + std::to_string(before);
+    }
+  }
+  return best;
+}
+
+std::string byteText(size_t bytes) {
+  static const char* const kUnits[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1000 && unit < 5) value /= 1000, ++unit;
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 || value >= 100 ? "%.0f %s" : "%.3g %s", value,
+                kUnits[unit]);
+  return text;
+}
+
+std::string partsText(const RankMemory& r) {
+  const std::pair<const char*, size_t> parts[] = {{"parameters", r.params},
+                                                  {"gradients", r.grads},
+                                                  {"optimizer state", r.optimizer},
+                                                  {"activations", r.activations},
+                                                  {"output gradients", r.workspace},
+                                                  {"buffers", r.buffers},
+                                                  {"data", r.data},
+                                                  {"process", r.baseline}};
+  std::string text;
+  for (const auto& [name, bytes] : parts)
+    if (bytes > 0) text += (text.empty() ? "" : ", ") + std::string(name) + " " + byteText(bytes);
+  return text;
+}
+
+}  // namespace ranklab
