@@ -4,12 +4,12 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QProgressBar>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <span>
 
+#include "views/load_progress.h"
 #include "views/rank_breakdown_chart.h"
 
 namespace ranklab {
@@ -55,7 +55,7 @@ QLabel* heading(const QString& text, QWidget* parent) {
 AnalysisPage::AnalysisPage(QWidget* parent)
     : QWidget(parent),
       title_(new QLabel(tr("Open a run to see where its ranks' time went"), this)),
-      progress_(new QProgressBar(this)),
+      progress_(new LoadProgress(this)),
       breakdown_(new RankBreakdownChart(this)),
       path_(table({tr("share"), tr("who"), tr("phase")}, this)),
       what_if_(new QLabel(this)),
@@ -89,10 +89,6 @@ AnalysisPage::AnalysisPage(QWidget* parent)
   grid->setRowStretch(4, 1);
 
   progress_->setObjectName(QStringLiteral("analysisProgress"));
-  progress_->setRange(0, 0);  // the analysis tells no fraction: busy
-  progress_->setFormat(tr("analysing…"));
-  progress_->setMaximumWidth(200);
-  progress_->hide();
   auto* top = new QHBoxLayout;
   top->addWidget(title_, 1);
   top->addWidget(progress_);
@@ -127,21 +123,21 @@ void AnalysisPage::showEvent(QShowEvent* event) {
 
 void AnalysisPage::request() {
   if (run_id_ <= 0) return;
-  progress_->show();
+  progress_->start();  // busy: the analysis tells no fraction
   emit analysisRequested(run_id_);
 }
 
 void AnalysisPage::setFailed() {
-  progress_->hide();
+  progress_->finish();
 }
 
 bool AnalysisPage::loading() const {
-  return progress_->isVisible();
+  return progress_->loading();
 }
 
 void AnalysisPage::setAnalysis(qint64 run_id, const RunAnalysis& analysis) {
   if (run_id != run_id_) return;  // an answer for a run no longer shown
-  progress_->hide();
+  progress_->finish();
   breakdown_->setBreakdown(analysis.breakdown);
   fillPath(analysis);
   fillCollectives(analysis);

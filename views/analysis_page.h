@@ -10,11 +10,11 @@
 #include "storage/analysis/analysis_results.h"
 
 class QLabel;
-class QProgressBar;
 class QTableWidget;
 
 namespace ranklab {
 
+class LoadProgress;
 class RankBreakdownChart;
 
 class AnalysisPage : public QWidget {
@@ -50,7 +50,7 @@ class AnalysisPage : public QWidget {
   void fillCollectives(const RunAnalysis& analysis);
 
   QLabel* title_;
-  QProgressBar* progress_;  // busy while the run is analysed (on the store reader's thread)
+  LoadProgress* progress_;  // busy while the run is analysed (on the store reader's thread)
   RankBreakdownChart* breakdown_;
   QTableWidget* path_;
   QLabel* what_if_;

@@ -351,9 +351,8 @@ void RunStoreReader::loadTimeline(const TimelineRequest& request) {
 std::optional<TimelineData> LaidOutWindow::recap(const TimelineRequest& request) const {
   std::lock_guard lock(mutex_);
   const TimelineRequest& k = kept_for_;
-  if (!request.refine || request.latest > 0 || k.run_id != request.run_id ||
-      k.first_step != request.first_step || k.last_step != request.last_step ||
-      k.align != request.align)
+  if (!request.refine || k.run_id != request.run_id || k.first_step != request.first_step ||
+      k.last_step != request.last_step || k.align != request.align)
     return std::nullopt;
   TimelineData out = skeleton_;
   out.spans = capSpans(spans_, request.cap);
@@ -362,7 +361,9 @@ std::optional<TimelineData> LaidOutWindow::recap(const TimelineRequest& request)
 
 TimelineData LaidOutWindow::keep(const TimelineRequest& request, TimelineData whole) {
   std::lock_guard lock(mutex_);
-  kept_for_ = request;
+  kept_for_ = request;  // as the window read: a live run's latest steps are steps too
+  kept_for_.first_step = whole.first_step;
+  kept_for_.last_step = whole.last_step;
   spans_ = std::move(whole.spans);
   skeleton_ = std::move(whole);
   skeleton_.spans.clear();

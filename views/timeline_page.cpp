@@ -3,12 +3,12 @@
 #include <QCheckBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "views/load_progress.h"
 #include "views/timeline_view.h"
 
 namespace ranklab {
@@ -19,7 +19,7 @@ TimelinePage::TimelinePage(QWidget* parent)
       title_(new QLabel(this)),
       first_(new QSpinBox(this)),
       count_(new QSpinBox(this)),
-      progress_(new QProgressBar(this)),
+      progress_(new LoadProgress(this)),
       status_(new QLabel(this)),
       follow_(new QCheckBox(tr("follow the latest steps"), this)) {
   view_->setObjectName(QStringLiteral("timelineView"));
@@ -46,8 +46,6 @@ TimelinePage::TimelinePage(QWidget* parent)
     if (on) request();
   });
   progress_->setObjectName(QStringLiteral("timelineProgress"));
-  progress_->setMaximumWidth(160);
-  progress_->hide();
   status_->setObjectName(QStringLiteral("timelineStatus"));
   // A zoom settles before the kept window's spans are chosen again for what is in view.
   refine_timer_.setSingleShot(true);
@@ -127,15 +125,13 @@ void TimelinePage::request() {
     r.last_step = first_->value() + count_->value() - 1;
   }
   narrowed_ = false;
-  progress_->setValue(0);
-  progress_->show();
-  status_->setText(tr("Reading the window…"));
+  progress_->start();
   emit timelineRequested(r);
 }
 
 void TimelinePage::refine() {
   const TimelineData& shown = view_->data();
-  if (shown.empty() || (!shown.spansLeftOut() && !narrowed_) || progress_->isVisible()) return;
+  if (shown.empty() || (!shown.spansLeftOut() && !narrowed_) || progress_->loading()) return;
   TimelineRequest r;
   r.run_id = run_id_;
   r.align = align_;
@@ -145,22 +141,17 @@ void TimelinePage::refine() {
   r.cap.from_ms = view_->viewBeginMs();
   r.cap.to_ms = view_->viewEndMs();
   narrowed_ = true;
-  progress_->setValue(2);
-  progress_->show();
-  status_->setText(tr("Choosing the spans in view…"));
+  progress_->start();
   emit timelineRequested(r);
 }
 
 void TimelinePage::setProgress(qint64 run_id, int done, int of, const QString& stage) {
-  if (run_id != run_id_) return;
-  progress_->setRange(0, of);
-  progress_->setValue(done);
-  status_->setText(stage + QStringLiteral("…"));
+  if (run_id == run_id_) progress_->setStage(done, of, stage);
 }
 
 void TimelinePage::setTimeline(const TimelineRequest& request, const TimelineData& data) {
   if (request.run_id != run_id_) return;  // an answer for a run no longer shown
-  progress_->hide();
+  progress_->finish();
   const bool same_window =
       request.refine || (view_->data().first_step == data.first_step && !view_->data().empty());
   if (!data.empty()) {
@@ -172,8 +163,7 @@ void TimelinePage::setTimeline(const TimelineRequest& request, const TimelineDat
 }
 
 void TimelinePage::setFailed() {
-  progress_->hide();
-  status_->clear();
+  progress_->finish();
 }
 
 QString TimelinePage::statusText() const {
@@ -181,7 +171,7 @@ QString TimelinePage::statusText() const {
 }
 
 bool TimelinePage::loading() const {
-  return progress_->isVisible();
+  return progress_->loading();
 }
 
 }  // namespace ranklab

@@ -11,11 +11,11 @@
 
 class QCheckBox;
 class QLabel;
-class QProgressBar;
 class QSpinBox;
 
 namespace ranklab {
 
+class LoadProgress;
 class TimelineView;
 
 class TimelinePage : public QWidget {
@@ -57,7 +57,7 @@ class TimelinePage : public QWidget {
   QLabel* title_;
   QSpinBox* first_;
   QSpinBox* count_;
-  QProgressBar* progress_;
+  LoadProgress* progress_;
   QLabel* status_;
   QCheckBox* follow_;
   QTimer refine_timer_;
