@@ -12,6 +12,7 @@
 #include "storage/run_store.h"
 #include "views/analysis_page.h"
 #include "views/curve_chart.h"
+#include "views/live_page.h"
 #include "views/main_window.h"
 #include "views/rank_breakdown_chart.h"
 #include "views/runs_page.h"
