@@ -1,11 +1,15 @@
 #include "views/analysis_page.h"
 
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <span>
 
+#include "views/load_progress.h"
 #include "views/rank_breakdown_chart.h"
 
 namespace ranklab {
@@ -51,6 +55,7 @@ QLabel* heading(const QString& text, QWidget* parent) {
 AnalysisPage::AnalysisPage(QWidget* parent)
     : QWidget(parent),
       title_(new QLabel(tr("Open a run to see where its ranks' time went"), this)),
+      progress_(new LoadProgress(this)),
       breakdown_(new RankBreakdownChart(this)),
       path_(table({tr("share"), tr("who"), tr("phase")}, this)),
       what_if_(new QLabel(this)),
@@ -83,8 +88,13 @@ AnalysisPage::AnalysisPage(QWidget* parent)
   grid->setRowStretch(1, 2);
   grid->setRowStretch(4, 1);
 
+  progress_->setObjectName(QStringLiteral("analysisProgress"));
+  auto* top = new QHBoxLayout;
+  top->addWidget(title_, 1);
+  top->addWidget(progress_);
+
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(title_);
+  layout->addLayout(top);
   layout->addLayout(grid, 1);
   layout->addWidget(notes_);
 
@@ -112,16 +122,35 @@ void AnalysisPage::showEvent(QShowEvent* event) {
 }
 
 void AnalysisPage::request() {
-  if (run_id_ > 0) emit analysisRequested(run_id_);
+  if (run_id_ <= 0) return;
+  progress_->start();  // busy: the analysis tells no fraction
+  emit analysisRequested(run_id_);
+}
+
+void AnalysisPage::setFailed() {
+  progress_->finish();
+}
+
+bool AnalysisPage::loading() const {
+  return progress_->loading();
 }
 
 void AnalysisPage::setAnalysis(qint64 run_id, const RunAnalysis& analysis) {
   if (run_id != run_id_) return;  // an answer for a run no longer shown
+  progress_->finish();
   breakdown_->setBreakdown(analysis.breakdown);
   fillPath(analysis);
   fillCollectives(analysis);
   QStringList notes;
   for (const std::string& n : analysis.notes) notes << QString::fromStdString(n);
+  if (breakdown_->ranksPerBar() > 1)
+    notes << tr("%1 ranks drawn as bars of %2 neighbouring ranks' means")
+                 .arg(analysis.breakdown.size())
+                 .arg(breakdown_->ranksPerBar());
+  if (analysis.stragglers.size() > size_t(kMaxStragglerRows))
+    notes << tr("the %1 worst of %2 stragglers listed (ranklab analyze --json lists all)")
+                 .arg(kMaxStragglerRows)
+                 .arg(analysis.stragglers.size());
   notes_->setText(notes.isEmpty() ? QString()
                                   : tr("Note: %1").arg(notes.join(QStringLiteral("; "))));
 }
@@ -157,7 +186,8 @@ void AnalysisPage::fillCollectives(const RunAnalysis& analysis) {
             QString::number(c.transfer_s, 'f', 3), QString::number(c.wait_s, 'f', 3),
             c.bus_bytes > 0 ? QString::number(c.busbw_gbps, 'f', 2) : tr("not recorded")});
   stragglers_->setRowCount(0);
-  for (const StragglerStats& s : analysis.stragglers)
+  const size_t listed = std::min(analysis.stragglers.size(), size_t(kMaxStragglerRows));
+  for (const StragglerStats& s : std::span(analysis.stragglers).first(listed))
     addRow(stragglers_, {QString::number(s.rank), QString::number(s.last_arrivals),
                          QString::number(s.caused_wait_s, 'f', 3)});
 }

@@ -14,6 +14,7 @@ class QTableWidget;
 
 namespace ranklab {
 
+class LoadProgress;
 class RankBreakdownChart;
 
 class AnalysisPage : public QWidget {
@@ -21,11 +22,15 @@ class AnalysisPage : public QWidget {
 
  public:
   static constexpr int kLiveIntervalMs = 2000;
+  // Stragglers listed, worst first: a thousand ranks' rows would say no more.
+  static constexpr int kMaxStragglerRows = 20;
 
   explicit AnalysisPage(QWidget* parent = nullptr);
 
   void setRun(int64_t run_id, const QString& label, bool live);
   void setAnalysis(qint64 run_id, const ranklab::RunAnalysis& analysis);  // it arrived
+  void setFailed();  // the store reader could not answer: no longer waiting
+  bool loading() const;
 
   int64_t runId() const { return run_id_; }
   RankBreakdownChart* breakdownChart() const { return breakdown_; }
@@ -45,6 +50,7 @@ class AnalysisPage : public QWidget {
   void fillCollectives(const RunAnalysis& analysis);
 
   QLabel* title_;
+  LoadProgress* progress_;  // busy while the run is analysed (on the store reader's thread)
   RankBreakdownChart* breakdown_;
   QTableWidget* path_;
   QLabel* what_if_;

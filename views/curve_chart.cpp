@@ -4,6 +4,7 @@
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QLocale>
 #include <QPainter>
 #include <QPen>
 #include <QValueAxis>
@@ -165,9 +166,36 @@ void CurveChart::fitAxes(const std::vector<Curve>& curves, bool y_floor_zero) {
   fitAxis(y_axis_, low, y_hi + 0.05 * span);
 }
 
+std::vector<const RankSeries*> ranksToDraw(const RunSeries& run) {
+  const std::vector<RankSeries>& ranks = run.ranks();
+  std::vector<const RankSeries*> drawn;
+  if (ranks.size() <= size_t(kMaxRankCurves)) {
+    for (const RankSeries& r : ranks) drawn.push_back(&r);
+    return drawn;
+  }
+  const int straggler = run.rowOfRank(run.stragglerRank());
+  const size_t spread = size_t(kMaxRankCurves) - (straggler >= 0 ? 1 : 0);
+  for (size_t i = 0; i < spread; ++i) {
+    const size_t row = i * (ranks.size() - 1) / std::max<size_t>(1, spread - 1);
+    if (int(row) != straggler) drawn.push_back(&ranks[row]);
+  }
+  if (straggler >= 0) drawn.push_back(&ranks[size_t(straggler)]);
+  std::sort(drawn.begin(), drawn.end(),
+            [](const RankSeries* a, const RankSeries* b) { return a->rank < b->rank; });
+  return drawn;
+}
+
+QString rankCurvesNote(const RunSeries& run) {
+  if (run.ranks().size() <= size_t(kMaxRankCurves)) return {};
+  return CurveChart::tr(" · %1 of %2 ranks drawn, the mean of all")
+      .arg(ranksToDraw(run).size())
+      .arg(QLocale().toString(qlonglong(run.ranks().size())));
+}
+
 std::vector<Curve> lossCurves(const RunSeries& run, XAxis x, double smoothing, int budget) {
   std::vector<Curve> curves;
-  for (const RankSeries& r : run.ranks()) {
+  for (const RankSeries* drawn : ranksToDraw(run)) {
+    const RankSeries& r = *drawn;
     QList<QPointF> points = curvePoints(r.series, Metric::Loss, x, smoothing, budget);
     if (points.isEmpty()) continue;  // a parameter server trains nothing: no legend entry
     curves.push_back({r.rank, CurveChart::tr("rank %1").arg(r.rank), rankColour(r.rank), 1.0, false,

@@ -75,7 +75,16 @@ class CurveChart : public QChartView {
   std::vector<ChartMark> marks_;
 };
 
-// The loss of every rank (thin, rank colours) and their mean (bold black, key kMeanKey).
+// The ranks a chart draws a curve for: every rank up to kMaxRankCurves, else that many
+// spread evenly from the first to the last, the straggler among them (Qt Charts slows to
+// a halt with a thousand series, and no one reads a thousand lines).
+constexpr int kMaxRankCurves = 16;
+std::vector<const RankSeries*> ranksToDraw(const RunSeries& run);
+// " · 16 of 1,000 ranks drawn, the mean of all" when ranks were left out, else "".
+QString rankCurvesNote(const RunSeries& run);
+
+// The loss of the ranks drawn (thin, rank colours) and the mean of all (bold black, key
+// kMeanKey).
 constexpr int kMeanKey = -1;
 std::vector<Curve> lossCurves(const RunSeries& run, XAxis x, double smoothing, int budget);
 

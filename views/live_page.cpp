@@ -319,7 +319,8 @@ void LivePage::drawCharts(int group) {
   const int budget = loss_->pointBudget();  // the charts share one width
   const std::vector<Curve> loss = lossCurves(run, x_axis_, smoothing_, budget);
   const std::vector<ChartMark> marks = eventMarks(run);  // the same on every chart
-  for (const RankSeries& r : run.ranks()) {
+  for (const RankSeries* drawn : ranksToDraw(run)) {
+    const RankSeries& r = *drawn;
     const QColor colour = rankColour(r.rank);
     const QString name = tr("rank %1").arg(r.rank);
     bandwidth.push_back({r.rank, name, colour, 1.0, false, false, true,
@@ -331,6 +332,7 @@ void LivePage::drawCharts(int group) {
                            curvePoints(r.series, Metric::Staleness, x_axis_, 0, budget)});
   }
   if (all || group == LossGroup) {
+    loss_->setTitle(tr("Training loss (cross-entropy)") + rankCurvesNote(run));
     loss_->setCurves(loss);
     loss_->setMarks(marks);
   }

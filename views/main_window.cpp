@@ -114,6 +114,8 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   connect(reader_, &RunStoreReader::runLoaded, this, &MainWindow::onRunLoaded);
   connect(reader_, &RunStoreReader::failed, this, [this](const QString& message) {
     showError(tr("Run store"), message);
+    analysis_page_->setFailed();  // whichever was waiting waits no more
+    timeline_page_->setFailed();
     if (first_listing_) onFirstListingDone();
   });
   connectSession();
@@ -248,10 +250,9 @@ void MainWindow::connectRunsPage() {
 
 // The timeline and analysis pages ask the store reader for what they draw.
 void MainWindow::connectStoredRunPages() {
-  connect(timeline_page_, &TimelinePage::windowRequested, reader_, &RunStoreReader::loadWindow);
-  connect(timeline_page_, &TimelinePage::latestWindowRequested, reader_,
-          &RunStoreReader::loadLatestWindow);
-  connect(reader_, &RunStoreReader::windowLoaded, timeline_page_, &TimelinePage::setSteps);
+  connect(timeline_page_, &TimelinePage::timelineRequested, reader_, &RunStoreReader::loadTimeline);
+  connect(reader_, &RunStoreReader::timelineProgress, timeline_page_, &TimelinePage::setProgress);
+  connect(reader_, &RunStoreReader::timelineLoaded, timeline_page_, &TimelinePage::setTimeline);
   connect(analysis_page_, &AnalysisPage::analysisRequested, reader_, &RunStoreReader::analyzeRun);
   connect(reader_, &RunStoreReader::analysisLoaded, analysis_page_, &AnalysisPage::setAnalysis);
 }

@@ -56,31 +56,77 @@ void RankBarsChart::clear() {
   fitAxis(value_axis_, 0, 1);
 }
 
+namespace {
+
+// Rows first..last-1 as one bar: their mean of each part, named for the first and last.
+struct Group {
+  int rank = 0;
+  QString name;
+  std::vector<double> values;
+};
+
+std::vector<Group> groupRows(const std::vector<int>& ranks,
+                             const std::vector<std::vector<double>>& values,
+                             const QStringList& names, int per_bar) {
+  const auto nameOf = [&](size_t i) {
+    return i < size_t(names.size()) ? names[qsizetype(i)]
+                                    : RankBarsChart::tr("rank %1").arg(ranks[i]);
+  };
+  std::vector<Group> groups;
+  for (size_t first = 0; first < ranks.size(); first += size_t(per_bar)) {
+    const size_t last = std::min(ranks.size(), first + size_t(per_bar));
+    Group g{ranks[first], nameOf(first), {}};
+    if (last - first > 1)
+      g.name = RankBarsChart::tr("ranks %1–%2 (mean)").arg(ranks[first]).arg(ranks[last - 1]);
+    for (size_t row = first; row < last && row < values.size(); ++row) {
+      g.values.resize(std::max(g.values.size(), values[row].size()));
+      for (size_t p = 0; p < values[row].size(); ++p)
+        g.values[p] += values[row][p] / double(last - first);
+    }
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+}  // namespace
+
+// The categories and bars for these groups' names (rebuilt when a rank appeared: rare).
+void RankBarsChart::layOut(const std::vector<int>& ranks, const QStringList& names) {
+  if (ranks == ranks_ && names == names_) return;
+  // Bars are drawn bottom-up; list the ranks in reverse so rank 0 is on top.
+  QStringList bottom_up;
+  for (qsizetype i = names.size(); i-- > 0;) bottom_up << names[i];
+  rank_axis_->clear();
+  rank_axis_->append(bottom_up);
+  const QList<qreal> zeros(qsizetype(ranks.size()), 0.0);
+  for (QBarSet* set : sets_) {
+    set->remove(0, set->count());
+    set->append(zeros);  // one change, not one per bar
+  }
+  ranks_ = ranks;
+  names_ = names;
+}
+
 void RankBarsChart::setBars(const std::vector<int>& ranks,
                             const std::vector<std::vector<double>>& values,
                             const QStringList& names) {
-  if (ranks != ranks_ || names != names_) {
-    // A rank appeared: rebuild the categories and bars (rare: once per rank per run).
-    for (QBarSet* set : sets_) set->remove(0, set->count());
-    // Bars are drawn bottom-up; list the ranks in reverse so rank 0 is on top.
-    QStringList bottom_up;
-    for (size_t i = ranks.size(); i-- > 0;)
-      bottom_up << (i < size_t(names.size()) ? names[qsizetype(i)] : tr("rank %1").arg(ranks[i]));
-    rank_axis_->clear();
-    rank_axis_->append(bottom_up);
-    for (QBarSet* set : sets_)
-      for (size_t i = 0; i < ranks.size(); ++i) set->append(0.0);
-    ranks_ = ranks;
-    names_ = names;
+  ranks_per_bar_ = std::max<int>(1, int((ranks.size() + kMaxBars - 1) / kMaxBars));
+  const std::vector<Group> groups = groupRows(ranks, values, names, ranks_per_bar_);
+  std::vector<int> firsts;
+  QStringList group_names;
+  for (const Group& g : groups) {
+    firsts.push_back(g.rank);
+    group_names << g.name;
   }
+  layOut(firsts, group_names);
   double longest = 0;
-  const int n = int(values.size());
+  const int n = int(groups.size());
   for (int row = 0; row < n; ++row) {
     const int bar = barOfRow(row, n);
     double total = 0;
-    for (size_t p = 0; p < sets_.size(); ++p) {
-      sets_[p]->replace(bar, values[size_t(row)][p]);
-      total += values[size_t(row)][p];
+    for (size_t p = 0; p < sets_.size() && p < groups[size_t(row)].values.size(); ++p) {
+      sets_[p]->replace(bar, groups[size_t(row)].values[p]);
+      total += groups[size_t(row)].values[p];
     }
     longest = std::max(longest, total);
   }

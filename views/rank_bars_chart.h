@@ -26,15 +26,20 @@ class RankBarsChart : public QChartView {
   RankBarsChart(const QString& title, const QString& unit, const std::vector<Part>& parts,
                 QWidget* parent = nullptr);
 
+  // More ranks than this are drawn as groups of neighbouring ranks, each bar their mean: a
+  // chart has room for so many bars, and Qt Charts lays every bar out again on each change.
+  static constexpr int kMaxBars = 48;
+
   void clear();
   int barCount() const { return int(ranks_.size()); }
+  int ranksPerBar() const { return ranks_per_bar_; }  // 1 unless the ranks were grouped
   // Bars run bottom-up, ranks top-down: the bar index of the model's row (also for tests).
   static int barOfRow(int row, int rows) { return rows - 1 - row; }
   QBarSet* partSet(int part) const { return sets_.at(size_t(part)); }
 
  protected:
   // values[row][part] for the ranks in `ranks`, in rows' order; each bar named "rank N",
-  // or by `names` (rows' order) when given.
+  // or by `names` (rows' order) when given. Past kMaxBars ranks, a bar per group of ranks.
   void setBars(const std::vector<int>& ranks, const std::vector<std::vector<double>>& values,
                const QStringList& names = {});
   // Replaces the segments (a chart whose parts come with the run); the bars start afresh.
@@ -45,8 +50,11 @@ class RankBarsChart : public QChartView {
   std::vector<QBarSet*> sets_;
   QBarCategoryAxis* rank_axis_;
   QValueAxis* value_axis_;
-  std::vector<int> ranks_;  // bar i shows ranks_[i]
+  void layOut(const std::vector<int>& ranks, const QStringList& names);
+
+  std::vector<int> ranks_;  // bar i shows ranks_[i] (the first of its group)
   QStringList names_;       // their names, top down
+  int ranks_per_bar_ = 1;
 };
 
 }  // namespace ranklab

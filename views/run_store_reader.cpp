@@ -1,10 +1,12 @@
 #include "views/run_store_reader.h"
 
 #include <QFutureWatcher>
+#include <QPromise>
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <limits>
@@ -22,6 +24,8 @@
 namespace ranklab {
 
 namespace {
+
+constexpr int kTimelineStages = 3;  // steps read, spans read, laid out
 
 template <typename T>
 struct Answer {
@@ -211,6 +215,8 @@ RunStoreReader::RunStoreReader(QString db_path, QObject* parent)
   qRegisterMetaType<std::vector<StoredRun>>();
   qRegisterMetaType<RunAnalysis>();
   qRegisterMetaType<RunDiff>();
+  qRegisterMetaType<TimelineRequest>();
+  qRegisterMetaType<TimelineData>();
 }
 
 void RunStoreReader::listRuns() {
@@ -275,50 +281,97 @@ void RunStoreReader::loadRuns(const QList<qint64>& run_ids) {
       });
 }
 
-void RunStoreReader::loadWindow(int64_t run_id, int64_t first_step, int64_t last_step) {
-  readWindow(run_id, first_step, last_step, 0);
+namespace {
+
+// The window's rows read and laid out, each stage told to `stage` (0..kTimelineStages).
+TimelineData layOutWindow(const std::string& path, const TimelineRequest& request,
+                          LaidOutWindow& laid_out, const std::function<void(int, QString)>& stage) {
+  RunStore store(path);
+  int64_t first = request.first_step, last = request.last_step;
+  if (request.latest > 0) {
+    last = store.lastCommonStep(request.run_id);
+    first = std::max<int64_t>(0, last - request.latest + 1);
+  }
+  stage(0, RunStoreReader::tr("reading steps %1 to %2").arg(first).arg(last));
+  StepWindow window;
+  window.steps = store.stepsBetween(request.run_id, first, last);
+  stage(1, RunStoreReader::tr("reading spans"));
+  for (SpanRow& span : store.spans(request.run_id))  // an epoch's, a sampled step's pieces
+    if (span.step >= first - 1 && span.step <= last) window.spans.push_back(std::move(span));
+  for (EventRow& event : store.events(request.run_id))  // few: what happened to the run
+    if (isTimelineMark(event) && event.step >= first && event.step <= last)
+      window.events.push_back(std::move(event));
+  stage(2, RunStoreReader::tr("laying out %L1 step rows and %L2 spans")
+               .arg(qlonglong(window.steps.size()))
+               .arg(qlonglong(window.spans.size())));
+  return laid_out.keep(request, buildTimeline(request.run_id, window.steps, request.align,
+                                              window.spans, window.events));
 }
 
-void RunStoreReader::loadLatestWindow(int64_t run_id, int count) {
-  readWindow(run_id, 0, 0, count);
-}
+}  // namespace
 
-// latest > 0: the last `latest` steps every rank has stored, else first..last.
-void RunStoreReader::readWindow(int64_t run_id, int64_t first_step, int64_t last_step, int latest) {
-  const quint64 generation = ++window_generation_;
-  using Steps = StepWindow;
-  readAsync<Steps>(
-      this,
-      [path = db_path_.toStdString(), run_id, first_step, last_step, latest] {
-        return readWithRetry<Steps>([&] {
-          Answer<Steps> answer;
+void RunStoreReader::loadTimeline(const TimelineRequest& request) {
+  const quint64 mine = ++window_generation_;
+  auto* watcher = new QFutureWatcher<Answer<TimelineData>>(this);
+  connect(watcher, &QFutureWatcherBase::progressTextChanged, this,
+          [this, watcher, mine, run_id = request.run_id](const QString& text) {
+            if (mine == window_generation_)
+              emit timelineProgress(run_id, watcher->progressValue(), kTimelineStages, text);
+          });
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, mine, request] {
+    const Answer<TimelineData> a = watcher->result();
+    watcher->deleteLater();
+    if (mine != window_generation_) return;
+    if (a.error.isEmpty())
+      emit timelineLoaded(request, a.value);
+    else
+      emit failed(a.error);
+  });
+  watcher->setFuture(
+      QtConcurrent::run([path = db_path_.toStdString(), request,
+                         laid_out = laid_out_](QPromise<Answer<TimelineData>>& promise) {
+        promise.setProgressRange(0, kTimelineStages);
+        const auto stage = [&promise](int done, const QString& text) {
+          promise.setProgressValueAndText(done, text);
+        };
+        if (std::optional<TimelineData> again = laid_out->recap(request)) {
+          promise.addResult(Answer<TimelineData>{std::move(*again), {}});
+          return;
+        }
+        promise.addResult(readWithRetry<TimelineData>([&] {
+          Answer<TimelineData> answer;
           try {
-            RunStore store(path);
-            int64_t first = first_step, last = last_step;
-            if (latest > 0) {
-              last = store.lastCommonStep(run_id);
-              first = std::max<int64_t>(0, last - latest + 1);
-            }
-            answer.value.steps = store.stepsBetween(run_id, first, last);
-            for (SpanRow& span : store.spans(run_id))  // an epoch's, a sampled step's pieces
-              if (span.step >= first - 1 && span.step <= last)
-                answer.value.spans.push_back(std::move(span));
-            for (EventRow& event : store.events(run_id))  // few: what happened to the run
-              if (isTimelineMark(event) && event.step >= first && event.step <= last)
-                answer.value.events.push_back(std::move(event));
+            answer.value = layOutWindow(path, request, *laid_out, stage);
           } catch (const std::exception& e) {
             answer.error = QString::fromStdString(e.what());
           }
           return answer;
-        });
-      },
-      [this, generation, run_id](const Answer<Steps>& a) {
-        if (generation != window_generation_) return;
-        if (a.error.isEmpty())
-          emit windowLoaded(run_id, a.value);
-        else
-          emit failed(a.error);
-      });
+        }));
+      }));
+}
+
+std::optional<TimelineData> LaidOutWindow::recap(const TimelineRequest& request) const {
+  std::lock_guard lock(mutex_);
+  const TimelineRequest& k = kept_for_;
+  if (!request.refine || k.run_id != request.run_id || k.first_step != request.first_step ||
+      k.last_step != request.last_step || k.align != request.align)
+    return std::nullopt;
+  TimelineData out = skeleton_;
+  out.spans = capSpans(spans_, request.cap);
+  return out;
+}
+
+TimelineData LaidOutWindow::keep(const TimelineRequest& request, TimelineData whole) {
+  std::lock_guard lock(mutex_);
+  kept_for_ = request;  // as the window read: a live run's latest steps are steps too
+  kept_for_.first_step = whole.first_step;
+  kept_for_.last_step = whole.last_step;
+  spans_ = std::move(whole.spans);
+  skeleton_ = std::move(whole);
+  skeleton_.spans.clear();
+  TimelineData out = skeleton_;
+  out.spans = capSpans(spans_, request.cap);
+  return out;
 }
 
 void RunStoreReader::analyzeRun(int64_t run_id) {

@@ -17,6 +17,7 @@
 #include "storage/analysis/run_diff.h"
 #include "storage/records.h"
 #include "views/models/run_series.h"
+#include "views/models/timeline_data.h"
 
 namespace ranklab {
 
@@ -52,6 +53,33 @@ class EndedSummaries {
   std::map<std::pair<int64_t, std::string>, RunSummary> summaries_;
 };
 
+// What the timeline page asks for: a window of steps laid out on a pool thread, its spans
+// capped (a refinement narrows the cap to the range the person zoomed into).
+struct TimelineRequest {
+  int64_t run_id = 0;
+  int64_t first_step = 0, last_step = -1;
+  int latest = 0;       // > 0: instead the last `latest` steps every rank stored (a live run)
+  bool align = true;    // the run synchronises every step (TimelineData's alignment)
+  bool refine = false;  // the same window as the last answer, another cap: no second read
+  SpanCap cap;
+};
+
+// The last window the timeline read, whole: a zoom lays its spans out again without
+// reading them a second time.
+class LaidOutWindow {
+ public:
+  // The window's timeline with its spans capped, if `request` asks for the window kept.
+  std::optional<TimelineData> recap(const TimelineRequest& request) const;
+  // Keeps `whole` (all its spans) for request's window; returns it with its spans capped.
+  TimelineData keep(const TimelineRequest& request, TimelineData whole);
+
+ private:
+  mutable std::mutex mutex_;
+  TimelineRequest kept_for_;
+  TimelineData skeleton_;            // the window's timeline without its spans
+  std::vector<TimelineSpan> spans_;  // all of them
+};
+
 class RunStoreReader : public QObject {
   Q_OBJECT
 
@@ -63,16 +91,16 @@ class RunStoreReader : public QObject {
   void setDbPath(const QString& path) {
     db_path_ = path;
     ended_summaries_ = std::make_shared<EndedSummaries>();
+    laid_out_ = std::make_shared<LaidOutWindow>();
   }
 
   void listRuns();                   // -> runsListed or failed
   void loadRun(int64_t run_id);      // -> runLoaded or failed; only the latest request answers
   void loadPreview(int64_t run_id);  // -> previewLoaded (the runs page's chart); latest answers
   void loadRuns(const QList<qint64>& run_ids);  // -> runsLoaded (for compare); latest answers
-  // Steps first..last of every rank -> windowLoaded (for the timeline); latest answers.
-  void loadWindow(int64_t run_id, int64_t first_step, int64_t last_step);
-  // The last `count` steps every rank has stored -> windowLoaded (a live run's timeline).
-  void loadLatestWindow(int64_t run_id, int count);
+  // A window of steps laid out for the timeline -> timelineProgress while it is read, then
+  // timelineLoaded; the latest request answers.
+  void loadTimeline(const ranklab::TimelineRequest& request);
 
   // Edits: each answers with changed(message) or failed(message).
   void renameRun(int64_t run_id, const QString& name);
@@ -90,7 +118,8 @@ class RunStoreReader : public QObject {
   void runLoaded(const ranklab::StoredRun& run);
   void previewLoaded(const ranklab::StoredRun& run);
   void runsLoaded(const std::vector<ranklab::StoredRun>& runs);
-  void windowLoaded(qint64 run_id, const ranklab::StepWindow& window);
+  void timelineProgress(qint64 run_id, int done, int of, const QString& stage);
+  void timelineLoaded(const ranklab::TimelineRequest& request, const ranklab::TimelineData& data);
   void analysisLoaded(qint64 run_id, const ranklab::RunAnalysis& analysis);
   void diffLoaded(const ranklab::RunDiff& diff, const QString& error);
   void changed(const QString& message);
@@ -101,10 +130,10 @@ class RunStoreReader : public QObject {
   void edit(Edit edit);
   void readOne(int64_t run_id, quint64* generation,
                void (RunStoreReader::*answer)(const StoredRun&));
-  void readWindow(int64_t run_id, int64_t first_step, int64_t last_step, int latest);
 
   QString db_path_;
   std::shared_ptr<EndedSummaries> ended_summaries_ = std::make_shared<EndedSummaries>();
+  std::shared_ptr<LaidOutWindow> laid_out_ = std::make_shared<LaidOutWindow>();
   quint64 load_generation_ = 0;
   quint64 preview_generation_ = 0;
   quint64 compare_generation_ = 0;
@@ -120,3 +149,5 @@ Q_DECLARE_METATYPE(ranklab::StoredRun)
 Q_DECLARE_METATYPE(std::vector<ranklab::StoredRun>)
 Q_DECLARE_METATYPE(ranklab::RunAnalysis)
 Q_DECLARE_METATYPE(ranklab::RunDiff)
+Q_DECLARE_METATYPE(ranklab::TimelineRequest)
+Q_DECLARE_METATYPE(ranklab::TimelineData)

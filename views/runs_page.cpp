@@ -232,8 +232,11 @@ void RunsPage::showPreview(const StoredRun& run) {
 void RunsPage::showPreview(int64_t run_id, const QString& name, const RunSeries& series) {
   preview_run_id_ = run_id;
   const double smoothing = WorkbenchSettings::smoothing();
-  preview_->chart()->setTitle(
-      tr("Loss of run %1 “%2” (smoothing %3)").arg(run_id).arg(name).arg(smoothing, 0, 'f', 2));
+  preview_->chart()->setTitle(tr("Loss of run %1 “%2” (smoothing %3)%4")
+                                  .arg(run_id)
+                                  .arg(name)
+                                  .arg(smoothing, 0, 'f', 2)
+                                  .arg(rankCurvesNote(series)));
   preview_->setCurves(lossCurves(series, XAxis::Step, smoothing, preview_->pointBudget()));
   export_chart_->setEnabled(true);
 }

@@ -8,6 +8,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "views/load_progress.h"
 #include "views/timeline_view.h"
 
 namespace ranklab {
@@ -18,6 +19,8 @@ TimelinePage::TimelinePage(QWidget* parent)
       title_(new QLabel(this)),
       first_(new QSpinBox(this)),
       count_(new QSpinBox(this)),
+      progress_(new LoadProgress(this)),
+      status_(new QLabel(this)),
       follow_(new QCheckBox(tr("follow the latest steps"), this)) {
   view_->setObjectName(QStringLiteral("timelineView"));
   QFont font = title_->font();
@@ -42,6 +45,13 @@ TimelinePage::TimelinePage(QWidget* parent)
   connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
     if (on) request();
   });
+  progress_->setObjectName(QStringLiteral("timelineProgress"));
+  status_->setObjectName(QStringLiteral("timelineStatus"));
+  // A zoom settles before the kept window's spans are chosen again for what is in view.
+  refine_timer_.setSingleShot(true);
+  refine_timer_.setInterval(250);
+  connect(&refine_timer_, &QTimer::timeout, this, &TimelinePage::refine);
+  connect(view_, &TimelineView::viewMoved, this, [this] { refine_timer_.start(); });
   follow_timer_.setInterval(kFollowIntervalMs);
   connect(&follow_timer_, &QTimer::timeout, this, [this] {
     if (follow_->isChecked() && isVisible()) request();
@@ -57,9 +67,14 @@ TimelinePage::TimelinePage(QWidget* parent)
   controls->addStretch(1);
   controls->addWidget(new QLabel(tr("wheel: zoom · drag: pan · hover: durations"), this));
 
+  auto* status = new QHBoxLayout;
+  status->addWidget(progress_);
+  status->addWidget(status_, 1);
+
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(title_);
   layout->addLayout(controls);
+  layout->addLayout(status);
   layout->addWidget(view_, 1);
 }
 
@@ -98,25 +113,65 @@ void TimelinePage::showEvent(QShowEvent* event) {
 void TimelinePage::request() {
   if (run_id_ <= 0) return;
   requested_ = true;
+  TimelineRequest r;
+  r.run_id = run_id_;
+  r.align = align_;
   if (follow_->isChecked() && live_) {  // the store decides what "latest" is: it may lag
-    emit latestWindowRequested(run_id_, count_->value());
-    return;
+    r.latest = count_->value();
+  } else {
+    if (follow_->isChecked() && latest_step_ >= 0)
+      first_->setValue(int(std::max<int64_t>(0, latest_step_ - count_->value() + 1)));
+    r.first_step = first_->value();
+    r.last_step = first_->value() + count_->value() - 1;
   }
-  if (follow_->isChecked() && latest_step_ >= 0)
-    first_->setValue(int(std::max<int64_t>(0, latest_step_ - count_->value() + 1)));
-  requested_ = true;
-  emit windowRequested(run_id_, first_->value(), first_->value() + count_->value() - 1);
+  narrowed_ = false;
+  progress_->start();
+  emit timelineRequested(r);
 }
 
-void TimelinePage::setSteps(int64_t run_id, const StepWindow& window) {
-  if (run_id != run_id_) return;  // an answer for a run no longer shown
-  TimelineData data = buildTimeline(run_id, window.steps, align_, window.spans, window.events);
-  const bool same_window = view_->data().first_step == data.first_step && !view_->data().empty();
+void TimelinePage::refine() {
+  const TimelineData& shown = view_->data();
+  if (shown.empty() || (!shown.spansLeftOut() && !narrowed_) || progress_->loading()) return;
+  TimelineRequest r;
+  r.run_id = run_id_;
+  r.align = align_;
+  r.first_step = shown.first_step;
+  r.last_step = shown.last_step;
+  r.refine = true;
+  r.cap.from_ms = view_->viewBeginMs();
+  r.cap.to_ms = view_->viewEndMs();
+  narrowed_ = true;
+  progress_->start();
+  emit timelineRequested(r);
+}
+
+void TimelinePage::setProgress(qint64 run_id, int done, int of, const QString& stage) {
+  if (run_id == run_id_) progress_->setStage(done, of, stage);
+}
+
+void TimelinePage::setTimeline(const TimelineRequest& request, const TimelineData& data) {
+  if (request.run_id != run_id_) return;  // an answer for a run no longer shown
+  progress_->finish();
+  const bool same_window =
+      request.refine || (view_->data().first_step == data.first_step && !view_->data().empty());
   if (!data.empty()) {
     const QSignalBlocker quiet(first_);
     first_->setValue(int(data.first_step));
   }
-  view_->setData(std::move(data), same_window);
+  status_->setText(spanCapText(data));
+  view_->setData(data, same_window);
+}
+
+void TimelinePage::setFailed() {
+  progress_->finish();
+}
+
+QString TimelinePage::statusText() const {
+  return status_->text();
+}
+
+bool TimelinePage::loading() const {
+  return progress_->loading();
 }
 
 }  // namespace ranklab

@@ -7,6 +7,7 @@
 #include <QWidget>
 
 #include "views/models/timeline_data.h"
+#include "views/run_store_reader.h"  // TimelineRequest
 
 class QCheckBox;
 class QLabel;
@@ -14,6 +15,7 @@ class QSpinBox;
 
 namespace ranklab {
 
+class LoadProgress;
 class TimelineView;
 
 class TimelinePage : public QWidget {
@@ -28,34 +30,44 @@ class TimelinePage : public QWidget {
   // live: still running (its newest steps may not be stored yet).
   void setRun(int64_t run_id, const QString& label, bool align, int64_t latest_step,
               bool live = false);
-  void setLatestStep(int64_t step);                         // a live run moved on
-  void setSteps(int64_t run_id, const StepWindow& window);  // the window arrived
+  void setLatestStep(int64_t step);  // a live run moved on
+  // The store reader's answers: how far the window's reading is, then the window laid out.
+  void setProgress(qint64 run_id, int done, int of, const QString& stage);
+  void setTimeline(const ranklab::TimelineRequest& request, const ranklab::TimelineData& data);
+  void setFailed();  // the store reader could not answer: no longer waiting
   void showWindow(int64_t first_step, int count);
 
   TimelineView* view() const { return view_; }
   int64_t runId() const { return run_id_; }
+  // What the page says beside the view: the cap's line, or what is being read.
+  QString statusText() const;
+  bool loading() const;
 
  signals:
-  void windowRequested(qint64 run_id, qint64 first_step, qint64 last_step);
-  void latestWindowRequested(qint64 run_id, int count);  // following a live run
+  void timelineRequested(const ranklab::TimelineRequest& request);
 
  protected:
   void showEvent(QShowEvent* event) override;
 
  private:
   void request();
+  void refine();  // the person zoomed or panned: lay the kept window's spans out for the view
 
   TimelineView* view_;
   QLabel* title_;
   QSpinBox* first_;
   QSpinBox* count_;
+  LoadProgress* progress_;
+  QLabel* status_;
   QCheckBox* follow_;
+  QTimer refine_timer_;
   QTimer follow_timer_;
   int64_t run_id_ = 0;
   int64_t latest_step_ = -1;
   bool align_ = true;
   bool live_ = false;
   bool requested_ = false;  // a window was asked for since the run changed
+  bool narrowed_ = false;   // the spans shown were chosen for a zoomed-in range
 };
 
 }  // namespace ranklab

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "views/models/rank_colour.h"
 #include "views/models/run_series.h"
@@ -65,7 +67,10 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 
 void TimelineView::setData(TimelineData data, bool keep_view) {
   data_ = std::move(data);
-  if (!keep_view || view_end_ <= view_begin_) fit();
+  if (!keep_view || view_end_ <= view_begin_) {  // the data moved, not the person: no viewMoved
+    view_begin_ = data_.begin_ms;
+    view_end_ = std::max(data_.end_ms, data_.begin_ms + 1e-3);
+  }
   update();
 }
 
@@ -73,6 +78,7 @@ void TimelineView::fit() {
   view_begin_ = data_.begin_ms;
   view_end_ = std::max(data_.end_ms, data_.begin_ms + 1e-3);
   update();
+  emit viewMoved();
 }
 
 void TimelineView::zoom(double factor, double anchor_x) {
@@ -82,6 +88,7 @@ void TimelineView::zoom(double factor, double anchor_x) {
   view_begin_ = anchor - share * span;
   view_end_ = view_begin_ + span;
   update();
+  emit viewMoved();
 }
 
 void TimelineView::pan(double dx_pixels) {
@@ -89,6 +96,7 @@ void TimelineView::pan(double dx_pixels) {
   view_begin_ -= ms;
   view_end_ -= ms;
   update();
+  emit viewMoved();
 }
 
 QRect TimelineView::plotRect() const {
@@ -238,7 +246,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
 
   // Rows.
   const int h = rowHeight();
-  for (size_t row = 0; row < data_.ranks.size(); ++row) {
+  for (size_t row = 0; row < data_.ranks.size() && rowTop(int(row)) < plot.bottom(); ++row) {
     painter.setPen(rankColour(data_.ranks[row]).darker(130));
     painter.drawText(QRect(4, rowTop(int(row)), kGutter - 10, h), Qt::AlignVCenter | Qt::AlignRight,
                      tr("rank %1").arg(data_.ranks[row]));
@@ -334,8 +342,10 @@ QRectF TimelineView::boxOf(int rank, double start_ms, double end_ms, double min_
 
 // Each step's phases, or a pipeline's passes labelled with their micro-batch.
 void TimelineView::drawBars(QPainter& painter) const {
+  const int bottom = plotRect().bottom();
   for (const TimelineBar& bar : data_.bars) {
     if (bar.end_ms < view_begin_ || bar.start_ms > view_end_) continue;
+    if (rowTop(rowOf(bar.rank)) > bottom) continue;  // a row past the plot's height
     const QRectF box = boxOf(bar.rank, bar.start_ms, bar.end_ms, 1.0);
     painter.fillRect(box,
                      bar.phase == commPhase ? commGroupColour(bar.group) : phaseColour(bar.phase));
@@ -364,9 +374,16 @@ void TimelineView::drawBars(QPainter& painter) const {
 
 // Evaluations and checkpoints: hatched grey boxes with their name, behind the steps.
 void TimelineView::drawSpans(QPainter& painter) const {
+  const QRect plot = plotRect();
+  // Spans that cover the same pixels of a row (long ones reaching past the view) draw once.
+  std::set<std::tuple<int, int, int>> drawn;
   for (const TimelineSpan& span : data_.spans) {
     if (span.end_ms < view_begin_ || span.start_ms > view_end_) continue;
-    const QRectF box = boxOf(span.rank, span.start_ms, span.end_ms, 2.0);
+    const int row = rowOf(span.rank);
+    if (rowTop(row) > plot.bottom()) continue;
+    const QRectF box = boxOf(span.rank, span.start_ms, span.end_ms, 2.0)
+                           .intersected(QRectF(plot.left() - 1, 0, plot.width() + 2, height()));
+    if (!drawn.emplace(row, int(box.left()), int(box.right())).second) continue;
     painter.fillRect(box, QColor(0xee, 0xee, 0xee));
     painter.fillRect(box, QBrush(QColor(0x99, 0x99, 0x99), Qt::BDiagPattern));
     painter.setPen(QColor(0x55, 0x55, 0x55));
@@ -381,18 +398,18 @@ void TimelineView::drawSpans(QPainter& painter) const {
 
 void TimelineView::drawMarks(QPainter& painter) const {
   const QRect plot = plotRect();
-  for (size_t i = 0; i < data_.marks.size(); ++i) {
-    const TimelineMark& mark = data_.marks[i];
+  // The kinds of the marks at each place, in their order: one label per place.
+  std::map<std::pair<int, double>, QStringList> places;
+  for (const TimelineMark& mark : data_.marks) {
+    QStringList& kinds = places[{mark.rank, mark.at_ms}];
+    if (!kinds.contains(mark.kind)) kinds << mark.kind;
+  }
+  for (const TimelineMark& mark : data_.marks) {
     if (mark.at_ms < view_begin_ || mark.at_ms > view_end_) continue;
-    QStringList kinds;
-    bool drawn = false;  // an earlier mark at the same place drew this one's label
-    for (size_t j = 0; j < data_.marks.size(); ++j) {
-      const TimelineMark& other = data_.marks[j];
-      if (other.rank != mark.rank || other.at_ms != mark.at_ms) continue;
-      drawn = drawn || j < i;
-      if (!kinds.contains(other.kind)) kinds << other.kind;
-    }
-    if (drawn) continue;
+    const auto place = places.find({mark.rank, mark.at_ms});
+    if (place == places.end()) continue;  // an earlier mark at the same place drew it
+    const QStringList kinds = place->second;
+    places.erase(place);
     const QColor colour = eventColour(mark.kind);
     const double x = xOf(mark.at_ms);
     const int top = rowTop(rowOf(mark.rank));

@@ -29,6 +29,9 @@ class TimelineView : public QWidget {
   QString describeAt(const QPoint& point) const;
   QRect plotRect() const;
 
+ signals:
+  void viewMoved();  // a zoom, a pan or a fit changed the range shown
+
  protected:
   void paintEvent(QPaintEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;

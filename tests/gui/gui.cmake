@@ -68,3 +68,6 @@ set_tests_properties(test_learn_page PROPERTIES RESOURCE_LOCK test_learn_page-ra
 # The two longest tests start first even where CTest has no record of earlier times (CI's
 # fresh root), so neither ends a run alone on one core.
 set_tests_properties(test_workbench_live test_learn_page PROPERTIES COST 100)
+
+ranklab_gui_test(test_big_runs ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_big_runs.cpp)
+target_link_libraries(test_big_runs PRIVATE ranklab_views Qt6::Test)

@@ -273,12 +273,16 @@ class WorkbenchPagesTest : public QObject {
       QCOMPARE(store.lastCommonStep(12345), -1);
     }
     RunStoreReader reader(f.db);
-    QSignalSpy loaded(&reader, &RunStoreReader::windowLoaded);
-    reader.loadLatestWindow(f.mpi, 3);
+    QSignalSpy loaded(&reader, &RunStoreReader::timelineLoaded);
+    TimelineRequest latest;
+    latest.run_id = f.mpi;
+    latest.latest = 3;
+    reader.loadTimeline(latest);
     QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 10000);
-    const auto steps = loaded.first().at(1).value<StepWindow>().steps;
-    QCOMPARE(int(steps.size()), 3 * 3);
-    for (const StepRow& s : steps) QVERIFY(s.step >= 5 && s.step <= 7);
+    const auto timeline = loaded.first().at(1).value<TimelineData>();
+    QCOMPARE(int(timeline.ranks.size()), 3);
+    QCOMPARE(timeline.first_step, 5);
+    QCOMPARE(timeline.last_step, 7);
   }
 
   void chartsExportAsPngAndSvg() {

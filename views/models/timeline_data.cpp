@@ -1,5 +1,6 @@
 #include "views/models/timeline_data.h"
 
+#include <QLocale>
 #include <QObject>
 #include <algorithm>
 #include <limits>
@@ -176,6 +177,12 @@ void startAt(TimelineData& data, double begin) {
 // whose stages meet at no one collective).
 void markCriticalPath(TimelineData& data, const StepsByRank& by_rank,
                       const std::map<int, double>& offset) {
+  // Each step's bars lie together: where they begin and end, found once, not per step.
+  std::map<std::pair<int, int64_t>, std::pair<size_t, size_t>> bars_of;
+  for (size_t i = 0; i < data.bars.size(); ++i) {
+    auto [at, added] = bars_of.try_emplace({data.bars[i].rank, data.bars[i].step}, i, i);
+    at->second.second = i + 1;
+  }
   for (int64_t step = data.first_step; step <= data.last_step; ++step) {
     int last = -1;
     double latest = std::numeric_limits<double>::lowest();
@@ -191,9 +198,10 @@ void markCriticalPath(TimelineData& data, const StepsByRank& by_rank,
           offset.at(rank) + double(s.time_ns - s.update_ns - exposed - s.wait_ns) / 1e6;
       if (arrival > latest) latest = arrival, last = rank;
     }
-    if (last < 0) continue;
-    for (TimelineBar& bar : data.bars)
-      if (bar.rank == last && bar.step == step && bar.phase != waitPhase) bar.on_path = true;
+    const auto bars = bars_of.find({last, step});
+    if (last < 0 || bars == bars_of.end()) continue;
+    for (size_t i = bars->second.first; i < bars->second.second; ++i)
+      data.bars[i].on_path = data.bars[i].phase != waitPhase;
   }
 }
 
@@ -243,8 +251,15 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
     }
   }
   if (align && passes.empty() && by_rank.size() > 1) markCriticalPath(data, by_rank, offset);
+  std::map<std::string, QString> kinds;  // a million spans share a few kinds: one text each
+  const auto kindOf = [&kinds](const std::string& kind) {
+    auto [at, added] = kinds.try_emplace(kind);
+    if (added) at->second = QString::fromStdString(kind);
+    return at->second;
+  };
+  data.spans.reserve(others.size());
   for (const SpanRow* s : others) {
-    data.spans.push_back({s->rank, s->step, QString::fromStdString(s->kind),
+    data.spans.push_back({s->rank, s->step, kindOf(s->kind),
                           double(s->start_ns) / 1e6 + offset[s->rank],
                           double(s->end_ns) / 1e6 + offset[s->rank]});
     end = std::max(end, data.spans.back().end_ms);
@@ -259,10 +274,46 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
                            double(s->start_ns) / 1e6 + offset[s->rank],
                            double(s->end_ns) / 1e6 + offset[s->rank]});
   }
+  data.spans_total = int64_t(data.spans.size());
   addMarks(data, by_rank, offset, events);
   startAt(data, begin);
   data.end_ms = data.bars.empty() ? 0 : end - begin;
   return data;
+}
+
+std::vector<TimelineSpan> capSpans(const std::vector<TimelineSpan>& spans, const SpanCap& cap) {
+  std::map<int, std::vector<size_t>> in_view;  // by rank: the spans reaching into the range
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (spans[i].end_ms >= cap.from_ms && spans[i].start_ms <= cap.to_ms)
+      in_view[spans[i].rank].push_back(i);
+  const int rows = std::max<int>(1, int(in_view.size()));
+  const size_t per_rank = size_t(std::max(1, std::min(cap.per_rank, cap.total / rows)));
+  const auto longer = [&spans](size_t a, size_t b) {
+    return spans[a].end_ms - spans[a].start_ms > spans[b].end_ms - spans[b].start_ms;
+  };
+  std::vector<size_t> kept;
+  for (auto& [rank, of_rank] : in_view) {
+    if (of_rank.size() > per_rank) {
+      std::nth_element(of_rank.begin(), of_rank.begin() + std::ptrdiff_t(per_rank), of_rank.end(),
+                       longer);
+      of_rank.resize(per_rank);
+    }
+    kept.insert(kept.end(), of_rank.begin(), of_rank.end());
+  }
+  std::sort(kept.begin(), kept.end());  // back in the order they were laid out
+  std::vector<TimelineSpan> out;
+  out.reserve(kept.size());
+  for (size_t i : kept) out.push_back(spans[i]);
+  return out;
+}
+
+QString spanCapText(const TimelineData& data) {
+  if (!data.spansLeftOut()) return {};
+  return QObject::tr(
+             "showing %1 of %2 spans (the longest of each rank in view): zoom in to see "
+             "the rest")
+      .arg(QLocale().toString(qlonglong(data.spans.size())))
+      .arg(QLocale().toString(qlonglong(data.spans_total)));
 }
 
 QString describeBar(const TimelineBar& bar) {

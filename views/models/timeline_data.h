@@ -8,6 +8,7 @@
 
 #include <QString>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "storage/records.h"
@@ -83,8 +84,28 @@ struct TimelineData {
   std::vector<TimelineDevicePiece> device;  // the sampled steps' device pieces
   double begin_ms = 0, end_ms = 0;          // extent of the bars
   int64_t aligned_at_step = -1;             // -1: not aligned (each rank on its own clock)
+  int64_t spans_total = 0;  // spans of the window's ranks before capSpans kept `spans`
   bool empty() const { return bars.empty(); }
+  bool spansLeftOut() const { return spans_total > int64_t(spans.size()); }
 };
+
+// How many spans a timeline lays out: an imported trace may hold a million of them, which
+// no row can show at once. Of the spans that reach into [from_ms, to_ms], each rank keeps
+// its longest `per_rank`, and all ranks together `total`.
+struct SpanCap {
+  static constexpr int kPerRank = 2'000;
+  static constexpr int kTotal = 20'000;
+  int per_rank = kPerRank;
+  int total = kTotal;
+  double from_ms = -std::numeric_limits<double>::infinity();
+  double to_ms = std::numeric_limits<double>::infinity();
+};
+
+// Of a timeline's spans, those the cap keeps (the longest first), in their order. The
+// timeline's spans_total still says how many there were.
+std::vector<TimelineSpan> capSpans(const std::vector<TimelineSpan>& spans, const SpanCap& cap);
+// "showing 2,000 of 1,000,000 spans …: zoom in to see the rest"; "" when none is left out.
+QString spanCapText(const TimelineData& data);
 
 // align: the run synchronises every step (all-reduce, synchronous parameter server).
 // spans: the run's stored spans; those of the window's ranks are placed on the same axis.

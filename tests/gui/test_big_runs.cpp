@@ -1,0 +1,224 @@
+// The workbench on runs as big as imports make them (issue 57): a run of 1,000 ranks and a
+// run whose one rank holds many long spans. The window must stay responsive while they
+// load: a timer ticking on the UI thread never stops for long, the pages show a progress
+// bar meanwhile, then the data and the line that says what a cap left out.
+#include <QElapsedTimer>
+#include <QProgressBar>
+#include <QTableWidget>
+#include <QTimer>
+#include <QtTest>
+#include <algorithm>
+
+#include "storage/run_store.h"
+#include "views/analysis_page.h"
+#include "views/curve_chart.h"
+#include "views/live_page.h"
+#include "views/main_window.h"
+#include "views/rank_breakdown_chart.h"
+#include "views/runs_page.h"
+#include "views/timeline_page.h"
+#include "views/timeline_view.h"
+
+namespace ranklab::gui_test {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int kRanks = 1000;
+constexpr int kSpans = 100'000;  // without the cap the timeline paints each, on every paint
+constexpr int kBoundMs = 500;    // generous: a frozen window stops for seconds
+
+NewRun importedRun(const std::string& name, int world) {
+  NewRun run;
+  run.name = name;
+  run.world = world;
+  run.strategy = "pytorch-ddp";
+  run.algorithm = "gloo";
+  run.origin = "pytorch-import";
+  return run;
+}
+
+StepRow stepOf(int64_t run_id, int rank, int step) {
+  StepRow s;
+  s.run_id = run_id;
+  s.rank = rank;
+  s.step = step;
+  s.forward_ns = 4 * kMs + rank % 7 * kMs / 10;
+  s.comm_ns = 2 * kMs;
+  s.wait_ns = rank % 5 * kMs / 10;
+  s.loss = 2.0 / (step + 1);
+  s.time_ns = (step + 1) * 10 * kMs;
+  return s;
+}
+
+// 1,000 ranks of 3 steps, each step an all-reduce: what 1,000 tiny rank traces import as.
+int64_t storeManyRanks(RunStore& store) {
+  const int64_t id = store.createRun(importedRun("1000 ranks", kRanks));
+  RecordBatch batch;
+  for (int rank = 0; rank < kRanks; ++rank)
+    for (int step = 0; step < 3; ++step) {
+      batch.steps.push_back(stepOf(id, rank, step));
+      SpanRow c;
+      c.run_id = id;
+      c.rank = rank;
+      c.step = step;
+      c.kind = "all_reduce";
+      c.part = step;
+      c.end_ns = (step + 1) * 10 * kMs;
+      c.start_ns = c.end_ns - 2 * kMs - rank % 5 * kMs / 10;
+      batch.spans.push_back(c);
+    }
+  store.write(batch);
+  store.finishRun(id, "done", 0.03, 0.03);
+  return id;
+}
+
+// One rank's 2 steps and kSpans long events outside them, each on its own thread: each an
+// "other:" span of its own.
+int64_t storeManySpans(RunStore& store) {
+  const int64_t id = store.createRun(importedRun("many spans", 1));
+  RecordBatch batch;
+  for (int step = 0; step < 2; ++step) batch.steps.push_back(stepOf(id, 0, step));
+  for (int i = 0; i < kSpans; ++i) {  // starting 0.1 µs apart over 10 ms, 2 ms long each
+    SpanRow s;
+    s.run_id = id;
+    s.kind = "other:worker";
+    s.start_ns = 6 * kMs + int64_t(i) * 100;
+    s.end_ns = s.start_ns + 2 * kMs + i % 1000;
+    batch.spans.push_back(s);
+  }
+  store.write(batch);
+  store.finishRun(id, "done", 0.02, 0.02);
+  return id;
+}
+
+// The longest the UI thread went without ticking a 10 ms timer, from start() on.
+class StallWatch : public QObject {
+ public:
+  StallWatch() {
+    timer_.setInterval(10);
+    QObject::connect(&timer_, &QTimer::timeout, this,
+                     [this] { longest_ms_ = std::max(longest_ms_, since_.restart()); });
+  }
+  void start() {
+    longest_ms_ = 0;
+    since_.start();
+    timer_.start();
+  }
+  qint64 longestMs() const { return std::max(longest_ms_, since_.elapsed()); }
+
+ private:
+  QTimer timer_;
+  QElapsedTimer since_;
+  qint64 longest_ms_ = 0;
+};
+
+class BigRunsTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  QString db_;
+  int64_t ranks_run_ = 0, spans_run_ = 0;
+
+ private slots:
+  void initTestCase() {
+    db_ = dir_.filePath(QStringLiteral("runs.db"));
+    RunStore store(db_.toStdString());
+    ranks_run_ = storeManyRanks(store);
+    spans_run_ = storeManySpans(store);
+  }
+
+  void aThousandRanksOpenWithoutFreezingTheWindow() {
+    WorkbenchOptions options;
+    options.db_path = db_;
+    options.open_run = ranks_run_;
+    MainWindow window(options);
+    window.resize(1400, 900);
+    StallWatch watch;
+    watch.start();
+    window.show();
+    window.showPage(MainWindow::LiveTab);
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
+    // The live page draws a few ranks' curves, not a thousand, and says so.
+    QVERIFY(window.livePage()->lossChart()->seriesCount() <= kMaxRankCurves + 1);
+    QVERIFY2(window.livePage()->lossChart()->chart()->title().contains(
+                 QStringLiteral("of 1,000 ranks drawn")),
+             qPrintable(window.livePage()->lossChart()->chart()->title()));
+    QVERIFY(window.grab().width() > 0);  // paints every page element once
+    QVERIFY2(watch.longestMs() < kBoundMs,
+             qPrintable(QStringLiteral("the live page stalled %1 ms").arg(watch.longestMs())));
+
+    watch.start();
+    window.showPage(MainWindow::AnalysisTab);
+    AnalysisPage* analysis = window.analysisPage();
+    QVERIFY(analysis->loading());  // the progress bar shows while the run is analysed
+    QTRY_VERIFY_WITH_TIMEOUT(analysis->breakdownChart()->barCount() > 0, 20000);
+    QVERIFY(!analysis->loading());
+    QCOMPARE(analysis->breakdownChart()->barCount(), (kRanks + 20) / 21);  // groups of 21
+    QVERIFY(analysis->stragglerTable()->rowCount() <= AnalysisPage::kMaxStragglerRows);
+    QVERIFY(window.grab().width() > 0);
+    QVERIFY2(watch.longestMs() < kBoundMs,
+             qPrintable(QStringLiteral("the analysis page stalled %1 ms").arg(watch.longestMs())));
+
+    watch.start();
+    window.showPage(MainWindow::RunsTab);
+    window.selectRun(ranks_run_);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.runsPage()->findChild<CurveChart*>(QStringLiteral("runPreview"))->seriesCount() > 0,
+        20000);
+    QVERIFY(window.grab().width() > 0);
+    QVERIFY2(watch.longestMs() < kBoundMs,
+             qPrintable(QStringLiteral("the runs page stalled %1 ms").arg(watch.longestMs())));
+  }
+
+  void manySpansOpenCappedWithALineThatSaysSo() {
+    WorkbenchOptions options;
+    options.db_path = db_;
+    options.open_run = spans_run_;
+    MainWindow window(options);
+    window.resize(1400, 900);
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
+    StallWatch watch;
+    watch.start();
+    window.showPage(MainWindow::TimelineTab);
+    TimelinePage* page = window.timelinePage();
+    QVERIFY(page->loading());
+    QTRY_VERIFY_WITH_TIMEOUT(!page->view()->data().empty(), 20000);
+    QVERIFY(!page->loading());
+    const TimelineData& data = page->view()->data();
+    QCOMPARE(data.spans_total, int64_t(kSpans));
+    QCOMPARE(int(data.spans.size()), SpanCap::kPerRank);
+    QVERIFY2(page->statusText().startsWith(QStringLiteral("showing 2,000 of 100,000 spans")),
+             qPrintable(page->statusText()));
+    QVERIFY(window.grab().width() > 0);
+    QVERIFY2(watch.longestMs() < kBoundMs,
+             qPrintable(QStringLiteral("the timeline stalled %1 ms").arg(watch.longestMs())));
+
+    // Zoomed in on 0.2 ms: the spans in view are laid out again, without a stall.
+    watch.start();
+    TimelineView* view = page->view();
+    const auto inView = [view](const TimelineSpan& s) {
+      return s.end_ms >= view->viewBeginMs() && s.start_ms <= view->viewEndMs();
+    };
+    double first = data.end_ms;
+    for (const TimelineSpan& s : data.spans) first = std::min(first, s.start_ms);
+    const QRect plot = view->plotRect();
+    const double span_ms = view->viewEndMs() - view->viewBeginMs();
+    view->zoom(span_ms / 0.2, plot.left() + (first - view->viewBeginMs()) / span_ms * plot.width());
+    const auto& before = view->data().spans;
+    QVERIFY(!std::all_of(before.begin(), before.end(), inView));  // the longest, anywhere
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !page->loading() && !view->data().spans.empty() &&
+            std::all_of(view->data().spans.begin(), view->data().spans.end(), inView),
+        20000);
+    QVERIFY(window.grab().width() > 0);
+    QVERIFY2(watch.longestMs() < kBoundMs,
+             qPrintable(QStringLiteral("zooming stalled %1 ms").arg(watch.longestMs())));
+  }
+};
+
+}  // namespace ranklab::gui_test
+
+QTEST_MAIN(ranklab::gui_test::BigRunsTest)
+#include "test_big_runs.moc"
