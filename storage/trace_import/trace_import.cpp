@@ -226,7 +226,7 @@ std::vector<std::string> traceFilesAt(const std::string& path) {
   const fs::file_status status = fs::status(path, ec);
   if (status.type() == fs::file_type::not_found)
     throw std::runtime_error(path + ": no such file or folder");
-  if (ec) throw std::runtime_error(path + ": " + errnoCause(ec.value()));
+  if (ec) throw std::runtime_error(path + ": cannot stat: " + errnoCause(ec.value()));
   if (!fs::is_directory(status)) return {path};
   fs::directory_iterator folder(path, ec);
   if (ec) throw std::runtime_error(path + ": cannot list it: " + errnoCause(ec.value()));
