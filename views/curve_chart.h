@@ -65,7 +65,8 @@ class CurveChart : public QChartView {
   void drawForeground(QPainter* painter, const QRectF& rect) override;
 
  private:
-  QLineSeries* seriesFor(const Curve& curve);
+  QLineSeries* seriesFor(const Curve& curve);  // a new one is not on the chart yet
+  void addInKeyOrder();
   void fitAxes(const std::vector<Curve>& curves, bool y_floor_zero);
 
   QValueAxis* x_axis_;

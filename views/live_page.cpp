@@ -69,6 +69,8 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
   grid_->verticalHeader()->hide();
   grid_->setSelectionMode(QAbstractItemView::NoSelection);
   grid_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // Widths from the rows around the view, not from each of 1,000 ranks' on every change.
+  grid_->horizontalHeader()->setResizeContentsPrecision(kGridRowsMeasured);
   grid_->horizontalHeader()->setStretchLastSection(true);
   grid_->verticalHeader()->setDefaultSectionSize(22);
   grid_->setContextMenuPolicy(Qt::CustomContextMenu);

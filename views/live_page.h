@@ -39,6 +39,7 @@ class LivePage : public QWidget {
   static constexpr int kRedrawIntervalMs = 70;
   static constexpr int kSlowestRedrawMs = 1000;
   static constexpr double kUiCpuShare = 0.05;
+  static constexpr int kGridRowsMeasured = 64;  // rows the rank grid sizes its columns by
 
   explicit LivePage(LogModel* log, QWidget* parent = nullptr);
 
@@ -79,8 +80,9 @@ class LivePage : public QWidget {
   QString statusText() const;  // plain text of the status line
   QWidget* chartsArea() const { return charts_; }
 
-  static constexpr int kGlobalKey = kMeanKey;      // the mean-of-ranks curve's key in lossChart()
-  static constexpr int kReceivedKeyOffset = 1000;  // bandwidthChart(): received = rank + this
+  static constexpr int kGlobalKey = kMeanKey;  // the mean-of-ranks curve's key in lossChart()
+  // bandwidthChart(): received = rank + this; past any rank number (an import has 1,000 and more)
+  static constexpr int kReceivedKeyOffset = 1 << 24;
 
  protected:
   void showEvent(QShowEvent* event) override;

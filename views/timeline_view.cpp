@@ -372,24 +372,64 @@ void TimelineView::drawBars(QPainter& painter) const {
   }
 }
 
-// Evaluations and checkpoints: hatched grey boxes with their name, behind the steps.
+// Evaluations and checkpoints: hatched grey boxes with their name, behind the steps. Spans
+// of a row that overlap (long events on separate threads, zoomed in: thousands reach across
+// the view) are hatched once as their union, then outlined each, and named where a name fits
+// beside the names already written: hatching each box on the others cost a second a paint.
 void TimelineView::drawSpans(QPainter& painter) const {
   const QRect plot = plotRect();
-  // Spans that cover the same pixels of a row (long ones reaching past the view) draw once.
-  std::set<std::tuple<int, int, int>> drawn;
+  const QRectF across(plot.left() - 1, 0, plot.width() + 2, height());
+  std::map<int, std::vector<std::pair<QRectF, const QString*>>> rows;  // boxes by row
+  std::set<std::tuple<int, int, int>> seen;  // spans on the same pixels of a row draw once
   for (const TimelineSpan& span : data_.spans) {
     if (span.end_ms < view_begin_ || span.start_ms > view_end_) continue;
     const int row = rowOf(span.rank);
     if (rowTop(row) > plot.bottom()) continue;
-    const QRectF box = boxOf(span.rank, span.start_ms, span.end_ms, 2.0)
-                           .intersected(QRectF(plot.left() - 1, 0, plot.width() + 2, height()));
-    if (!drawn.emplace(row, int(box.left()), int(box.right())).second) continue;
+    const QRectF box = boxOf(span.rank, span.start_ms, span.end_ms, 2.0).intersected(across);
+    if (seen.emplace(row, int(box.left()), int(box.right())).second)
+      rows[row].push_back({box, &span.kind});
+  }
+  for (auto& [row, boxes] : rows) {
+    std::sort(boxes.begin(), boxes.end(),
+              [](const auto& a, const auto& b) { return a.first.left() < b.first.left(); });
+    hatchUnion(painter, boxes);
+    painter.setPen(QColor(0x55, 0x55, 0x55));
+    for (const auto& [box, kind] : boxes) painter.drawRect(box);
+    std::vector<QRectF> named;
+    for (const auto& [box, kind] : boxes) {
+      if (box.width() <= 60) continue;
+      const double w = painter.fontMetrics().horizontalAdvance(*kind) + 8;
+      const QRectF label(box.center().x() - w / 2, box.top(), w, box.height());
+      if (std::any_of(named.begin(), named.end(),
+                      [&](const QRectF& n) { return n.intersects(label); }))
+        continue;
+      painter.fillRect(label.adjusted(0, label.height() / 2 - 8, 0, -label.height() / 2 + 8),
+                       QColor(0xee, 0xee, 0xee));
+      painter.drawText(label, Qt::AlignCenter, *kind);
+      named.push_back(label);
+    }
+  }
+}
+
+// The grey and the hatching of boxes sorted by their left edge, once over each stretch
+// they cover together.
+void TimelineView::hatchUnion(QPainter& painter,
+                              const std::vector<std::pair<QRectF, const QString*>>& boxes) {
+  const auto hatch = [&painter](const QRectF& box) {
     painter.fillRect(box, QColor(0xee, 0xee, 0xee));
     painter.fillRect(box, QBrush(QColor(0x99, 0x99, 0x99), Qt::BDiagPattern));
-    painter.setPen(QColor(0x55, 0x55, 0x55));
-    painter.drawRect(box);
-    if (box.width() > 60) painter.drawText(box, Qt::AlignCenter, span.kind);
+  };
+  if (boxes.empty()) return;
+  QRectF stretch = boxes.front().first;
+  for (const auto& [box, kind] : boxes) {
+    if (box.left() <= stretch.right()) {
+      stretch.setRight(std::max(stretch.right(), box.right()));
+      continue;
+    }
+    hatch(stretch);
+    stretch = box;
   }
+  hatch(stretch);
 }
 
 // Faults and failures: a red line through the rank's row at the end of the step, with a

@@ -5,6 +5,8 @@
 
 #include <QRectF>
 #include <QWidget>
+#include <utility>
+#include <vector>
 
 #include "views/models/timeline_data.h"
 
@@ -41,6 +43,8 @@ class TimelineView : public QWidget {
 
  private:
   void drawSpans(QPainter& painter) const;
+  static void hatchUnion(QPainter& painter,
+                         const std::vector<std::pair<QRectF, const QString*>>& boxes);
   void drawMarks(QPainter& painter) const;
   void drawHops(QPainter& painter) const;
   void drawDevice(QPainter& painter) const;

@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <QtTest>
 #include <algorithm>
+#include <fstream>
 
 #include "storage/run_store.h"
 #include "views/analysis_page.h"
@@ -90,26 +91,54 @@ int64_t storeManySpans(RunStore& store) {
   return id;
 }
 
-// The longest the UI thread went without ticking a 10 ms timer, from start() on.
+// Milliseconds this thread has waited, ready to run, for a CPU that other processes held
+// (the second field of /proc/thread-self/schedstat); 0 where the kernel does not say.
+qint64 runQueueWaitMs() {
+  std::ifstream stats("/proc/thread-self/schedstat");
+  long long on_cpu_ns = 0, waiting_ns = 0;
+  stats >> on_cpu_ns >> waiting_ns;
+  return waiting_ns / 1'000'000;
+}
+
+// The longest the UI thread went without ticking a 10 ms timer, from start() on, less the
+// time it waited for a CPU held by others: this machine's 2 cores are shared with builds,
+// and a freeze of the window is the window's own work (or its waiting on a lock or a disk).
+// wallMs() is the same without that subtraction.
 class StallWatch : public QObject {
  public:
   StallWatch() {
     timer_.setInterval(10);
-    QObject::connect(&timer_, &QTimer::timeout, this,
-                     [this] { longest_ms_ = std::max(longest_ms_, since_.restart()); });
+    QObject::connect(&timer_, &QTimer::timeout, this, [this] {
+      longest_wall_ms_ = std::max(longest_wall_ms_, since_.elapsed());
+      longest_ms_ = std::max(longest_ms_, ownMs());
+      since_.restart();
+      waited_ms_ = runQueueWaitMs();
+    });
   }
   void start() {
-    longest_ms_ = 0;
+    longest_ms_ = longest_wall_ms_ = 0;
     since_.start();
+    waited_ms_ = runQueueWaitMs();
     timer_.start();
   }
-  qint64 longestMs() const { return std::max(longest_ms_, since_.elapsed()); }
+  qint64 longestMs() const { return std::max(longest_ms_, ownMs()); }
+  qint64 wallMs() const { return std::max(longest_wall_ms_, since_.elapsed()); }
 
  private:
+  qint64 ownMs() const { return since_.elapsed() - (runQueueWaitMs() - waited_ms_); }
+
   QTimer timer_;
   QElapsedTimer since_;
-  qint64 longest_ms_ = 0;
+  qint64 waited_ms_ = 0;
+  qint64 longest_ms_ = 0, longest_wall_ms_ = 0;
 };
+
+// Prints the longest stall (the figure docs/workbench.md quotes); true when under the bound.
+bool underBound(const StallWatch& watch, const char* what) {
+  qInfo("%s: longest stall %lld ms (%lld ms wall-clock, with the waits for a CPU)", what,
+        watch.longestMs(), watch.wallMs());
+  return watch.longestMs() < kBoundMs;
+}
 
 class BigRunsTest : public QObject {
   Q_OBJECT
@@ -144,7 +173,7 @@ class BigRunsTest : public QObject {
                  QStringLiteral("of 1,000 ranks drawn")),
              qPrintable(window.livePage()->lossChart()->chart()->title()));
     QVERIFY(window.grab().width() > 0);  // paints every page element once
-    QVERIFY2(watch.longestMs() < kBoundMs,
+    QVERIFY2(underBound(watch, "the live page"),
              qPrintable(QStringLiteral("the live page stalled %1 ms").arg(watch.longestMs())));
 
     watch.start();
@@ -156,7 +185,7 @@ class BigRunsTest : public QObject {
     QCOMPARE(analysis->breakdownChart()->barCount(), (kRanks + 20) / 21);  // groups of 21
     QVERIFY(analysis->stragglerTable()->rowCount() <= AnalysisPage::kMaxStragglerRows);
     QVERIFY(window.grab().width() > 0);
-    QVERIFY2(watch.longestMs() < kBoundMs,
+    QVERIFY2(underBound(watch, "the analysis page"),
              qPrintable(QStringLiteral("the analysis page stalled %1 ms").arg(watch.longestMs())));
 
     watch.start();
@@ -166,7 +195,7 @@ class BigRunsTest : public QObject {
         window.runsPage()->findChild<CurveChart*>(QStringLiteral("runPreview"))->seriesCount() > 0,
         20000);
     QVERIFY(window.grab().width() > 0);
-    QVERIFY2(watch.longestMs() < kBoundMs,
+    QVERIFY2(underBound(watch, "the runs page"),
              qPrintable(QStringLiteral("the runs page stalled %1 ms").arg(watch.longestMs())));
   }
 
@@ -192,7 +221,7 @@ class BigRunsTest : public QObject {
     QVERIFY2(page->statusText().startsWith(QStringLiteral("showing 2,000 of 100,000 spans")),
              qPrintable(page->statusText()));
     QVERIFY(window.grab().width() > 0);
-    QVERIFY2(watch.longestMs() < kBoundMs,
+    QVERIFY2(underBound(watch, "the timeline"),
              qPrintable(QStringLiteral("the timeline stalled %1 ms").arg(watch.longestMs())));
 
     // Zoomed in on 0.2 ms: the spans in view are laid out again, without a stall.
@@ -213,7 +242,7 @@ class BigRunsTest : public QObject {
             std::all_of(view->data().spans.begin(), view->data().spans.end(), inView),
         20000);
     QVERIFY(window.grab().width() > 0);
-    QVERIFY2(watch.longestMs() < kBoundMs,
+    QVERIFY2(underBound(watch, "zooming"),
              qPrintable(QStringLiteral("zooming stalled %1 ms").arg(watch.longestMs())));
   }
 };

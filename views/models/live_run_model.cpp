@@ -37,6 +37,7 @@ void LiveRunModel::reset(int64_t run_id) {
   beginResetModel();
   run_id_ = run_id;
   series_ = RunSeries();
+  host_index_.clear();
   endResetModel();
   emit updated();
 }
@@ -45,6 +46,7 @@ void LiveRunModel::load(int64_t run_id, RunSeries series) {
   beginResetModel();
   run_id_ = run_id;
   series_ = std::move(series);
+  host_index_.clear();
   endResetModel();
   emit updated();
 }
@@ -55,6 +57,7 @@ void LiveRunModel::ensureRow(int rank) {
   while (row < rankCount() && rankAt(row).rank < rank) ++row;
   beginInsertRows({}, row, row);
   series_.addRank(rank);
+  host_index_.clear();
   endInsertRows();
 }
 
@@ -109,6 +112,7 @@ void LiveRunModel::addServerLoad(const ServerLoadRow& load) {
 void LiveRunModel::setRank(const RankRow& rank) {
   ensureRow(rank.rank);
   series_.setRank(rank);
+  host_index_.clear();  // its host may be new
   announceChanges();
 }
 
@@ -183,11 +187,12 @@ QColor LiveRunModel::stateColour(RankState state) {
 }
 
 int LiveRunModel::hostIndex(int row) const {
-  int index = 0;
-  for (int r = 1; r <= row; ++r) {
-    if (rankAt(r).host != rankAt(r - 1).host) ++index;
+  if (host_index_.size() != size_t(rankCount())) {
+    host_index_.assign(size_t(rankCount()), 0);
+    for (int r = 1; r < rankCount(); ++r)
+      host_index_[size_t(r)] = host_index_[size_t(r - 1)] + (rankAt(r).host != rankAt(r - 1).host);
   }
-  return index;
+  return host_index_.at(size_t(row));
 }
 
 QVariant LiveRunModel::data(const QModelIndex& index, int role) const {

@@ -91,6 +91,9 @@ class LiveRunModel : public QAbstractTableModel {
 
   int64_t run_id_ = 0;
   RunSeries series_;
+  // hostIndex() of each row, built on first ask after the rows or their hosts changed: the
+  // grid asks for every row's tint, and counting from row 0 each time is quadratic.
+  mutable std::vector<int> host_index_;
 };
 
 }  // namespace ranklab
