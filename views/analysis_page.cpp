@@ -144,9 +144,9 @@ void AnalysisPage::setAnalysis(qint64 run_id, const RunAnalysis& analysis) {
   QStringList notes;
   for (const std::string& n : analysis.notes) notes << QString::fromStdString(n);
   if (breakdown_->ranksPerBar() > 1)
-    notes << tr("%1 ranks drawn as bars of %2 neighbouring ranks' means")
-                 .arg(analysis.breakdown.size())
-                 .arg(breakdown_->ranksPerBar());
+    notes << tr("%1 ranks drawn as bars of neighbouring ranks' means, as many as the chart "
+                "has room to name")
+                 .arg(analysis.breakdown.size());
   if (analysis.stragglers.size() > size_t(kMaxStragglerRows))
     notes << tr("the %1 worst of %2 stragglers listed (ranklab analyze --json lists all)")
                  .arg(kMaxStragglerRows)

@@ -3,7 +3,10 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
+#include <QFontMetrics>
 #include <QHorizontalStackedBarSeries>
+#include <QResizeEvent>
+#include <QTimer>
 #include <QValueAxis>
 #include <algorithm>
 
@@ -110,7 +113,14 @@ void RankBarsChart::layOut(const std::vector<int>& ranks, const QStringList& nam
 void RankBarsChart::setBars(const std::vector<int>& ranks,
                             const std::vector<std::vector<double>>& values,
                             const QStringList& names) {
-  ranks_per_bar_ = std::max<int>(1, int((ranks.size() + kMaxBars - 1) / kMaxBars));
+  const int room = int(ranks.size()) > kMaxBars ? groupsThatFit() : kMaxBars;
+  ranks_per_bar_ = std::max<int>(1, int((ranks.size() + size_t(room) - 1) / size_t(room)));
+  if (ranks_per_bar_ > 1) {
+    grouped_input_ = {ranks, values, names};
+    grouped_for_ = room;
+  } else {
+    grouped_input_ = {};
+  }
   const std::vector<Group> groups = groupRows(ranks, values, names, ranks_per_bar_);
   std::vector<int> firsts;
   QStringList group_names;
@@ -131,6 +141,24 @@ void RankBarsChart::setBars(const std::vector<int>& ranks,
     longest = std::max(longest, total);
   }
   fitAxis(value_axis_, 0, longest > 0 ? longest : 1.0);
+}
+
+int RankBarsChart::groupsThatFit() const {
+  const qreal plot = chart()->plotArea().height();
+  if (plot <= 0) return kMaxBars;  // not laid out yet: a resize groups again
+  const qreal band = 1.6 * QFontMetrics(rank_axis_->labelsFont()).height();  // with Qt's margins
+  return std::clamp(int(plot / band), kMinGroups, kMaxBars);
+}
+
+void RankBarsChart::resizeEvent(QResizeEvent* event) {
+  QChartView::resizeEvent(event);
+  if (grouped_input_.ranks.empty()) return;
+  // The plot area follows the chart's layout, after this event.
+  QTimer::singleShot(0, this, [this] {
+    if (grouped_input_.ranks.empty() || groupsThatFit() == grouped_for_) return;
+    const Input input = grouped_input_;
+    setBars(input.ranks, input.values, input.names);
+  });
 }
 
 }  // namespace ranklab

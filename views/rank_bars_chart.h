@@ -8,6 +8,8 @@
 #include <QStringList>
 #include <vector>
 
+class QResizeEvent;
+
 class QBarCategoryAxis;
 class QBarSet;
 class QHorizontalStackedBarSeries;
@@ -28,7 +30,12 @@ class RankBarsChart : public QChartView {
 
   // More ranks than this are drawn as groups of neighbouring ranks, each bar their mean: a
   // chart has room for so many bars, and Qt Charts lays every bar out again on each change.
+  // Once grouped, only as many groups as the plot has label heights for (Qt elides a
+  // category's name to "…" when its band is lower than the text), re-grouped on resize.
   static constexpr int kMaxBars = 48;
+  static constexpr int kMinGroups = 4;
+  // How many groups fit the plot's height now, within kMinGroups..kMaxBars.
+  int groupsThatFit() const;
 
   void clear();
   int barCount() const { return int(ranks_.size()); }
@@ -45,6 +52,9 @@ class RankBarsChart : public QChartView {
   // Replaces the segments (a chart whose parts come with the run); the bars start afresh.
   void setParts(const std::vector<Part>& parts);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   QHorizontalStackedBarSeries* series_;
   std::vector<QBarSet*> sets_;
@@ -55,6 +65,14 @@ class RankBarsChart : public QChartView {
   std::vector<int> ranks_;  // bar i shows ranks_[i] (the first of its group)
   QStringList names_;       // their names, top down
   int ranks_per_bar_ = 1;
+  // The last setBars() input while grouped, to group it again when the height changes.
+  struct Input {
+    std::vector<int> ranks;
+    std::vector<std::vector<double>> values;
+    QStringList names;
+  };
+  Input grouped_input_;
+  int grouped_for_ = 0;  // groupsThatFit() when it was grouped
 };
 
 }  // namespace ranklab
