@@ -25,7 +25,7 @@ SUBLAYER = {
     "kernels": [["."], ["cpu"], ["cuda"]],
     "storage": [["."], ["analysis", "trace_import"]],
     "comm": [["."], ["collectives", "memory", "mpi", "nccl", "telemetry"], ["codecs"], ["ps"]],
-    "engine": [["job"], ["model", "data"], ["amp", "optim"], ["train"]],
+    "engine": [["job"], ["model", "data"], ["amp", "optim"], ["train"], ["sim"]],
     "launch": [["bench"], ["."]],
     "views": [["models", "lessons"], ["."]],
     "app": [["."], ["cli", "workbench"]],

@@ -34,6 +34,43 @@ std::string hostsArray(const std::string& list) {
   return hosts.dump();
 }
 
+// A whole number in [low, high], or a UsageError naming the option and the range.
+int64_t parseCount(const std::string& option, const std::string& text, int64_t low, int64_t high) {
+  size_t used = 0;
+  int64_t n = 0;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || n < low || n > high)
+    throw UsageError(option + ": \"" + text + "\" is not a whole number from " +
+                     std::to_string(low) + " to " + std::to_string(high));
+  return n;
+}
+
+// "2G", "512M", "64K" or bytes (decimal units, as the memory estimate prints them).
+double parseSize(const std::string& option, const std::string& text) {
+  size_t used = 0;
+  double n = -1;
+  try {
+    n = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "B"   ? 1
+                       : unit == "K" || unit == "KB" ? 1e3
+                       : unit == "M" || unit == "MB" ? 1e6
+                       : unit == "G" || unit == "GB" ? 1e9
+                       : unit == "T" || unit == "TB" ? 1e12
+                                                     : -1;
+  if (used == 0 || scale < 0 || !(n > 0))
+    throw UsageError(option + ": \"" + text +
+                     "\" is not a size (a positive number, optionally K, M, G or T: 2G, 512M)");
+  return n * scale;
+}
+
 }  // namespace
 
 CliArgs parseArgs(int argc, char** argv) {
@@ -72,6 +109,18 @@ CliArgs parseArgs(int argc, char** argv) {
       args.overrides.push_back(value());
     else if (a == "--ranks")
       args.ranks = parseRanks(value());
+    else if (a == "--steps")
+      args.steps = parseCount(a, value(), 1, int64_t{1} << 40);
+    else if (a == "--top")
+      args.top = static_cast<int>(parseCount(a, value(), 1, 100000));
+    else if (a == "--calibration")
+      args.calibration = value();
+    else if (a == "--export")
+      args.export_path = value();
+    else if (a == "--memory-per-rank")
+      args.memory_per_rank = parseSize(a, value());
+    else if (a == "--all")
+      args.measure_all = true;
     else if (a == "--hosts")  // "a:2,b:2"; the job's check names a bad entry
       args.overrides.push_back("launch.hosts=" + hostsArray(value()));
     else if (a == "--hostfile")

@@ -29,6 +29,13 @@ struct CliArgs {
   bool allow_foreign_store = false;  // open a store another account owns
   bool ignore_memory = false;        // run, validate: --ignore-memory-estimate
   std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check
+  // simulate, plan, calibrate (docs/plan.md)
+  std::optional<int64_t> steps;  // simulate: steps to simulate (unset: the job's epochs)
+  std::string calibration;       // plan, simulate: this calibration file instead of this machine's
+  std::string export_path;       // calibrate: write the calibration there too
+  std::optional<double> memory_per_rank;  // plan: bytes a rank may hold
+  std::optional<int> top;                 // plan: candidates shown
+  bool measure_all = false;               // calibrate --all: measure again what is stored
   JobOverrides overrides;
 };
 

@@ -16,6 +16,7 @@
 #include "app/cli/cli_args.h"
 #include "app/cli/json_output.h"
 #include "app/cli/memory_check.h"
+#include "app/cli/plan_commands.h"
 #include "app/cli/progress_printer.h"
 #include "app/cli/report_format.h"
 #include "app/cli/store_commands.h"
@@ -63,6 +64,13 @@ commands:
   analyze ID                                               where each rank's time went, the collectives'
                                                            waiting and transfer, stragglers, critical path
   diff A B                                                 B's step time against A's, split by rank and phase
+  simulate JOB.toml [--ranks N] [--set k=v ...] [--steps K]  a run computed from the job's model and this
+        [--calibration FILE]                               machine's calibration, stored as a run (origin
+                                                           "simulated"); docs/plan.md
+  calibrate [JOB.toml] [--all] [--export FILE]             measure what the simulator needs for the job
+        [--calibration FILE]                               (stored per machine, reused; --all: again)
+  plan JOB.toml --ranks N [--memory-per-rank SIZE]         every valid layout for N ranks, simulated, ranked
+        [--top K] [--calibration FILE]                     by predicted time per sample
   bench allreduce [--worlds 2,4] [--algorithms {ALGORITHMS}] [--min-bytes 4]
         [--max-bytes 64M] [--ranks-per-host N] [--repeats 3]  all-reduce busbw per size, checked
         [--seconds 0.1]                                     a timed batch's length per size
@@ -274,7 +282,8 @@ int attachCommand(const CliArgs& args) {
 }
 
 bool opensStore(const std::string& command) {
-  for (const char* c : {"run", "resume", "runs", "compare", "import", "analyze", "diff"})
+  for (const char* c :
+       {"run", "resume", "runs", "compare", "import", "analyze", "diff", "simulate"})
     if (command == c) return true;
   return false;
 }
@@ -292,6 +301,9 @@ int dispatch(const CliArgs& args) {
   if (command == "import") return importCommand(args);
   if (command == "analyze") return analyzeCommand(args);
   if (command == "diff") return diffCommand(args);
+  if (command == "simulate") return simulateCommand(args);
+  if (command == "calibrate") return calibrateCommand(args);
+  if (command == "plan") return planCommand(args);
   if (command == "version") {
     std::cout << versionLine("ranklab") << "\n";
     return 0;
@@ -302,7 +314,8 @@ int dispatch(const CliArgs& args) {
   }
   throw UsageError(
       "unknown command \"" + command +
-      "\" (allowed: run, resume, validate, runs, compare, import, analyze, diff, bench, version)");
+      "\" (allowed: run, resume, validate, simulate, calibrate, plan, runs, compare, import, "
+      "analyze, diff, bench, version)");
 }
 
 }  // namespace

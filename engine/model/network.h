@@ -120,6 +120,8 @@ class Network {
   // device into `trace` as they are queued (a sampled step); null stops it.
   void traceDevice(DeviceTrace* trace) { trace_ = trace; }
   DeviceTrace* deviceTrace() const { return trace_; }
+  // Index of layers()[0] in the whole model (a pipeline stage's first): a DeviceSpan's layer.
+  size_t firstLayer() const { return first_layer_; }
 
   // The precision of every layer's matrix products (AMP); fp32 by default. head_in_fp32
   // keeps the last layer with parameters (the one producing the logits) in fp32.

@@ -22,14 +22,6 @@ namespace {
 
 constexpr size_t kFloat = sizeof(float);
 
-// A sample's shape, the classes, and the bytes of the training and test sets a rank loads
-// (samples as floats, labels as bytes), from the data keys alone: nothing is read.
-struct DataShape {
-  Shape sample;
-  int classes = 0;
-  size_t bytes = 0;
-};
-
 size_t setBytes(int64_t samples, size_t features, size_t labels = 1) {
   return static_cast<size_t>(samples) * (features * kFloat + labels);
 }
@@ -46,6 +38,8 @@ size_t textBytes(const DataSpec& data) {
   return error ? 0 : static_cast<size_t>(std::min(bytes, kMaxTextBytes)) * (kFloat + 1);
 }
 
+}  // namespace
+
 DataShape dataShapeOf(const JobSpec& job) {
   const DataSpec& d = job.data;
   if (d.dataset == "fashion-mnist") {  // 60,000 training and 10,000 test images of 28 x 28
@@ -56,6 +50,8 @@ DataShape dataShapeOf(const JobSpec& job) {
   const int classes = d.dataset == "spirals" ? d.arms : 2;
   return {{1, 1, 2}, classes, setBytes(d.samples + d.test_samples, 2)};
 }
+
+namespace {
 
 size_t layerParameters(const Layer& layer) {
   size_t n = 0;
@@ -140,8 +136,8 @@ size_t lossBytes(const Model& model, int rows) {
   return static_cast<size_t>(rows) * out.height * out.width * model.data.classes * kFloat;
 }
 
-RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, size_t end,
-                       int stage) {
+RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, size_t end, int stage,
+                       bool evaluated) {
   const ParallelSpec& p = job.parallel;
   const size_t replicas = static_cast<size_t>(std::max(1, degreesOf(job, p.ranks).data));
   size_t count = 0, largest = 0, held = 0;
@@ -165,7 +161,7 @@ RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, siz
   if (p.zero == 3) m.buffers += (largest + held) * kFloat;
   const int micro = std::max(1, job.train.batch_size / std::max(1, p.microbatches));
   // Evaluation runs whole batches: 256 samples, a sequence model its training batch.
-  const int eval_rows = std::max(micro, model.gpt ? job.train.batch_size : 256);
+  const int eval_rows = evaluated ? std::max(micro, model.gpt ? job.train.batch_size : 256) : micro;
   const int copies = p.pipeline == 1         ? 1
                      : p.schedule == "gpipe" ? p.microbatches
                                              : std::min(p.pipeline - stage, p.microbatches);
@@ -215,7 +211,7 @@ bool MemoryEstimate::ranksDiffer() const {
   return false;
 }
 
-MemoryEstimate estimateMemory(const JobSpec& job) {
+MemoryEstimate estimateMemory(const JobSpec& job, bool evaluated) {
   const Model model = modelOf(job);
   const ParallelSpec& p = job.parallel;
   std::vector<size_t> bounds = {0, model.layers.size()};
@@ -224,7 +220,7 @@ MemoryEstimate estimateMemory(const JobSpec& job) {
                                     : stageBoundaries(model.layers, p.stage_layers);
   std::vector<RankMemory> stages;
   for (int s = 0; s + 1 < static_cast<int>(bounds.size()); ++s)
-    stages.push_back(stageMemory(model, job, bounds[s], bounds[s + 1], s));
+    stages.push_back(stageMemory(model, job, bounds[s], bounds[s + 1], s, evaluated));
   MemoryEstimate estimate;
   const LayoutDegrees degrees = degreesOf(job, p.ranks);
   for (int r = 0; r < p.ranks; ++r) {
@@ -233,7 +229,7 @@ MemoryEstimate estimateMemory(const JobSpec& job) {
     estimate.ranks.push_back(m);
   }
   if (usesParameterServer(job)) {
-    const RankMemory whole = stageMemory(model, job, 0, model.layers.size(), 0);
+    const RankMemory whole = stageMemory(model, job, 0, model.layers.size(), 0, evaluated);
     for (int s = 0; s < p.servers; ++s) {
       estimate.ranks.push_back(serverMemory(whole, job));
       estimate.ranks.back().rank = p.ranks + s;

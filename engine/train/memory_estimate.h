@@ -9,7 +9,18 @@
 
 #include "engine/job/job_spec.h"
 
+#include "engine/model/layer.h"
+
 namespace ranklab {
+
+// A sample's shape, the classes, and the bytes of the training and test sets a rank loads
+// (samples as floats, labels as bytes), from the data keys alone: nothing is read.
+struct DataShape {
+  Shape sample;
+  int classes = 0;
+  size_t bytes = 0;
+};
+DataShape dataShapeOf(const JobSpec& job);
 
 // What a rank holds at its peak, in bytes, by the ledger's parts (storage/step_record.h's
 // mem_*), plus the data set it loads and the process itself.
@@ -52,7 +63,9 @@ struct MemoryEstimate {
 
 // The estimate for `job` (resolved: its keys checked). Throws std::invalid_argument naming the
 // model key whose shape does not fit the data, as the launch would.
-MemoryEstimate estimateMemory(const JobSpec& job);
+// `evaluated`: the outputs sized for an evaluation's batch, as after the first one; false:
+// for the training micro-batch alone (the ledger a step records before any evaluation).
+MemoryEstimate estimateMemory(const JobSpec& job, bool evaluated = true);
 
 // The key whose value drives the peak rank's memory most ("model.layers[3] = 65536"):
 // the one whose halving lowers that rank's estimate most.

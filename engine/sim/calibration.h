@@ -1,0 +1,71 @@
+// What the simulator knows of a machine: each layer's measured forward and backward time at a
+// micro-batch's rows and a rank's threads, each all-reduce's latency and bandwidth per world
+// size, the optimizer's and the data's cost per element, and the cores ranks share. Measured by
+// `ranklab calibrate` (launch/calibrate.h), stored per machine as JSON and carried to another
+// (`calibrate --export`, `plan --calibration`). Nothing here is a guessed constant: a cost not
+// measured is fitted from the measured ones of its kind, and says so (costNote).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ranklab {
+
+// One layer's passes at `rows` samples on `threads` BLAS threads in `precision`.
+struct LayerTiming {
+  std::string layer;  // Layer::describe(): "Linear(784, 256)"; "loss(10x1)" for the head
+  std::string kind;   // "Linear", "Conv2d", ... (describe() up to its parenthesis)
+  int rows = 0;
+  int threads = 1;
+  std::string precision;  // amp.dtype
+  double macs = 0;        // multiply-adds of its forward at these rows (the fit's x)
+  double forward_ns = 0, backward_ns = 0;
+};
+
+// An all-reduce of `bytes` (the whole buffer) over `world` ranks: latency + bytes * per_byte.
+struct LinkFit {
+  std::string algorithm;  // parallel.algorithm: ring, shm, hierarchical, ...
+  int world = 2;
+  double latency_ns = 0;
+  double ns_per_byte = 0;
+  double at(double bytes) const { return latency_ns + bytes * ns_per_byte; }
+};
+
+struct Calibration {
+  std::string machine;   // the host name it was measured on
+  std::string cpu;       // /proc/cpuinfo's model name
+  int cores = 1;         // what ranks x threads share
+  std::string measured;  // ISO-8601 UTC
+  std::vector<LayerTiming> layers;
+  std::vector<LinkFit> links;
+  std::map<std::string, double> update_ns_per_param;  // by train.optimizer
+  double data_ns_per_byte = 0;                        // a batch's copy out of the data set
+
+  // The measured timing of this layer exactly, if any.
+  const LayerTiming* find(const std::string& layer, int rows, int threads,
+                          const std::string& precision) const;
+  // The all-reduce fit for `algorithm` on `world` ranks: measured, else the nearest world's
+  // scaled by the ring's 2(n-1) steps and 2(n-1)/n of the bytes.
+  std::optional<LinkFit> link(const std::string& algorithm, int world) const;
+  // Adds or replaces (same layer, rows, threads, precision).
+  void add(const LayerTiming& timing);
+};
+
+// Forward and backward time of a layer of `kind` at `macs` multiply-adds, fitted through the
+// measured layers of that kind (time = a + b * macs, least squares; through the origin with
+// one point); none when no layer of the kind was measured.
+struct PassCost {
+  double forward_ns = 0, backward_ns = 0;
+  bool measured = false;  // exactly this layer, rows, threads and precision
+};
+std::optional<PassCost> fittedCost(const Calibration& calibration, const std::string& kind,
+                                   double macs, int threads, const std::string& precision);
+
+std::string calibrationJson(const Calibration& calibration);
+// Throws std::runtime_error naming `file` and the field that is missing or wrong.
+Calibration parseCalibration(const std::string& json_text, const std::string& file);
+
+}  // namespace ranklab

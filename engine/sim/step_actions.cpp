@@ -1,0 +1,267 @@
+#include "engine/sim/step_actions.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/model/transformer_block.h"
+#include "engine/sim/part_timing.h"
+#include "engine/train/pipeline_schedule.h"
+#include "engine/train/thread_policy.h"
+#include "engine/train/traffic_formula.h"
+
+namespace ranklab {
+
+namespace {
+
+constexpr int kData = 0, kForward = 1, kBackward = 2, kUpdate = 6;  // kStepPhaseNames
+constexpr int kBackwardTag = 1 << 20;  // a gradient's message; an activation's is its micro
+
+SimAction compute(int phase, double ns, int pass = 0) {
+  SimAction a;
+  a.kind = ActionKind::kCompute;
+  a.phase = phase;
+  a.ns = ns;
+  a.pass = pass;
+  return a;
+}
+
+SimAction collective(GroupKind group, double ns, int64_t bytes, ByteClass cls,
+                     CollectiveCount counts) {
+  SimAction a;
+  a.kind = ActionKind::kCollective;
+  a.group = group;
+  a.ns = ns;
+  a.bytes = bytes;
+  a.bytes_class = cls;
+  a.counts = counts;
+  return a;
+}
+
+// A message to or from the neighbouring stage `offset` ranks away (a stage is `tensor` ranks).
+SimAction message(ActionKind kind, int offset, int tag, int64_t bytes, double ns) {
+  SimAction a;
+  a.kind = kind;
+  a.peer = offset;
+  a.tag = tag;
+  a.bytes = bytes;
+  a.ns = ns;
+  a.bytes_class = ByteClass::kPipeline;
+  return a;
+}
+
+// The slices' collectives in one forward or backward pass of a part: a GPT block's two each
+// way (attention's and the MLP's), and each f or g (one all-reduce, in one direction).
+int sliceCollectives(const Network& part, bool forward) {
+  int n = 0, single = 0;
+  for (const auto& layer : part.layers()) {
+    if (dynamic_cast<const TransformerBlock*>(layer.get()))
+      n += 2;
+    else if (layer->communicates())
+      ++single;
+  }
+  return n + (forward ? (single + 1) / 2 : single / 2);
+}
+
+void checkModelled(const JobSpec& job) {
+  const std::string& s = job.parallel.strategy;
+  if (s != "allreduce")
+    throw std::invalid_argument("parallel.strategy = \"" + s +
+                                "\" is not simulated yet (simulate models \"allreduce\")");
+  if (job.compression.compresses())
+    throw std::invalid_argument("compression.codec = \"" + job.compression.codec +
+                                "\" is not simulated yet (simulate models \"none\")");
+  if (job.train.device != "cpu")
+    throw std::invalid_argument("train.device = \"" + job.train.device +
+                                "\" is not simulated yet (simulate models \"cpu\")");
+}
+
+}  // namespace
+
+StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelParts& parts)
+    : job_(job), calibration_(calibration), parts_(parts), degrees_(parts.degrees()) {
+  checkModelled(job);
+  threads_ = blasThreadsFor(job.parallel, calibration.cores);
+  share_ = std::max(1.0, static_cast<double>(job.parallel.ranks) * threads_ / calibration.cores);
+  std::vector<RankPlan> per_part(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
+  for (int stage = 0; stage < degrees_.pipeline; ++stage)
+    for (int slice = 0; slice < degrees_.tensor; ++slice)
+      per_part[stage * degrees_.tensor + slice] = planFor(stage, slice);
+  plans_.resize(static_cast<size_t>(degrees_.product()));
+  for (int rank = 0; rank < degrees_.product(); ++rank) {
+    const LayoutCoords at = coordsOf(rank, degrees_);
+    plans_[rank] = per_part[at.stage * degrees_.tensor + at.slice];
+  }
+}
+
+int StepModel::groupSize(GroupKind kind) const {
+  switch (kind) {
+    case GroupKind::kData:
+      return degrees_.data;
+    case GroupKind::kTensor:
+      return degrees_.tensor;
+    case GroupKind::kPipeline:
+      return degrees_.pipeline;
+    case GroupKind::kTied:
+      return 2;
+    default:
+      return degrees_.product();
+  }
+}
+
+int StepModel::groupOf(int rank, GroupKind kind) const {
+  const LayoutCoords at = coordsOf(rank, degrees_);
+  switch (kind) {
+    case GroupKind::kData:
+      return at.stage * degrees_.tensor + at.slice;
+    case GroupKind::kTensor:
+      return at.data * degrees_.pipeline + at.stage;
+    case GroupKind::kPipeline:
+    case GroupKind::kTied:
+      return at.data * degrees_.tensor + at.slice;
+    default:
+      return 0;
+  }
+}
+
+double StepModel::computeNs(const Network& part, bool last_stage, int rows, bool forward) {
+  const std::string& precision = job_.amp.dtype;
+  double ns = 0;
+  const auto add = [&](const std::string& key, double macs) {
+    if (const LayerTiming* t = calibration_.find(key, rows, threads_, precision)) {
+      ns += forward ? t->forward_ns : t->backward_ns;
+      return;
+    }
+    const auto fit = fittedCost(calibration_, layerKind(key), macs, threads_, precision);
+    if (!fit)
+      throw std::invalid_argument("no calibration for " + key + " at " + std::to_string(rows) +
+                                  " rows, " + std::to_string(threads_) + " threads, " + precision +
+                                  " on " + calibration_.machine +
+                                  ": run ranklab calibrate with this job");
+    notes_.push_back(key + " at " + std::to_string(rows) + " rows: fitted from its kind");
+    ns += forward ? fit->forward_ns : fit->backward_ns;
+  };
+  for (const auto& layer : part.layers()) add(layerKey(*layer), layerMacs(*layer, rows));
+  if (last_stage) add(lossKey(part), static_cast<double>(rows) * part.positions() * part.classes());
+  return ns;
+}
+
+double StepModel::linkNs(const std::string& algorithm, int world, double bytes) {
+  if (world <= 1) return 0;
+  const auto fit = calibration_.link(algorithm, world);
+  if (!fit)
+    throw std::invalid_argument("no calibration of parallel.algorithm = \"" + algorithm + "\" on " +
+                                calibration_.machine + ": run ranklab calibrate with this job");
+  return fit->at(bytes);
+}
+
+RankPlan StepModel::planFor(int stage, int slice) {
+  const ParallelSpec& p = job_.parallel;
+  const TrainSpec& train = job_.train;
+  Network& part = parts_.part(stage, slice);
+  const bool last = stage == degrees_.pipeline - 1;
+  const int rows = std::max(1, train.batch_size / std::max(1, p.microbatches));
+  const double fwd = computeNs(part, last, rows, true), bwd = computeNs(part, last, rows, false);
+  const TrafficFormula traffic = trafficFormula(job_, part, {0, stage, slice}, degrees_);
+  // The slices' f and g: the formula's bytes spread evenly over the step's collectives.
+  const int tf = degrees_.tensor > 1 ? sliceCollectives(part, true) : 0;
+  const int tb = degrees_.tensor > 1 ? sliceCollectives(part, false) : 0;
+  const int64_t passes = int64_t{p.microbatches} * train.accumulate_steps;
+  const int64_t tensor_sums = passes * (tf + tb);
+  const int64_t tensor_total = traffic.tensor.value_or(0);
+  const int64_t tensor_each = tensor_sums > 0 ? tensor_total / tensor_sums : 0;
+  int64_t tensor_left = tensor_total - tensor_each * tensor_sums;  // one more byte for the first
+  const double t = degrees_.tensor;
+  const double tensor_ns =
+      linkNs("ring", degrees_.tensor, tensor_each * t / std::max(1.0, 2 * (t - 1)));
+  RankPlan plan;
+  plan.stage = stage;
+  plan.slice = slice;
+  plan.counts_samples = last && slice == 0;
+  auto& out = plan.actions;
+  const auto sliceSums = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      const int64_t bytes = tensor_each + (tensor_left > 0 ? 1 : 0);
+      tensor_left -= tensor_left > 0 ? 1 : 0;
+      out.push_back(collective(GroupKind::kTensor, tensor_ns, bytes, ByteClass::kTensor,
+                               CollectiveCount::kAllreduce));
+    }
+  };
+  // A message between stages: the ring's 2-rank fit is two hops of half the bytes each.
+  const auto p2pNs = [&](int64_t bytes) { return linkNs("ring", 2, 2.0 * bytes) / 2; };
+  const int64_t act = int64_t{rows} * static_cast<int64_t>(part.outputShape().size()) * 4;
+  const int64_t grad = int64_t{rows} * static_cast<int64_t>(part.inputShape().size()) * 4;
+  const double data_ns = calibration_.data_ns_per_byte * train.batch_size *
+                         static_cast<double>(part.inputShape().size()) * 4;
+  for (int k = 0; k < train.accumulate_steps; ++k) {
+    out.push_back(compute(kData, data_ns));
+    if (degrees_.pipeline == 1) {
+      for (int micro = 0; micro < p.microbatches; ++micro) {
+        out.push_back(compute(kForward, fwd));
+        sliceSums(tf);
+        out.push_back(compute(kBackward, bwd));
+        sliceSums(tb);
+      }
+      continue;
+    }
+    const PipelineOrder order =
+        p.schedule == "gpipe" ? PipelineOrder::kGpipe : PipelineOrder::k1F1B;
+    const int up = degrees_.tensor;  // the next stage's rank is a stage of slices away
+    for (const auto& pass :
+         PipelineSchedule::passOrder(order, stage, degrees_.pipeline, p.microbatches)) {
+      if (pass.forward) {
+        if (stage > 0) out.push_back(message(ActionKind::kRecv, -up, pass.micro, 0, 0));
+        out.push_back(compute(kForward, fwd, pass.micro + 1));
+        sliceSums(tf);
+        if (!last) out.push_back(message(ActionKind::kSend, up, pass.micro, act, p2pNs(act)));
+      } else {
+        if (!last) out.push_back(message(ActionKind::kRecv, up, kBackwardTag + pass.micro, 0, 0));
+        out.push_back(compute(kBackward, bwd, -(pass.micro + 1)));
+        sliceSums(tb);
+        if (stage > 0)
+          out.push_back(
+              message(ActionKind::kSend, -up, kBackwardTag + pass.micro, grad, p2pNs(grad)));
+      }
+    }
+    // The stages share the step's loss: one float each.
+    out.push_back(collective(GroupKind::kPipeline, linkNs("ring", degrees_.pipeline, 4), 0,
+                             ByteClass::kPipeline, CollectiveCount::kAllreduce));
+  }
+  SimAction straggle;  // where a slowed rank sleeps (the replay fills in its delay)
+  straggle.kind = ActionKind::kSleep;
+  straggle.phase = kBackward;
+  out.push_back(straggle);
+  // A GPT's token table: its copies on the first and last stage add each other's gradient.
+  if (degrees_.pipeline > 1 && job_.model.kind == "gpt" && (stage == 0 || last)) {
+    int64_t table = 0;
+    for (const ParamView& view : part.views())
+      if (view.name == "embed.token" || view.name == "lm_head.weight")
+        table += static_cast<int64_t>(view.size) * 4;
+    out.push_back(collective(GroupKind::kTied, linkNs("ring", 2, table), table,
+                             ByteClass::kPipeline, CollectiveCount::kAllreduce));
+  }
+  if (job_.amp.dtype != "fp32")  // every rank skips together: one flag summed
+    out.push_back(collective(GroupKind::kWorld, linkNs("ring", degrees_.product(), 4), 0,
+                             ByteClass::kData, CollectiveCount::kAllreduce));
+  const double grad_bytes = static_cast<double>(part.parameterCount()) * 4;
+  if (degrees_.data > 1) {
+    const double zero3 = p.zero == 3 ? 1.5 : 1.0;  // ZeRO 3 gathers the parameters once more
+    const int64_t sent = traffic.data.value_or(
+        static_cast<int64_t>(grad_bytes * 2 * (degrees_.data - 1) / degrees_.data));
+    out.push_back(collective(
+        GroupKind::kData, zero3 * linkNs(p.algorithm, degrees_.data, grad_bytes), sent,
+        ByteClass::kData,
+        p.zero > 0 ? CollectiveCount::kReduceScatterAllGather : CollectiveCount::kAllreduce));
+  }
+  if (train.grad_clip > 0)  // the gradient's norm: one sum over every rank
+    out.push_back(collective(GroupKind::kWorld, linkNs("ring", degrees_.product(), 4), 0,
+                             ByteClass::kData, CollectiveCount::kAllreduce));
+  const auto per_param = calibration_.update_ns_per_param.find(train.optimizer);
+  if (per_param == calibration_.update_ns_per_param.end())
+    throw std::invalid_argument("no calibration of train.optimizer = \"" + train.optimizer +
+                                "\" on " + calibration_.machine + ": run ranklab calibrate");
+  const double updated = p.zero > 0 ? grad_bytes / 4 / degrees_.data : grad_bytes / 4;
+  out.push_back(compute(kUpdate, per_param->second * updated));
+  return plan;
+}
+
+}  // namespace ranklab

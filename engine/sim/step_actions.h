@@ -1,0 +1,76 @@
+// One training step of one rank as the engine runs it, written as data: an ordered list of
+// actions (compute a pass, send a micro-batch's activation, receive its gradient, join a
+// collective), each with its cost from the calibration. The pipeline's passes come from the
+// engine's own PipelineSchedule::passOrder, the bytes from its traffic formula, the memory
+// from its estimate; the replay (step_replay.h) runs every rank's list against the others'.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/job/job_spec.h"
+#include "engine/sim/calibration.h"
+#include "engine/sim/model_parts.h"
+
+namespace ranklab {
+
+enum class ActionKind { kCompute, kSleep, kSend, kRecv, kCollective };
+// The groups a rank's collectives run in (parallel_layout.h), and a GPT's tied table's pair.
+enum class GroupKind { kData, kTensor, kPipeline, kWorld, kTied, kCount };
+// Which of a step's byte counts an action's bytes add to.
+enum class ByteClass { kData, kTensor, kPipeline };
+// Which of a step's collective counts it adds to.
+enum class CollectiveCount { kNone, kAllreduce, kReduceScatterAllGather };
+
+struct SimAction {
+  ActionKind kind = ActionKind::kCompute;
+  int phase = 0;  // a compute's (or sleep's) phase, an index of kStepPhaseNames
+  double ns = 0;  // compute: on a core of its own; collective: the transport's time
+  int peer = -1;  // send, receive: the other rank
+  int tag = 0;    // send, receive: which message (direction and micro-batch)
+  GroupKind group = GroupKind::kData;
+  int64_t bytes = 0;  // this rank's bytes sent
+  ByteClass bytes_class = ByteClass::kData;
+  CollectiveCount counts = CollectiveCount::kNone;
+  int pass = 0;  // a pipeline pass's compute: micro + 1 forward, -(micro + 1) backward; 0 none
+};
+
+// Everything a rank's step costs and sends, shared by the ranks of one (stage, slice).
+struct RankPlan {
+  std::vector<SimAction> actions;
+  int stage = 0, slice = 0;
+  bool counts_samples = false;  // a replica's last stage's first slice
+};
+
+// The ranks' plans for `job` (resolved), or std::invalid_argument naming what the simulator
+// does not model (a parameter server, a codec) or the layer no calibration covers.
+class StepModel {
+ public:
+  StepModel(const JobSpec& job, const Calibration& calibration, ModelParts& parts);
+  const RankPlan& plan(int rank) const { return plans_[rank]; }
+  int ranks() const { return static_cast<int>(plans_.size()); }
+  // The step's compute on one core divided among the ranks x threads sharing the cores.
+  double coreShare() const { return share_; }
+  // Members of each group a rank belongs to (the replay's rendezvous).
+  int groupSize(GroupKind kind) const;
+  // The index of rank's group of `kind` (unique across ranks of that kind).
+  int groupOf(int rank, GroupKind kind) const;
+  // Calibration notes: layers fitted rather than measured, links scaled from another world.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  RankPlan planFor(int stage, int slice);
+  double computeNs(const Network& part, bool last_stage, int rows, bool forward);
+  double linkNs(const std::string& algorithm, int world, double bytes);
+  JobSpec job_;
+  const Calibration& calibration_;
+  ModelParts& parts_;
+  LayoutDegrees degrees_;
+  int threads_ = 1;
+  double share_ = 1;
+  std::vector<RankPlan> plans_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace ranklab

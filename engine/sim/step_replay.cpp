@@ -1,0 +1,145 @@
+#include "engine/sim/step_replay.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ranklab {
+
+namespace {
+
+constexpr int kGroupKinds = static_cast<int>(GroupKind::kCount);
+constexpr int kWait = 4, kComm = 5;  // kStepPhaseNames
+
+uint64_t messageKey(int sender, int tag) {
+  return (static_cast<uint64_t>(sender) << 22) | static_cast<uint64_t>(tag);
+}
+
+void countBytes(SimStep& out, const SimAction& a) {
+  out.bytes_tx += a.bytes;
+  out.bytes_rx += a.bytes;
+  if (a.bytes_class == ByteClass::kTensor) out.bytes_tensor += a.bytes;
+  if (a.bytes_class == ByteClass::kPipeline) out.bytes_pipeline += a.bytes;
+}
+
+}  // namespace
+
+StepReplay::StepReplay(const StepModel& model)
+    : model_(model),
+      next_(model.ranks()),
+      joined_(model.ranks(), std::vector<int64_t>(kGroupKinds)),
+      waiting_(model.ranks(), std::vector<bool>(kGroupKinds)),
+      groups_(kGroupKinds) {
+  for (int kind = 0; kind < kGroupKinds; ++kind) {
+    int count = 0;
+    for (int r = 0; r < model.ranks(); ++r)
+      count = std::max(count, model.groupOf(r, static_cast<GroupKind>(kind)) + 1);
+    groups_[kind].resize(count);
+  }
+}
+
+void StepReplay::run(std::vector<double>& clock, const std::vector<double>& extra_ns,
+                     std::vector<SimStep>& out, bool record_passes) {
+  const int ranks = model_.ranks();
+  std::fill(next_.begin(), next_.end(), 0);
+  messages_.clear();
+  out.assign(ranks, SimStep{});
+  int finished = 0;
+  std::vector<bool> done(ranks, false);
+  while (finished < ranks) {
+    bool moved = false;
+    for (int r = 0; r < ranks; ++r) {
+      if (done[r]) continue;
+      const size_t before = next_[r];
+      if (advance(r, clock, extra_ns, out[r], record_passes)) {
+        done[r] = true;
+        ++finished;
+      }
+      moved = moved || next_[r] != before || done[r];
+    }
+    if (!moved) {
+      for (int r = 0; r < ranks; ++r)
+        if (!done[r])
+          throw std::logic_error("the simulated step cannot finish: rank " + std::to_string(r) +
+                                 " waits at its action " + std::to_string(next_[r]));
+    }
+  }
+}
+
+bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector<double>& extra_ns,
+                         SimStep& out, bool record_passes) {
+  const std::vector<SimAction>& actions = model_.plan(rank).actions;
+  double& t = clock[rank];
+  const double share = model_.coreShare();
+  while (next_[rank] < actions.size()) {
+    const SimAction& a = actions[next_[rank]];
+    switch (a.kind) {
+      case ActionKind::kCompute: {
+        const double start = t;
+        t += a.ns * share;
+        out.phases[a.phase] += static_cast<int64_t>(t - start);
+        if (record_passes && a.pass != 0)
+          out.passes.push_back({a.pass > 0, std::abs(a.pass) - 1, start, t});
+        break;
+      }
+      case ActionKind::kSleep:
+        t += extra_ns[rank];
+        out.phases[a.phase] += static_cast<int64_t>(extra_ns[rank]);
+        break;
+      case ActionKind::kSend:
+        messages_[messageKey(rank, a.tag)] = t + a.ns;
+        out.bytes_tx += a.bytes;
+        out.bytes_pipeline += a.bytes;
+        ++out.sends;
+        break;
+      case ActionKind::kRecv: {
+        const auto it = messages_.find(messageKey(rank + a.peer, a.tag));
+        if (it == messages_.end()) return false;
+        if (it->second > t) {
+          out.phases[kWait] += static_cast<int64_t>(it->second - t);
+          out.bubble_ns += static_cast<int64_t>(it->second - t);
+          t = it->second;
+        }
+        ++out.recvs;
+        break;
+      }
+      case ActionKind::kCollective: {
+        const int kind = static_cast<int>(a.group);
+        Rendezvous& g = groups_[kind][model_.groupOf(rank, a.group)];
+        if (!waiting_[rank][kind]) {  // arrives
+          waiting_[rank][kind] = true;
+          g.latest = std::max(g.latest, t);
+          if (++g.arrived == model_.groupSize(a.group)) {
+            g.done_last = g.latest;
+            g.done_end = g.latest + a.ns;
+            ++g.done;
+            g.arrived = 0;
+            g.latest = 0;
+          }
+        }
+        if (g.done == joined_[rank][kind]) return false;  // the others are not there yet
+        waiting_[rank][kind] = false;
+        ++joined_[rank][kind];
+        // The slices' sums count whole as communication (inside a pass), as the engine's do.
+        const double waited = g.done_last - t;
+        const int wait_phase = a.group == GroupKind::kTensor ? kComm : kWait;
+        out.phases[wait_phase] += static_cast<int64_t>(waited);
+        out.phases[kComm] += static_cast<int64_t>(a.ns);
+        if (a.group == GroupKind::kTensor)
+          out.comm_tensor_ns += static_cast<int64_t>(waited + a.ns);
+        t = g.done_end;
+        countBytes(out, a);
+        if (a.counts == CollectiveCount::kAllreduce) ++out.allreduces;
+        if (a.counts == CollectiveCount::kReduceScatterAllGather) {
+          ++out.reduce_scatters;
+          ++out.all_gathers;
+        }
+        break;
+      }
+    }
+    ++next_[rank];
+  }
+  return true;
+}
+
+}  // namespace ranklab

@@ -1,0 +1,246 @@
+#include "launch/calibrate.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "engine/optim/optimizer.h"
+#include "engine/sim/model_parts.h"
+#include "engine/sim/part_timing.h"
+#include "engine/train/model_part.h"
+#include "engine/train/thread_policy.h"
+#include "kernels/cpu/gemm.h"
+#include "storage/atomic_file.h"
+#include "storage/bounded_read.h"
+#include "storage/private_files.h"
+
+namespace ranklab {
+
+namespace {
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string utcNow() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+int microRows(const JobSpec& job) {
+  return std::max(1, job.train.batch_size / std::max(1, job.parallel.microbatches));
+}
+
+struct LinkNeed {
+  std::string algorithm;
+  int world;
+  bool operator<(const LinkNeed& o) const {
+    return std::tie(algorithm, world) < std::tie(o.algorithm, o.world);
+  }
+};
+
+// The all-reduces the job's step runs (step_actions.cpp): its data group's algorithm, the ring
+// of its slices, of its stages' messages (2 ranks) and of its small sums over every rank.
+std::set<LinkNeed> linksFor(const JobSpec& job) {
+  const LayoutDegrees d = degreesOf(job, job.parallel.ranks);
+  std::set<LinkNeed> need;
+  if (d.data > 1) need.insert({job.parallel.algorithm, d.data});
+  if (d.tensor > 1) need.insert({"ring", d.tensor});
+  if (d.pipeline > 1) need.insert({"ring", 2});
+  if (d.pipeline > 1) need.insert({"ring", d.pipeline});
+  if ((job.amp.dtype != "fp32" || job.train.grad_clip > 0) && d.product() > 1)
+    need.insert({"ring", d.product()});
+  return need;
+}
+
+bool hasLink(const Calibration& c, const LinkNeed& need) {
+  for (const LinkFit& f : c.links)
+    if (f.algorithm == need.algorithm && f.world == need.world) return true;
+  return false;
+}
+
+// time = latency + bytes * per_byte, least squares of the relative error (every size counts
+// alike, the 4-byte sums as much as the megabytes).
+LinkFit fitLink(const std::string& algorithm, int world,
+                const std::vector<AllreduceBenchRow>& rows) {
+  double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0;
+  for (const AllreduceBenchRow& r : rows) {
+    const double t = r.seconds * 1e9, x = static_cast<double>(r.bytes), w = 1 / (t * t);
+    a11 += w;
+    a12 += w * x;
+    a22 += w * x * x;
+    b1 += w * t;
+    b2 += w * x * t;
+  }
+  const double det = a11 * a22 - a12 * a12;
+  LinkFit f{algorithm, world, 0, 0};
+  if (det > 0) {
+    f.latency_ns = std::max(0.0, (b1 * a22 - b2 * a12) / det);
+    f.ns_per_byte = std::max(0.0, (a11 * b2 - a12 * b1) / det);
+  }
+  return f;
+}
+
+template <typename F>
+double medianNs(int repeats, F&& work) {
+  std::vector<double> ns;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    ns.push_back(
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(ns.begin(), ns.begin() + ns.size() / 2, ns.end());
+  return ns[ns.size() / 2];
+}
+
+void measureUpdate(const JobSpec& job, Calibration& c) {
+  constexpr size_t kParams = size_t{1} << 20;
+  std::vector<float> params(kParams, 0.01f), grads(kParams, 0.001f);
+  auto optimizer = makeOptimizer(job.train, kParams);
+  optimizer->step(params.data(), grads.data(), job.train.lr);  // its state allocated
+  c.update_ns_per_param[job.train.optimizer] =
+      medianNs(5, [&] { optimizer->step(params.data(), grads.data(), job.train.lr); }) / kParams;
+}
+
+void measureDataCopy(Calibration& c) {
+  constexpr size_t kBytes = size_t{8} << 20;
+  std::vector<char> from(kBytes, 1), to(kBytes);
+  c.data_ns_per_byte = medianNs(5, [&] { std::memcpy(to.data(), from.data(), kBytes); }) / kBytes;
+}
+
+}  // namespace
+
+std::string defaultCalibrationPath() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string base =
+      xdg && *xdg ? std::string(xdg) : std::string(home ? home : ".") + "/.local/share";
+  return base + "/ranklab/calibration/" + thisMachine().machine + ".json";
+}
+
+Calibration thisMachine() {
+  Calibration c;
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  c.machine = name;
+  c.cpu = cpuModel();
+  c.cores = std::max(1u, std::thread::hardware_concurrency());
+  return c;
+}
+
+Calibration loadCalibration(const std::string& path) {
+  if (access(path.c_str(), F_OK) != 0 && errno == ENOENT) return thisMachine();
+  const ReadLimit limit{uint64_t{64} << 20, "calibrations"};
+  return parseCalibration(readBoundedFile(path, limit), path);
+}
+
+void saveCalibration(const std::string& path, const Calibration& calibration) {
+  const std::string dir = path.substr(0, path.find_last_of('/'));
+  if (dir != path && !dir.empty()) ensurePrivateFolder(dir, "the calibration folder");
+  const std::string text = calibrationJson(calibration);
+  writeFileWhole(path, "the calibration", [&](std::ostream& out) {
+    out << text;
+    return static_cast<int64_t>(text.size());
+  });
+}
+
+std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have) {
+  std::vector<std::string> missing;
+  const int threads = blasThreadsFor(job.parallel, have.cores);
+  const int rows = microRows(job);
+  ModelParts parts(job);
+  const int stages = parts.degrees().pipeline;
+  for (int stage = 0; stage < stages; ++stage) {
+    const Network& part = parts.part(stage, 0);
+    for (const auto& layer : part.layers())
+      if (!have.find(layerKey(*layer), rows, threads, job.amp.dtype))
+        missing.push_back(layerKey(*layer) + " at " + std::to_string(rows) + " rows");
+    if (stage == stages - 1 && !have.find(lossKey(part), rows, threads, job.amp.dtype))
+      missing.push_back(lossKey(part) + " at " + std::to_string(rows) + " rows");
+  }
+  if (!have.update_ns_per_param.count(job.train.optimizer))
+    missing.push_back("the " + job.train.optimizer + " update");
+  if (have.data_ns_per_byte <= 0) missing.push_back("a batch's copy");
+  for (const LinkNeed& need : linksFor(job))
+    if (!hasLink(have, need))
+      missing.push_back(need.algorithm + " all-reduce on " + std::to_string(need.world) + " ranks");
+  return missing;
+}
+
+void calibrateFor(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
+                  bool everything) {
+  const auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  const int threads = blasThreadsFor(job.parallel, have.cores);
+  const int rows = microRows(job);
+  const int labels = job.data.dataset == "text" ? job.model.context : 1;
+  kernels::setBlasThreads(threads);
+  ModelParts parts(job);
+  const int stages = parts.degrees().pipeline;
+  for (int stage = 0; stage < stages; ++stage) {
+    Network& part = parts.part(stage, 0);
+    bool known = !everything;
+    for (const auto& layer : part.layers())
+      known = known && have.find(layerKey(*layer), rows, threads, job.amp.dtype);
+    if (known) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    timePart(part, stage == stages - 1, rows, labels, threads, job.amp.dtype, have);
+    say("layers of stage " + std::to_string(stage) + " (" + std::to_string(part.layers().size()) +
+        " layers, " + std::to_string(rows) + " rows, " + std::to_string(threads) + " threads): " +
+        std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
+            .substr(0, 4) +
+        " s");
+  }
+  if (everything || !have.update_ns_per_param.count(job.train.optimizer)) measureUpdate(job, have);
+  if (everything || have.data_ns_per_byte <= 0) measureDataCopy(have);
+  std::map<std::string, std::vector<int>> worlds;
+  for (const LinkNeed& need : linksFor(job))
+    if (everything || !hasLink(have, need)) worlds[need.algorithm].push_back(need.world);
+  for (const auto& [algorithm, sizes] : worlds) {
+    BenchLaunch launch = options.bench;
+    launch.worlds = sizes;
+    launch.options.algorithms = {algorithm};
+    launch.options.min_bytes = 4;
+    launch.options.max_bytes = size_t{16} << 20;
+    launch.options.seconds_per_size = 0.02;
+    launch.options.repeats = 2;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<AllreduceBenchRow> rows_measured = runAllreduceBenchmark(launch);
+    for (int world : sizes) {
+      std::vector<AllreduceBenchRow> mine;
+      for (const AllreduceBenchRow& r : rows_measured)
+        if (r.world == world) mine.push_back(r);
+      const LinkFit fit = fitLink(algorithm, world, mine);
+      have.links.erase(std::remove_if(have.links.begin(), have.links.end(),
+                                      [&](const LinkFit& f) {
+                                        return f.algorithm == algorithm && f.world == world;
+                                      }),
+                       have.links.end());
+      have.links.push_back(fit);
+    }
+    say(algorithm + " all-reduce on " + std::to_string(sizes.size()) + " world size(s): " +
+        std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
+            .substr(0, 4) +
+        " s");
+  }
+  have.measured = utcNow();
+}
+
+}  // namespace ranklab

@@ -1,0 +1,158 @@
+// The simulator against the engine's own formulas: a pipeline's bubble where every stage
+// computes alike, the bytes each group moves against the traffic formula, a straggler's delay
+// felt by every rank, and a calibration's file read back or refused naming the field.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "engine/job/job_file.h"
+#include "engine/job/pipeline_bubble.h"
+#include "engine/model/transformer_block.h"
+#include "engine/sim/calibration.h"
+#include "engine/sim/model_parts.h"
+#include "engine/sim/part_timing.h"
+#include "engine/sim/simulator.h"
+#include "engine/train/thread_policy.h"
+#include "engine/train/traffic_formula.h"
+
+namespace ranklab {
+namespace {
+
+constexpr int kCores = 64;  // no two ranks share a core: compute is as calibrated
+
+JobSpec spiralsJob(const std::vector<std::string>& settings) {
+  const std::string toml = R"(
+[data]
+dataset = "spirals"
+[model]
+kind = "mlp"
+layers = [32, 32, 32]
+[train]
+batch_size = 32
+epochs = 1
+)";
+  return parseJob(toml, "sim.toml", settings);
+}
+
+// Every stage's forward takes `forward_ns` per micro-batch and its backward `backward_ns`,
+// spread over its layers (and loss head); links and updates cost nothing.
+Calibration uniformCalibration(const JobSpec& job, double forward_ns, double backward_ns) {
+  Calibration c;
+  c.machine = "test";
+  c.cores = kCores;
+  const int threads = blasThreadsFor(job.parallel, kCores);
+  const int rows = job.train.batch_size / job.parallel.microbatches;
+  ModelParts parts(job);
+  const int stages = parts.degrees().pipeline;
+  for (int stage = 0; stage < stages; ++stage) {
+    for (int slice = 0; slice < parts.degrees().tensor; ++slice) {
+      const Network& part = parts.part(stage, slice);
+      const bool last = stage == stages - 1;
+      const double n = static_cast<double>(part.layers().size() + (last ? 1 : 0));
+      for (const auto& layer : part.layers())
+        c.add({layerKey(*layer), layerKind(layerKey(*layer)), rows, threads, "fp32",
+               layerMacs(*layer, rows), forward_ns / n, backward_ns / n});
+      if (last)
+        c.add({lossKey(part), "loss", rows, threads, "fp32", 1, forward_ns / n, backward_ns / n});
+    }
+  }
+  for (int world = 2; world <= 8; world *= 2) c.links.push_back({"ring", world, 0, 0});
+  c.update_ns_per_param["sgd"] = 0;
+  return c;
+}
+
+struct CollectedRows : RunRowSink {
+  std::vector<StepRow> steps;
+  std::vector<SpanRow> spans;
+  void add(RankRow) override {}
+  void add(StepRow row) override { steps.push_back(row); }
+  void add(SpanRow row) override { spans.push_back(row); }
+};
+
+TEST(Simulator, APipelinesBubbleEqualsTheFormulaWhenEveryStageComputesAlike) {
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    const JobSpec job =
+        spiralsJob({"parallel.ranks=4", "parallel.pipeline=4", "parallel.microbatches=4",
+                    std::string("parallel.schedule=\"") + schedule + "\""});
+    const double f = 1e6, b = 2e6;
+    CollectedRows rows;
+    const Prediction p = simulateRun(job, uniformCalibration(job, f, b), {8, 1}, rows);
+    const int m = 4, stages = 4;
+    EXPECT_NEAR(p.step_s, (m + stages - 1) * (f + b) / 1e9, 1e-9) << schedule;
+    for (const StepRow& row : rows.steps) {
+      if (row.step < 3) continue;
+      const double step_ns = row.wait_ns + row.forward_ns + row.backward_ns;
+      EXPECT_NEAR(row.wait_ns / step_ns, bubbleFormula(stages, m), 1e-9)
+          << schedule << " rank " << row.rank << " step " << row.step;
+    }
+  }
+}
+
+TEST(Simulator, EachGroupsBytesEqualTheTrafficFormulaToTheByte) {
+  for (const std::vector<std::string>& layout :
+       {std::vector<std::string>{"parallel.ranks=4", "parallel.tensor=2"},
+        std::vector<std::string>{"parallel.ranks=4", "parallel.pipeline=2",
+                                 "parallel.microbatches=2"},
+        std::vector<std::string>{"parallel.ranks=8", "parallel.pipeline=2", "parallel.tensor=2",
+                                 "parallel.zero=1"}}) {
+    const JobSpec job = spiralsJob(layout);
+    CollectedRows rows;
+    simulateRun(job, uniformCalibration(job, 1e5, 1e5), {2, 1}, rows);
+    ModelParts parts(job);
+    for (const StepRow& row : rows.steps) {
+      const LayoutCoords at = coordsOf(row.rank, parts.degrees());
+      const TrafficFormula f =
+          trafficFormula(job, parts.part(at.stage, at.slice), at, parts.degrees());
+      EXPECT_EQ(row.bytes_tensor, f.tensor.value_or(-1)) << layout[1] << " rank " << row.rank;
+      EXPECT_EQ(row.bytes_pipeline, f.pipeline.value_or(-1)) << layout[1] << " rank " << row.rank;
+      EXPECT_EQ(row.bytes_tx - row.bytes_tensor - row.bytes_pipeline, f.data.value_or(-1))
+          << layout[1] << " rank " << row.rank;
+    }
+  }
+}
+
+TEST(Simulator, AStragglersDelayLandsOnEveryRankOfItsGroup) {
+  const JobSpec steady = spiralsJob({"parallel.ranks=4"});
+  const JobSpec slowed =
+      spiralsJob({"parallel.ranks=4", "fault.straggler_rank=2", "fault.straggler_delay_ms=5"});
+  const Calibration c = uniformCalibration(steady, 1e6, 1e6);
+  const double base = predictRun(steady, c).step_s;
+  EXPECT_NEAR(predictRun(slowed, c).step_s - base, 5e-3, 1e-9);
+  CollectedRows rows;
+  simulateRun(slowed, c, {6, 1}, rows);
+  for (const StepRow& row : rows.steps) {
+    if (row.rank != 2 && row.step > 1) EXPECT_NEAR(row.wait_ns, 5e6, 1) << "rank " << row.rank;
+  }
+}
+
+TEST(Simulator, ACalibrationReadsBackAndABadOneIsRefusedNamingTheField) {
+  const JobSpec job = spiralsJob({"parallel.ranks=2"});
+  const Calibration c = uniformCalibration(job, 1e6, 2e6);
+  const Calibration back = parseCalibration(calibrationJson(c), "cal.json");
+  EXPECT_EQ(back.layers.size(), c.layers.size());
+  EXPECT_EQ(back.links.size(), c.links.size());
+  EXPECT_DOUBLE_EQ(predictRun(job, back).step_s, predictRun(job, c).step_s);
+  std::string text = calibrationJson(c);
+  text.replace(text.find("\"cores\""), 7, "\"corez\"");
+  try {
+    parseCalibration(text, "cal.json");
+    FAIL() << "a calibration without cores was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cal.json: field \"cores\" is missing"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Simulator, AJobThatIsNotModelledIsRefusedNamingTheKey) {
+  const JobSpec job = spiralsJob({"parallel.ranks=2", "compression.codec=\"topk\""});
+  try {
+    predictRun(job, uniformCalibration(spiralsJob({"parallel.ranks=2"}), 1e6, 1e6));
+    FAIL() << "a codec was simulated";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("compression.codec"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ranklab
