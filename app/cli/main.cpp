@@ -17,6 +17,7 @@
 #include "app/cli/json_output.h"
 #include "app/cli/memory_check.h"
 #include "app/cli/plan_commands.h"
+#include "app/cli/prediction_record.h"
 #include "app/cli/progress_printer.h"
 #include "app/cli/report_format.h"
 #include "app/cli/store_commands.h"
@@ -182,10 +183,8 @@ int runJob(const CliArgs& args, int epochs,
     throw std::runtime_error(args.db + ": run " + std::to_string(outcome.run_id) +
                              " is gone from the store (was the file deleted during the run?)");
   }
-  if (args.json)
-    printJson(std::cout, summaryJson(*summary), std::cerr);
-  else
-    printSummary(std::cout, *summary);
+  recordMatchingPrediction(store, outcome.run_id);
+  printRunWithPrediction(std::cout, store, *summary, args.json);
   if (!outcome.error.empty())
     std::cerr << "run " << outcome.run_id << " failed: " << outcome.error << "\n";
   // Stopped by a signal: 128 + its number, as shells expect (130 for Ctrl-C).

@@ -7,6 +7,7 @@
 
 #include "app/cli/attach_command.h"
 #include "app/cli/json_output.h"
+#include "app/cli/prediction_record.h"
 #include "app/cli/report_format.h"
 #include "app/terminal_text.h"
 #include "engine/job/control_characters.h"
@@ -68,10 +69,11 @@ int showRun(RunStore& store, const CliArgs& args, int64_t id) {
   if (args.json) {
     nlohmann::json doc = summaryJson(summary);
     doc["tags"] = tags;
+    doc.update(predictionJson(store, id));
     printJson(std::cout, doc, std::cerr);
     return 0;
   }
-  printSummary(std::cout, summary);
+  printRunWithPrediction(std::cout, store, summary, false);
   if (!tags.empty()) {
     std::cout << "  tags";
     for (const auto& t : tags) std::cout << " " << terminalSafe(t);
