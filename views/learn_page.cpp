@@ -102,7 +102,7 @@ QWidget* LearnPage::buildQuestion() {
   // Predict first: the run answers a question the learner has already answered.
   connect(prediction_, &QLineEdit::textChanged, this,
           [this] { run_->setEnabled(prediction_->hasAcceptableInput() && !waiting_); });
-  connect(run_, &QPushButton::clicked, this, &LearnPage::requestRun);
+  connect(run_, &QPushButton::clicked, this, [this] { runLesson(); });
   connect(replay_last_, &QPushButton::clicked, this, &LearnPage::replayLastRun);
   layout->addWidget(question_);
   layout->addWidget(prediction_);
@@ -185,7 +185,7 @@ QString LearnPage::presetPath(const Lesson& lesson) const {
   return QDir(presets_dir_).filePath(QStringLiteral("lessons/%1.toml").arg(lesson.id));
 }
 
-void LearnPage::requestRun() {
+void LearnPage::runLesson(const QStringList& extra) {
   if (current_ < 0 || waiting_) return;
   const Lesson& lesson = lessons()[size_t(current_)];
   QStringList overrides;
@@ -193,6 +193,7 @@ void LearnPage::requestRun() {
     overrides << o.replace(QStringLiteral("{tmp}"), QDir::tempPath());
   if (const int v = variant_->currentIndex(); v >= 0 && v < int(lesson.variants.size()))
     overrides << lesson.variants[size_t(v)].overrides;
+  overrides << extra;
   waiting_ = true;
   run_->setEnabled(false);
   answer_label_->setText(tr("<i>Running %1…</i>").arg(lesson.title));

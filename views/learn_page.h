@@ -43,6 +43,9 @@ class LearnPage : public QWidget {
   // The latest stored run of the current lesson's preset, or 0.
   int64_t lastLessonRun() const;
   bool replayLastRun();  // showRun(lastLessonRun()), or says there is none
+  // Runs the current lesson's preset as the Run button does (its overrides, the chosen
+  // variant, then `extra`), answered when it ends; no prediction needed (`--lesson ID --start`).
+  void runLesson(const QStringList& extra = {});
   QString presetPath(const Lesson& lesson) const;
 
   const std::optional<LessonAnswer>& answer() const { return answer_; }
@@ -61,7 +64,6 @@ class LearnPage : public QWidget {
  private:
   QWidget* buildQuestion();
   QWidget* buildReplay();
-  void requestRun();
   void showAnswer(const LessonAnswer& answer);
   // Reads the lesson's latest stored runs (kLessonRunsCompared) and tabulates their answers.
   void showComparison(RunStore& store);

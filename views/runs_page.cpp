@@ -17,6 +17,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "engine/job/job_spec.h"
 #include "views/chart_export.h"
 #include "views/curve_chart.h"
 #include "views/models/runs_table_model.h"
@@ -170,7 +171,7 @@ void RunsPage::resumeCurrent() {
          "Another number than %2 resumes it elastically (train.elastic).")
           .arg(id)
           .arg(model_->runAt(row).world),
-      model_->runAt(row).world, 1, 256, 1, &ok);
+      model_->runAt(row).world, 1, kMaxRanks, 1, &ok);
   if (ok) emit resumeRequested(id, ranks);
 }
 

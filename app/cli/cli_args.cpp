@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/job/job_spec.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -18,7 +19,8 @@ int parseRanks(const std::string& n) {
   } catch (const std::exception&) {
   }
   if (used == 0 || used != n.size())
-    throw UsageError("--ranks: \"" + n + "\" is not a number (allowed: 1..256)");
+    throw UsageError("--ranks: \"" + n + "\" is not a number (allowed: 1.." +
+                     std::to_string(kMaxRanks) + ")");
   return ranks;
 }
 

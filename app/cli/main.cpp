@@ -19,6 +19,7 @@
 #include "app/cli/plan_commands.h"
 #include "app/cli/prediction_record.h"
 #include "app/cli/progress_printer.h"
+#include "app/cli/rank_capacity.h"
 #include "app/cli/report_format.h"
 #include "app/cli/store_commands.h"
 #include "app/terminal_text.h"
@@ -116,33 +117,56 @@ std::optional<MemoryCheck> memoryCheckOf(const JobSpec& job) {
   }
 }
 
+// validate --json's "rank_capacity" object.
+nlohmann::json capacityJson(const RankCapacity& capacity) {
+  return {{"ranks_here", capacity.ranks_here},
+          {"cores", capacity.cores},
+          {"ranks_allowed", capacity.allowed},
+          {"fits", capacity.fits()},
+          {"refusal", capacity.refusal}};
+}
+
+// What validate's first line says of a valid job, by what this machine lacks.
+std::string validVerdict(bool fits_memory, const RankCapacity& capacity) {
+  if (!capacity.fits()) return ": valid, but too many ranks to launch on this machine (";
+  return fits_memory ? ": valid (" : ": valid, but too big for this machine's memory (";
+}
+
 int validateCommand(const CliArgs& args) {
   noMoreThan(args, 2, "validate");
   const JobSpec job = loadWithOverrides(args);
+  const RankCapacity capacity = checkRankCapacity(job);
   const std::optional<MemoryCheck> memory = memoryCheckOf(job);
   const bool fits = !memory || memory->fits();
   if (args.json) {
-    nlohmann::json out{{"valid", true}, {"name", job.name}, {"fits_memory", fits}};
+    nlohmann::json out{{"valid", true},
+                       {"name", job.name},
+                       {"fits_memory", fits},
+                       {"rank_capacity", capacityJson(capacity)}};
     if (memory) out["memory"] = memoryJson(*memory);
     printJson(std::cout, out, std::cerr);
   } else {
-    std::cout << positional(args, 1, "job file")
-              << (fits ? ": valid (" : ": valid, but too big for this machine's memory (")
+    std::cout << positional(args, 1, "job file") << validVerdict(fits, capacity)
               << job.parallel.ranks << " ranks, " << job.parallel.strategy << "/"
               << job.parallel.algorithm << ")\n";
     if (memory) printMemory(std::cout, *memory);
   }
+  if (!capacity.fits()) std::cerr << capacity.refusal << "\n";
   if (!fits) std::cerr << memory->refusal << "\n";
-  return fits || args.ignore_memory ? 0 : kDoesNotFit;
+  // Too many ranks stays a refusal: no flag makes thousands of processes fit two cores.
+  return capacity.fits() && (fits || args.ignore_memory) ? 0 : kDoesNotFit;
 }
 
-// Before a launch: the refusal of a job whose ranks on this machine are estimated to need
-// more memory than it has (nothing is started), unless --ignore-memory-estimate.
+// Before a launch (nothing is started): the refusal of a job that would start more rank
+// processes here than this machine's cores take, or whose ranks here are estimated to need
+// more memory than it has (unless --ignore-memory-estimate); each cause said.
 std::optional<int> refuseIfTooBig(const CliArgs& args, const JobSpec& job) {
-  if (args.ignore_memory) return std::nullopt;
-  const std::optional<MemoryCheck> memory = memoryCheckOf(job);
-  if (!memory || memory->fits()) return std::nullopt;
-  std::cerr << "ranklab: not launched: " << memory->refusal << "\n";
+  const RankCapacity capacity = checkRankCapacity(job);
+  if (!capacity.fits()) std::cerr << "ranklab: not launched: " << capacity.refusal << "\n";
+  const std::optional<MemoryCheck> memory = args.ignore_memory ? std::nullopt : memoryCheckOf(job);
+  const bool fits_memory = !memory || memory->fits();
+  if (!fits_memory) std::cerr << "ranklab: not launched: " << memory->refusal << "\n";
+  if (capacity.fits() && fits_memory) return std::nullopt;
   return kDoesNotFit;
 }
 

@@ -1,11 +1,11 @@
 #include "app/cli/memory_check.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+
+#include "app/cli/rank_capacity.h"
 
 namespace ranklab {
 
@@ -35,32 +35,19 @@ std::optional<size_t> cgroupBytes(const char* file_name) {
   }
 }
 
-bool isThisMachine(const std::string& host) {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  const std::string self = name;
-  return host == "localhost" || host == "127.0.0.1" || host == self ||
-         host == self.substr(0, self.find('.'));
-}
-
-// launch.hosts ("name:slots") filled in order, as Open MPI maps by slot; past the slots
-// the ranks wrap around (an oversubscribed run).
+// launch.hosts filled in order (rank_capacity.h), each host holding its ranks' sum.
 std::vector<HostNeed> hostsFromList(const std::vector<std::string>& entries,
                                     const MemoryEstimate& estimate) {
   std::vector<HostNeed> hosts;
-  std::vector<int> slots;
   for (const std::string& entry : entries) {
-    const auto colon = entry.find(':');
-    const std::string name = entry.substr(0, colon);
-    slots.push_back(colon == std::string::npos ? 1 : std::max(1, std::atoi(&entry[colon + 1])));
+    const std::string name = entry.substr(0, entry.find(':'));
     hosts.push_back({name, 0, 0, 0, isThisMachine(name)});
   }
-  size_t next = 0;
-  for (size_t h = 0; next < estimate.ranks.size(); h = (h + 1) % hosts.size()) {
-    for (int s = 0; s < slots[h] && next < estimate.ranks.size(); ++s, ++next) {
-      if (hosts[h].ranks++ == 0) hosts[h].shared = hosts[h].bytes = kHostSharedBytes;
-      hosts[h].bytes += estimate.ranks[next].total();
-    }
+  const auto placed = hostOfEachRank(entries, static_cast<int>(estimate.ranks.size()));
+  for (size_t rank = 0; rank < placed.size(); ++rank) {
+    HostNeed& host = hosts[placed[rank]];
+    if (host.ranks++ == 0) host.shared = host.bytes = kHostSharedBytes;
+    host.bytes += estimate.ranks[rank].total();
   }
   return hosts;
 }

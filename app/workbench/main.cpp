@@ -75,7 +75,8 @@ struct Options {
                         "PATH"};
   QCommandLineOption job{QStringLiteral("job"),
                          "Job file for the setup page (default: quickstart.toml).", "FILE"};
-  QCommandLineOption start{QStringLiteral("start"), "Launch the job at once."};
+  QCommandLineOption start{QStringLiteral("start"),
+                           "Launch the job at once (with --lesson: that lesson's preset)."};
   QCommandLineOption set{QStringLiteral("set"),
                          "Override a job key, e.g. train.epochs=1 (repeatable).", "KEY=VALUE"};
   QCommandLineOption open{QStringLiteral("open"), "Show this stored run on the live page.",
@@ -87,7 +88,7 @@ struct Options {
                           "NAME"};
   QCommandLineOption lesson{QStringLiteral("lesson"),
                             "Open this lesson on the Learn page, answered from its last stored "
-                            "run if there is one.",
+                            "run if there is one; with --start, run it and answer from that run.",
                             "ID"};
   QCommandLineOption allow_foreign_store{
       QStringLiteral("allow-foreign-store"),
@@ -127,6 +128,7 @@ struct Choices {
   qint64 open_run = 0;
   QList<qint64> compare_runs;
   int lesson = -1;
+  bool start = false;
   int after_ms = 0;
 };
 
@@ -151,6 +153,10 @@ QString readChoices(Options& cli, Choices& out) {
       return "--lesson: one of " + ranklab::lessonIds().join(QStringLiteral(", ")) + "; got " +
              cli.parser.value(cli.lesson);
   }
+  out.start = cli.parser.isSet(cli.start);
+  // One job to start: the lesson's own preset, or --job's.
+  if (out.start && out.lesson >= 0 && cli.parser.isSet(cli.job))
+    return QStringLiteral("--lesson with --start runs the lesson's own preset; leave out --job");
   out.after_ms = cli.parser.value(cli.shot_after).toInt(&ok);
   if (!ok || out.after_ms < 0)
     return "--screenshot-after-ms: not a count of ms: " + cli.parser.value(cli.shot_after);
@@ -192,7 +198,8 @@ ranklab::WorkbenchOptions windowOptions(Options& cli, const Choices& chosen) {
   return options;
 }
 
-// The page the options asked for; a lesson answered from its last stored run.
+// The page the options asked for; a lesson answered from its last stored run, or (--start)
+// from the run about to start.
 void showChosenPage(ranklab::MainWindow& window, const Choices& chosen) {
   if (chosen.open_run > 0) window.showPage(ranklab::MainWindow::LiveTab);
   if (!chosen.compare_runs.isEmpty()) window.showPage(ranklab::MainWindow::CompareTab);
@@ -200,8 +207,18 @@ void showChosenPage(ranklab::MainWindow& window, const Choices& chosen) {
   if (chosen.lesson >= 0) {
     window.showPage(ranklab::MainWindow::LearnTab);
     window.learnPage()->selectLesson(chosen.lesson);
-    window.learnPage()->replayLastRun();
+    if (!chosen.start) window.learnPage()->replayLastRun();
   }
+}
+
+// --start: the lesson's preset (the --set keys on top) as its Run button would, else the
+// setup page's job.
+void startChosenRun(ranklab::MainWindow& window, const Choices& chosen,
+                    const QStringList& overrides) {
+  if (chosen.lesson >= 0)
+    window.learnPage()->runLesson(overrides);
+  else
+    window.launch(!chosen.page_set);  // a page asked for stays on screen
 }
 
 // Saves the window to `png` after `after_ms`, or shortly after a --start run ends, and quits.
@@ -284,8 +301,9 @@ int main(int argc, char** argv) {
     scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms,
                        cli.parser.isSet(cli.start));
   if (cli.parser.isSet(cli.exit_when_done)) exitWhenDone(window);
-  if (cli.parser.isSet(cli.start))  // a page asked for stays on screen
-    QTimer::singleShot(0, &window,
-                       [&window, page_set = chosen.page_set] { window.launch(!page_set); });
+  if (chosen.start)
+    QTimer::singleShot(0, &window, [&window, &chosen, &options] {
+      startChosenRun(window, chosen, options.overrides);
+    });
   return app.exec();
 }

@@ -35,7 +35,8 @@ bool readInt(const toml::node& value, const std::string& path, int64_t lo, int64
 void readKey(std::string_view key, const toml::node& value, const std::string& path,
              InjectedFault& fault, IssueLog& log) {
   int64_t v = 0;
-  if (key == "rank" && readInt(value, path, 0, 255, v, log)) fault.rank = static_cast<int>(v);
+  if (key == "rank" && readInt(value, path, 0, kMaxRanks - 1, v, log))
+    fault.rank = static_cast<int>(v);
   if (key == "at_step" && readInt(value, path, 0, int64_t{1} << 40, v, log)) fault.at_step = v;
   if (key == "ms" && readInt(value, path, 1, 600'000, v, log)) fault.ms = static_cast<int>(v);
   if (key == "seconds" && readInt(value, path, 0, 86'400, v, log))

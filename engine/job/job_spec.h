@@ -84,6 +84,10 @@ struct TrainSpec {
 enum class UpdateMode { kReplicas, kSharedModel };
 inline constexpr std::string_view kSharedModelAlgorithm = "shm-sharded";
 
+// The most ranks a job file may name: a cluster's job, for `simulate` and `plan` (a launch
+// checks them against what the machine or allocation has; app/cli/rank_capacity.h).
+inline constexpr int kMaxRanks = 65'536;
+
 struct ParallelSpec {
   int ranks = 2;                       // training ranks (ps-*: workers; servers come on top)
   std::string strategy = "allreduce";  // allreduce | ps-sync | ps-async | local-sgd

@@ -43,8 +43,11 @@ ranklab_gui_run_test(test_workbench_live)
 target_compile_definitions(test_workbench_live PRIVATE
                            RANKLAB_WORKBENCH_PATH="$<TARGET_FILE:ranklab-workbench>")
 add_dependencies(test_workbench_live ranklab-workbench)
-# Every lesson of the Learn page, run from its preset.
+# Every lesson of the Learn page, run from its preset; one by `ranklab-workbench --lesson --start`.
 ranklab_gui_run_test(test_learn_page)
+target_compile_definitions(test_learn_page PRIVATE
+                           RANKLAB_WORKBENCH_PATH="$<TARGET_FILE:ranklab-workbench>")
+add_dependencies(test_learn_page ranklab-workbench)
 
 ranklab_gui_test(test_compare_models ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_compare_models.cpp)
 target_link_libraries(test_compare_models PRIVATE ranklab_view_models Qt6::Test)

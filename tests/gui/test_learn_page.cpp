@@ -4,6 +4,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -337,6 +338,40 @@ class LearnPageTest : public QObject {
     learn->selectLesson(lessonIndex(QStringLiteral("failure")));
     QVERIFY(!learn->showRun(ring_run));
     QVERIFY(learn->findChild<QLabel*>(QStringLiteral("answer"))->text().contains("cannot answer"));
+  }
+
+  // `ranklab-workbench --lesson compression --start`, as a teacher opens a class: the lesson's
+  // own preset runs (it was the setup page's quickstart), stored under the lesson's name, and
+  // the lesson is answered from it. 10 steps a rank (2,560 samples on 4 ranks of 64).
+  void lessonStartRunsThatLesson() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("runs.db"));
+    QProcess workbench;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.filePath(QStringLiteral("config")));
+    workbench.setProcessEnvironment(env);
+    workbench.setProcessChannelMode(QProcess::MergedChannels);
+    workbench.start(QStringLiteral(RANKLAB_WORKBENCH_PATH),
+                    {"--db", db, "--worker", options_.worker_path, "--lesson", "compression",
+                     "--start", "--set", "data.train_limit=2560", "--exit-when-done"});
+    QVERIFY(workbench.waitForFinished(120000));
+    const QString output = QString::fromLocal8Bit(workbench.readAll());
+    QVERIFY2(workbench.exitCode() == 0, qPrintable(output));
+
+    RunStore store(db.toStdString());
+    const auto runs = store.listRuns();
+    QCOMPARE(int(runs.size()), 1);
+    QCOMPARE(QString::fromStdString(runs[0].name), QStringLiteral("lesson-compression"));
+    QCOMPARE(int(store.stepsOfRankFrom(runs[0].id, 0, 0).size()), 10);  // --set on top
+    WorkbenchOptions options = options_;
+    options.db_path = db;
+    MainWindow window(options);
+    LearnPage* learn = window.learnPage();
+    learn->selectLesson(lessonIndex(QStringLiteral("compression")));
+    QCOMPARE(learn->lastLessonRun(), runs[0].id);
+    QVERIFY(learn->replayLastRun());
+    QVERIFY(learn->answer().has_value());
   }
 
  private:

@@ -25,6 +25,12 @@ class CliMemory : public ranklab::testing::CliTest {
   }
 };
 
+// The JSON object in a command's output, its stderr lines before or after it.
+nlohmann::json jsonIn(const std::string& out) {
+  const size_t first = out.find('{');
+  return nlohmann::json::parse(out.substr(first, out.rfind('}') - first + 1));
+}
+
 // The four memory bombs, each valid key by key.
 struct Bomb {
   const char* name;
@@ -58,9 +64,10 @@ TEST_F(CliMemory, RunRefusesEachMemoryBombBeforeAnyRankStarts) {
     const auto r = runCli("run " + path + " --quiet --db " + db());
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (std::string(bomb.name) == "many-ranks" && r.exit_code != 3) {
+    if (std::string(bomb.name) == "many-ranks" &&
+        r.out.find("--ignore-memory-estimate") == std::string::npos) {
       EXPECT_NE(r.out.find("parallel.ranks"), std::string::npos) << r.out;
-      continue;  // this machine has room for 256 quickstart ranks
+      continue;  // this machine has room for 256 quickstart ranks (its cores may refuse them)
     }
     EXPECT_EQ(r.exit_code, 3) << bomb.name << ": " << r.out;
     EXPECT_NE(r.out.find("not launched"), std::string::npos) << r.out;
@@ -70,6 +77,44 @@ TEST_F(CliMemory, RunRefusesEachMemoryBombBeforeAnyRankStarts) {
     // Nothing was launched: not even the run store was opened.
     EXPECT_FALSE(std::filesystem::exists(db())) << bomb.name;
   }
+}
+
+// A cluster's job (4,096 ranks, a valid file for simulate and plan) run here would start
+// 4,096 processes on this machine's cores: refused before anything starts, naming the key,
+// its value and what this machine allows; --ignore-memory-estimate does not lift it. Under
+// Slurm the ranks are not this machine's to count; 8 ranks on 2 cores stay a normal run.
+TEST_F(CliMemory, AClustersRanksAreRefusedBeforeLaunchNamingWhatThisMachineAllows) {
+  const std::string path = job("cluster.toml", "[parallel]\nranks = 4096\n");
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = runCli("run " + path + " --quiet --ignore-memory-estimate --db " + db());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("ranklab: not launched: parallel.ranks = 4096: 4096 rank processes would "
+                       "start on this machine, which allows at most "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" a core, "), std::string::npos) << r.out;
+  EXPECT_LT(seconds, 5.0) << "refused, but only after " << seconds << " s";
+  EXPECT_FALSE(std::filesystem::exists(db()));  // nothing launched, no store opened
+
+  const auto validated = runCli("validate " + path + " --json --ignore-memory-estimate");
+  EXPECT_EQ(validated.exit_code, 3) << validated.out;
+  const auto v = jsonIn(validated.out);
+  EXPECT_FALSE(v["rank_capacity"]["fits"].get<bool>());
+  EXPECT_EQ(v["rank_capacity"]["ranks_here"].get<int>(), 4096);
+  const int allowed = v["rank_capacity"]["ranks_allowed"].get<int>();
+  EXPECT_EQ(allowed, 32 * v["rank_capacity"]["cores"].get<int>());
+  EXPECT_NE(validated.out.find("at most " + std::to_string(allowed)), std::string::npos);
+  EXPECT_EQ(v["memory"]["per_rank"].size(), 4096u);
+
+  const auto slurm = runCli("validate " + path +
+                            " --json --set launch.scheduler='\"slurm\"' --set launch.nodes=32");
+  EXPECT_EQ(slurm.exit_code, 0) << slurm.out;
+  EXPECT_EQ(jsonIn(slurm.out)["rank_capacity"]["ranks_here"].get<int>(), 0);
+  const auto eight = runCli("validate " + quickstart() + " --ranks 8");
+  EXPECT_EQ(eight.exit_code, 0) << eight.out;
+  EXPECT_NE(eight.out.find(": valid (8 ranks"), std::string::npos) << eight.out;
 }
 
 TEST_F(CliMemory, ValidateSaysABombIsValidButTooBig) {

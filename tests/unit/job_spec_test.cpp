@@ -177,10 +177,33 @@ TEST(JobSpec, OutOfRangeSaysAllowedRange) {
   EXPECT_EQ(onlyIssueOf("[train]\nmomentum = 1\n").message, "must be >= 0 and < 1, got 1");
   EXPECT_EQ(onlyIssueOf("[train]\nlr = nan\n").message, "must be > 0 and <= 10, got nan");
   EXPECT_EQ(onlyIssueOf("[train]\nseed = -1\n").message, "must be >= 0, got -1");
-  EXPECT_EQ(onlyIssueOf("[parallel]\nranks = 257\n").message, "must be 1..256, got 257");
+  EXPECT_EQ(onlyIssueOf("[parallel]\nranks = 65537\n").message, "must be 1..65536, got 65537");
   EXPECT_EQ(onlyIssueOf("[telemetry]\nheartbeat_ms = 10\n").message, "must be 50..60000, got 10");
   EXPECT_EQ(onlyIssueOf("[telemetry]\nsilence_limit_s = 0\n").message, "must be 1..86400, got 0");
   EXPECT_EQ(onlyIssueOf("[data]\npath = \"\"\n").message, "must not be empty");
+}
+
+// A cluster's job is a valid file: thousands of ranks, for `simulate` and `plan` (a launch
+// weighs its ranks against what the machine has: app/cli/rank_capacity.h). It once stopped
+// at 256; past 65,536 the key is named.
+TEST(JobSpec, AClustersThousandsOfRanksAreValidUpTo65536) {
+  const JobSpec job = parseJob(
+      "[parallel]\nranks = 4096\nalgorithm = \"hierarchical\"\nranks_per_host = 512\n"
+      "[fault]\nstraggler_rank = 4095\nstraggler_delay_ms = 5\n"
+      "[[faults]]\nrank = 4000\nat_step = 5\naction = \"kill\"\n",
+      "cluster.toml");
+  EXPECT_EQ(job.parallel.ranks, 4096);
+  EXPECT_EQ(job.parallel.ranks_per_host, 512);
+  EXPECT_EQ(job.fault.straggler_rank, 4095);
+  EXPECT_EQ(job.faults.at(0).rank, 4000);
+  EXPECT_EQ(parseJob("[parallel]\nranks = 65536\n", "job.toml").parallel.ranks, 65536);
+  EXPECT_EQ(parseJob("", "job.toml", {"parallel.ranks=4096"}).parallel.ranks, 4096);
+
+  const JobIssue over = onlyIssueOf("[parallel]\nranks = 65537\n");
+  EXPECT_EQ(over.key, "parallel.ranks");
+  EXPECT_EQ(over.line, 2);
+  EXPECT_EQ(over.message, "must be 1..65536, got 65537");
+  EXPECT_EQ(onlyIssueOf("", {"parallel.ranks=65537"}).key, "parallel.ranks");
 }
 
 TEST(JobSpec, LayersAreCheckedEntryByEntry) {
