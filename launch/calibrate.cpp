@@ -54,17 +54,25 @@ struct LinkNeed {
   }
 };
 
+// The largest world an all-reduce is measured on here: past it the simulator scales the
+// nearest measured one by the ring's steps (Calibration::link), as it must for a cluster's
+// thousands of ranks, which no one machine can start.
+constexpr int kLargestMeasuredWorld = 8;
+
 // The all-reduces the job's step runs (step_actions.cpp): its data group's algorithm, the ring
 // of its slices, of its stages' messages (2 ranks) and of its small sums over every rank.
 std::set<LinkNeed> linksFor(const JobSpec& job) {
   const LayoutDegrees d = degreesOf(job, job.parallel.ranks);
   std::set<LinkNeed> need;
-  if (d.data > 1) need.insert({job.parallel.algorithm, d.data});
-  if (d.tensor > 1) need.insert({"ring", d.tensor});
-  if (d.pipeline > 1) need.insert({"ring", 2});
-  if (d.pipeline > 1) need.insert({"ring", d.pipeline});
+  const auto add = [&](const std::string& algorithm, int world) {
+    need.insert({algorithm, std::min(world, kLargestMeasuredWorld)});
+  };
+  if (d.data > 1) add(job.parallel.algorithm, d.data);
+  if (d.tensor > 1) add("ring", d.tensor);
+  if (d.pipeline > 1) add("ring", 2);
+  if (d.pipeline > 1) add("ring", d.pipeline);
   if ((job.amp.dtype != "fp32" || job.train.grad_clip > 0) && d.product() > 1)
-    need.insert({"ring", d.product()});
+    add("ring", d.product());
   return need;
 }
 

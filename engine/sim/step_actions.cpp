@@ -1,6 +1,7 @@
 #include "engine/sim/step_actions.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "engine/model/transformer_block.h"
@@ -62,6 +63,23 @@ int sliceCollectives(const Network& part, bool forward) {
   return n + (forward ? (single + 1) / 2 : single / 2);
 }
 
+// How many ranks share one host's cores: parallel.ranks_per_host where the job says, the most
+// slots a launch.hosts entry gives, every rank on one machine where they fit one (up to 64,
+// what a launch there allows), else hosts like the calibrated one with a rank per core: a job
+// of thousands of ranks is a cluster's.
+int ranksPerHost(const JobSpec& job, int cores) {
+  const int ranks = job.parallel.ranks;
+  if (job.parallel.ranks_per_host > 0) return std::min(ranks, job.parallel.ranks_per_host);
+  int most = 0;
+  for (const std::string& host : job.launch.hosts) {
+    const size_t colon = host.rfind(':');
+    most = std::max(most, colon == std::string::npos ? 1 : std::atoi(host.c_str() + colon + 1));
+  }
+  if (most > 0) return std::min(ranks, most);
+  constexpr int kRanksOneMachineLaunches = 64;
+  return ranks <= kRanksOneMachineLaunches ? ranks : std::max(1, cores);
+}
+
 void checkModelled(const JobSpec& job) {
   const std::string& s = job.parallel.strategy;
   if (s != "allreduce")
@@ -80,8 +98,13 @@ void checkModelled(const JobSpec& job) {
 StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelParts& parts)
     : job_(job), calibration_(calibration), parts_(parts), degrees_(parts.degrees()) {
   checkModelled(job);
-  threads_ = blasThreadsFor(job.parallel, calibration.cores);
-  share_ = std::max(1.0, static_cast<double>(job.parallel.ranks) * threads_ / calibration.cores);
+  const int here = ranksPerHost(job, calibration.cores);
+  if (here < job.parallel.ranks)
+    notes_.push_back("ranks on hosts of " + std::to_string(here) + " (" +
+                     std::to_string(calibration.cores) + " cores each, as " + calibration.machine +
+                     ")");
+  threads_ = blasThreadsFor(job.parallel, calibration.cores, here);
+  share_ = std::max(1.0, static_cast<double>(here) * threads_ / calibration.cores);
   std::vector<RankPlan> per_part(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
   for (int stage = 0; stage < degrees_.pipeline; ++stage)
     for (int slice = 0; slice < degrees_.tensor; ++slice)
