@@ -82,9 +82,9 @@ struct Options {
                           "RUN_ID"};
   QCommandLineOption compare{QStringLiteral("compare"),
                              "Compare these stored runs on the compare page.", "ID,ID,..."};
-  QCommandLineOption page{QStringLiteral("page"),
-                          "Page to show: setup, live, timeline, analysis, runs, compare or learn.",
-                          "NAME"};
+  QCommandLineOption page{
+      QStringLiteral("page"),
+      "Page to show: setup, plan, live, timeline, analysis, runs, compare or learn.", "NAME"};
   QCommandLineOption lesson{QStringLiteral("lesson"),
                             "Open this lesson on the Learn page, answered from its last stored "
                             "run if there is one.",
@@ -133,7 +133,7 @@ struct Choices {
 QString readChoices(Options& cli, Choices& out) {
   out.page_set = cli.parser.isSet(cli.page);
   if (out.page_set && !ranklab::MainWindow::pageFromName(cli.parser.value(cli.page), &out.page))
-    return "--page: one of setup, live, timeline, analysis, runs, compare, learn; got " +
+    return "--page: one of setup, plan, live, timeline, analysis, runs, compare, learn; got " +
            cli.parser.value(cli.page);
   bool ok = true;
   out.open_run = cli.parser.isSet(cli.open) ? cli.parser.value(cli.open).toLongLong(&ok) : 0;
