@@ -1,5 +1,5 @@
-// The workbench window: one tab per page (setup, plan, live, timeline, runs, compare, learn), Launch and
-// Stop in the toolbar. It wires pages to the run thread and the store reader; pages only
+// The workbench window: one tab per page (setup, plan, live, timeline, runs, compare, learn),
+// Launch and Stop in the toolbar. It wires pages to the run thread and the store reader; pages only
 // draw what they are given.
 #pragma once
 

@@ -44,8 +44,9 @@ void MemoryBarDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opt
     painter->setPen(QPen(QColor(0x40, 0x40, 0x40), 1, Qt::DashLine));
     painter->drawLine(limit_x, area.top(), limit_x, area.bottom());
   }
-  painter->setPen(opt.palette.color(QPalette::Text));
-  if (fraction > 1) painter->setPen(QColor(0x8a, 0x10, 0x10));
+  const bool selected = option.state & QStyle::State_Selected;
+  painter->setPen(opt.palette.color(selected ? QPalette::HighlightedText : QPalette::Text));
+  if (fraction > 1 && !selected) painter->setPen(QColor(0x8a, 0x10, 0x10));
   painter->drawText(area.adjusted(4, 0, -4, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
   painter->restore();
 }

@@ -54,7 +54,10 @@ PlanPage::PlanPage(const JobDraft& draft, JobCommandOptions options, QWidget* pa
   view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   view_->setAlternatingRowColors(true);
   view_->verticalHeader()->hide();
-  view_->horizontalHeader()->setStretchLastSection(true);
+  // The layout takes the room left: the numbers keep their own width, side by side.
+  view_->horizontalHeader()->setStretchLastSection(false);
+  view_->horizontalHeader()->setSectionResizeMode(PlanTableModel::LayoutColumn,
+                                                  QHeaderView::Stretch);
   view_->setItemDelegateForColumn(PlanTableModel::MemoryColumn,
                                   new MemoryBarDelegate(PlanTableModel::MemoryFractionRole, view_));
   connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
@@ -93,6 +96,8 @@ QWidget* PlanPage::buildControls() {
   memory_ = new QLineEdit(bar);
   memory_->setObjectName(QStringLiteral("planMemory"));
   memory_->setPlaceholderText(tr("this machine's share"));
+  memory_->setMinimumWidth(memory_->fontMetrics().horizontalAdvance(memory_->placeholderText()) +
+                           24);
   memory_->setToolTip(
       tr("Memory a rank may hold, e.g. 16G or 512M (decimal units); empty: "
          "this machine's memory divided by the ranks"));
@@ -181,6 +186,11 @@ void PlanPage::plan() {
     model_->clear();
 }
 
+void PlanPage::planOn(int ranks) {
+  ranks_->setValue(ranks);  // as if chosen: the form's count no longer replaces it
+  plan();
+}
+
 void PlanPage::simulateSelected() {
   const int row = selectedRow();
   if (row < 0) return;
@@ -211,6 +221,7 @@ bool PlanPage::startCommand(const QString& verb, const QStringList& args, const 
     return false;
   }
   verb_ = verb;
+  clock_.start();
   appendLog(QStringLiteral("$ ") + command_->lastCommand().join(QLatin1Char(' ')));
   status_->setText(status);
   updateActions();
@@ -242,12 +253,14 @@ void PlanPage::showPlan(const QByteArray& output) {
   }
   const auto over = std::count_if(plan.candidates.begin(), plan.candidates.end(),
                                   [](const PlannedLayout& c) { return !c.fits; });
-  QString text = tr("%n layout(s) on %1 ranks, fastest per sample first", "", plan.layouts)
-                     .arg(ranks_->value());
+  QString text = tr("%1 layouts on %2 ranks predicted in %3 s, fastest per sample first")
+                     .arg(plan.layouts)
+                     .arg(ranks_->value())
+                     .arg(clock_.elapsed() / 1000.0, 0, 'f', 1);
   if (int(plan.candidates.size()) < plan.layouts)
     text += tr(" (the best %1 shown)").arg(plan.candidates.size());
   text += tr("; memory limit %1 per rank").arg(bytesText(plan.memory_limit_bytes));
-  if (over > 0) text += tr(", %n over it", "", int(over));
+  if (over > 0) text += tr(", %1 over it").arg(over);
   text += tr("; calibration of %1.").arg(plan.calibration);
   model_->setPlan(std::move(plan));
   view_->sortByColumn(PlanTableModel::RankColumn, Qt::AscendingOrder);

@@ -5,6 +5,7 @@
 // layout" sets the form to it and launches it.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QWidget>
 
 #include "views/job_command.h"
@@ -30,6 +31,7 @@ class PlanPage : public QWidget {
   PlanPage(const JobDraft& draft, JobCommandOptions options, QWidget* parent = nullptr);
 
   void plan();              // the form's job on ranksBox() ranks
+  void planOn(int ranks);   // the same on `ranks`, which the box keeps
   void simulateSelected();  // the selected candidate, stored as a simulated run
   void runSelected();       // asks the window to launch the selected candidate
   void setDbPath(const QString& path) { command_->setDbPath(path); }
@@ -79,6 +81,7 @@ class PlanPage : public QWidget {
   QPushButton* run_ = nullptr;
   QLabel* status_;
   QPlainTextEdit* log_;
+  QElapsedTimer clock_;        // since the command started
   QString verb_;               // of the command going: "plan" or "simulate"
   bool ranks_chosen_ = false;  // the user set the ranks: the form's no longer replace them
 };

@@ -19,6 +19,7 @@
 #include "views/main_window.h"
 #include "views/models/redraw_pacer.h"
 #include "views/models/workbench_settings.h"
+#include "views/plan_page.h"
 
 namespace {
 
@@ -85,6 +86,10 @@ struct Options {
   QCommandLineOption page{
       QStringLiteral("page"),
       "Page to show: setup, plan, live, timeline, analysis, runs, compare or learn.", "NAME"};
+  QCommandLineOption plan{QStringLiteral("plan"),
+                          "Plan the job on this many ranks at once, on the Plan page (as "
+                          "ranklab plan does).",
+                          "RANKS"};
   QCommandLineOption lesson{QStringLiteral("lesson"),
                             "Open this lesson on the Learn page, answered from its last stored "
                             "run if there is one.",
@@ -108,8 +113,8 @@ struct Options {
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
-    for (const auto& o : {db, allow_foreign_store, job, start, set, open, compare, page, lesson,
-                          worker, shot, shot_after, exit_when_done})
+    for (const auto& o : {db, allow_foreign_store, job, start, set, open, compare, page, plan,
+                          lesson, worker, shot, shot_after, exit_when_done})
       parser.addOption(o);
   }
 };
@@ -127,6 +132,7 @@ struct Choices {
   qint64 open_run = 0;
   QList<qint64> compare_runs;
   int lesson = -1;
+  int plan_ranks = 0;  // --plan: 0 = none
   int after_ms = 0;
 };
 
@@ -145,6 +151,11 @@ QString readChoices(Options& cli, Choices& out) {
   }
   if (cli.parser.isSet(cli.compare) && out.compare_runs.size() < 2)
     return QStringLiteral("--compare: two or more run ids, e.g. --compare 3,4");
+  if (cli.parser.isSet(cli.plan)) {
+    out.plan_ranks = cli.parser.value(cli.plan).toInt(&ok);
+    if (!ok || out.plan_ranks < 1)
+      return "--plan: not a count of ranks: " + cli.parser.value(cli.plan);
+  }
   if (cli.parser.isSet(cli.lesson)) {
     out.lesson = ranklab::lessonIndex(cli.parser.value(cli.lesson));
     if (out.lesson < 0)
@@ -196,6 +207,7 @@ ranklab::WorkbenchOptions windowOptions(Options& cli, const Choices& chosen) {
 void showChosenPage(ranklab::MainWindow& window, const Choices& chosen) {
   if (chosen.open_run > 0) window.showPage(ranklab::MainWindow::LiveTab);
   if (!chosen.compare_runs.isEmpty()) window.showPage(ranklab::MainWindow::CompareTab);
+  if (chosen.plan_ranks > 0) window.showPage(ranklab::MainWindow::PlanTab);
   if (chosen.page_set) window.showPage(chosen.page);
   if (chosen.lesson >= 0) {
     window.showPage(ranklab::MainWindow::LearnTab);
@@ -204,7 +216,8 @@ void showChosenPage(ranklab::MainWindow& window, const Choices& chosen) {
   }
 }
 
-// Saves the window to `png` after `after_ms`, or shortly after a --start run ends, and quits.
+// Saves the window to `png` after `after_ms`, or shortly after a --start run or a --plan ends,
+// and quits.
 // A run --start launched for the picture is stopped with it; a run followed goes on.
 void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int after_ms,
                         bool stop_run) {
@@ -223,6 +236,8 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
   QTimer::singleShot(after_ms, &window, take);
   // When the run ends first, wait a moment for the runs list to show its final status.
   QObject::connect(&window, &ranklab::MainWindow::runEnded, &window,
+                   [&window, take] { QTimer::singleShot(700, &window, take); });
+  QObject::connect(window.planPage(), &ranklab::PlanPage::planFinished, &window,
                    [&window, take] { QTimer::singleShot(700, &window, take); });
 }
 
@@ -284,6 +299,9 @@ int main(int argc, char** argv) {
     scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms,
                        cli.parser.isSet(cli.start));
   if (cli.parser.isSet(cli.exit_when_done)) exitWhenDone(window);
+  if (chosen.plan_ranks > 0)
+    QTimer::singleShot(0, &window,
+                       [&window, ranks = chosen.plan_ranks] { window.planPage()->planOn(ranks); });
   if (cli.parser.isSet(cli.start))  // a page asked for stays on screen
     QTimer::singleShot(0, &window,
                        [&window, page_set = chosen.page_set] { window.launch(!page_set); });

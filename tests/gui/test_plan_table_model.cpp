@@ -63,10 +63,12 @@ class PlanTableModelTest : public QObject {
     QCOMPARE(proxy.rowCount(), 0);
   }
 
-  // Numbers sort as numbers ("10.5 ms" after "9.80 ms"), not as their text.
+  // Numbers sort as numbers (12.3 ms after 4.98 ms), not as their text.
   void sortsByStepTime() {
+    Plan plan = cannedPlan();
+    plan.candidates.back().step_s = 0.0123;  // the plan's steps are 1-5 ms: one of two digits
     PlanTableModel model;
-    model.setPlan(cannedPlan());
+    model.setPlan(plan);
     QSortFilterProxyModel proxy;
     proxy.setSourceModel(&model);
     proxy.setSortRole(PlanTableModel::SortRole);
@@ -75,6 +77,7 @@ class PlanTableModelTest : public QObject {
       return proxy.index(row, PlanTableModel::StepColumn).data(PlanTableModel::SortRole).toDouble();
     };
     for (int row = 1; row < proxy.rowCount(); ++row) QVERIFY(step(row - 1) <= step(row));
+    QCOMPARE(proxy.index(36, PlanTableModel::StepColumn).data().toString(), QStringLiteral("12.3"));
     // The fastest step is not the plan's first: it ranks by time per sample.
     QCOMPARE(proxy.index(0, PlanTableModel::LayoutColumn).data().toString(),
              QStringLiteral("tensor 4"));
