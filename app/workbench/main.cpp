@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QIcon>
+#include <QLineEdit>
 #include <QTimer>
 #include <chrono>
 #include <cstdio>
@@ -90,6 +91,9 @@ struct Options {
                           "Plan the job on this many ranks at once, on the Plan page (as "
                           "ranklab plan does).",
                           "RANKS"};
+  QCommandLineOption memory_per_rank{
+      QStringLiteral("memory-per-rank"),
+      "With --plan: the memory a rank may hold, e.g. 16G (as ranklab plan takes it).", "SIZE"};
   QCommandLineOption lesson{QStringLiteral("lesson"),
                             "Open this lesson on the Learn page, answered from its last stored "
                             "run if there is one.",
@@ -114,7 +118,7 @@ struct Options {
     parser.setApplicationDescription(
         QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
     for (const auto& o : {db, allow_foreign_store, job, start, set, open, compare, page, plan,
-                          lesson, worker, shot, shot_after, exit_when_done})
+                          memory_per_rank, lesson, worker, shot, shot_after, exit_when_done})
       parser.addOption(o);
   }
 };
@@ -156,6 +160,8 @@ QString readChoices(Options& cli, Choices& out) {
     if (!ok || out.plan_ranks < 1)
       return "--plan: not a count of ranks: " + cli.parser.value(cli.plan);
   }
+  if (cli.parser.isSet(cli.memory_per_rank) && out.plan_ranks == 0)
+    return QStringLiteral("--memory-per-rank: only with --plan RANKS");
   if (cli.parser.isSet(cli.lesson)) {
     out.lesson = ranklab::lessonIndex(cli.parser.value(cli.lesson));
     if (out.lesson < 0)
@@ -299,9 +305,11 @@ int main(int argc, char** argv) {
     scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms,
                        cli.parser.isSet(cli.start));
   if (cli.parser.isSet(cli.exit_when_done)) exitWhenDone(window);
-  if (chosen.plan_ranks > 0)
+  if (chosen.plan_ranks > 0) {
+    window.planPage()->memoryEdit()->setText(cli.parser.value(cli.memory_per_rank));
     QTimer::singleShot(0, &window,
                        [&window, ranks = chosen.plan_ranks] { window.planPage()->planOn(ranks); });
+  }
   if (cli.parser.isSet(cli.start))  // a page asked for stays on screen
     QTimer::singleShot(0, &window,
                        [&window, page_set = chosen.page_set] { window.launch(!page_set); });
