@@ -1,8 +1,9 @@
 // The Plan page running the real `ranklab plan` and `ranklab simulate` on the spirals MLP at
 // 2 ranks: the first plan calibrates into a fresh calibration file (a couple of seconds, its
 // progress in the page's log), the table fills, "Simulate" stores a simulated run, "Run this
-// layout" hands the candidate's overrides to the window. An invalid form and a launcher that
-// cannot start are refused with the reason.
+// layout" hands the candidate's overrides to the window. In the window, the simulated run opens
+// on the live page and a 2-stage layout is set on the form and launched for real. An invalid
+// form and a launcher that cannot start are refused with the reason.
 #include <QDir>
 #include <QFile>
 #include <QLabel>
@@ -11,14 +12,17 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "storage/run_store.h"
+#include "views/main_window.h"
 #include "views/models/job_draft.h"
 #include "views/models/plan_table_model.h"
 #include "views/plan_page.h"
+#include "views/setup_page.h"
 
 using namespace ranklab;
 
@@ -49,6 +53,7 @@ class PlanPageTest : public QObject {
   void initTestCase() {
     qputenv("OMPI_ALLOW_RUN_AS_ROOT", "1");  // the calibration's ranks, where tests run as root
     qputenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    QVERIFY(calibration_dir_.isValid());
   }
 
   void plansSimulatesAndRunsALayout() {
@@ -57,7 +62,7 @@ class PlanPageTest : public QObject {
     PlanPage page(draft, optionsIn(dir));
     page.show();
     QCOMPARE(page.ranksBox()->value(), 2);  // the form's
-    page.calibrationEdit()->setText(dir.filePath(QStringLiteral("calibration/here.json")));
+    page.calibrationEdit()->setText(calibrationFile());
 
     QSignalSpy planned(&page, &PlanPage::planFinished);
     page.plan();
@@ -66,7 +71,7 @@ class PlanPageTest : public QObject {
     QCOMPARE(planned.first().first().toString(), QString());
     const QString log = page.logView()->toPlainText();
     QVERIFY2(log.contains(QStringLiteral("measuring it on this machine first")), qPrintable(log));
-    QVERIFY(QFile::exists(dir.filePath(QStringLiteral("calibration/here.json"))));
+    QVERIFY(QFile::exists(calibrationFile()));
     QVERIFY(page.model()->rowCount() >= 2);  // 2 data, or 2 pipeline stages, ...
     QVERIFY2(page.statusLabel()->text().contains(QStringLiteral("on 2 ranks")),
              qPrintable(page.statusLabel()->text()));
@@ -96,6 +101,50 @@ class PlanPageTest : public QObject {
     QVERIFY(overrides.contains(QStringLiteral("parallel.ranks=2")));
   }
 
+  // After plansSimulatesAndRunsALayout: its calibration is stored, this plan measures nothing.
+  void theWindowOpensASimulatedRunAndLaunchesALayout() {
+    QTemporaryDir dir;
+    WorkbenchOptions options;
+    options.db_path = dir.filePath(QStringLiteral("runs.db"));
+    options.job_path = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/spirals.toml");
+    options.overrides = {QStringLiteral("train.epochs=1")};
+    options.worker_path = QStringLiteral(RANKLAB_WORKER_PATH);
+    options.launcher_path = QStringLiteral(RANKLAB_CLI_PATH);
+    MainWindow window(options);
+    window.show();
+    window.showPage(MainWindow::PlanTab);
+    PlanPage* page = window.planPage();
+    page->calibrationEdit()->setText(calibrationFile());
+    QSignalSpy planned(page, &PlanPage::planFinished);
+    page->plan();
+    QVERIFY(planned.wait(kCommandMs));
+    QCOMPARE(planned.first().first().toString(), QString());
+
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    page->simulateSelected();
+    QVERIFY(shown.wait(kCommandMs));
+    QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::LiveTab));
+
+    // The 2-stage layout, set on the form and launched: the stored run's job has 2 stages.
+    int row = 0;
+    while (row < page->model()->rowCount() && page->model()->candidateAt(row).pipeline != 2) ++row;
+    QVERIFY(row < page->model()->rowCount());
+    page->view()->selectRow(page->proxy()->mapFromSource(page->model()->index(row, 0)).row());
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    page->runSelected();
+    QCOMPARE(QString::fromStdString(window.setupPage()->draft().value("parallel.pipeline")),
+             QStringLiteral("2"));
+    QVERIFY(window.isRunning());
+    QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::LiveTab));
+    QVERIFY(ended.wait(120000));
+    const auto outcome = ended.first().first().value<RunOutcome>();
+    QCOMPARE(outcome.status, std::string("done"));
+    RunStore store(options.db_path.toStdString());
+    const std::optional<RunRow> run = store.run(outcome.run_id);
+    QVERIFY(run);
+    QVERIFY2(run->job_toml.find("pipeline = 2") != std::string::npos, run->job_toml.c_str());
+  }
+
   void refusesAnInvalidForm() {
     QTemporaryDir dir;
     JobDraft draft = spiralsOn2Ranks();
@@ -122,6 +171,12 @@ class PlanPageTest : public QObject {
     QVERIFY2(error.contains(QStringLiteral("no-ranklab: cannot start")), qPrintable(error));
     QVERIFY(!page.isBusy());
   }
+
+ private:
+  // Measured by the first plan, reused by the next (each test's store is its own).
+  QString calibrationFile() const { return calibration_dir_.filePath(QStringLiteral("here.json")); }
+
+  QTemporaryDir calibration_dir_;
 };
 
 QTEST_MAIN(PlanPageTest)
