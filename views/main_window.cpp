@@ -25,6 +25,7 @@
 #include "views/models/log_model.h"
 #include "views/models/runs_table_model.h"
 #include "views/models/workbench_settings.h"
+#include "views/plan_page.h"
 #include "views/runs_page.h"
 #include "views/setup_page.h"
 #include "views/timeline_page.h"
@@ -40,6 +41,10 @@ LaunchOptions launchOptions(const WorkbenchOptions& options) {
   launch.launcher_path = options.launcher_path.toStdString();
   launch.allow_foreign_store = options.allow_foreign_store;
   return launch;
+}
+
+JobCommandOptions commandOptions(const WorkbenchOptions& options) {
+  return {options.launcher_path, options.worker_path, options.db_path, options.allow_foreign_store};
 }
 
 // The ranks that report steps: the world less a parameter server's server ranks, whose
@@ -83,6 +88,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       log_model_(new LogModel(this)),
       tabs_(new QTabWidget(this)),
       setup_(new SetupPage(launchOptions(options_), options_.presets_dir, this)),
+      plan_page_(new PlanPage(setup_->draft(), commandOptions(options_), this)),
       page_(new LivePage(log_model_, this)),
       runs_page_(new RunsPage(runs_model_, this)),
       compare_page_(new ComparePage(runs_model_, this)),
@@ -95,6 +101,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   tabs_->setObjectName(QStringLiteral("pages"));
   tabs_->setDocumentMode(true);
   tabs_->addTab(setup_, tr("Job setup"));
+  tabs_->addTab(plan_page_, tr("Plan"));
   tabs_->addTab(page_, tr("Live monitor"));
   tabs_->addTab(timeline_page_, tr("Timeline"));
   tabs_->addTab(analysis_page_, tr("Analysis"));
@@ -121,6 +128,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   connectSession();
   connectRunsPage();
   connectStoredRunPages();
+  connectPlanPage();
   connect(live_model_, &LiveRunModel::updated, this, [this] {
     if (runs_page_->isVisible() && runs_page_->currentRunId() == live_run_id_ &&
         preview_clock_.elapsed() >= kLivePreviewMs)
@@ -255,6 +263,26 @@ void MainWindow::connectStoredRunPages() {
   connect(reader_, &RunStoreReader::timelineLoaded, timeline_page_, &TimelinePage::setTimeline);
   connect(analysis_page_, &AnalysisPage::analysisRequested, reader_, &RunStoreReader::analyzeRun);
   connect(reader_, &RunStoreReader::analysisLoaded, analysis_page_, &AnalysisPage::setAnalysis);
+}
+
+// A simulated run opens like any stored run; a layout to run goes through the setup form and
+// its launch, so the form shows what ran.
+void MainWindow::connectPlanPage() {
+  connect(plan_page_, &PlanPage::simulated, this, [this](qint64 id) {
+    refreshRuns();
+    openRun(id);
+    showPage(LiveTab);
+  });
+  connect(plan_page_, &PlanPage::runLayoutRequested, this, [this](const QStringList& overrides) {
+    if (isRunning()) {
+      showError(tr("Run this layout"),
+                tr("Run %1 is still going; stop it first.").arg(live_run_id_));
+      return;
+    }
+    applyOverrides(overrides);
+    launch();
+    if (isRunning()) showPage(LiveTab);
+  });
 }
 
 void MainWindow::setJobPath(const QString& path) {
@@ -555,10 +583,10 @@ void MainWindow::showPage(Page page) {
 }
 
 bool MainWindow::pageFromName(const QString& name, Page* page) {
-  static const QStringList names = {QStringLiteral("setup"),    QStringLiteral("live"),
-                                    QStringLiteral("timeline"), QStringLiteral("analysis"),
-                                    QStringLiteral("runs"),     QStringLiteral("compare"),
-                                    QStringLiteral("learn")};
+  static const QStringList names = {QStringLiteral("setup"),    QStringLiteral("plan"),
+                                    QStringLiteral("live"),     QStringLiteral("timeline"),
+                                    QStringLiteral("analysis"), QStringLiteral("runs"),
+                                    QStringLiteral("compare"),  QStringLiteral("learn")};
   const int index = names.indexOf(name.toLower());
   if (index < 0) return false;
   *page = Page(index);
@@ -574,6 +602,7 @@ void MainWindow::openDb(const QString& path) {
   reader_->setDbPath(path);
   session_->setDbPath(path);
   runs_page_->setDbPath(path);
+  plan_page_->setDbPath(path);
   learn_page_->setDbPath(path);
   WorkbenchSettings::setLastDb(path);
   setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(path)));

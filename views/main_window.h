@@ -1,5 +1,5 @@
-// The workbench window: one tab per page (setup, live, timeline, runs, compare, learn), Launch and
-// Stop in the toolbar. It wires pages to the run thread and the store reader; pages only
+// The workbench window: one tab per page (setup, plan, live, timeline, runs, compare, learn),
+// Launch and Stop in the toolbar. It wires pages to the run thread and the store reader; pages only
 // draw what they are given.
 #pragma once
 
@@ -23,6 +23,7 @@ class AnalysisPage;
 class LiveRunModel;
 class LivePage;
 class LogModel;
+class PlanPage;
 class RunsPage;
 class RunsTableModel;
 class SetupPage;
@@ -45,7 +46,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  enum Page { SetupTab, LiveTab, TimelineTab, AnalysisTab, RunsTab, CompareTab, LearnTab };
+  enum Page { SetupTab, PlanTab, LiveTab, TimelineTab, AnalysisTab, RunsTab, CompareTab, LearnTab };
 
   explicit MainWindow(WorkbenchOptions options, QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -76,6 +77,7 @@ class MainWindow : public QMainWindow {
 
   LivePage* livePage() const { return page_; }
   SetupPage* setupPage() const { return setup_; }
+  PlanPage* planPage() const { return plan_page_; }
   RunsPage* runsPage() const { return runs_page_; }
   ComparePage* comparePage() const { return compare_page_; }
   TimelinePage* timelinePage() const { return timeline_page_; }
@@ -98,6 +100,7 @@ class MainWindow : public QMainWindow {
   void connectSession();
   void connectRunsPage();
   void connectStoredRunPages();
+  void connectPlanPage();
   void updateActions();
   void applyOverrides(const QStringList& overrides);
   void onRunsListed(const RunList& list);
@@ -121,6 +124,7 @@ class MainWindow : public QMainWindow {
   LogModel* log_model_;
   QTabWidget* tabs_;
   SetupPage* setup_;
+  PlanPage* plan_page_;
   LivePage* page_;
   RunsPage* runs_page_;
   ComparePage* compare_page_;

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QIcon>
+#include <QLineEdit>
 #include <QTimer>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "views/main_window.h"
 #include "views/models/redraw_pacer.h"
 #include "views/models/workbench_settings.h"
+#include "views/plan_page.h"
 
 namespace {
 
@@ -83,9 +85,16 @@ struct Options {
                           "RUN_ID"};
   QCommandLineOption compare{QStringLiteral("compare"),
                              "Compare these stored runs on the compare page.", "ID,ID,..."};
-  QCommandLineOption page{QStringLiteral("page"),
-                          "Page to show: setup, live, timeline, analysis, runs, compare or learn.",
-                          "NAME"};
+  QCommandLineOption page{
+      QStringLiteral("page"),
+      "Page to show: setup, plan, live, timeline, analysis, runs, compare or learn.", "NAME"};
+  QCommandLineOption plan{QStringLiteral("plan"),
+                          "Plan the job on this many ranks at once, on the Plan page (as "
+                          "ranklab plan does).",
+                          "RANKS"};
+  QCommandLineOption memory_per_rank{
+      QStringLiteral("memory-per-rank"),
+      "With --plan: the memory a rank may hold, e.g. 16G (as ranklab plan takes it).", "SIZE"};
   QCommandLineOption lesson{QStringLiteral("lesson"),
                             "Open this lesson on the Learn page, answered from its last stored "
                             "run if there is one; with --start, run it and answer from that run.",
@@ -109,8 +118,8 @@ struct Options {
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
-    for (const auto& o : {db, allow_foreign_store, job, start, set, open, compare, page, lesson,
-                          worker, shot, shot_after, exit_when_done})
+    for (const auto& o : {db, allow_foreign_store, job, start, set, open, compare, page, plan,
+                          memory_per_rank, lesson, worker, shot, shot_after, exit_when_done})
       parser.addOption(o);
   }
 };
@@ -129,13 +138,14 @@ struct Choices {
   QList<qint64> compare_runs;
   int lesson = -1;
   bool start = false;
+  int plan_ranks = 0;  // --plan: 0 = none
   int after_ms = 0;
 };
 
 QString readChoices(Options& cli, Choices& out) {
   out.page_set = cli.parser.isSet(cli.page);
   if (out.page_set && !ranklab::MainWindow::pageFromName(cli.parser.value(cli.page), &out.page))
-    return "--page: one of setup, live, timeline, analysis, runs, compare, learn; got " +
+    return "--page: one of setup, plan, live, timeline, analysis, runs, compare, learn; got " +
            cli.parser.value(cli.page);
   bool ok = true;
   out.open_run = cli.parser.isSet(cli.open) ? cli.parser.value(cli.open).toLongLong(&ok) : 0;
@@ -147,6 +157,13 @@ QString readChoices(Options& cli, Choices& out) {
   }
   if (cli.parser.isSet(cli.compare) && out.compare_runs.size() < 2)
     return QStringLiteral("--compare: two or more run ids, e.g. --compare 3,4");
+  if (cli.parser.isSet(cli.plan)) {
+    out.plan_ranks = cli.parser.value(cli.plan).toInt(&ok);
+    if (!ok || out.plan_ranks < 1)
+      return "--plan: not a count of ranks: " + cli.parser.value(cli.plan);
+  }
+  if (cli.parser.isSet(cli.memory_per_rank) && out.plan_ranks == 0)
+    return QStringLiteral("--memory-per-rank: only with --plan RANKS");
   if (cli.parser.isSet(cli.lesson)) {
     out.lesson = ranklab::lessonIndex(cli.parser.value(cli.lesson));
     if (out.lesson < 0)
@@ -203,6 +220,7 @@ ranklab::WorkbenchOptions windowOptions(Options& cli, const Choices& chosen) {
 void showChosenPage(ranklab::MainWindow& window, const Choices& chosen) {
   if (chosen.open_run > 0) window.showPage(ranklab::MainWindow::LiveTab);
   if (!chosen.compare_runs.isEmpty()) window.showPage(ranklab::MainWindow::CompareTab);
+  if (chosen.plan_ranks > 0) window.showPage(ranklab::MainWindow::PlanTab);
   if (chosen.page_set) window.showPage(chosen.page);
   if (chosen.lesson >= 0) {
     window.showPage(ranklab::MainWindow::LearnTab);
@@ -221,7 +239,8 @@ void startChosenRun(ranklab::MainWindow& window, const Choices& chosen,
     window.launch(!chosen.page_set);  // a page asked for stays on screen
 }
 
-// Saves the window to `png` after `after_ms`, or shortly after a --start run ends, and quits.
+// Saves the window to `png` after `after_ms`, or shortly after a --start run or a --plan ends,
+// and quits.
 // A run --start launched for the picture is stopped with it; a run followed goes on.
 void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int after_ms,
                         bool stop_run) {
@@ -240,6 +259,8 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
   QTimer::singleShot(after_ms, &window, take);
   // When the run ends first, wait a moment for the runs list to show its final status.
   QObject::connect(&window, &ranklab::MainWindow::runEnded, &window,
+                   [&window, take] { QTimer::singleShot(700, &window, take); });
+  QObject::connect(window.planPage(), &ranklab::PlanPage::planFinished, &window,
                    [&window, take] { QTimer::singleShot(700, &window, take); });
 }
 
@@ -301,6 +322,11 @@ int main(int argc, char** argv) {
     scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms,
                        cli.parser.isSet(cli.start));
   if (cli.parser.isSet(cli.exit_when_done)) exitWhenDone(window);
+  if (chosen.plan_ranks > 0) {
+    window.planPage()->memoryEdit()->setText(cli.parser.value(cli.memory_per_rank));
+    QTimer::singleShot(0, &window,
+                       [&window, ranks = chosen.plan_ranks] { window.planPage()->planOn(ranks); });
+  }
   if (chosen.start)
     QTimer::singleShot(0, &window, [&window, &chosen, &options] {
       startChosenRun(window, chosen, options.overrides);

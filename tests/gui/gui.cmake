@@ -74,3 +74,9 @@ set_tests_properties(test_workbench_live test_learn_page PROPERTIES COST 100)
 
 ranklab_gui_test(test_big_runs ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_big_runs.cpp)
 target_link_libraries(test_big_runs PRIVATE ranklab_views Qt6::Test)
+
+ranklab_gui_test(test_plan_table_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_plan_table_model.cpp)
+target_link_libraries(test_plan_table_model PRIVATE ranklab_view_models Qt6::Test)
+# The Plan page running the real CLI; its first plan calibrates with 2 ranks.
+ranklab_gui_run_test(test_plan_page)
+set_tests_properties(test_plan_page PROPERTIES RESOURCE_LOCK test_plan_page-ranks)

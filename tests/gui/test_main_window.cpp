@@ -332,6 +332,8 @@ class MainWindowTest : public QObject {
     QCOMPARE(page, MainWindow::RunsTab);
     QVERIFY(MainWindow::pageFromName(QStringLiteral("Compare"), &page));
     QCOMPARE(page, MainWindow::CompareTab);
+    QVERIFY(MainWindow::pageFromName(QStringLiteral("plan"), &page));
+    QCOMPARE(page, MainWindow::PlanTab);
     QVERIFY(!MainWindow::pageFromName(QStringLiteral("graphs"), &page));
   }
 };
