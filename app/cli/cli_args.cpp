@@ -115,6 +115,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.steps = parseCount(a, value(), 1, int64_t{1} << 40);
     else if (a == "--top")
       args.top = static_cast<int>(parseCount(a, value(), 1, 100000));
+    else if (a == "--run")
+      args.run_top = static_cast<int>(parseCount(a, value(), 1, 100));
     else if (a == "--calibration")
       args.calibration = value();
     else if (a == "--export")

@@ -35,6 +35,7 @@ struct CliArgs {
   std::string export_path;       // calibrate: write the calibration there too
   std::optional<double> memory_per_rank;  // plan: bytes a rank may hold
   std::optional<int> top;                 // plan: candidates shown
+  std::optional<int> run_top;             // plan --run K: the top K run for real
   bool measure_all = false;               // calibrate --all: measure again what is stored
   JobOverrides overrides;
 };

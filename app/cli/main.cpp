@@ -73,6 +73,8 @@ commands:
         [--calibration FILE]                               (stored per machine, reused; --all: again)
   plan JOB.toml --ranks N [--memory-per-rank SIZE]         every valid layout for N ranks, simulated, ranked
         [--top K] [--calibration FILE]                     by predicted time per sample
+        [--run K [--steps S]]                              then run the top K for real (S steps each):
+                                                           predicted against measured
   bench allreduce [--worlds 2,4] [--algorithms {ALGORITHMS}] [--min-bytes 4]
         [--max-bytes 64M] [--ranks-per-host N] [--repeats 3]  all-reduce busbw per size, checked
         [--seconds 0.1]                                     a timed batch's length per size

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/json_output.h"
@@ -14,6 +15,7 @@
 #include "engine/sim/simulator.h"
 #include "engine/train/memory_estimate.h"
 #include "launch/calibrate.h"
+#include "launch/child_process.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -118,6 +120,85 @@ std::string layoutText(const JobSpec& job) {
   return text;
 }
 
+// `job` simulated and stored as a run; its id and the prediction.
+std::pair<int64_t, Prediction> storeSimulation(RunStore& store, const JobSpec& job,
+                                               const std::string& job_path,
+                                               const Calibration& calibration, int64_t steps) {
+  SimulationOptions options;
+  options.steps = steps;
+  options.seed = job.train.seed;
+  Prediction prediction;
+  const int64_t id =
+      store.storeWholeRun(simulatedRunOf(job, job_path), [&](RunRowSink& sink) {
+        prediction = simulateRun(job, calibration, options, sink);
+        return RunEnd{prediction.status, prediction.wall_s, prediction.wall_s};
+      });
+  return {id, prediction};
+}
+
+
+// "parallel.ranks=8 parallel.schedule=\"1f1b\"": the --set arguments, one per word.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The top `--run K` candidates run for real, one after another, each after its simulation is
+// stored (so the run records it as its prediction): `ranklab run` as a child, as the
+// workbench launches; predicted against measured printed for each.
+int runPlanned(const CliArgs& args, const std::vector<PlanCandidate>& ranked,
+               const Calibration& calibration) {
+  const std::string job_path = positional(args, 1, "job file");
+  const size_t count = std::min(ranked.size(), static_cast<size_t>(*args.run_top));
+  std::printf("\n%-4s %-28s %12s %12s %8s %12s %12s %8s  %s\n", "#", "layout", "predicted ms",
+              "measured ms", "error", "pred memory", "meas memory", "error", "run");
+  int failed = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const PlanCandidate& c = ranked[i];
+    std::vector<std::string> settings = args.overrides;
+    for (const std::string& w : words(c.overrides)) settings.push_back(w);
+    if (args.steps) settings.push_back("train.max_steps=" + std::to_string(*args.steps));
+    {
+      RunStore store(args.db);
+      storeSimulation(store, c.job, job_path, calibration, args.steps.value_or(0));
+    }
+    std::vector<std::string> argv = {"/proc/self/exe", "run", job_path, "--db", args.db,
+                                     "--json", "--quiet"};
+    if (!args.worker.empty()) argv.insert(argv.end(), {"--worker", args.worker});
+    for (const std::string& s : settings) argv.insert(argv.end(), {"--set", s});
+    std::cerr << "plan: running layout " << i + 1 << " (" << layoutText(c.job) << ")\n";
+    ChildProcess child(argv, {});
+    std::string out;
+    while (child.running())
+      child.pump(100, [&](bool is_stderr, const std::string& line) {
+        if (is_stderr)
+          std::cerr << "  " << line << "\n";
+        else
+          out += line + "\n";
+      });
+    const auto doc = nlohmann::json::parse(out.substr(std::min(out.find('{'), out.size())), nullptr, false);
+    if (child.exitCode() != 0 || doc.is_discarded() || !doc.contains("prediction")) {
+      std::printf("%-4zu %-28s  run failed (exit status %d)\n", i + 1, layoutText(c.job).c_str(),
+                  child.exitCode());
+      ++failed;
+      continue;
+    }
+    const auto& p = doc["prediction"];
+    const auto& e = doc["prediction_error"];
+    const double measured_s = p.value("step_s", 0.0) / (1 + e.value("step", 0.0));
+    const double measured_mem = p.value("memory_bytes", 0.0) / (1 + e.value("memory", 0.0));
+    std::printf("%-4zu %-28s %12.2f %12.2f %+7.1f%% %12s %12s %+7.1f%%  %lld\n", i + 1,
+                layoutText(c.job).c_str(), p.value("step_s", 0.0) * 1e3, measured_s * 1e3,
+                e.value("step", 0.0) * 100,
+                byteText(static_cast<size_t>(p.value("memory_bytes", 0.0))).c_str(),
+                byteText(static_cast<size_t>(measured_mem)).c_str(), e.value("memory", 0.0) * 100,
+                static_cast<long long>(doc.value("id", int64_t{0})));
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int simulateCommand(const CliArgs& args) {
@@ -126,26 +207,19 @@ int simulateCommand(const CliArgs& args) {
   const JobSpec job = jobOf(args);
   const Calibration calibration = calibrationFor(args, {job});
   RunStore store(args.db);
-  SimulationOptions options;
-  options.steps = args.steps.value_or(0);
-  options.seed = job.train.seed;
-  Prediction prediction;
-  const int64_t id = store.storeWholeRun(
-      simulatedRunOf(job, positional(args, 1, "job file")), [&](RunRowSink& sink) {
-        prediction = simulateRun(job, calibration, options, sink);
-        return RunEnd{prediction.status, prediction.wall_s, prediction.wall_s};
-      });
+  const auto [id, prediction] = storeSimulation(store, job, positional(args, 1, "job file"),
+                                                calibration, args.steps.value_or(0));
   const auto summary = store.summary(id);
   if (args.json) {
     printJson(std::cout, summaryJson(*summary), std::cerr);
   } else {
     printSummary(std::cout, *summary);
-    std::printf(
-        "simulated %lld steps of %d ranks in %.1f s: run %lld (predicted step %.2f ms, "
-        "largest rank's ledger %s)\n",
-        static_cast<long long>(prediction.steps), job.parallel.ranks, secondsSince(t0),
-        static_cast<long long>(id), prediction.step_s * 1e3,
-        byteText(static_cast<size_t>(prediction.memory_bytes)).c_str());
+    std::printf("simulated %lld steps of %d ranks in %.1f s: run %lld (predicted step %.2f ms, "
+                "largest rank's ledger %s)\n",
+                static_cast<long long>(prediction.steps), job.parallel.ranks, secondsSince(t0),
+                static_cast<long long>(id), prediction.step_s * 1e3,
+                byteText(static_cast<size_t>(prediction.memory_bytes)).c_str());
+    for (const std::string& note : prediction.notes) std::printf("  note: %s\n", note.c_str());
   }
   return prediction.status == "done" ? 0 : 1;
 }
@@ -240,6 +314,7 @@ int planCommand(const CliArgs& args) {
                     : ("; " + std::to_string(skipped.size()) + " not simulated: " + skipped.front())
                           .c_str());
   }
+  if (args.run_top) return runPlanned(args, ranked, calibration);
   return 0;
 }
 

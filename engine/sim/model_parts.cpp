@@ -1,5 +1,6 @@
 #include "engine/sim/model_parts.h"
 
+#include "engine/job/job_file.h"
 #include "engine/sim/silent_peers.h"
 #include "engine/train/memory_estimate.h"
 #include "engine/train/model_part.h"
@@ -34,12 +35,38 @@ ModelParts::ModelParts(const JobSpec& job)
 
 ModelParts::~ModelParts() = default;
 
+namespace {
+
+// What a part depends on: the model, the data's shape, how it is cut and its precision.
+std::string partKey(const JobSpec& job, int stage, int slice) {
+  JobSpec cut;
+  cut.model = job.model;
+  cut.data = job.data;
+  cut.train.seed = job.train.seed;
+  cut.amp = job.amp;
+  cut.parallel.pipeline = job.parallel.pipeline;
+  cut.parallel.tensor = job.parallel.tensor;
+  cut.parallel.sequence_parallel = job.parallel.sequence_parallel;
+  cut.parallel.stage_layers = job.parallel.stage_layers;
+  cut.parallel.ranks = job.parallel.pipeline * job.parallel.tensor;
+  return toTomlText(cut) + "\n" + std::to_string(stage) + "/" + std::to_string(slice);
+}
+
+}  // namespace
+
 Network& ModelParts::part(int stage, int slice) {
+  static std::map<std::string, std::shared_ptr<Built>> kept;  // a simulation runs on one thread
+  constexpr size_t kKeptParts = 64;
   auto& built = parts_[{stage, slice}];
-  if (!built) {
+  if (built) return built->net;
+  const std::string key = partKey(job_, stage, slice);
+  auto found = kept.find(key);
+  if (found == kept.end()) {
+    if (kept.size() >= kKeptParts) kept.clear();
     const int rank = rankOf({0, stage, slice}, degrees_);
-    built = std::make_unique<Built>(job_, shape_, rank, slice);
+    found = kept.emplace(key, std::make_shared<Built>(job_, shape_, rank, slice)).first;
   }
+  built = found->second;
   return built->net;
 }
 

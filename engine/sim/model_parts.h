@@ -1,7 +1,9 @@
 // Each rank's part of a job's model, built as the rank builds it (stageModel: the whole model
 // drawn, sliced, its stage taken) but with no peers: one per distinct (stage, slice), so a
 // layout of 4,096 ranks builds as many parts as it has stages times slices. The simulator
-// times them, reads their traffic from the engine's formula and their layers' shapes.
+// times them, reads their traffic from the engine's formula and their layers' shapes. Parts
+// are kept for the process (the last few dozen): plan's hundreds of layouts cut the same
+// few parts, and drawing a model's parameters is most of what building one costs.
 #pragma once
 
 #include <map>
@@ -32,7 +34,7 @@ class ModelParts {
   JobSpec job_;
   Dataset shape_;
   LayoutDegrees degrees_;
-  std::map<std::pair<int, int>, std::unique_ptr<Built>> parts_;
+  std::map<std::pair<int, int>, std::shared_ptr<Built>> parts_;
 };
 
 }  // namespace ranklab

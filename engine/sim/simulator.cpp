@@ -97,6 +97,25 @@ int64_t ledgerBytes(const RankMemory& m) {
   return static_cast<int64_t>(m.params + m.grads + m.optimizer + m.activations + m.buffers);
 }
 
+// A rank's rows since the last flush.
+struct PendingRows {
+  std::vector<StepRow> steps;
+  std::vector<SpanRow> spans;
+};
+
+// Rows reach the store a block of steps at a time, rank after rank, so each rank's rows go
+// into the steps table's index in order rather than one rank's row between every other's.
+constexpr int64_t kRowsPerFlush = 64;
+
+void flush(std::vector<PendingRows>& pending, RunRowSink& sink) {
+  for (PendingRows& rank : pending) {
+    for (StepRow& row : rank.steps) sink.add(std::move(row));
+    for (SpanRow& span : rank.spans) sink.add(std::move(span));
+    rank.steps.clear();
+    rank.spans.clear();
+  }
+}
+
 // The simulation's loop, rows handed to `sink` when there is one.
 Prediction simulate(const JobSpec& job, const Calibration& calibration, int64_t steps,
                     RunRowSink* sink) {
@@ -113,6 +132,7 @@ Prediction simulate(const JobSpec& job, const Calibration& calibration, int64_t 
   std::vector<std::vector<PhaseTimes>> phases(ranks);
   std::vector<std::vector<int64_t>> bubbles(ranks);
   std::vector<SimStep> out;
+  std::vector<PendingRows> pending(ranks);
   const FaultClock faults{job};
   Prediction p;
   for (int64_t step = 1; step <= steps; ++step) {
@@ -125,8 +145,8 @@ Prediction simulate(const JobSpec& job, const Calibration& calibration, int64_t 
       phases[r].push_back(out[r].phases);
       bubbles[r].push_back(out[r].bubble_ns);
       if (!sink) continue;
-      sink->add(stepRowOf(out[r], memory.ranks[r], job, r, step, end, model.plan(r).counts_samples,
-                          per_epoch));
+      pending[r].steps.push_back(stepRowOf(out[r], memory.ranks[r], job, r, step, end,
+                                           model.plan(r).counts_samples, per_epoch));
       for (const SimPass& pass : out[r].passes) {
         SpanRow span;
         span.rank = r;
@@ -134,11 +154,13 @@ Prediction simulate(const JobSpec& job, const Calibration& calibration, int64_t 
         span.kind = (pass.forward ? "F" : "B") + std::to_string(pass.micro);
         span.start_ns = static_cast<int64_t>(pass.start_ns);
         span.end_ns = static_cast<int64_t>(pass.end_ns);
-        sink->add(span);
+        pending[r].spans.push_back(span);
       }
     }
     p.steps = step;
-    if (faults.ends_after(step)) {
+    const bool ends_here = faults.ends_after(step);
+    if (sink && (step % kRowsPerFlush == 0 || step == steps || ends_here)) flush(pending, *sink);
+    if (ends_here) {
       p.status = "failed";
       break;
     }
