@@ -17,9 +17,14 @@
 #include "engine/optim/optimizer.h"
 #include "engine/sim/model_parts.h"
 #include "engine/sim/part_timing.h"
+#include "engine/sim/simulator.h"
+#include "engine/sim/step_actions.h"
 #include "engine/train/model_part.h"
 #include "engine/train/thread_policy.h"
 #include "kernels/cpu/gemm.h"
+#include "launch/job_runner.h"
+#include "launch/private_dir.h"
+#include "launch/run_observer.h"
 #include "storage/atomic_file.h"
 #include "storage/bounded_read.h"
 #include "storage/private_files.h"
@@ -132,6 +137,60 @@ void measureDataCopy(Calibration& c) {
   c.data_ns_per_byte = medianNs(5, [&] { std::memcpy(to.data(), from.data(), kBytes); }) / kBytes;
 }
 
+// How many ranks of `job` share a host's cores beyond them; 0 where they do not.
+int oversubscribedRanks(const JobSpec& job, const Calibration& c) {
+  const int here = ranksPerHost(job, c.cores);
+  return here * blasThreadsFor(job.parallel, c.cores, here) > c.cores ? here : 0;
+}
+
+// The job's own model, data parallel on `ranks` ranks of this machine, a short run without
+// evaluations, faults or checkpoints: the reference of the oversubscription's measure.
+JobSpec referenceJob(const JobSpec& job, int ranks) {
+  JobSpec ref = job;
+  ParallelSpec& p = ref.parallel;
+  p.ranks = ranks;
+  p.strategy = "allreduce";
+  p.pipeline = p.tensor = p.microbatches = 1;
+  p.zero = 0;
+  p.sequence_parallel = false;
+  p.stage_layers.clear();
+  p.ranks_per_host = 0;
+  ref.compression = {};
+  ref.fault = {};
+  ref.faults.clear();
+  ref.launch = {};
+  ref.train.max_steps = 40;
+  ref.train.eval_every = 0;
+  ref.train.sample_chars = 0;
+  ref.train.checkpoint_path.clear();
+  ref.train.max_restarts = 0;
+  return ref;
+}
+
+// Each rank's step ends, as a real run reports them.
+struct StepEnds : RunObserver {
+  std::map<int, std::vector<int64_t>> ends;
+  void onStep(const StepRow& s) override { ends[s.rank].push_back(s.time_ns); }
+};
+
+// A real run of `ref` on this machine: its step period.
+double measuredPeriod(const JobSpec& ref, const CalibrateOptions& options) {
+  const PrivateDir dir;
+  LaunchOptions launch;
+  launch.db_path = dir.path() + "/runs.db";
+  launch.worker_path = options.bench.worker_path;
+  JobRunner runner(launch);
+  StepEnds steps;
+  const RunOutcome outcome = runner.run(ref, "", steps);
+  if (outcome.status != "done")
+    throw std::runtime_error("the calibration's reference run (" +
+                             std::to_string(ref.parallel.ranks) +
+                             " ranks) failed: " + outcome.error);
+  std::vector<std::vector<int64_t>> per_rank;
+  for (auto& [rank, ends] : steps.ends) per_rank.push_back(std::move(ends));
+  return stepPeriodSeconds(per_rank);
+}
+
 }  // namespace
 
 std::string defaultCalibrationPath() {
@@ -188,11 +247,18 @@ std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have)
   for (const LinkNeed& need : linksFor(job))
     if (!hasLink(have, need))
       missing.push_back(need.algorithm + " all-reduce on " + std::to_string(need.world) + " ranks");
+  const int crowded = oversubscribedRanks(job, have);
+  if (crowded > 0 && !have.oversubscription.count(crowded))
+    missing.push_back(std::to_string(crowded) + " ranks sharing " + std::to_string(have.cores) +
+                      " cores");
   return missing;
 }
 
-void calibrateFor(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
-                  bool everything) {
+namespace {
+
+// What the job's step costs: its layers, its update, a batch's copy, its all-reduces.
+void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
+                    bool everything) {
   const auto say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
@@ -249,6 +315,34 @@ void calibrateFor(const JobSpec& job, Calibration& have, const CalibrateOptions&
         " s");
   }
   have.measured = utcNow();
+}
+
+}  // namespace
+
+void calibrateFor(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
+                  bool everything) {
+  calibrateCosts(job, have, options, everything);
+  const int crowded = oversubscribedRanks(job, have);
+  if (crowded > 0 && (everything || !have.oversubscription.count(crowded)))
+    measureOversubscription(job, crowded, have, options);
+}
+
+void measureOversubscription(const JobSpec& job, int ranks, Calibration& have,
+                             const CalibrateOptions& options) {
+  const JobSpec ref = referenceJob(job, ranks);
+  calibrateCosts(ref, have, options, false);  // its layers and all-reduce, if they are missing
+  have.oversubscription.erase(ranks);
+  const auto t0 = std::chrono::steady_clock::now();
+  const double simulated = predictRun(ref, have).step_s;
+  const double measured = measuredPeriod(ref, options);
+  have.oversubscription[ranks] = simulated > 0 ? measured / simulated : 1;
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "%d ranks on %d cores: a real data-parallel run's step %.2f ms against %.2f ms "
+                "simulated (x%.2f): %.1f s",
+                ranks, have.cores, measured * 1e3, simulated * 1e3, have.oversubscription[ranks],
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (options.progress) options.progress(line);
 }
 
 }  // namespace ranklab

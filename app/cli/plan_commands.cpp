@@ -3,8 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "app/cli/json_output.h"
 #include "app/cli/memory_check.h"
@@ -128,14 +128,12 @@ std::pair<int64_t, Prediction> storeSimulation(RunStore& store, const JobSpec& j
   options.steps = steps;
   options.seed = job.train.seed;
   Prediction prediction;
-  const int64_t id =
-      store.storeWholeRun(simulatedRunOf(job, job_path), [&](RunRowSink& sink) {
-        prediction = simulateRun(job, calibration, options, sink);
-        return RunEnd{prediction.status, prediction.wall_s, prediction.wall_s};
-      });
+  const int64_t id = store.storeWholeRun(simulatedRunOf(job, job_path), [&](RunRowSink& sink) {
+    prediction = simulateRun(job, calibration, options, sink);
+    return RunEnd{prediction.status, prediction.wall_s, prediction.wall_s};
+  });
   return {id, prediction};
 }
-
 
 // "parallel.ranks=8 parallel.schedule=\"1f1b\"": the --set arguments, one per word.
 std::vector<std::string> words(const std::string& text) {
@@ -164,8 +162,8 @@ int runPlanned(const CliArgs& args, const std::vector<PlanCandidate>& ranked,
       RunStore store(args.db);
       storeSimulation(store, c.job, job_path, calibration, args.steps.value_or(0));
     }
-    std::vector<std::string> argv = {"/proc/self/exe", "run", job_path, "--db", args.db,
-                                     "--json", "--quiet"};
+    std::vector<std::string> argv = {"/proc/self/exe", "run",    job_path, "--db",
+                                     args.db,          "--json", "--quiet"};
     if (!args.worker.empty()) argv.insert(argv.end(), {"--worker", args.worker});
     for (const std::string& s : settings) argv.insert(argv.end(), {"--set", s});
     std::cerr << "plan: running layout " << i + 1 << " (" << layoutText(c.job) << ")\n";
@@ -178,7 +176,8 @@ int runPlanned(const CliArgs& args, const std::vector<PlanCandidate>& ranked,
         else
           out += line + "\n";
       });
-    const auto doc = nlohmann::json::parse(out.substr(std::min(out.find('{'), out.size())), nullptr, false);
+    const auto doc =
+        nlohmann::json::parse(out.substr(std::min(out.find('{'), out.size())), nullptr, false);
     if (child.exitCode() != 0 || doc.is_discarded() || !doc.contains("prediction")) {
       std::printf("%-4zu %-28s  run failed (exit status %d)\n", i + 1, layoutText(c.job).c_str(),
                   child.exitCode());
@@ -214,11 +213,12 @@ int simulateCommand(const CliArgs& args) {
     printJson(std::cout, summaryJson(*summary), std::cerr);
   } else {
     printSummary(std::cout, *summary);
-    std::printf("simulated %lld steps of %d ranks in %.1f s: run %lld (predicted step %.2f ms, "
-                "largest rank's ledger %s)\n",
-                static_cast<long long>(prediction.steps), job.parallel.ranks, secondsSince(t0),
-                static_cast<long long>(id), prediction.step_s * 1e3,
-                byteText(static_cast<size_t>(prediction.memory_bytes)).c_str());
+    std::printf(
+        "simulated %lld steps of %d ranks in %.1f s: run %lld (predicted step %.2f ms, "
+        "largest rank's ledger %s)\n",
+        static_cast<long long>(prediction.steps), job.parallel.ranks, secondsSince(t0),
+        static_cast<long long>(id), prediction.step_s * 1e3,
+        byteText(static_cast<size_t>(prediction.memory_bytes)).c_str());
     for (const std::string& note : prediction.notes) std::printf("  note: %s\n", note.c_str());
   }
   return prediction.status == "done" ? 0 : 1;

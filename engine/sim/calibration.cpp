@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -80,6 +81,16 @@ std::optional<PassCost> fittedCost(const Calibration& calibration, const std::st
   return PassCost{fa + fb * macs, ba + bb * macs, false};
 }
 
+namespace {
+
+nlohmann::json oversubscriptionJson(const Calibration& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [ranks, factor] : c.oversubscription) j[std::to_string(ranks)] = factor;
+  return j;
+}
+
+}  // namespace
+
 std::string calibrationJson(const Calibration& c) {
   nlohmann::json layers = nlohmann::json::array(), links = nlohmann::json::array();
   for (const LayerTiming& t : c.layers)
@@ -104,7 +115,8 @@ std::string calibrationJson(const Calibration& c) {
                             {"layers", layers},
                             {"links", links},
                             {"update_ns_per_param", c.update_ns_per_param},
-                            {"data_ns_per_byte", c.data_ns_per_byte}};
+                            {"data_ns_per_byte", c.data_ns_per_byte},
+                            {"oversubscription", oversubscriptionJson(c)}};
   return j.dump(1) + "\n";
 }
 
@@ -155,6 +167,9 @@ Calibration parseCalibration(const std::string& json_text, const std::string& fi
   }
   c.update_ns_per_param = field<std::map<std::string, double>>(j, "update_ns_per_param", file);
   c.data_ns_per_byte = field<double>(j, "data_ns_per_byte", file);
+  for (const auto& [ranks, factor] :
+       field<std::map<std::string, double>>(j, "oversubscription", file))
+    c.oversubscription[std::atoi(ranks.c_str())] = factor;
   return c;
 }
 

@@ -43,6 +43,10 @@ struct Calibration {
   std::vector<LinkFit> links;
   std::map<std::string, double> update_ns_per_param;  // by train.optimizer
   double data_ns_per_byte = 0;                        // a batch's copy out of the data set
+  // Ranks on one host beyond its cores: by how many ranks share it, a real data-parallel
+  // run's step period over the simulated one's (what switching among them costs beyond their
+  // compute, which the layers' timings alone cannot show).
+  std::map<int, double> oversubscription;
 
   // The measured timing of this layer exactly, if any.
   const LayerTiming* find(const std::string& layer, int rows, int threads,

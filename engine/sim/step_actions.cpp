@@ -63,23 +63,6 @@ int sliceCollectives(const Network& part, bool forward) {
   return n + (forward ? (single + 1) / 2 : single / 2);
 }
 
-// How many ranks share one host's cores: parallel.ranks_per_host where the job says, the most
-// slots a launch.hosts entry gives, every rank on one machine where they fit one (up to 64,
-// what a launch there allows), else hosts like the calibrated one with a rank per core: a job
-// of thousands of ranks is a cluster's.
-int ranksPerHost(const JobSpec& job, int cores) {
-  const int ranks = job.parallel.ranks;
-  if (job.parallel.ranks_per_host > 0) return std::min(ranks, job.parallel.ranks_per_host);
-  int most = 0;
-  for (const std::string& host : job.launch.hosts) {
-    const size_t colon = host.rfind(':');
-    most = std::max(most, colon == std::string::npos ? 1 : std::atoi(host.c_str() + colon + 1));
-  }
-  if (most > 0) return std::min(ranks, most);
-  constexpr int kRanksOneMachineLaunches = 64;
-  return ranks <= kRanksOneMachineLaunches ? ranks : std::max(1, cores);
-}
-
 void checkModelled(const JobSpec& job) {
   const std::string& s = job.parallel.strategy;
   if (s != "allreduce")
@@ -95,6 +78,19 @@ void checkModelled(const JobSpec& job) {
 
 }  // namespace
 
+int ranksPerHost(const JobSpec& job, int cores) {
+  const int ranks = job.parallel.ranks;
+  if (job.parallel.ranks_per_host > 0) return std::min(ranks, job.parallel.ranks_per_host);
+  int most = 0;
+  for (const std::string& host : job.launch.hosts) {
+    const size_t colon = host.rfind(':');
+    most = std::max(most, colon == std::string::npos ? 1 : std::atoi(host.c_str() + colon + 1));
+  }
+  if (most > 0) return std::min(ranks, most);
+  constexpr int kRanksOneMachineLaunches = 64;
+  return ranks <= kRanksOneMachineLaunches ? ranks : std::max(1, cores);
+}
+
 StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelParts& parts)
     : job_(job), calibration_(calibration), parts_(parts), degrees_(parts.degrees()) {
   checkModelled(job);
@@ -105,15 +101,34 @@ StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelPa
                      ")");
   threads_ = blasThreadsFor(job.parallel, calibration.cores, here);
   share_ = std::max(1.0, static_cast<double>(here) * threads_ / calibration.cores);
+  if (share_ > 1) oversubscribed_ = oversubscriptionFactor(here);
   std::vector<RankPlan> per_part(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
   for (int stage = 0; stage < degrees_.pipeline; ++stage)
     for (int slice = 0; slice < degrees_.tensor; ++slice)
       per_part[stage * degrees_.tensor + slice] = planFor(stage, slice);
+  for (RankPlan& plan : per_part)
+    for (SimAction& a : plan.actions) a.ns *= oversubscribed_;
   plans_.resize(static_cast<size_t>(degrees_.product()));
   for (int rank = 0; rank < degrees_.product(); ++rank) {
     const LayoutCoords at = coordsOf(rank, degrees_);
     plans_[rank] = per_part[at.stage * degrees_.tensor + at.slice];
   }
+}
+
+double StepModel::oversubscriptionFactor(int here) {
+  const auto& measured = calibration_.oversubscription;
+  if (measured.empty()) {
+    notes_.push_back(std::to_string(here) + " ranks share " + std::to_string(calibration_.cores) +
+                     " cores: their cost not measured (ranklab calibrate measures it)");
+    return 1;
+  }
+  auto nearest = measured.begin();
+  for (auto it = measured.begin(); it != measured.end(); ++it)
+    if (std::abs(it->first - here) < std::abs(nearest->first - here)) nearest = it;
+  if (nearest->first != here)
+    notes_.push_back(std::to_string(here) + " ranks a host: the oversubscription of " +
+                     std::to_string(nearest->first) + " used");
+  return nearest->second;
 }
 
 int StepModel::groupSize(GroupKind kind) const {

@@ -43,6 +43,12 @@ struct RankPlan {
   bool counts_samples = false;  // a replica's last stage's first slice
 };
 
+// How many ranks share one host's cores: parallel.ranks_per_host where the job says, the most
+// slots a launch.hosts entry gives, every rank on one machine where they fit one (up to 64,
+// what a launch there allows), else hosts like the calibrated one with a rank per core: a job
+// of thousands of ranks is a cluster's.
+int ranksPerHost(const JobSpec& job, int cores);
+
 // The ranks' plans for `job` (resolved), or std::invalid_argument naming what the simulator
 // does not model (a parameter server, a codec) or the layer no calibration covers.
 class StepModel {
@@ -63,12 +69,14 @@ class StepModel {
   RankPlan planFor(int stage, int slice);
   double computeNs(const Network& part, bool last_stage, int rows, bool forward);
   double linkNs(const std::string& algorithm, int world, double bytes);
+  double oversubscriptionFactor(int ranks_here);
   JobSpec job_;
   const Calibration& calibration_;
   ModelParts& parts_;
   LayoutDegrees degrees_;
   int threads_ = 1;
   double share_ = 1;
+  double oversubscribed_ = 1;  // the calibration's measured factor for this many ranks a host
   std::vector<RankPlan> plans_;
   std::vector<std::string> notes_;
 };

@@ -49,6 +49,8 @@ ranklab_cli_test(strategies_test TIMED)
 ranklab_cli_test(cli_store_test)
 # The memory estimate: validate prints it, run refuses a job too big (nothing launched).
 ranklab_cli_test(cli_memory_test)
+# simulate, calibrate and plan (docs/plan.md): a simulated pipeline against a real one.
+ranklab_cli_test(cli_plan_test)
 # PyTorch's own traces (a real DDP job under torch.profiler) imported and analysed.
 ranklab_cli_test(cli_import_test)
 ranklab_cli_test(fault_test TIMED)
