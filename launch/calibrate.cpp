@@ -9,16 +9,19 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "comm/codecs/codec.h"
 #include "engine/optim/optimizer.h"
 #include "engine/sim/model_parts.h"
 #include "engine/sim/part_timing.h"
 #include "engine/sim/simulator.h"
 #include "engine/sim/step_actions.h"
+#include "engine/train/gradient_sync.h"
 #include "engine/train/model_part.h"
 #include "engine/train/thread_policy.h"
 #include "kernels/cpu/gemm.h"
@@ -129,6 +132,29 @@ void measureUpdate(const JobSpec& job, Calibration& c) {
   optimizer->step(params.data(), grads.data(), job.train.lr);  // its state allocated
   c.update_ns_per_param[job.train.optimizer] =
       medianNs(5, [&] { optimizer->step(params.data(), grads.data(), job.train.lr); }) / kParams;
+}
+
+// The job's codec over a gradient-like buffer of the part's size: encode and decode per
+// float, and the payload's bytes per float.
+void measureCodec(const JobSpec& job, size_t floats, Calibration& c) {
+  const CodecOptions options = codecOptions(job);
+  auto codec = makeCodec(options, 0);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.f, 1e-3f);
+  std::vector<float> gradient(std::max<size_t>(floats, 1024)), decoded(gradient.size());
+  for (float& g : gradient) g = normal(rng);
+  std::vector<uint8_t> payload;
+  const double n = static_cast<double>(gradient.size());
+  CodecTiming t;
+  t.encode_ns = medianNs(5, [&] { codec->encode(gradient.data(), gradient.size(), payload); }) / n;
+  t.payload = static_cast<double>(payload.size()) / n;
+  t.decode_ns = medianNs(5,
+                         [&] {
+                           codec->decode(payload.data(), payload.size(), gradient.size(),
+                                         decoded.data(), DecodeMode::kAdd);
+                         }) /
+                n;
+  c.codecs[describeCompression(options)] = t;
 }
 
 void measureDataCopy(Calibration& c) {
@@ -243,6 +269,9 @@ std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have)
   }
   if (!have.update_ns_per_param.count(job.train.optimizer))
     missing.push_back("the " + job.train.optimizer + " update");
+  if (job.compression.compresses() && job.compression.codec != "powersgd" &&
+      !have.codecs.count(describeCompression(codecOptions(job))))
+    missing.push_back("compression " + describeCompression(codecOptions(job)));
   if (have.data_ns_per_byte <= 0) missing.push_back("a batch's copy");
   for (const LinkNeed& need : linksFor(job))
     if (!hasLink(have, need))
@@ -284,6 +313,9 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
   }
   if (everything || !have.update_ns_per_param.count(job.train.optimizer)) measureUpdate(job, have);
   if (everything || have.data_ns_per_byte <= 0) measureDataCopy(have);
+  const bool codec = job.compression.compresses() && job.compression.codec != "powersgd";
+  if (codec && (everything || !have.codecs.count(describeCompression(codecOptions(job)))))
+    measureCodec(job, parts.part(0, 0).parameterCount(), have);
   std::map<std::string, std::vector<int>> worlds;
   for (const LinkNeed& need : linksFor(job))
     if (everything || !hasLink(have, need)) worlds[need.algorithm].push_back(need.world);
@@ -335,12 +367,15 @@ void measureOversubscription(const JobSpec& job, int ranks, Calibration& have,
   const auto t0 = std::chrono::steady_clock::now();
   const double simulated = predictRun(ref, have).step_s;
   const double measured = measuredPeriod(ref, options);
-  have.oversubscription[ranks] = simulated > 0 ? measured / simulated : 1;
-  char line[200];
+  ModelParts parts(ref);
+  const int rendezvous = std::max(1, StepModel(ref, have, parts).rendezvousPerStep(0));
+  have.oversubscription[ranks] = (measured - simulated) * 1e9 / rendezvous;
+  char line[240];
   std::snprintf(line, sizeof line,
                 "%d ranks on %d cores: a real data-parallel run's step %.2f ms against %.2f ms "
-                "simulated (x%.2f): %.1f s",
-                ranks, have.cores, measured * 1e3, simulated * 1e3, have.oversubscription[ranks],
+                "simulated: %+.0f us a rendezvous: %.1f s",
+                ranks, have.cores, measured * 1e3, simulated * 1e3,
+                have.oversubscription[ranks] / 1e3,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (options.progress) options.progress(line);
 }

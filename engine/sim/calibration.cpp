@@ -89,6 +89,13 @@ nlohmann::json oversubscriptionJson(const Calibration& c) {
   return j;
 }
 
+nlohmann::json codecsJson(const Calibration& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, t] : c.codecs)
+    j[name] = {{"encode_ns", t.encode_ns}, {"decode_ns", t.decode_ns}, {"payload", t.payload}};
+  return j;
+}
+
 }  // namespace
 
 std::string calibrationJson(const Calibration& c) {
@@ -116,7 +123,8 @@ std::string calibrationJson(const Calibration& c) {
                             {"links", links},
                             {"update_ns_per_param", c.update_ns_per_param},
                             {"data_ns_per_byte", c.data_ns_per_byte},
-                            {"oversubscription", oversubscriptionJson(c)}};
+                            {"oversubscription", oversubscriptionJson(c)},
+                            {"codecs", codecsJson(c)}};
   return j.dump(1) + "\n";
 }
 
@@ -170,6 +178,12 @@ Calibration parseCalibration(const std::string& json_text, const std::string& fi
   for (const auto& [ranks, factor] :
        field<std::map<std::string, double>>(j, "oversubscription", file))
     c.oversubscription[std::atoi(ranks.c_str())] = factor;
+  const nlohmann::json codecs = field<nlohmann::json>(j, "codecs", file);
+  for (const auto& [name, t] : codecs.items()) {
+    const std::string where = file + ": codecs[\"" + name + "\"]";
+    c.codecs[name] = {field<double>(t, "encode_ns", where), field<double>(t, "decode_ns", where),
+                      field<double>(t, "payload", where)};
+  }
   return c;
 }
 

@@ -34,6 +34,13 @@ struct LinkFit {
   double at(double bytes) const { return latency_ns + bytes * ns_per_byte; }
 };
 
+// A gradient codec's cost per float of the gradient it encodes, with its options.
+struct CodecTiming {
+  double encode_ns = 0;  // per float encoded
+  double decode_ns = 0;  // per float a payload stands for
+  double payload = 0;    // bytes of payload per float (measured on a gradient-like buffer)
+};
+
 struct Calibration {
   std::string machine;   // the host name it was measured on
   std::string cpu;       // /proc/cpuinfo's model name
@@ -43,10 +50,13 @@ struct Calibration {
   std::vector<LinkFit> links;
   std::map<std::string, double> update_ns_per_param;  // by train.optimizer
   double data_ns_per_byte = 0;                        // a batch's copy out of the data set
-  // Ranks on one host beyond its cores: by how many ranks share it, a real data-parallel
-  // run's step period over the simulated one's (what switching among them costs beyond their
-  // compute, which the layers' timings alone cannot show).
+  // Ranks on one host beyond its cores, by how many ranks share it: ns each rendezvous of
+  // them costs beyond its transport (the cores switching among ranks that spin while they
+  // wait, which the layers' timings and the bench's back-to-back all-reduces cannot show),
+  // from a real data-parallel run's step period less the simulated one's.
   std::map<int, double> oversubscription;
+  // By describeCompression() of the job's codec ("topk ratio 0.01 ...").
+  std::map<std::string, CodecTiming> codecs;
 
   // The measured timing of this layer exactly, if any.
   const LayerTiming* find(const std::string& layer, int rows, int threads,

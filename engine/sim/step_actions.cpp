@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "comm/codecs/codec.h"
 #include "engine/model/transformer_block.h"
 #include "engine/sim/part_timing.h"
+#include "engine/train/gradient_sync.h"
 #include "engine/train/pipeline_schedule.h"
 #include "engine/train/thread_policy.h"
 #include "engine/train/traffic_formula.h"
@@ -68,9 +70,10 @@ void checkModelled(const JobSpec& job) {
   if (s != "allreduce")
     throw std::invalid_argument("parallel.strategy = \"" + s +
                                 "\" is not simulated yet (simulate models \"allreduce\")");
-  if (job.compression.compresses())
-    throw std::invalid_argument("compression.codec = \"" + job.compression.codec +
-                                "\" is not simulated yet (simulate models \"none\")");
+  if (job.compression.codec == "powersgd")
+    throw std::invalid_argument(
+        "compression.codec = \"powersgd\" is not simulated yet (simulate models \"none\" and "
+        "the flat-buffer codecs)");
   if (job.train.device != "cpu")
     throw std::invalid_argument("train.device = \"" + job.train.device +
                                 "\" is not simulated yet (simulate models \"cpu\")");
@@ -101,13 +104,14 @@ StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelPa
                      ")");
   threads_ = blasThreadsFor(job.parallel, calibration.cores, here);
   share_ = std::max(1.0, static_cast<double>(here) * threads_ / calibration.cores);
-  if (share_ > 1) oversubscribed_ = oversubscriptionFactor(here);
+  if (share_ > 1) crowding_ns_ = oversubscriptionNs(here);
   std::vector<RankPlan> per_part(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
   for (int stage = 0; stage < degrees_.pipeline; ++stage)
     for (int slice = 0; slice < degrees_.tensor; ++slice)
       per_part[stage * degrees_.tensor + slice] = planFor(stage, slice);
   for (RankPlan& plan : per_part)
-    for (SimAction& a : plan.actions) a.ns *= oversubscribed_;
+    for (SimAction& a : plan.actions)
+      if (a.kind == ActionKind::kCollective) a.ns = std::max(0.0, a.ns + crowding_ns_);
   plans_.resize(static_cast<size_t>(degrees_.product()));
   for (int rank = 0; rank < degrees_.product(); ++rank) {
     const LayoutCoords at = coordsOf(rank, degrees_);
@@ -115,12 +119,18 @@ StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelPa
   }
 }
 
-double StepModel::oversubscriptionFactor(int here) {
+int StepModel::rendezvousPerStep(int rank) const {
+  int n = 0;
+  for (const SimAction& a : plans_[rank].actions) n += a.kind == ActionKind::kCollective;
+  return n;
+}
+
+double StepModel::oversubscriptionNs(int here) {
   const auto& measured = calibration_.oversubscription;
   if (measured.empty()) {
     notes_.push_back(std::to_string(here) + " ranks share " + std::to_string(calibration_.cores) +
                      " cores: their cost not measured (ranklab calibrate measures it)");
-    return 1;
+    return 0;
   }
   auto nearest = measured.begin();
   for (auto it = measured.begin(); it != measured.end(); ++it)
@@ -181,6 +191,40 @@ double StepModel::computeNs(const Network& part, bool last_stage, int rows, bool
   for (const auto& layer : part.layers()) add(layerKey(*layer), layerMacs(*layer, rows));
   if (last_stage) add(lossKey(part), static_cast<double>(rows) * part.positions() * part.classes());
   return ns;
+}
+
+// The gradient encoded, moved as its codec's collective moves payloads, decoded
+// (comm/codecs/compressed_allreduce.h): a ring encodes every hop, an all-gather hands every
+// rank every payload to decode, summed payloads are an ordinary all-reduce of them.
+void StepModel::compressedSync(std::vector<SimAction>& out, double floats) {
+  constexpr int kCompress = 3;  // kStepPhaseNames
+  const std::string key = describeCompression(codecOptions(job_));
+  const auto found = calibration_.codecs.find(key);
+  if (found == calibration_.codecs.end())
+    throw std::invalid_argument("no calibration of compression " + key + " on " +
+                                calibration_.machine + ": run ranklab calibrate with this job");
+  const CodecTiming& c = found->second;
+  const int d = degrees_.data;
+  const double payload = c.payload * floats;
+  const CodecCollective kind = makeCodec(codecOptions(job_), 0)->collective();
+  double coded = 0, moved = 0;  // floats encoded and decoded; the all-reduce's bytes
+  int64_t sent = 0;
+  if (kind == CodecCollective::kRing) {
+    coded = 2 * floats;
+    moved = payload;
+    sent = static_cast<int64_t>(payload * 2 * (d - 1) / d);
+  } else if (kind == CodecCollective::kAllgather) {
+    coded = floats * (1 + d);
+    moved = payload * d / 2;  // d payloads gathered: a ring's one pass over all of them
+    sent = static_cast<int64_t>(payload * (d - 1));
+  } else {
+    coded = 2 * floats;
+    moved = payload;
+    sent = static_cast<int64_t>(payload * 2 * (d - 1) / d);
+  }
+  out.push_back(compute(kCompress, c.encode_ns * floats + c.decode_ns * (coded - floats)));
+  out.push_back(collective(GroupKind::kData, linkNs(job_.parallel.algorithm, d, moved), sent,
+                           ByteClass::kData, CollectiveCount::kAllreduce));
 }
 
 double StepModel::linkNs(const std::string& algorithm, int world, double bytes) {
@@ -281,7 +325,9 @@ RankPlan StepModel::planFor(int stage, int slice) {
     out.push_back(collective(GroupKind::kWorld, linkNs("ring", degrees_.product(), 4), 0,
                              ByteClass::kData, CollectiveCount::kAllreduce));
   const double grad_bytes = static_cast<double>(part.parameterCount()) * 4;
-  if (degrees_.data > 1) {
+  if (degrees_.data > 1 && job_.compression.compresses()) {
+    compressedSync(out, grad_bytes / 4);
+  } else if (degrees_.data > 1) {
     const double zero3 = p.zero == 3 ? 1.5 : 1.0;  // ZeRO 3 gathers the parameters once more
     const int64_t sent = traffic.data.value_or(
         static_cast<int64_t>(grad_bytes * 2 * (degrees_.data - 1) / degrees_.data));

@@ -58,6 +58,8 @@ class StepModel {
   int ranks() const { return static_cast<int>(plans_.size()); }
   // The step's compute on one core divided among the ranks x threads sharing the cores.
   double coreShare() const { return share_; }
+  // Collectives in one step of `rank` (what a rendezvous's extra cost is measured per).
+  int rendezvousPerStep(int rank) const;
   // Members of each group a rank belongs to (the replay's rendezvous).
   int groupSize(GroupKind kind) const;
   // The index of rank's group of `kind` (unique across ranks of that kind).
@@ -69,14 +71,15 @@ class StepModel {
   RankPlan planFor(int stage, int slice);
   double computeNs(const Network& part, bool last_stage, int rows, bool forward);
   double linkNs(const std::string& algorithm, int world, double bytes);
-  double oversubscriptionFactor(int ranks_here);
+  double oversubscriptionNs(int ranks_here);
+  void compressedSync(std::vector<SimAction>& out, double floats);
   JobSpec job_;
   const Calibration& calibration_;
   ModelParts& parts_;
   LayoutDegrees degrees_;
   int threads_ = 1;
   double share_ = 1;
-  double oversubscribed_ = 1;  // the calibration's measured factor for this many ranks a host
+  double crowding_ns_ = 0;  // each rendezvous's extra cost where ranks share too few cores
   std::vector<RankPlan> plans_;
   std::vector<std::string> notes_;
 };

@@ -146,7 +146,7 @@ TEST(Simulator, ACalibrationReadsBackAndABadOneIsRefusedNamingTheField) {
 }
 
 TEST(Simulator, AJobThatIsNotModelledIsRefusedNamingTheKey) {
-  const JobSpec job = spiralsJob({"parallel.ranks=2", "compression.codec=\"topk\""});
+  const JobSpec job = spiralsJob({"parallel.ranks=2", "compression.codec=\"powersgd\""});
   try {
     predictRun(job, uniformCalibration(spiralsJob({"parallel.ranks=2"}), 1e6, 1e6));
     FAIL() << "a codec was simulated";
