@@ -175,10 +175,13 @@ Calibration parseCalibration(const std::string& json_text, const std::string& fi
   }
   c.update_ns_per_param = field<std::map<std::string, double>>(j, "update_ns_per_param", file);
   c.data_ns_per_byte = field<double>(j, "data_ns_per_byte", file);
-  for (const auto& [ranks, factor] :
-       field<std::map<std::string, double>>(j, "oversubscription", file))
-    c.oversubscription[std::atoi(ranks.c_str())] = factor;
-  const nlohmann::json codecs = field<nlohmann::json>(j, "codecs", file);
+  // Calibrations written before these fields existed have none: nothing measured yet.
+  if (j.contains("oversubscription"))
+    for (const auto& [ranks, factor] :
+         field<std::map<std::string, double>>(j, "oversubscription", file))
+      c.oversubscription[std::atoi(ranks.c_str())] = factor;
+  const nlohmann::json codecs =
+      j.contains("codecs") ? field<nlohmann::json>(j, "codecs", file) : nlohmann::json::object();
   for (const auto& [name, t] : codecs.items()) {
     const std::string where = file + ": codecs[\"" + name + "\"]";
     c.codecs[name] = {field<double>(t, "encode_ns", where), field<double>(t, "decode_ns", where),
