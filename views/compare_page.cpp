@@ -65,7 +65,7 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
   vertical->addWidget(buildPredictionBox());
   vertical->setStretchFactor(0, 3);
   vertical->setStretchFactor(1, 2);
-  vertical->setStretchFactor(2, 2);
+  vertical->setStretchFactor(2, 1);
   right_layout->addWidget(vertical, 1);
 
   auto* split = new QSplitter(Qt::Horizontal, this);

@@ -173,6 +173,10 @@ class CompareModelsTest : public QObject {
     QCOMPARE(cell(2, 0), QStringLiteral("0.00"));
     QCOMPARE(cell(2, 2), QStringLiteral("-100.0 %"));
     QCOMPARE(cell(3, 2), QStringLiteral("-25.0 %"));
+    check.measured.phases = PhaseTimes{0, 4 * kMs, 0, 0, kMs / 200, 4 * kMs, 0};
+    runs[1].prediction = check;
+    model.setRuns(runs);
+    QCOMPARE(cell(2, 2), QStringLiteral("–"));  // 0.005 ms of a 10 ms step
     runs[1].prediction.reset();
     model.setRuns(runs);
     QVERIFY(model.empty());

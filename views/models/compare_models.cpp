@@ -282,6 +282,14 @@ int PredictionCompareModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : 3 * int(runs_.size());
 }
 
+// A phase under 1 % of the measured step has no error worth reading: 0.05 ms against
+// 0.001 ms is "+4900 %" of nothing.
+bool PredictionCompareModel::errorShown(const QModelIndex& index) const {
+  const size_t run = size_t(index.column() / 3);
+  const double measured = rows_[size_t(index.row())].values[run].second;
+  return measured > 0 && (index.row() == 0 || measured >= 0.01 * rows_[0].values[run].second);
+}
+
 QVariant PredictionCompareModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
@@ -290,12 +298,12 @@ QVariant PredictionCompareModel::data(const QModelIndex& index, int role) const 
   if (role == Qt::TextAlignmentRole) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ToolTipRole && part == 2)
     return tr("(predicted - measured) / measured: + where the prediction was too high");
-  if (role == Qt::ForegroundRole && part == 2 && measured > 0)
+  if (role == Qt::ForegroundRole && part == 2 && errorShown(index))
     return std::abs(relativeError(predicted, measured)) > 0.15 ? QColor(176, 0, 32)
                                                                : QColor(0, 110, 50);
   if (role != Qt::DisplayRole) return {};
   if (part < 2) return QString::number((part == 0 ? predicted : measured) * 1e3, 'f', 2);
-  if (measured <= 0) return QStringLiteral("–");
+  if (!errorShown(index)) return QStringLiteral("–");
   return QString::asprintf("%+.1f %%", 100 * relativeError(predicted, measured));
 }
 

@@ -81,7 +81,8 @@ class SummaryCompareModel : public QAbstractTableModel {
 
 // Predicted against measured for the compared runs that have a prediction: a row for the
 // step and one per phase, three columns per such run (predicted ms, measured ms, the signed
-// error (predicted - measured) / measured). Phases neither side spent time in are left out.
+// error (predicted - measured) / measured; "–" for a phase under 1 % of the measured step).
+// Phases neither side spent time in are left out.
 class PredictionCompareModel : public QAbstractTableModel {
   Q_OBJECT
 
@@ -101,6 +102,8 @@ class PredictionCompareModel : public QAbstractTableModel {
     QString name;
     std::vector<std::pair<double, double>> values;  // per run: predicted s, measured s
   };
+  bool errorShown(const QModelIndex& index) const;
+
   std::vector<std::pair<int64_t, int64_t>> runs_;  // run, its simulated run
   std::vector<Row> rows_;
 };
