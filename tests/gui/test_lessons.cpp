@@ -146,6 +146,10 @@ class LessonsTest : public QObject {
     // No guess, a layout not yet run: said so, not ranked.
     const QString none = layoutRankingHtml(rankVariants(l, {runs[1], runs[4]}, {}));
     QVERIFY2(none.contains("Not every layout has a measured run yet."), qPrintable(none));
+    // No guess: only the simulator's ranking is judged.
+    const QString unguessed = layoutRankingHtml(rankVariants(l, runs, {}));
+    QVERIFY2(unguessed.contains("The simulator's ranking does not match the measurement."),
+             qPrintable(unguessed));
   }
 };
 

@@ -70,15 +70,15 @@ QString verdict(const std::vector<int>& guessed, const std::vector<int>& predict
   const bool guess_given = std::count(guessed.begin(), guessed.end(), 0) == 0;
   const bool you = guess_given && guessed == measured;
   const bool simulator = predicted == measured;
+  if (!guess_given)
+    return simulator ? QObject::tr("The simulator's ranking matches the measurement.")
+                     : QObject::tr("The simulator's ranking does not match the measurement.");
   if (you && simulator)
     return QObject::tr("Your ranking and the simulator's both match the measurement.");
   if (you) return QObject::tr("Your ranking matches the measurement; the simulator's does not.");
   if (simulator)
-    return guess_given
-               ? QObject::tr("The simulator's ranking matches the measurement; yours does not.")
-               : QObject::tr("The simulator's ranking matches the measurement.");
-  return QObject::tr(
-      "Neither ranking matches the measurement: the layouts are close on this machine.");
+    return QObject::tr("The simulator's ranking matches the measurement; yours does not.");
+  return QObject::tr("Neither your ranking nor the simulator's matches the measurement.");
 }
 
 }  // namespace
