@@ -44,7 +44,11 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
       settings_note_(new QLabel(this)),
       diff_box_(new QWidget(this)),
       diff_note_(new QLabel(diff_box_)),
-      diff_table_(new QTableWidget(0, 3, diff_box_)) {
+      diff_table_(new QTableWidget(0, 3, diff_box_)),
+      prediction_(new PredictionCompareModel(this)),
+      prediction_box_(new QWidget(this)),
+      prediction_note_(new QLabel(prediction_box_)),
+      prediction_view_(new QTableView(prediction_box_)) {
   run_list_->setObjectName(QStringLiteral("compareRunList"));
   connect(runs_, &QAbstractItemModel::modelReset, this, &ComparePage::refillRunList);
   QWidget* left = buildRunPicker();
@@ -58,8 +62,10 @@ ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
   auto* vertical = new QSplitter(Qt::Vertical, right);
   vertical->addWidget(chart_);
   vertical->addWidget(tables);
+  vertical->addWidget(buildPredictionBox());
   vertical->setStretchFactor(0, 3);
   vertical->setStretchFactor(1, 2);
+  vertical->setStretchFactor(2, 1);
   right_layout->addWidget(vertical, 1);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
@@ -176,6 +182,33 @@ QWidget* ComparePage::buildDiffBox() {
   return diff_box_;
 }
 
+// The runs something was predicted for: the prediction against the measure, per phase.
+QWidget* ComparePage::buildPredictionBox() {
+  prediction_box_->setObjectName(QStringLiteral("predictionBox"));
+  prediction_note_->setObjectName(QStringLiteral("predictionNote"));
+  prediction_note_->setWordWrap(true);
+  prediction_note_->setText(
+      tr("<b>Predicted against measured</b>: the simulated run of the same job before it, and the "
+         "run itself, each by the slowest rank's median step (the first steps aside) and that "
+         "rank's median per phase; error = (predicted − measured) / measured."));
+  prediction_view_->setObjectName(QStringLiteral("predictionCompare"));
+  prediction_view_->setModel(prediction_);
+  prediction_view_->setAlternatingRowColors(true);
+  prediction_view_->setSelectionMode(QAbstractItemView::NoSelection);
+  prediction_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  auto* layout = new QVBoxLayout(prediction_box_);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(prediction_note_);
+  layout->addWidget(prediction_view_, 1);
+  prediction_box_->hide();
+  return prediction_box_;
+}
+
+void ComparePage::showPredictions() {
+  prediction_->setRuns(compared_);
+  prediction_box_->setVisible(!prediction_->empty());
+}
+
 void ComparePage::setDiff(const RunDiff& diff, const QString& error) {
   if (compared_.size() != 2 || diff.run_a != compared_[0].run.id ||
       diff.run_b != compared_[1].run.id)
@@ -258,6 +291,7 @@ void ComparePage::setRuns(std::vector<ComparedRun> runs) {
   for (const ComparedRun& c : compared_) ids << c.run.id;
   checkRuns(ids);
   diff_box_->hide();
+  showPredictions();
   if (compared_.size() == 2) emit diffRequested(compared_[0].run.id, compared_[1].run.id);
   redraw();
 }

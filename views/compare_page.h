@@ -1,6 +1,7 @@
 // Compare: two or more stored runs, their curves overlaid on one x-axis choice, the job
 // settings that differ, and their summaries side by side. Runs are picked on the runs page
-// ("Compare selected") or in the list here.
+// ("Compare selected") or in the list here. A run something was predicted for (a simulated
+// run of its job came before it) shows the prediction against its measure, phase by phase.
 #pragma once
 
 #include <QWidget>
@@ -39,6 +40,8 @@ class ComparePage : public QWidget {
   SummaryCompareModel* summaryModel() const { return summary_; }
   QTableView* settingsView() const { return settings_view_; }
   QTableWidget* diffTable() const { return diff_table_; }
+  PredictionCompareModel* predictionModel() const { return prediction_; }
+  QTableView* predictionView() const { return prediction_view_; }
 
  signals:
   void compareRequested(const QList<qint64>& run_ids);
@@ -49,6 +52,8 @@ class ComparePage : public QWidget {
   QHBoxLayout* buildChartControls();
   QSplitter* buildTables();
   QWidget* buildDiffBox();
+  QWidget* buildPredictionBox();
+  void showPredictions();
   void refillRunList();
   void redraw();
   void drawTradeoff();
@@ -67,6 +72,10 @@ class ComparePage : public QWidget {
   QWidget* diff_box_;
   QLabel* diff_note_;
   QTableWidget* diff_table_;
+  PredictionCompareModel* prediction_;
+  QWidget* prediction_box_;
+  QLabel* prediction_note_;
+  QTableView* prediction_view_;
 };
 
 }  // namespace ranklab

@@ -15,9 +15,11 @@
 #include <cmath>
 
 #include "storage/run_store.h"
+#include "views/lessons/layout_ranking.h"
 #include "views/lessons/lesson_comparison.h"
 #include "views/models/timeline_data.h"
 #include "views/timeline_view.h"
+#include "views/variant_runs.h"
 
 namespace ranklab {
 
@@ -31,7 +33,7 @@ QString number(double value) {
 
 }  // namespace
 
-LearnPage::LearnPage(QString presets_dir, QWidget* parent)
+LearnPage::LearnPage(QString presets_dir, JobCommandOptions commands, QWidget* parent)
     : QWidget(parent),
       presets_dir_(std::move(presets_dir)),
       list_(new QListWidget(this)),
@@ -48,7 +50,13 @@ LearnPage::LearnPage(QString presets_dir, QWidget* parent)
       comparison_(new QTextBrowser(this)),
       play_(new QPushButton(tr("Play"), this)),
       speed_(new QComboBox(this)),
-      variant_(new QComboBox(this)) {
+      variant_(new QComboBox(this)),
+      ranking_(new QComboBox(this)),
+      variant_runs_(new VariantRuns(std::move(commands), this)) {
+  connect(variant_runs_, &VariantRuns::runRequested, this, &LearnPage::runRequested);
+  connect(variant_runs_, &VariantRuns::progress, this,
+          [this](const QString& text) { answer_label_->setText(tr("<i>%1</i>").arg(text)); });
+  connect(variant_runs_, &VariantRuns::finished, this, &LearnPage::variantsFinished);
   list_->setObjectName(QStringLiteral("lessons"));
   for (const Lesson& lesson : lessons()) list_->addItem(lesson.title);
   list_->setMaximumWidth(300);
@@ -100,13 +108,16 @@ QWidget* LearnPage::buildQuestion() {
   run_->setEnabled(false);
   replay_last_->setObjectName(QStringLiteral("replayLast"));
   // Predict first: the run answers a question the learner has already answered.
-  connect(prediction_, &QLineEdit::textChanged, this,
-          [this] { run_->setEnabled(prediction_->hasAcceptableInput() && !waiting_); });
+  connect(prediction_, &QLineEdit::textChanged, this, &LearnPage::updateRunButton);
+  ranking_->setObjectName(QStringLiteral("ranking"));
+  ranking_->setToolTip(tr("Your ranking of the layouts, fastest step first"));
+  connect(ranking_, &QComboBox::currentIndexChanged, this, &LearnPage::updateRunButton);
   connect(run_, &QPushButton::clicked, this, [this] { runLesson(); });
   connect(replay_last_, &QPushButton::clicked, this, &LearnPage::replayLastRun);
   layout->addWidget(question_);
   layout->addWidget(prediction_);
   layout->addWidget(unit_);
+  layout->addWidget(ranking_);
   variant_->setObjectName(QStringLiteral("lessonVariant"));
   variant_->setToolTip(tr("The same job with another setting, to compare"));
   layout->addWidget(variant_);
@@ -152,11 +163,24 @@ void LearnPage::selectLesson(int index) {
   prediction_->clear();
   variant_->clear();
   for (const LessonVariant& v : lesson.variants) variant_->addItem(v.label);
-  variant_->setVisible(!lesson.variants.empty());
+  variant_->setVisible(!lesson.variants.empty() && !lesson.ranks_variants);
+  // A ranking lesson asks for an order of its variants, and runs them all.
+  rankings_ = lesson.ranks_variants ? rankingsOf(int(lesson.variants.size()))
+                                    : std::vector<std::vector<int>>{};
+  ranking_->clear();
+  ranking_->addItem(tr("— pick your ranking —"));
+  for (const std::vector<int>& order : rankings_) ranking_->addItem(rankingText(lesson, order));
+  ranking_->setVisible(lesson.ranks_variants);
+  prediction_->setVisible(!lesson.ranks_variants);
+  unit_->setVisible(!lesson.ranks_variants);
+  updateRunButton();
   answer_.reset();
   answer_label_->setText(
-      tr("<i>Type your prediction, then run the lesson (a few seconds on "
-         "2 cores), or replay its last run.</i>"));
+      lesson.ranks_variants
+          ? tr("<i>Pick your ranking, then run the lesson: each layout is simulated, then run "
+               "(about half a minute on 2 cores); or replay its last runs.</i>")
+          : tr("<i>Type your prediction, then run the lesson (a few seconds on "
+               "2 cores), or replay its last run.</i>"));
   setPlaying(false);
   timeline_->setData(TimelineData{});
   step_view_->clear();
@@ -167,6 +191,32 @@ void LearnPage::selectLesson(int index) {
 
 void LearnPage::selectVariant(int index) {
   if (index >= 0 && index < variant_->count()) variant_->setCurrentIndex(index);
+}
+
+void LearnPage::selectRanking(int index) {
+  if (index >= 0 && index < ranking_->count()) ranking_->setCurrentIndex(index);
+}
+
+std::vector<int> LearnPage::chosenRanking() const {
+  const int index = ranking_->currentIndex() - 1;
+  return index >= 0 && index < int(rankings_.size()) ? rankings_[size_t(index)]
+                                                     : std::vector<int>{};
+}
+
+bool LearnPage::runningVariants() const {
+  return variant_runs_->isRunning();
+}
+
+void LearnPage::setDbPath(const QString& path) {
+  db_path_ = path;
+  variant_runs_->setDbPath(path);
+}
+
+// Predict first: the run answers a question the learner has already answered.
+void LearnPage::updateRunButton() {
+  const bool ranks = current_ >= 0 && lessons()[size_t(current_)].ranks_variants;
+  run_->setEnabled(!waiting_ &&
+                   (ranks ? ranking_->currentIndex() > 0 : prediction_->hasAcceptableInput()));
 }
 
 int LearnPage::currentVariant() const {
@@ -197,13 +247,33 @@ void LearnPage::runLesson(const QStringList& extra) {
   waiting_ = true;
   run_->setEnabled(false);
   answer_label_->setText(tr("<i>Running %1…</i>").arg(lesson.title));
-  emit runRequested(presetPath(lesson), overrides);
+  if (!lesson.ranks_variants) return emit runRequested(presetPath(lesson), overrides);
+  // Every variant, simulated then run; `overrides` holds no variant's (none is chosen).
+  overrides.clear();
+  for (QString o : lesson.overrides)
+    overrides << o.replace(QStringLiteral("{tmp}"), QDir::tempPath());
+  overrides << extra;
+  if (const QString error = variant_runs_->start(lesson, presetPath(lesson), overrides);
+      !error.isEmpty())
+    variantsFinished({}, error);
+}
+
+void LearnPage::variantsFinished(const QList<qint64>& runs, const QString& error) {
+  waiting_ = false;
+  updateRunButton();
+  if (!error.isEmpty()) {
+    answer_label_->setText(tr("The lesson stopped: %1").arg(error.toHtmlEscaped()));
+  } else if (!runs.isEmpty()) {
+    showRun(runs.last());
+  }
+  emit lessonFinished();
 }
 
 void LearnPage::runEnded(const RunOutcome& outcome) {
   if (!waiting_) return;
+  if (variant_runs_->isRunning()) return variant_runs_->runEnded(outcome);
   waiting_ = false;
-  run_->setEnabled(prediction_->hasAcceptableInput());
+  updateRunButton();
   if (outcome.run_id <= 0) {
     answer_label_->setText(tr("The lesson's run did not start: %1")
                                .arg(QString::fromStdString(outcome.error).toHtmlEscaped()));
@@ -225,7 +295,7 @@ int64_t LearnPage::lastLessonRun() const {
   try {
     RunStore store(db_path_.toStdString());
     for (const RunRow& run : store.listRuns())  // newest first
-      if (run.name == name && run.status != "running") return run.id;
+      if (run.name == name && run.status != "running" && run.origin != "simulated") return run.id;
   } catch (const std::exception&) {
   }
   return 0;
@@ -265,26 +335,54 @@ void LearnPage::showComparison(RunStore& store) {
   constexpr size_t kLessonRunsCompared = 8;
   const Lesson& lesson = lessons()[size_t(current_)];
   const std::string name = "lesson-" + lesson.id.toStdString();
+  // A ranking lesson sets each variant's newest simulated and real runs side by side.
+  const size_t wanted = lesson.ranks_variants ? 4 * lesson.variants.size() : kLessonRunsCompared;
   std::vector<LessonRun> runs;
   for (const RunRow& run : store.listRuns()) {  // newest first
-    if (run.name != name || run.status == "running") continue;
+    if (run.status == "running") continue;
+    // `ranklab simulate` names its run "<job's name> (simulated)".
+    const bool simulated =
+        run.origin == "simulated" && lesson.ranks_variants && run.name == name + " (simulated)";
+    if (run.name != name && !simulated) continue;
     if (run.id == run_data_.run.id) {
       runs.push_back(run_data_);  // the run shown, read just before
     } else {
       runs.push_back({run, store.steps(run.id), store.events(run.id), store.serverLoads(run.id),
                       store.spans(run.id)});
     }
-    if (runs.size() == kLessonRunsCompared) break;
+    if (runs.size() == wanted) break;
   }
-  std::vector<ComparedLessonRun> compared;
-  for (const LessonRun& run : runs) compared.push_back({&run, lesson.answer(run)});
-  const QString html = lessonComparisonHtml(lesson, compared);
+  QString html;
+  if (lesson.ranks_variants) {
+    html = layoutRankingHtml(rankVariants(lesson, runs, chosenRanking()));
+  } else {
+    std::vector<ComparedLessonRun> compared;
+    for (const LessonRun& run : runs) compared.push_back({&run, lesson.answer(run)});
+    html = lessonComparisonHtml(lesson, compared);
+  }
   comparison_->setHtml(html);
   comparison_->setVisible(!html.isEmpty());
 }
 
 void LearnPage::showAnswer(const LessonAnswer& answer) {
   answer_ = answer;
+  const Lesson& lesson = lessons()[size_t(current_)];
+  if (lesson.ranks_variants) {  // the ranking is the answer: the table beside this one run
+    const std::vector<int> order = chosenRanking();
+    answer_label_->setText(
+        tr("<p>%1Replayed below: run %2 (%3), its step measured <b>%L4 ms</b> (%5).</p>")
+            .arg(order.empty()
+                     ? QString()
+                     : tr("You ranked <b>%1</b>. ").arg(rankingText(lesson, order).toHtmlEscaped()))
+            .arg(run_data_.run.id)
+            .arg(lesson.variants[size_t(variantOf(lesson, run_data_))].label.toHtmlEscaped())
+            .arg(answer.measured, 0, 'f', 2)
+            .arg(answer.formula > 0 ? tr("predicted %L1 ms by %2")
+                                          .arg(answer.formula, 0, 'f', 2)
+                                          .arg(answer.formula_text.toHtmlEscaped())
+                                    : answer.formula_text.toHtmlEscaped()));
+    return;
+  }
   QString verdict;
   bool predicted = false;
   const double guess = prediction_->locale().toDouble(prediction_->text(), &predicted);

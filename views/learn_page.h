@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "launch/job_runner.h"
+#include "views/job_command.h"
 #include "views/lessons/lesson.h"
 
 class QComboBox;
@@ -22,19 +23,26 @@ namespace ranklab {
 
 class RunStore;
 class TimelineView;
+class VariantRuns;
 
 class LearnPage : public QWidget {
   Q_OBJECT
 
  public:
-  LearnPage(QString presets_dir, QWidget* parent = nullptr);
+  // `commands`: how a lesson that simulates its variants runs `ranklab simulate`.
+  LearnPage(QString presets_dir, JobCommandOptions commands = {}, QWidget* parent = nullptr);
 
-  void setDbPath(const QString& path) { db_path_ = path; }
+  void setDbPath(const QString& path);
   void selectLesson(int index);
   int currentLesson() const { return current_; }
   // The variant the next run uses (lesson.variants; 0 = the preset as it is).
   void selectVariant(int index);
   int currentVariant() const;  // -1 when the lesson has none
+  // A lesson that ranks its variants: the learner's ranking, an index into rankings() (0 =
+  // none chosen yet; i: rankings()[i - 1]), fastest first.
+  void selectRanking(int index);
+  const std::vector<std::vector<int>>& rankings() const { return rankings_; }
+  bool runningVariants() const;  // a ranking lesson's simulations and runs are going
   // The run the window launched ended: answers the lesson if it was this page's run.
   void runEnded(const RunOutcome& outcome);
   // Answers the current lesson from a stored run (a replay); false, with the reason shown,
@@ -60,6 +68,8 @@ class LearnPage : public QWidget {
  signals:
   // Load this preset (with these overrides) into the setup page and launch it.
   void runRequested(const QString& preset_path, const QStringList& overrides);
+  // A ranking lesson's simulations and runs are all done (or one failed), and it is answered.
+  void lessonFinished();
 
  private:
   QWidget* buildQuestion();
@@ -68,6 +78,9 @@ class LearnPage : public QWidget {
   // Reads the lesson's latest stored runs (kLessonRunsCompared) and tabulates their answers.
   void showComparison(RunStore& store);
   void drawReplay();
+  void updateRunButton();
+  void variantsFinished(const QList<qint64>& runs, const QString& error);
+  std::vector<int> chosenRanking() const;  // empty: none chosen
 
   QString presets_dir_;
   QString db_path_;
@@ -88,6 +101,9 @@ class LearnPage : public QWidget {
   QPushButton* play_;
   QComboBox* speed_;
   QComboBox* variant_;  // the lesson's variants, when it has some
+  QComboBox* ranking_;  // a ranking lesson's orders of its variants
+  std::vector<std::vector<int>> rankings_;
+  VariantRuns* variant_runs_;
   QTimer replay_timer_;
   std::optional<LessonAnswer> answer_;
   LessonRun run_data_;

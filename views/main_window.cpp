@@ -94,7 +94,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       compare_page_(new ComparePage(runs_model_, this)),
       timeline_page_(new TimelinePage(this)),
       analysis_page_(new AnalysisPage(this)),
-      learn_page_(new LearnPage(options_.presets_dir, this)) {
+      learn_page_(new LearnPage(options_.presets_dir, commandOptions(options_), this)) {
   setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(options_.db_path)));
   buildToolbar();
 
@@ -246,7 +246,7 @@ void MainWindow::connectRunsPage() {
   connect(reader_, &RunStoreReader::diffLoaded, compare_page_, &ComparePage::setDiff);
   connect(reader_, &RunStoreReader::runsLoaded, this, [this](const std::vector<StoredRun>& runs) {
     std::vector<ComparedRun> compared;
-    for (const StoredRun& r : runs) compared.push_back({r.run, r.series});
+    for (const StoredRun& r : runs) compared.push_back({r.run, r.series, r.prediction});
     compare_page_->setRuns(std::move(compared));
     statusBar()->showMessage(tr("Comparing %n run(s)", "", int(runs.size())), 5000);
   });

@@ -15,6 +15,7 @@
 
 #include "engine/job/control_characters.h"
 #include "storage/analysis/run_analysis.h"
+#include "storage/analysis/step_measure.h"
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
@@ -268,6 +269,10 @@ void RunStoreReader::loadRuns(const QList<qint64>& run_ids) {
         for (qint64 id : run_ids) {
           auto one = readWithRetry<StoredRun>([&] { return readRun(path, id); });
           if (!one.error.isEmpty()) return Answer<std::vector<StoredRun>>{{}, one.error};
+          if (auto predicted = predictionOf(one.value.events)) {
+            RunStore store(path);  // the run's steps by the prediction's measure
+            one.value.prediction = {*predicted, measuredStep(store, id)};
+          }
           all.value.push_back(std::move(one.value));
         }
         return all;

@@ -16,6 +16,7 @@
 #include "storage/analysis/analysis_results.h"
 #include "storage/analysis/run_diff.h"
 #include "storage/records.h"
+#include "views/models/compare_models.h"
 #include "views/models/run_series.h"
 #include "views/models/timeline_data.h"
 
@@ -38,6 +39,8 @@ struct StoredRun {
   int64_t rows_read = 0;  // of them, read as rows (the rest came summed in bins)
   int64_t bins_read = 0;
   std::vector<EventRow> events;
+  // Read for the compare page only: what was predicted for the run, beside its measure.
+  std::optional<PredictedAgainstMeasured> prediction;
 };
 
 // Summaries of runs that have ended, which no longer change: the runs list sums each one's

@@ -9,7 +9,7 @@
 #include "app/cli/json_output.h"
 #include "app/cli/report_format.h"
 #include "engine/job/job_file.h"
-#include "engine/sim/simulator.h"
+#include "storage/analysis/step_measure.h"
 
 namespace ranklab {
 
@@ -40,42 +40,16 @@ std::string hostOf(RunStore& store, int64_t run) {
   return ranks.empty() ? "" : ranks.front().host;
 }
 
-// (predicted - measured) / measured: + where the prediction was too high.
-double relative(double predicted, double measured) {
-  return measured != 0 ? (predicted - measured) / measured : 0;
-}
-
 }  // namespace
 
-nlohmann::json measuredStep(RunStore& store, int64_t run) {
-  std::map<int, std::vector<int64_t>> ends;
-  std::map<int, std::vector<PhaseTimes>> phases;
-  int64_t memory = 0;
-  store.forEachStep(run, [&](const StepRow& s) {
-    ends[s.rank].push_back(s.time_ns);
-    phases[s.rank].push_back(s.phases());
-    memory = std::max(
-        memory, s.mem_params + s.mem_grads + s.mem_optimizer + s.mem_activations + s.mem_buffers);
-  });
-  std::vector<std::vector<int64_t>> per_rank;
-  int slowest = -1;
-  int64_t latest = -1;
-  for (const auto& [rank, times] : ends) {
-    per_rank.push_back(times);
-    if (!times.empty() && times.back() > latest) latest = times.back(), slowest = rank;
-  }
-  const size_t steps = per_rank.empty() ? 0 : per_rank.front().size();
+nlohmann::json measuredStepJson(RunStore& store, int64_t run) {
+  const MeasuredStep measured = measuredStep(store, run);
   nlohmann::json phase_json = nlohmann::json::object();
-  if (slowest >= 0)
-    for (int i = 0; i < kStepPhaseCount; ++i) {
-      std::vector<int64_t> v;
-      for (const PhaseTimes& t : phases[slowest]) v.push_back(t[i]);
-      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-      phase_json[kStepPhaseNames[i]] = v[v.size() / 2] / 1e9;
-    }
-  return {{"step_s", stepPeriodSeconds(per_rank, steps > 6 ? 3 : 0)},
-          {"memory_bytes", memory},
-          {"phases", phase_json}};
+  if (measured.phases)
+    for (int i = 0; i < kStepPhaseCount; ++i)
+      phase_json[kStepPhaseNames[size_t(i)]] = (*measured.phases)[size_t(i)] / 1e9;
+  return {
+      {"step_s", measured.step_s}, {"memory_bytes", measured.memory_bytes}, {"phases", phase_json}};
 }
 
 std::optional<int64_t> matchingSimulation(RunStore& store, int64_t real) {
@@ -93,7 +67,7 @@ std::optional<int64_t> matchingSimulation(RunStore& store, int64_t real) {
 }
 
 void recordPrediction(RunStore& store, int64_t real, int64_t simulated) {
-  nlohmann::json prediction = measuredStep(store, simulated);
+  nlohmann::json prediction = measuredStepJson(store, simulated);
   prediction["simulated_run"] = simulated;
   RecordBatch batch;
   EventRow event;
@@ -119,12 +93,12 @@ nlohmann::json predictionJson(RunStore& store, int64_t run) {
       if (!parsed.is_discarded() && parsed.is_object()) prediction = parsed;
     }
   if (!prediction) return nlohmann::json::object();
-  const nlohmann::json measured = measuredStep(store, run);
+  const nlohmann::json measured = measuredStepJson(store, run);
   return {{"prediction", *prediction},
           {"prediction_error",
-           {{"step", relative(prediction->value("step_s", 0.0), measured["step_s"])},
-            {"memory", relative(prediction->value("memory_bytes", 0.0),
-                                measured["memory_bytes"].get<double>())}}}};
+           {{"step", relativeError(prediction->value("step_s", 0.0), measured["step_s"])},
+            {"memory", relativeError(prediction->value("memory_bytes", 0.0),
+                                     measured["memory_bytes"].get<double>())}}}};
 }
 
 void printRunWithPrediction(std::ostream& out, RunStore& store, const RunSummary& summary,

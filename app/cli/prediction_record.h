@@ -23,9 +23,9 @@ void recordPrediction(RunStore& store, int64_t real, int64_t simulated);
 // The same for the newest matching simulation, if there is one; its id.
 std::optional<int64_t> recordMatchingPrediction(RunStore& store, int64_t real);
 
-// A run's time per step and memory by the accuracy's measure: {"step_s", "memory_bytes",
-// "phases": {name: s}} (the slowest rank's median step, the largest rank's ledger).
-nlohmann::json measuredStep(RunStore& store, int64_t run);
+// A run's time per step and memory by the accuracy's measure (storage/analysis/step_measure.h)
+// as JSON: {"step_s", "memory_bytes", "phases": {name: s}}.
+nlohmann::json measuredStepJson(RunStore& store, int64_t run);
 
 // {"prediction": {...}, "prediction_error": {"step", "memory"}} for a run that has one; an
 // empty object otherwise.

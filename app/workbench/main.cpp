@@ -258,8 +258,10 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
   };
   QTimer::singleShot(after_ms, &window, take);
   // When the run ends first, wait a moment for the runs list to show its final status.
-  QObject::connect(&window, &ranklab::MainWindow::runEnded, &window,
-                   [&window, take] { QTimer::singleShot(700, &window, take); });
+  QObject::connect(&window, &ranklab::MainWindow::runEnded, &window, [&window, take] {
+    if (window.learnPage()->runningVariants()) return;  // a lesson's next run follows
+    QTimer::singleShot(700, &window, take);
+  });
   QObject::connect(window.planPage(), &ranklab::PlanPage::planFinished, &window,
                    [&window, take] { QTimer::singleShot(700, &window, take); });
 }
@@ -270,7 +272,9 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
 void exitWhenDone(ranklab::MainWindow& window) {
   static const auto started = std::chrono::steady_clock::now();
   QObject::connect(
-      &window, &ranklab::MainWindow::runEnded, &window, [](const ranklab::RunOutcome& outcome) {
+      &window, &ranklab::MainWindow::runEnded, &window,
+      [&window](const ranklab::RunOutcome& outcome) {
+        if (window.learnPage()->runningVariants() && outcome.status == "done") return;
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         const double process = ranklab::processCpuSeconds();

@@ -22,19 +22,6 @@ int64_t stepsPerEpoch(const JobSpec& job) {
   return std::max<int64_t>(1, train / per_step);
 }
 
-double stepPeriodSeconds(const std::vector<std::vector<int64_t>>& ends_per_rank, int skip) {
-  double slowest = 0;
-  for (const auto& ends : ends_per_rank) {
-    std::vector<double> periods;
-    for (size_t i = static_cast<size_t>(skip) + 1; i < ends.size(); ++i)
-      periods.push_back(static_cast<double>(ends[i] - ends[i - 1]));
-    if (periods.empty()) continue;
-    std::nth_element(periods.begin(), periods.begin() + periods.size() / 2, periods.end());
-    slowest = std::max(slowest, periods[periods.size() / 2] / 1e9);
-  }
-  return slowest;
-}
-
 namespace {
 
 // Each rank's extra sleep in step `step`, and whether a fault ends the run after it.

@@ -11,6 +11,7 @@
 
 #include "engine/job/job_spec.h"
 #include "engine/sim/calibration.h"
+#include "storage/analysis/step_measure.h"  // stepPeriodSeconds: the simulated and real runs' measure
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -42,9 +43,5 @@ Prediction simulateRun(const JobSpec& job, const Calibration& calibration,
 
 // The same prediction without rows (plan's candidates): `steps` steps replayed.
 Prediction predictRun(const JobSpec& job, const Calibration& calibration, int64_t steps = 12);
-
-// The slowest rank's median period between consecutive step ends, the first `skip` aside
-// (the accuracy's measure, on simulated and real rows alike); per-rank end times in ns.
-double stepPeriodSeconds(const std::vector<std::vector<int64_t>>& ends_per_rank, int skip = 3);
 
 }  // namespace ranklab

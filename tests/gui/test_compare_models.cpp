@@ -140,6 +140,50 @@ class CompareModelsTest : public QObject {
 
   // A run is a point (MB each rank sent, last accuracy); the front keeps the runs nothing
   // beats on both, cheapest first; a run without an evaluation has no point.
+  // A run with a prediction: its step and the phases either side spent time in, predicted
+  // beside measured (ms) with the signed error; a run without one adds no columns.
+  void predictedAgainstMeasuredPerPhase() {
+    JobSpec job;
+    std::vector<ComparedRun> runs = {comparedRun(7, job, 1.0), comparedRun(8, job, 1.0)};
+    PredictedAgainstMeasured check;
+    check.predicted.simulated_run = 6;
+    check.predicted.step_s = 0.012;
+    check.predicted.phases = PhaseTimes{0, 5 * kMs, 0, 0, 0, 3 * kMs, 0};
+    check.measured.step_s = 0.010;
+    check.measured.phases = PhaseTimes{0, 4 * kMs, 0, 0, kMs, 4 * kMs, 0};
+    runs[1].prediction = check;
+    PredictionCompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setRuns(runs);
+    QVERIFY(!model.empty());
+    QCOMPARE(model.columnCount(), 3);
+    QCOMPARE(model.rowCount(), 4);  // step, forward, wait, comm
+    QCOMPARE(model.headerData(0, Qt::Horizontal).toString(),
+             QStringLiteral("run 8: predicted ms\n(simulated run 6)"));
+    const auto cell = [&](int row, int column) {
+      return model.index(row, column).data().toString();
+    };
+    QCOMPARE(model.headerData(0, Qt::Vertical).toString(), QStringLiteral("step"));
+    QCOMPARE(cell(0, 0), QStringLiteral("12.00"));
+    QCOMPARE(cell(0, 1), QStringLiteral("10.00"));
+    QCOMPARE(cell(0, 2), QStringLiteral("+20.0 %"));
+    QCOMPARE(model.headerData(1, Qt::Vertical).toString(), QStringLiteral("forward"));
+    QCOMPARE(cell(1, 2), QStringLiteral("+25.0 %"));
+    QCOMPARE(model.headerData(2, Qt::Vertical).toString(), QStringLiteral("wait"));
+    QCOMPARE(cell(2, 0), QStringLiteral("0.00"));
+    QCOMPARE(cell(2, 2), QStringLiteral("-100.0 %"));
+    QCOMPARE(cell(3, 2), QStringLiteral("-25.0 %"));
+    check.measured.phases = PhaseTimes{0, 4 * kMs, 0, 0, kMs / 200, 4 * kMs, 0};
+    runs[1].prediction = check;
+    model.setRuns(runs);
+    QCOMPARE(cell(2, 2), QStringLiteral("–"));  // 0.005 ms of a 10 ms step
+    runs[1].prediction.reset();
+    model.setRuns(runs);
+    QVERIFY(model.empty());
+    QCOMPARE(model.rowCount(), 0);
+    QCOMPARE(model.columnCount(), 0);
+  }
+
   void tradeoffPointsAndTheirParetoFront() {
     JobSpec job;
     job.parallel.ranks = 2;

@@ -6,9 +6,11 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -315,6 +317,60 @@ class LearnPageTest : public QObject {
     int passes = 0;
     for (const auto& bar : window.learnPage()->timeline()->data().bars) passes += bar.micro >= 0;
     QCOMPARE(passes, 2 * 2 * 4 * 2);  // 2 steps, 2 stages, 4 micro-batches, forward and backward
+  }
+
+  // Lesson 13: the learner ranks three layouts of a GPT on 4 ranks; the lesson simulates each
+  // (calibrating this machine first, into a data folder of its own: a few seconds), runs each
+  // for 30 steps, and sets the predicted, the learner's and the measured ranks side by side.
+  void chooseLayoutRanksThreeLayouts() {
+    QTemporaryDir data;  // the calibration's folder (XDG_DATA_HOME), measured afresh
+    qputenv("XDG_DATA_HOME", data.path().toUtf8());
+    qputenv("OMPI_ALLOW_RUN_AS_ROOT", "1");  // the calibration's ranks, where tests run as root
+    qputenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    WorkbenchOptions options = options_;
+    options.db_path = dir_.filePath(QStringLiteral("choose-layout.db"));
+    MainWindow window(options);
+    window.show();
+    window.showPage(MainWindow::LearnTab);
+    LearnPage* learn = window.learnPage();
+    learn->selectLesson(lessonIndex(QStringLiteral("choose-layout")));
+    auto* run = learn->findChild<QPushButton*>(QStringLiteral("runLesson"));
+    QVERIFY2(!run->isEnabled(), "the lesson runs only once a ranking is picked");
+    QCOMPARE(int(learn->rankings().size()), 6);
+    learn->selectRanking(1);  // data 4 < pipeline 2 x data 2 < tensor 2 x data 2
+    QVERIFY(run->isEnabled());
+    QSignalSpy finished(learn, &LearnPage::lessonFinished);
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    run->click();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    qunsetenv("XDG_DATA_HOME");
+    const QString answer = learn->findChild<QLabel*>(QStringLiteral("answer"))->text();
+    QCOMPARE(ended.count(), 3);
+    for (const auto& args : ended)
+      QVERIFY2(args.at(0).value<RunOutcome>().status == "done", qPrintable(answer));
+    QVERIFY2(answer.contains("You ranked <b>data 4  &lt;  pipeline"), qPrintable(answer));
+    QVERIFY(!learn->comparisonHtml().isEmpty());
+    const QString table =
+        learn->findChild<QTextBrowser*>(QStringLiteral("lessonComparison"))->toPlainText();
+    QVERIFY2(table.contains("The layouts side by side") &&
+                 table.count(QRegularExpression("sim \\d+ · run \\d+")) == 3 &&
+                 table.count(QRegularExpression("\\d ms")) == 6,
+             qPrintable(table));
+
+    // In the store: each layout simulated, then run for its 30 steps.
+    RunStore store(options.db_path.toStdString());
+    int simulated = 0, real = 0;
+    for (const RunRow& r : store.listRuns()) {
+      const bool is_simulated = r.origin == "simulated";
+      QCOMPARE(QString::fromStdString(r.name),
+               QStringLiteral("lesson-choose-layout") + (is_simulated ? " (simulated)" : ""));
+      (is_simulated ? simulated : real) += 1;
+      if (r.origin != "simulated") QCOMPARE(int(store.stepsOfRankFrom(r.id, 0, 0).size()), 30);
+    }
+    QCOMPARE(simulated, 3);
+    QCOMPARE(real, 3);
+    // A replay finds the newest real run, not a simulation.
+    QCOMPARE(learn->lastLessonRun(), ended.last().at(0).value<RunOutcome>().run_id);
   }
 
   // A stored run is replayed: the window moves a step at a time and stops at the end; a run

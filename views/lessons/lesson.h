@@ -58,6 +58,10 @@ struct Lesson {
   // Optional: the settings to compare; the first is the preset as it is. The answer reads
   // the run's own settings, so each variant is measured against its own formula.
   std::vector<LessonVariant> variants;
+  // Optional: the learner ranks the variants, fastest step first, instead of typing a
+  // number; the lesson simulates every variant (`ranklab simulate`), runs each, and shows the
+  // prediction, the learner's ranking and the measurement side by side (layout_ranking.h).
+  bool ranks_variants = false;
 };
 
 // The variant `run` was run with: the one with the most overrides that leave its job as it

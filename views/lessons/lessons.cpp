@@ -22,6 +22,7 @@ Lesson makeZeroLesson();
 Lesson makeTensorLesson();
 Lesson makeTransformerMemoryLesson();
 Lesson makeThreeDLesson();
+Lesson makeChooseLayoutLesson();
 
 const std::vector<Lesson>& lessons() {
   // In teaching order.
@@ -29,7 +30,8 @@ const std::vector<Lesson>& lessons() {
       makeRingAllreduceLesson(), makeParameterServerLesson(),   makeStragglerLesson(),
       makeBucketingLesson(),     makeCompressionLesson(),       makeMixedPrecisionLesson(),
       makePipelineLesson(),      makeFailureLesson(),           makeZeroLesson(),
-      makeTensorLesson(),        makeTransformerMemoryLesson(), makeThreeDLesson()};
+      makeTensorLesson(),        makeTransformerMemoryLesson(), makeThreeDLesson(),
+      makeChooseLayoutLesson()};
   return all;
 }
 
