@@ -163,14 +163,13 @@ void measureDataCopy(Calibration& c) {
   c.data_ns_per_byte = medianNs(5, [&] { std::memcpy(to.data(), from.data(), kBytes); }) / kBytes;
 }
 
-// How many ranks of `job` share a host's cores beyond them; 0 where they do not.
-int oversubscribedRanks(const JobSpec& job, const Calibration& c) {
-  const int here = ranksPerHost(job, c.cores);
-  return here * blasThreadsFor(job.parallel, c.cores, here) > c.cores ? here : 0;
+// The key of the job's step overhead on this calibration's hosts.
+std::string overheadKeyOf(const JobSpec& job, const Calibration& c) {
+  return stepOverheadKey(ranksPerHost(job, c.cores), modelSignature(job));
 }
 
 // The job's own model, data parallel on `ranks` ranks of this machine, a short run without
-// evaluations, faults or checkpoints: the reference of the oversubscription's measure.
+// evaluations, faults or checkpoints: the reference of a step's fixed cost.
 JobSpec referenceJob(const JobSpec& job, int ranks) {
   JobSpec ref = job;
   ParallelSpec& p = ref.parallel;
@@ -276,10 +275,8 @@ std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have)
   for (const LinkNeed& need : linksFor(job))
     if (!hasLink(have, need))
       missing.push_back(need.algorithm + " all-reduce on " + std::to_string(need.world) + " ranks");
-  const int crowded = oversubscribedRanks(job, have);
-  if (crowded > 0 && !have.oversubscription.count(crowded))
-    missing.push_back(std::to_string(crowded) + " ranks sharing " + std::to_string(have.cores) +
-                      " cores");
+  if (!have.step_overhead_ns.count(overheadKeyOf(job, have)))
+    missing.push_back("a step's fixed cost, " + overheadKeyOf(job, have));
   return missing;
 }
 
@@ -354,28 +351,25 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
 void calibrateFor(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
                   bool everything) {
   calibrateCosts(job, have, options, everything);
-  const int crowded = oversubscribedRanks(job, have);
-  if (crowded > 0 && (everything || !have.oversubscription.count(crowded)))
-    measureOversubscription(job, crowded, have, options);
+  if (everything || !have.step_overhead_ns.count(overheadKeyOf(job, have)))
+    measureStepOverhead(job, have, options);
 }
 
-void measureOversubscription(const JobSpec& job, int ranks, Calibration& have,
-                             const CalibrateOptions& options) {
+void measureStepOverhead(const JobSpec& job, Calibration& have, const CalibrateOptions& options) {
+  const int ranks = ranksPerHost(job, have.cores);
   const JobSpec ref = referenceJob(job, ranks);
+  const std::string key = overheadKeyOf(ref, have);
   calibrateCosts(ref, have, options, false);  // its layers and all-reduce, if they are missing
-  have.oversubscription.erase(ranks);
+  have.step_overhead_ns.erase(key);
   const auto t0 = std::chrono::steady_clock::now();
   const double simulated = predictRun(ref, have).step_s;
   const double measured = measuredPeriod(ref, options);
-  ModelParts parts(ref);
-  const int rendezvous = std::max(1, StepModel(ref, have, parts).rendezvousPerStep(0));
-  have.oversubscription[ranks] = (measured - simulated) * 1e9 / rendezvous;
-  char line[240];
+  have.step_overhead_ns[key] = (measured - simulated) * 1e9;
+  char line[300];
   std::snprintf(line, sizeof line,
-                "%d ranks on %d cores: a real data-parallel run's step %.2f ms against %.2f ms "
-                "simulated: %+.0f us a rendezvous: %.1f s",
-                ranks, have.cores, measured * 1e3, simulated * 1e3,
-                have.oversubscription[ranks] / 1e3,
+                "a step's fixed cost, %s: a real data-parallel run's step %.2f ms against %.2f ms "
+                "simulated: %+.0f us: %.1f s",
+                key.c_str(), measured * 1e3, simulated * 1e3, (measured - simulated) * 1e6,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (options.progress) options.progress(line);
 }

@@ -36,10 +36,9 @@ std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have)
 void calibrateFor(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
                   bool everything = false);
 
-// Ranks beyond the cores: a real data-parallel run of the job's model on `ranks` ranks here,
-// its step period over the simulated one's, stored as the calibration's oversubscription
-// for that many ranks a host.
-void measureOversubscription(const JobSpec& job, int ranks, Calibration& have,
-                             const CalibrateOptions& options);
+// A step's fixed cost on hosts of as many ranks as the job puts on one: a real data-parallel
+// run of the job's model there, its step period less the simulated one's (stored under
+// stepOverheadKey).
+void measureStepOverhead(const JobSpec& job, Calibration& have, const CalibrateOptions& options);
 
 }  // namespace ranklab

@@ -83,12 +83,6 @@ std::optional<PassCost> fittedCost(const Calibration& calibration, const std::st
 
 namespace {
 
-nlohmann::json oversubscriptionJson(const Calibration& c) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [ranks, factor] : c.oversubscription) j[std::to_string(ranks)] = factor;
-  return j;
-}
-
 nlohmann::json codecsJson(const Calibration& c) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, t] : c.codecs)
@@ -97,6 +91,10 @@ nlohmann::json codecsJson(const Calibration& c) {
 }
 
 }  // namespace
+
+std::string stepOverheadKey(int ranks_a_host, const std::string& model) {
+  return std::to_string(ranks_a_host) + " ranks a host, " + model;
+}
 
 std::string calibrationJson(const Calibration& c) {
   nlohmann::json layers = nlohmann::json::array(), links = nlohmann::json::array();
@@ -123,7 +121,7 @@ std::string calibrationJson(const Calibration& c) {
                             {"links", links},
                             {"update_ns_per_param", c.update_ns_per_param},
                             {"data_ns_per_byte", c.data_ns_per_byte},
-                            {"oversubscription", oversubscriptionJson(c)},
+                            {"step_overhead_ns", c.step_overhead_ns},
                             {"codecs", codecsJson(c)}};
   return j.dump(1) + "\n";
 }
@@ -176,10 +174,8 @@ Calibration parseCalibration(const std::string& json_text, const std::string& fi
   c.update_ns_per_param = field<std::map<std::string, double>>(j, "update_ns_per_param", file);
   c.data_ns_per_byte = field<double>(j, "data_ns_per_byte", file);
   // Calibrations written before these fields existed have none: nothing measured yet.
-  if (j.contains("oversubscription"))
-    for (const auto& [ranks, factor] :
-         field<std::map<std::string, double>>(j, "oversubscription", file))
-      c.oversubscription[std::atoi(ranks.c_str())] = factor;
+  if (j.contains("step_overhead_ns"))
+    c.step_overhead_ns = field<std::map<std::string, double>>(j, "step_overhead_ns", file);
   const nlohmann::json codecs =
       j.contains("codecs") ? field<nlohmann::json>(j, "codecs", file) : nlohmann::json::object();
   for (const auto& [name, t] : codecs.items()) {

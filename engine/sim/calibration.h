@@ -50,11 +50,12 @@ struct Calibration {
   std::vector<LinkFit> links;
   std::map<std::string, double> update_ns_per_param;  // by train.optimizer
   double data_ns_per_byte = 0;                        // a batch's copy out of the data set
-  // Ranks on one host beyond its cores, by how many ranks share it: ns each rendezvous of
-  // them costs beyond its transport (the cores switching among ranks that spin while they
-  // wait, which the layers' timings and the bench's back-to-back all-reduces cannot show),
-  // from a real data-parallel run's step period less the simulated one's.
-  std::map<int, double> oversubscription;
+  // A step's fixed cost beyond its compute and transfers, by stepOverheadKey (how many ranks
+  // share a host, which model): a real data-parallel run's step period less the simulated
+  // one's, in ns. Telemetry, the loader's hand-over, the heartbeat thread and, on a host with
+  // more ranks than cores, the cores switching among ranks that spin while they wait: what
+  // the layers' timings and the bench's back-to-back all-reduces cannot show.
+  std::map<std::string, double> step_overhead_ns;
   // By describeCompression() of the job's codec ("topk ratio 0.01 ...").
   std::map<std::string, CodecTiming> codecs;
 
@@ -77,6 +78,9 @@ struct PassCost {
 };
 std::optional<PassCost> fittedCost(const Calibration& calibration, const std::string& kind,
                                    double macs, int threads, const std::string& precision);
+
+// "4 ranks a host, mlp 256,128": the key of a step's fixed cost.
+std::string stepOverheadKey(int ranks_a_host, const std::string& model);
 
 std::string calibrationJson(const Calibration& calibration);
 // Throws std::runtime_error naming `file` and the field that is missing or wrong.

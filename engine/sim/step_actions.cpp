@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "comm/codecs/codec.h"
+#include "engine/job/pipeline_bubble.h"
 #include "engine/model/transformer_block.h"
 #include "engine/sim/part_timing.h"
 #include "engine/train/gradient_sync.h"
@@ -16,7 +17,7 @@ namespace ranklab {
 
 namespace {
 
-constexpr int kData = 0, kForward = 1, kBackward = 2, kUpdate = 6;  // kStepPhaseNames
+constexpr int kData = 0, kForward = 1, kBackward = 2, kComm = 5, kUpdate = 6;  // kStepPhaseNames
 constexpr int kBackwardTag = 1 << 20;  // a gradient's message; an activation's is its micro
 
 SimAction compute(int phase, double ns, int pass = 0) {
@@ -81,6 +82,23 @@ void checkModelled(const JobSpec& job) {
 
 }  // namespace
 
+std::string modelSignature(const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  std::string text = m.kind;
+  const auto list = [](const std::vector<int>& v) {
+    std::string t;
+    for (int x : v) t += (t.empty() ? "" : ",") + std::to_string(x);
+    return "[" + t + "]";
+  };
+  if (m.kind == "mlp") text += " " + list(m.layers);
+  if (m.kind == "cnn") text += " " + list(m.channels) + " k" + std::to_string(m.kernel_size);
+  if (m.kind == "gpt")
+    text += " " + std::to_string(m.blocks) + "x" + std::to_string(m.width) + " h" +
+            std::to_string(m.heads) + " t" + std::to_string(m.context);
+  return text + " batch " + std::to_string(job.train.batch_size) + " " + job.data.dataset + " " +
+         job.parallel.algorithm;
+}
+
 int ranksPerHost(const JobSpec& job, int cores) {
   const int ranks = job.parallel.ranks;
   if (job.parallel.ranks_per_host > 0) return std::min(ranks, job.parallel.ranks_per_host);
@@ -103,42 +121,30 @@ StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelPa
                      std::to_string(calibration.cores) + " cores each, as " + calibration.machine +
                      ")");
   threads_ = blasThreadsFor(job.parallel, calibration.cores, here);
-  share_ = std::max(1.0, static_cast<double>(here) * threads_ / calibration.cores);
-  if (share_ > 1) crowding_ns_ = oversubscriptionNs(here);
-  std::vector<RankPlan> per_part(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
+  // A pipeline's stages are busy 1 - bubble of the step (GPipe's formula, the engine's own):
+  // only so many of the host's ranks want its cores at once.
+  const double busy = degrees_.pipeline > 1
+                          ? 1 - bubbleFormula(degrees_.pipeline, job.parallel.microbatches)
+                          : 1.0;
+  share_ = std::max(1.0, static_cast<double>(here) * busy * threads_ / calibration.cores);
+  overhead_ns_ = stepOverheadNs(here);
+  plans_.resize(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
   for (int stage = 0; stage < degrees_.pipeline; ++stage)
     for (int slice = 0; slice < degrees_.tensor; ++slice)
-      per_part[stage * degrees_.tensor + slice] = planFor(stage, slice);
-  for (RankPlan& plan : per_part)
-    for (SimAction& a : plan.actions)
-      if (a.kind == ActionKind::kCollective) a.ns = std::max(0.0, a.ns + crowding_ns_);
-  plans_.resize(static_cast<size_t>(degrees_.product()));
+      plans_[stage * degrees_.tensor + slice] = planFor(stage, slice);
+  plan_of_.resize(static_cast<size_t>(degrees_.product()));
   for (int rank = 0; rank < degrees_.product(); ++rank) {
     const LayoutCoords at = coordsOf(rank, degrees_);
-    plans_[rank] = per_part[at.stage * degrees_.tensor + at.slice];
+    plan_of_[rank] = at.stage * degrees_.tensor + at.slice;
   }
 }
 
-int StepModel::rendezvousPerStep(int rank) const {
-  int n = 0;
-  for (const SimAction& a : plans_[rank].actions) n += a.kind == ActionKind::kCollective;
-  return n;
-}
-
-double StepModel::oversubscriptionNs(int here) {
-  const auto& measured = calibration_.oversubscription;
-  if (measured.empty()) {
-    notes_.push_back(std::to_string(here) + " ranks share " + std::to_string(calibration_.cores) +
-                     " cores: their cost not measured (ranklab calibrate measures it)");
-    return 0;
-  }
-  auto nearest = measured.begin();
-  for (auto it = measured.begin(); it != measured.end(); ++it)
-    if (std::abs(it->first - here) < std::abs(nearest->first - here)) nearest = it;
-  if (nearest->first != here)
-    notes_.push_back(std::to_string(here) + " ranks a host: the oversubscription of " +
-                     std::to_string(nearest->first) + " used");
-  return nearest->second;
+double StepModel::stepOverheadNs(int here) {
+  const std::string key = stepOverheadKey(here, modelSignature(job_));
+  const auto found = calibration_.step_overhead_ns.find(key);
+  if (found != calibration_.step_overhead_ns.end()) return found->second;
+  notes_.push_back("a step's fixed cost for " + key + " not measured (ranklab calibrate)");
+  return 0;
 }
 
 int StepModel::groupSize(GroupKind kind) const {
@@ -343,6 +349,15 @@ RankPlan StepModel::planFor(int stage, int slice) {
   if (per_param == calibration_.update_ns_per_param.end())
     throw std::invalid_argument("no calibration of train.optimizer = \"" + train.optimizer +
                                 "\" on " + calibration_.machine + ": run ranklab calibrate");
+  // What a real data-parallel step spends beyond its compute and the bench's all-reduce,
+  // measured on hosts of as many ranks: it goes with the gradient's sync (a real all-reduce
+  // waits on ranks that are not yet there, on telemetry, on the cores' turns), or with the
+  // step of a job of one rank.
+  if (degrees_.data > 1 || degrees_.product() == 1) {
+    SimAction fixed = compute(kComm, std::max(0.0, overhead_ns_));
+    fixed.shared = false;
+    out.push_back(fixed);
+  }
   const double updated = p.zero > 0 ? grad_bytes / 4 / degrees_.data : grad_bytes / 4;
   out.push_back(compute(kUpdate, per_param->second * updated));
   return plan;

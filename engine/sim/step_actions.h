@@ -34,6 +34,7 @@ struct SimAction {
   ByteClass bytes_class = ByteClass::kData;
   CollectiveCount counts = CollectiveCount::kNone;
   int pass = 0;  // a pipeline pass's compute: micro + 1 forward, -(micro + 1) backward; 0 none
+  bool shared = true;  // a compute slowed by ranks sharing cores (a measured cost is not)
 };
 
 // Everything a rank's step costs and sends, shared by the ranks of one (stage, slice).
@@ -49,17 +50,19 @@ struct RankPlan {
 // of thousands of ranks is a cluster's.
 int ranksPerHost(const JobSpec& job, int cores);
 
+// "mlp [256,128] batch 64 fashion-mnist ring": what a step's fixed cost is measured for,
+// with the ranks a host.
+std::string modelSignature(const JobSpec& job);
+
 // The ranks' plans for `job` (resolved), or std::invalid_argument naming what the simulator
 // does not model (a parameter server, a codec) or the layer no calibration covers.
 class StepModel {
  public:
   StepModel(const JobSpec& job, const Calibration& calibration, ModelParts& parts);
-  const RankPlan& plan(int rank) const { return plans_[rank]; }
-  int ranks() const { return static_cast<int>(plans_.size()); }
+  const RankPlan& plan(int rank) const { return plans_[plan_of_[rank]]; }
+  int ranks() const { return static_cast<int>(plan_of_.size()); }
   // The step's compute on one core divided among the ranks x threads sharing the cores.
   double coreShare() const { return share_; }
-  // Collectives in one step of `rank` (what a rendezvous's extra cost is measured per).
-  int rendezvousPerStep(int rank) const;
   // Members of each group a rank belongs to (the replay's rendezvous).
   int groupSize(GroupKind kind) const;
   // The index of rank's group of `kind` (unique across ranks of that kind).
@@ -71,7 +74,7 @@ class StepModel {
   RankPlan planFor(int stage, int slice);
   double computeNs(const Network& part, bool last_stage, int rows, bool forward);
   double linkNs(const std::string& algorithm, int world, double bytes);
-  double oversubscriptionNs(int ranks_here);
+  double stepOverheadNs(int ranks_here);
   void compressedSync(std::vector<SimAction>& out, double floats);
   JobSpec job_;
   const Calibration& calibration_;
@@ -79,8 +82,9 @@ class StepModel {
   LayoutDegrees degrees_;
   int threads_ = 1;
   double share_ = 1;
-  double crowding_ns_ = 0;  // each rendezvous's extra cost where ranks share too few cores
-  std::vector<RankPlan> plans_;
+  double overhead_ns_ = 0;  // a step's fixed cost on hosts of this many ranks (calibrated)
+  std::vector<RankPlan> plans_;  // one per (stage, slice): every replica's ranks share it
+  std::vector<int> plan_of_;     // per rank, its plan's index
   std::vector<std::string> notes_;
 };
 

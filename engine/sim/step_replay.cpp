@@ -76,7 +76,7 @@ bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector
     switch (a.kind) {
       case ActionKind::kCompute: {
         const double start = t;
-        t += a.ns * share;
+        t += a.shared ? a.ns * share : a.ns;
         out.phases[a.phase] += static_cast<int64_t>(t - start);
         if (record_passes && a.pass != 0)
           out.passes.push_back({a.pass > 0, std::abs(a.pass) - 1, start, t});

@@ -198,7 +198,7 @@ class TestStoredRun : public QObject {
     QVERIFY(a.bins_read > 0);  // the ratio survives the bins
     SummaryCompareModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.setRuns({ComparedRun{a.run, a.series}, ComparedRun{b.run, b.series}});
+    model.setRuns({ComparedRun{a.run, a.series, {}}, ComparedRun{b.run, b.series, {}}});
     int row = 0;
     while (row < model.rowCount() &&
            model.headerData(row, Qt::Vertical).toString() != "compression (raw / sent bytes)")
