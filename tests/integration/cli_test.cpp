@@ -257,7 +257,8 @@ TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(
       unknown.out.find(
-          "allowed: run, resume, validate, runs, compare, import, analyze, diff, bench, version"),
+          "allowed: run, resume, validate, simulate, calibrate, plan, runs, compare, import, "
+          "analyze, diff, bench, version"),
       std::string::npos)
       << unknown.out;
 }
