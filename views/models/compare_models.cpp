@@ -203,6 +203,7 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
             ? tr("diverged (test loss not finite)")
             : n.arg(evals.back().accuracy * 100.0, 0, 'f', 2) + QStringLiteral(" %"),
         imported                    ? tr("not in the traces")
+        : r.origin == "simulated"   ? tr("– (simulated: nothing trained)")
         : global.empty()            ? QStringLiteral("–")
         : !global.back().loss_count ? tr("not finite (diverged)")
                                     : QString::number(final_loss, 'f', 4),
