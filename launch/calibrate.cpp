@@ -168,6 +168,8 @@ std::string overheadKeyOf(const JobSpec& job, const Calibration& c) {
   return stepOverheadKey(ranksPerHost(job, c.cores), modelSignature(job));
 }
 
+constexpr int kReferenceRuns = 3;
+
 // The job's own model, data parallel on `ranks` ranks of this machine, a short run without
 // evaluations, faults or checkpoints: the reference of a step's fixed cost.
 JobSpec referenceJob(const JobSpec& job, int ranks) {
@@ -363,7 +365,12 @@ void measureStepOverhead(const JobSpec& job, Calibration& have, const CalibrateO
   have.step_overhead_ns.erase(key);
   const auto t0 = std::chrono::steady_clock::now();
   const double simulated = predictRun(ref, have).step_s;
-  const double measured = measuredPeriod(ref, options);
+  // A run's step on a host its ranks share varies by tens of percent from one run to the
+  // next (what else the cores run, where the scheduler puts them): the median of three.
+  std::vector<double> periods;
+  for (int run = 0; run < kReferenceRuns; ++run) periods.push_back(measuredPeriod(ref, options));
+  std::sort(periods.begin(), periods.end());
+  const double measured = periods[periods.size() / 2];
   have.step_overhead_ns[key] = (measured - simulated) * 1e9;
   char line[300];
   std::snprintf(line, sizeof line,

@@ -143,6 +143,19 @@ double StepModel::stepOverheadNs(int here) {
   const std::string key = stepOverheadKey(here, modelSignature(job_));
   const auto found = calibration_.step_overhead_ns.find(key);
   if (found != calibration_.step_overhead_ns.end()) return found->second;
+  // Another model or batch on hosts of as many ranks, the same all-reduce: the nearest
+  // measure there is (a plan from a calibration it cannot add to).
+  const std::string prefix = stepOverheadKey(here, "");
+  const std::string algorithm = " " + job_.parallel.algorithm;
+  for (const auto& [other, ns] : calibration_.step_overhead_ns) {
+    const bool same_host = other.rfind(prefix, 0) == 0;
+    const bool same_sync = other.size() >= algorithm.size() &&
+                           other.compare(other.size() - algorithm.size(), algorithm.size(),
+                                         algorithm) == 0;
+    if (!same_host || !same_sync) continue;
+    notes_.push_back("a step's fixed cost for " + key + " taken from " + other);
+    return ns;
+  }
   notes_.push_back("a step's fixed cost for " + key + " not measured (ranklab calibrate)");
   return 0;
 }
