@@ -98,24 +98,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   setWindowTitle(tr("ranklab workbench — %1").arg(QDir::toNativeSeparators(options_.db_path)));
   buildToolbar();
 
-  tabs_->setObjectName(QStringLiteral("pages"));
-  tabs_->setDocumentMode(true);
-  tabs_->addTab(setup_, tr("Job setup"));
-  tabs_->addTab(plan_page_, tr("Plan"));
-  tabs_->addTab(page_, tr("Live monitor"));
-  tabs_->addTab(timeline_page_, tr("Timeline"));
-  tabs_->addTab(analysis_page_, tr("Analysis"));
-  tabs_->addTab(runs_page_, tr("Runs"));
-  tabs_->addTab(compare_page_, tr("Compare"));
-  tabs_->addTab(learn_page_, tr("Learn"));
-  setCentralWidget(tabs_);
-  // As large as a 1600x1000 screen allows; a smaller screen gets its available area.
-  QSize size(1600, 1000);
-  if (const QScreen* screen = QGuiApplication::primaryScreen())
-    size = size.boundedTo(screen->availableSize());
-  resize(size);
-  if (const QByteArray geometry = WorkbenchSettings::windowGeometry(); !geometry.isEmpty())
-    restoreGeometry(geometry);
+  buildPages();
 
   connect(reader_, &RunStoreReader::runsListed, this, &MainWindow::onRunsListed);
   connect(reader_, &RunStoreReader::runLoaded, this, &MainWindow::onRunLoaded);
@@ -137,19 +120,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
       timeline_page_->setLatestStep(live_model_->latestStep());
   });
   connect(setup_, &SetupPage::launchRequested, this, [this] { launch(); });
-  // A lesson's preset goes through the setup page like any job; the Learn page stays shown.
-  learn_page_->setDbPath(options_.db_path);
-  connect(learn_page_, &LearnPage::runRequested, this,
-          [this](const QString& preset, const QStringList& overrides) {
-            setJobPath(preset);
-            applyOverrides(overrides);
-            launch(false);
-            if (!isRunning() && !launch_pending_) {
-              RunOutcome refused;
-              refused.error = "the job was refused (the setup page says why)";
-              learn_page_->runEnded(refused);
-            }
-          });
+  connectLearnPage();
   connect(launch_action_, &QAction::triggered, this, [this] { launch(); });
   connect(setup_, &SetupPage::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
@@ -163,6 +134,43 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::buildPages() {
+  tabs_->setObjectName(QStringLiteral("pages"));
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(setup_, tr("Job setup"));
+  tabs_->addTab(plan_page_, tr("Plan"));
+  tabs_->addTab(page_, tr("Live monitor"));
+  tabs_->addTab(timeline_page_, tr("Timeline"));
+  tabs_->addTab(analysis_page_, tr("Analysis"));
+  tabs_->addTab(runs_page_, tr("Runs"));
+  tabs_->addTab(compare_page_, tr("Compare"));
+  tabs_->addTab(learn_page_, tr("Learn"));
+  setCentralWidget(tabs_);
+  // As large as a 1600x1000 screen allows; a smaller screen gets its available area.
+  QSize size(1600, 1000);
+  if (const QScreen* screen = QGuiApplication::primaryScreen())
+    size = size.boundedTo(screen->availableSize());
+  resize(size);
+  if (const QByteArray geometry = WorkbenchSettings::windowGeometry(); !geometry.isEmpty())
+    restoreGeometry(geometry);
+}
+
+void MainWindow::connectLearnPage() {
+  // A lesson's preset goes through the setup page like any job; the Learn page stays shown.
+  learn_page_->setDbPath(options_.db_path);
+  connect(learn_page_, &LearnPage::runRequested, this,
+          [this](const QString& preset, const QStringList& overrides) {
+            setJobPath(preset);
+            applyOverrides(overrides);
+            launch(false);
+            if (!isRunning() && !launch_pending_) {
+              RunOutcome refused;
+              refused.error = "the job was refused (the setup page says why)";
+              learn_page_->runEnded(refused);
+            }
+          });
+}
 
 void MainWindow::buildToolbar() {
   QToolBar* bar = addToolBar(tr("Run"));

@@ -101,6 +101,8 @@ class MainWindow : public QMainWindow {
   void connectRunsPage();
   void connectStoredRunPages();
   void connectPlanPage();
+  void buildPages();  // the tabs, the window's size
+  void connectLearnPage();
   void updateActions();
   void applyOverrides(const QStringList& overrides);
   void onRunsListed(const RunList& list);

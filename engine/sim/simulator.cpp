@@ -80,10 +80,6 @@ StepRow stepRowOf(const SimStep& s, const RankMemory& memory, const JobSpec& job
   return row;
 }
 
-int64_t ledgerBytes(const RankMemory& m) {
-  return static_cast<int64_t>(m.params + m.grads + m.optimizer + m.activations + m.buffers);
-}
-
 // A rank's rows since the last flush.
 struct PendingRows {
   std::vector<StepRow> steps;
@@ -115,8 +111,7 @@ Prediction simulate(const JobSpec& job, const Calibration& calibration, int64_t 
   const int64_t per_epoch = stepsPerEpoch(job);
   const int every = job.telemetry.span_every;
   std::vector<double> clock(ranks, 0.0), extra(ranks, 0.0);
-  std::vector<std::vector<int64_t>> ends(ranks);
-  std::vector<std::vector<PhaseTimes>> phases(ranks);
+  StepMeasurer measurer;  // the accuracy's own measure of the rows, as of a real run's
   std::vector<std::vector<int64_t>> bubbles(ranks);
   std::vector<SimStep> out;
   std::vector<PendingRows> pending(ranks);
@@ -127,13 +122,12 @@ Prediction simulate(const JobSpec& job, const Calibration& calibration, int64_t 
     const bool sampled = every > 0 && step % every == 0;
     replay.run(clock, extra, out, sampled && sink);
     for (int r = 0; r < ranks; ++r) {
-      const auto end = static_cast<int64_t>(clock[r]);
-      ends[r].push_back(end);
-      phases[r].push_back(out[r].phases);
+      StepRow row = stepRowOf(out[r], memory.ranks[r], job, r, step, static_cast<int64_t>(clock[r]),
+                              model.plan(r).counts_samples, per_epoch);
+      measurer.add(row);
       bubbles[r].push_back(out[r].bubble_ns);
       if (!sink) continue;
-      pending[r].steps.push_back(stepRowOf(out[r], memory.ranks[r], job, r, step, end,
-                                           model.plan(r).counts_samples, per_epoch));
+      pending[r].steps.push_back(std::move(row));
       for (const SimPass& pass : out[r].passes) {
         SpanRow span;
         span.rank = r;
@@ -152,24 +146,17 @@ Prediction simulate(const JobSpec& job, const Calibration& calibration, int64_t 
       break;
     }
   }
-  p.step_s = stepPeriodSeconds(ends, steps > 6 ? 3 : 0);
-  int slowest = 0;
+  const MeasuredStep measured = measurer.result();
+  p.step_s = measured.step_s;
+  p.memory_bytes = measured.memory_bytes;
+  p.phases = measured.phases.value_or(PhaseTimes{});
+  int slowest = 0;  // the rank whose last step ended last, as the measure takes it
   for (int r = 0; r < ranks; ++r)
     if (clock[r] > clock[slowest]) slowest = r;
-  for (int i = 0; i < kStepPhaseCount; ++i) {
-    std::vector<int64_t> v;
-    for (const PhaseTimes& t : phases[slowest]) v.push_back(t[i]);
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    p.phases[i] = v.empty() ? 0 : v[v.size() / 2];
-  }
-  {
-    std::vector<int64_t> v = bubbles[slowest];
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    p.bubble_ns = v.empty() ? 0 : v[v.size() / 2];
-  }
+  std::vector<int64_t>& v = bubbles[slowest];
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  p.bubble_ns = v.empty() ? 0 : v[v.size() / 2];
   p.wall_s = clock[slowest] / 1e9;
-  for (int r = 0; r < ranks && r < static_cast<int>(memory.ranks.size()); ++r)
-    p.memory_bytes = std::max(p.memory_bytes, ledgerBytes(memory.ranks[r]));
   p.notes = model.notes();
   if (sink)
     for (int r = 0; r < ranks; ++r) {

@@ -11,7 +11,7 @@
 
 #include "engine/job/job_spec.h"
 #include "engine/sim/calibration.h"
-#include "storage/analysis/step_measure.h"  // stepPeriodSeconds: the simulated and real runs' measure
+#include "storage/analysis/step_measure.h"  // the simulated and real runs' one measure
 #include "storage/run_store.h"
 
 namespace ranklab {

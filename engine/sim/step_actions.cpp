@@ -123,9 +123,8 @@ StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelPa
   threads_ = blasThreadsFor(job.parallel, calibration.cores, here);
   // A pipeline's stages are busy 1 - bubble of the step (GPipe's formula, the engine's own):
   // only so many of the host's ranks want its cores at once.
-  const double busy = degrees_.pipeline > 1
-                          ? 1 - bubbleFormula(degrees_.pipeline, job.parallel.microbatches)
-                          : 1.0;
+  const double busy =
+      degrees_.pipeline > 1 ? 1 - bubbleFormula(degrees_.pipeline, job.parallel.microbatches) : 1.0;
   share_ = std::max(1.0, static_cast<double>(here) * busy * threads_ / calibration.cores);
   overhead_ns_ = stepOverheadNs(here);
   plans_.resize(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
@@ -149,9 +148,9 @@ double StepModel::stepOverheadNs(int here) {
   const std::string algorithm = " " + job_.parallel.algorithm;
   for (const auto& [other, ns] : calibration_.step_overhead_ns) {
     const bool same_host = other.rfind(prefix, 0) == 0;
-    const bool same_sync = other.size() >= algorithm.size() &&
-                           other.compare(other.size() - algorithm.size(), algorithm.size(),
-                                         algorithm) == 0;
+    const bool same_sync =
+        other.size() >= algorithm.size() &&
+        other.compare(other.size() - algorithm.size(), algorithm.size(), algorithm) == 0;
     if (!same_host || !same_sync) continue;
     notes_.push_back("a step's fixed cost for " + key + " taken from " + other);
     return ns;
@@ -255,52 +254,73 @@ double StepModel::linkNs(const std::string& algorithm, int world, double bytes) 
   return fit->at(bytes);
 }
 
+// What one (stage, slice) part's step costs and sends, worked out once for its plan.
+struct StepModel::PartCosts {
+  Network* part = nullptr;
+  int stage = 0;
+  bool last = false;
+  int rows = 0;             // a micro-batch's
+  double fwd = 0, bwd = 0;  // a micro-batch's passes
+  TrafficFormula traffic;
+  int tf = 0, tb = 0;       // the slices' sums in each forward and backward pass
+  int64_t tensor_each = 0;  // the formula's bytes spread evenly over them
+  int64_t tensor_left = 0;  // one more byte for the first few
+  double tensor_ns = 0;
+};
+
 RankPlan StepModel::planFor(int stage, int slice) {
   const ParallelSpec& p = job_.parallel;
-  const TrainSpec& train = job_.train;
-  Network& part = parts_.part(stage, slice);
-  const bool last = stage == degrees_.pipeline - 1;
-  const int rows = std::max(1, train.batch_size / std::max(1, p.microbatches));
-  const double fwd = computeNs(part, last, rows, true), bwd = computeNs(part, last, rows, false);
-  const TrafficFormula traffic = trafficFormula(job_, part, {0, stage, slice}, degrees_);
-  // The slices' f and g: the formula's bytes spread evenly over the step's collectives.
-  const int tf = degrees_.tensor > 1 ? sliceCollectives(part, true) : 0;
-  const int tb = degrees_.tensor > 1 ? sliceCollectives(part, false) : 0;
-  const int64_t passes = int64_t{p.microbatches} * train.accumulate_steps;
-  const int64_t tensor_sums = passes * (tf + tb);
-  const int64_t tensor_total = traffic.tensor.value_or(0);
-  const int64_t tensor_each = tensor_sums > 0 ? tensor_total / tensor_sums : 0;
-  int64_t tensor_left = tensor_total - tensor_each * tensor_sums;  // one more byte for the first
+  PartCosts c;
+  c.part = &parts_.part(stage, slice);
+  c.stage = stage;
+  c.last = stage == degrees_.pipeline - 1;
+  c.rows = std::max(1, job_.train.batch_size / std::max(1, p.microbatches));
+  c.fwd = computeNs(*c.part, c.last, c.rows, true);
+  c.bwd = computeNs(*c.part, c.last, c.rows, false);
+  c.traffic = trafficFormula(job_, *c.part, {0, stage, slice}, degrees_);
+  c.tf = degrees_.tensor > 1 ? sliceCollectives(*c.part, true) : 0;
+  c.tb = degrees_.tensor > 1 ? sliceCollectives(*c.part, false) : 0;
+  const int64_t sums = int64_t{p.microbatches} * job_.train.accumulate_steps * (c.tf + c.tb);
+  const int64_t total = c.traffic.tensor.value_or(0);
+  c.tensor_each = sums > 0 ? total / sums : 0;
+  c.tensor_left = total - c.tensor_each * sums;
   const double t = degrees_.tensor;
-  const double tensor_ns =
-      linkNs("ring", degrees_.tensor, tensor_each * t / std::max(1.0, 2 * (t - 1)));
+  c.tensor_ns = linkNs("ring", degrees_.tensor, c.tensor_each * t / std::max(1.0, 2 * (t - 1)));
   RankPlan plan;
   plan.stage = stage;
   plan.slice = slice;
-  plan.counts_samples = last && slice == 0;
-  auto& out = plan.actions;
-  const auto sliceSums = [&](int n) {
-    for (int i = 0; i < n; ++i) {
-      const int64_t bytes = tensor_each + (tensor_left > 0 ? 1 : 0);
-      tensor_left -= tensor_left > 0 ? 1 : 0;
-      out.push_back(collective(GroupKind::kTensor, tensor_ns, bytes, ByteClass::kTensor,
-                               CollectiveCount::kAllreduce));
-    }
-  };
+  plan.counts_samples = c.last && slice == 0;
+  addPasses(c, plan.actions);
+  addSync(c, plan.actions);
+  return plan;
+}
+
+void StepModel::addSliceSums(PartCosts& c, int n, std::vector<SimAction>& out) {
+  for (int i = 0; i < n; ++i) {
+    const int64_t bytes = c.tensor_each + (c.tensor_left > 0 ? 1 : 0);
+    c.tensor_left -= c.tensor_left > 0 ? 1 : 0;
+    out.push_back(collective(GroupKind::kTensor, c.tensor_ns, bytes, ByteClass::kTensor,
+                             CollectiveCount::kAllreduce));
+  }
+}
+
+void StepModel::addPasses(PartCosts& c, std::vector<SimAction>& out) {
+  const ParallelSpec& p = job_.parallel;
+  const Network& part = *c.part;
   // A message between stages: the ring's 2-rank fit is two hops of half the bytes each.
   const auto p2pNs = [&](int64_t bytes) { return linkNs("ring", 2, 2.0 * bytes) / 2; };
-  const int64_t act = int64_t{rows} * static_cast<int64_t>(part.outputShape().size()) * 4;
-  const int64_t grad = int64_t{rows} * static_cast<int64_t>(part.inputShape().size()) * 4;
-  const double data_ns = calibration_.data_ns_per_byte * train.batch_size *
+  const int64_t act = int64_t{c.rows} * static_cast<int64_t>(part.outputShape().size()) * 4;
+  const int64_t grad = int64_t{c.rows} * static_cast<int64_t>(part.inputShape().size()) * 4;
+  const double data_ns = calibration_.data_ns_per_byte * job_.train.batch_size *
                          static_cast<double>(part.inputShape().size()) * 4;
-  for (int k = 0; k < train.accumulate_steps; ++k) {
+  for (int k = 0; k < job_.train.accumulate_steps; ++k) {
     out.push_back(compute(kData, data_ns));
     if (degrees_.pipeline == 1) {
       for (int micro = 0; micro < p.microbatches; ++micro) {
-        out.push_back(compute(kForward, fwd));
-        sliceSums(tf);
-        out.push_back(compute(kBackward, bwd));
-        sliceSums(tb);
+        out.push_back(compute(kForward, c.fwd));
+        addSliceSums(c, c.tf, out);
+        out.push_back(compute(kBackward, c.bwd));
+        addSliceSums(c, c.tb, out);
       }
       continue;
     }
@@ -308,17 +328,17 @@ RankPlan StepModel::planFor(int stage, int slice) {
         p.schedule == "gpipe" ? PipelineOrder::kGpipe : PipelineOrder::k1F1B;
     const int up = degrees_.tensor;  // the next stage's rank is a stage of slices away
     for (const auto& pass :
-         PipelineSchedule::passOrder(order, stage, degrees_.pipeline, p.microbatches)) {
+         PipelineSchedule::passOrder(order, c.stage, degrees_.pipeline, p.microbatches)) {
       if (pass.forward) {
-        if (stage > 0) out.push_back(message(ActionKind::kRecv, -up, pass.micro, 0, 0));
-        out.push_back(compute(kForward, fwd, pass.micro + 1));
-        sliceSums(tf);
-        if (!last) out.push_back(message(ActionKind::kSend, up, pass.micro, act, p2pNs(act)));
+        if (c.stage > 0) out.push_back(message(ActionKind::kRecv, -up, pass.micro, 0, 0));
+        out.push_back(compute(kForward, c.fwd, pass.micro + 1));
+        addSliceSums(c, c.tf, out);
+        if (!c.last) out.push_back(message(ActionKind::kSend, up, pass.micro, act, p2pNs(act)));
       } else {
-        if (!last) out.push_back(message(ActionKind::kRecv, up, kBackwardTag + pass.micro, 0, 0));
-        out.push_back(compute(kBackward, bwd, -(pass.micro + 1)));
-        sliceSums(tb);
-        if (stage > 0)
+        if (!c.last) out.push_back(message(ActionKind::kRecv, up, kBackwardTag + pass.micro, 0, 0));
+        out.push_back(compute(kBackward, c.bwd, -(pass.micro + 1)));
+        addSliceSums(c, c.tb, out);
+        if (c.stage > 0)
           out.push_back(
               message(ActionKind::kSend, -up, kBackwardTag + pass.micro, grad, p2pNs(grad)));
       }
@@ -327,14 +347,18 @@ RankPlan StepModel::planFor(int stage, int slice) {
     out.push_back(collective(GroupKind::kPipeline, linkNs("ring", degrees_.pipeline, 4), 0,
                              ByteClass::kPipeline, CollectiveCount::kAllreduce));
   }
+}
+
+void StepModel::addSync(const PartCosts& c, std::vector<SimAction>& out) {
+  const ParallelSpec& p = job_.parallel;
   SimAction straggle;  // where a slowed rank sleeps (the replay fills in its delay)
   straggle.kind = ActionKind::kSleep;
   straggle.phase = kBackward;
   out.push_back(straggle);
   // A GPT's token table: its copies on the first and last stage add each other's gradient.
-  if (degrees_.pipeline > 1 && job_.model.kind == "gpt" && (stage == 0 || last)) {
+  if (degrees_.pipeline > 1 && job_.model.kind == "gpt" && (c.stage == 0 || c.last)) {
     int64_t table = 0;
-    for (const ParamView& view : part.views())
+    for (const ParamView& view : c.part->views())
       if (view.name == "embed.token" || view.name == "lm_head.weight")
         table += static_cast<int64_t>(view.size) * 4;
     out.push_back(collective(GroupKind::kTied, linkNs("ring", 2, table), table,
@@ -343,24 +367,24 @@ RankPlan StepModel::planFor(int stage, int slice) {
   if (job_.amp.dtype != "fp32")  // every rank skips together: one flag summed
     out.push_back(collective(GroupKind::kWorld, linkNs("ring", degrees_.product(), 4), 0,
                              ByteClass::kData, CollectiveCount::kAllreduce));
-  const double grad_bytes = static_cast<double>(part.parameterCount()) * 4;
+  const double grad_bytes = static_cast<double>(c.part->parameterCount()) * 4;
   if (degrees_.data > 1 && job_.compression.compresses()) {
     compressedSync(out, grad_bytes / 4);
   } else if (degrees_.data > 1) {
     const double zero3 = p.zero == 3 ? 1.5 : 1.0;  // ZeRO 3 gathers the parameters once more
-    const int64_t sent = traffic.data.value_or(
+    const int64_t sent = c.traffic.data.value_or(
         static_cast<int64_t>(grad_bytes * 2 * (degrees_.data - 1) / degrees_.data));
     out.push_back(collective(
         GroupKind::kData, zero3 * linkNs(p.algorithm, degrees_.data, grad_bytes), sent,
         ByteClass::kData,
         p.zero > 0 ? CollectiveCount::kReduceScatterAllGather : CollectiveCount::kAllreduce));
   }
-  if (train.grad_clip > 0)  // the gradient's norm: one sum over every rank
+  if (job_.train.grad_clip > 0)  // the gradient's norm: one sum over every rank
     out.push_back(collective(GroupKind::kWorld, linkNs("ring", degrees_.product(), 4), 0,
                              ByteClass::kData, CollectiveCount::kAllreduce));
-  const auto per_param = calibration_.update_ns_per_param.find(train.optimizer);
+  const auto per_param = calibration_.update_ns_per_param.find(job_.train.optimizer);
   if (per_param == calibration_.update_ns_per_param.end())
-    throw std::invalid_argument("no calibration of train.optimizer = \"" + train.optimizer +
+    throw std::invalid_argument("no calibration of train.optimizer = \"" + job_.train.optimizer +
                                 "\" on " + calibration_.machine + ": run ranklab calibrate");
   // What a real data-parallel step spends beyond its compute and the bench's all-reduce,
   // measured on hosts of as many ranks: it goes with the gradient's sync (a real all-reduce
@@ -373,7 +397,6 @@ RankPlan StepModel::planFor(int stage, int slice) {
   }
   const double updated = p.zero > 0 ? grad_bytes / 4 / degrees_.data : grad_bytes / 4;
   out.push_back(compute(kUpdate, per_param->second * updated));
-  return plan;
 }
 
 }  // namespace ranklab

@@ -12,6 +12,7 @@
 #include "engine/job/job_spec.h"
 #include "engine/sim/calibration.h"
 #include "engine/sim/model_parts.h"
+#include "engine/train/traffic_formula.h"
 
 namespace ranklab {
 
@@ -71,7 +72,14 @@ class StepModel {
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
+  struct PartCosts;
   RankPlan planFor(int stage, int slice);
+  // Data, then each micro-batch's passes in the schedule's order, with their messages and the
+  // slices' sums.
+  void addPasses(PartCosts& costs, std::vector<SimAction>& out);
+  void addSliceSums(PartCosts& costs, int n, std::vector<SimAction>& out);
+  // After the passes: faults' sleeps, the small sums, the gradient's sync, the update.
+  void addSync(const PartCosts& costs, std::vector<SimAction>& out);
   double computeNs(const Network& part, bool last_stage, int rows, bool forward);
   double linkNs(const std::string& algorithm, int world, double bytes);
   double stepOverheadNs(int ranks_here);
@@ -82,7 +90,7 @@ class StepModel {
   LayoutDegrees degrees_;
   int threads_ = 1;
   double share_ = 1;
-  double overhead_ns_ = 0;  // a step's fixed cost on hosts of this many ranks (calibrated)
+  double overhead_ns_ = 0;       // a step's fixed cost on hosts of this many ranks (calibrated)
   std::vector<RankPlan> plans_;  // one per (stage, slice): every replica's ranks share it
   std::vector<int> plan_of_;     // per rank, its plan's index
   std::vector<std::string> notes_;
