@@ -16,13 +16,17 @@
 #include <thread>
 
 #include "comm/codecs/codec.h"
+#include "comm/codecs/compressed_allreduce.h"
+#include "comm/collectives/allreduce_registry.h"
 #include "engine/optim/optimizer.h"
 #include "engine/sim/model_parts.h"
 #include "engine/sim/part_timing.h"
+#include "engine/sim/silent_peers.h"
 #include "engine/sim/simulator.h"
 #include "engine/sim/step_actions.h"
 #include "engine/train/gradient_sync.h"
 #include "engine/train/model_part.h"
+#include "engine/train/strategy_registry.h"
 #include "engine/train/thread_policy.h"
 #include "kernels/cpu/gemm.h"
 #include "launch/job_runner.h"
@@ -134,6 +138,32 @@ void measureUpdate(const JobSpec& job, Calibration& c) {
       medianNs(5, [&] { optimizer->step(params.data(), grads.data(), job.train.lr); }) / kParams;
 }
 
+// PowerSGD's compute per float of the part's gradient: its products, orthonormalisation and
+// reconstruction, as the engine's own sync runs them on this rank's cores (over peers that
+// move nothing: the sums are the link's, measured apart).
+void measureLowRank(const JobSpec& job, const Network& part, Calibration& c) {
+  JobSpec alone = job;
+  alone.parallel.algorithm = "ring";  // silent peers have no shared memory
+  alone.parallel.zero = 0;
+  SilentPeers peers(0, 2);
+  auto sync = makeGradientSync(alone, peers, weightMatrices(part));
+  const size_t n = part.parameterCount();
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.f, 1e-3f);
+  std::vector<float> params(n, 0.01f), gradient(n), grads(n);
+  for (float& g : gradient) g = normal(rng);
+  sync->start(params.data(), n);
+  std::vector<double> ns;
+  for (int i = 0; i < 5; ++i) {
+    grads = gradient;
+    ns.push_back(static_cast<double>(sync->sync(grads.data(), n).compress_ns));
+  }
+  std::nth_element(ns.begin(), ns.begin() + 2, ns.end());
+  CodecTiming t;
+  t.own_ns = ns[2] / static_cast<double>(std::max<size_t>(n, 1));
+  c.codecs[describeCompression(codecOptions(job))] = t;
+}
+
 // The job's codec over a gradient-like buffer of the part's size: encode and decode per
 // float, and the payload's bytes per float.
 void measureCodec(const JobSpec& job, size_t floats, Calibration& c) {
@@ -154,6 +184,18 @@ void measureCodec(const JobSpec& job, size_t floats, Calibration& c) {
                                          decoded.data(), DecodeMode::kAdd);
                          }) /
                 n;
+  // The whole stack on one rank (no exchange): momentum correction, error feedback, its own
+  // encode and decode, as the engine runs them on every step.
+  SilentPeers alone(0, 1);
+  CompressedAllreduce stack(alone, AllreduceChoice(job.parallel.algorithm), options,
+                            gradient.size());
+  std::vector<double> own;
+  for (int i = 0; i < 5; ++i) {
+    std::vector<float> g = gradient;
+    own.push_back(static_cast<double>(stack.run(g.data(), g.size()).codec_ns));
+  }
+  std::nth_element(own.begin(), own.begin() + 2, own.end());
+  t.own_ns = own[2] / n;
   c.codecs[describeCompression(options)] = t;
 }
 
@@ -181,7 +223,6 @@ JobSpec referenceJob(const JobSpec& job, int ranks) {
   p.zero = 0;
   p.sequence_parallel = false;
   p.stage_layers.clear();
-  p.ranks_per_host = 0;
   ref.compression = {};
   ref.fault = {};
   ref.faults.clear();
@@ -270,8 +311,7 @@ std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have)
   }
   if (!have.update_ns_per_param.count(job.train.optimizer))
     missing.push_back("the " + job.train.optimizer + " update");
-  if (job.compression.compresses() && job.compression.codec != "powersgd" &&
-      !have.codecs.count(describeCompression(codecOptions(job))))
+  if (job.compression.compresses() && !have.codecs.count(describeCompression(codecOptions(job))))
     missing.push_back("compression " + describeCompression(codecOptions(job)));
   if (have.data_ns_per_byte <= 0) missing.push_back("a batch's copy");
   for (const LinkNeed& need : linksFor(job))
@@ -312,9 +352,13 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
   }
   if (everything || !have.update_ns_per_param.count(job.train.optimizer)) measureUpdate(job, have);
   if (everything || have.data_ns_per_byte <= 0) measureDataCopy(have);
-  const bool codec = job.compression.compresses() && job.compression.codec != "powersgd";
-  if (codec && (everything || !have.codecs.count(describeCompression(codecOptions(job)))))
-    measureCodec(job, parts.part(0, 0).parameterCount(), have);
+  if (job.compression.compresses() &&
+      (everything || !have.codecs.count(describeCompression(codecOptions(job))))) {
+    if (job.compression.codec == "powersgd")
+      measureLowRank(job, parts.part(0, 0), have);
+    else
+      measureCodec(job, parts.part(0, 0).parameterCount(), have);
+  }
   std::map<std::string, std::vector<int>> worlds;
   for (const LinkNeed& need : linksFor(job))
     if (everything || !hasLink(have, need)) worlds[need.algorithm].push_back(need.world);
@@ -322,6 +366,7 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
     BenchLaunch launch = options.bench;
     launch.worlds = sizes;
     launch.options.algorithms = {algorithm};
+    launch.options.ranks_per_host = job.parallel.ranks_per_host;  // hierarchical's hosts
     launch.options.min_bytes = 4;
     launch.options.max_bytes = size_t{16} << 20;
     launch.options.seconds_per_size = 0.02;

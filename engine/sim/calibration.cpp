@@ -86,7 +86,10 @@ namespace {
 nlohmann::json codecsJson(const Calibration& c) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, t] : c.codecs)
-    j[name] = {{"encode_ns", t.encode_ns}, {"decode_ns", t.decode_ns}, {"payload", t.payload}};
+    j[name] = {{"encode_ns", t.encode_ns},
+               {"decode_ns", t.decode_ns},
+               {"payload", t.payload},
+               {"own_ns", t.own_ns}};
   return j;
 }
 
@@ -181,7 +184,8 @@ Calibration parseCalibration(const std::string& json_text, const std::string& fi
   for (const auto& [name, t] : codecs.items()) {
     const std::string where = file + ": codecs[\"" + name + "\"]";
     c.codecs[name] = {field<double>(t, "encode_ns", where), field<double>(t, "decode_ns", where),
-                      field<double>(t, "payload", where)};
+                      field<double>(t, "payload", where),
+                      t.contains("own_ns") ? field<double>(t, "own_ns", where) : 0.0};
   }
   return c;
 }

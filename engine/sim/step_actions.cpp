@@ -5,10 +5,12 @@
 #include <stdexcept>
 
 #include "comm/codecs/codec.h"
+#include "comm/codecs/powersgd.h"
 #include "engine/job/pipeline_bubble.h"
 #include "engine/model/transformer_block.h"
 #include "engine/sim/part_timing.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/model_part.h"
 #include "engine/train/pipeline_schedule.h"
 #include "engine/train/thread_policy.h"
 #include "engine/train/traffic_formula.h"
@@ -71,10 +73,6 @@ void checkModelled(const JobSpec& job) {
   if (s != "allreduce")
     throw std::invalid_argument("parallel.strategy = \"" + s +
                                 "\" is not simulated yet (simulate models \"allreduce\")");
-  if (job.compression.codec == "powersgd")
-    throw std::invalid_argument(
-        "compression.codec = \"powersgd\" is not simulated yet (simulate models \"none\" and "
-        "the flat-buffer codecs)");
   if (job.train.device != "cpu")
     throw std::invalid_argument("train.device = \"" + job.train.device +
                                 "\" is not simulated yet (simulate models \"cpu\")");
@@ -101,15 +99,17 @@ std::string modelSignature(const JobSpec& job) {
 
 int ranksPerHost(const JobSpec& job, int cores) {
   const int ranks = job.parallel.ranks;
-  if (job.parallel.ranks_per_host > 0) return std::min(ranks, job.parallel.ranks_per_host);
   int most = 0;
   for (const std::string& host : job.launch.hosts) {
     const size_t colon = host.rfind(':');
     most = std::max(most, colon == std::string::npos ? 1 : std::atoi(host.c_str() + colon + 1));
   }
   if (most > 0) return std::min(ranks, most);
+  // A local launch puts every rank on this machine, whatever hosts ranks_per_host pretends.
   constexpr int kRanksOneMachineLaunches = 64;
-  return ranks <= kRanksOneMachineLaunches ? ranks : std::max(1, cores);
+  if (ranks <= kRanksOneMachineLaunches) return ranks;
+  if (job.parallel.ranks_per_host > 0) return std::min(ranks, job.parallel.ranks_per_host);
+  return std::max(1, cores);
 }
 
 StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelParts& parts)
@@ -212,36 +212,61 @@ double StepModel::computeNs(const Network& part, bool last_stage, int rows, bool
 }
 
 // The gradient encoded, moved as its codec's collective moves payloads, decoded
-// (comm/codecs/compressed_allreduce.h): a ring encodes every hop, an all-gather hands every
-// rank every payload to decode, summed payloads are an ordinary all-reduce of them.
-void StepModel::compressedSync(std::vector<SimAction>& out, double floats) {
+// (comm/codecs/compressed_allreduce.h): the rank's own work first (momentum correction, error
+// feedback, its own encode and decode), then a ring that encodes each of its chunks once and
+// decodes (2d - 1) of them, summed payloads decoded once, or every rank's payload decoded.
+void StepModel::compressedSync(std::vector<SimAction>& out, const Network& part) {
   constexpr int kCompress = 3;  // kStepPhaseNames
-  const std::string key = describeCompression(codecOptions(job_));
+  const CodecOptions options = codecOptions(job_);
+  const std::string key = describeCompression(options);
   const auto found = calibration_.codecs.find(key);
   if (found == calibration_.codecs.end())
     throw std::invalid_argument("no calibration of compression " + key + " on " +
                                 calibration_.machine + ": run ranklab calibrate with this job");
   const CodecTiming& c = found->second;
+  if (options.codec == "powersgd") return lowRankSync(out, part, c);
+  const double floats = static_cast<double>(part.parameterCount());
   const int d = degrees_.data;
   const double payload = c.payload * floats;
-  const CodecCollective kind = makeCodec(codecOptions(job_), 0)->collective();
-  double coded = 0, moved = 0;  // floats encoded and decoded; the all-reduce's bytes
-  int64_t sent = 0;
-  if (kind == CodecCollective::kRing) {
-    coded = 2 * floats;
-    moved = payload;
-    sent = static_cast<int64_t>(payload * 2 * (d - 1) / d);
+  const CodecCollective kind = makeCodec(options, 0)->collective();
+  const bool ring = kind == CodecCollective::kRing;
+  // A ring codec without error feedback sends raw chunks: no encode of its own first.
+  const double own_ns = c.own_ns > 0 ? c.own_ns : c.encode_ns + c.decode_ns;
+  double ns = ring && !options.error_feedback
+                  ? std::max(0.0, own_ns - c.encode_ns - c.decode_ns) * floats
+                  : own_ns * floats;
+  double moved = payload;  // the all-reduce's bytes
+  int64_t sent = static_cast<int64_t>(payload * 2 * (d - 1) / d);
+  if (ring) {
+    ns += (c.encode_ns + c.decode_ns * (2.0 * d - 1) / d) * floats;
   } else if (kind == CodecCollective::kAllgather) {
-    coded = floats * (1 + d);
+    ns += c.decode_ns * floats * d;
     moved = payload * d / 2;  // d payloads gathered: a ring's one pass over all of them
     sent = static_cast<int64_t>(payload * (d - 1));
   } else {
-    coded = 2 * floats;
-    moved = payload;
-    sent = static_cast<int64_t>(payload * 2 * (d - 1) / d);
+    ns += c.decode_ns * floats;
   }
-  out.push_back(compute(kCompress, c.encode_ns * floats + c.decode_ns * (coded - floats)));
+  out.push_back(compute(kCompress, ns));
   out.push_back(collective(GroupKind::kData, linkNs(job_.parallel.algorithm, d, moved), sent,
+                           ByteClass::kData, CollectiveCount::kAllreduce));
+}
+
+// PowerSGD: its products on the rank's cores, then two all-reduces of the small matrices (P
+// with the uncompressed rest, then Q), sized by the engine's own PowerSgd for the part.
+void StepModel::lowRankSync(std::vector<SimAction>& out, const Network& part,
+                            const CodecTiming& c) {
+  constexpr int kCompress = 3;  // kStepPhaseNames
+  const CodecOptions options = codecOptions(job_);
+  const PowerSgd sizes(weightMatrices(part), part.parameterCount(), options.rank,
+                       options.warm_start, options.seed);
+  const double first = static_cast<double>(sizes.firstFloats()) * 4;
+  const double second = static_cast<double>(sizes.secondFloats()) * 4;
+  const int d = degrees_.data;
+  out.push_back(compute(kCompress, c.own_ns * static_cast<double>(part.parameterCount())));
+  const std::string& algorithm = job_.parallel.algorithm;
+  out.push_back(collective(GroupKind::kData,
+                           linkNs(algorithm, d, first) + linkNs(algorithm, d, second),
+                           static_cast<int64_t>((first + second) * 2 * (d - 1) / d),
                            ByteClass::kData, CollectiveCount::kAllreduce));
 }
 
@@ -369,7 +394,7 @@ void StepModel::addSync(const PartCosts& c, std::vector<SimAction>& out) {
                              ByteClass::kData, CollectiveCount::kAllreduce));
   const double grad_bytes = static_cast<double>(c.part->parameterCount()) * 4;
   if (degrees_.data > 1 && job_.compression.compresses()) {
-    compressedSync(out, grad_bytes / 4);
+    compressedSync(out, *c.part);
   } else if (degrees_.data > 1) {
     const double zero3 = p.zero == 3 ? 1.5 : 1.0;  // ZeRO 3 gathers the parameters once more
     const int64_t sent = c.traffic.data.value_or(

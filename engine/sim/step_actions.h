@@ -45,10 +45,10 @@ struct RankPlan {
   bool counts_samples = false;  // a replica's last stage's first slice
 };
 
-// How many ranks share one host's cores: parallel.ranks_per_host where the job says, the most
-// slots a launch.hosts entry gives, every rank on one machine where they fit one (up to 64,
-// what a launch there allows), else hosts like the calibrated one with a rank per core: a job
-// of thousands of ranks is a cluster's.
+// How many ranks share one host's cores: the most slots a launch.hosts entry gives, every rank
+// on one machine where they fit one (up to 64, what a launch there allows; ranks_per_host's
+// hosts are then pretend ones), else parallel.ranks_per_host, else hosts like the calibrated
+// one with a rank per core: a job of thousands of ranks is a cluster's.
 int ranksPerHost(const JobSpec& job, int cores);
 
 // "mlp [256,128] batch 64 fashion-mnist ring": what a step's fixed cost is measured for,
@@ -83,7 +83,8 @@ class StepModel {
   double computeNs(const Network& part, bool last_stage, int rows, bool forward);
   double linkNs(const std::string& algorithm, int world, double bytes);
   double stepOverheadNs(int ranks_here);
-  void compressedSync(std::vector<SimAction>& out, double floats);
+  void compressedSync(std::vector<SimAction>& out, const Network& part);
+  void lowRankSync(std::vector<SimAction>& out, const Network& part, const CodecTiming& c);
   JobSpec job_;
   const Calibration& calibration_;
   ModelParts& parts_;

@@ -8,11 +8,13 @@
 #include <optional>
 #include <stdexcept>
 
+#include "comm/codecs/powersgd.h"
 #include "engine/data/text_dataset.h"
 #include "engine/model/activation_formula.h"
 #include "engine/model/layers.h"
 #include "engine/model/models.h"
 #include "engine/model/transformer_block.h"
+#include "engine/train/gradient_sync.h"
 #include "engine/train/model_part.h"
 #include "engine/train/pipeline_schedule.h"
 
@@ -136,6 +138,27 @@ size_t lossBytes(const Model& model, int rows) {
   return static_cast<size_t>(rows) * out.height * out.width * model.data.classes * kFloat;
 }
 
+// PowerSGD's buffers (powersgd_sync.h): the host's two summed buffers and warm start's Q, the
+// device's P and Q, and error feedback's residual, sized by the engine's own PowerSgd.
+size_t lowRankBytes(const Model& model, const JobSpec& job, size_t first, size_t end) {
+  std::vector<MatrixBlock> blocks;
+  size_t offset = 0;
+  for (size_t l = first; l < end; ++l) {
+    const int tensor = model.split[l] ? job.parallel.tensor : 1;
+    for (const ParamTensor& t : model.layers[l]->paramTensors()) {
+      const size_t size = t.size / static_cast<size_t>(tensor);
+      const int rows = t.rows / tensor;
+      if (rows > 0 && size % static_cast<size_t>(rows) == 0)
+        blocks.push_back({offset, rows, static_cast<int>(size / static_cast<size_t>(rows))});
+      offset += size;
+    }
+  }
+  const CodecOptions options = codecOptions(job);
+  const PowerSgd sizes(std::move(blocks), offset, options.rank, options.warm_start, options.seed);
+  const size_t residual = options.error_feedback ? offset : 0;
+  return (sizes.firstFloats() + sizes.restOffset() + 3 * sizes.secondFloats() + residual) * kFloat;
+}
+
 RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, size_t end, int stage,
                        bool evaluated) {
   const ParallelSpec& p = job.parallel;
@@ -159,6 +182,7 @@ RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, siz
   // used outside their turn held whole for the step (zero_sync.h).
   if (p.zero >= 2) m.buffers += (largest + held) * kFloat;
   if (p.zero == 3) m.buffers += (largest + held) * kFloat;
+  if (job.compression.codec == "powersgd") m.buffers += lowRankBytes(model, job, first, end);
   const int micro = std::max(1, job.train.batch_size / std::max(1, p.microbatches));
   // Evaluation runs whole batches: 256 samples, a sequence model its training batch.
   const int eval_rows = evaluated ? std::max(micro, model.gpt ? job.train.batch_size : 256) : micro;

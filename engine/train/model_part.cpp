@@ -103,4 +103,13 @@ ModelPartMap mapModelPart(const JobSpec& job, const Dataset& train_set, int rank
   return map;
 }
 
+std::vector<MatrixBlock> weightMatrices(const Network& model) {
+  std::vector<MatrixBlock> blocks;
+  for (const auto& view : model.views()) {
+    if (view.rows > 0 && view.size % static_cast<size_t>(view.rows) == 0)
+      blocks.push_back({view.offset, view.rows, static_cast<int>(view.size / view.rows)});
+  }
+  return blocks;
+}
+
 }  // namespace ranklab

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/codecs/codec.h"
 #include "engine/data/idx_dataset.h"
 #include "engine/job/job_spec.h"
 #include "engine/model/network.h"
@@ -44,5 +45,11 @@ struct ModelPartMap {
 // model is split without a second description of the splits.
 ModelPartMap mapModelPart(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
                           TensorGroup* tensor, const Network& part);
+
+// The matrices inside the flat buffer (rows, the rest), for codecs that use shapes: a Linear
+// weight is (out, in), a Conv2d kernel (out, in*k*k), a GPT block's Linears theirs, an
+// embedding table (vocab or positions, width); as PyTorch's PowerSGD hook, every tensor of
+// two dimensions.
+std::vector<MatrixBlock> weightMatrices(const Network& model);
 
 }  // namespace ranklab

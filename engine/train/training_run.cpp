@@ -21,19 +21,6 @@ namespace ranklab {
 
 namespace {
 
-// The matrices inside the flat buffer (rows, the rest), for codecs that use shapes: a Linear
-// weight is (out, in), a Conv2d kernel (out, in*k*k), a GPT block's Linears theirs, an
-// embedding table (vocab or positions, width); as PyTorch's PowerSGD hook, every tensor of
-// two dimensions.
-std::vector<MatrixBlock> weightMatrices(const Network& model) {
-  std::vector<MatrixBlock> blocks;
-  for (const auto& view : model.views()) {
-    if (view.rows > 0 && view.size % static_cast<size_t>(view.rows) == 0)
-      blocks.push_back({view.offset, view.rows, static_cast<int>(view.size / view.rows)});
-  }
-  return blocks;
-}
-
 // With momentum correction the gradient sync applies the momentum, before compression.
 TrainSpec updateRule(const JobSpec& job) {
   TrainSpec rule = job.train;

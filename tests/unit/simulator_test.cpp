@@ -12,7 +12,11 @@
 #include "engine/sim/calibration.h"
 #include "engine/sim/model_parts.h"
 #include "engine/sim/part_timing.h"
+#include "engine/sim/silent_peers.h"
 #include "engine/sim/simulator.h"
+#include "engine/train/memory_estimate.h"
+#include "engine/train/model_part.h"
+#include "engine/train/strategy_registry.h"
 #include "engine/train/thread_policy.h"
 #include "engine/train/traffic_formula.h"
 
@@ -146,13 +150,27 @@ TEST(Simulator, ACalibrationReadsBackAndABadOneIsRefusedNamingTheField) {
 }
 
 TEST(Simulator, AJobThatIsNotModelledIsRefusedNamingTheKey) {
-  const JobSpec job = spiralsJob({"parallel.ranks=2", "compression.codec=\"powersgd\""});
+  const JobSpec job = spiralsJob({"parallel.ranks=2", "parallel.strategy=\"local-sgd\""});
   try {
     predictRun(job, uniformCalibration(spiralsJob({"parallel.ranks=2"}), 1e6, 1e6));
-    FAIL() << "a codec was simulated";
+    FAIL() << "local SGD was simulated";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("compression.codec"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("parallel.strategy"), std::string::npos) << e.what();
   }
+}
+
+// PowerSGD's buffers as the estimate (and so the simulation) counts them: what the engine's
+// own sync holds once started on the part.
+TEST(Simulator, PowerSgdBuffersAreWhatItsSyncHolds) {
+  const JobSpec job = spiralsJob({"parallel.ranks=2", "compression.codec=\"powersgd\""});
+  ModelParts parts(job);
+  Network& part = parts.part(0, 0);
+  SilentPeers peers(0, 2);
+  auto sync = makeGradientSync(job, peers, weightMatrices(part));
+  std::vector<float> params(part.parameterCount());
+  sync->start(params.data(), params.size());
+  EXPECT_GT(sync->bufferBytesHeld(), 0u);
+  EXPECT_EQ(estimateMemory(job, false).ranks[0].buffers, sync->bufferBytesHeld());
 }
 
 }  // namespace
