@@ -59,12 +59,24 @@ int microRows(const JobSpec& job) {
 }
 
 struct LinkNeed {
+  std::string key;  // linkKey(): the algorithm and where the job places its ranks
   std::string algorithm;
   int world;
   bool operator<(const LinkNeed& o) const {
-    return std::tie(algorithm, world) < std::tie(o.algorithm, o.world);
+    return std::tie(key, world) < std::tie(o.key, o.world);
   }
 };
+
+// Where the job's ranks run (its hosts, hostfile, MCA parameters): its all-reduces and its
+// reference runs are measured there, not on this machine alone.
+LaunchSpec placementOf(const JobSpec& job) {
+  LaunchSpec where;
+  where.hosts = job.launch.hosts;
+  where.hostfile = job.launch.hostfile;
+  where.telemetry_address = job.launch.telemetry_address;
+  where.mca = job.launch.mca;
+  return where;
+}
 
 // The largest world an all-reduce is measured on here: past it the simulator scales the
 // nearest measured one by the ring's steps (Calibration::link), as it must for a cluster's
@@ -77,7 +89,7 @@ std::set<LinkNeed> linksFor(const JobSpec& job) {
   const LayoutDegrees d = degreesOf(job, job.parallel.ranks);
   std::set<LinkNeed> need;
   const auto add = [&](const std::string& algorithm, int world) {
-    need.insert({algorithm, std::min(world, kLargestMeasuredWorld)});
+    need.insert({linkKey(job, algorithm), algorithm, std::min(world, kLargestMeasuredWorld)});
   };
   if (d.data > 1) add(job.parallel.algorithm, d.data);
   if (d.tensor > 1) add("ring", d.tensor);
@@ -90,7 +102,7 @@ std::set<LinkNeed> linksFor(const JobSpec& job) {
 
 bool hasLink(const Calibration& c, const LinkNeed& need) {
   for (const LinkFit& f : c.links)
-    if (f.algorithm == need.algorithm && f.world == need.world) return true;
+    if (f.algorithm == need.key && f.world == need.world) return true;
   return false;
 }
 
@@ -226,7 +238,7 @@ JobSpec referenceJob(const JobSpec& job, int ranks) {
   ref.compression = {};
   ref.fault = {};
   ref.faults.clear();
-  ref.launch = {};
+  ref.launch = placementOf(job);
   ref.train.max_steps = 40;
   ref.train.eval_every = 0;
   ref.train.sample_chars = 0;
@@ -316,7 +328,7 @@ std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have)
   if (have.data_ns_per_byte <= 0) missing.push_back("a batch's copy");
   for (const LinkNeed& need : linksFor(job))
     if (!hasLink(have, need))
-      missing.push_back(need.algorithm + " all-reduce on " + std::to_string(need.world) + " ranks");
+      missing.push_back(need.key + " all-reduce on " + std::to_string(need.world) + " ranks");
   if (!have.step_overhead_ns.count(overheadKeyOf(job, have)))
     missing.push_back("a step's fixed cost, " + overheadKeyOf(job, have));
   return missing;
@@ -359,11 +371,14 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
     else
       measureCodec(job, parts.part(0, 0).parameterCount(), have);
   }
-  std::map<std::string, std::vector<int>> worlds;
+  std::map<std::pair<std::string, std::string>, std::vector<int>> worlds;  // by key, algorithm
   for (const LinkNeed& need : linksFor(job))
-    if (everything || !hasLink(have, need)) worlds[need.algorithm].push_back(need.world);
-  for (const auto& [algorithm, sizes] : worlds) {
+    if (everything || !hasLink(have, need))
+      worlds[{need.key, need.algorithm}].push_back(need.world);
+  for (const auto& [named, sizes] : worlds) {
+    const auto& [key, algorithm] = named;
     BenchLaunch launch = options.bench;
+    launch.placement = placementOf(job);
     launch.worlds = sizes;
     launch.options.algorithms = {algorithm};
     launch.options.ranks_per_host = job.parallel.ranks_per_host;  // hierarchical's hosts
@@ -377,15 +392,15 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
       std::vector<AllreduceBenchRow> mine;
       for (const AllreduceBenchRow& r : rows_measured)
         if (r.world == world) mine.push_back(r);
-      const LinkFit fit = fitLink(algorithm, world, mine);
+      const LinkFit fit = fitLink(key, world, mine);
       have.links.erase(std::remove_if(have.links.begin(), have.links.end(),
                                       [&](const LinkFit& f) {
-                                        return f.algorithm == algorithm && f.world == world;
+                                        return f.algorithm == key && f.world == world;
                                       }),
                        have.links.end());
       have.links.push_back(fit);
     }
-    say(algorithm + " all-reduce on " + std::to_string(sizes.size()) + " world size(s): " +
+    say(key + " all-reduce on " + std::to_string(sizes.size()) + " world size(s): " +
         std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
             .substr(0, 4) +
         " s");
@@ -403,7 +418,9 @@ void calibrateFor(const JobSpec& job, Calibration& have, const CalibrateOptions&
 }
 
 void measureStepOverhead(const JobSpec& job, Calibration& have, const CalibrateOptions& options) {
-  const int ranks = ranksPerHost(job, have.cores);
+  // On hosts the job names, the reference runs there with all its ranks (its links cross them).
+  const bool placed = !job.launch.hosts.empty() || !job.launch.hostfile.empty();
+  const int ranks = placed ? job.parallel.ranks : ranksPerHost(job, have.cores);
   const JobSpec ref = referenceJob(job, ranks);
   const std::string key = overheadKeyOf(ref, have);
   calibrateCosts(ref, have, options, false);  // its layers and all-reduce, if they are missing

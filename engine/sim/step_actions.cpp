@@ -80,6 +80,12 @@ void checkModelled(const JobSpec& job) {
 
 }  // namespace
 
+std::string linkKey(const JobSpec& job, const std::string& algorithm) {
+  std::string hosts = job.launch.hostfile.empty() ? "" : "hostfile " + job.launch.hostfile;
+  for (const std::string& host : job.launch.hosts) hosts += (hosts.empty() ? "" : ",") + host;
+  return hosts.empty() ? algorithm : algorithm + " over " + hosts;
+}
+
 std::string modelSignature(const JobSpec& job) {
   const ModelSpec& m = job.model;
   std::string text = m.kind;
@@ -94,7 +100,7 @@ std::string modelSignature(const JobSpec& job) {
     text += " " + std::to_string(m.blocks) + "x" + std::to_string(m.width) + " h" +
             std::to_string(m.heads) + " t" + std::to_string(m.context);
   return text + " batch " + std::to_string(job.train.batch_size) + " " + job.data.dataset + " " +
-         job.parallel.algorithm;
+         linkKey(job, job.parallel.algorithm);
 }
 
 int ranksPerHost(const JobSpec& job, int cores) {
@@ -272,10 +278,11 @@ void StepModel::lowRankSync(std::vector<SimAction>& out, const Network& part,
 
 double StepModel::linkNs(const std::string& algorithm, int world, double bytes) {
   if (world <= 1) return 0;
-  const auto fit = calibration_.link(algorithm, world);
+  const auto fit = calibration_.link(linkKey(job_, algorithm), world);
   if (!fit)
-    throw std::invalid_argument("no calibration of parallel.algorithm = \"" + algorithm + "\" on " +
-                                calibration_.machine + ": run ranklab calibrate with this job");
+    throw std::invalid_argument("no calibration of parallel.algorithm = \"" +
+                                linkKey(job_, algorithm) + "\" on " + calibration_.machine +
+                                ": run ranklab calibrate with this job");
   return fit->at(bytes);
 }
 

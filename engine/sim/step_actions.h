@@ -51,6 +51,11 @@ struct RankPlan {
 // one with a rank per core: a job of thousands of ranks is a cluster's.
 int ranksPerHost(const JobSpec& job, int cores);
 
+// The calibration's name of an all-reduce as the job places it: "ring" on one machine, "ring
+// over 10.0.0.11:2,10.0.0.12:2" across the job's launch.hosts (or hostfile), whose links a
+// calibration measures apart from this machine's own.
+std::string linkKey(const JobSpec& job, const std::string& algorithm);
+
 // "mlp [256,128] batch 64 fashion-mnist ring": what a step's fixed cost is measured for,
 // with the ranks a host.
 std::string modelSignature(const JobSpec& job);
