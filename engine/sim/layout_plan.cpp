@@ -48,7 +48,8 @@ std::vector<PlanCandidate> layoutsOf(const JobSpec& base, int ranks) {
         for (int micro : {1, 2, 4, 8}) {
           if (pipeline == 1 && micro > 1) continue;  // micro-batches matter to a pipeline
           for (const std::string schedule : {"1f1b", "gpipe"}) {
-            if (pipeline == 1 && schedule == "gpipe") continue;
+            // One micro-batch runs its passes alike under either schedule: one layout.
+            if ((pipeline == 1 || micro == 1) && schedule == "gpipe") continue;
             for (bool sequence : {false, true}) {
               if (sequence && (!gpt || tensor == 1)) continue;
               const auto settings =

@@ -123,11 +123,26 @@ struct Model {
 // (the largest batch it has seen: an evaluation's), the kept state for a micro-batch's.
 void addCopy(RankMemory& m, const Model& model, const JobSpec& job, size_t first, size_t end,
              int micro, int out_rows) {
-  for (size_t l = first; l < end; ++l) {
+  const int tensor = std::max(1, job.parallel.tensor);
+  bool inside = false;   // between a column-parallel Linear and its row-parallel partner
+  bool learned = false;  // a layer before this one has parameters
+  for (size_t l = 0; l < end; ++l) {
     const Layer& layer = *model.layers[l];
-    const size_t output = outputBytes(layer, job, out_rows);
-    m.activations += output + keptBytes(layer, job, model.gpt, micro);
-    m.workspace += output + convolutionBuffers(layer, job, out_rows);
+    const bool split_linear = model.split[l] && dynamic_cast<const Linear*>(&layer);
+    // A slice holds 1/t of the column-parallel output and of what acts on it elementwise;
+    // the f before a pair (but the model's first) keeps a whole copy of its input, the g
+    // after it a whole copy of its output (tensor_parallel.cpp).
+    const bool column = split_linear && !inside, row = split_linear && inside;
+    const size_t full = outputBytes(layer, job, out_rows);
+    const size_t output = (inside && !row) || column ? full / tensor : full;
+    const size_t f_copy =
+        column && learned ? static_cast<size_t>(out_rows) * layer.inputShape().size() * kFloat : 0;
+    const size_t copies = f_copy + (row ? full : 0);
+    if (split_linear) inside = !inside;
+    learned = learned || !layer.paramTensors().empty();
+    if (l < first) continue;
+    m.activations += output + copies + keptBytes(layer, job, model.gpt, micro);
+    m.workspace += output + copies + convolutionBuffers(layer, job, out_rows);
   }
 }
 

@@ -159,6 +159,23 @@ TEST(Simulator, AJobThatIsNotModelledIsRefusedNamingTheKey) {
   }
 }
 
+// A tensor slice's activations as the estimate (and so the simulation) counts them: what its
+// layers hold after a training pass (the column-parallel output and its ReLU a slice's, the
+// g all-reduce's whole copy).
+TEST(Simulator, ATensorSlicesActivationsAreWhatItsLayersHold) {
+  const JobSpec job = spiralsJob({"parallel.ranks=2", "parallel.tensor=2"});
+  ModelParts parts(job);
+  Network& part = parts.part(0, 0);
+  const int rows = job.train.batch_size;
+  std::vector<float> x(static_cast<size_t>(rows) * part.inputShape().size(), 0.5f);
+  std::vector<uint8_t> labels(static_cast<size_t>(rows), 1);
+  part.forward(x.data(), labels.data(), rows);
+  part.backward(x.data(), labels.data(), rows);
+  size_t held = 0;
+  for (const LayerMemory& layer : part.memoryPerLayer()) held += layer.activations;
+  EXPECT_EQ(estimateMemory(job, false).ranks[0].activations, held);
+}
+
 // PowerSGD's buffers as the estimate (and so the simulation) counts them: what the engine's
 // own sync holds once started on the part.
 TEST(Simulator, PowerSgdBuffersAreWhatItsSyncHolds) {
