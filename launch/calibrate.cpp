@@ -336,41 +336,49 @@ std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have)
 
 namespace {
 
-// What the job's step costs: its layers, its update, a batch's copy, its all-reduces.
-void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
-                    bool everything) {
+// The machine's speed drifts over seconds (a shared VM's cores): each stage's layers are
+// timed in rounds at different moments of the calibration, and each layer keeps the median
+// of the rounds' medians.
+constexpr int kLayerRounds = 3;
+
+struct LayerRounds {
+  ModelParts& parts;
+  std::vector<int> stages;  // those with a layer not measured yet
+  int rows, labels, threads;
+  std::string precision;
+  std::vector<Calibration> rounds;
+
+  void time() {
+    Calibration round;
+    const int last = parts.degrees().pipeline - 1;
+    for (int stage : stages)
+      timePart(parts.part(stage, 0), stage == last, rows, labels, threads, precision, round);
+    rounds.push_back(std::move(round));
+  }
+  void keepMedians(Calibration& have) const {
+    if (rounds.empty()) return;
+    for (LayerTiming t : rounds.front().layers) {
+      std::vector<double> forward, backward;
+      for (const Calibration& r : rounds) {
+        const LayerTiming* same = r.find(t.layer, t.rows, t.threads, t.precision);
+        forward.push_back(same->forward_ns);
+        backward.push_back(same->backward_ns);
+      }
+      std::sort(forward.begin(), forward.end());
+      std::sort(backward.begin(), backward.end());
+      t.forward_ns = forward[forward.size() / 2];
+      t.backward_ns = backward[backward.size() / 2];
+      have.add(t);
+    }
+  }
+};
+
+// The all-reduces the job runs that the calibration lacks, measured where the job runs.
+void measureLinks(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
+                  bool everything) {
   const auto say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
-  const int threads = blasThreadsFor(job.parallel, have.cores);
-  const int rows = microRows(job);
-  const int labels = job.data.dataset == "text" ? job.model.context : 1;
-  kernels::setBlasThreads(threads);
-  ModelParts parts(job);
-  const int stages = parts.degrees().pipeline;
-  for (int stage = 0; stage < stages; ++stage) {
-    Network& part = parts.part(stage, 0);
-    bool known = !everything;
-    for (const auto& layer : part.layers())
-      known = known && have.find(layerKey(*layer), rows, threads, job.amp.dtype);
-    if (known) continue;
-    const auto t0 = std::chrono::steady_clock::now();
-    timePart(part, stage == stages - 1, rows, labels, threads, job.amp.dtype, have);
-    say("layers of stage " + std::to_string(stage) + " (" + std::to_string(part.layers().size()) +
-        " layers, " + std::to_string(rows) + " rows, " + std::to_string(threads) + " threads): " +
-        std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
-            .substr(0, 4) +
-        " s");
-  }
-  if (everything || !have.update_ns_per_param.count(job.train.optimizer)) measureUpdate(job, have);
-  if (everything || have.data_ns_per_byte <= 0) measureDataCopy(have);
-  if (job.compression.compresses() &&
-      (everything || !have.codecs.count(describeCompression(codecOptions(job))))) {
-    if (job.compression.codec == "powersgd")
-      measureLowRank(job, parts.part(0, 0), have);
-    else
-      measureCodec(job, parts.part(0, 0).parameterCount(), have);
-  }
   std::map<std::pair<std::string, std::string>, std::vector<int>> worlds;  // by key, algorithm
   for (const LinkNeed& need : linksFor(job))
     if (everything || !hasLink(have, need))
@@ -393,11 +401,10 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
       for (const AllreduceBenchRow& r : rows_measured)
         if (r.world == world) mine.push_back(r);
       const LinkFit fit = fitLink(key, world, mine);
-      have.links.erase(std::remove_if(have.links.begin(), have.links.end(),
-                                      [&](const LinkFit& f) {
-                                        return f.algorithm == key && f.world == world;
-                                      }),
-                       have.links.end());
+      have.links.erase(
+          std::remove_if(have.links.begin(), have.links.end(),
+                         [&](const LinkFit& f) { return f.algorithm == key && f.world == world; }),
+          have.links.end());
       have.links.push_back(fit);
     }
     say(key + " all-reduce on " + std::to_string(sizes.size()) + " world size(s): " +
@@ -405,6 +412,54 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
             .substr(0, 4) +
         " s");
   }
+}
+
+// What the job's step costs: its layers, its update, a batch's copy, its all-reduces.
+void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOptions& options,
+                    bool everything) {
+  const int threads = blasThreadsFor(job.parallel, have.cores);
+  kernels::setBlasThreads(threads);
+  ModelParts parts(job);
+  LayerRounds layers{parts,
+                     {},
+                     microRows(job),
+                     job.data.dataset == "text" ? job.model.context : 1,
+                     threads,
+                     job.amp.dtype,
+                     {}};
+  for (int stage = 0; stage < parts.degrees().pipeline; ++stage) {
+    bool known = !everything;
+    for (const auto& layer : parts.part(stage, 0).layers())
+      known = known && have.find(layerKey(*layer), layers.rows, threads, job.amp.dtype);
+    if (!known) layers.stages.push_back(stage);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!layers.stages.empty()) layers.time();
+  if (everything || !have.update_ns_per_param.count(job.train.optimizer)) measureUpdate(job, have);
+  if (everything || have.data_ns_per_byte <= 0) measureDataCopy(have);
+  if (job.compression.compresses() &&
+      (everything || !have.codecs.count(describeCompression(codecOptions(job))))) {
+    if (job.compression.codec == "powersgd")
+      measureLowRank(job, parts.part(0, 0), have);
+    else
+      measureCodec(job, parts.part(0, 0).parameterCount(), have);
+  }
+  if (!layers.stages.empty()) layers.time();
+  measureLinks(job, have, options, everything);
+  if (layers.stages.empty()) {
+    have.measured = utcNow();
+    return;
+  }
+  for (int round = 2; round < kLayerRounds; ++round) layers.time();
+  layers.keepMedians(have);
+  if (options.progress)
+    options.progress(
+        "layers of " + std::to_string(layers.stages.size()) + " stage(s) (" +
+        std::to_string(layers.rows) + " rows, " + std::to_string(threads) + " threads), " +
+        std::to_string(kLayerRounds) + " rounds: " +
+        std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
+            .substr(0, 4) +
+        " s with what came between");
   have.measured = utcNow();
 }
 
