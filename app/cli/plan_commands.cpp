@@ -203,7 +203,9 @@ int runPlanned(const CliArgs& args, const std::vector<PlanCandidate>& ranked,
 int simulateCommand(const CliArgs& args) {
   noMoreThan(args, 2, "simulate");
   const auto t0 = std::chrono::steady_clock::now();
-  const JobSpec job = jobOf(args);
+  JobSpec job = jobOf(args);
+  // The stored job says how many steps were simulated (diff then compares like with like).
+  if (args.steps) job.train.max_steps = *args.steps;
   const Calibration calibration = calibrationFor(args, {job});
   RunStore store(args.db);
   const auto [id, prediction] = storeSimulation(store, job, positional(args, 1, "job file"),

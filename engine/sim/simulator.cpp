@@ -63,7 +63,7 @@ StepRow stepRowOf(const SimStep& s, const RankMemory& memory, const JobSpec& job
   row.lr = job.train.lr;
   row.bytes_tx = s.bytes_tx;
   row.bytes_rx = s.bytes_rx;
-  row.bytes_raw = s.bytes_tx;
+  row.bytes_raw = s.bytes_raw;
   row.bytes_tensor = s.bytes_tensor;
   row.bytes_pipeline = s.bytes_pipeline;
   row.comm_tensor_ns = s.comm_tensor_ns;

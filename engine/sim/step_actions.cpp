@@ -255,6 +255,7 @@ void StepModel::compressedSync(std::vector<SimAction>& out, const Network& part)
   out.push_back(compute(kCompress, ns));
   out.push_back(collective(GroupKind::kData, linkNs(job_.parallel.algorithm, d, moved), sent,
                            ByteClass::kData, CollectiveCount::kAllreduce));
+  out.back().raw_bytes = rawSyncBytes(floats);
 }
 
 // PowerSGD: its products on the rank's cores, then two all-reduces of the small matrices (P
@@ -274,6 +275,13 @@ void StepModel::lowRankSync(std::vector<SimAction>& out, const Network& part,
                            linkNs(algorithm, d, first) + linkNs(algorithm, d, second),
                            static_cast<int64_t>((first + second) * 2 * (d - 1) / d),
                            ByteClass::kData, CollectiveCount::kAllreduce));
+  out.back().raw_bytes = rawSyncBytes(static_cast<double>(part.parameterCount()));
+}
+
+// What a ring all-reduce of the uncompressed gradient sends (the engine's bytes_raw).
+int64_t StepModel::rawSyncBytes(double floats) const {
+  const int d = degrees_.data;
+  return static_cast<int64_t>(2.0 * (d - 1) / d * floats * sizeof(float));
 }
 
 double StepModel::linkNs(const std::string& algorithm, int world, double bytes) {

@@ -32,6 +32,9 @@ struct SimAction {
   int tag = 0;    // send, receive: which message (direction and micro-batch)
   GroupKind group = GroupKind::kData;
   int64_t bytes = 0;  // this rank's bytes sent
+  // What the gradient's uncompressed all-reduce would have sent, where a codec sent `bytes`
+  // instead (a real step's bytes_raw); -1: `bytes`.
+  int64_t raw_bytes = -1;
   ByteClass bytes_class = ByteClass::kData;
   CollectiveCount counts = CollectiveCount::kNone;
   int pass = 0;  // a pipeline pass's compute: micro + 1 forward, -(micro + 1) backward; 0 none
@@ -90,6 +93,7 @@ class StepModel {
   double stepOverheadNs(int ranks_here);
   void compressedSync(std::vector<SimAction>& out, const Network& part);
   void lowRankSync(std::vector<SimAction>& out, const Network& part, const CodecTiming& c);
+  int64_t rawSyncBytes(double floats) const;
   JobSpec job_;
   const Calibration& calibration_;
   ModelParts& parts_;

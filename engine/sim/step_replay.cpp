@@ -18,6 +18,7 @@ uint64_t messageKey(int sender, int tag) {
 void countBytes(SimStep& out, const SimAction& a) {
   out.bytes_tx += a.bytes;
   out.bytes_rx += a.bytes;
+  out.bytes_raw += a.raw_bytes >= 0 ? a.raw_bytes : a.bytes;
   if (a.bytes_class == ByteClass::kTensor) out.bytes_tensor += a.bytes;
   if (a.bytes_class == ByteClass::kPipeline) out.bytes_pipeline += a.bytes;
 }
@@ -89,6 +90,7 @@ bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector
       case ActionKind::kSend:
         messages_[messageKey(rank, a.tag)] = t + a.ns;
         out.bytes_tx += a.bytes;
+        out.bytes_raw += a.bytes;
         out.bytes_pipeline += a.bytes;
         ++out.sends;
         break;

@@ -23,6 +23,7 @@ struct SimPass {
 struct SimStep {
   PhaseTimes phases{};
   int64_t bytes_tx = 0, bytes_rx = 0, bytes_tensor = 0, bytes_pipeline = 0, comm_tensor_ns = 0;
+  int64_t bytes_raw = 0;  // bytes_tx with a codec's payloads counted as the uncompressed sync
   int64_t bubble_ns = 0;  // of the wait phase: a pipeline's receives (the bubble)
   int64_t allreduces = 0, reduce_scatters = 0, all_gathers = 0, sends = 0, recvs = 0;
   std::vector<SimPass> passes;  // when asked for

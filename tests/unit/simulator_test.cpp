@@ -176,9 +176,9 @@ TEST(Simulator, ATensorSlicesActivationsAreWhatItsLayersHold) {
   EXPECT_EQ(estimateMemory(job, false).ranks[0].activations, held);
 }
 
-// PowerSGD's buffers as the estimate (and so the simulation) counts them: what the engine's
-// own sync holds once started on the part.
-TEST(Simulator, PowerSgdBuffersAreWhatItsSyncHolds) {
+// PowerSGD's buffers as the estimate (and so the simulation) counts them, and its bytes as
+// the simulation sends them: what the engine's own sync holds and sends on the part.
+TEST(Simulator, PowerSgdHoldsAndSendsWhatItsSyncDoes) {
   const JobSpec job = spiralsJob({"parallel.ranks=2", "compression.codec=\"powersgd\""});
   ModelParts parts(job);
   Network& part = parts.part(0, 0);
@@ -188,6 +188,18 @@ TEST(Simulator, PowerSgdBuffersAreWhatItsSyncHolds) {
   sync->start(params.data(), params.size());
   EXPECT_GT(sync->bufferBytesHeld(), 0u);
   EXPECT_EQ(estimateMemory(job, false).ranks[0].buffers, sync->bufferBytesHeld());
+  // Its bytes: what the sync sends (its two sums), and the uncompressed ring's as bytes_raw.
+  std::vector<float> grads(params.size(), 1e-3f);
+  const SyncStats sent = sync->sync(grads.data(), grads.size());
+  Calibration c = uniformCalibration(job, 1e5, 1e5);
+  c.codecs[describeCompression(codecOptions(job))] = {0, 0, 0, 1};
+  CollectedRows rows;
+  simulateRun(job, c, {2, 1}, rows);
+  ASSERT_FALSE(rows.steps.empty());
+  for (const StepRow& row : rows.steps) {
+    EXPECT_EQ(row.bytes_tx, sent.bytes_tx) << "rank " << row.rank;
+    EXPECT_EQ(row.bytes_raw, sent.bytes_raw) << "rank " << row.rank;
+  }
 }
 
 }  // namespace
