@@ -11,6 +11,7 @@
 
 #include "engine/job/job_spec.h"
 #include "engine/sim/calibration.h"
+#include "engine/sim/simulation_stream.h"   // stepsPerEpoch
 #include "storage/analysis/step_measure.h"  // the simulated and real runs' one measure
 #include "storage/run_store.h"
 
@@ -32,9 +33,6 @@ struct Prediction {
   std::string status = "done";     // "failed" where a fault ended it
   std::vector<std::string> notes;  // costs fitted rather than measured
 };
-
-// Steps per epoch of `job` (samples per replica / batch), as the trainer counts them.
-int64_t stepsPerEpoch(const JobSpec& job);
 
 // Simulates `job` (resolved) on `calibration`'s machine into `sink` (every row stamped by the
 // store); throws std::invalid_argument naming what is not modelled or not calibrated.
