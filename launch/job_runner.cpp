@@ -160,10 +160,12 @@ std::vector<std::string> JobRunner::command(const JobSpec& job,
   // the job goes inline: other hosts lack this machine's resolved file.
   const bool on_hosts = runsOnHosts(job);
   if (job.telemetry.encrypt) argv.insert(argv.end(), {"-x", kTelemetryKeysVariable});
+  const int processes = options_.feeders > 0 ? options_.feeders : processCount(job);
   argv.insert(argv.end(),
-              {"-np", std::to_string(processCount(job)), options_.worker_path,
+              {"-np", std::to_string(processes), options_.worker_path,
                on_hosts ? "--job-text" : "--job", on_hosts ? jobArgument(job) : resolved_job_path,
                "--run-id", run_id, "--telemetry", endpoint});
+  argv.insert(argv.end(), options_.worker_args.begin(), options_.worker_args.end());
   return argv;
 }
 
@@ -379,7 +381,9 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   stop_requested_ = false;
   RunStore store(options_.db_path);
   RunOutcome outcome;
-  outcome.run_id = store.createRun(newRunFor(job, job_path));
+  NewRun fresh = newRunFor(job, job_path);
+  if (!options_.origin.empty()) fresh.origin = options_.origin;
+  outcome.run_id = store.createRun(fresh);
   last_run_id_ = outcome.run_id;
   RunRecorder recorder(store, outcome.run_id, processCount(job), observer);
   RestartPlan restarts(job);

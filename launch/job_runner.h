@@ -33,6 +33,12 @@ struct LaunchOptions {
   bool allow_foreign_store = false;
   std::string mpirun = "mpirun";
   int stop_grace_ms = 5000;  // after requestStop(): SIGTERM, then SIGKILL after this
+  // A live simulation (ranklab simulate --live): this many worker processes send every
+  // rank's records, each told `worker_args` (the calibration, the pace); 0: a real launch,
+  // one process per rank.
+  int feeders = 0;
+  std::vector<std::string> worker_args;
+  std::string origin;  // the stored run's origin where it is not "ranklab" ("simulated")
 };
 
 struct RunOutcome {

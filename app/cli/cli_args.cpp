@@ -125,6 +125,12 @@ CliArgs parseArgs(int argc, char** argv) {
       args.memory_per_rank = parseSize(a, value());
     else if (a == "--all")
       args.measure_all = true;
+    else if (a == "--live")
+      args.live = true;
+    else if (a == "--rate")  // the job's check names the key and its range
+      args.overrides.push_back("simulate.rate=" + value());
+    else if (a == "--seconds")
+      args.seconds = static_cast<double>(parseCount(a, value(), 1, 86400 * 7));
     else if (a == "--hosts")  // "a:2,b:2"; the job's check names a bad entry
       args.overrides.push_back("launch.hosts=" + hostsArray(value()));
     else if (a == "--hostfile")

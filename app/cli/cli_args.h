@@ -37,6 +37,8 @@ struct CliArgs {
   std::optional<int> top;                 // plan: candidates shown
   std::optional<int> run_top;             // plan --run K: the top K run for real
   bool measure_all = false;               // calibrate --all: measure again what is stored
+  bool live = false;                      // simulate --live: sent through the collector
+  std::optional<double> seconds;          // simulate --live: for this long (steps x rate)
   JobOverrides overrides;
 };
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/build_info.h"
@@ -26,8 +27,10 @@
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
+#include "engine/sim/simulator.h"
 #include "launch/detached_run.h"
 #include "launch/job_runner.h"
+#include "launch/private_dir.h"
 #include "storage/run_store.h"
 #include "storage/store_files.h"
 
@@ -184,8 +187,8 @@ void stopOnSignal(int signal) {
 // Runs a job to its end, `launch` starting it on the runner: progress, summary, and the exit
 // status. A workbench drives it by signals: SIGINT stops, SIGRTMIN+2 carries a rank fault.
 int runJob(const CliArgs& args, int epochs,
-           const std::function<RunOutcome(JobRunner&, RunObserver&)>& launch) {
-  LaunchOptions options;
+           const std::function<RunOutcome(JobRunner&, RunObserver&)>& launch,
+           LaunchOptions options = {}) {
   options.db_path = args.db;
   options.worker_path = args.worker;
   JobRunner runner(options);
@@ -225,6 +228,40 @@ JobSpec jobToRun(const CliArgs& args, const std::string& job_path) {
   JobOverrides overrides = args.overrides;
   if (args.ranks) overrides.push_back("parallel.ranks=" + std::to_string(*args.ranks));
   return parseJob(text, job_path.empty() ? "job.toml" : job_path, overrides);
+}
+
+// `simulate --live`: the simulated ranks' records sent through the real path (Reporters,
+// the collector, the recorder, the store) by a few processes, at the job's pace
+// (simulate.rate), followed like a run.
+int simulateLiveCommand(const CliArgs& args) {
+  noMoreThan(args, 2, "simulate");
+  const std::string& job_path = positional(args, 1, "job file");
+  JobSpec job = jobToRun(args, job_path);
+  const Calibration calibration = calibrationFor(args, {job});
+  // Refused here, naming what is not modelled or calibrated, before a run is stored.
+  const double predicted_step_s = predictRun(job, calibration, 2).step_s;
+  const double rate = job.simulate.rate;
+  int64_t steps = args.steps.value_or(0);
+  if (args.seconds) {
+    const double per_step = rate > 0 ? 1 / rate : predicted_step_s;
+    steps = std::max<int64_t>(1, static_cast<int64_t>(*args.seconds / per_step));
+  }
+  if (steps > 0) job.train.max_steps = steps;
+  job.name += " (simulated)";
+  const PrivateDir dir;
+  LaunchOptions options;
+  options.origin = "simulated";
+  // A few processes send every rank's records: as many as the cores, two at least.
+  options.feeders = std::min(job.parallel.ranks,
+                             std::max(2, static_cast<int>(std::thread::hardware_concurrency())));
+  options.worker_args = {
+      "--simulate-live", dir.write("calibration.json", calibrationJson(calibration)),
+      "--rate",          std::to_string(rate),
+      "--steps",         std::to_string(steps)};
+  return runJob(
+      args, job.train.epochs,
+      [&](JobRunner& runner, RunObserver& observer) { return runner.run(job, job_path, observer); },
+      options);
 }
 
 int runCommand(const CliArgs& args) {
@@ -326,7 +363,7 @@ int dispatch(const CliArgs& args) {
   if (command == "import") return importCommand(args);
   if (command == "analyze") return analyzeCommand(args);
   if (command == "diff") return diffCommand(args);
-  if (command == "simulate") return simulateCommand(args);
+  if (command == "simulate") return args.live ? simulateLiveCommand(args) : simulateCommand(args);
   if (command == "calibrate") return calibrateCommand(args);
   if (command == "plan") return planCommand(args);
   if (command == "version") {

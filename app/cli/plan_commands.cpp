@@ -43,37 +43,6 @@ CalibrateOptions calibrateOptions(const CliArgs& args) {
   return options;
 }
 
-// The calibration for `jobs`: the file's, with what they need and it lacks measured here
-// first (and stored), saying so; a file of another machine is used as it is.
-Calibration calibrationFor(const CliArgs& args, const std::vector<JobSpec>& jobs) {
-  const std::string path = calibrationPathOf(args);
-  Calibration c = loadCalibration(path);
-  if (c.machine != thisMachine().machine) {
-    std::cerr << "calibration: " << path << " (measured on " << c.machine << ", " << c.measured
-              << "); nothing is measured here\n";
-    return c;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  size_t measured = 0;
-  for (const JobSpec& job : jobs) {
-    const std::vector<std::string> missing = missingFor(job, c);
-    if (missing.empty()) continue;
-    if (measured == 0)
-      std::cerr << "calibration: " << path << " lacks " << missing.front()
-                << (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more"
-                                       : "")
-                << ": measuring it on this machine first\n";
-    calibrateFor(job, c, calibrateOptions(args));
-    measured += missing.size();
-  }
-  if (measured > 0) {
-    saveCalibration(path, c);
-    std::fprintf(stderr, "calibration: %zu things measured in %.1f s, stored in %s\n", measured,
-                 secondsSince(t0), path.c_str());
-  }
-  return c;
-}
-
 NewRun simulatedRunOf(const JobSpec& job, const std::string& job_path) {
   NewRun run;
   run.name = job.name + " (simulated)";
@@ -199,6 +168,35 @@ int runPlanned(const CliArgs& args, const std::vector<PlanCandidate>& ranked,
 }
 
 }  // namespace
+
+Calibration calibrationFor(const CliArgs& args, const std::vector<JobSpec>& jobs) {
+  const std::string path = calibrationPathOf(args);
+  Calibration c = loadCalibration(path);
+  if (c.machine != thisMachine().machine) {
+    std::cerr << "calibration: " << path << " (measured on " << c.machine << ", " << c.measured
+              << "); nothing is measured here\n";
+    return c;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t measured = 0;
+  for (const JobSpec& job : jobs) {
+    const std::vector<std::string> missing = missingFor(job, c);
+    if (missing.empty()) continue;
+    if (measured == 0)
+      std::cerr << "calibration: " << path << " lacks " << missing.front()
+                << (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more"
+                                       : "")
+                << ": measuring it on this machine first\n";
+    calibrateFor(job, c, calibrateOptions(args));
+    measured += missing.size();
+  }
+  if (measured > 0) {
+    saveCalibration(path, c);
+    std::fprintf(stderr, "calibration: %zu things measured in %.1f s, stored in %s\n", measured,
+                 secondsSince(t0), path.c_str());
+  }
+  return c;
+}
 
 int simulateCommand(const CliArgs& args) {
   noMoreThan(args, 2, "simulate");

@@ -1,5 +1,7 @@
 // ranklab-worker: one MPI rank of a training job, started by `mpirun` from the launcher.
 // Usage: ranklab-worker --job RESOLVED.toml --run-id ID [--telemetry tcp://host:port]
+//        [--simulate-live CALIBRATION.json [--rate R] [--steps N]] (a live simulation's
+//        process: app/worker/simulation_feeder.h)
 //        (--job-text BASE64 instead of --job on other hosts: engine/job/job_argument.h)
 //        ranklab-worker --bench allreduce [options]   (see launch/bench/bench_args.h)
 #include <unistd.h>
@@ -14,6 +16,7 @@
 
 #include "app/worker/fault_injector.h"
 #include "app/worker/heartbeat_thread.h"
+#include "app/worker/simulation_feeder.h"
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/telemetry/reporter.h"
 #include "comm/telemetry/step_wire.h"
@@ -38,6 +41,7 @@ struct WorkerArgs {
   std::string job_text;  // base64 of the job's TOML, for ranks on other hosts
   std::string run_id = "manual";
   std::string endpoint;
+  FeederOptions feeder;  // a live simulation's process where its calibration is named
 };
 
 WorkerArgs parseArgs(int argc, char** argv) {
@@ -54,9 +58,10 @@ WorkerArgs parseArgs(int argc, char** argv) {
       args.run_id = value;
     else if (flag == "--telemetry")
       args.endpoint = value;
-    else
+    else if (!parseFeederFlag(flag, value, args.feeder))
       throw std::invalid_argument("ranklab-worker: unknown option " + flag +
-                                  " (allowed: --job, --job-text, --run-id, --telemetry)");
+                                  " (allowed: --job, --job-text, --run-id, --telemetry, "
+                                  "--simulate-live, --rate, --steps)");
   }
   if (args.job_path.empty() == args.job_text.empty())
     throw std::invalid_argument(
@@ -168,6 +173,14 @@ int ranksOnThisHost() {
 int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
   const JobSpec job =
       args.job_text.empty() ? loadJob(args.job_path) : parseJobArgument(args.job_text);
+  if (!args.feeder.calibration_path.empty()) {
+    FeederOptions feeder = args.feeder;
+    feeder.endpoint = args.endpoint;
+    feeder.run_id = args.run_id;
+    feeder.process = comm.rank();
+    feeder.processes = comm.size();
+    return runSimulationFeeder(job, feeder);
+  }
   ReporterOptions options;
   options.endpoint = args.endpoint;
   options.run_id = args.run_id;

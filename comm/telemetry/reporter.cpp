@@ -31,15 +31,27 @@ bool trySend(zmq::socket_t& socket, const std::string& bytes) {
 
 }  // namespace
 
+struct TelemetryContext {
+  explicit TelemetryContext(int io_threads) : context(io_threads) {}
+  zmq::context_t context;
+};
+
+std::shared_ptr<TelemetryContext> makeTelemetryContext(int io_threads) {
+  return std::make_shared<TelemetryContext>(io_threads);
+}
+
 struct Reporter::Socket {
-  zmq::context_t context{1};
-  zmq::socket_t push{context, zmq::socket_type::push};
+  explicit Socket(std::shared_ptr<TelemetryContext> shared)
+      : context(shared ? std::move(shared) : makeTelemetryContext(1)),
+        push(context->context, zmq::socket_type::push) {}
+  std::shared_ptr<TelemetryContext> context;  // outlives the socket (declared first)
+  zmq::socket_t push;
 };
 
 Reporter::Reporter(ReporterOptions options)
     : options_(std::move(options)), start_ns_(steadyNowNs()), last_step_ns_(start_ns_) {
   if (options_.endpoint.empty()) return;  // telemetry disabled: every call is a no-op
-  socket_ = std::make_unique<Socket>();
+  socket_ = std::make_unique<Socket>(options_.context);
   try {
     socket_->push.set(zmq::sockopt::sndhwm, kSendHighWaterMark);
     // Refuse messages while no collector is connected, so they wait in our bounded spool.

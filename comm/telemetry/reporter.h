@@ -13,6 +13,11 @@
 
 namespace ranklab {
 
+// A ZeroMQ context several Reporters share: a process that sends for many ranks (a live
+// simulation) needs one I/O thread or two, not one per rank.
+struct TelemetryContext;
+std::shared_ptr<TelemetryContext> makeTelemetryContext(int io_threads);
+
 struct ReporterOptions {
   std::string endpoint;  // e.g. tcp://127.0.0.1:5555; "" disables telemetry
   std::string run_id;
@@ -27,6 +32,8 @@ struct ReporterOptions {
   int step_batch_ms = 0;
   // Set: connect encrypted, as this run's CURVE client (curve_keys.h).
   std::optional<RankCurveKeys> curve;
+  // Set: the socket lives in this shared context; unset: in one of its own.
+  std::shared_ptr<TelemetryContext> context;
 };
 
 // Sends Envelopes with per-rank sequence numbers; its methods may be called from two threads

@@ -165,6 +165,13 @@ struct InjectedFault {
   bool operator==(const InjectedFault&) const = default;
 };
 
+// `ranklab simulate --live`: how fast the simulated ranks report.
+struct SimulateSpec {
+  double rate = 0;  // steps per second per rank; 0 = the predicted pace
+
+  bool operator==(const SimulateSpec&) const = default;
+};
+
 struct TelemetrySpec {
   int heartbeat_ms = 1000;    // ranks beat from a thread of their own, also inside collectives
   int spool = 4096;           // messages a rank keeps while the collector is unreachable
@@ -206,6 +213,7 @@ struct JobSpec {
   std::vector<InjectedFault> faults;
   TelemetrySpec telemetry;
   LaunchSpec launch;
+  SimulateSpec simulate;
 
   bool operator==(const JobSpec&) const = default;
 };

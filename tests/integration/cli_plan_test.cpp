@@ -111,4 +111,65 @@ TEST_F(CliPlan, APlanRanksLayoutsAndRefusesAnInvalidJobNamingTheKey) {
   EXPECT_NE(bad.out.find("parallel.schedule"), std::string::npos) << bad.out;
 }
 
+// A calibration of another machine (nothing is measured here): a Linear and the loss head
+// fitted by their kind, a ring, an SGD update.
+constexpr const char* kElsewhere =
+    R"json({"format": "ranklab-calibration-1", "machine": "elsewhere",
+ "cpu": "test", "cores": 2, "measured": "2026-11-29T00:00:00Z",
+ "layers": [{"layer": "Linear(2, 32) [96 params, out 32]", "kind": "Linear", "rows": 32,
+             "threads": 1, "precision": "fp32", "macs": 2048, "forward_ns": 20000,
+             "backward_ns": 40000},
+            {"layer": "ReLU() [0 params, out 32]", "kind": "ReLU", "rows": 32, "threads": 1,
+             "precision": "fp32", "macs": 1024, "forward_ns": 0, "backward_ns": 0},
+            {"layer": "loss(2 classes x 1 positions)", "kind": "loss", "rows": 32, "threads": 1,
+             "precision": "fp32", "macs": 64, "forward_ns": 5000, "backward_ns": 5000}],
+ "links": [{"algorithm": "ring", "world": 2, "latency_ns": 20000, "ns_per_byte": 1}],
+ "update_ns_per_param": {"sgd": 1}, "data_ns_per_byte": 0.1})json";
+
+constexpr const char* kSpiralsJob = R"(name = "live"
+[data]
+dataset = "spirals"
+[model]
+kind = "mlp"
+layers = [32, 32]
+[train]
+epochs = 1
+batch_size = 32
+eval_every = 0
+[telemetry]
+hang_limit_s = 2
+)";
+
+// 96 simulated ranks through the real path (Reporters, the collector, the recorder, the
+// store): every rank's every step stored, at the pace asked for, as a simulated run.
+TEST_F(CliPlan, ALiveSimulationSendsEveryRanksStepsThroughTheCollector) {
+  const std::string job = writeJob(kSpiralsJob);
+  std::ofstream(calibration()) << kElsewhere;
+  const auto live =
+      runCli("simulate " + job + " --ranks 96 --live --rate 20 --steps 30 --json" + common());
+  ASSERT_EQ(live.exit_code, 0) << live.out;
+  const nlohmann::json run = jsonIn(live.out);
+  EXPECT_EQ(run["origin"], "simulated");
+  EXPECT_EQ(run["status"], "done");
+  ranklab::RunStore store(db());
+  std::map<int, int64_t> steps;
+  store.forEachStep(run["id"], [&](const ranklab::StepRow& s) { ++steps[s.rank]; });
+  ASSERT_EQ(steps.size(), 96u);
+  for (const auto& [rank, n] : steps) EXPECT_EQ(n, 30) << "rank " << rank;
+  // 30 steps at 20 a second: 1.5 s of training, not the simulated milliseconds.
+  EXPECT_GE(run["train_s"].get<double>(), 1.4) << live.out;
+}
+
+// A rank stopped for good: it goes silent, the others block in the next collective, and the
+// launcher names it once telemetry.hang_limit_s has passed.
+TEST_F(CliPlan, ALiveSimulationsStoppedRankIsNamedHung) {
+  const std::string job = writeJob(std::string(kSpiralsJob) +
+                                   "[[faults]]\nrank = 50\nat_step = 10\naction = \"stop\"\n");
+  std::ofstream(calibration()) << kElsewhere;
+  const auto live =
+      runCli("simulate " + job + " --ranks 96 --live --rate 20 --steps 400" + common());
+  EXPECT_EQ(live.exit_code, 1) << live.out;
+  EXPECT_NE(live.out.find("rank 50 hung after step 10"), std::string::npos) << live.out;
+}
+
 }  // namespace
