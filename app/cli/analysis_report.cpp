@@ -43,9 +43,10 @@ void printStragglers(std::ostream& out, const RunAnalysis& a, const std::string&
                      size_t others) {
   if (a.chronic.window == 0) return;  // no collective compared
   const bool every_rank = others == std::numeric_limits<size_t>::max();
+  const std::string recent = "last " + std::to_string(a.chronic.window);
   out << indent
-      << format("stragglers      kind      share  last %-4lld  caused wait (rank-s)\n",
-                (long long)a.chronic.window);
+      << format("%-13s  %-7s  %8s  %8s  %20s\n", "stragglers", "kind", "share", recent.c_str(),
+                "caused wait (rank-s)");
   size_t shown = 0, left = 0;
   for (const StragglerStats& s : a.stragglers) {
     const bool listed =
@@ -55,7 +56,7 @@ void printStragglers(std::ostream& out, const RunAnalysis& a, const std::string&
       continue;
     }
     out << indent
-        << format("  rank %-8d  %-7s  %5.1f %%  %7.1f %%  %20.3f\n", s.rank, s.kind.c_str(),
+        << format("  rank %-6d  %-7s  %6.1f %%  %6.1f %%  %20.3f\n", s.rank, s.kind.c_str(),
                   100 * s.last_share, 100 * s.recent_share, s.caused_wait_s);
   }
   if (left > 0)
@@ -75,20 +76,21 @@ void printHang(std::ostream& out, const RunAnalysis& a, const std::string& inden
   out << "\n";
   if (h.ranks_behind.empty()) {
     out << indent
-        << format("  no rank behind: every rank's last step is %lld\n",
+        << format("  no rank behind step %lld, which half the ranks reached or passed\n",
                   (long long)h.median_last_step);
     return;
   }
   out << indent
-      << format(
-             "  ranks behind (half the ranks reached step %lld)   host  last step  collective  "
-             "phase\n",
-             (long long)h.median_last_step);
+      << format("  ranks behind step %lld (which half the ranks reached), or found dead or hung\n",
+                (long long)h.median_last_step);
+  out << indent
+      << format("  %-11s  %-20s  %10s  %10s  %s\n", "", "host", "last step", "collective", "phase");
   for (size_t i = 0; i < h.ranks_behind.size() && i < rows; ++i) {
     const RankProgress& p = h.ranks_behind[i];
+    const std::string step = p.last_step < 0 ? "-" : std::to_string(p.last_step);
     out << indent
-        << format("  rank %-8d %-20s %10lld  %10lld  %s\n", p.rank,
-                  terminalSafe(p.host.empty() ? "-" : p.host).c_str(), (long long)p.last_step,
+        << format("  rank %-6d  %-20s  %10s  %10lld  %s\n", p.rank,
+                  terminalSafe(p.host.empty() ? "-" : p.host).c_str(), step.c_str(),
                   (long long)p.last_collective, terminalSafe(p.phase).c_str());
   }
   if (h.ranks_behind.size() > rows)
