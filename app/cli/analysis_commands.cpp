@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/analysis_report.h"
 #include "app/cli/json_output.h"
 #include "app/cli/report_format.h"
 #include "app/terminal_text.h"
@@ -53,7 +54,6 @@ nlohmann::json analysisJson(const RunAnalysis& a) {
                      {"breakdown", nlohmann::json::array()},
                      {"overlap", nlohmann::json::array()},
                      {"collectives", nlohmann::json::array()},
-                     {"stragglers", nlohmann::json::array()},
                      {"notes", a.notes}};
   for (const RankBreakdown& b : a.breakdown) {
     doc["breakdown"].push_back({{"rank", b.rank},
@@ -72,9 +72,9 @@ nlohmann::json analysisJson(const RunAnalysis& a) {
                                   {"wait_s", c.wait_s},
                                   {"bus_bytes", c.bus_bytes},
                                   {"busbw_gbps", c.busbw_gbps}});
-  for (const StragglerStats& s : a.stragglers)
-    doc["stragglers"].push_back(
-        {{"rank", s.rank}, {"last_arrivals", s.last_arrivals}, {"caused_wait_s", s.caused_wait_s}});
+  doc["stragglers"] = stragglersJson(a);
+  doc["chronic_rule"] = chronicRuleJson(a.chronic);
+  doc["hang"] = hangJson(a);
   nlohmann::json shares = nlohmann::json::array();
   for (const PathShare& p : a.critical_path.shares)
     shares.push_back({{"rank", p.rank}, {"phase", p.phase}, {"share", p.share}});
@@ -104,10 +104,7 @@ void printCollectives(std::ostream& out, const RunAnalysis& a) {
   for (const CollectiveStats& c : a.collectives)
     out << format("  %-16s %7lld %11.3f %8.3f %11.2f\n", c.kind.c_str(), (long long)c.count,
                   c.transfer_s, c.wait_s, c.busbw_gbps);
-  out << "stragglers          last arrivals  caused wait (rank-s)\n";
-  for (const StragglerStats& s : a.stragglers)
-    out << format("  rank %-4d %18lld %21.3f\n", s.rank, (long long)s.last_arrivals,
-                  s.caused_wait_s);
+  printStragglers(out, a, "");
 }
 
 void printPath(std::ostream& out, const RunAnalysis& a) {
@@ -213,6 +210,7 @@ int analyzeCommand(const CliArgs& args) {
   printBreakdown(std::cout, analysis);
   printCollectives(std::cout, analysis);
   printPath(std::cout, analysis);
+  printHang(std::cout, analysis, "");
   for (const std::string& n : analysis.notes) std::cout << "note: " << n << "\n";
   return 0;
 }

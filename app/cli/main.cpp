@@ -55,7 +55,8 @@ commands:
                                                            estimated peak memory against this machine's
                                                            (exit status 3: valid, but it does not fit)
   runs list                                                every stored run, newest first
-  runs show ID                                             one run's summary and tags
+  runs show ID                                             one run's summary and tags, its chronic
+                                                           stragglers, who held up a run not done
   runs attach ID                                           follow a running run (launched elsewhere) to its end;
                                                            take over a Slurm run whose launcher is gone
   runs rename ID NAME                                      give a run a new name
@@ -67,7 +68,9 @@ commands:
   import PATH... [--name N]                                PyTorch profiler traces (files, or a folder of
                                                            them, a rank each) stored as a run; prints its id
   analyze ID                                               where each rank's time went, the collectives'
-                                                           waiting and transfer, stragglers, critical path
+                                                           waiting and transfer, stragglers (chronic or
+                                                           moving), critical path; a run not done: who
+                                                           is behind (last step, collective, phase)
   diff A B                                                 B's step time against A's, split by rank and phase
   simulate JOB.toml [--ranks N] [--set k=v ...] [--steps K]  a run computed from the job's model and this
         [--calibration FILE]                               machine's calibration, stored as a run (origin

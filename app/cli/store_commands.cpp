@@ -5,12 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "app/cli/analysis_report.h"
 #include "app/cli/attach_command.h"
 #include "app/cli/json_output.h"
 #include "app/cli/prediction_record.h"
 #include "app/cli/report_format.h"
 #include "app/terminal_text.h"
 #include "engine/job/control_characters.h"
+#include "storage/analysis/run_analysis.h"
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
@@ -18,6 +20,10 @@
 namespace ranklab {
 
 namespace {
+
+// A thousand ranks' rows would bury the summary: the worst few, `analyze` has every one.
+constexpr size_t kStragglersShown = 5;
+constexpr size_t kRanksBehindShown = 20;
 
 RunSummary summaryOrThrow(RunStore& store, const CliArgs& args, int64_t id) {
   auto summary = store.summary(id);
@@ -66,10 +72,15 @@ int listRuns(RunStore& store, const CliArgs& args) {
 int showRun(RunStore& store, const CliArgs& args, int64_t id) {
   const RunSummary summary = summaryOrThrow(store, args, id);
   const std::vector<std::string> tags = tagsOf(store, id);
+  // Who straggles and who is stuck, as `analyze` says it (its collectives and path stay there).
+  const RunAnalysis analysis = analyzeRun(store, id);
   if (args.json) {
     nlohmann::json doc = summaryJson(summary);
     doc["tags"] = tags;
     doc.update(predictionJson(store, id));
+    doc["stragglers"] = stragglersJson(analysis);
+    doc["chronic_rule"] = chronicRuleJson(analysis.chronic);
+    doc["hang"] = hangJson(analysis);
     printJson(std::cout, doc, std::cerr);
     return 0;
   }
@@ -79,6 +90,8 @@ int showRun(RunStore& store, const CliArgs& args, int64_t id) {
     for (const auto& t : tags) std::cout << " " << terminalSafe(t);
     std::cout << "\n";
   }
+  printStragglers(std::cout, analysis, "  ", kStragglersShown);
+  printHang(std::cout, analysis, "  ", kRanksBehindShown);
   return 0;
 }
 

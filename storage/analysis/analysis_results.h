@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,33 @@ struct StragglerStats {
   int rank = 0;
   int64_t last_arrivals = 0;  // collectives this rank reached last
   double caused_wait_s = 0;   // the others' waiting for it there (rank-seconds)
+  double last_share = 0;      // last_arrivals / the collectives compared, 0..1
+  double recent_share = 0;    // its share of the last ChronicRule::window collectives
+  std::string kind = "none";  // chronic | moving (last at times) | none (never last)
+};
+
+// How a chronic straggler (the same rank last most of the time lately) is told from a moving
+// one: last in more than `share_above` of the last `window` collectives.
+struct ChronicRule {
+  int64_t window = 0;      // min(100, the collectives compared)
+  double share_above = 0;  // 0.5, or what chance alone reaches among few ranks if more
+};
+
+// Where a rank of a run that did not finish got to.
+struct RankProgress {
+  int rank = 0;
+  std::string host;
+  int64_t last_step = -1;       // its last completed step; -1: none stored
+  int64_t last_collective = 0;  // the collectives it completed, counted from 1; 0: none
+  std::string phase;            // what it was last seen doing (a span's kind, a step's phase)
+};
+
+// Who held a run up that did not end `done` (docs/analysis.md, Hang).
+struct HangReport {
+  std::string status;                      // failed | stopped | lost | running
+  std::string failure;                     // the launcher's verdict (a rank dead or hung), "" none
+  int64_t median_last_step = -1;           // what "behind" is measured against
+  std::vector<RankProgress> ranks_behind;  // furthest behind first
 };
 
 struct PathShare {
@@ -59,6 +87,8 @@ struct RunAnalysis {
   std::vector<RankBreakdown> breakdown;
   std::vector<CollectiveStats> collectives;
   std::vector<StragglerStats> stragglers;  // worst first
+  ChronicRule chronic;
+  std::optional<HangReport> hang;  // none for a run that ended `done`
   CriticalPath critical_path;
   std::vector<std::string> notes;  // what could not be analysed, and why
 };

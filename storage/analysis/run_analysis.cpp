@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "storage/analysis/critical_path.h"
+#include "storage/analysis/stragglers.h"
+#include "storage/analysis/stuck_ranks.h"
 #include "storage/analysis/sync_points.h"
 
 namespace ranklab {
@@ -49,7 +51,8 @@ std::vector<CollectiveStats> collectiveStats(const std::vector<SyncInstance>& in
     s.kind = c.kind;
     ++s.count;
     s.transfer_s += seconds(c.transferNs());
-    for (const auto& [rank, arrival] : c.arrivals) s.wait_s += seconds(c.lastArrival() - arrival);
+    const int64_t last_arrival = c.lastArrival();  // once: a collective has every rank
+    for (const auto& [rank, arrival] : c.arrivals) s.wait_s += seconds(last_arrival - arrival);
     s.bus_bytes += c.bus_bytes;
   }
   std::vector<CollectiveStats> out;
@@ -57,27 +60,6 @@ std::vector<CollectiveStats> collectiveStats(const std::vector<SyncInstance>& in
     s.busbw_gbps = s.transfer_s > 0 ? s.bus_bytes / s.transfer_s / 1e9 : 0;
     out.push_back(s);
   }
-  return out;
-}
-
-std::vector<StragglerStats> stragglersOf(const std::vector<SyncInstance>& instances,
-                                         const std::vector<RankBreakdown>& ranks) {
-  std::map<int, StragglerStats> by_rank;
-  for (const RankBreakdown& r : ranks) by_rank[r.rank].rank = r.rank;
-  for (const SyncInstance& c : instances) {
-    if (c.arrivals.size() < 2) continue;
-    StragglerStats& s = by_rank[c.lastRank()];
-    s.rank = c.lastRank();
-    ++s.last_arrivals;
-    for (const auto& [rank, arrival] : c.arrivals)
-      s.caused_wait_s += seconds(c.lastArrival() - arrival);
-  }
-  std::vector<StragglerStats> out;
-  for (const auto& [rank, s] : by_rank) out.push_back(s);
-  std::stable_sort(out.begin(), out.end(), [](const StragglerStats& a, const StragglerStats& b) {
-    return a.caused_wait_s != b.caused_wait_s ? a.caused_wait_s > b.caused_wait_s
-                                              : a.last_arrivals > b.last_arrivals;
-  });
   return out;
 }
 
@@ -100,13 +82,15 @@ RunAnalysis analyzeRun(RunStore& store, int64_t run_id) {
   out.origin = run->origin;
   out.world = run->world;
   std::vector<StepPoint> points = stepPoints(store, run_id);
+  const std::vector<SpanRow> spans = store.spans(run_id);
+  if (run->status != "done")  // before the clocks are lined up: spans are on the ranks' own
+    out.hang = hangOf({*run, points, spans, store.events(run_id), store.ranks(run_id)});
   if (points.empty()) {
     out.notes.push_back("no steps were recorded: nothing to analyse");
     return out;
   }
   // A PyTorch import's collectives are spans on clocks already lined up; any other run's
   // collective is each step's, its ranks' clocks lined up at their barrier exits here.
-  const std::vector<SpanRow> spans = store.spans(run_id);
   const bool traced = std::any_of(spans.begin(), spans.end(), isCollectiveSpan);
   if (!traced) alignAtBarrierExits(points);
   out.breakdown = breakdownOf(points);
@@ -120,7 +104,7 @@ RunAnalysis analyzeRun(RunStore& store, int64_t run_id) {
              : collectivesFromSteps(points,
                                     run->strategy == "ps-sync" ? "ps_push_pull" : "all_reduce");
   out.collectives = collectiveStats(instances);
-  out.stragglers = stragglersOf(instances, out.breakdown);
+  out.stragglers = stragglersOf(instances, out.breakdown, out.chronic);
   out.critical_path = criticalPath(points, mainCollective(out.collectives));
   if (traced && std::all_of(instances.begin(), instances.end(),
                             [](const SyncInstance& c) { return c.bus_bytes == 0; }))

@@ -27,6 +27,7 @@ StepPoint pointOf(const StepRow& s) {
   p.update = s.update_ns;
   p.bytes_tx = s.bytes_tx;
   p.pipelined = s.stashed > 0;
+  p.collectives = s.allreduces + s.reduce_scatters + s.all_gathers;
   p.end = s.time_ns;
   p.exit = p.end - p.update;
   p.arrival = p.exit - (p.comm - p.hidden) - p.wait;

@@ -25,7 +25,8 @@ struct StepPoint {
   int64_t end = 0;      // the update done
   int64_t data = 0, forward = 0, backward = 0, compress = 0, wait = 0, comm = 0, hidden = 0,
           update = 0, bytes_tx = 0;
-  bool pipelined = false;  // a pipeline stage's step (micro-batches stashed)
+  bool pipelined = false;   // a pipeline stage's step (micro-batches stashed)
+  int64_t collectives = 0;  // all-reduces, reduce-scatters and all-gathers it took part in
 };
 
 // Every step row of the run as a point, streamed (a run of a million rows fits).

@@ -53,6 +53,8 @@ ranklab_cli_test(cli_memory_test)
 ranklab_cli_test(cli_plan_test)
 # PyTorch's own traces (a real DDP job under torch.profiler) imported and analysed.
 ranklab_cli_test(cli_import_test)
+# analyze's stragglers (chronic, moving) and hang section, and runs show's, on stored runs.
+ranklab_cli_test(cli_analyze_test)
 ranklab_cli_test(fault_test TIMED)
 ranklab_cli_test(restart_test TIMED)
 # Forged ZeroMQ senders against a real run's collector: a flood of garbage and well-formed lies.

@@ -10,6 +10,7 @@ add_executable(storage_tests ${CMAKE_CURRENT_SOURCE_DIR}/unit/storage_file_test.
                              ${CMAKE_CURRENT_SOURCE_DIR}/unit/trace_import_test.cpp
                              ${CMAKE_CURRENT_SOURCE_DIR}/unit/bounded_read_test.cpp
                              ${CMAKE_CURRENT_SOURCE_DIR}/unit/trace_import_hostile_test.cpp
-                             ${CMAKE_CURRENT_SOURCE_DIR}/unit/step_measure_test.cpp)
+                             ${CMAKE_CURRENT_SOURCE_DIR}/unit/step_measure_test.cpp
+                             ${CMAKE_CURRENT_SOURCE_DIR}/unit/run_analysis_test.cpp)
 target_link_libraries(storage_tests PRIVATE ranklab_storage GTest::gtest_main)
 gtest_discover_tests(storage_tests TEST_PREFIX "storage.")
