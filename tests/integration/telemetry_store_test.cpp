@@ -62,7 +62,7 @@ TEST(TelemetryIntoStore, EveryStepOfEveryRankArrivesIntact) {
   std::vector<std::thread> ranks;
   for (int r = 0; r < world; ++r) {
     ranks.emplace_back([&, r] {
-      Reporter reporter({collector.endpoint(), "wire-1", r, 4096, 5000, 0, std::nullopt});
+      Reporter reporter({collector.endpoint(), "wire-1", r, 4096, 5000, 0, std::nullopt, nullptr});
       reporter.hello(world, "host-" + std::to_string(r), 1000 + r);
       for (int k = 1; k <= steps; ++k) reporter.step(makeStep(r, k));
       if (r == 0) {
