@@ -74,7 +74,8 @@ commands:
   diff A B                                                 B's step time against A's, split by rank and phase
   simulate JOB.toml [--ranks N] [--set k=v ...] [--steps K]  a run computed from the job's model and this
         [--calibration FILE]                               machine's calibration, stored as a run (origin
-                                                           "simulated"); docs/plan.md
+        [--live [--rate R] [--seconds S]]                  "simulated"); --live: sent as its ranks'
+                                                           telemetry, R steps/s a rank; docs/plan.md
   calibrate [JOB.toml] [--all] [--export FILE]             measure what the simulator needs for the job
         [--calibration FILE]                               (stored per machine, reused; --all: again)
   plan JOB.toml --ranks N [--memory-per-rank SIZE]         every valid layout for N ranks, simulated, ranked
