@@ -147,8 +147,9 @@ struct AmpSpec {
 };
 
 struct FaultSpec {
-  int straggler_rank = -1;     // -1 = none
-  int straggler_delay_ms = 0;  // extra sleep per step on straggler_rank
+  int straggler_rank = -1;      // -1 = none
+  int straggler_delay_ms = 0;   // extra sleep per step on straggler_rank
+  int moving_straggler_ms = 0;  // extra sleep per step on a rank drawn anew each step
 
   bool operator==(const FaultSpec&) const = default;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "engine/job/fault_draws.h"
 #include "engine/sim/model_parts.h"
 #include "engine/sim/step_actions.h"
 #include "engine/sim/step_replay.h"
@@ -30,6 +31,9 @@ void faultDelays(const JobSpec& job, int64_t step, std::vector<double>& extra) {
   const FaultSpec& s = job.fault;
   if (s.straggler_rank >= 0 && s.straggler_rank < static_cast<int>(extra.size()))
     extra[s.straggler_rank] += s.straggler_delay_ms * 1e6;
+  if (s.moving_straggler_ms > 0)
+    extra[movingStragglerAt(job, step, static_cast<int>(extra.size()))] +=
+        s.moving_straggler_ms * 1e6;
   for (const InjectedFault& f : job.faults) {
     if (f.attempt != 0 || f.rank >= static_cast<int>(extra.size())) continue;
     if (f.action == "slow" && step > f.at_step) extra[f.rank] += f.ms * 1e6;

@@ -9,6 +9,7 @@
 
 #include "comm/steady_clock.h"
 #include "engine/data/text_dataset.h"
+#include "engine/job/fault_draws.h"
 #include "engine/model/models.h"
 #include "engine/model/text_sampler.h"
 #include "engine/train/activation_ledger.h"
@@ -408,6 +409,9 @@ bool TrainingRun::forwardBackward(StepStats& s) {
   const int64_t t = steadyNowNs();
   if (straggler_)
     std::this_thread::sleep_for(std::chrono::milliseconds(job_.fault.straggler_delay_ms));
+  if (job_.fault.moving_straggler_ms > 0 &&
+      movingStragglerAt(job_, at_.step + 1, peers_.size()) == peers_.rank())
+    std::this_thread::sleep_for(std::chrono::milliseconds(job_.fault.moving_straggler_ms));
   bool overflow = false;
   if (scaler_) {
     s.loss_scale = scaler_->scale();

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
+#include "engine/job/fault_draws.h"
 #include "engine/job/job_file.h"
 #include "engine/job/pipeline_bubble.h"
 #include "engine/model/transformer_block.h"
@@ -129,6 +131,20 @@ TEST(Simulator, AStragglersDelayLandsOnEveryRankOfItsGroup) {
     if (row.rank == 2 || row.step == 1) continue;
     EXPECT_NEAR(row.wait_ns, 5e6, 1) << "rank " << row.rank;
   }
+}
+
+// fault.moving_straggler_ms: each step one rank, drawn as every real rank draws it, sleeps.
+TEST(Simulator, AMovingStragglerSlowsTheDrawnRankEachStep) {
+  const JobSpec job = spiralsJob({"parallel.ranks=8", "fault.moving_straggler_ms=5"});
+  CollectedRows rows;
+  simulateRun(job, uniformCalibration(job, 1e5, 1e5), {20, 1}, rows);
+  std::set<int> slowed;
+  for (const StepRow& row : rows.steps) {
+    const bool drawn = movingStragglerAt(job, row.step, 8) == row.rank;
+    EXPECT_EQ(row.backward_ns >= 5'000'000, drawn) << "step " << row.step << " rank " << row.rank;
+    if (drawn) slowed.insert(row.rank);
+  }
+  EXPECT_GE(slowed.size(), 4u);  // it moves
 }
 
 TEST(Simulator, ACalibrationReadsBackAndABadOneIsRefusedNamingTheField) {
