@@ -259,8 +259,12 @@ void RunSeries::addBin(const StepBin& b, int64_t width) {
   noteRates(b.grad_norm_sum, mean_lr, mean_lr);
 }
 
-size_t RunSeries::firstBinAsRows(std::span<const StepBin> bins) {
-  constexpr int64_t kMostRows = 4096;  // bounds the rows read per rank, whatever the step rate
+size_t RunSeries::firstBinAsRows(std::span<const StepBin> bins, int world) {
+  // Bounds the rows read per rank, whatever the step rate; a thousand ranks' straggler
+  // profile needs a few recent steps each, not fifty.
+  const bool many = world > kManyRanks;
+  const int64_t most_rows = many ? 256 : 4096;
+  const int64_t rows_wanted = many ? 8 : kRecentSteps;
   if (bins.empty()) return 0;
   const int64_t window_start = bins.back().last_time_ns - int64_t(kRateWindowS * kNsPerS);
   size_t first = bins.size();
@@ -268,8 +272,8 @@ size_t RunSeries::firstBinAsRows(std::span<const StepBin> bins) {
   while (first > 0) {
     --first;
     rows += bins[first].steps;
-    const bool enough = rows >= kRecentSteps && bins[first].first_time_ns <= window_start;
-    if (enough || rows >= kMostRows) break;
+    const bool enough = rows >= rows_wanted && bins[first].first_time_ns <= window_start;
+    if (enough || rows >= most_rows) break;
   }
   return first;
 }

@@ -19,6 +19,10 @@
 
 namespace ranklab {
 
+// Past this many ranks a line per rank is noise: pages draw the ranks' distribution per step
+// and the few worst ranks instead, and a stored run is read with fewer rows per rank.
+constexpr int kManyRanks = 32;
+
 enum class XAxis { Step = 0, WallTime = 1, MegabytesSent = 2 };
 enum class Metric { Loss, SentMBps, ReceivedMBps, LossScale, Staleness, GradNorm, LearningRate };
 enum class RankState { Starting, Running, Waiting, Straggling, Failed, Done };
@@ -154,8 +158,9 @@ class RunSeries {
   // then its steps after them as rows with addStep.
   void addBin(const StepBin& bin, int64_t width);
   // Of one rank's bins, in order: the first that must be read as rows instead, so that
-  // the recent-steps profile and the samples/s window are built from real steps.
-  static size_t firstBinAsRows(std::span<const StepBin> bins);
+  // the recent-steps profile and the samples/s window are built from real steps (fewer of
+  // them for a run of more than kManyRanks ranks: `world`).
+  static size_t firstBinAsRows(std::span<const StepBin> bins, int world = 1);
   void addEval(const EvalRow& eval);
   // Keeps the events the charts mark (isTimelineMark), one per step and kind: every rank
   // reports the same overflow.
