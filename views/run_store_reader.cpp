@@ -158,6 +158,7 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
     stored.run = std::move(*run);
     stored.series.setWorld(stored.run.world);
     stored.series.setBulkLoad(true);
+    stored.series.setSimulated(stored.run.origin == "simulated");
     // A running run has no bins yet; a run finished by an older ranklab has none either.
     const std::vector<StepBin> bins = store.stepBins(run_id);
     if (bins.empty())
