@@ -45,7 +45,7 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
       bandwidth_(new CurveChart(tr("Bandwidth per rank (solid: sent, dashed: received)"),
                                 tr("MB/s"), charts_)),
       step_time_(new CurveChart(tr("Time per step"), tr("ms"), charts_)),
-      wait_(new CurveChart(tr("Waiting for other ranks"), tr("ms per step"), charts_)),
+      wait_(new CurveChart(tr("Waiting for other ranks"), tr("ms"), charts_)),
       scale_(new CurveChart(tr("AMP loss scale"), tr("scale"), charts_)),
       staleness_(new CurveChart(tr("Staleness per rank: server updates between pull and push"),
                                 tr("versions behind"), charts_)),
@@ -410,9 +410,10 @@ void LivePage::drawSpreads(const RunSeries& run, int group) {
     draw(bandwidth_, tr("Bandwidth sent"), tr("slowest"),
          {SpreadMetric::SentMBps, Metric::SentMBps, true, green, std::nullopt});
   if (!all && group != OtherGroup) return;
-  draw(step_time_, tr("Time per step"), tr("slowest (most time not waiting)"),
+  // The slowest: those working longest, the time they did not wait (a straggler waits least).
+  draw(step_time_, tr("Time per step"), tr("slowest"),
        {SpreadMetric::StepMs, Metric::StepMs, false, orange, Metric::BusyMs});
-  draw(wait_, tr("Waiting for other ranks"), tr("waiting most"),
+  draw(wait_, tr("Waiting for others"), tr("waiting most"),
        {SpreadMetric::WaitMs, Metric::WaitMs, false, red, std::nullopt});
 }
 

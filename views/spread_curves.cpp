@@ -106,7 +106,7 @@ std::vector<Curve> spreadCurves(const RunSeries& run, const SpreadView& view, XA
 }
 
 QString spreadNote(const RunSeries& run, const QString& worst) {
-  return CurveChart::tr(" across %1 ranks · lines: the median and the %2 %3")
+  return CurveChart::tr(" across %1 ranks · median, %2 %3")
       .arg(QLocale().toString(qlonglong(run.ranks().size())))
       .arg(kWorstRanks)
       .arg(worst);

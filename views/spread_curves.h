@@ -36,7 +36,7 @@ std::vector<int> worstRanks(const RunSeries& run, const SpreadView& view, int k 
 std::vector<Band> spreadBands(const RunSeries& run, const SpreadView& view, XAxis x, int budget);
 // The median line, then the worst ranks' lines.
 std::vector<Curve> spreadCurves(const RunSeries& run, const SpreadView& view, XAxis x, int budget);
-// " across 1,024 ranks · lines: median and the 3 slowest" — what the title adds.
+// " across 1,024 ranks · median, 3 slowest" — what the title adds.
 QString spreadNote(const RunSeries& run, const QString& worst);
 
 }  // namespace ranklab
