@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QTableView>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -168,6 +169,8 @@ class ManyRanksTest : public QObject {
     QVERIFY2(page->statusText().contains(QStringLiteral("no loss (simulated)")),
              qPrintable(page->statusText()));
     QVERIFY(!page->statusText().contains(QStringLiteral("loss 0")));
+    const QModelIndex loss = page->rankGrid()->model()->index(0, LiveRunModel::LossColumn);
+    QCOMPARE(loss.data().toString(), QStringLiteral("–"));
     QVERIFY2(page->statusText().contains(QStringLiteral("last to arrive most often: rank 777")),
              qPrintable(page->statusText()));
   }
