@@ -119,8 +119,13 @@ class RunStore {
   std::vector<StepRow> stepsOfRankFrom(int64_t run_id, int rank, int64_t first_step);
   // Bins per rank at most (one more when the steps do not start on a bin boundary).
   static constexpr int64_t kStepBinsPerRank = 1000;
-  // The smallest power of two that keeps `steps` steps within kStepBinsPerRank bins.
-  static int64_t stepBinWidth(int64_t steps);
+  // Bins in a run at most, down to kFewestStepBinsPerRank per rank: a workbench opens a run
+  // of 1,024 ranks from 128,000 bins, not a million.
+  static constexpr int64_t kStepBinsPerRun = 128'000;
+  static constexpr int64_t kFewestStepBinsPerRank = 64;
+  // The smallest power of two that keeps `steps` steps of each of `ranks` ranks within
+  // those budgets.
+  static int64_t stepBinWidth(int64_t steps, int64_t ranks = 1);
 
  private:
   void writeStepBins(int64_t run_id);  // inside the caller's transaction

@@ -1,5 +1,7 @@
-// Step bins: each rank's steps summed in ~1,000 bins when a run ends, so the workbench opens
-// a run of a million steps from ~16,000 rows. SQLite does the summing, in C, once.
+// Step bins: each rank's steps summed in ~1,000 bins when a run ends (fewer, down to 64, so
+// that a run holds ~128,000 in all), so the workbench opens a run of a million steps from
+// ~16,000 rows, and one of 1,024 ranks from 128,000. SQLite does the summing, in C, once.
+#include <algorithm>
 #include <bit>
 #include <string>
 
@@ -14,9 +16,9 @@ using sqlite::Query;
 using sqlite::Statement;
 using namespace store_rows;  // NOLINT: the rows' readers
 
-// Most steps any rank of the run spans (first to last step).
+// Most steps any rank of the run spans (first to last step), and the ranks that stepped.
 constexpr const char* kLongestRankSpan = R"sql(
-SELECT COALESCE(MAX(last - first + 1), 0)
+SELECT COALESCE(MAX(last - first + 1), 0), COUNT(*)
 FROM (SELECT MIN(step) AS first, MAX(step) AS last FROM steps WHERE run_id = ?1 GROUP BY rank))sql";
 
 // ?1 run, ?2 bin width: each bin's sums as its list says (storage/record_fields.h), then
@@ -41,24 +43,29 @@ GROUP BY rank, step / ?2)sql";
 
 }  // namespace
 
-int64_t RunStore::stepBinWidth(int64_t steps) {
-  if (steps <= kStepBinsPerRank) return 1;
-  return int64_t(std::bit_ceil(uint64_t((steps + kStepBinsPerRank - 1) / kStepBinsPerRank)));
+int64_t RunStore::stepBinWidth(int64_t steps, int64_t ranks) {
+  const int64_t per_rank = std::clamp(kStepBinsPerRun / std::max<int64_t>(1, ranks),
+                                      kFewestStepBinsPerRank, kStepBinsPerRank);
+  if (steps <= per_rank) return 1;
+  return int64_t(std::bit_ceil(uint64_t((steps + per_rank - 1) / per_rank)));
 }
 
 void RunStore::writeStepBins(int64_t run_id) {
   Statement clear(db_, path_, "clear step bins", "DELETE FROM step_bins WHERE run_id = ?");
   Query(clear).bind(run_id).run();
   Statement span(db_, path_, "measure the steps of each rank", kLongestRankSpan);
-  int64_t longest = 0;
+  int64_t longest = 0, ranks = 0;
   {
     Query q(span);
     q.bind(run_id);
-    if (q.next()) longest = q.int64();
+    if (q.next()) {
+      longest = q.int64();
+      ranks = q.int64();
+    }
   }
   if (longest == 0) return;  // no steps
   Statement insert(db_, path_, "sum steps into bins", insertBinsSql().c_str());
-  Query(insert).bind(run_id, stepBinWidth(longest)).run();
+  Query(insert).bind(run_id, stepBinWidth(longest, ranks)).run();
 }
 
 void RunStore::summariseSteps(int64_t run_id) {

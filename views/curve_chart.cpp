@@ -1,5 +1,6 @@
 #include "views/curve_chart.h"
 
+#include <QAreaSeries>
 #include <QChart>
 #include <QLegend>
 #include <QLegendMarker>
@@ -110,6 +111,50 @@ void CurveChart::addInKeyOrder() {
   }
 }
 
+QAreaSeries* CurveChart::bandFor(int key) const {
+  auto it = bands_.find(key);
+  return it == bands_.end() ? nullptr : it->second;
+}
+
+// A band's area owns its two lines; new bands are added before the curves re-add
+// themselves (addInKeyOrder), so they lie beneath them.
+void CurveChart::setBands(const std::vector<Band>& bands) {
+  std::map<int, bool> wanted;
+  for (const Band& b : bands) wanted[b.key] = true;
+  for (auto it = bands_.begin(); it != bands_.end();) {
+    if (wanted.count(it->first)) {
+      ++it;
+      continue;
+    }
+    chart()->removeSeries(it->second);
+    delete it->second;
+    it = bands_.erase(it);
+  }
+  band_extent_.clear();
+  for (const Band& b : bands) {
+    QAreaSeries* area = bandFor(b.key);
+    if (!area) {
+      auto* upper = new QLineSeries;
+      auto* lower = new QLineSeries;
+      area = new QAreaSeries(upper, lower);
+      upper->setParent(area);
+      lower->setParent(area);
+      area->setColor(b.colour);
+      area->setPen(Qt::NoPen);
+      chart()->addSeries(area);
+      area->attachAxis(x_axis_);
+      area->attachAxis(y_axis_);
+      bands_[b.key] = area;
+      legend_stale_ = true;  // the curves go back on top
+    }
+    if (area->name() != b.name) area->setName(b.name);
+    area->upperSeries()->replace(b.upper);
+    area->lowerSeries()->replace(b.lower);
+    for (const QList<QPointF>* line : {&b.lower, &b.upper})
+      band_extent_.insert(band_extent_.end(), line->begin(), line->end());
+  }
+}
+
 void CurveChart::setCurves(const std::vector<Curve>& curves, bool y_floor_zero) {
   std::map<int, bool> wanted;
   for (const Curve& c : curves) wanted[c.key] = true;
@@ -140,19 +185,20 @@ void CurveChart::setCurves(const std::vector<Curve>& curves, bool y_floor_zero) 
 void CurveChart::fitAxes(const std::vector<Curve>& curves, bool y_floor_zero) {
   double x_lo = 0, x_hi = 0, y_lo = 0, y_hi = 0;
   bool any = false;
-  for (const Curve& curve : curves) {
-    for (const QPointF& p : curve.points) {
-      if (!any) {
-        x_lo = x_hi = p.x();
-        y_lo = y_hi = p.y();
-        any = true;
-      }
-      x_lo = std::min(x_lo, p.x());
-      x_hi = std::max(x_hi, p.x());
-      y_lo = std::min(y_lo, p.y());
-      y_hi = std::max(y_hi, p.y());
+  const auto include = [&](const QPointF& p) {
+    if (!any) {
+      x_lo = x_hi = p.x();
+      y_lo = y_hi = p.y();
+      any = true;
     }
-  }
+    x_lo = std::min(x_lo, p.x());
+    x_hi = std::max(x_hi, p.x());
+    y_lo = std::min(y_lo, p.y());
+    y_hi = std::max(y_hi, p.y());
+  };
+  for (const Curve& curve : curves)
+    for (const QPointF& p : curve.points) include(p);
+  for (const QPointF& p : band_extent_) include(p);
   if (!any) {
     fitAxis(x_axis_, 0, 10, 6, true);
     fitAxis(y_axis_, 0, 1);

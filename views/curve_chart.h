@@ -13,6 +13,7 @@
 
 #include "views/models/run_series.h"
 
+class QAreaSeries;
 class QLineSeries;
 class QValueAxis;
 
@@ -27,6 +28,14 @@ struct Curve {
   bool markers = false;  // draw the points themselves (sparse curves)
   bool in_legend = true;
   QList<QPointF> points;
+};
+
+// A shaded area between two lines (the spread of a metric across ranks), under the curves.
+struct Band {
+  int key = 0;
+  QString name;
+  QColor colour;  // its fill; give it some transparency
+  QList<QPointF> lower, upper;
 };
 
 // A vertical line across the plot at x, labelled at its top (an event of the run).
@@ -47,7 +56,12 @@ class CurveChart : public QChartView {
   void setYTitle(const QString& title);
   // Every curve not given is removed; y_floor_zero keeps 0 in sight for non-negative data.
   void setCurves(const std::vector<Curve>& curves, bool y_floor_zero = true);
+  // Bands replacing the earlier ones; call before setCurves, which fits the axes to both.
+  void setBands(const std::vector<Band>& bands);
+  int bandCount() const { return int(bands_.size()); }
+  QAreaSeries* bandFor(int key) const;  // nullptr when absent
   void clear() {
+    setBands({});
     setCurves({});
     setMarks({});
   }
@@ -72,7 +86,9 @@ class CurveChart : public QChartView {
   QValueAxis* x_axis_;
   QValueAxis* y_axis_;
   std::map<int, QLineSeries*> series_;
-  bool legend_stale_ = false;  // a series was added: its legend marker is new
+  std::map<int, QAreaSeries*> bands_;
+  std::vector<QPointF> band_extent_;  // the bands' points, for fitAxes
+  bool legend_stale_ = false;         // a series was added: its legend marker is new
   std::vector<ChartMark> marks_;
 };
 

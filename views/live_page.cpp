@@ -27,6 +27,7 @@
 #include "views/memory_chart.h"
 #include "views/models/workbench_settings.h"
 #include "views/shard_chart.h"
+#include "views/spread_curves.h"
 #include "views/time_breakdown_chart.h"
 
 namespace ranklab {
@@ -43,6 +44,8 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
       shards_(new ShardChart(charts_)),
       bandwidth_(new CurveChart(tr("Bandwidth per rank (solid: sent, dashed: received)"),
                                 tr("MB/s"), charts_)),
+      step_time_(new CurveChart(tr("Time per step"), tr("ms"), charts_)),
+      wait_(new CurveChart(tr("Waiting for other ranks"), tr("ms"), charts_)),
       scale_(new CurveChart(tr("AMP loss scale"), tr("scale"), charts_)),
       staleness_(new CurveChart(tr("Staleness per rank: server updates between pull and push"),
                                 tr("versions behind"), charts_)),
@@ -108,15 +111,21 @@ void LivePage::layOutCharts() {
   charts->setSpacing(4);
   charts->addWidget(loss_, 0, 0);
   charts->addWidget(accuracy_, 0, 1);
-  charts->addWidget(time_, 1, 0);
-  charts->addWidget(bandwidth_, 1, 1);
-  charts->addWidget(memory_, 2, 0);
-  charts->addWidget(scale_, 2, 1);
-  charts->addWidget(shards_, 3, 0, 1, 2);  // the whole width: its bars' names are long
-  charts->addWidget(staleness_, 4, 0, 1, 2);
-  charts->addWidget(norm_, 5, 0);
-  charts->addWidget(lr_, 5, 1);
-  charts->addWidget(activations_, 6, 0, 1, 2);  // the whole width: a bar per rank, many layers
+  charts->addWidget(step_time_, 1, 0);  // many ranks: before the bars of rank groups
+  charts->addWidget(wait_, 1, 1);
+  charts->addWidget(time_, 2, 0);
+  charts->addWidget(bandwidth_, 2, 1);
+  charts->addWidget(memory_, 3, 0);
+  charts->addWidget(scale_, 3, 1);
+  charts->addWidget(shards_, 4, 0, 1, 2);  // the whole width: its bars' names are long
+  charts->addWidget(staleness_, 5, 0, 1, 2);
+  charts->addWidget(norm_, 6, 0);
+  charts->addWidget(lr_, 6, 1);
+  charts->addWidget(activations_, 7, 0, 1, 2);  // the whole width: a bar per rank, many layers
+  charts->setColumnStretch(0, 1);  // a chart hidden leaves its half empty, not the other wide
+  charts->setColumnStretch(1, 1);
+  step_time_->hide();
+  wait_->hide();
   activations_->hide();
   scale_->hide();
   shards_->hide();
@@ -161,6 +170,8 @@ QWidget* LivePage::buildControls() {
                                                  {accuracy_, tr("Test accuracy")},
                                                  {time_, tr("Time per step by phase")},
                                                  {bandwidth_, tr("Bandwidth")},
+                                                 {step_time_, tr("Time per step")},
+                                                 {wait_, tr("Waiting")},
                                                  {memory_, tr("Memory per rank")},
                                                  {scale_, tr("Loss scale")},
                                                  {shards_, tr("Parameter server shards")},
@@ -205,7 +216,8 @@ void LivePage::setModel(LiveRunModel* model) {
   disconnect(updated_connection_);
   model_ = model;
   grid_->setModel(model);
-  for (CurveChart* chart : {loss_, accuracy_, bandwidth_, scale_, staleness_}) chart->clear();
+  for (CurveChart* chart : {loss_, accuracy_, bandwidth_, step_time_, wait_, scale_, staleness_})
+    chart->clear();
   time_->clear();
   memory_->clear();
   shards_->clear();
@@ -310,37 +322,28 @@ std::vector<ChartMark> LivePage::eventMarks(const RunSeries& run) const {
 }
 
 void LivePage::drawCharts(int group) {
-  for (CurveChart* chart : {loss_, accuracy_, bandwidth_, scale_, staleness_})
+  for (CurveChart* chart : {loss_, accuracy_, bandwidth_, step_time_, wait_, scale_, staleness_})
     chart->setXTitle(xTitle());
   for (int g = 0; g < kGroupCount; ++g)
     if (group < 0 || group == g) drawn_[g] = generation_;
   if (!model_) return;
   const bool all = group < 0;
   const RunSeries& run = model_->series();
-  std::vector<Curve> bandwidth, staleness;
-  const int budget = loss_->pointBudget();  // the charts share one width
-  const std::vector<Curve> loss = lossCurves(run, x_axis_, smoothing_, budget);
   const std::vector<ChartMark> marks = eventMarks(run);  // the same on every chart
-  for (const RankSeries* drawn : ranksToDraw(run)) {
-    const RankSeries& r = *drawn;
-    const QColor colour = rankColour(r.rank);
-    const QString name = tr("rank %1").arg(r.rank);
-    bandwidth.push_back({r.rank, name, colour, 1.0, false, false, true,
-                         curvePoints(r.series, Metric::SentMBps, x_axis_, smoothing_, budget)});
-    bandwidth.push_back({kReceivedKeyOffset + r.rank, name, colour, 1.0, true, false, false,
-                         curvePoints(r.series, Metric::ReceivedMBps, x_axis_, smoothing_, budget)});
-    if (run.usesStaleness())
-      staleness.push_back({r.rank, name, colour, 1.4, false, false, true,
-                           curvePoints(r.series, Metric::Staleness, x_axis_, 0, budget)});
-  }
-  if (all || group == LossGroup) {
-    loss_->setTitle(tr("Training loss (cross-entropy)") + rankCurvesNote(run));
-    loss_->setCurves(loss);
-    loss_->setMarks(marks);
-  }
-  if (all || group == BandwidthGroup) bandwidth_->setCurves(bandwidth);
+  // A run without a loss (a simulated one) draws no chart pretending one.
+  const bool no_loss = !run.hasLoss() && !run.global().empty();
+  loss_->setVisible(!no_loss);
+  accuracy_->setVisible(!no_loss || !run.evals().empty());
+  step_time_->setVisible(run.manyRanks());
+  wait_->setVisible(run.manyRanks());
+  if (run.manyRanks())
+    drawSpreads(run, group);
+  else
+    drawPerRank(run, group);
+  if (all || group == LossGroup) loss_->setMarks(marks);
   if (!all && group != OtherGroup) return;
 
+  for (CurveChart* chart : {step_time_, wait_}) chart->setMarks(marks);
   drawEvaluations(run, marks);
   time_->refresh(*model_);
   memory_->refresh(*model_);
@@ -356,8 +359,62 @@ void LivePage::drawCharts(int group) {
     scale_->setMarks(marks);
   }
   staleness_->setVisible(run.usesStaleness());
-  if (run.usesStaleness()) staleness_->setCurves(staleness);
   refreshRates(run, marks);
+}
+
+void LivePage::drawPerRank(const RunSeries& run, int group) {
+  const bool all = group < 0;
+  std::vector<Curve> bandwidth, staleness;
+  const int budget = loss_->pointBudget();  // the charts share one width
+  for (const RankSeries* drawn : ranksToDraw(run)) {
+    const RankSeries& r = *drawn;
+    const QColor colour = rankColour(r.rank);
+    const QString name = tr("rank %1").arg(r.rank);
+    bandwidth.push_back({r.rank, name, colour, 1.0, false, false, true,
+                         curvePoints(r.series, Metric::SentMBps, x_axis_, smoothing_, budget)});
+    bandwidth.push_back({kReceivedKeyOffset + r.rank, name, colour, 1.0, true, false, false,
+                         curvePoints(r.series, Metric::ReceivedMBps, x_axis_, smoothing_, budget)});
+    if (run.usesStaleness())
+      staleness.push_back({r.rank, name, colour, 1.4, false, false, true,
+                           curvePoints(r.series, Metric::Staleness, x_axis_, 0, budget)});
+  }
+  if (all || group == LossGroup) {
+    loss_->setTitle(tr("Training loss (cross-entropy)") + rankCurvesNote(run));
+    loss_->setBands({});
+    loss_->setCurves(lossCurves(run, x_axis_, smoothing_, budget));
+  }
+  if (all || group == BandwidthGroup) {
+    bandwidth_->setTitle(tr("Bandwidth per rank (solid: sent, dashed: received)"));
+    bandwidth_->setBands({});
+    bandwidth_->setCurves(bandwidth);
+  }
+  if ((all || group == OtherGroup) && run.usesStaleness()) staleness_->setCurves(staleness);
+}
+
+// Each chart: the spread across ranks per step, its median and the worst ranks' own lines.
+void LivePage::drawSpreads(const RunSeries& run, int group) {
+  const bool all = group < 0;
+  const int budget = loss_->pointBudget();
+  const auto draw = [&](CurveChart* chart, const QString& title, const QString& worst,
+                        const SpreadView& view) {
+    chart->setTitle(title + spreadNote(run, worst));
+    chart->setBands(spreadBands(run, view, x_axis_, budget));
+    chart->setCurves(spreadCurves(run, view, x_axis_, budget));
+  };
+  const QColor blue(0x1f, 0x5f, 0x99), orange(0xd9, 0x6a, 0x0b), red(0xb0, 0x24, 0x18),
+      green(0x1b, 0x7a, 0x3a);
+  if ((all || group == LossGroup) && run.hasLoss())
+    draw(loss_, tr("Training loss"), tr("highest"),
+         {SpreadMetric::Loss, Metric::Loss, false, blue, std::nullopt});
+  if (all || group == BandwidthGroup)
+    draw(bandwidth_, tr("Bandwidth sent"), tr("slowest"),
+         {SpreadMetric::SentMBps, Metric::SentMBps, true, green, std::nullopt});
+  if (!all && group != OtherGroup) return;
+  // The slowest: those working longest, the time they did not wait (a straggler waits least).
+  draw(step_time_, tr("Time per step"), tr("slowest"),
+       {SpreadMetric::StepMs, Metric::StepMs, false, orange, Metric::BusyMs});
+  draw(wait_, tr("Waiting for others"), tr("waiting most"),
+       {SpreadMetric::WaitMs, Metric::WaitMs, false, red, std::nullopt});
 }
 
 // Test accuracy at each evaluation; for a language model (a text run, which records its
@@ -429,7 +486,7 @@ void LivePage::updateStatus() {
   if (model_ && model_->latestStep() >= 0) {
     parts << tr("epoch %1").arg(model_->latestEpoch());
     parts << tr("step %1").arg(model_->latestStep());
-    parts << tr("loss %1").arg(model_->latestLoss(), 0, 'f', 4);
+    parts << lossText();
     // A language model's speed is counted in tokens, as nanoGPT and Megatron print it.
     const int tokens = model_->series().tokensPerSample();
     if (tokens > 1)
@@ -460,6 +517,9 @@ void LivePage::updateStatus() {
     text += QStringLiteral("<br><span style='color:#b35900'><b>⚠ %1</b></span>")
                 .arg(straggler.toHtmlEscaped());
   }
+  const QString last = lastArrivalText();
+  if (!last.isEmpty())
+    text += QStringLiteral("<br><span style='color:#7a4a00'>%1</span>").arg(last.toHtmlEscaped());
   QString lost;
   if (const int64_t n = model_ ? model_->series().lostMessages() : 0; n > 0) {
     lost = tr("telemetry lost: %1 messages never arrived; their steps are missing").arg(n);
@@ -470,8 +530,29 @@ void LivePage::updateStatus() {
 
   if (!headline_.isEmpty()) parts.prepend(headline_);
   if (!straggler.isEmpty()) parts << straggler;
+  if (!last.isEmpty()) parts << last;
   if (!lost.isEmpty()) parts << lost;
   status_plain_ = parts.join(QStringLiteral(" · "));
+}
+
+// The latest loss; a run without one says so rather than show 0.
+QString LivePage::lossText() const {
+  const RunSeries& run = model_->series();
+  if (run.hasLoss()) return tr("loss %1").arg(model_->latestLoss(), 0, 'f', 4);
+  return run.simulated() ? tr("no loss (simulated)") : tr("no finite loss yet");
+}
+
+// Many ranks: the rank last to arrive most often of late, with its share of the steps.
+QString LivePage::lastArrivalText() const {
+  if (!model_ || !model_->series().manyRanks()) return {};
+  const RunSeries& run = model_->series();
+  const auto [rank, times] = run.mostOftenLast();
+  if (rank < 0) return {};
+  return tr("last to arrive most often: rank %1, in %2 of the last %3 steps (%4 %)")
+      .arg(rank)
+      .arg(times)
+      .arg(run.arrivalSteps())
+      .arg(100 * times / std::max(1, run.arrivalSteps()));
 }
 
 }  // namespace ranklab

@@ -58,6 +58,9 @@ class LivePage : public QWidget {
   CurveChart* lossChart() const { return loss_; }
   CurveChart* accuracyChart() const { return accuracy_; }
   CurveChart* bandwidthChart() const { return bandwidth_; }
+  // Runs of many ranks only (RunSeries::manyRanks): the spread of time per step and of wait.
+  CurveChart* stepTimeChart() const { return step_time_; }
+  CurveChart* waitChart() const { return wait_; }
   CurveChart* lossScaleChart() const { return scale_; }
   CurveChart* stalenessChart() const { return staleness_; }
   CurveChart* gradNormChart() const { return norm_; }
@@ -97,6 +100,10 @@ class LivePage : public QWidget {
   std::vector<ChartMark> eventMarks(const RunSeries& run) const;
   void refreshRates(const RunSeries& run, const std::vector<ChartMark>& marks);
   void drawEvaluations(const RunSeries& run, const std::vector<ChartMark>& marks);
+  void drawPerRank(const RunSeries& run, int group);  // a curve per rank (a few dozen at most)
+  void drawSpreads(const RunSeries& run, int group);  // bands and the worst ranks
+  QString lossText() const;
+  QString lastArrivalText() const;
   void drawNextGroup();
   void updateStatus();
   QString xTitle() const;
@@ -115,6 +122,8 @@ class LivePage : public QWidget {
   ActivationsChart* activations_;
   ShardChart* shards_;  // parameter server runs only
   CurveChart* bandwidth_;
+  CurveChart* step_time_;
+  CurveChart* wait_;
   CurveChart* scale_;
   CurveChart* staleness_;
   CurveChart* norm_;  // runs that measured their gradient's norm

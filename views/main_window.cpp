@@ -104,6 +104,7 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   connect(reader_, &RunStoreReader::runLoaded, this, &MainWindow::onRunLoaded);
   connect(reader_, &RunStoreReader::failed, this, [this](const QString& message) {
     showError(tr("Run store"), message);
+    loading_run_id_ = 0;          // the run may be asked for again
     analysis_page_->setFailed();  // whichever was waiting waits no more
     timeline_page_->setFailed();
     if (first_listing_) onFirstListingDone();
@@ -130,6 +131,9 @@ MainWindow::MainWindow(WorkbenchOptions options, QWidget* parent)
   setJobPath(options_.job_path);
   applyOverrides(options_.overrides);
   updateActions();
+  // A run asked for is read beside the runs list, not after it: a big store's list takes
+  // seconds to sum.
+  if (options_.open_run > 0) openRun(options_.open_run);
   refreshRuns();
 }
 
@@ -529,7 +533,7 @@ void MainWindow::selectRun(int64_t run_id) {
 
 void MainWindow::openRun(int64_t run_id) {
   selectRun(run_id);
-  if (run_id == shown_run_id_) return;
+  if (run_id == shown_run_id_ || run_id == loading_run_id_) return;
   if (run_id == live_run_id_ && isRunning()) {
     showLive();
     return;

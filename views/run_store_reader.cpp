@@ -5,6 +5,7 @@
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
+#include <bit>
 #include <exception>
 #include <functional>
 #include <future>
@@ -120,19 +121,14 @@ void readEveryRow(RunStore& store, const std::string& path, StoredRun& stored) {
 
 // Each rank's bins, then its last steps as rows (RunSeries::firstBinAsRows).
 void readBinsThenRows(RunStore& store, const std::vector<StepBin>& bins, StoredRun& stored) {
-  int64_t longest = 0;  // the span the bin width was chosen for
-  for (auto begin = bins.begin(); begin != bins.end();) {
-    const auto end =
-        std::find_if(begin, bins.end(), [&](auto& b) { return b.rank != begin->rank; });
-    longest = std::max(longest, std::prev(end)->last_step - begin->first_step + 1);
-    begin = end;
-  }
-  const int64_t width = RunStore::stepBinWidth(longest);
+  int64_t widest = 1;  // the width the store chose for the run (a bin spans it when whole)
+  for (const StepBin& b : bins) widest = std::max(widest, b.last_step - b.first_step + 1);
+  const int64_t width = int64_t(std::bit_ceil(uint64_t(widest)));
   for (auto begin = bins.begin(); begin != bins.end();) {
     const auto end =
         std::find_if(begin, bins.end(), [&](auto& b) { return b.rank != begin->rank; });
     const std::span<const StepBin> of_rank(&*begin, size_t(end - begin));
-    const size_t as_rows = RunSeries::firstBinAsRows(of_rank);
+    const size_t as_rows = RunSeries::firstBinAsRows(of_rank, stored.run.world);
     for (size_t i = 0; i < as_rows; ++i) {
       stored.series.addBin(of_rank[i], width);
       stored.step_rows += of_rank[i].steps;
@@ -162,6 +158,7 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
     stored.run = std::move(*run);
     stored.series.setWorld(stored.run.world);
     stored.series.setBulkLoad(true);
+    stored.series.setSimulated(stored.run.origin == "simulated");
     // A running run has no bins yet; a run finished by an older ranklab has none either.
     const std::vector<StepBin> bins = store.stepBins(run_id);
     if (bins.empty())
@@ -246,18 +243,39 @@ void RunStoreReader::loadPreview(int64_t run_id) {
 void RunStoreReader::readOne(int64_t run_id, quint64* generation,
                              void (RunStoreReader::*answer)(const StoredRun&)) {
   const quint64 mine = ++*generation;
-  readAsync<StoredRun>(
-      this,
-      [path = db_path_.toStdString(), run_id] {
-        return readWithRetry<StoredRun>([&] { return readRun(path, run_id); });
-      },
-      [this, generation, mine, answer](const Answer<StoredRun>& a) {
-        if (mine != *generation) return;
-        if (a.error.isEmpty())
-          emit(this->*answer)(a.value);
-        else
-          emit failed(a.error);
-      });
+  auto* watcher = new QFutureWatcher<StoredRunAnswer>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this,
+          [this, watcher, run_id, generation, mine, answer] {
+            const StoredRunAnswer a = watcher->result();
+            watcher->deleteLater();
+            // Done: a run still going is read afresh next time; an ended one stays kept.
+            const auto read = reads_.find(run_id);
+            if (read != reads_.end() && read->second.isFinished() &&
+                (!a.error.isEmpty() || a.value.run.status == "running"))
+              reads_.erase(read);
+            if (mine != *generation) return;
+            if (a.error.isEmpty())
+              emit(this->*answer)(a.value);
+            else
+              emit failed(a.error);
+          });
+  watcher->setFuture(readOf(run_id));
+}
+
+QFuture<StoredRunAnswer> RunStoreReader::readOf(int64_t run_id) {
+  if (const auto read = reads_.find(run_id); read != reads_.end()) return read->second;
+  // One ended run kept at a time: a thousand ranks' curves are tens of MB.
+  std::erase_if(reads_, [](const auto& read) { return read.second.isFinished(); });
+  QFuture<StoredRunAnswer> future = QtConcurrent::run([path = db_path_.toStdString(), run_id] {
+    Answer<StoredRun> a = readWithRetry<StoredRun>([&] { return readRun(path, run_id); });
+    return StoredRunAnswer{std::move(a.value), a.error};
+  });
+  reads_[run_id] = future;
+  return future;
+}
+
+void RunStoreReader::forgetReads() {
+  reads_.clear();  // reads in flight answer those that asked, and no one after
 }
 
 void RunStoreReader::loadRuns(const QList<qint64>& run_ids) {
@@ -426,6 +444,7 @@ void refuseUnfitText(const char* what, const std::string& text) {
 // An edit runs `edit(store)` on the pool; it returns the message to show when done.
 template <typename Edit>
 void RunStoreReader::edit(Edit edit) {
+  forgetReads();  // a run renamed or deleted reads anew
   readAsync<QString>(
       this, [path = db_path_.toStdString(), edit] { return readStore<QString>(path, {}, edit); },
       [this](const Answer<QString>& a) {

@@ -3,6 +3,7 @@
 // touch SQLite.
 #pragma once
 
+#include <QFuture>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -83,6 +84,12 @@ class LaidOutWindow {
   std::vector<TimelineSpan> spans_;  // all of them
 };
 
+// A stored run read, or why it could not be.
+struct StoredRunAnswer {
+  StoredRun value;
+  QString error;  // empty on success
+};
+
 class RunStoreReader : public QObject {
   Q_OBJECT
 
@@ -93,6 +100,7 @@ class RunStoreReader : public QObject {
   // Later requests read this file.
   void setDbPath(const QString& path) {
     db_path_ = path;
+    forgetReads();
     ended_summaries_ = std::make_shared<EndedSummaries>();
     laid_out_ = std::make_shared<LaidOutWindow>();
   }
@@ -133,6 +141,12 @@ class RunStoreReader : public QObject {
   void edit(Edit edit);
   void readOne(int64_t run_id, quint64* generation,
                void (RunStoreReader::*answer)(const StoredRun&));
+
+  // A run's read shared by whoever asks for it meanwhile (the live page and the runs page's
+  // preview ask for the run opened), and the last ended run read, kept until an edit.
+  QFuture<StoredRunAnswer> readOf(int64_t run_id);
+  void forgetReads();
+  std::map<int64_t, QFuture<StoredRunAnswer>> reads_;
 
   QString db_path_;
   std::shared_ptr<EndedSummaries> ended_summaries_ = std::make_shared<EndedSummaries>();

@@ -239,11 +239,18 @@ void startChosenRun(ranklab::MainWindow& window, const Choices& chosen,
     window.launch(!chosen.page_set);  // a page asked for stays on screen
 }
 
+// Seconds since the process started (its static initialisation, before the window exists).
+const auto kProcessStart = std::chrono::steady_clock::now();
+double sinceStartSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
+}
+
 // Saves the window to `png` after `after_ms`, or shortly after a --start run or a --plan ends,
-// and quits.
+// and quits; with --open, `after_ms` counts from the run shown (a big run takes a while to
+// read), and how long that took since the start is printed.
 // A run --start launched for the picture is stopped with it; a run followed goes on.
 void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int after_ms,
-                        bool stop_run) {
+                        bool stop_run, bool after_open) {
   auto take = [&window, png, stop_run] {
     window.livePage()->refreshNow();
     const bool saved = window.grab().save(png, "PNG");
@@ -256,7 +263,20 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
     std::fprintf(stderr, "ranklab-workbench: screenshot saved to %s\n", qPrintable(png));
     QCoreApplication::exit(0);
   };
-  QTimer::singleShot(after_ms, &window, take);
+  if (after_open) {
+    auto* opened = new QMetaObject::Connection;
+    *opened = QObject::connect(
+        &window, &ranklab::MainWindow::runShown, &window,
+        [&window, take, after_ms, opened](qint64 run_id) {
+          QObject::disconnect(*opened);
+          delete opened;
+          std::fprintf(stderr, "ranklab-workbench: run %lld shown %.2f s after the start\n",
+                       static_cast<long long>(run_id), sinceStartSeconds());
+          QTimer::singleShot(after_ms, &window, take);
+        });
+  } else {
+    QTimer::singleShot(after_ms, &window, take);
+  }
   // When the run ends first, wait a moment for the runs list to show its final status.
   QObject::connect(&window, &ranklab::MainWindow::runEnded, &window, [&window, take] {
     if (window.learnPage()->runningVariants()) return;  // a lesson's next run follows
@@ -324,7 +344,7 @@ int main(int argc, char** argv) {
   showChosenPage(window, chosen);
   if (cli.parser.isSet(cli.shot))
     scheduleScreenshot(window, cli.parser.value(cli.shot), chosen.after_ms,
-                       cli.parser.isSet(cli.start));
+                       cli.parser.isSet(cli.start), chosen.open_run > 0);
   if (cli.parser.isSet(cli.exit_when_done)) exitWhenDone(window);
   if (chosen.plan_ranks > 0) {
     window.planPage()->memoryEdit()->setText(cli.parser.value(cli.memory_per_rank));

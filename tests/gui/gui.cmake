@@ -80,3 +80,7 @@ target_link_libraries(test_plan_table_model PRIVATE ranklab_view_models Qt6::Tes
 # The Plan page running the real CLI; its first plan calibrates with 2 ranks.
 ranklab_gui_run_test(test_plan_page)
 set_tests_properties(test_plan_page PROPERTIES RESOURCE_LOCK test_plan_page-ranks)
+
+# The live page on 1,024 ranks: the ranks' spread and the planted slow ranks (issue 59).
+ranklab_gui_test(test_many_ranks ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_many_ranks.cpp)
+target_link_libraries(test_many_ranks PRIVATE ranklab_views Qt6::Test)

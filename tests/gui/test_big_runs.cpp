@@ -19,6 +19,7 @@
 #include "views/main_window.h"
 #include "views/rank_breakdown_chart.h"
 #include "views/runs_page.h"
+#include "views/spread_curves.h"
 #include "views/timeline_page.h"
 #include "views/timeline_view.h"
 
@@ -169,10 +170,11 @@ class BigRunsTest : public QObject {
     window.showPage(MainWindow::LiveTab);
     QSignalSpy shown(&window, &MainWindow::runShown);
     QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
-    // The live page draws a few ranks' curves, not a thousand, and says so.
-    QVERIFY(window.livePage()->lossChart()->seriesCount() <= kMaxRankCurves + 1);
+    // The live page draws the ranks' spread and a few ranks' curves, not a thousand, and
+    // says so.
+    QVERIFY(window.livePage()->lossChart()->seriesCount() <= kWorstRanks + 1);
     QVERIFY2(window.livePage()->lossChart()->chart()->title().contains(
-                 QStringLiteral("of 1,000 ranks drawn")),
+                 QStringLiteral("across 1,000 ranks")),
              qPrintable(window.livePage()->lossChart()->chart()->title()));
     QVERIFY(window.grab().width() > 0);  // paints every page element once
     QVERIFY2(underBound(watch, "the live page"),

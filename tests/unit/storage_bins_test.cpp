@@ -82,6 +82,14 @@ void expectSameBin(const StepBin& a, const StepBin& b) {
   EXPECT_EQ(a.last_time_ns, b.last_time_ns);
 }
 
+// A run of many ranks gets fewer bins per rank: its open reads ~kStepBinsPerRun in all.
+TEST(StepBinWidth, KeepsARunOfManyRanksWithinTheRunsBudget) {
+  EXPECT_EQ(RunStore::stepBinWidth(2'000, 32), 2);          // 1,000 bins each, as for one rank
+  EXPECT_EQ(RunStore::stepBinWidth(2'000, 1'024), 16);      // 125 bins each
+  EXPECT_EQ(RunStore::stepBinWidth(2'000, 1'000'000), 32);  // never under 64 bins a rank
+  EXPECT_EQ(RunStore::stepBinWidth(100, 1'024), 1);
+}
+
 TEST(StepBinWidth, KeepsEachRankWithinTheBinBudget) {
   EXPECT_EQ(RunStore::stepBinWidth(0), 1);
   EXPECT_EQ(RunStore::stepBinWidth(RunStore::kStepBinsPerRank), 1);

@@ -274,8 +274,8 @@ QVariant LiveRunModel::trainingText(const RankSeries& r, int column) const {
       return r.epoch;
     case StepColumn:
       return QVariant::fromValue<qlonglong>(r.step);
-    case LossColumn:
-      return QString::number(r.loss, 'f', 4);
+    case LossColumn:  // a run without any loss (a simulated one): a dash, not "nan"
+      return series_.hasLoss() ? QString::number(r.loss, 'f', 4) : QStringLiteral("–");
     default:
       return QString::number(r.samples_per_s, 'f', 0);
   }

@@ -43,8 +43,20 @@ double metricValue(const Sample& s, Metric metric) {
       return s.count ? s.grad_norm_sum / double(s.count) : nan;
     case Metric::LearningRate:
       return s.count ? s.lr_sum / double(s.count) : nan;
+    case Metric::StepMs:
+      return s.count ? s.span_s / double(s.count) * 1e3 : nan;
+    case Metric::WaitMs:
+      return s.count ? s.wait_s / double(s.count) * 1e3 : nan;
+    case Metric::BusyMs:
+      return s.count ? (s.span_s - s.wait_s) / double(s.count) * 1e3 : nan;
   }
   return nan;
+}
+
+// A rank's values of the spread metrics over one sample.
+std::array<float, kSpreadMetrics> spreadValues(const Sample& s) {
+  return {float(metricValue(s, Metric::Loss)), float(metricValue(s, Metric::StepMs)),
+          float(metricValue(s, Metric::WaitMs)), float(metricValue(s, Metric::SentMBps))};
 }
 
 }  // namespace
@@ -90,6 +102,7 @@ void Sample::merge(const Sample& later) {
   tx_bytes += later.tx_bytes;
   rx_bytes += later.rx_bytes;
   span_s += later.span_s;
+  wait_s += later.wait_s;
   count += later.count;
 }
 
@@ -192,8 +205,10 @@ void RunSeries::addStep(const StepRow& s) {
   sample.tx_bytes = double(s.bytes_tx);
   sample.rx_bytes = double(s.bytes_rx);
   sample.span_s = span_s;
+  sample.wait_s = double(phases[waitPhase]) / kNsPerS;
   sample.count = 1;
   r.series.append(sample);
+  has_loss_ = has_loss_ || sample.loss_count > 0;
   uses_loss_scale_ = uses_loss_scale_ || s.loss_scale != 1.0;
   uses_staleness_ = uses_staleness_ || s.staleness != 0;
   noteRates(s.grad_norm, s.lr, s.lr);
@@ -249,9 +264,11 @@ void RunSeries::addBin(const StepBin& b, int64_t width) {
   sample.tx_bytes = double(b.bytes_tx);
   sample.rx_bytes = double(b.bytes_rx);
   sample.span_s = span_s;
+  sample.wait_s = double(b.wait_ns) / kNsPerS;
   sample.count = b.steps;
   r.series.widen(width);
   r.series.append(sample);
+  has_loss_ = has_loss_ || b.loss_count > 0;
   uses_loss_scale_ = uses_loss_scale_ || b.loss_scale_min != 1.0 || b.loss_scale_max != 1.0;
   uses_staleness_ = uses_staleness_ || b.staleness_sum != 0;
   // A bin's mean rate that differs from its first step's means the rate moved inside it.
@@ -259,8 +276,12 @@ void RunSeries::addBin(const StepBin& b, int64_t width) {
   noteRates(b.grad_norm_sum, mean_lr, mean_lr);
 }
 
-size_t RunSeries::firstBinAsRows(std::span<const StepBin> bins) {
-  constexpr int64_t kMostRows = 4096;  // bounds the rows read per rank, whatever the step rate
+size_t RunSeries::firstBinAsRows(std::span<const StepBin> bins, int world) {
+  // Bounds the rows read per rank, whatever the step rate; a thousand ranks' straggler
+  // profile needs a few recent steps each, not fifty.
+  const bool many = world > kManyRanks;
+  const int64_t most_rows = many ? 256 : 4096;
+  const int64_t rows_wanted = many ? 8 : kRecentSteps;
   if (bins.empty()) return 0;
   const int64_t window_start = bins.back().last_time_ns - int64_t(kRateWindowS * kNsPerS);
   size_t first = bins.size();
@@ -268,8 +289,8 @@ size_t RunSeries::firstBinAsRows(std::span<const StepBin> bins) {
   while (first > 0) {
     --first;
     rows += bins[first].steps;
-    const bool enough = rows >= kRecentSteps && bins[first].first_time_ns <= window_start;
-    if (enough || rows >= kMostRows) break;
+    const bool enough = rows >= rows_wanted && bins[first].first_time_ns <= window_start;
+    if (enough || rows >= most_rows) break;
   }
   return first;
 }
@@ -289,14 +310,20 @@ void RunSeries::addToGlobal(const StepRow& step, const Sample& sample) {
   p.tx += sample.tx_bytes;
   p.rx += sample.rx_bytes;
   p.span += sample.span_s;
+  if (p.ranks == 0 || sample.wait_s < p.last_wait_s) {
+    p.last_rank = step.rank;
+    p.last_wait_s = sample.wait_s;
+  }
+  p.most_wait_s = std::max(p.most_wait_s, sample.wait_s);
   p.ranks += 1;
+  if (manyRanks()) p.spread.add(spreadValues(sample));
   flushGlobal(false);
 }
 
 void RunSeries::flushGlobal(bool all) {
   const int expected = world_ > 0 ? world_ : int(ranks_.size());
   while (!pending_.empty()) {
-    const Pending& p = pending_.front();
+    Pending& p = pending_.front();
     const bool complete = p.ranks >= expected;
     if (!all && !complete && (bulk_ || pending_.size() < kMaxPendingSteps)) break;
     if (p.ranks > 0) {
@@ -314,6 +341,9 @@ void RunSeries::flushGlobal(bool all) {
       s.span_s = p.span / p.ranks;
       s.count = 1;
       global_.append(s);
+      if (manyRanks()) spread_.append(p.spread.take(s.step, s.time_s, s.sent_mb));
+      // Where every rank waited as long, none arrived last.
+      if (complete && p.last_wait_s < p.most_wait_s) noteLastArrival(p.last_rank);
     }
     pending_.pop_front();
     ++pending_first_;
@@ -326,6 +356,7 @@ void RunSeries::rollBack(int64_t step) {
     r.step = std::min(r.step, step);
   }
   global_.dropAfter(step);
+  spread_.dropAfter(step);
   // Steps not yet drawn for every rank: those after the checkpoint come again.
   const int64_t keep = std::max<int64_t>(0, step - pending_first_ + 1);
   if (size_t(keep) < pending_.size()) pending_.resize(size_t(keep));
@@ -430,6 +461,7 @@ void RunSeries::absorb(RunSeries&& other) {
   }
   for (EvalPoint& e : other.evals_) evals_.push_back(e);
   uses_loss_scale_ = uses_loss_scale_ || other.uses_loss_scale_;
+  has_loss_ = has_loss_ || other.has_loss_;
   uses_staleness_ = uses_staleness_ || other.uses_staleness_;
   uses_grad_norm_ = uses_grad_norm_ || other.uses_grad_norm_;
   if (std::isnan(bigram_baseline_)) bigram_baseline_ = other.bigram_baseline_;
@@ -486,15 +518,71 @@ void RunSeries::globalFromRanks() {
     mean.span_s = span / k;
     mean.staleness_sum = stale / k;
     global_.append(mean);
+    if (training.size() > size_t(kManyRanks)) spreadFromRanks(training, i, mean);
   }
+}
+
+// Sample i of every training rank, its spread across them (a stored run's bins).
+void RunSeries::spreadFromRanks(const std::vector<const RankSeries*>& training, size_t i,
+                                const Sample& mean) {
+  SpreadCollector collector;
+  for (const RankSeries* r : training) collector.add(spreadValues(r->series.samples()[i]));
+  SpreadSample sample = collector.take(mean.step, mean.time_s, mean.sent_mb);
+  sample.count = mean.count;
+  spread_.append(sample);
+}
+
+void RunSeries::noteLastArrival(int rank) {
+  if (rank < 0) return;
+  last_arrivals_.push_back(rank);
+  ++arrival_counts_[rank];
+  if (last_arrivals_.size() <= size_t(kArrivalSteps)) return;
+  const int oldest = last_arrivals_.front();
+  last_arrivals_.pop_front();
+  if (--arrival_counts_[oldest] == 0) arrival_counts_.erase(oldest);
+}
+
+// A stored run's last steps, aligned from each rank's latest: the last to arrive in each.
+void RunSeries::arrivalsFromRanks() {
+  size_t steps = std::numeric_limits<size_t>::max();
+  bool any = false;
+  for (const RankSeries& r : ranks_) {
+    if (r.recent_steps.empty()) continue;
+    steps = std::min(steps, r.recent_steps.size());
+    any = true;
+  }
+  if (!any) return;
+  for (size_t back = steps; back-- > 0;) {
+    int last = -1;
+    int64_t least = 0, most = 0;
+    for (const RankSeries& r : ranks_) {
+      if (r.recent_steps.empty()) continue;
+      const int64_t wait = r.recent_steps[r.recent_steps.size() - 1 - back][waitPhase];
+      if (last < 0 || wait < least) {
+        last = r.rank;
+        least = wait;
+      }
+      most = std::max(most, wait);
+    }
+    if (least < most) noteLastArrival(last);
+  }
+}
+
+std::pair<int, int> RunSeries::mostOftenLast() const {
+  std::pair<int, int> most{-1, 0};
+  for (const auto& [rank, count] : arrival_counts_)
+    if (count > most.second) most = {rank, count};
+  return most;
 }
 
 void RunSeries::finish(const std::string& status) {
   finished_ = true;
-  if (bulk_)
+  if (bulk_) {
     globalFromRanks();
-  else
+    arrivalsFromRanks();
+  } else {
     flushGlobal(true);
+  }
   for (RankSeries& r : ranks_)
     if (!r.said_bye && status == "failed") r.failed = true;
   updateStates();
@@ -566,6 +654,10 @@ std::array<double, kPhaseCount> RunSeries::phaseMeansMs(int row) const {
   if (n <= 0) return means;
   for (int p = 0; p < kPhaseCount; ++p) means[p] = double(sums[p]) / n / 1e6;
   return means;
+}
+
+double sampleValue(const Sample& sample, Metric metric) {
+  return metricValue(sample, metric);
 }
 
 double sampleX(const Sample& sample, XAxis x) {

@@ -11,16 +11,33 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "storage/records.h"
+#include "views/models/rank_spread.h"
 
 namespace ranklab {
 
+// Past this many ranks a line per rank is noise: pages draw the ranks' distribution per step
+// and the few worst ranks instead, and a stored run is read with fewer rows per rank.
+constexpr int kManyRanks = 32;
+
 enum class XAxis { Step = 0, WallTime = 1, MegabytesSent = 2 };
-enum class Metric { Loss, SentMBps, ReceivedMBps, LossScale, Staleness, GradNorm, LearningRate };
+enum class Metric {
+  Loss,
+  SentMBps,
+  ReceivedMBps,
+  LossScale,
+  Staleness,
+  GradNorm,
+  LearningRate,
+  StepMs,  // time per step, ms
+  WaitMs,  // of it, waiting for the other ranks
+  BusyMs   // the rest: the rank's own work (a straggler's is the longest)
+};
 enum class RankState { Starting, Running, Waiting, Straggling, Failed, Done };
 
 // Phases of a step in the order the trainer runs them: the step record's list
@@ -50,6 +67,7 @@ struct Sample {
   double staleness_sum = 0;
   double grad_norm_sum = 0, lr_sum = 0;  // over its steps (the norm: 0 where none was measured)
   double tx_bytes = 0, rx_bytes = 0, span_s = 0;  // for MB/s over the sample
+  double wait_s = 0;                              // waiting for other ranks, in all
   int64_t count = 0;                              // steps in it
   void merge(const Sample& later);
 };
@@ -154,8 +172,9 @@ class RunSeries {
   // then its steps after them as rows with addStep.
   void addBin(const StepBin& bin, int64_t width);
   // Of one rank's bins, in order: the first that must be read as rows instead, so that
-  // the recent-steps profile and the samples/s window are built from real steps.
-  static size_t firstBinAsRows(std::span<const StepBin> bins);
+  // the recent-steps profile and the samples/s window are built from real steps (fewer of
+  // them for a run of more than kManyRanks ranks: `world`).
+  static size_t firstBinAsRows(std::span<const StepBin> bins, int world = 1);
   void addEval(const EvalRow& eval);
   // Keeps the events the charts mark (isTimelineMark), one per step and kind: every rank
   // reports the same overflow.
@@ -188,6 +207,18 @@ class RunSeries {
   bool usesGradNorm() const { return uses_grad_norm_; }  // some step measured its gradient
   bool changesLr() const { return lr_changes_; }         // a schedule or warm-up moved the rate
   int stragglerRank() const { return straggler_rank_; }  // -1: none
+  // Runs of more than kManyRanks ranks: each step's spread across the ranks (empty else).
+  bool manyRanks() const { return std::max(world_, int(ranks_.size())) > kManyRanks; }
+  const SpreadSeries& spread() const { return spread_; }
+  // Some step had a finite loss (a simulated run has none).
+  bool hasLoss() const { return has_loss_; }
+  void setSimulated(bool simulated) { simulated_ = simulated; }
+  bool simulated() const { return simulated_; }
+  // Of the last kArrivalSteps steps every rank reported (live; a stored run: its last
+  // steps), the rank that arrived last most often (it waited least) and in how many; -1: none.
+  static constexpr int kArrivalSteps = 100;
+  std::pair<int, int> mostOftenLast() const;
+  int arrivalSteps() const { return int(last_arrivals_.size()); }
   int64_t lostMessages() const;  // over the ranks: telemetry that never arrived
   const std::string& stragglerReason() const { return straggler_reason_; }
 
@@ -212,7 +243,19 @@ class RunSeries {
     double tx = 0, rx = 0, span = 0;
     int64_t loss_count = 0;
     int ranks = 0;
+    int last_rank = -1;  // the rank that waited least: the last to arrive
+    double last_wait_s = 0, most_wait_s = 0;
+    SpreadCollector spread;  // many ranks only
   };
+  void noteLastArrival(int rank);
+  std::deque<int> last_arrivals_;      // of the latest steps, oldest first
+  std::map<int, int> arrival_counts_;  // how often each rank is in last_arrivals_
+  SpreadSeries spread_;
+  void spreadFromRanks(const std::vector<const RankSeries*>& training, size_t i,
+                       const Sample& mean);
+  void arrivalsFromRanks();
+  bool has_loss_ = false;
+  bool simulated_ = false;
   std::deque<Pending> pending_;  // steps not yet reported by every rank
   int64_t pending_first_ = 0;
   std::vector<EvalPoint> evals_;
@@ -239,5 +282,6 @@ class RunSeries {
 QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing,
                            int max_points = 2 * SampleSeries::kKeep);
 double sampleX(const Sample& sample, XAxis x);
+double sampleValue(const Sample& sample, Metric metric);  // NaN where the sample has none
 
 }  // namespace ranklab
