@@ -1,4 +1,5 @@
 #include "views/models/rank_spread.h"
+#include "views/models/halving_samples.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,21 +58,7 @@ void SpreadSample::merge(const SpreadSample& later) {
 }
 
 void SpreadSeries::append(const SpreadSample& sample) {
-  if (!samples_.empty() && samples_.back().count < unit_) {
-    samples_.back().merge(sample);
-    return;
-  }
-  samples_.push_back(sample);
-  if (samples_.size() < size_t(2 * kKeep)) return;
-  // Full: halve the resolution of everything so far.
-  size_t out = 0;
-  for (size_t i = 0; i + 1 < samples_.size(); i += 2) {
-    SpreadSample merged = samples_[i];
-    merged.merge(samples_[i + 1]);
-    samples_[out++] = merged;
-  }
-  samples_.resize(out);
-  unit_ *= 2;
+  appendHalving(samples_, unit_, kKeep, sample);
 }
 
 void SpreadSeries::dropAfter(int64_t step) {

@@ -1,4 +1,5 @@
 #include "views/models/run_series.h"
+#include "views/models/halving_samples.h"
 
 #include <algorithm>
 #include <cmath>
@@ -107,21 +108,7 @@ void Sample::merge(const Sample& later) {
 }
 
 void SampleSeries::append(const Sample& sample) {
-  if (!samples_.empty() && samples_.back().count < unit_) {
-    samples_.back().merge(sample);
-    return;
-  }
-  samples_.push_back(sample);
-  if (samples_.size() < size_t(2 * kKeep)) return;
-  // Full: halve the resolution of everything so far.
-  size_t out = 0;
-  for (size_t i = 0; i + 1 < samples_.size(); i += 2) {
-    Sample merged = samples_[i];
-    merged.merge(samples_[i + 1]);
-    samples_[out++] = merged;
-  }
-  samples_.resize(out);
-  unit_ *= 2;
+  appendHalving(samples_, unit_, kKeep, sample);
 }
 
 int64_t SampleSeries::dropAfter(int64_t step) {
