@@ -107,3 +107,23 @@ TEST_F(CliAnalyze, RunsShowPrintsTheChronicStragglerAndTheRankBehind) {
 }
 
 }  // namespace
+
+namespace {
+
+// Past 32 ranks `runs show` lists the ranks that waited least (the slowest) and a line on the
+// others, not a row each.
+TEST_F(CliAnalyze, RunsShowOfManyRanksListsTheSlowestAndSummarisesTheRest) {
+  ranklab::RunStore store(db());
+  const int64_t id = storeSyncRun(
+      store, {.world = 40, .steps = 10, .status = "done", .compute_ns = [](int rank, int64_t) {
+                return rank == 33 ? 12'000'000 : 10'000'000;
+              }});
+  const auto shown = runCli("runs show " + std::to_string(id) + " --db " + db());
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_NE(shown.out.find("40 ranks; the 10 that waited least"), std::string::npos) << shown.out;
+  const std::regex first_row(R"(held MB\n +33 )");
+  EXPECT_TRUE(std::regex_search(shown.out, first_row)) << shown.out;
+  EXPECT_NE(shown.out.find("... 30 more ranks"), std::string::npos) << shown.out;
+}
+
+}  // namespace
