@@ -138,6 +138,7 @@ batch_size = 32
 eval_every = 0
 [telemetry]
 hang_limit_s = 2
+heartbeat_ms = 200
 )";
 
 // 96 simulated ranks through the real path (Reporters, the collector, the recorder, the
