@@ -392,6 +392,51 @@ void printServers(std::ostream& out, const RunSummary& s) {
 
 }  // namespace
 
+namespace {
+
+// A row per rank; past a few dozen ranks a row each is noise: the ranks that waited least
+// (in a synchronous job, the slowest), then what the others spread over.
+void printRanks(std::ostream& out, const RunSummary& s) {
+  std::vector<const RankSummary*> listed;
+  for (const auto& r : s.ranks) {
+    if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),
+                                    [&](const auto& v) { return v.rank == r.rank; }))
+      continue;  // a server: listed below
+    listed.push_back(&r);
+  }
+  const bool many = listed.size() > kRanksListedWhole;
+  if (many) {
+    std::stable_sort(listed.begin(), listed.end(),
+                     [](const auto* a, const auto* b) { return a->wait_s < b->wait_s; });
+    out << format("  %zu ranks; the %zu that waited least (the slowest in a synchronous job):\n",
+                  listed.size(), kRanksListedSlowest);
+  }
+  out << "  rank   steps   compute s   comm s (hidden)   wait s       sent   held MB\n";
+  for (size_t i = 0; i < listed.size() && (!many || i < kRanksListedSlowest); ++i) {
+    const auto& r = *listed[i];
+    const double held_mb = static_cast<double>(heldBytes(r)) / 1e6;
+    out << format("  %4d  %6lld  %10.2f  %7.2f (%6.2f)  %7.2f  %9s  %8.1f\n", r.rank,
+                  static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.comm_hidden_s, r.wait_s,
+                  sentWithRatio(r.bytes_tx, r.bytes_raw).c_str(), held_mb);
+  }
+  if (many) {
+    std::vector<double> wait, compute;
+    for (const auto* r : listed) {
+      wait.push_back(r->wait_s);
+      compute.push_back(r->compute_s);
+    }
+    std::sort(wait.begin(), wait.end());
+    std::sort(compute.begin(), compute.end());
+    out << format(
+        "  ... %zu more ranks; over all: compute s %.2f-%.2f (median %.2f), wait s "
+        "%.2f-%.2f (median %.2f); `runs show --json` lists every rank\n",
+        listed.size() - kRanksListedSlowest, compute.front(), compute.back(),
+        compute[compute.size() / 2], wait.front(), wait.back(), wait[wait.size() / 2]);
+  }
+}
+
+}  // namespace
+
 void printSummary(std::ostream& out, const RunSummary& s) {
   const auto accuracy = s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
   const std::string loss = testLossText(s);
@@ -448,44 +493,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
   }
   if (const std::string hosts = hostsLine(s); !hosts.empty()) out << "  hosts " << hosts << "\n";
   printSample(out, s);
-  std::vector<const RankSummary*> listed;
-  for (const auto& r : s.ranks) {
-    if (r.steps == 0 && std::any_of(s.servers.begin(), s.servers.end(),
-                                    [&](const auto& v) { return v.rank == r.rank; }))
-      continue;  // a server: listed below
-    listed.push_back(&r);
-  }
-  // Past a few dozen ranks a row each is noise: the ranks that waited least (in a synchronous
-  // job, the slowest), then what the others spread over.
-  const bool many = listed.size() > kRanksListedWhole;
-  if (many) {
-    std::stable_sort(listed.begin(), listed.end(),
-                     [](const auto* a, const auto* b) { return a->wait_s < b->wait_s; });
-    out << format("  %zu ranks; the %zu that waited least (the slowest in a synchronous job):\n",
-                  listed.size(), kRanksListedSlowest);
-  }
-  out << "  rank   steps   compute s   comm s (hidden)   wait s       sent   held MB\n";
-  for (size_t i = 0; i < listed.size() && (!many || i < kRanksListedSlowest); ++i) {
-    const auto& r = *listed[i];
-    const double held_mb = static_cast<double>(heldBytes(r)) / 1e6;
-    out << format("  %4d  %6lld  %10.2f  %7.2f (%6.2f)  %7.2f  %9s  %8.1f\n", r.rank,
-                  static_cast<long long>(r.steps), r.compute_s, r.comm_s, r.comm_hidden_s, r.wait_s,
-                  sentWithRatio(r.bytes_tx, r.bytes_raw).c_str(), held_mb);
-  }
-  if (many) {
-    std::vector<double> wait, compute;
-    for (const auto* r : listed) {
-      wait.push_back(r->wait_s);
-      compute.push_back(r->compute_s);
-    }
-    std::sort(wait.begin(), wait.end());
-    std::sort(compute.begin(), compute.end());
-    out << format(
-        "  ... %zu more ranks; over all: compute s %.2f-%.2f (median %.2f), wait s "
-        "%.2f-%.2f (median %.2f); `runs show --json` lists every rank\n",
-        listed.size() - kRanksListedSlowest, compute.front(), compute.back(),
-        compute[compute.size() / 2], wait.front(), wait.back(), wait[wait.size() / 2]);
-  }
+  printRanks(out, s);
   printTraffic(out, s);
   printActivations(out, s);
   printServers(out, s);

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -19,6 +17,7 @@
 #include "comm/telemetry/step_wire.h"
 #include "engine/sim/calibration.h"
 #include "engine/sim/simulation_stream.h"
+#include "storage/bounded_read.h"
 
 namespace ranklab {
 namespace {
@@ -66,34 +65,10 @@ std::string hostName() {
   return name;
 }
 
-}  // namespace
-
-bool parseFeederFlag(const std::string& flag, const std::string& value, FeederOptions& options) {
-  if (flag == "--simulate-live") {
-    options.calibration_path = value;
-  } else if (flag == "--rate") {
-    options.rate = std::stod(value);
-  } else if (flag == "--steps") {
-    options.steps = std::stoll(value);
-  } else {
-    return false;
-  }
-  return true;
-}
-
-int runSimulationFeeder(const JobSpec& job, const FeederOptions& options) {
-  allowManySockets();
-  std::ifstream file(options.calibration_path);
-  if (!file)
-    throw std::runtime_error("ranklab-worker: cannot read the calibration " +
-                             options.calibration_path);
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  SimulationStream stream(job, parseCalibration(text, options.calibration_path));
-  const int ranks = stream.ranks();
-  const int first = options.process * ranks / options.processes;
-  const int end = (options.process + 1) * ranks / options.processes;
-  const int64_t steps =
-      options.steps > 0 ? options.steps : stepsPerEpoch(job) * std::max(1, job.train.epochs);
+// A Reporter for each of ranks [first, end), sharing one ZeroMQ context, each said hello.
+std::vector<std::unique_ptr<Reporter>> reportersFor(const JobSpec& job,
+                                                    const FeederOptions& options, int ranks,
+                                                    int first, int end) {
   std::optional<RankCurveKeys> keys;
   if (const char* text = std::getenv(kTelemetryKeysVariable)) {
     keys = parseKeysText(text);
@@ -113,6 +88,35 @@ int runSimulationFeeder(const JobSpec& job, const FeederOptions& options) {
     reporters.push_back(std::make_unique<Reporter>(o));
     reporters.back()->hello(ranks, hostName(), static_cast<int64_t>(getpid()));
   }
+  return reporters;
+}
+
+}  // namespace
+
+bool parseFeederFlag(const std::string& flag, const std::string& value, FeederOptions& options) {
+  if (flag == "--simulate-live") {
+    options.calibration_path = value;
+  } else if (flag == "--rate") {
+    options.rate = std::stod(value);
+  } else if (flag == "--steps") {
+    options.steps = std::stoll(value);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+int runSimulationFeeder(const JobSpec& job, const FeederOptions& options) {
+  allowManySockets();
+  const ReadLimit limit{uint64_t{64} << 20, "calibrations"};  // as launch/calibrate.cpp reads one
+  SimulationStream stream(job, parseCalibration(readBoundedFile(options.calibration_path, limit),
+                                                options.calibration_path));
+  const int ranks = stream.ranks();
+  const int first = options.process * ranks / options.processes;
+  const int end = (options.process + 1) * ranks / options.processes;
+  const int64_t steps =
+      options.steps > 0 ? options.steps : stepsPerEpoch(job) * std::max(1, job.train.epochs);
+  const auto reporters = reportersFor(job, options, ranks, first, end);
   const Block block = blockOf(job);
   const auto beat_every = std::chrono::milliseconds(std::max(10, job.telemetry.heartbeat_ms));
   const auto t0 = Clock::now();

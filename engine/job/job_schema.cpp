@@ -449,6 +449,12 @@ std::vector<Section> trainingSections() {
        {intField("straggler_rank", RANKLAB_JOB_KEY(fault.straggler_rank), -1, kMaxRanks - 1),
         intField("straggler_delay_ms", RANKLAB_JOB_KEY(fault.straggler_delay_ms), 0, 60000),
         intField("moving_straggler_ms", RANKLAB_JOB_KEY(fault.moving_straggler_ms), 0, 60000)}},
+  };
+}
+
+// How a run reports, how a live simulation paces itself, and where the ranks run.
+std::vector<Section> runSections() {
+  return {
       {"telemetry",
        "what ranks report and how they cope with a slow collector",
        {intField("heartbeat_ms", RANKLAB_JOB_KEY(telemetry.heartbeat_ms), 50, 60000),
@@ -510,6 +516,7 @@ std::vector<Section> buildSchema() {
         intField("context", RANKLAB_JOB_KEY(model.context), 1, 4096)}},
   };
   for (Section& section : trainingSections()) sections.push_back(std::move(section));
+  for (Section& section : runSections()) sections.push_back(std::move(section));
   return sections;
 }
 
