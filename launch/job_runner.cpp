@@ -215,6 +215,12 @@ std::chrono::steady_clock::duration silenceLimit(const JobSpec& job, const RunRe
              : std::max<std::chrono::steady_clock::duration>(limit, kStartupGrace);
 }
 
+// Two heartbeats missed: a rank stopped is named within two beats (1 to 2 s at the default
+// telemetry.heartbeat_ms), long before telemetry.hang_limit_s ends the run.
+std::chrono::milliseconds quietLimit(const JobSpec& job) {
+  return std::chrono::milliseconds(std::max(500, 2 * job.telemetry.heartbeat_ms));
+}
+
 void requireWorker(const std::string& path) {
   if (!std::filesystem::exists(path))
     throw std::runtime_error(path + ": ranklab-worker not found (build it, or pass its path)");
@@ -239,6 +245,17 @@ std::string failureMessage(const RankFailure& f, const std::string& cause, int h
               : std::string()) +
          "telemetry.hang_limit_s = " + std::to_string(hang_limit_s) + "); its process is " +
          f.process;
+}
+
+// "rank 333 silent for 2.0 s after step 500 (no message, not even a heartbeat)".
+std::string quietText(const QuietChange& c) {
+  const std::string after =
+      c.last_step < 0 ? " before its first step" : " after step " + std::to_string(c.last_step);
+  if (!c.quiet) return "rank " + std::to_string(c.rank) + " heard again" + after;
+  char quiet[32];
+  std::snprintf(quiet, sizeof quiet, "%.1f", c.quiet_s);
+  return "rank " + std::to_string(c.rank) + " silent for " + quiet + " s" + after +
+         " (no message, not even a heartbeat)";
 }
 
 // Keeps the last 8 lines.
@@ -311,6 +328,26 @@ struct TelemetryIntake {
     if (!watch.check(Clock::now())) return std::nullopt;
     catchUp();
     return watch.check(Clock::now());
+  }
+
+  // Ranks gone silent for `limit` (or heard again), as events while the run goes on: the
+  // live "who is stuck" long before the hang limit ends the run. Judged after catching up;
+  // a host of silent ranks is named rank by rank up to kQuietNamed, then in one line.
+  void reportQuiet(Clock::duration limit) {
+    constexpr size_t kQuietNamed = 64;
+    if (watch.anyNewlyQuiet(Clock::now(), limit)) catchUp();
+    size_t named = 0, more = 0;
+    for (const QuietChange& c : watch.quietChanges(Clock::now(), limit)) {
+      if (c.quiet && named == kQuietNamed) {
+        ++more;
+        continue;
+      }
+      named += c.quiet;
+      recorder.launcherEvent(c.quiet ? "quiet" : "heard", quietText(c), c.rank,
+                             std::max<int64_t>(0, c.last_step), recorder.nowNs());
+    }
+    if (more > 0)
+      recorder.launcherEvent("quiet", "and " + std::to_string(more) + " more ranks silent");
   }
 
   // Whether no step, eval or event came for `limit`, judged after catching up.
@@ -535,6 +572,7 @@ AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Colle
     collect(50);
     restarts.noticeProgress(recorder);
     sendRequestedFaults(watch, recorder);
+    if (!stop_sent) collect.reportQuiet(quietLimit(job));
     if (!end.failure && !stop_sent && (end.failure = collect.failedRank())) {
       end.failure_found = Clock::now();
       watch.killLiveRanks();  // mpirun then says how the first one ended

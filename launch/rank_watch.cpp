@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 
@@ -105,6 +106,25 @@ int64_t RankWatch::lastStepOf(int rank) const {
 void RankWatch::killLiveRanks() const {
   for (const Watched& r : ranks_)
     if (r.pid > 0 && !r.said_bye && processState(r.pid) != "gone") ::kill(r.pid, SIGKILL);
+}
+
+bool RankWatch::anyNewlyQuiet(Clock::time_point now, Clock::duration limit) const {
+  return std::any_of(ranks_.begin(), ranks_.end(), [&](const Watched& r) {
+    return r.heard_any && !r.said_bye && !r.told_quiet && now - r.last_heard >= limit;
+  });
+}
+
+std::vector<QuietChange> RankWatch::quietChanges(Clock::time_point now, Clock::duration limit) {
+  std::vector<QuietChange> changes;
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    Watched& r = ranks_[i];
+    const bool quiet = r.heard_any && !r.said_bye && now - r.last_heard >= limit;
+    if (quiet == r.told_quiet) continue;
+    r.told_quiet = quiet;
+    changes.push_back(
+        {int(i), quiet, std::chrono::duration<double>(now - r.last_heard).count(), r.last_step});
+  }
+  return changes;
 }
 
 std::optional<RankFailure> RankWatch::check(Clock::time_point now) {

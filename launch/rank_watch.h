@@ -27,6 +27,15 @@ struct RankFailure {
   bool starting = false;   // never heard from: judged by RankWatch::kStartupLimit
 };
 
+// A rank that fell silent (no message, not even a heartbeat, for the quiet limit: long
+// before the hang limit ends the run), or one heard again after that.
+struct QuietChange {
+  int rank = -1;
+  bool quiet = true;       // else heard again
+  double quiet_s = 0;      // how long it had been silent (a quiet one)
+  int64_t last_step = -1;  // the last step it reported
+};
+
 class RankWatch {
  public:
   using Clock = std::chrono::steady_clock;
@@ -50,6 +59,10 @@ class RankWatch {
   // SIGKILL to every watched rank still running on this host: after one died or hung the
   // others can only wait in a collective; ending them lets mpirun report and exit at once.
   void killLiveRanks() const;
+  // The ranks gone silent for `limit` since the last call, and those heard again; ranks
+  // not heard from yet, or that said Bye, are not counted.
+  std::vector<QuietChange> quietChanges(Clock::time_point now, Clock::duration limit);
+  bool anyNewlyQuiet(Clock::time_point now, Clock::duration limit) const;
 
  private:
   static std::string remoteState(const std::string& host);
@@ -58,7 +71,8 @@ class RankWatch {
     pid_t pid = 0;     // 0: not on this host, or no Hello yet
     std::string host;  // from its Hello; "" before it
     bool said_bye = false;
-    bool heard_any = false;  // kStartupLimit applies until its first message
+    bool heard_any = false;   // kStartupLimit applies until its first message
+    bool told_quiet = false;  // a QuietChange said it fell silent, none since said otherwise
     int64_t last_step = -1;
     Clock::time_point last_heard;
     std::optional<Clock::time_point> gone_since;

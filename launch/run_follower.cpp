@@ -141,12 +141,10 @@ void RunFollower::readRanks(RunObserver& observer) {
 }
 
 void RunFollower::readSteps(RunObserver& observer) {
-  for (auto& [rank, next] : next_step_) {
-    for (const StepRow& step : store_.stepsOfRankFrom(run_id_, rank, next)) {
-      observer.onStep(step);
-      next = step.step + 1;
-    }
-  }
+  store_.forEachStepFrom(run_id_, next_step_, [&](const StepRow& step) {
+    observer.onStep(step);
+    next_step_[step.rank] = step.step + 1;  // the key exists: no node moves under the loop
+  });
 }
 
 void RunFollower::readEvals(RunObserver& observer) {

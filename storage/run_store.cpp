@@ -585,6 +585,18 @@ std::vector<StepRow> RunStore::stepsOfRankFrom(int64_t run_id, int rank, int64_t
   return readSteps(statement, run_id, rank, first_step);
 }
 
+void RunStore::forEachStepFrom(int64_t run_id, const std::map<int, int64_t>& first_steps,
+                               const std::function<void(const StepRow&)>& visit) {
+  Statement statement(
+      db_, path_, "read the last steps of the ranks",
+      selectStepsSql("run_id = ? AND rank = ? AND step >= ? ORDER BY step").c_str());
+  for (const auto& [rank, first] : first_steps) {
+    Query q(statement);
+    q.bind(run_id, rank, first);
+    while (q.next()) visit(readStep(q));
+  }
+}
+
 int64_t RunStore::lastCommonStep(int64_t run_id) {
   // A rank that left (an elastic restart went on without it) stopped for good: not waited for.
   Statement statement(db_, path_, "read the last common step",

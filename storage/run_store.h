@@ -117,6 +117,10 @@ class RunStore {
   std::vector<StepBin> stepBins(int64_t run_id);  // ordered by rank, first_step; may be none
   // One rank's steps from first_step on, in order (the part of a run a view reads row by row).
   std::vector<StepRow> stepsOfRankFrom(int64_t run_id, int rank, int64_t first_step);
+  // Each rank's steps from its own first step not read yet (`first_steps`: rank → step), in
+  // rank then step order, through one statement: a follower of 1,024 ranks asks every poll.
+  void forEachStepFrom(int64_t run_id, const std::map<int, int64_t>& first_steps,
+                       const std::function<void(const StepRow&)>& visit);
   // Bins per rank at most (one more when the steps do not start on a bin boundary).
   static constexpr int64_t kStepBinsPerRank = 1000;
   // Bins in a run at most, down to kFewestStepBinsPerRank per rank: a workbench opens a run

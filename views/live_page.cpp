@@ -26,8 +26,10 @@
 #include "views/log_pane.h"
 #include "views/memory_chart.h"
 #include "views/models/workbench_settings.h"
+#include "views/rank_heat_map.h"
 #include "views/shard_chart.h"
 #include "views/spread_curves.h"
+#include "views/stuck_panel.h"
 #include "views/time_breakdown_chart.h"
 
 namespace ranklab {
@@ -51,6 +53,8 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
                                 tr("versions behind"), charts_)),
       norm_(new CurveChart(tr("Gradient norm (before clipping)"), tr("norm"), charts_)),
       lr_(new CurveChart(tr("Learning rate"), tr("rate"), charts_)),
+      heat_map_(new RankHeatMap(charts_)),
+      stuck_(new StuckPanel(this)),
       grid_(new QTableView(this)),
       log_pane_(new LogPane(log, this)) {
   x_axis_ = XAxis(std::clamp(WorkbenchSettings::xAxis(), 0, 2));
@@ -70,7 +74,8 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
 
   grid_->setObjectName(QStringLiteral("rankGrid"));
   grid_->verticalHeader()->hide();
-  grid_->setSelectionMode(QAbstractItemView::NoSelection);
+  grid_->setSelectionMode(QAbstractItemView::SingleSelection);  // a rank chosen elsewhere
+  grid_->setSelectionBehavior(QAbstractItemView::SelectRows);
   grid_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   // Widths from the rows around the view, not from each of 1,000 ranks' on every change.
   grid_->horizontalHeader()->setResizeContentsPrecision(kGridRowsMeasured);
@@ -96,7 +101,10 @@ LivePage::LivePage(LogModel* log, QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(status_);
   layout->addWidget(buildControls());
+  layout->addWidget(stuck_);
   layout->addWidget(split, 1);
+  connect(heat_map_, &RankHeatMap::rankChosen, this, &LivePage::showRank);
+  connect(stuck_, &StuckPanel::rankChosen, this, &LivePage::showRank);
 
   redraw_timer_.setSingleShot(true);
   redraw_timer_.setInterval(kRedrawIntervalMs);
@@ -113,19 +121,22 @@ void LivePage::layOutCharts() {
   charts->addWidget(accuracy_, 0, 1);
   charts->addWidget(step_time_, 1, 0);  // many ranks: before the bars of rank groups
   charts->addWidget(wait_, 1, 1);
-  charts->addWidget(time_, 2, 0);
-  charts->addWidget(bandwidth_, 2, 1);
-  charts->addWidget(memory_, 3, 0);
-  charts->addWidget(scale_, 3, 1);
-  charts->addWidget(shards_, 4, 0, 1, 2);  // the whole width: its bars' names are long
-  charts->addWidget(staleness_, 5, 0, 1, 2);
-  charts->addWidget(norm_, 6, 0);
-  charts->addWidget(lr_, 6, 1);
-  charts->addWidget(activations_, 7, 0, 1, 2);  // the whole width: a bar per rank, many layers
+  charts->addWidget(heat_map_, 2, 0, 1, 2);  // many ranks: the whole width, a column a step
+  charts->addWidget(time_, 3, 0);
+  charts->addWidget(bandwidth_, 3, 1);
+  charts->addWidget(memory_, 4, 0);
+  charts->addWidget(scale_, 4, 1);
+  charts->addWidget(shards_, 5, 0, 1, 2);  // the whole width: its bars' names are long
+  charts->addWidget(staleness_, 6, 0, 1, 2);
+  charts->addWidget(norm_, 7, 0);
+  charts->addWidget(lr_, 7, 1);
+  charts->addWidget(activations_, 8, 0, 1, 2);  // the whole width: a bar per rank, many layers
+  charts->setRowStretch(2, 2);     // the heat-map: a pixel row per rank or few, as tall as it gets
   charts->setColumnStretch(0, 1);  // a chart hidden leaves its half empty, not the other wide
   charts->setColumnStretch(1, 1);
   step_time_->hide();
   wait_->hide();
+  heat_map_->hide();
   activations_->hide();
   scale_->hide();
   shards_->hide();
@@ -221,9 +232,19 @@ void LivePage::setModel(LiveRunModel* model) {
   time_->clear();
   memory_->clear();
   shards_->clear();
+  heat_map_->clear();
+  stuck_->clear();
   if (model_)
     updated_connection_ = connect(model_, &LiveRunModel::updated, this, &LivePage::scheduleRedraw);
   refreshNow();
+}
+
+void LivePage::showRank(int rank) {
+  if (!model_) return;
+  const int row = model_->rowOfRank(rank);
+  if (row < 0) return;
+  grid_->selectRow(row);
+  grid_->scrollTo(model_->index(row, 0), QAbstractItemView::PositionAtCenter);
 }
 
 void LivePage::setHeadline(const QString& headline) {
@@ -344,6 +365,8 @@ void LivePage::drawCharts(int group) {
   if (!all && group != OtherGroup) return;
 
   for (CurveChart* chart : {step_time_, wait_}) chart->setMarks(marks);
+  heat_map_->setVisible(run.manyRanks());
+  if (run.manyRanks()) heat_map_->refresh(run);
   drawEvaluations(run, marks);
   time_->refresh(*model_);
   memory_->refresh(*model_);
@@ -517,6 +540,15 @@ void LivePage::updateStatus() {
     text += QStringLiteral("<br><span style='color:#b35900'><b>⚠ %1</b></span>")
                 .arg(straggler.toHtmlEscaped());
   }
+  QString stuck;
+  if (model_) {
+    stuck_->refresh(model_->series());  // with the status: a silent rank sends no steps
+    if (stuck_->report().any())
+      stuck = tr("stuck: %1").arg(QString::fromStdString(stuckHeadline(stuck_->report())));
+  }
+  if (!stuck.isEmpty())
+    text += QStringLiteral("<br><span style='color:#8b0000'><b>⚠ %1</b></span>")
+                .arg(stuck.toHtmlEscaped());
   const QString last = lastArrivalText();
   if (!last.isEmpty())
     text += QStringLiteral("<br><span style='color:#7a4a00'>%1</span>").arg(last.toHtmlEscaped());
@@ -530,6 +562,7 @@ void LivePage::updateStatus() {
 
   if (!headline_.isEmpty()) parts.prepend(headline_);
   if (!straggler.isEmpty()) parts << straggler;
+  if (!stuck.isEmpty()) parts << stuck;
   if (!last.isEmpty()) parts << last;
   if (!lost.isEmpty()) parts << lost;
   status_plain_ = parts.join(QStringLiteral(" · "));

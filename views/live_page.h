@@ -25,6 +25,8 @@ class LogModel;
 class LogPane;
 class MemoryChart;
 class ActivationsChart;
+class RankHeatMap;
+class StuckPanel;
 class ShardChart;
 class TimeBreakdownChart;
 
@@ -70,6 +72,10 @@ class LivePage : public QWidget {
   ActivationsChart* activationsChart() const { return activations_; }
   ShardChart* shardChart() const { return shards_; }
   QTableView* rankGrid() const { return grid_; }
+  RankHeatMap* heatMap() const { return heat_map_; }  // runs of many ranks
+  StuckPanel* stuckPanel() const { return stuck_; }   // while a rank is silent or behind
+  // Scrolls the rank grid to `rank` and selects its row (a heat-map or stuck-panel click).
+  void showRank(int rank);
   // Right-click on a rank of a running run offers these (kill, stop, continue, slow): the same
   // as requestFault.
   void setFaultsEnabled(bool on) { faults_enabled_ = on; }
@@ -128,6 +134,8 @@ class LivePage : public QWidget {
   CurveChart* staleness_;
   CurveChart* norm_;  // runs that measured their gradient's norm
   CurveChart* lr_;    // runs whose learning rate moved
+  RankHeatMap* heat_map_;
+  StuckPanel* stuck_;
   QTableView* grid_;
   bool faults_enabled_ = false;  // the model is the running run
   LogPane* log_pane_;

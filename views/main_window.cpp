@@ -362,9 +362,11 @@ void MainWindow::launch(bool show_monitor) {
 bool MainWindow::attach(const RunRow& run) {
   if (isRunning()) return false;
   clearLivePage(trainingRanks(run), QString::fromStdString(run.strategy));
+  live_model_->setSimulated(run.origin == "simulated");
   if (!session_->attach(run.id)) return false;
   showFollowedRun(tr("following run %1…").arg(run.id),
                   tr("Following run %1, still going").arg(run.id));
+  live_run_id_ = run.id;  // known now: opening it (--open) shows this, not a stored snapshot
   return true;
 }
 

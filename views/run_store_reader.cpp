@@ -167,7 +167,10 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
       readBinsThenRows(store, bins, stored);
     for (const RankRow& rank : store.ranks(run_id)) stored.series.setRank(rank);
     for (const EvalRow& eval : store.evals(run_id)) stored.series.addEval(eval);
-    if (stored.run.status != "running") stored.series.finish(stored.run.status);
+    if (stored.run.status != "running")
+      stored.series.finish(stored.run.status);
+    else
+      stored.series.endBulkLoad();  // the follower's steps come next
     stored.series.updateStates();
     stored.events = store.events(run_id);
     for (const EventRow& event : stored.events) stored.series.addEvent(event);

@@ -19,7 +19,9 @@
 #include "views/live_page.h"
 #include "views/main_window.h"
 #include "views/models/log_model.h"
+#include "views/rank_heat_map.h"
 #include "views/spread_curves.h"
+#include "views/stuck_panel.h"
 
 namespace ranklab::gui_test {
 
@@ -43,6 +45,7 @@ StepRow stepOf(int64_t run_id, int rank, int step, double loss) {
   s.comm_ns = 2 * kMs;
   s.wait_ns = 20 * kMs - s.forward_ns - s.comm_ns;
   s.bytes_tx = s.bytes_rx = 4'000'000;
+  s.allreduces = 3;
   s.loss = loss;
   s.time_ns = (step + 1) * 20 * kMs;
   return s;
@@ -87,6 +90,20 @@ void expectSpreadOfSlowRanks(CurveChart* chart) {
   QVERIFY2(legend.size() <= 3 + kWorstRanks, qPrintable(legend.join(", ")));
 }
 
+// A live page following 1,024 ranks whose kSteps steps have all arrived.
+struct FollowedLive {
+  LogModel log;
+  LiveRunModel model;
+  LivePage page{&log};
+  FollowedLive() {
+    model.setWorld(kRanks);
+    page.resize(1400, 1000);
+    page.setModel(&model);
+    page.show();
+    for (int step = 0; step < kSteps; ++step) model.addSteps(stepRows(1, step, true));
+  }
+};
+
 class ManyRanksTest : public QObject {
   Q_OBJECT
 
@@ -96,14 +113,9 @@ class ManyRanksTest : public QObject {
   // Rows arriving step by step as from a live run: each step's spread computed as it
   // completes, the slow ranks drawn, the last to arrive named.
   void followedLiveTheSpreadsShowThePlantedSlowRanks() {
-    LogModel log;
-    LiveRunModel model;
-    model.setWorld(kRanks);
-    LivePage page(&log);
-    page.resize(1400, 1000);
-    page.setModel(&model);
-    page.show();
-    for (int step = 0; step < kSteps; ++step) model.addSteps(stepRows(1, step, true));
+    FollowedLive followed;
+    LiveRunModel& model = followed.model;
+    LivePage& page = followed.page;
     const RunSeries& run = model.series();
     QVERIFY(run.manyRanks());
     QCOMPARE(int(run.spread().samples().size()), kSteps);
@@ -127,6 +139,71 @@ class ManyRanksTest : public QObject {
                  QStringLiteral("last to arrive most often: rank 777, in 40 of the last 40")),
              qPrintable(page.statusText()));
     QVERIFY(page.grab().width() > 0);  // paints the bands once
+  }
+
+  // The heat-map: the slowest rank's row is the darkest, hovering it names it, clicking it
+  // selects it in the grid. A rank the launcher found silent is named stuck at once, with
+  // its last step, collectives and phase, in the status line and the stuck panel.
+  void theHeatMapAndTheStuckPanelNameTheRanks() {
+    FollowedLive followed;
+    LiveRunModel& model = followed.model;
+    LivePage& page = followed.page;
+    page.refreshNow();
+    RankHeatMap* map = page.heatMap();
+    QVERIFY(map->isVisible());
+    const HeatMapGrid& grid = map->grid();
+    QTRY_VERIFY2(
+        grid.rows > 100,
+        qPrintable(QStringLiteral("%1 rows, %2 px high").arg(grid.rows).arg(map->height())));
+    QCOMPARE(grid.columns, kSteps);
+    // The darkest cell of every column is the slowest rank's (own work: time less waiting).
+    for (int c = 0; c < grid.columns; ++c) {
+      int worst = 0;
+      for (int r = 1; r < grid.rows; ++r)
+        if (grid.at(r, c) > grid.at(worst, c)) worst = r;
+      QCOMPARE(grid.rankAt(worst, c), kSlowest);
+    }
+    const QRect plot = map->plotRect();
+    int row_of_777 = -1;
+    for (int r = 0; r < grid.rows && row_of_777 < 0; ++r)
+      if (grid.rankAt(r, 0) == kSlowest) row_of_777 = r;
+    const QPoint at(plot.left() + plot.width() / 2,
+                    plot.top() + int((row_of_777 + 0.5) * plot.height() / grid.rows));
+    QVERIFY2(map->describe(at).startsWith(QStringLiteral("rank 777")),
+             qPrintable(map->describe(at)));
+    QTest::mouseClick(map, Qt::LeftButton, {}, at);
+    const QModelIndexList chosen = page.rankGrid()->selectionModel()->selectedRows();
+    QCOMPARE(chosen.size(), 1);
+    QCOMPARE(model.rankAt(chosen.front().row()).rank, kSlowest);
+    // Zoomed to a few ranks around the pointer, then back to all.
+    for (int i = 0; i < 12; ++i) map->zoom(at, 0.5, true);
+    QVERIFY2(map->grid().row_count < 64, qPrintable(QString::number(map->grid().row_count)));
+    QVERIFY(map->describe(at).contains(QStringLiteral("rank ")));
+    map->showAll();
+    QCOMPARE(map->grid().row_count, kRanks);
+
+    QVERIFY(!page.stuckPanel()->isVisible());
+    EventRow quiet{1,
+                   333,
+                   kSteps - 1,
+                   "quiet",
+                   "rank 333 silent for 2.0 s after step 39 (no message, not even a heartbeat)",
+                   0};
+    model.addEvent(quiet);
+    page.refreshNow();
+    QVERIFY(page.stuckPanel()->isVisible());
+    const StuckReport& report = page.stuckPanel()->report();
+    QCOMPARE(int(report.ranks.size()), 1);
+    QCOMPARE(report.ranks.front().rank, 333);
+    QCOMPARE(report.others, kRanks - 1);
+    QVERIFY2(page.statusText().contains(QStringLiteral(
+                 "stuck: rank 333 silent after step 39 (collective 120, last doing comm)")),
+             qPrintable(page.statusText()));
+    QCOMPARE(model.rankAt(model.rowOfRank(333)).state, RankState::Silent);
+    model.addEvent({1, 333, kSteps - 1, "heard", "rank 333 heard again after step 39", 0});
+    page.refreshNow();
+    QVERIFY(!page.stuckPanel()->isVisible());
+    QVERIFY(!page.statusText().contains(QStringLiteral("stuck")));
   }
 
   // A finished simulated run opened from the store: read from its bins, the same spreads,

@@ -3,6 +3,7 @@
 // prediction and the error, and a plan of an invalid job is refused naming the key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -171,6 +172,21 @@ TEST_F(CliPlan, ALiveSimulationsStoppedRankIsNamedHung) {
       runCli("simulate " + job + " --ranks 96 --live --rate 20 --steps 400" + common());
   EXPECT_EQ(live.exit_code, 1) << live.out;
   EXPECT_NE(live.out.find("rank 50 hung after step 10"), std::string::npos) << live.out;
+  // Named silent two heartbeats in, long before the hang limit, and no other rank with it.
+  ranklab::RunStore store(db());
+  const auto events = store.events(store.listRuns().front().id);
+  const auto kind = [&](const char* k) {
+    return std::find_if(events.begin(), events.end(), [k](const auto& e) { return e.kind == k; });
+  };
+  const auto quiet = kind("quiet"), failure = kind("failure");
+  ASSERT_NE(quiet, events.end()) << live.out;
+  EXPECT_EQ(
+      std::count_if(events.begin(), events.end(), [](const auto& e) { return e.kind == "quiet"; }),
+      1);
+  EXPECT_EQ(quiet->rank, 50);
+  EXPECT_EQ(quiet->step, 10);
+  EXPECT_NE(quiet->text.find("rank 50 silent for"), std::string::npos) << quiet->text;
+  EXPECT_LT(quiet, failure);  // stored first: the hang limit came later
 }
 
 }  // namespace

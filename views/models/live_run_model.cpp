@@ -91,6 +91,10 @@ void LiveRunModel::addEvent(const EventRow& event) {
   ensureRow(event.rank);  // the views hear of the row before the series files the event by it
   const size_t before = series_.events().size();
   series_.addEvent(event);
+  if (event.kind == "quiet" || event.kind == "heard") {
+    announceChanges();  // the rank's state says so at once: no step may follow
+    return;
+  }
   if (series_.events().size() != before) emit updated();
 }
 
@@ -178,6 +182,8 @@ QColor LiveRunModel::stateColour(RankState state) {
       return QColor(0xff, 0xf3, 0xc4);
     case RankState::Straggling:
       return QColor(0xff, 0xb7, 0x4d);
+    case RankState::Silent:
+      return QColor(0xd1, 0xa3, 0xe0);
     case RankState::Failed:
       return QColor(0xef, 0x9a, 0x9a);
     case RankState::Done:

@@ -41,6 +41,7 @@ class LiveRunModel : public QAbstractTableModel {
 
   void setRunId(int64_t run_id) { run_id_ = run_id; }  // a live run's id arrives after launch
   void setWorld(int world) { series_.setWorld(world); }
+  void setSimulated(bool simulated) { series_.setSimulated(simulated); }  // before its steps
   void addStep(const StepRow& step);
   void addSteps(const std::vector<StepRow>& steps);  // one dataChanged and updated()
   void addEval(const EvalRow& eval);

@@ -66,6 +66,14 @@ const char* phaseName(int phase) {
   return phase >= 0 && phase < kPhaseCount ? kStepPhaseNames[size_t(phase)] : "?";
 }
 
+std::string lastPhaseOf(const RankSeries& rank) {
+  if (rank.recent_steps.empty()) return rank.step < 0 ? "starting" : "?";
+  const PhaseTimes& last = rank.recent_steps.back();
+  for (int p = kPhaseCount - 1; p >= 0; --p)
+    if (last[size_t(p)] > 0) return phaseName(p);
+  return phaseName(kPhaseCount - 1);
+}
+
 const char* stateName(RankState state) {
   switch (state) {
     case RankState::Starting:
@@ -76,6 +84,8 @@ const char* stateName(RankState state) {
       return "waiting";
     case RankState::Straggling:
       return "straggling";
+    case RankState::Silent:
+      return "silent";
     case RankState::Failed:
       return "failed";
     case RankState::Done:
@@ -144,8 +154,10 @@ void RunSeries::addStep(const StepRow& s) {
   const PhaseTimes phases = phaseTimes(s);
   double span_s = 0;
   for (int64_t ns : phases) span_s += double(ns) / kNsPerS;
-  if (r.last_time_ns > 0 && s.time_ns > r.last_time_ns)
-    span_s = double(s.time_ns - r.last_time_ns) / kNsPerS;  // includes what no phase timed
+  // Includes what no phase timed; but a live simulation's steps are sent at a pace of its
+  // own, and only its phases are the simulated step's.
+  if (!simulated_ && r.last_time_ns > 0 && s.time_ns > r.last_time_ns)
+    span_s = double(s.time_ns - r.last_time_ns) / kNsPerS;
   r.last_time_ns = s.time_ns;
   r.epoch = s.epoch;
   r.step = s.step;
@@ -156,6 +168,7 @@ void RunSeries::addStep(const StepRow& s) {
   r.mem_activations = s.mem_activations;
   r.mem_buffers = s.mem_buffers;
   addTotals(r, phases, 1, s.samples, s.bytes_tx, s.bytes_rx, s.bytes_raw);
+  if (r.collectives >= 0) r.collectives += s.allreduces;
   for (int p = 0; p < kPhaseCount; ++p) r.recent[p] += phases[p];
   r.recent_steps.push_back(phases);
   if (r.recent_steps.size() > size_t(kRecentSteps)) {
@@ -233,6 +246,7 @@ void RunSeries::addBin(const StepBin& b, int64_t width) {
   r.epoch = b.epoch;
   r.step = b.last_step;
   addTotals(r, phases, b.steps, b.samples, b.bytes_tx, b.bytes_rx, b.bytes_raw);
+  r.collectives = -1;  // bins do not count them
 
   Sample sample;
   sample.step = double(b.last_step);
@@ -366,6 +380,11 @@ void RunSeries::addEvent(const EventRow& e) {
       tokens_per_sample_ = std::atoi(e.text.c_str() + at + tokens.size());
   }
   if (e.kind == "activations") rankFor(e.rank).activations = parseActivationsEvent(e.text);
+  if ((e.kind == "quiet" || e.kind == "heard") && e.rank >= 0) {
+    RankSeries& r = rankFor(e.rank);
+    r.quiet = e.kind == "quiet";
+    r.quiet_text = r.quiet ? e.text : "";
+  }
   if (!isTimelineMark(e) || events_.size() >= kMaxEvents) return;
   for (const ChartEvent& seen : events_)
     if (seen.step == e.step && seen.kind == e.kind) return;
@@ -562,6 +581,13 @@ std::pair<int, int> RunSeries::mostOftenLast() const {
   return most;
 }
 
+void RunSeries::endBulkLoad() {
+  if (!bulk_) return;
+  globalFromRanks();
+  arrivalsFromRanks();
+  bulk_ = false;
+}
+
 void RunSeries::finish(const std::string& status) {
   finished_ = true;
   if (bulk_) {
@@ -622,6 +648,8 @@ void RunSeries::updateStates() {
       r.state = RankState::Failed;
     else if (r.said_bye || finished_)
       r.state = RankState::Done;
+    else if (r.quiet)
+      r.state = RankState::Silent;
     else if (r.step < 0)
       r.state = RankState::Starting;
     else if (r.straggler)

@@ -38,7 +38,8 @@ enum class Metric {
   WaitMs,  // of it, waiting for the other ranks
   BusyMs   // the rest: the rank's own work (a straggler's is the longest)
 };
-enum class RankState { Starting, Running, Waiting, Straggling, Failed, Done };
+// Silent: the launcher heard nothing from it, not even a heartbeat, for two beats.
+enum class RankState { Starting, Running, Waiting, Straggling, Silent, Failed, Done };
 
 // Phases of a step in the order the trainer runs them: the step record's list
 // (storage/step_record.h), as dataPhase, forwardPhase, …
@@ -100,6 +101,11 @@ struct RankSeries {
   bool failed = false;
   std::string host;
   int64_t lost_messages = 0;  // telemetry messages that never arrived (sequence holes)
+  // The launcher found it silent (no message, not even a heartbeat: stopped, frozen, cut
+  // off) and has not heard it since: the rank the others wait for.
+  bool quiet = false;
+  std::string quiet_text;   // the launcher's words
+  int64_t collectives = 0;  // the collectives it completed, counted from 1; -1: unknown (bins)
   int epoch = 0;
   int64_t step = -1;  // latest; -1 before the first
   double loss = 0;    // latest
@@ -127,6 +133,10 @@ struct RankSeries {
     return mem_params + mem_grads + mem_optimizer + mem_activations + mem_buffers;
   }
 };
+
+// The last phase of its latest step with time in it ("comm", "backward", …): what it was
+// last doing; "starting" before its first step.
+std::string lastPhaseOf(const RankSeries& rank);
 
 // The events the timeline and the live charts mark: what happened to a rank (a fault, the
 // launcher's verdict on it, an AMP overflow) and the launcher's recovery.
@@ -167,6 +177,9 @@ class RunSeries {
   // the ranks' curves, so ranks may be read by different threads and absorb()ed.
   void setBulkLoad(bool bulk) { bulk_ = bulk; }
   void absorb(RunSeries&& other);  // the other's ranks (none of them here yet) join these
+  // A running run read in bulk: its curves so far made from the ranks' (as finish() makes
+  // them), and the steps that follow taken one by one, as a live run's.
+  void endBulkLoad();
   void addStep(const StepRow& step);
   // A stored run summarised in bins (bulk load only): a rank's bins, `width` steps each,
   // then its steps after them as rows with addStep.
