@@ -18,7 +18,7 @@ constexpr int kLeft = 64, kTop = 34, kBottom = 36, kRight = 84;
 
 // With as many decimals as tell `v` apart from the other end of a scale `span` wide.
 QString number(double v, double span = 0) {
-  const double size = std::max(std::fabs(v) / 1000, span > 0 ? span / 10 : std::fabs(v) / 1000);
+  const double size = span > 0 ? span / 10 : std::fabs(v) / 100;
   const int decimals = std::clamp(int(std::ceil(-std::log10(std::max(size, 1e-9)))), 0, 4);
   return QLocale().toString(v, 'f', decimals);
 }

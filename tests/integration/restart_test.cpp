@@ -365,11 +365,14 @@ TEST_F(Restarts, AnElastic3DRestartGoesOnWithoutTheDeadRanksReplica) {
   EXPECT_EQ(last[5], 30) << "rank 5 left after the checkpoint";
 }
 
-// `runs attach ID` follows a run another process launched, from the store, to its end (20
-// epochs, so that on a loaded machine it is still running when the attach starts).
+// `runs attach ID` follows a run another process launched, from the store, to its end. The
+// run is throttled (a 30 ms straggler, 100 steps: 3 s at least), so that it is still going
+// when the attach starts however fast the CPU, and not minutes long on a loaded one.
 TEST_F(Restarts, AttachFollowsARunLaunchedElsewhereToItsEnd) {
   const std::string launch = "sh -c '" + cliPath() + " run " + job("") +
-                             " --quiet --set train.epochs=20 --db " + db() + " >/dev/null 2>&1 &'";
+                             " --quiet --set fault.straggler_rank=1"
+                             " --set fault.straggler_delay_ms=30 --db " +
+                             db() + " >/dev/null 2>&1 &'";
   ASSERT_EQ(std::system(launch.c_str()), 0);
   for (int i = 0; i < 100 && losses(1).empty(); ++i) usleep(100'000);
   ASSERT_FALSE(losses(1).empty()) << "the launched run stored no step";

@@ -21,20 +21,6 @@ gtest_discover_tests(engine_tests TEST_PREFIX "engine." PROPERTIES TIMEOUT 120)
 # bf16 AMP end to end, where oneDNN has no bf16 matmul (the AVX2 and baseline builds).
 ranklab_discover_per_isa(engine_tests "engine." TEST_FILTER "DeviceSync.EveryHostStaged*")
 
-# Layers, networks and optimizers: pure math, no data files.
-add_executable(model_tests
-  unit/layer_gradient_test.cpp
-  unit/gemm_test.cpp
-  unit/compute_device_test.cpp
-  unit/device_trace_test.cpp
-  unit/linear_fusion_test.cpp
-  unit/network_test.cpp
-  unit/optimizer_test.cpp
-  unit/text_sampler_test.cpp)
-target_link_libraries(model_tests PRIVATE ranklab_engine GTest::gtest_main)
-gtest_discover_tests(model_tests TEST_PREFIX "model." PROPERTIES TIMEOUT 120)
-ranklab_discover_per_isa(model_tests "model.")
-
 add_executable(checkpoint_data_tests unit/checkpoint_test.cpp unit/checkpoint_compression_test.cpp
                unit/checkpoint_split_test.cpp
                unit/data_test.cpp)

@@ -72,7 +72,9 @@ void fitScale(HeatMapGrid& g) {
     return *it;
   };
   g.low = at(0.02);
-  g.high = std::max(at(0.98), g.low);
+  g.high = at(0.98);
+  // Nearly every cell alike (ranks in lockstep): the scale reaches the worst cell instead.
+  if (g.high <= g.low) g.high = *std::max_element(finite.begin(), finite.end());
 }
 
 }  // namespace
