@@ -14,6 +14,7 @@
 #include <QTableView>
 #include <QToolBar>
 #include <cstdlib>
+#include <utility>
 
 #include "engine/job/job_file.h"
 #include "launch/follow_record.h"
@@ -185,6 +186,12 @@ void MainWindow::buildToolbar() {
   stop_action_ = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this,
                                 &MainWindow::stop);
   launch_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  simulate_action_ = bar->addAction(style()->standardIcon(QStyle::SP_MediaSeekForward),
+                                    tr("Simulate"), this, [this] { simulate(); });
+  simulate_action_->setObjectName(QStringLiteral("simulateAction"));
+  simulate_action_->setToolTip(
+      tr("Simulate the job live on its ranks (as many as parallel.ranks, a thousand too): "
+         "their records sent through the collector at simulate.rate steps a second"));
 }
 
 void MainWindow::connectSession() {
@@ -331,18 +338,28 @@ bool MainWindow::isRunning() const {
 void MainWindow::updateActions() {
   const bool running = isRunning();
   launch_action_->setEnabled(!running);
+  simulate_action_->setEnabled(!running);
   stop_action_->setEnabled(running);
   setup_->setRunning(running);
   page_->setFaultsEnabled(running);
 }
 
+void MainWindow::simulate(bool show_monitor) {
+  launch_simulates_ = true;
+  launch(show_monitor);
+}
+
 void MainWindow::launch(bool show_monitor) {
-  if (isRunning()) return;
-  launch_shows_monitor_ = show_monitor;
-  if (first_listing_) {
-    launch_pending_ = true;
+  if (isRunning()) {
+    launch_simulates_ = false;
     return;
   }
+  launch_shows_monitor_ = show_monitor;
+  if (first_listing_) {
+    launch_pending_ = true;  // launched, or simulated, once the runs are listed
+    return;
+  }
+  const bool simulated = std::exchange(launch_simulates_, false);
   const JobDraft& draft = setup_->draft();
   if (!draft.valid()) {
     QStringList lines;
@@ -353,7 +370,11 @@ void MainWindow::launch(bool show_monitor) {
   }
   clearLivePage(std::atoi(draft.value("parallel.ranks").c_str()),
                 QString::fromStdString(draft.value("parallel.strategy")));
-  if (!session_->startText(QString::fromStdString(draft.tomlText()), setup_->filePath())) return;
+  live_model_->setSimulated(simulated);
+  const QString text = QString::fromStdString(draft.tomlText());
+  if (!(simulated ? session_->simulateText(text, setup_->filePath())
+                  : session_->startText(text, setup_->filePath())))
+    return;
   const QString name = QString::fromStdString(draft.value("name"));
   showFollowedRun(tr("starting %1…").arg(name), tr("Launching %1").arg(name));
   if (launch_shows_monitor_ && tabs_->currentIndex() == SetupTab) showPage(LiveTab);

@@ -56,6 +56,9 @@ class MainWindow : public QMainWindow {
   // The setup page's job; refused (and said why) while it is invalid. show_monitor: go to
   // the live page when launched from the setup page.
   void launch(bool show_monitor = true);
+  // The setup page's job simulated live (the Simulate button): its ranks' records through
+  // the collector at simulate.rate, as a job of that many ranks would send them.
+  void simulate(bool show_monitor = true);
   // Follows a stored run that is still going (the newest one is followed when the store is
   // first read); false when one is followed already.
   bool attach(const RunRow& run);
@@ -135,6 +138,8 @@ class MainWindow : public QMainWindow {
   LearnPage* learn_page_;
   QString live_strategy_;  // of the launched run, for the timeline
   QAction* launch_action_ = nullptr;
+  QAction* simulate_action_ = nullptr;
+  bool launch_simulates_ = false;  // the pending launch (first listing) is a simulation
   QAction* stop_action_ = nullptr;
   QLabel* read_only_label_ = nullptr;  // why the store is read-only (a full disk), kept in view
   int64_t live_run_id_ = 0;            // last launched run; 0 before its start is known

@@ -80,6 +80,10 @@ bool RunSession::startText(const QString& toml_text, const QString& job_path) {
   return launch({"run", job_path.toStdString()}, {}, toml_text);
 }
 
+bool RunSession::simulateText(const QString& toml_text, const QString& job_path) {
+  return launch({"simulate", job_path.toStdString(), "--live"}, {}, toml_text);
+}
+
 bool RunSession::resume(qint64 run_id, int ranks) {
   return launch({"resume", std::to_string(run_id), "--ranks", std::to_string(ranks)}, {}, {});
 }

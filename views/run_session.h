@@ -84,6 +84,9 @@ class RunSession : public QObject {
   bool start(const QString& job_path, const QStringList& overrides = {});
   // The job as text (the setup page's form); job_path is where it came from, "" if unsaved.
   bool startText(const QString& toml_text, const QString& job_path);
+  // The job simulated live instead (`ranklab simulate --live`: its ranks' records sent
+  // through the collector at simulate.rate), followed as a run.
+  bool simulateText(const QString& toml_text, const QString& job_path);
   // Continues stored run `run_id` from its checkpoint as a new run on `ranks` ranks
   // (`ranklab resume`; elastic when the number differs). Its refusal (no checkpoint, a job
   // that cannot resize) arrives as ended() with status "failed" and the launcher's words.

@@ -79,6 +79,10 @@ struct Options {
                          "Job file for the setup page (default: quickstart.toml).", "FILE"};
   QCommandLineOption start{QStringLiteral("start"),
                            "Launch the job at once (with --lesson: that lesson's preset)."};
+  QCommandLineOption simulate{
+      QStringLiteral("simulate"),
+      "With --start: simulate the job live instead of running it (as the Simulate button "
+      "does: ranklab simulate --live, its ranks' records through the collector)."};
   QCommandLineOption set{QStringLiteral("set"),
                          "Override a job key, e.g. train.epochs=1 (repeatable).", "KEY=VALUE"};
   QCommandLineOption open{QStringLiteral("open"), "Show this stored run on the live page.",
@@ -118,8 +122,8 @@ struct Options {
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("Set up, launch, watch, browse and compare distributed training runs."));
-    for (const auto& o : {db, allow_foreign_store, job, start, set, open, compare, page, plan,
-                          memory_per_rank, lesson, worker, shot, shot_after, exit_when_done})
+    for (const auto& o : {db, allow_foreign_store, job, start, simulate, set, open, compare, page,
+                          plan, memory_per_rank, lesson, worker, shot, shot_after, exit_when_done})
       parser.addOption(o);
   }
 };
@@ -138,7 +142,8 @@ struct Choices {
   QList<qint64> compare_runs;
   int lesson = -1;
   bool start = false;
-  int plan_ranks = 0;  // --plan: 0 = none
+  bool simulate = false;  // --start simulates the job live
+  int plan_ranks = 0;     // --plan: 0 = none
   int after_ms = 0;
 };
 
@@ -171,6 +176,9 @@ QString readChoices(Options& cli, Choices& out) {
              cli.parser.value(cli.lesson);
   }
   out.start = cli.parser.isSet(cli.start);
+  out.simulate = cli.parser.isSet(cli.simulate);
+  if (out.simulate && (!out.start || out.lesson >= 0))
+    return QStringLiteral("--simulate: with --start and a --job (not a --lesson)");
   // One job to start: the lesson's own preset, or --job's.
   if (out.start && out.lesson >= 0 && cli.parser.isSet(cli.job))
     return QStringLiteral("--lesson with --start runs the lesson's own preset; leave out --job");
@@ -235,6 +243,8 @@ void startChosenRun(ranklab::MainWindow& window, const Choices& chosen,
                     const QStringList& overrides) {
   if (chosen.lesson >= 0)
     window.learnPage()->runLesson(overrides);
+  else if (chosen.simulate)
+    window.simulate(!chosen.page_set);
   else
     window.launch(!chosen.page_set);  // a page asked for stays on screen
 }
