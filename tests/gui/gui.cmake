@@ -2,6 +2,7 @@
 # Offscreen, with their own settings folder so a developer's recent jobs stay untouched.
 function(ranklab_gui_test name)
   add_executable(${name} ${ARGN})
+  add_dependencies(ci-release-tests ${name})
   set_target_properties(${name} PROPERTIES AUTOMOC ON)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES
