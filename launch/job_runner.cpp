@@ -318,8 +318,11 @@ struct TelemetryIntake {
   // ranks' heartbeats of that time in its socket, and they are not silence.
   void catchUp() {
     constexpr auto kCatchUp = std::chrono::seconds(2);
+    // Until the socket stays empty a while: ZeroMQ's I/O thread may still be reading what a
+    // process sent just before it ended (a simulation's feeder: 512 ranks' last steps).
+    constexpr int kQuietMs = 100;
     const auto start = Clock::now();
-    while ((*this)(0) > 0 && Clock::now() - start < kCatchUp) {
+    while ((*this)(kQuietMs) > 0 && Clock::now() - start < kCatchUp) {
     }
   }
 

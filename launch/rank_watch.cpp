@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <regex>
+#include <unordered_map>
 
 namespace ranklab {
 
@@ -129,13 +130,17 @@ std::vector<QuietChange> RankWatch::quietChanges(Clock::time_point now, Clock::d
 
 std::optional<RankFailure> RankWatch::check(Clock::time_point now) {
   std::optional<RankFailure> quietest;
+  // Read once a check per process: a simulation's feeder sends for a thousand ranks.
+  std::unordered_map<pid_t, std::string> states;
   for (size_t i = 0; i < ranks_.size(); ++i) {
     Watched& r = ranks_[i];
     if (r.said_bye) continue;
     const double quiet_s = std::chrono::duration<double>(now - r.last_heard).count();
     RankFailure failure{static_cast<int>(i), false, r.last_step, quiet_s, "", !r.heard_any};
     if (r.pid > 0) {
-      failure.process = processState(r.pid);
+      auto state = states.find(r.pid);
+      if (state == states.end()) state = states.emplace(r.pid, processState(r.pid)).first;
+      failure.process = state->second;
       if (failure.process == "gone") {
         if (!r.gone_since) r.gone_since = now;
         if (now - *r.gone_since >= kByeGrace) return failure;

@@ -67,7 +67,7 @@ std::vector<int64_t> RunStore::markLostRuns() {
     note.text = "its launcher (pid " + std::to_string(who.pid) + " on " + who.host +
                 ") ended without finishing the run; the steps it stored are kept";
     store_rows::writeRow(event, note);
-    writeStepBins(id);
+    writeRunDigest(id);
     lost.push_back(id);
   }
   transaction.commit();

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "storage/launcher_identity.h"
+#include "storage/rank_totals.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
 #include "storage/store_files.h"
@@ -41,46 +42,6 @@ SELECT rank, shard, MIN(key_begin), MAX(key_end), SUM(pushes), SUM(pulls), SUM(b
        SUM(bytes_tx), SUM(busy_ns), SUM(idle_ns), MAX(max_staleness),
        SUM(CASE WHEN bytes_raw > 0 THEN bytes_raw ELSE bytes_tx END)
 FROM server_loads WHERE run_id = ? GROUP BY rank, shard ORDER BY rank)sql";
-
-// Per-rank totals in one pass over the run's steps; ranks that said hello but never
-// finished a step are listed with zeros.
-std::string rankTotalsSql() {
-  // compute_ns: the phases of kind kCompute (storage/step_record.h), summed per step.
-  std::string compute;
-#define RANKLAB_COMPUTE_TERM(name, kind)      \
-  if (PhaseKind::kind == PhaseKind::kCompute) \
-    compute += (compute.empty() ? "" : " + ") + std::string(#name "_ns");
-  RANKLAB_STEP_PHASES(RANKLAB_COMPUTE_TERM)
-#undef RANKLAB_COMPUTE_TERM
-  std::string sql = R"sql(
-WITH totals AS (
-  SELECT rank, COUNT(*) AS n_steps, SUM(samples) AS samples,
-         SUM(@COMPUTE@) AS compute_ns,
-         SUM(comm_ns) AS comm_ns, SUM(wait_ns) AS wait_ns, SUM(bytes_tx) AS bytes_tx,
-         SUM(bytes_raw) AS bytes_raw, SUM(overflow) AS overflows,
-         SUM(comm_hidden_ns) AS hidden_ns, AVG(staleness) AS staleness,
-         MAX(stashed) AS stashed, MAX(stashed_bytes) AS stashed_bytes,
-         MAX(mem_params) AS mem_params, MAX(mem_grads) AS mem_grads,
-         MAX(mem_optimizer) AS mem_optimizer, MAX(mem_activations) AS mem_activations,
-         MAX(mem_buffers) AS mem_buffers,
-         AVG(allreduces) AS allreduces, AVG(reduce_scatters) AS reduce_scatters,
-         AVG(all_gathers) AS all_gathers, AVG(sends) AS sends, AVG(recvs) AS recvs,
-         SUM(bytes_tensor) AS bytes_tensor, SUM(bytes_pipeline) AS bytes_pipeline
-  FROM steps WHERE run_id = ?1 GROUP BY rank),
-known AS (SELECT rank FROM ranks WHERE run_id = ?1 UNION SELECT rank FROM totals)
-SELECT known.rank, COALESCE(n_steps, 0), COALESCE(samples, 0), COALESCE(compute_ns, 0),
-       COALESCE(comm_ns, 0), COALESCE(wait_ns, 0), COALESCE(bytes_tx, 0),
-       COALESCE(bytes_raw, 0), COALESCE(overflows, 0),
-       COALESCE(hidden_ns, 0), COALESCE(staleness, 0), COALESCE(stashed, 0),
-       COALESCE(stashed_bytes, 0), COALESCE(mem_params, 0), COALESCE(mem_grads, 0),
-       COALESCE(mem_optimizer, 0), COALESCE(mem_activations, 0), COALESCE(allreduces, 0),
-       COALESCE(reduce_scatters, 0), COALESCE(all_gathers, 0), COALESCE(sends, 0),
-       COALESCE(recvs, 0), COALESCE(mem_buffers, 0), COALESCE(bytes_tensor, 0),
-       COALESCE(bytes_pipeline, 0)
-FROM known LEFT JOIN totals USING (rank) ORDER BY known.rank)sql";
-  sql.replace(sql.find("@COMPUTE@"), 9, compute);
-  return sql;
-}
 
 // The last evaluation, averaged over the ranks that reported at that step, and whether any
 // rank's loss there was not finite (NaN, flagged; or +-inf); NULLs if none.
@@ -248,7 +209,9 @@ struct RunStore::Statements {
                         .c_str()),
         selectEvents(db, file, "read events",
                      selectSql<EventRow>("events", "WHERE run_id = ? ORDER BY id").c_str()),
-        rankTotals(db, file, "sum steps per rank", rankTotalsSql().c_str()),
+        rankTotals(db, file, "sum steps per rank", rank_totals::selectSql(false).c_str()),
+        storedRankTotals(db, file, "read rank totals", rank_totals::selectSql(true).c_str()),
+        hasRankTotals(db, file, "find rank totals", rank_totals::kHasTotals),
         latestEval(db, file, "read latest eval", kLatestEval),
         insertServerLoad(db, file, "insert server load",
                          insertSql<ServerLoadRow>("INSERT", "server_loads").c_str()),
@@ -269,7 +232,7 @@ struct RunStore::Statements {
   Statement insertRun, finishRun, renameRun, setScheduler, deleteRun, listRuns, selectRun;
   Statement upsertRank, replaceStep, replaceEval, insertEvent;
   Statement selectRanks, selectSteps, selectEvals, selectEvents;
-  Statement rankTotals, latestEval;
+  Statement rankTotals, storedRankTotals, hasRankTotals, latestEval;
   Statement insertServerLoad, selectServerLoads, serverTotals;
   Statement insertSpan, selectSpans;
   Statement latestEvent, rankEvents, countEvents;
@@ -434,7 +397,7 @@ int64_t RunStore::storeWholeRun(const NewRun& run, const std::function<RunEnd(Ru
   WholeRunSink sink(stmts_->upsertRank, stmts_->replaceStep, stmts_->insertSpan, id);
   const RunEnd end = fill(sink);
   Query(stmts_->finishRun).bind(end.status, end.wall_s, end.train_s, id).run();
-  writeStepBins(id);
+  writeRunDigest(id);
   transaction.commit();
   return id;
 }
@@ -461,7 +424,7 @@ void RunStore::finishRun(int64_t run_id, const std::string& status, double wall_
     if (q.changes() == 0)
       throw sqlite::error(path_, "finish run", "no run with id " + std::to_string(run_id));
   }
-  writeStepBins(run_id);
+  writeRunDigest(run_id);
   transaction.commit();
 }
 
@@ -525,7 +488,9 @@ std::optional<RunSummary> RunStore::summary(int64_t run_id) {
   RunSummary s;
   s.run = std::move(*row);
 
-  addRankTotals(stmts_->rankTotals, s);
+  // An ended run's totals were summed once, when it ended: not again over its steps.
+  const bool ended = s.run.status != "running" && Query(stmts_->hasRankTotals).bind(run_id).next();
+  addRankTotals(ended ? stmts_->storedRankTotals : stmts_->rankTotals, s);
   for (const RankRow& row : ranks(run_id)) {
     for (RankSummary& r : s.ranks) {
       if (r.rank != row.rank) continue;

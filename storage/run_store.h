@@ -36,7 +36,7 @@ struct RunEnd {
 
 class RunStore {
  public:
-  static constexpr int kSchemaVersion = 17;
+  static constexpr int kSchemaVersion = 18;
 
   // Opens (creating folders and file as needed), migrates forward to kSchemaVersion and
   // marks `lost` the runs still `running` whose launcher on this host is gone.
@@ -132,7 +132,10 @@ class RunStore {
   static int64_t stepBinWidth(int64_t steps, int64_t ranks = 1);
 
  private:
-  void writeStepBins(int64_t run_id);  // inside the caller's transaction
+  // An ended run's digests, inside the caller's transaction: its step bins and rank totals.
+  void writeRunDigest(int64_t run_id);
+  void writeStepBins(int64_t run_id);
+  void writeRankTotals(int64_t run_id);
   void openReadOnly(const NewerSchemaError& why);
   void openOnFullDisk(const StoreError& why);
   // Runs still `running` whose launcher is gone (what markLostRuns marks).

@@ -317,11 +317,47 @@ ALTER TABLE runs ADD COLUMN scheduler_exit TEXT NOT NULL DEFAULT '';
 PRAGMA user_version = 17;
 )sql";
 
+// Each rank's totals over an ended run's steps, summed once when it ends (rank_totals.h):
+// the runs list and compare read them instead of summing millions of steps again.
+constexpr const char* kVersion18 = R"sql(
+CREATE TABLE rank_totals (
+  run_id          INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank            INTEGER NOT NULL,
+  n_steps         INTEGER NOT NULL,
+  samples         INTEGER,
+  compute_ns      INTEGER,
+  comm_ns         INTEGER,
+  wait_ns         INTEGER,
+  bytes_tx        INTEGER,
+  bytes_raw       INTEGER,
+  overflows       INTEGER,
+  hidden_ns       INTEGER,
+  staleness       REAL,
+  stashed         INTEGER,
+  stashed_bytes   INTEGER,
+  mem_params      INTEGER,
+  mem_grads       INTEGER,
+  mem_optimizer   INTEGER,
+  mem_activations INTEGER,
+  mem_buffers     INTEGER,
+  allreduces      REAL,
+  reduce_scatters REAL,
+  all_gathers     REAL,
+  sends           REAL,
+  recvs           REAL,
+  bytes_tensor    INTEGER,
+  bytes_pipeline  INTEGER,
+  PRIMARY KEY (run_id, rank)
+);
+
+PRAGMA user_version = 18;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kVersion1},   {2, kVersion2},   {3, kVersion3},   {4, kVersion4},   {5, kVersion5},
     {6, kVersion6},   {7, kVersion7},   {8, kVersion8},   {9, kVersion9},   {10, kVersion10},
     {11, kVersion11}, {12, kVersion12}, {13, kVersion13}, {14, kVersion14}, {15, kVersion15},
-    {16, kVersion16}, {17, kVersion17},
+    {16, kVersion16}, {17, kVersion17}, {18, kVersion18},
 };
 
 int readPragmaInt(sqlite3* db, const std::string& file, const char* op, const char* sql) {

@@ -50,6 +50,11 @@ int64_t RunStore::stepBinWidth(int64_t steps, int64_t ranks) {
   return int64_t(std::bit_ceil(uint64_t((steps + per_rank - 1) / per_rank)));
 }
 
+void RunStore::writeRunDigest(int64_t run_id) {
+  writeStepBins(run_id);
+  writeRankTotals(run_id);
+}
+
 void RunStore::writeStepBins(int64_t run_id) {
   Statement clear(db_, path_, "clear step bins", "DELETE FROM step_bins WHERE run_id = ?");
   Query(clear).bind(run_id).run();
@@ -71,7 +76,7 @@ void RunStore::writeStepBins(int64_t run_id) {
 void RunStore::summariseSteps(int64_t run_id) {
   requireWritable("sum its steps into bins");
   sqlite::Transaction transaction(db_, path_, "summarise steps");
-  writeStepBins(run_id);
+  writeRunDigest(run_id);
   transaction.commit();
 }
 

@@ -362,11 +362,14 @@ void LivePage::drawCharts(int group) {
   else
     drawPerRank(run, group);
   if (all || group == LossGroup) loss_->setMarks(marks);
+  if (all || group == SpreadGroup)
+    for (CurveChart* chart : {step_time_, wait_}) chart->setMarks(marks);
+  if (all || group == HeatMapGroup) {
+    heat_map_->setVisible(run.manyRanks());
+    if (run.manyRanks()) heat_map_->refresh(run);
+  }
   if (!all && group != OtherGroup) return;
 
-  for (CurveChart* chart : {step_time_, wait_}) chart->setMarks(marks);
-  heat_map_->setVisible(run.manyRanks());
-  if (run.manyRanks()) heat_map_->refresh(run);
   drawEvaluations(run, marks);
   time_->refresh(*model_);
   memory_->refresh(*model_);
@@ -432,7 +435,7 @@ void LivePage::drawSpreads(const RunSeries& run, int group) {
   if (all || group == BandwidthGroup)
     draw(bandwidth_, tr("Bandwidth sent"), tr("slowest"),
          {SpreadMetric::SentMBps, Metric::SentMBps, true, green, std::nullopt});
-  if (!all && group != OtherGroup) return;
+  if (!all && group != SpreadGroup) return;
   // The slowest: those working longest, the time they did not wait (a straggler waits least).
   draw(step_time_, tr("Time per step"), tr("slowest"),
        {SpreadMetric::StepMs, Metric::StepMs, false, orange, Metric::BusyMs});

@@ -199,7 +199,7 @@ void MainWindow::connectSession() {
   connect(session_, &RunSession::stepsReceived, live_model_, &LiveRunModel::addSteps);
   connect(session_, &RunSession::evalReceived, live_model_, &LiveRunModel::addEval);
   connect(session_, &RunSession::serverLoadReceived, live_model_, &LiveRunModel::addServerLoad);
-  connect(session_, &RunSession::rankChanged, live_model_, &LiveRunModel::setRank);
+  connect(session_, &RunSession::ranksChanged, live_model_, &LiveRunModel::setRanks);
   connect(session_, &RunSession::eventReceived, this, [this](const EventRow& e) {
     // The store rolled back to the checkpoint: so does the live picture, or the re-trained
     // steps would be drawn twice.

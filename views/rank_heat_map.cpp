@@ -8,6 +8,7 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "views/chart_style.h"
 
@@ -107,6 +108,13 @@ void RankHeatMap::rebuild() {
   grid_ = buildHeatMap(*run_, metric_, order_, window_, plot.width(), plot.height());
   image_ = QImage(std::max(1, grid_.columns), std::max(1, grid_.rows), QImage::Format_RGB32);
   image_.fill(QColor(0xe8, 0xe8, 0xe8));  // no step there (yet)
+  // The ramp looked up, not interpolated for each of ~300,000 cells.
+  constexpr int kShades = 1024;
+  static const std::vector<QRgb> shades = [] {
+    std::vector<QRgb> table(kShades);
+    for (int i = 0; i < kShades; ++i) table[size_t(i)] = heatColour(i / double(kShades - 1)).rgb();
+    return table;
+  }();
   const double span = std::max(1e-9, double(grid_.high - grid_.low));
   const bool flip = heatLowIsWorse(metric_);  // dark stays "worse"
   for (int r = 0; r < grid_.rows; ++r) {
@@ -114,8 +122,8 @@ void RankHeatMap::rebuild() {
     for (int c = 0; c < grid_.columns; ++c) {
       const float v = grid_.at(r, c);
       if (std::isnan(v)) continue;
-      const double t = (double(v) - grid_.low) / span;
-      line[c] = heatColour(flip ? 1 - t : t).rgb();
+      const double t = std::clamp((double(v) - grid_.low) / span, 0.0, 1.0);
+      line[c] = shades[size_t(std::lround((flip ? 1 - t : t) * (kShades - 1)))];
     }
   }
   update();

@@ -29,7 +29,7 @@ void RunWorker::run() {
     bool going = true;
     while (going && !leave_) {
       going = follower_->poll(*this);
-      emitSteps();
+      emitPoll();
       for (auto waited = std::chrono::milliseconds(0); going && !leave_ && waited < kPollInterval;
            waited += std::chrono::milliseconds(10))
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -44,7 +44,9 @@ void RunWorker::run() {
   }
 }
 
-void RunWorker::emitSteps() {
+void RunWorker::emitPoll() {
+  if (!ranks_.empty()) emit ranksRead(ranks_);  // before the steps: a step's row exists
+  ranks_.clear();
   if (steps_.empty()) return;
   emit stepsRead(steps_);
   steps_.clear();
@@ -176,7 +178,7 @@ bool RunSession::startWorker(RunWorker* worker) {
 
   // The worker lives on thread_, this on the UI thread: these connections are queued.
   connect(worker_, &RunWorker::started, this, &RunSession::started);
-  connect(worker_, &RunWorker::rankChanged, this, &RunSession::rankChanged);
+  connect(worker_, &RunWorker::ranksRead, this, &RunSession::ranksChanged);
   connect(worker_, &RunWorker::stepsRead, batcher_, &StepBatcher::addAll);
   connect(worker_, &RunWorker::evalReceived, this, &RunSession::evalReceived);
   connect(worker_, &RunWorker::eventReceived, this, &RunSession::eventReceived);

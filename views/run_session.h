@@ -42,7 +42,8 @@ class RunWorker : public QObject, public RunObserver {
 
  signals:
   void started(qint64 run_id, const QStringList& command);
-  void rankChanged(const ranklab::RankRow& rank);
+  // A poll's changed ranks as one signal: a thousand ranks' hellos or byes, one model update.
+  void ranksRead(const std::vector<ranklab::RankRow>& ranks);
   void stepsRead(const std::vector<ranklab::StepRow>& steps);
   void evalReceived(const ranklab::EvalRow& eval);
   void eventReceived(const ranklab::EventRow& event);
@@ -53,18 +54,19 @@ class RunWorker : public QObject, public RunObserver {
 
  private:
   void onStarted(int64_t run_id, const std::vector<std::string>& command) override;
-  void onRank(const RankRow& rank) override { emit rankChanged(rank); }
+  void onRank(const RankRow& rank) override { ranks_.push_back(rank); }
   void onStep(const StepRow& step) override { steps_.push_back(step); }
   void onEval(const EvalRow& eval) override { emit evalReceived(eval); }
   void onEvent(const EventRow& event) override { emit eventReceived(event); }
   void onServerLoad(const ServerLoadRow& load) override { emit serverLoadReceived(load); }
   void onOutput(int rank, bool is_stderr, const std::string& line) override;
   void onFinished(const RunSummary& summary) override { emit summaryReady(summary); }
-  void emitSteps();
+  void emitPoll();  // what the poll read, in as few signals as it can
 
   FollowerMaker make_follower_;
   std::unique_ptr<RunFollower> follower_;
   std::vector<StepRow> steps_;  // read in this poll, sent as one signal
+  std::vector<RankRow> ranks_;  // changed in this poll, sent as one signal
   std::atomic<bool> leave_{false};
   std::atomic<int64_t> launcher_pid_{0};
 };
@@ -108,7 +110,7 @@ class RunSession : public QObject {
 
  signals:
   void started(qint64 run_id, const QStringList& command);
-  void rankChanged(const ranklab::RankRow& rank);
+  void ranksChanged(const std::vector<ranklab::RankRow>& ranks);  // as read in one poll
   // Steps come in batches (StepBatcher): one model update per batch.
   void stepsReceived(const std::vector<ranklab::StepRow>& steps);
   void evalReceived(const ranklab::EvalRow& eval);

@@ -17,6 +17,7 @@
 #include "views/learn_page.h"
 #include "views/lessons/lesson.h"
 #include "views/live_page.h"
+#include "views/loop_watch.h"
 #include "views/main_window.h"
 #include "views/models/redraw_pacer.h"
 #include "views/models/workbench_settings.h"
@@ -301,9 +302,10 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
 // the UI thread alone, against the wall.
 void exitWhenDone(ranklab::MainWindow& window) {
   static const auto started = std::chrono::steady_clock::now();
+  const auto* watch = new ranklab::LoopWatch(&window);
   QObject::connect(
       &window, &ranklab::MainWindow::runEnded, &window,
-      [&window](const ranklab::RunOutcome& outcome) {
+      [&window, watch](const ranklab::RunOutcome& outcome) {
         if (window.learnPage()->runningVariants() && outcome.status == "done") return;
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -314,6 +316,7 @@ void exitWhenDone(ranklab::MainWindow& window) {
                      "%.2f s (%.1f %% of a core), UI thread %.2f s (%.1f %%)\n",
                      static_cast<long long>(outcome.run_id), outcome.status.c_str(), wall, process,
                      100 * process / wall, ui, 100 * ui / wall);
+        std::fprintf(stderr, "ranklab-workbench: %s\n", watch->summary().c_str());
         QCoreApplication::exit(outcome.status == "done" ? 0 : 1);
       });
 }

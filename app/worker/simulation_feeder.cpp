@@ -1,6 +1,5 @@
 #include "app/worker/simulation_feeder.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "comm/steady_clock.h"
 #include "comm/telemetry/curve_keys.h"
+#include "comm/telemetry/open_files.h"
 #include "comm/telemetry/reporter.h"
 #include "comm/telemetry/step_wire.h"
 #include "engine/sim/calibration.h"
@@ -23,15 +23,6 @@ namespace ranklab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A socket per rank: past the default of 1,024 descriptors with a few thousand ranks.
-void allowManySockets() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
-  }
-}
 
 // The step at which a fault blocks the run (kill, exit, a stop without end), and its rank.
 struct Block {
@@ -74,7 +65,8 @@ std::vector<std::unique_ptr<Reporter>> reportersFor(const JobSpec& job,
     keys = parseKeysText(text);
     unsetenv(kTelemetryKeysVariable);
   }
-  const auto context = makeTelemetryContext(2);
+  allowOpenFiles(size_t(end - first) * 3 + 256);  // a TCP socket and ZeroMQ's signalers
+  const auto context = makeTelemetryContext(2, end - first + 16);
   std::vector<std::unique_ptr<Reporter>> reporters;
   for (int r = first; r < end; ++r) {
     ReporterOptions o;
@@ -107,15 +99,15 @@ bool parseFeederFlag(const std::string& flag, const std::string& value, FeederOp
 }
 
 int runSimulationFeeder(const JobSpec& job, const FeederOptions& options) {
-  allowManySockets();
   const ReadLimit limit{uint64_t{64} << 20, "calibrations"};  // as launch/calibrate.cpp reads one
   SimulationStream stream(job, parseCalibration(readBoundedFile(options.calibration_path, limit),
                                                 options.calibration_path));
   const int ranks = stream.ranks();
   const int first = options.process * ranks / options.processes;
   const int end = (options.process + 1) * ranks / options.processes;
-  const int64_t steps =
+  int64_t steps =
       options.steps > 0 ? options.steps : stepsPerEpoch(job) * std::max(1, job.train.epochs);
+  if (job.train.max_steps > 0) steps = std::min(steps, job.train.max_steps);  // as a real run
   const auto reporters = reportersFor(job, options, ranks, first, end);
   const Block block = blockOf(job);
   const auto beat_every = std::chrono::milliseconds(std::max(10, job.telemetry.heartbeat_ms));

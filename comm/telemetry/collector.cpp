@@ -13,6 +13,8 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include "comm/telemetry/open_files.h"
+
 namespace ranklab {
 namespace {
 
@@ -161,6 +163,7 @@ Collector::Collector(std::string run_id, int world, const std::string& bind,
   if (world_ < 1)
     throw std::runtime_error("telemetry collector: world " + std::to_string(world_) +
                              " must be at least 1");
+  allowOpenFiles(size_t(world_) + 256);  // a connection per rank
   try {
     socket_->pull.set(zmq::sockopt::linger, 0);  // unread telemetry is worthless once we stop
     socket_->pull.set(zmq::sockopt::rcvhwm, kReceiveHighWaterMark);

@@ -32,12 +32,15 @@ bool trySend(zmq::socket_t& socket, const std::string& bytes) {
 }  // namespace
 
 struct TelemetryContext {
-  explicit TelemetryContext(int io_threads) : context(io_threads) {}
+  TelemetryContext(int io_threads, int max_sockets) : context(io_threads) {
+    // ZeroMQ refuses a context's 1,024th socket by default ("Too many open files").
+    if (max_sockets > 0) context.set(zmq::ctxopt::max_sockets, max_sockets);
+  }
   zmq::context_t context;
 };
 
-std::shared_ptr<TelemetryContext> makeTelemetryContext(int io_threads) {
-  return std::make_shared<TelemetryContext>(io_threads);
+std::shared_ptr<TelemetryContext> makeTelemetryContext(int io_threads, int max_sockets) {
+  return std::make_shared<TelemetryContext>(io_threads, max_sockets);
 }
 
 struct Reporter::Socket {

@@ -16,7 +16,8 @@ namespace ranklab {
 // A ZeroMQ context several Reporters share: a process that sends for many ranks (a live
 // simulation) needs one I/O thread or two, not one per rank.
 struct TelemetryContext;
-std::shared_ptr<TelemetryContext> makeTelemetryContext(int io_threads);
+// max_sockets > 0: the sockets it may hold (ZeroMQ's default is 1,023).
+std::shared_ptr<TelemetryContext> makeTelemetryContext(int io_threads, int max_sockets = 0);
 
 struct ReporterOptions {
   std::string endpoint;  // e.g. tcp://127.0.0.1:5555; "" disables telemetry

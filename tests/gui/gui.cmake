@@ -78,8 +78,10 @@ target_link_libraries(test_big_runs PRIVATE ranklab_views Qt6::Test)
 
 ranklab_gui_test(test_plan_table_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_plan_table_model.cpp)
 target_link_libraries(test_plan_table_model PRIVATE ranklab_view_models Qt6::Test)
-# The Plan page running the real CLI; its first plan calibrates with 2 ranks.
+# The Plan page running the real CLI; its first plan calibrates with 2 ranks. And the
+# toolbar's Simulate on 1,024 ranks (the calibration's path: ranklab_calibrate).
 ranklab_gui_run_test(test_plan_page)
+target_link_libraries(test_plan_page PRIVATE ranklab_calibrate)
 set_tests_properties(test_plan_page PROPERTIES RESOURCE_LOCK test_plan_page-ranks)
 
 # The live page on 1,024 ranks: the ranks' spread and the planted slow ranks (issue 59).

@@ -276,6 +276,27 @@ class LiveRunModelTest : public QObject {
     for (const QPointF& p : curvePoints(series, Metric::Loss, XAxis::Step, 0)) QCOMPARE(p.y(), 1.0);
   }
 
+  // 4,096 ranks' curves hold as many samples in all as 1,024 ranks': a quarter a rank, so a
+  // long live run's memory stops growing; every step is still counted.
+  void thousandsOfRanksKeepFewerSamplesARank() {
+    QCOMPARE(RunSeries::keepPerRank(16), SampleSeries::kKeep);
+    QCOMPARE(RunSeries::keepPerRank(1024), SampleSeries::kKeep);
+    QCOMPARE(RunSeries::keepPerRank(4096), SampleSeries::kKeep / 4);
+    QCOMPARE(RunSeries::keepPerRank(100000), 64);
+    SampleSeries series;
+    series.setKeep(RunSeries::keepPerRank(4096));
+    for (int i = 0; i < 3000; ++i) {
+      Sample s;
+      s.step = i;
+      s.count = 1;
+      series.append(s);
+    }
+    QVERIFY(series.samples().size() <= size_t(2 * SampleSeries::kKeep / 4));
+    int64_t steps = 0;
+    for (const Sample& s : series.samples()) steps += s.count;
+    QCOMPARE(steps, 3000);
+  }
+
   void smoothingIsADebiasedEma() {
     SampleSeries series;
     for (int i = 0; i < 5; ++i) {

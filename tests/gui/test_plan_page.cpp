@@ -4,8 +4,11 @@
 // layout" hands the candidate's overrides to the window. In the window, the simulated run opens
 // on the live page and a 2-stage layout is set on the form and launched for real. An invalid
 // form and a launcher that cannot start are refused with the reason.
+#include <QAction>
+#include <QChart>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -17,11 +20,16 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "launch/calibrate.h"
 #include "storage/run_store.h"
+#include "tests/support/elsewhere_calibration.h"
+#include "views/curve_chart.h"
+#include "views/live_page.h"
 #include "views/main_window.h"
 #include "views/models/job_draft.h"
 #include "views/models/plan_table_model.h"
 #include "views/plan_page.h"
+#include "views/rank_heat_map.h"
 #include "views/setup_page.h"
 
 using namespace ranklab;
@@ -143,6 +151,49 @@ class PlanPageTest : public QObject {
     const std::optional<RunRow> run = store.run(outcome.run_id);
     QVERIFY(run);
     QVERIFY2(run->job_toml.find("pipeline = 2") != std::string::npos, run->job_toml.c_str());
+  }
+
+  // The toolbar's Simulate: the form's job on 1,024 ranks sent live through the collector,
+  // followed on the live page as a run of that many ranks and stored whole as a simulated
+  // run. The calibration is another machine's, so nothing is measured first.
+  void theSimulateButtonFollowsAThousandRanksLive() {
+    QTemporaryDir dir, data;
+    qputenv("XDG_DATA_HOME", data.path().toLocal8Bit());
+    const QString calibration = QString::fromStdString(defaultCalibrationPath());
+    QVERIFY(QDir().mkpath(QFileInfo(calibration).path()));
+    QFile file(calibration);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(test_support::kElsewhereCalibration);
+    file.close();
+    WorkbenchOptions options;
+    options.db_path = dir.filePath(QStringLiteral("runs.db"));
+    options.job_path = QStringLiteral(RANKLAB_SOURCE_DIR "/resources/jobs/spirals.toml");
+    options.overrides = {
+        QStringLiteral("parallel.ranks=1024"),   QStringLiteral("simulate.rate=20"),
+        QStringLiteral("train.epochs=30"),       QStringLiteral("train.max_steps=30"),
+        QStringLiteral("model.layers=[32, 32]"), QStringLiteral("train.optimizer=\"sgd\"")};
+    options.worker_path = QStringLiteral(RANKLAB_WORKER_PATH);
+    options.launcher_path = QStringLiteral(RANKLAB_CLI_PATH);
+    MainWindow window(options);
+    window.show();
+    QSignalSpy ended(&window, &MainWindow::runEnded);
+    window.findChild<QAction*>(QStringLiteral("simulateAction"))->trigger();
+    QTRY_VERIFY(window.isRunning());  // once the runs are listed
+    QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::LiveTab));
+    QVERIFY(ended.wait(kCommandMs));
+    qunsetenv("XDG_DATA_HOME");
+    const auto outcome = ended.first().first().value<RunOutcome>();
+    QVERIFY2(outcome.status == "done", outcome.error.c_str());
+
+    RunStore store(options.db_path.toStdString());
+    QCOMPARE(store.run(outcome.run_id)->origin, std::string("simulated"));
+    QCOMPARE(store.ranks(outcome.run_id).size(), size_t(1024));
+    QCOMPARE(store.steps(outcome.run_id).size(), size_t(1024 * 30));
+    LivePage* live = window.livePage();
+    QTRY_VERIFY(live->heatMap()->isVisible());
+    QVERIFY(live->stepTimeChart()->isVisible());
+    QVERIFY2(live->stepTimeChart()->chart()->title().contains(QStringLiteral("1,024 ranks")),
+             qPrintable(live->stepTimeChart()->chart()->title()));
   }
 
   void refusesAnInvalidForm() {

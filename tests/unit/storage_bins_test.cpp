@@ -164,14 +164,16 @@ TEST_F(RunStoreTest, RunWithoutStepsFinishesWithoutBins) {
   EXPECT_EQ(store.run(id)->status, "failed");
 }
 
-// What version 17 added, taken away again to make an older file.
-constexpr const char* kDropVersion17 =
+// What version 18 added, taken away again to make an older file.
+constexpr const char* kDropVersion18 = "DROP TABLE rank_totals; ";
+// And what version 17 added.
+const std::string kDropVersion17 =
+    std::string(kDropVersion18) +
     "ALTER TABLE runs DROP COLUMN scheduler_job; ALTER TABLE runs DROP COLUMN scheduler_state; "
     "ALTER TABLE runs DROP COLUMN scheduler_reason; ALTER TABLE runs DROP COLUMN nodes; "
     "ALTER TABLE runs DROP COLUMN scheduler_exit; ";
 // And what version 16 added.
-const std::string kDropVersion16 =
-    std::string(kDropVersion17) + "ALTER TABLE runs DROP COLUMN origin; ";
+const std::string kDropVersion16 = kDropVersion17 + "ALTER TABLE runs DROP COLUMN origin; ";
 // And what version 15 added.
 const std::string kDropVersion15 = kDropVersion16 +
                                    "ALTER TABLE steps DROP COLUMN comm_tensor_ns; ALTER TABLE "
@@ -211,6 +213,35 @@ const std::string kDropVersion8 =
 const std::string kDropVersion7 = kDropVersion8 +
                                   "ALTER TABLE steps DROP COLUMN stashed; "
                                   "ALTER TABLE steps DROP COLUMN stashed_bytes; ";
+
+// An ended run's per-rank totals are summed once, when it ends, and read back as they were
+// summed; a version 17 file's ended runs (no totals stored) are still summed over their steps.
+TEST_F(RunStoreTest, AnEndedRunsTotalsAreStoredOnceAndReadAsSummed) {
+  RunStore store(dbPath());
+  const int64_t id = store.createRun(exampleRun());
+  std::vector<StepRow> steps;
+  for (int rank : {0, 1})
+    for (int64_t step = 1; step <= 5; ++step) steps.push_back(exampleStep(id, rank, step));
+  steps.back().mem_activations = 123456789;
+  store.write(RecordBatch{{}, steps, {}, {}, {}, {}});
+  const RunSummary live = *store.summary(id);
+  EXPECT_EQ(RawFile(dbPath()).integer("SELECT COUNT(*) FROM rank_totals"), 0);
+  store.finishRun(id, "done", 1, 1);
+  EXPECT_EQ(RawFile(dbPath()).integer("SELECT COUNT(*) FROM rank_totals"), 2);
+  // Steps written after the end (never by ranklab) show the stored totals are what is read.
+  store.write(RecordBatch{{}, {exampleStep(id, 0, 6)}, {}, {}, {}, {}});
+  const RunSummary ended = *store.summary(id);
+  ASSERT_EQ(ended.ranks.size(), 2u);
+  EXPECT_EQ(ended.steps, live.steps);
+  EXPECT_EQ(ended.samples, live.samples);
+  EXPECT_EQ(ended.bytes_tx, live.bytes_tx);
+  EXPECT_EQ(ended.ranks[1].memory.activations_peak, 123456789);
+  EXPECT_EQ(ended.ranks[0].compute_s, live.ranks[0].compute_s);
+
+  RawFile(dbPath()).exec(std::string(kDropVersion18) + "PRAGMA user_version = 17");
+  RunStore reopened(dbPath());
+  EXPECT_EQ(reopened.summary(id)->steps, 6);  // summed over the steps again
+}
 
 // A version 7 file's steps gain the memory ledger and the collective counts, zero for the
 // old rows, and the run's summary reads them as zeros.

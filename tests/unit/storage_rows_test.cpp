@@ -159,6 +159,7 @@ TEST_F(RunStoreTest, AStoreOfSchema12KeepsItsEvaluationsThroughTheMigration) {
   {
     RawFile raw(dbPath());  // back to schema 12, as the previous ranklab wrote it
     raw.exec(
+        "DROP TABLE rank_totals; "
         "ALTER TABLE runs DROP COLUMN scheduler_job; ALTER TABLE runs DROP COLUMN "
         "scheduler_state; ALTER TABLE runs DROP COLUMN scheduler_reason; ALTER TABLE runs DROP "
         "COLUMN nodes; ALTER TABLE runs DROP COLUMN scheduler_exit; "

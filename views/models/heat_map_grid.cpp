@@ -36,26 +36,43 @@ std::pair<int64_t, int64_t> stepsOf(const RunSeries& run) {
   return {std::max<int64_t>(0, std::min(first, last)), last};
 }
 
-// Each column's mean of one rank's samples, weighted by the steps of each it holds.
-void rankColumns(const SampleSeries& series, HeatMetric metric, const HeatMapGrid& g,
-                 std::vector<double>& sum, std::vector<double>& weight) {
-  std::fill(sum.begin(), sum.end(), 0.0);
-  std::fill(weight.begin(), weight.end(), 0.0);
+// The first step of each column, and one past the last column's end: computed once a
+// build, not for each of a million samples.
+std::vector<int64_t> columnStarts(const HeatMapGrid& g) {
+  std::vector<int64_t> starts(size_t(g.columns) + 1);
+  for (int c = 0; c < g.columns; ++c) starts[size_t(c)] = g.columnFirstStep(c);
+  starts[size_t(g.columns)] = g.last_step + 1;
+  return starts;
+}
+
+// Each column's mean of one rank's samples, weighted by the steps of each it holds: one
+// walk over the samples and the columns together. Returns the columns touched [first, end);
+// `sum` and `weight` are zero outside them on return, as the caller must leave them.
+std::pair<int, int> rankColumns(const SampleSeries& series, HeatMetric metric,
+                                const std::vector<int64_t>& starts, std::vector<double>& sum,
+                                std::vector<double>& weight) {
+  const int columns = int(starts.size()) - 1;
+  const int64_t first_step = starts.front(), last_step = starts.back() - 1;
+  int c = 0, touched_first = columns, touched_end = 0;
   for (const Sample& s : series.samples()) {
     const int64_t last = int64_t(s.step), first = last - s.count + 1;
-    if (last < g.first_step || first > g.last_step) continue;
+    if (last < first_step || first > last_step) continue;
     const double v = heatValue(s, metric);
     if (!std::isfinite(v)) continue;
-    const int64_t from = std::max(first, g.first_step), to = std::min(last, g.last_step);
-    int c = int(double(from - g.first_step) / g.steps_per_column);
-    for (; c < g.columns && g.columnFirstStep(c) <= to; ++c) {
+    const int64_t from = std::max(first, first_step), to = std::min(last, last_step);
+    while (c > 0 && starts[size_t(c)] > from) --c;  // samples come in step order: rarely
+    while (starts[size_t(c) + 1] <= from) ++c;
+    for (int k = c; k < columns && starts[size_t(k)] <= to; ++k) {
       const int64_t overlap =
-          std::min(to, g.columnLastStep(c)) - std::max(from, g.columnFirstStep(c)) + 1;
+          std::min(to, starts[size_t(k) + 1] - 1) - std::max(from, starts[size_t(k)]) + 1;
       if (overlap <= 0) continue;
-      sum[size_t(c)] += v * double(overlap);
-      weight[size_t(c)] += double(overlap);
+      sum[size_t(k)] += v * double(overlap);
+      weight[size_t(k)] += double(overlap);
+      touched_first = std::min(touched_first, k);
+      touched_end = std::max(touched_end, k + 1);
     }
   }
+  return {touched_first, touched_end};
 }
 
 // The colour scale: robust to one wild cell (a checkpoint's step), as the 2nd to 98th
@@ -149,14 +166,16 @@ HeatMapGrid buildHeatMap(const RunSeries& run, HeatMetric metric, HeatOrder orde
   g.values.assign(size_t(g.rows) * size_t(g.columns), HeatMapGrid::kEmpty);
   g.worst_ranks.assign(g.values.size(), -1);
   std::vector<double> sum(size_t(g.columns)), weight(size_t(g.columns));
+  const std::vector<int64_t> starts = columnStarts(g);
   const bool low_worse = heatLowIsWorse(metric);
   for (int row = 0; row < g.rows; ++row) {
     for (int i = g.rowFirst(row); i <= g.rowLast(row); ++i) {
       const RankSeries& r = run.ranks()[size_t(g.order[size_t(i)])];
-      rankColumns(r.series, metric, g, sum, weight);
-      for (int c = 0; c < g.columns; ++c) {
+      const auto [from, end] = rankColumns(r.series, metric, starts, sum, weight);
+      for (int c = from; c < end; ++c) {
         if (weight[size_t(c)] <= 0) continue;
         const float v = float(sum[size_t(c)] / weight[size_t(c)]);
+        sum[size_t(c)] = weight[size_t(c)] = 0;  // ready for the next rank
         const size_t cell = size_t(row) * size_t(g.columns) + size_t(c);
         const float held = g.values[cell];
         if (std::isnan(held) || (low_worse ? v < held : v > held)) {

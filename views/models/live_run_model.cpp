@@ -113,6 +113,23 @@ void LiveRunModel::addServerLoad(const ServerLoadRow& load) {
   emit updated();
 }
 
+void LiveRunModel::setRanks(const std::vector<RankRow>& ranks) {
+  std::vector<int> missing;
+  for (const RankRow& rank : ranks)
+    if (rank.rank >= 0 && series_.rowOfRank(rank.rank) < 0) missing.push_back(rank.rank);
+  if (missing.size() > 1) {  // a thousand hellos: one reset, not a thousand row insertions
+    beginResetModel();
+    for (int rank : missing) series_.addRank(rank);
+    endResetModel();
+  }
+  for (const RankRow& rank : ranks) {
+    ensureRow(rank.rank);
+    series_.setRank(rank);
+  }
+  host_index_.clear();  // a host may be new
+  announceChanges();
+}
+
 void LiveRunModel::setRank(const RankRow& rank) {
   ensureRow(rank.rank);
   series_.setRank(rank);

@@ -48,6 +48,7 @@ class LiveRunModel : public QAbstractTableModel {
   void addEvent(const EventRow& event);  // marked on the charts (RunSeries::addEvent)
   void addServerLoad(const ServerLoadRow& load);
   void setRank(const RankRow& rank);
+  void setRanks(const std::vector<RankRow>& ranks);  // one dataChanged and updated()
   void finish(const std::string& status);
   void rollBack(int64_t step);  // a restart from the checkpoint at `step` (RunSeries::rollBack)
 

@@ -11,6 +11,7 @@ void registerRecordMetaTypes() {
   qRegisterMetaType<RunRow>();
   qRegisterMetaType<RunSummary>();
   qRegisterMetaType<std::vector<StepRow>>();
+  qRegisterMetaType<std::vector<RankRow>>();
   qRegisterMetaType<StepWindow>();
 }
 

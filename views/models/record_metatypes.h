@@ -14,6 +14,7 @@ Q_DECLARE_METATYPE(ranklab::EventRow)
 Q_DECLARE_METATYPE(ranklab::RunRow)
 Q_DECLARE_METATYPE(ranklab::RunSummary)
 Q_DECLARE_METATYPE(std::vector<ranklab::StepRow>)
+Q_DECLARE_METATYPE(std::vector<ranklab::RankRow>)
 Q_DECLARE_METATYPE(ranklab::StepWindow)
 
 namespace ranklab {

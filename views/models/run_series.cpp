@@ -86,7 +86,27 @@ RankSeries& RunSeries::rankFor(int rank) {
   if (it != ranks_.end() && it->rank == rank) return *it;
   RankSeries fresh;
   fresh.rank = rank;
-  return *ranks_.insert(it, std::move(fresh));
+  fresh.series.setKeep(rank_keep_);
+  const auto index = size_t(it - ranks_.begin());
+  ranks_.insert(it, std::move(fresh));
+  fitRankKeep();
+  return ranks_[index];
+}
+
+void RunSeries::setWorld(int world) {
+  world_ = world;
+  fitRankKeep();
+}
+
+int RunSeries::keepPerRank(int ranks) {
+  return int(std::clamp<int64_t>(kRankSamplesPerRun / std::max(1, ranks), 64, SampleSeries::kKeep));
+}
+
+void RunSeries::fitRankKeep() {
+  const int keep = keepPerRank(std::max(world_, int(ranks_.size())));
+  if (keep == rank_keep_) return;
+  rank_keep_ = keep;
+  for (RankSeries& r : ranks_) r.series.setKeep(keep);
 }
 
 void RunSeries::addStep(const StepRow& s) {
@@ -405,6 +425,7 @@ void RunSeries::absorb(RunSeries&& other) {
                                [](const RankSeries& a, int value) { return a.rank < value; });
     ranks_.insert(it, std::move(r));
   }
+  fitRankKeep();
   for (EvalPoint& e : other.evals_) evals_.push_back(e);
   uses_loss_scale_ = uses_loss_scale_ || other.uses_loss_scale_;
   has_loss_ = has_loss_ || other.has_loss_;

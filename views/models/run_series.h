@@ -79,6 +79,8 @@ class SampleSeries {
  public:
   static constexpr int kKeep = 512;
   void append(const Sample& sample);
+  // Fewer samples kept (a run of thousands of ranks); takes effect at the next merge.
+  void setKeep(int keep) { keep_ = keep; }
   const std::vector<Sample>& samples() const { return samples_; }
   int64_t stepsPerSample() const { return unit_; }
   // Later samples merge until they hold at least `steps` steps (after a stored run's bins).
@@ -91,6 +93,7 @@ class SampleSeries {
  private:
   std::vector<Sample> samples_;
   int64_t unit_ = 1;
+  int keep_ = kKeep;
 };
 
 struct RankSeries {
@@ -172,7 +175,11 @@ class RunSeries {
  public:
   static constexpr int kRecentSteps = 50;
 
-  void setWorld(int world) { world_ = world; }  // ranks expected; 0 = as they appear
+  void setWorld(int world);  // ranks expected; 0 = as they appear
+  // Samples kept a rank: kKeep up to 1,024 ranks, fewer past them (at least 64), so that
+  // 4,096 ranks' curves hold as many samples in all as 1,024 ranks' and memory stops growing.
+  static constexpr int64_t kRankSamplesPerRun = int64_t{SampleSeries::kKeep} * 1024;
+  static int keepPerRank(int ranks);
   // Steps come rank by rank (a stored run): the mean of ranks is built at finish() from
   // the ranks' curves, so ranks may be read by different threads and absorb()ed.
   void setBulkLoad(bool bulk) { bulk_ = bulk; }
@@ -247,7 +254,10 @@ class RunSeries {
   void globalFromRanks();
   void findStraggler();
 
+  void fitRankKeep();  // every rank's curve to keepPerRank() of the ranks now known
+
   int world_ = 0;
+  int rank_keep_ = SampleSeries::kKeep;
   bool bulk_ = false;
   std::vector<RankSeries> ranks_;  // ordered by rank
   SampleSeries global_;

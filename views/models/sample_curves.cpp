@@ -55,7 +55,7 @@ void Sample::merge(const Sample& later) {
 }
 
 void SampleSeries::append(const Sample& sample) {
-  appendHalving(samples_, unit_, kKeep, sample);
+  appendHalving(samples_, unit_, keep_, sample);
 }
 
 int64_t SampleSeries::dropAfter(int64_t step) {
