@@ -297,6 +297,28 @@ class LiveRunModelTest : public QObject {
     QCOMPARE(steps, 3000);
   }
 
+  // A simulation's bins (its steps sent at a pace of their own, 100 ms apart) give its time
+  // per step from its phases (20 ms), as its rows do; a real run's from its clock.
+  void aSimulatedRunsBinsTakeTheirTimeFromTheirPhases() {
+    for (const bool simulated : {true, false}) {
+      RunSeries run;
+      run.setSimulated(simulated);
+      for (int64_t first : {1, 5, 9}) {
+        StepBin bin;
+        bin.rank = 0;
+        bin.first_step = first;
+        bin.last_step = first + 3;
+        bin.steps = 4;
+        bin.forward_ns = 4 * 20'000'000;  // 20 ms a step
+        bin.first_time_ns = first * 100'000'000;
+        bin.last_time_ns = (first + 3) * 100'000'000;
+        run.addBin(bin, 4);
+      }
+      const std::vector<Sample>& samples = run.ranks().front().series.samples();
+      QCOMPARE(sampleValue(samples.back(), Metric::StepMs), simulated ? 20.0 : 100.0);
+    }
+  }
+
   void smoothingIsADebiasedEma() {
     SampleSeries series;
     for (int i = 0; i < 5; ++i) {

@@ -196,11 +196,12 @@ void RunSeries::addBin(const StepBin& b, int64_t width) {
   const PhaseTimes phases = b.phases();
   double phases_s = 0;
   for (int64_t ns : phases) phases_s += double(ns) / kNsPerS;
-  // As addStep: the time since the previous step, or a first step's own phases.
+  // As addStep: the time since the previous step, or a first step's own phases; a
+  // simulation's phases alone (it was sent at a pace of its own).
   double span_s = phases_s;
-  if (r.last_time_ns > 0 && b.last_time_ns > r.last_time_ns)
+  if (!simulated_ && r.last_time_ns > 0 && b.last_time_ns > r.last_time_ns)
     span_s = double(b.last_time_ns - r.last_time_ns) / kNsPerS;
-  else if (b.last_time_ns > b.first_time_ns && b.steps > 0)
+  else if (!simulated_ && b.last_time_ns > b.first_time_ns && b.steps > 0)
     span_s = double(b.last_time_ns - b.first_time_ns) / kNsPerS + phases_s / double(b.steps);
   r.last_time_ns = b.last_time_ns;
   r.epoch = b.epoch;
