@@ -9,6 +9,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QTableView>
+#include <QThread>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "storage/run_store.h"
 #include "views/curve_chart.h"
 #include "views/live_page.h"
+#include "views/loop_watch.h"
 #include "views/main_window.h"
 #include "views/models/log_model.h"
 #include "views/rank_heat_map.h"
@@ -208,6 +210,19 @@ class ManyRanksTest : public QObject {
 
   // A finished simulated run opened from the store: read from its bins, the same spreads,
   // and no loss chart nor loss figure.
+  // What bench/run-thousand-ranks reads at the end of a run: a 300 ms stall of the event
+  // loop is its worst lateness, the rest of its ticks on time.
+  void theLoopWatchSeesAStall() {
+    LoopWatch watch(nullptr);
+    QTimer::singleShot(200, [] { QThread::msleep(300); });
+    QTest::qWait(1200);
+    QVERIFY2(watch.lateMaxMs() >= 250, qPrintable(QString::fromStdString(watch.summary())));
+    QVERIFY2(watch.lateMs(0.5) < watch.lateMaxMs() / 2,
+             qPrintable(QString::fromStdString(watch.summary())));
+    QVERIFY(watch.residentMb() > 1);
+    QVERIFY(QString::fromStdString(watch.summary()).contains(QStringLiteral("a minute before")));
+  }
+
   void aStoredSimulatedRunOpensWithSpreadsAndNoLoss() {
     const QString db = dir_.filePath(QStringLiteral("runs.db"));
     int64_t id = 0;
