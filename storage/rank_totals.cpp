@@ -1,11 +1,8 @@
 #include "storage/rank_totals.h"
 
-#include "storage/run_store.h"
-#include "storage/statement.h"
 #include "storage/step_record.h"
 
-namespace ranklab {
-namespace rank_totals {
+namespace ranklab::rank_totals {
 namespace {
 
 // The columns of rank_totals after run_id, as the steps sum them.
@@ -55,13 +52,4 @@ std::string insertSql() {
   return "INSERT INTO rank_totals SELECT ?1 AS run_id, " + sumsOverSteps();
 }
 
-}  // namespace rank_totals
-
-void RunStore::writeRankTotals(int64_t run_id) {
-  sqlite::Statement clear(db_, path_, "clear rank totals", rank_totals::kClear);
-  sqlite::Query(clear).bind(run_id).run();
-  sqlite::Statement insert(db_, path_, "sum steps per rank", rank_totals::insertSql().c_str());
-  sqlite::Query(insert).bind(run_id).run();
-}
-
-}  // namespace ranklab
+}  // namespace ranklab::rank_totals

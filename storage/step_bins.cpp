@@ -5,6 +5,7 @@
 #include <bit>
 #include <string>
 
+#include "storage/rank_totals.h"
 #include "storage/run_store.h"
 #include "storage/statement.h"
 #include "storage/store_rows.h"
@@ -53,6 +54,13 @@ int64_t RunStore::stepBinWidth(int64_t steps, int64_t ranks) {
 void RunStore::writeRunDigest(int64_t run_id) {
   writeStepBins(run_id);
   writeRankTotals(run_id);
+}
+
+void RunStore::writeRankTotals(int64_t run_id) {
+  Statement clear(db_, path_, "clear rank totals", rank_totals::kClear);
+  Query(clear).bind(run_id).run();
+  Statement insert(db_, path_, "sum steps per rank", rank_totals::insertSql().c_str());
+  Query(insert).bind(run_id).run();
 }
 
 void RunStore::writeStepBins(int64_t run_id) {
