@@ -131,10 +131,7 @@ void LiveRunModel::setRanks(const std::vector<RankRow>& ranks) {
 }
 
 void LiveRunModel::setRank(const RankRow& rank) {
-  ensureRow(rank.rank);
-  series_.setRank(rank);
-  host_index_.clear();  // its host may be new
-  announceChanges();
+  setRanks({rank});
 }
 
 void LiveRunModel::rollBack(int64_t step) {
