@@ -1,7 +1,9 @@
 // Analysis: any stored run (ranklab's own or imported) taken apart across its ranks, as
-// `ranklab analyze` prints it: each rank's time by kind, the collectives' waiting against
-// their transfer, the stragglers, and the critical path with its what-if. A live run's
-// analysis is asked for again every few seconds while the page is shown.
+// `ranklab analyze` prints it: each rank's time by kind (a bar per rank, or past kManyRanks
+// the distribution across ranks), the collectives' waiting against their transfer, the
+// critical path with its what-if, and paged, sortable tables of the stragglers (chronic or
+// moving), of every rank's time, and of the ranks behind in a run that did not finish. A live
+// run's analysis is asked for again every few seconds while the page is shown.
 #pragma once
 
 #include <QTimer>
@@ -10,11 +12,16 @@
 #include "storage/analysis/analysis_results.h"
 
 class QLabel;
+class QStackedWidget;
+class QTabWidget;
 class QTableWidget;
 
 namespace ranklab {
 
+class BreakdownSpreadChart;
 class LoadProgress;
+class PagedRowsModel;
+class PagedTable;
 class RankBreakdownChart;
 
 class AnalysisPage : public QWidget {
@@ -22,8 +29,7 @@ class AnalysisPage : public QWidget {
 
  public:
   static constexpr int kLiveIntervalMs = 2000;
-  // Stragglers listed, worst first: a thousand ranks' rows would say no more.
-  static constexpr int kMaxStragglerRows = 20;
+  enum Tab { StragglersTab, RanksTab, BehindTab };
 
   explicit AnalysisPage(QWidget* parent = nullptr);
 
@@ -34,28 +40,44 @@ class AnalysisPage : public QWidget {
 
   int64_t runId() const { return run_id_; }
   RankBreakdownChart* breakdownChart() const { return breakdown_; }
+  BreakdownSpreadChart* spreadChart() const { return spread_; }
+  bool showsSpread() const;  // the distribution, not a bar per rank
   QTableWidget* pathTable() const { return path_; }
-  QTableWidget* stragglerTable() const { return stragglers_; }
   QTableWidget* collectiveTable() const { return collectives_; }
+  PagedTable* stragglerTable() const { return stragglers_; }
+  PagedTable* rankTable() const { return ranks_; }
+  PagedTable* behindTable() const { return behind_; }
+  QTabWidget* tables() const { return tables_; }
 
  signals:
   void analysisRequested(qint64 run_id);
+  void analysisShown(qint64 run_id);  // its answer is on the page
 
  protected:
   void showEvent(QShowEvent* event) override;
 
  private:
   void request();
+  QWidget* buildTables();
+  void showBreakdown(const RunAnalysis& analysis);
   void fillPath(const RunAnalysis& analysis);
   void fillCollectives(const RunAnalysis& analysis);
+  void fillRankTables(const RunAnalysis& analysis);
+  void fillBehind(const RunAnalysis& analysis);
 
   QLabel* title_;
   LoadProgress* progress_;  // busy while the run is analysed (on the store reader's thread)
+  QStackedWidget* breakdown_stack_;
   RankBreakdownChart* breakdown_;
+  BreakdownSpreadChart* spread_;
   QTableWidget* path_;
   QLabel* what_if_;
   QTableWidget* collectives_;
-  QTableWidget* stragglers_;
+  QTabWidget* tables_;
+  PagedTable* stragglers_;
+  PagedTable* ranks_;
+  QLabel* behind_note_;
+  PagedTable* behind_;
   QLabel* notes_;
   QTimer live_timer_;
   int64_t run_id_ = 0;

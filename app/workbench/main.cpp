@@ -14,6 +14,7 @@
 #include "app/terminal_text.h"
 #include "storage/run_store.h"
 #include "storage/store_files.h"
+#include "views/analysis_page.h"
 #include "views/learn_page.h"
 #include "views/lessons/lesson.h"
 #include "views/live_page.h"
@@ -283,7 +284,22 @@ void scheduleScreenshot(ranklab::MainWindow& window, const QString& png, int aft
           delete opened;
           std::fprintf(stderr, "ranklab-workbench: run %lld shown %.2f s after the start\n",
                        static_cast<long long>(run_id), sinceStartSeconds());
-          QTimer::singleShot(after_ms, &window, take);
+          ranklab::AnalysisPage* analysis = window.analysisPage();
+          if (!analysis->isVisible() || !analysis->loading()) {
+            QTimer::singleShot(after_ms, &window, take);
+            return;
+          }
+          // The analysis page asked for: the picture once its answer is drawn.
+          QObject::connect(
+              analysis, &ranklab::AnalysisPage::analysisShown, &window,
+              [&window, take, after_ms](qint64 id) {
+                std::fprintf(stderr,
+                             "ranklab-workbench: analysis of run %lld shown %.2f s "
+                             "after the start\n",
+                             static_cast<long long>(id), sinceStartSeconds());
+                QTimer::singleShot(after_ms, &window, take);
+              },
+              Qt::SingleShotConnection);
         });
   } else {
     QTimer::singleShot(after_ms, &window, take);
