@@ -3,12 +3,14 @@
 #include <QCheckBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
 #include "views/load_progress.h"
+#include "views/rank_overview.h"
 #include "views/timeline_view.h"
 
 namespace ranklab {
@@ -16,11 +18,14 @@ namespace ranklab {
 TimelinePage::TimelinePage(QWidget* parent)
     : QWidget(parent),
       view_(new TimelineView(this)),
+      overview_(new RankOverview(this)),
       title_(new QLabel(this)),
       first_(new QSpinBox(this)),
       count_(new QSpinBox(this)),
       progress_(new LoadProgress(this)),
       status_(new QLabel(this)),
+      ranks_(new QLabel(this)),
+      rank_(new QSpinBox(this)),
       follow_(new QCheckBox(tr("follow the latest steps"), this)) {
   view_->setObjectName(QStringLiteral("timelineView"));
   QFont font = title_->font();
@@ -40,6 +45,15 @@ TimelinePage::TimelinePage(QWidget* parent)
       follow_->setChecked(false);  // a person chose a window: stay there
       request();
     });
+  rank_->setObjectName(QStringLiteral("timelineRank"));
+  rank_->setRange(0, 1 << 24);
+  rank_->setToolTip(tr("Show this rank's row"));
+  connect(rank_, &QSpinBox::editingFinished, this, [this] { view_->showRank(rank_->value()); });
+  overview_->setObjectName(QStringLiteral("timelineOverview"));
+  overview_->setContentsMargins(0, TimelineView::kLegendHeight, 0, TimelineView::kAxisHeight);
+  connect(overview_, &RankOverview::rowChosen, this,
+          [this](int row) { view_->setFirstRow(row - view_->rowsShown() / 2); });
+  connect(view_, &TimelineView::rowsMoved, this, &TimelinePage::ranksMoved);
   auto* fit = new QPushButton(tr("Fit"), this);
   connect(fit, &QPushButton::clicked, view_, &TimelineView::fit);
   connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
@@ -64,18 +78,45 @@ TimelinePage::TimelinePage(QWidget* parent)
   controls->addWidget(count_);
   controls->addWidget(follow_);
   controls->addWidget(fit);
+  controls->addWidget(new QLabel(tr("rank"), this));
+  controls->addWidget(rank_);
   controls->addStretch(1);
   controls->addWidget(new QLabel(tr("wheel: zoom · drag: pan · hover: durations"), this));
 
   auto* status = new QHBoxLayout;
   status->addWidget(progress_);
   status->addWidget(status_, 1);
+  status->addWidget(ranks_);
+
+  auto* plot = new QHBoxLayout;
+  plot->setSpacing(2);
+  plot->addWidget(view_, 1);
+  plot->addWidget(overview_);
+  overview_->hide();
 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(title_);
   layout->addLayout(controls);
   layout->addLayout(status);
-  layout->addWidget(view_, 1);
+  layout->addLayout(plot, 1);
+}
+
+void TimelinePage::ranksMoved() {
+  const int total = int(view_->data().ranks.size());
+  const bool window = view_->rowsShown() < total;
+  overview_->setVisible(window);
+  overview_->setWindow(view_->firstRow(), view_->rowsShown());
+  ranks_->setText(ranksText());
+}
+
+QString TimelinePage::ranksText() const {
+  const std::vector<int>& ranks = view_->data().ranks;
+  const int first = view_->firstRow(), shown = view_->rowsShown();
+  if (shown >= int(ranks.size())) return {};
+  const QLocale locale;
+  return tr("ranks %1–%2 of %3 (Shift+wheel, or click the strip at the right)")
+      .arg(locale.toString(ranks[size_t(first)]), locale.toString(ranks[size_t(first + shown - 1)]),
+           locale.toString(int(ranks.size())));
 }
 
 void TimelinePage::setRun(int64_t run_id, const QString& label, bool align, int64_t latest_step,
@@ -159,7 +200,9 @@ void TimelinePage::setTimeline(const TimelineRequest& request, const TimelineDat
     first_->setValue(int(data.first_step));
   }
   status_->setText(spanCapText(data));
+  overview_->setRanks(data.ranks, ownWorkMs(data));
   view_->setData(data, same_window);
+  ranksMoved();
 }
 
 void TimelinePage::setFailed() {

@@ -1,6 +1,7 @@
 // Timeline: the per-rank Gantt of phases for a window of steps of the run on the live
-// page. The steps come from the store (the window is asked for, never waited on); while a
-// run is live and "follow" is on, the window follows its latest steps.
+// page; past the rows that fit, a window of its ranks beside an overview of all of them. The steps
+// come from the store (the window is asked for, never waited on); while a run is live and "follow"
+// is on, the window follows its latest steps.
 #pragma once
 
 #include <QTimer>
@@ -16,6 +17,7 @@ class QSpinBox;
 namespace ranklab {
 
 class LoadProgress;
+class RankOverview;
 class TimelineView;
 
 class TimelinePage : public QWidget {
@@ -38,6 +40,8 @@ class TimelinePage : public QWidget {
   void showWindow(int64_t first_step, int count);
 
   TimelineView* view() const { return view_; }
+  RankOverview* overview() const { return overview_; }
+  QString ranksText() const;  // "ranks 0–57 of 1,024 …" while a window of the ranks shows
   int64_t runId() const { return run_id_; }
   // What the page says beside the view: the cap's line, or what is being read.
   QString statusText() const;
@@ -51,14 +55,18 @@ class TimelinePage : public QWidget {
 
  private:
   void request();
-  void refine();  // the person zoomed or panned: lay the kept window's spans out for the view
+  void refine();      // the person zoomed or panned: lay the kept window's spans out for the view
+  void ranksMoved();  // the overview and the line follow the view's window of ranks
 
   TimelineView* view_;
+  RankOverview* overview_;
   QLabel* title_;
   QSpinBox* first_;
   QSpinBox* count_;
   LoadProgress* progress_;
   QLabel* status_;
+  QLabel* ranks_;
+  QSpinBox* rank_;
   QCheckBox* follow_;
   QTimer refine_timer_;
   QTimer follow_timer_;

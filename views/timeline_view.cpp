@@ -20,8 +20,8 @@ namespace ranklab {
 namespace {
 
 constexpr int kGutter = 70;  // rank labels
-constexpr int kLegend = 28;  // phase colours on top
-constexpr int kAxis = 44;    // ticks and the axis title below
+constexpr int kLegend = TimelineView::kLegendHeight;
+constexpr int kAxis = TimelineView::kAxisHeight;
 constexpr int kRight = 16;
 
 // The strip of a sampled step's device pieces: each piece in its phase's colour, darker; the
@@ -66,7 +66,9 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 }
 
 void TimelineView::setData(TimelineData data, bool keep_view) {
+  const bool ranks_changed = data.ranks != data_.ranks;
   data_ = std::move(data);
+  if (ranks_changed) setFirstRow(first_row_);    // the window kept as the run goes on
   if (!keep_view || view_end_ <= view_begin_) {  // the data moved, not the person: no viewMoved
     view_begin_ = data_.begin_ms;
     view_end_ = std::max(data_.end_ms, data_.begin_ms + 1e-3);
@@ -114,20 +116,43 @@ double TimelineView::msOf(double x) const {
   return view_begin_ + (x - plot.left()) / plot.width() * (view_end_ - view_begin_);
 }
 
+int TimelineView::rowsShown() const {
+  const int ranks = std::max<int>(1, int(data_.ranks.size()));
+  return std::clamp(plotRect().height() / kMinRowHeight, 1, ranks);
+}
+
+void TimelineView::setFirstRow(int row) {
+  row = std::clamp(row, 0, std::max(0, int(data_.ranks.size()) - rowsShown()));
+  const bool moved = row != first_row_;
+  first_row_ = row;
+  update();
+  if (moved || data_.ranks.size() > size_t(rowsShown())) emit rowsMoved();
+}
+
+bool TimelineView::showRank(int rank) {
+  const int row = rowOf(rank);
+  if (row >= int(data_.ranks.size()) || data_.ranks[size_t(row)] != rank) return false;
+  if (!rowShown(row)) setFirstRow(row - rowsShown() / 2);
+  return true;
+}
+
+bool TimelineView::rowShown(int row) const {
+  return row >= first_row_ && row < first_row_ + rowsShown();
+}
+
 int TimelineView::rowHeight() const {
-  const int rows = std::max<int>(1, int(data_.ranks.size()));
-  return std::clamp(plotRect().height() / rows, 8, 90);
+  return std::clamp(plotRect().height() / rowsShown(), kMinRowHeight, 90);
 }
 
 int TimelineView::rowTop(int row) const {
-  return plotRect().top() + row * rowHeight();
+  return plotRect().top() + (row - first_row_) * rowHeight();
 }
 
 int TimelineView::rankAt(const QPoint& point) const {
   const QRect plot = plotRect();
   if (!plot.contains(point) || data_.ranks.empty()) return -1;
-  const int row = (point.y() - plot.top()) / rowHeight();
-  return row >= 0 && row < int(data_.ranks.size()) ? data_.ranks[size_t(row)] : -1;
+  const int row = first_row_ + (point.y() - plot.top()) / rowHeight();
+  return rowShown(row) && row < int(data_.ranks.size()) ? data_.ranks[size_t(row)] : -1;
 }
 
 int TimelineView::rowOf(int rank) const {
@@ -246,7 +271,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
 
   // Rows.
   const int h = rowHeight();
-  for (size_t row = 0; row < data_.ranks.size() && rowTop(int(row)) < plot.bottom(); ++row) {
+  const size_t last_row = std::min(data_.ranks.size(), size_t(first_row_ + rowsShown()));
+  for (size_t row = size_t(first_row_); row < last_row; ++row) {
     painter.setPen(rankColour(data_.ranks[row]).darker(130));
     painter.drawText(QRect(4, rowTop(int(row)), kGutter - 10, h), Qt::AlignVCenter | Qt::AlignRight,
                      tr("rank %1").arg(data_.ranks[row]));
@@ -296,14 +322,16 @@ void TimelineView::drawDevice(QPainter& painter) const {
     return QRectF(row.left(), row.top(), row.width(), row.height() / 3);
   };
   for (const auto& [at, window] : windows) {
-    if (window.second < view_begin_ || window.first > view_end_) continue;
+    if (window.second < view_begin_ || window.first > view_end_ || !rowShown(rowOf(at.first)))
+      continue;
     const QRectF band = strip(at.first, window.first, window.second);
     painter.fillRect(band, deviceIdleColour());
     painter.setPen(Qt::white);
     painter.drawLine(band.bottomLeft(), band.bottomRight());
   }
   for (const TimelineDevicePiece& piece : data_.device) {
-    if (piece.end_ms < view_begin_ || piece.start_ms > view_end_) continue;
+    if (piece.end_ms < view_begin_ || piece.start_ms > view_end_ || !rowShown(rowOf(piece.rank)))
+      continue;
     const QRectF box = strip(piece.rank, piece.start_ms, piece.end_ms);
     painter.fillRect(box, phaseColour(devicePhase(piece.kind)).darker(130));
     painter.setPen(Qt::white);
@@ -320,7 +348,8 @@ void TimelineView::drawDevice(QPainter& painter) const {
 void TimelineView::drawHops(QPainter& painter) const {
   const QColor comm = phaseColour(commPhase);
   for (const TimelineHop& hop : data_.hops) {
-    if (hop.end_ms < view_begin_ || hop.start_ms > view_end_) continue;
+    if (hop.end_ms < view_begin_ || hop.start_ms > view_end_ || !rowShown(rowOf(hop.rank)))
+      continue;
     const QRectF row = boxOf(hop.rank, hop.start_ms, hop.end_ms, 1.0);
     const QRectF box(row.left(), row.bottom() - row.height() / 3, row.width(), row.height() / 3);
     const bool second = hop.kind == "ring-ag" || hop.kind == "ps-reply";  // the way back
@@ -342,10 +371,9 @@ QRectF TimelineView::boxOf(int rank, double start_ms, double end_ms, double min_
 
 // Each step's phases, or a pipeline's passes labelled with their micro-batch.
 void TimelineView::drawBars(QPainter& painter) const {
-  const int bottom = plotRect().bottom();
   for (const TimelineBar& bar : data_.bars) {
     if (bar.end_ms < view_begin_ || bar.start_ms > view_end_) continue;
-    if (rowTop(rowOf(bar.rank)) > bottom) continue;  // a row past the plot's height
+    if (!rowShown(rowOf(bar.rank))) continue;  // a rank outside the window
     const QRectF box = boxOf(bar.rank, bar.start_ms, bar.end_ms, 1.0);
     painter.fillRect(box,
                      bar.phase == commPhase ? commGroupColour(bar.group) : phaseColour(bar.phase));
@@ -384,7 +412,7 @@ void TimelineView::drawSpans(QPainter& painter) const {
   for (const TimelineSpan& span : data_.spans) {
     if (span.end_ms < view_begin_ || span.start_ms > view_end_) continue;
     const int row = rowOf(span.rank);
-    if (rowTop(row) > plot.bottom()) continue;
+    if (!rowShown(row)) continue;
     const QRectF box = boxOf(span.rank, span.start_ms, span.end_ms, 2.0).intersected(across);
     if (seen.emplace(row, int(box.left()), int(box.right())).second)
       rows[row].push_back({box, &span.kind});
@@ -445,7 +473,7 @@ void TimelineView::drawMarks(QPainter& painter) const {
     if (!kinds.contains(mark.kind)) kinds << mark.kind;
   }
   for (const TimelineMark& mark : data_.marks) {
-    if (mark.at_ms < view_begin_ || mark.at_ms > view_end_) continue;
+    if (mark.at_ms < view_begin_ || mark.at_ms > view_end_ || !rowShown(rowOf(mark.rank))) continue;
     const auto place = places.find({mark.rank, mark.at_ms});
     if (place == places.end()) continue;  // an earlier mark at the same place drew it
     const QStringList kinds = place->second;
@@ -469,7 +497,15 @@ void TimelineView::drawMarks(QPainter& painter) const {
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {
-  const double notches = event->angleDelta().y() / 120.0;
+  // Shift: other ranks, a few rows a notch (X11 turns Shift+wheel into a horizontal wheel).
+  const QPoint delta = event->angleDelta();
+  if (event->modifiers() & Qt::ShiftModifier) {
+    const int notches = (delta.y() != 0 ? delta.y() : delta.x()) / 120;
+    setFirstRow(first_row_ - 3 * notches);
+    event->accept();
+    return;
+  }
+  const double notches = delta.y() / 120.0;
   zoom(std::pow(1.25, notches), event->position().x());
   event->accept();
 }
@@ -493,6 +529,11 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     QToolTip::hideText();
   else
     QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  setFirstRow(first_row_);
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* event) {

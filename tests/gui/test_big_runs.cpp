@@ -8,6 +8,7 @@
 #include <QProgressBar>
 #include <QTableView>
 #include <QTimer>
+#include <QWheelEvent>
 #include <QtTest>
 #include <algorithm>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "views/main_window.h"
 #include "views/models/paged_rows.h"
 #include "views/paged_table.h"
+#include "views/rank_overview.h"
 #include "views/runs_page.h"
 #include "views/spread_curves.h"
 #include "views/timeline_page.h"
@@ -221,6 +223,45 @@ class BigRunsTest : public QObject {
     QVERIFY(window.grab().width() > 0);
     QVERIFY2(underBound(watch, "the runs page"),
              qPrintable(QStringLiteral("the runs page stalled %1 ms").arg(watch.longestMs())));
+  }
+
+  // The timeline of a thousand ranks: a window of rows that read, an overview of every rank
+  // beside it, and the window moved to a rank by the rank field, the strip, Shift+wheel.
+  void aThousandRanksTimelineShowsAWindowOfRanksBesideAllOfThem() {
+    WorkbenchOptions options;
+    options.db_path = db_;
+    options.open_run = ranks_run_;
+    MainWindow window(options);
+    window.resize(1400, 900);
+    QSignalSpy shown(&window, &MainWindow::runShown);
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
+    window.showPage(MainWindow::TimelineTab);
+    TimelinePage* page = window.timelinePage();
+    TimelineView* view = page->view();
+    QTRY_COMPARE_WITH_TIMEOUT(int(view->data().ranks.size()), kRanks, 20000);
+    QVERIFY(view->rowsShown() < kRanks);
+    QVERIFY(view->rowsShown() * TimelineView::kMinRowHeight <= view->plotRect().height());
+    QVERIFY(page->overview()->isVisible());
+    QVERIFY2(page->ranksText().startsWith(QStringLiteral("ranks 0–")),
+             qPrintable(page->ranksText()));
+    QVERIFY(view->showRank(777));
+    QVERIFY(view->firstRow() <= 777 && 777 < view->firstRow() + view->rowsShown());
+    const int row_y = view->plotRect().top() +
+                      (777 - view->firstRow()) * view->plotRect().height() / view->rowsShown();
+    const QString text = view->describeAt(QPoint(view->plotRect().left() + 2, row_y + 4));
+    QVERIFY2(text.isEmpty() || text.startsWith(QStringLiteral("rank 777")), qPrintable(text));
+    // A click on the strip's top shows the first ranks again; Shift+wheel moves three rows.
+    QTest::mouseClick(page->overview(), Qt::LeftButton, {},
+                      page->overview()->contentsRect().topLeft() + QPoint(5, 1));
+    QCOMPARE(view->firstRow(), 0);
+    QWheelEvent wheel(QPointF(200, 200), view->mapToGlobal(QPointF(200, 200)), {}, {0, -120},
+                      Qt::NoButton, Qt::ShiftModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(view, &wheel);
+    QCOMPARE(view->firstRow(), 3);
+    QVERIFY(page->overview()
+                ->describeAt(page->overview()->contentsRect().top())
+                .contains(QStringLiteral("own work up to")));
   }
 
   void manySpansOpenCappedWithALineThatSaysSo() {

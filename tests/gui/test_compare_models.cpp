@@ -102,6 +102,9 @@ class CompareModelsTest : public QObject {
     QCOMPARE(value(QStringLiteral("samples/s"), 0), QStringLiteral("100"));  // 2 x 100 / 2 s
     QCOMPARE(value(QStringLiteral("MB sent (all ranks)"), 0), QStringLiteral("4.0"));
     QCOMPARE(value(QStringLiteral("comm ms/step (mean)"), 1), QStringLiteral("2.00"));
+    // The spread across ranks, side by side: all alike here, the last of the equals named.
+    QCOMPARE(value(QStringLiteral("wait ms/step across ranks: median · p90 · max"), 0),
+             QStringLiteral("0.50 · 0.50 · 0.50 (rank %1)").arg(a.parallel.ranks - 1));
     QCOMPARE(value(QStringLiteral("layout (data × pipeline × tensor)"), 0),
              QStringLiteral("%1 × 1 × 1").arg(a.parallel.ranks));
     QCOMPARE(value(QStringLiteral("pipeline bubble (formula)"), 0), QStringLiteral("–"));

@@ -131,6 +131,21 @@ QVariant SettingsDiffModel::headerData(int section, Qt::Orientation orientation,
 
 SummaryCompareModel::SummaryCompareModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+// How a per-rank figure spreads across a run's ranks, to compare runs of any size side by
+// side: "12.00 · 12.01 · 14.40 (rank 777)", the rank that has the most named.
+QString SummaryCompareModel::spreadText(std::vector<std::pair<double, int>> values) {
+  if (values.empty()) return QStringLiteral("–");
+  std::sort(values.begin(), values.end());
+  const auto at = [&](double q) {
+    return values[size_t(std::lround(q * double(values.size() - 1)))];
+  };
+  return tr("%1 · %2 · %3 (rank %4)")
+      .arg(at(0.5).first, 0, 'f', 2)
+      .arg(at(0.9).first, 0, 'f', 2)
+      .arg(values.back().first, 0, 'f', 2)
+      .arg(values.back().second);
+}
+
 // The summaries' rows, top down.
 QStringList SummaryCompareModel::metricNames() {
   return {tr("status"),
@@ -148,6 +163,8 @@ QStringList SummaryCompareModel::metricNames() {
           tr("compute ms/step (mean)"),
           tr("comm ms/step (mean)"),
           tr("wait ms/step (mean)"),
+          tr("compute ms/step across ranks: median · p90 · max"),
+          tr("wait ms/step across ranks: median · p90 · max"),
           tr("layout (data × pipeline × tensor)"),
           tr("pipeline bubble (formula)"),
           tr("memory held per rank, MB (largest)")};
@@ -166,6 +183,7 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
     double compute = 0, comm = 0, wait = 0, wait_s = 0;
     int64_t held = 0;
     int counted = 0;
+    std::vector<std::pair<double, int>> compute_of, wait_of;  // ms/step, rank
     for (const RankSeries& rank : c.series.ranks()) {
       steps = std::max(steps, rank.steps);
       samples += rank.samples;
@@ -177,6 +195,8 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
       compute += rank.computeSeconds() * 1e3 / double(rank.steps);
       comm += rank.commSeconds() * 1e3 / double(rank.steps);
       wait += rank.waitSeconds() * 1e3 / double(rank.steps);
+      compute_of.emplace_back(rank.computeSeconds() * 1e3 / double(rank.steps), rank.rank);
+      wait_of.emplace_back(rank.waitSeconds() * 1e3 / double(rank.steps), rank.rank);
       ++counted;
     }
     const auto& global = c.series.global().samples();
@@ -212,6 +232,8 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
         counted ? QString::number(compute / counted, 'f', 2) : QStringLiteral("–"),
         counted ? QString::number(comm / counted, 'f', 2) : QStringLiteral("–"),
         counted ? QString::number(wait / counted, 'f', 2) : QStringLiteral("–"),
+        spreadText(compute_of),
+        spreadText(wait_of),
         layoutText(parallel),
         bubbleText(parallel, counted ? wait_s / counted : 0, r.train_s),
         held > 0 ? QString::number(double(held) / 1e6, 'f', 1) : QStringLiteral("–")};

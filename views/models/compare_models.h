@@ -7,6 +7,7 @@
 #include <QPointF>
 #include <QStringList>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "storage/analysis/step_measure.h"
@@ -74,6 +75,7 @@ class SummaryCompareModel : public QAbstractTableModel {
 
  private:
   static QStringList metricNames();
+  static QString spreadText(std::vector<std::pair<double, int>> values);
   QStringList metrics_;              // row titles
   QStringList runs_;                 // column titles
   std::vector<QStringList> values_;  // [metric][run]

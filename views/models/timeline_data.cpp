@@ -409,4 +409,15 @@ QString describeMark(const TimelineMark& mark) {
       .arg(mark.text);
 }
 
+std::vector<double> ownWorkMs(const TimelineData& data) {
+  std::vector<double> own(data.ranks.size(), 0.0);
+  for (const TimelineBar& bar : data.bars) {
+    if (bar.phase == waitPhase) continue;
+    const auto row = std::lower_bound(data.ranks.begin(), data.ranks.end(), bar.rank);
+    if (row != data.ranks.end() && *row == bar.rank)
+      own[size_t(row - data.ranks.begin())] += bar.end_ms - bar.start_ms;
+  }
+  return own;
+}
+
 }  // namespace ranklab

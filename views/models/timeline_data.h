@@ -113,6 +113,10 @@ TimelineData buildTimeline(int64_t run_id, const std::vector<StepRow>& steps, bo
                            const std::vector<SpanRow>& spans = {},
                            const std::vector<EventRow>& events = {});
 
+// Each rank's time in the window's bars outside waiting for others (data.ranks' order, ms):
+// what the timeline's overview of all ranks colours them by.
+std::vector<double> ownWorkMs(const TimelineData& data);
+
 // "rank 2 · step 412 · backward 12.30 ms (1234.50 → 1246.80 ms)"
 QString describeBar(const TimelineBar& bar);
 // "rank 1 · evaluate after step 468 · 38.20 ms (1250.10 → 1288.30 ms)"
