@@ -12,6 +12,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <fstream>
+#include <memory>
 
 #include "storage/run_store.h"
 #include "views/analysis_page.h"
@@ -154,6 +155,19 @@ class BigRunsTest : public QObject {
   QString db_;
   int64_t ranks_run_ = 0, spans_run_ = 0;
 
+  // A window with `run_id` shown; null when it did not show within 20 s.
+  std::unique_ptr<MainWindow> windowShowing(int64_t run_id) {
+    WorkbenchOptions options;
+    options.db_path = db_;
+    options.open_run = run_id;
+    auto window = std::make_unique<MainWindow>(options);
+    window->resize(1400, 900);
+    QSignalSpy shown(window.get(), &MainWindow::runShown);
+    window->show();
+    if (!shown.wait(20000) && shown.isEmpty()) return nullptr;
+    return window;
+  }
+
  private slots:
   void initTestCase() {
     db_ = dir_.filePath(QStringLiteral("runs.db"));
@@ -228,14 +242,9 @@ class BigRunsTest : public QObject {
   // The timeline of a thousand ranks: a window of rows that read, an overview of every rank
   // beside it, and the window moved to a rank by the rank field, the strip, Shift+wheel.
   void aThousandRanksTimelineShowsAWindowOfRanksBesideAllOfThem() {
-    WorkbenchOptions options;
-    options.db_path = db_;
-    options.open_run = ranks_run_;
-    MainWindow window(options);
-    window.resize(1400, 900);
-    QSignalSpy shown(&window, &MainWindow::runShown);
-    window.show();
-    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
+    const auto shown = windowShowing(ranks_run_);
+    QVERIFY(shown);
+    MainWindow& window = *shown;
     window.showPage(MainWindow::TimelineTab);
     TimelinePage* page = window.timelinePage();
     TimelineView* view = page->view();
@@ -265,14 +274,9 @@ class BigRunsTest : public QObject {
   }
 
   void manySpansOpenCappedWithALineThatSaysSo() {
-    WorkbenchOptions options;
-    options.db_path = db_;
-    options.open_run = spans_run_;
-    MainWindow window(options);
-    window.resize(1400, 900);
-    QSignalSpy shown(&window, &MainWindow::runShown);
-    window.show();
-    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 20000);
+    const auto shown = windowShowing(spans_run_);
+    QVERIFY(shown);
+    MainWindow& window = *shown;
     StallWatch watch;
     watch.start();
     window.showPage(MainWindow::TimelineTab);
