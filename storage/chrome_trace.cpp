@@ -220,15 +220,36 @@ void writeDevicePiece(TraceWriter& trace, const SpanRow& s, const std::map<int, 
       "{\"step\":" + std::to_string(s.step) + ",\"layer\":" + std::to_string(s.part) + "}");
 }
 
+// The rows of `rows` inside the window; the launcher's (rank -1) all kept: they judge the run.
+template <typename Row>
+std::vector<Row> inWindow(std::vector<Row> rows, const TraceWindow& window) {
+  if (window.whole()) return rows;
+  std::erase_if(rows, [&](const Row& r) {
+    return r.rank >= 0 && (!window.hasStep(r.step) || !window.hasRank(r.rank));
+  });
+  return rows;
+}
+
 }  // namespace
 
-int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out) {
+bool TraceWindow::whole() const {
+  return ranks.empty() && first_step == std::numeric_limits<int64_t>::min() &&
+         last_step == std::numeric_limits<int64_t>::max();
+}
+
+int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out,
+                         const TraceWindow& window) {
   const auto run = store.run(run_id);
   if (!run) throw std::runtime_error(store.path() + ": no run with id " + std::to_string(run_id));
-  const std::vector<StepRow> steps = store.steps(run_id);
-  const std::vector<SpanRow> spans = store.spans(run_id);
+  // A window of steps is read alone (the timeline's query), not the whole run.
+  const std::vector<StepRow> steps =
+      inWindow(window.whole() ? store.steps(run_id)
+                              : store.stepsBetween(run_id, window.first_step, window.last_step),
+               window);
+  const std::vector<SpanRow> spans = inWindow(store.spans(run_id), window);
   const std::map<int, int64_t> shift = rankShifts(steps);
-  const std::vector<RankRow> ranks = store.ranks(run_id);
+  std::vector<RankRow> ranks = store.ranks(run_id);
+  std::erase_if(ranks, [&](const RankRow& r) { return !window.hasRank(r.rank); });
   std::set<int> seen;
   for (const RankRow& r : ranks) seen.insert(r.rank);
   for (const StepRow& s : steps) seen.insert(s.rank);
@@ -261,14 +282,17 @@ int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out) {
                    "{\"after_step\":" + std::to_string(span.step) + "}");
   }
   writePieces(trace, spans, shift);
-  for (const EventRow& e : store.events(run_id)) writeEvent(trace, e, shift, step_end);
+  for (const EventRow& e : inWindow(store.events(run_id), window))
+    writeEvent(trace, e, shift, step_end);
   out << "\n]}\n";
   return trace.count();
 }
 
-int64_t exportChromeTrace(RunStore& store, int64_t run_id, const std::string& path) {
-  return writeFileWhole(path, "the trace export",
-                        [&](std::ostream& out) { return writeChromeTrace(store, run_id, out); });
+int64_t exportChromeTrace(RunStore& store, int64_t run_id, const std::string& path,
+                          const TraceWindow& window) {
+  return writeFileWhole(path, "the trace export", [&](std::ostream& out) {
+    return writeChromeTrace(store, run_id, out, window);
+  });
 }
 
 }  // namespace ranklab

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
+#include <set>
 #include <string>
 
 #include "storage/run_store.h"
@@ -22,11 +24,24 @@ enum TraceThread {
   kDeviceThread = 5
 };
 
+// The part of a run a trace holds: a thousand ranks' 2,000 steps are 14 million events (2
+// GB of JSON), more than a browser's viewer opens; a window of steps and ranks is not.
+struct TraceWindow {
+  int64_t first_step = std::numeric_limits<int64_t>::min();
+  int64_t last_step = std::numeric_limits<int64_t>::max();
+  std::set<int> ranks;  // empty: every rank
+  bool whole() const;
+  bool hasStep(int64_t step) const { return step >= first_step && step <= last_step; }
+  bool hasRank(int rank) const { return ranks.empty() || ranks.count(rank) > 0; }
+};
+
 // Writes the trace of `run_id` (throws naming the store if there is no such run); returns
 // the number of trace events written.
-int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out);
+int64_t writeChromeTrace(RunStore& store, int64_t run_id, std::ostream& out,
+                         const TraceWindow& window = {});
 
 // The same, to `path`, whole or not at all (see storage/atomic_file.h).
-int64_t exportChromeTrace(RunStore& store, int64_t run_id, const std::string& path);
+int64_t exportChromeTrace(RunStore& store, int64_t run_id, const std::string& path,
+                          const TraceWindow& window = {});
 
 }  // namespace ranklab

@@ -51,6 +51,53 @@ int64_t parseCount(const std::string& option, const std::string& text, int64_t l
   return n;
 }
 
+// "FIRST:LAST", two step numbers, FIRST <= LAST.
+std::pair<int64_t, int64_t> parseStepRange(const std::string& text) {
+  const auto colon = text.find(':');
+  const auto bad = [&text] {
+    return UsageError("--step-range: \"" + text +
+                      "\" is not FIRST:LAST, two step numbers with FIRST <= LAST (e.g. 100:200)");
+  };
+  if (colon == std::string::npos) throw bad();
+  int64_t first = 0, last = 0;
+  try {
+    first = parseCount("--step-range", text.substr(0, colon), 0, int64_t{1} << 40);
+    last = parseCount("--step-range", text.substr(colon + 1), 0, int64_t{1} << 40);
+  } catch (const UsageError&) {
+    throw bad();
+  }
+  if (first > last) throw bad();
+  return {first, last};
+}
+
+// "0-15,777": ranks and ranges of ranks, comma-separated.
+std::vector<int> parseRankList(const std::string& text) {
+  std::vector<int> ranks;
+  const auto bad = [&text](const std::string& item) {
+    return UsageError("--rank-list: \"" + item + "\" in \"" + text +
+                      "\" is not a rank or a range of ranks (e.g. 0-15,777; ranks 0.." +
+                      std::to_string(kMaxRanks - 1) + ")");
+  };
+  std::string::size_type start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    const auto dash = item.find('-', 1);
+    try {
+      const int64_t from = parseCount("--rank-list", item.substr(0, dash), 0, kMaxRanks - 1);
+      const int64_t to =
+          dash == std::string::npos
+              ? from
+              : parseCount("--rank-list", item.substr(dash + 1), from, kMaxRanks - 1);
+      for (int64_t r = from; r <= to; ++r) ranks.push_back(int(r));
+    } catch (const UsageError&) {
+      throw bad(item);
+    }
+    start = comma + 1;
+  }
+  return ranks;
+}
+
 // "2G", "512M", "64K" or bytes (decimal units, as the memory estimate prints them).
 double parseSize(const std::string& option, const std::string& text) {
   size_t used = 0;
@@ -113,6 +160,10 @@ CliArgs parseArgs(int argc, char** argv) {
       args.ranks = parseRanks(value());
     else if (a == "--steps")
       args.steps = parseCount(a, value(), 1, int64_t{1} << 40);
+    else if (a == "--step-range")
+      args.step_range = parseStepRange(value());
+    else if (a == "--rank-list")
+      args.rank_list = parseRankList(value());
     else if (a == "--top")
       args.top = static_cast<int>(parseCount(a, value(), 1, 100000));
     else if (a == "--run")

@@ -19,8 +19,11 @@ struct UsageError : std::runtime_error {
 struct CliArgs {
   std::vector<std::string> positional;
   std::string db;
-  std::string csv;        // runs export: the step rows' file to write
-  std::string trace;      // runs export: the Chrome trace file to write
+  std::string csv;    // runs export: the step rows' file to write
+  std::string trace;  // runs export: the Chrome trace file to write
+  // runs export --trace: only steps FIRST..LAST (--step-range) of these ranks (--rank-list)
+  std::optional<std::pair<int64_t, int64_t>> step_range;
+  std::vector<int> rank_list;
   std::string text_from;  // run: the job's text from this file; JOB.toml only names it
   std::string worker;     // ranklab-worker; "" = beside this executable
   std::string name;       // import: the run's name

@@ -63,6 +63,7 @@ commands:
   runs tag ID TAG... / runs untag ID TAG...                add or remove tags
   runs export ID --csv FILE                                its step rows (one per rank per step; FILE "-": stdout)
   runs export ID --trace FILE.json                         Chrome Trace Event JSON (Perfetto, chrome://tracing)
+        [--step-range FIRST:LAST] [--rank-list 0-15,777]   only those steps of those ranks
   runs delete ID                                           remove a run and all its rows
   compare ID ID...                                         the settings that differ, summaries side by side
   import PATH... [--name N]                                PyTorch profiler traces (files, or a folder of

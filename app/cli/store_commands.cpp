@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "app/cli/analysis_report.h"
 #include "app/cli/attach_command.h"
@@ -113,9 +114,23 @@ int editTags(RunStore& store, const CliArgs& args, int64_t id, bool add) {
   return 0;
 }
 
+// Past this many events a whole-run trace gets a note: a browser's viewer struggles.
+constexpr int64_t kLargeTraceEvents = 2'000'000;
+
+TraceWindow traceWindow(const CliArgs& args) {
+  TraceWindow window;
+  if (args.step_range) std::tie(window.first_step, window.last_step) = *args.step_range;
+  window.ranks.insert(args.rank_list.begin(), args.rank_list.end());
+  return window;
+}
+
 int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
   if (args.csv.empty() && args.trace.empty())
     throw UsageError("runs export ID needs --csv FILE or --trace FILE.json (or both)");
+  if (args.trace.empty() && (args.step_range || !args.rank_list.empty()))
+    throw UsageError(
+        "runs export: --step-range and --rank-list choose what --trace holds; "
+        "give --trace FILE.json");
   // "-" is standard output: the export alone goes there, and what was written is said on
   // standard error.
   const bool to_stdout = args.csv == "-" || args.trace == "-";
@@ -134,12 +149,17 @@ int exportRun(RunStore& store, const CliArgs& args, int64_t id) {
       report << "run " << id << ": " << rows << " step rows written to " << args.csv << "\n";
   }
   if (!args.trace.empty()) {
-    const int64_t events = exportChromeTrace(store, id, args.trace);
+    const TraceWindow window = traceWindow(args);
+    const int64_t events = exportChromeTrace(store, id, args.trace, window);
     result["trace_events"] = events;
     result["trace"] = args.trace;
     if (!args.json)
       report << "run " << id << ": " << events << " trace events written to " << args.trace
              << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
+    if (window.whole() && events > kLargeTraceEvents)
+      std::cerr << "note: a trace of " << events << " events is slow or too large to open in a "
+                << "browser's viewer; --step-range FIRST:LAST and --rank-list 0-15,777 write a "
+                   "part of the run\n";
   }
   if (args.json) printJson(std::cout, result, std::cerr);
   return 0;

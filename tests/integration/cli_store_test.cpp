@@ -173,6 +173,27 @@ TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
   for (const auto& [id, ends] : flows)
     EXPECT_EQ(ends.second, ends.first % 4 + 1) << "flow " << id << " from pid " << ends.first;
 
+  // A part of the run: steps 20..30 of ranks 1 and 3 (what a thousand ranks' trace needs).
+  const auto part = runCli("runs export 1 --trace " + path +
+                           " --step-range 20:30 --rank-list 1,3 --db " + db());
+  ASSERT_EQ(part.exit_code, 0) << part.out;
+  std::ifstream part_in(path);
+  const auto windowed = nlohmann::json::parse(part_in);
+  std::set<int> part_named;
+  std::map<int64_t, int> part_hops;
+  for (const auto& e : windowed["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") part_named.insert(e["pid"].get<int>());
+    if (e["ph"] != "X" || e["cat"] == "span" || !e["args"].contains("step")) continue;
+    const auto step = e["args"]["step"].get<int64_t>();
+    EXPECT_TRUE(step >= 20 && step <= 30) << e;
+    if (e["tid"] == ranklab::kPieceThread) ++part_hops[step];
+  }
+  EXPECT_EQ(part_named, (std::set<int>{2, 4}));
+  EXPECT_EQ(part_hops, (std::map<int64_t, int>{{20, 12}, {30, 12}}));
+  const auto bad = runCli("runs export 1 --trace " + path + " --rank-list 1,x --db " + db());
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--rank-list: \"x\""), std::string::npos) << bad.out;
+
   const auto missing = runCli("runs export 7 --trace " + path + " --db " + db());
   EXPECT_EQ(missing.exit_code, 1) << missing.out;
   EXPECT_NE(missing.out.find("no run with id 7"), std::string::npos) << missing.out;
