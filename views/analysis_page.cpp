@@ -131,8 +131,10 @@ AnalysisPage::AnalysisPage(QWidget* parent)
   layout->addWidget(notes_);
 
   live_timer_.setInterval(kLiveIntervalMs);
+  // Not while an answer is pending: a thousand ranks' analysis takes longer than the
+  // interval, and each new request would discard the last unseen (and pile up on the pool).
   connect(&live_timer_, &QTimer::timeout, this, [this] {
-    if (isVisible() && live_) request();
+    if (isVisible() && live_ && !loading()) request();
   });
 }
 

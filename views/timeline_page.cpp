@@ -68,7 +68,7 @@ TimelinePage::TimelinePage(QWidget* parent)
   connect(view_, &TimelineView::viewMoved, this, [this] { refine_timer_.start(); });
   follow_timer_.setInterval(kFollowIntervalMs);
   connect(&follow_timer_, &QTimer::timeout, this, [this] {
-    if (follow_->isChecked() && isVisible()) request();
+    if (follow_->isChecked() && isVisible() && !loading()) request();  // one read at a time
   });
 
   auto* controls = new QHBoxLayout;

@@ -197,6 +197,20 @@ class WorkbenchPagesTest : public QObject {
     QCOMPARE(view->viewEndMs() - view->viewBeginMs(), span);
   }
 
+  // A live run's analysis is asked for again each interval, but not while one is pending: a
+  // thousand ranks' takes longer than the interval, and each new request discarded the last.
+  void aLiveAnalysisIsNotAskedForAgainWhileOneIsPending() {
+    AnalysisPage page;
+    QSignalSpy asked(&page, &AnalysisPage::analysisRequested);
+    page.show();
+    page.setRun(7, QStringLiteral("run 7"), true);
+    QTRY_COMPARE(asked.count(), 1);  // on show or on setRun, once
+    QTest::qWait(AnalysisPage::kLiveIntervalMs + 300);
+    QCOMPARE(asked.count(), 1);
+    page.setAnalysis(7, RunAnalysis{});
+    QTRY_COMPARE_WITH_TIMEOUT(asked.count(), 2, AnalysisPage::kLiveIntervalMs + 1000);
+  }
+
   // The analysis page takes the shown run apart: a bar per rank, the straggler named (the
   // fixture's rank 0 waits least, so it arrives last: ranks 1 and 2 wait 1 and 2 ms for it at
   // each of 8 steps) and the critical path through its compute.
