@@ -174,8 +174,8 @@ TEST_F(CliStore, TraceExportHasAProcessPerRankAndEveryStepsPhases) {
     EXPECT_EQ(ends.second, ends.first % 4 + 1) << "flow " << id << " from pid " << ends.first;
 
   // A part of the run: steps 20..30 of ranks 1 and 3 (what a thousand ranks' trace needs).
-  const auto part = runCli("runs export 1 --trace " + path +
-                           " --step-range 20:30 --rank-list 1,3 --db " + db());
+  const auto part =
+      runCli("runs export 1 --trace " + path + " --step-range 20:30 --rank-list 1,3 --db " + db());
   ASSERT_EQ(part.exit_code, 0) << part.out;
   std::ifstream part_in(path);
   const auto windowed = nlohmann::json::parse(part_in);
