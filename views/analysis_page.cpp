@@ -272,7 +272,7 @@ void AnalysisPage::fillRankTables(const RunAnalysis& analysis) {
 }
 
 // Who held up a run that did not finish: furthest behind first. A run with ranks behind opens
-// on this tab; one that ended `done` has none.
+// on this tab (the first time it is analysed); one that ended `done` has none.
 void AnalysisPage::fillBehind(const RunAnalysis& analysis) {
   std::vector<std::vector<Cell>> rows;
   if (analysis.hang)
@@ -300,7 +300,10 @@ void AnalysisPage::fillBehind(const RunAnalysis& analysis) {
   }
   if (!held_up) text += tr(" No rank is behind the others.");
   behind_note_->setText(text);
-  if (held_up) tables_->setCurrentIndex(BehindTab);
+  // Once per run: a live run's analysis comes again every few seconds, and the tab a person
+  // chose since stays chosen.
+  if (held_up && behind_shown_for_ != run_id_) tables_->setCurrentIndex(BehindTab);
+  if (held_up) behind_shown_for_ = run_id_;
 }
 
 }  // namespace ranklab

@@ -81,6 +81,7 @@ class AnalysisPage : public QWidget {
   QLabel* notes_;
   QTimer live_timer_;
   int64_t run_id_ = 0;
+  int64_t behind_shown_for_ = 0;  // the run whose ranks behind were put in front
   bool live_ = false;
 };
 

@@ -75,6 +75,11 @@ std::vector<std::unique_ptr<Reporter>> reportersFor(const JobSpec& job,
     o.rank = r;
     o.spool_limit = static_cast<size_t>(job.telemetry.spool);
     o.step_batch_ms = 20;  // as a rank's (app/worker/main.cpp)
+    // ZeroMQ's PULL reads its pipes in turn, so one rank's pipe drains only as fast as all
+    // of them: a reporter closed first, with a real rank's 3 s, dropped its last steps and its
+    // bye while a loaded collector worked through the other ranks' backlog ("not every rank
+    // finished"). Its close waits as long as delivery takes, up to a minute.
+    o.close_timeout_ms = 60'000;
     o.curve = keys;
     o.context = context;
     reporters.push_back(std::make_unique<Reporter>(o));

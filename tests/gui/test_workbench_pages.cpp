@@ -211,6 +211,24 @@ class WorkbenchPagesTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(asked.count(), 2, AnalysisPage::kLiveIntervalMs + 1000);
   }
 
+  // A run with a rank behind opens on the Behind tab, once: a live run's analysis comes again
+  // every 2 s, and the tab a person chose since stays.
+  void theBehindTabComesForwardOncePerRun() {
+    AnalysisPage page;
+    page.setRun(7, QStringLiteral("run 7"), false);
+    RunAnalysis analysis;
+    analysis.hang = HangReport{};
+    analysis.hang->status = "failed";
+    analysis.hang->ranks_behind = {RankProgress{3, "node1", 5, 10, "update"}};
+    page.setAnalysis(7, analysis);
+    QCOMPARE(page.tables()->currentIndex(), int(AnalysisPage::BehindTab));
+    QCOMPARE(page.behindTable()->model()->cellText(0, 0), QStringLiteral("3"));
+    QCOMPARE(page.behindTable()->model()->cellText(0, 4), QStringLiteral("update"));
+    page.tables()->setCurrentIndex(AnalysisPage::RanksTab);
+    page.setAnalysis(7, analysis);
+    QCOMPARE(page.tables()->currentIndex(), int(AnalysisPage::RanksTab));
+  }
+
   // The analysis page takes the shown run apart: a bar per rank, the straggler named (the
   // fixture's rank 0 waits least, so it arrives last: ranks 1 and 2 wait 1 and 2 ms for it at
   // each of 8 steps) and the critical path through its compute.
