@@ -5,7 +5,7 @@
 #include <QToolTip>
 #include <algorithm>
 
-#include "views/models/rank_colour.h"
+#include "views/rank_breakdown_chart.h"
 
 namespace ranklab {
 
@@ -17,15 +17,11 @@ constexpr int kNameWidth = 150;
 constexpr int kMargin = 12;
 
 QString partName(int part) {
-  static const std::array<const char*, kBreakdownParts> names = {
-      "compute", "comm (exposed)", "wait for last rank", "data", "idle"};
-  return QObject::tr(names[size_t(part)]);
+  return RankBreakdownChart::kinds().at(size_t(part)).name;
 }
 
-// The breakdown bars' colours (RankBreakdownChart): the phases' for the kinds, idle grey.
 QColor partColour(int part) {
-  static const std::array<int, kBreakdownParts> phase = {2, 5, 4, 0, -1};
-  return phase[size_t(part)] < 0 ? QColor(0xbd, 0xbd, 0xbd) : phaseColour(phase[size_t(part)]);
+  return RankBreakdownChart::kinds().at(size_t(part)).colour;
 }
 
 QString seconds(double s) {

@@ -16,6 +16,8 @@ class RankBreakdownChart : public RankBarsChart {
   enum Part { kCompute, kComm, kWait, kData, kIdle };
 
   explicit RankBreakdownChart(QWidget* parent = nullptr);
+  // The kinds of time, in Part order: their names and colours (the distribution's too).
+  static std::vector<RankBarsChart::Part> kinds();
 
   void setBreakdown(const std::vector<RankBreakdown>& ranks);
 };

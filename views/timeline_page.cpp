@@ -45,15 +45,7 @@ TimelinePage::TimelinePage(QWidget* parent)
       follow_->setChecked(false);  // a person chose a window: stay there
       request();
     });
-  rank_->setObjectName(QStringLiteral("timelineRank"));
-  rank_->setRange(0, 1 << 24);
-  rank_->setToolTip(tr("Show this rank's row"));
-  connect(rank_, &QSpinBox::editingFinished, this, [this] { view_->showRank(rank_->value()); });
-  overview_->setObjectName(QStringLiteral("timelineOverview"));
-  overview_->setContentsMargins(0, TimelineView::kLegendHeight, 0, TimelineView::kAxisHeight);
-  connect(overview_, &RankOverview::rowChosen, this,
-          [this](int row) { view_->setFirstRow(row - view_->rowsShown() / 2); });
-  connect(view_, &TimelineView::rowsMoved, this, &TimelinePage::ranksMoved);
+  wireRankWindow();
   auto* fit = new QPushButton(tr("Fit"), this);
   connect(fit, &QPushButton::clicked, view_, &TimelineView::fit);
   connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
@@ -99,6 +91,19 @@ TimelinePage::TimelinePage(QWidget* parent)
   layout->addLayout(controls);
   layout->addLayout(status);
   layout->addLayout(plot, 1);
+}
+
+// The window of ranks: the rank field, the overview strip, and the view telling both.
+void TimelinePage::wireRankWindow() {
+  rank_->setObjectName(QStringLiteral("timelineRank"));
+  rank_->setRange(0, 1 << 24);
+  rank_->setToolTip(tr("Show this rank's row"));
+  connect(rank_, &QSpinBox::editingFinished, this, [this] { view_->showRank(rank_->value()); });
+  overview_->setObjectName(QStringLiteral("timelineOverview"));
+  overview_->setContentsMargins(0, TimelineView::kLegendHeight, 0, TimelineView::kAxisHeight);
+  connect(overview_, &RankOverview::rowChosen, this,
+          [this](int row) { view_->setFirstRow(row - view_->rowsShown() / 2); });
+  connect(view_, &TimelineView::rowsMoved, this, &TimelinePage::ranksMoved);
 }
 
 void TimelinePage::ranksMoved() {

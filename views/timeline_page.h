@@ -55,7 +55,8 @@ class TimelinePage : public QWidget {
 
  private:
   void request();
-  void refine();      // the person zoomed or panned: lay the kept window's spans out for the view
+  void refine();  // the person zoomed or panned: lay the kept window's spans out for the view
+  void wireRankWindow();
   void ranksMoved();  // the overview and the line follow the view's window of ranks
 
   TimelineView* view_;
