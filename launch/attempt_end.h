@@ -25,6 +25,8 @@ struct AttemptEnd {
   bool stopped = false;  // on request, or cancelled in Slurm
   bool final = false;    // nothing a restart could change (sbatch refused it)
   std::deque<std::string> last_errors;
+  std::string ended_who = "mpirun";  // what exited: mpirun, the Slurm job's, "rank 3"
+  std::string hint;                  // what the person may do about it ("" = nothing to add)
 };
 
 // How the run ended: stopped for silence, stopped on request, done, or failed (with the

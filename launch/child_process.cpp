@@ -46,7 +46,8 @@ std::vector<char*> cStrings(std::vector<std::string>& strings) {
 // every destructor), so a killed launcher leaves no ranks behind. Only async-signal-safe
 // calls between fork and exec; an exec failure's errno comes back through a CLOEXEC pipe.
 // Returns 0 or the errno.
-int spawn(std::vector<char*>& argv, std::vector<char*>& envp, int out_fd, int err_fd, pid_t& pid) {
+int spawn(std::vector<char*>& argv, std::vector<char*>& envp, const char* dir, int out_fd,
+          int err_fd, pid_t& pid) {
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) return errno;
   const pid_t parent = getpid();
@@ -66,6 +67,11 @@ int spawn(std::vector<char*>& argv, std::vector<char*>& envp, int out_fd, int er
     if (getppid() != parent) _exit(127);  // the launcher died before prctl
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
+    if (*dir != '\0' && chdir(dir) != 0) {
+      const int error = errno;
+      (void)!write(report[1], &error, sizeof error);
+      _exit(127);
+    }
     execvpe(argv[0], argv.data(), envp.data());
     const int error = errno;
     (void)!write(report[1], &error, sizeof error);
@@ -87,7 +93,8 @@ int spawn(std::vector<char*>& argv, std::vector<char*>& envp, int out_fd, int er
 }  // namespace
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv,
-                           const std::vector<std::string>& extra_env) {
+                           const std::vector<std::string>& extra_env, const std::string& dir)
+    : name_(argv.at(0).substr(argv.at(0).rfind('/') + 1)) {
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error("start " + argv.at(0) + ": pipe: " + std::strerror(errno));
@@ -96,7 +103,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
   std::vector<std::string> env = mergedEnvironment(extra_env);
   auto arg_ptrs = cStrings(args);
   auto env_ptrs = cStrings(env);
-  const int code = spawn(arg_ptrs, env_ptrs, out_pipe[1], err_pipe[1], pid_);
+  const int code = spawn(arg_ptrs, env_ptrs, dir.c_str(), out_pipe[1], err_pipe[1], pid_);
   close(out_pipe[1]);
   close(err_pipe[1]);
   out_fd_ = out_pipe[0];
@@ -104,7 +111,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
   if (code != 0) {
     close(out_fd_);
     close(err_fd_);
-    check(code, "start " + argv[0]);
+    check(code, "start " + argv[0] + (dir.empty() ? "" : " in " + dir));
   }
 }
 

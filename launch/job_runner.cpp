@@ -23,6 +23,7 @@
 #include "engine/job/job_key_relevance.h"
 #include "launch/attempt_end.h"
 #include "launch/child_process.h"
+#include "launch/command_ranks.h"
 #include "launch/follow_record.h"
 #include "launch/host_placement.h"
 #include "launch/private_dir.h"
@@ -92,6 +93,15 @@ NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
   run.job_path = job_path;
   run.job_toml = toTomlText(job);
   run.world = processCount(job);
+  if (runsCommand(job)) {  // the engine's keys say nothing of a command's training
+    run.origin = "pytorch-live";
+    run.strategy = "command";
+    run.algorithm = job.launch.launcher;  // who started the ranks
+    run.codec = "none";
+    run.amp = "fp32";
+    run.epochs = 0;
+    return run;
+  }
   run.strategy = job.parallel.strategy;
   // Only where it applies: a parameter server's run is "ps-sync", not "ps-sync/ring".
   if (keyApplies("parallel.algorithm", jobValues(job))) run.algorithm = job.parallel.algorithm;
@@ -152,6 +162,9 @@ std::vector<std::string> JobRunner::command(const JobSpec& job,
                                             const std::string& resolved_job_path,
                                             const std::string& run_id,
                                             const std::string& endpoint) const {
+  if (runsCommand(job))
+    return commandLine(job, options_.mpirun, placementArguments(job.launch), command_dir_,
+                       builtPythonDir(executableDir()));
   std::vector<std::string> argv{options_.mpirun, "--oversubscribe", "--bind-to", "none",
                                 "--tag-output"};
   const auto placement = placementArguments(job.launch);
@@ -409,8 +422,9 @@ void settle(RunOutcome& outcome, RunRecorder& recorder, const AttemptEnd& end) {
     outcome.status = "done";
   } else {
     outcome.status = "failed";
-    outcome.error = "mpirun exited with status " + std::to_string(outcome.exit_code);
+    outcome.error = end.ended_who + " exited with status " + std::to_string(outcome.exit_code);
     if (!recorder.allRanksSaidBye()) outcome.error += "; not every rank finished";
+    if (!end.hint.empty()) outcome.error += ": " + end.hint;
     for (const auto& line : last_errors) outcome.error += "\n  " + line;
     recorder.launcherEvent("error", outcome.error);
   }
@@ -419,7 +433,12 @@ void settle(RunOutcome& outcome, RunRecorder& recorder, const AttemptEnd& end) {
 RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
                              RunObserver& observer) {
   last_run_id_ = 0;
-  requireWorker(options_.worker_path);
+  command_dir_ = commandDir(job_path);
+  // A command not found fails here, before a run is stored.
+  if (runsCommand(job))
+    requireProgram(job.launch.launcher == "torchrun" ? "torchrun" : job.launch.command.front());
+  else
+    requireWorker(options_.worker_path);
   // An unknown host or an unreadable hostfile fails here, before a run is stored.
   telemetryAddress(job.launch);
   const auto started = Clock::now();
@@ -504,7 +523,11 @@ std::unique_ptr<RankProcess> JobRunner::startRanks(const JobSpec& job, int64_t r
                                                    std::vector<std::string>& shown,
                                                    AttemptEnd& end) {
   shown = shownCommand(argv);
-  if (!runsUnderSlurm(job)) return std::make_unique<ChildProcess>(argv, environment);
+  if (runsCommand(job) && job.launch.launcher == "ranklab" && !runsUnderSlurm(job))
+    return std::make_unique<LocalRanks>(processCount(job), argv, environment, command_dir_);
+  if (!runsUnderSlurm(job))
+    return std::make_unique<ChildProcess>(argv, environment,
+                                          runsCommand(job) ? command_dir_ : std::string());
   const std::string name = "ranklab-" + std::to_string(run_id);
   try {
     const std::string output_dir = slurmOutputDir(options_.db_path);
@@ -538,8 +561,15 @@ AttemptEnd JobRunner::runAttempt(const JobSpec& job, int attempt, int64_t run_id
   const MpiSegmentFolder segments;
   AttemptEnd end;
   std::vector<std::string> shown;
+  auto environment = rankEnvironment(job, segments, keys);
+  if (runsCommand(job)) {
+    const auto told = commandEnvironment(
+        job, {collector.endpoint(), wire_id, job.telemetry.heartbeat_ms, job.telemetry.span_every},
+        builtPythonDir(executableDir()));
+    environment.insert(environment.end(), told.begin(), told.end());
+  }
   const std::unique_ptr<RankProcess> started =
-      startRanks(job, run_id, argv, rankEnvironment(job, segments, keys), shown, end);
+      startRanks(job, run_id, argv, environment, shown, end);
   if (!started) return end;
   if (attempt == 0) observer.onStarted(run_id, shown);
   auto* slurm = dynamic_cast<SlurmJob*>(started.get());
@@ -564,7 +594,8 @@ AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Colle
   TelemetryIntake collect{collector, recorder, watch, world};
   AttemptEnd end;
   QueueFollower queue{dynamic_cast<SlurmJob*>(&child), recorder, {}};
-  const std::string how = queue.job ? "scancel job " + queue.job->id() : "SIGTERM to mpirun";
+  const std::string how =
+      queue.job ? "scancel job " + queue.job->id() : "SIGTERM to " + child.name();
   std::optional<Clock::time_point> stop_sent;
   bool kill_sent = false;
   auto terminate = [&](const std::string& kind, const std::string& why) {
@@ -615,6 +646,8 @@ AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Colle
             collect, child, output, end.failure);
   restarts.noticeProgress(recorder);
   concludeAttempt(end, child.exitCode(), output, job.telemetry.hang_limit_s);
+  end.ended_who = child.name();
+  if (runsCommand(job)) end.hint = commandHint(end.last_errors, recorder.ranksNeverHeard());
   queue(collect.last_heard, watch);  // its final state
   queue.settle(end);
   return end;

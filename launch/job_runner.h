@@ -104,6 +104,7 @@ class JobRunner {
   std::mutex faults_mutex_;
   std::vector<std::pair<int, std::string>> requested_faults_;  // (rank, action)
   int64_t last_run_id_ = 0;  // the run launch() created, for its error message
+  std::string command_dir_;  // where a command's ranks run (launch/command_ranks.h)
 };
 
 // A command as shown to people: the inline job (kilobytes of base64) as a note of its size.

@@ -21,6 +21,8 @@ class RankProcess {
   virtual int exitCode() const = 0;
   virtual void terminate() = 0;  // ask it to end (SIGTERM, or scancel)
   virtual void kill() = 0;       // end it now
+  // What people are told was started and has ended ("mpirun", "rank 3").
+  virtual std::string name() const { return "mpirun"; }
 };
 
 }  // namespace ranklab

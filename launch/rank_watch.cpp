@@ -49,11 +49,16 @@ void MpirunVerdict::read(const std::string& line) {
       R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+)(?: \(([^)]*)\))?)");
   static const std::regex name(R"(Process name: \[\[\d+,\d+\],(\d+)\])");
   static const std::regex code(R"(Exit code: +(\d+))");
+  // ranklab's own launcher of a command's ranks (launch/command_ranks.h) says it in one line.
+  static const std::regex exited(
+      R"(process rank (\d+) with PID \d+ on node \S+ exited with code (\d+))");
   std::smatch m;
   if (line.find("the job has been aborted") != std::string::npos) aborting_ = true;
   if (std::regex_search(line, m, signal)) {
     const std::string what = m[3].matched ? " (" + m[3].str() + ")" : "";
     causes_.emplace_back(std::stoi(m[1]), "signal " + m[2].str() + what);
+  } else if (std::regex_search(line, m, exited)) {
+    causes_.emplace_back(std::stoi(m[1]), "exit code " + m[2].str());
   } else if (std::regex_search(line, m, name)) {
     named_rank_ = std::stoi(m[1]);
   } else if (named_rank_ >= 0 && std::regex_search(line, m, code)) {

@@ -207,6 +207,13 @@ std::vector<int> RunRecorder::ranksWithoutBye() const {
   return ranks;
 }
 
+std::vector<int> RunRecorder::ranksNeverHeard() const {
+  std::vector<int> ranks;
+  for (size_t r = 0; r < ranks_.size(); ++r)
+    if (ranks_[r].status == "starting") ranks.push_back(static_cast<int>(r));
+  return ranks;
+}
+
 bool RunRecorder::anyRankFailed() const {
   return std::any_of(ranks_.begin(), ranks_.end(),
                      [](const RankRow& r) { return r.status == "failed"; });

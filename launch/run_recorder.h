@@ -49,6 +49,7 @@ class RunRecorder {
   bool allRanksReported() const;  // every rank has sent something (MPI start-up is over)
   // Ranks that have not said Bye (not finished, or never started).
   std::vector<int> ranksWithoutBye() const;
+  std::vector<int> ranksNeverHeard() const;  // no message at all from these yet
   bool anyRankFailed() const;
   // Max over ranks of the training-loop time; for a rank that never said Bye (stopped,
   // crashed), the span of its step telemetry stands in.

@@ -9,6 +9,7 @@
 #include "app/cli/json_output.h"
 #include "app/cli/report_format.h"
 #include "app/terminal_text.h"
+#include "engine/job/job_key_relevance.h"
 #include "engine/job/job_keys.h"
 #include "storage/analysis/run_analysis.h"
 #include "storage/analysis/run_diff.h"

@@ -130,6 +130,10 @@ CliArgs parseArgs(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError(a + " needs a value");
       return argv[++i];
     };
+    if (a == "--") {  // the rest is a command (watch), its options its own
+      args.command.assign(argv + i + 1, argv + argc);
+      break;
+    }
     if (a == "--db") {
       args.db = value();
       // An empty path would quietly mean the default store: say so instead.
@@ -158,6 +162,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.overrides.push_back(value());
     else if (a == "--ranks")
       args.ranks = parseRanks(value());
+    else if (a == "--nproc")
+      args.nproc = static_cast<int>(parseCount(a, value(), 1, 4096));
     else if (a == "--steps")
       args.steps = parseCount(a, value(), 1, int64_t{1} << 40);
     else if (a == "--step-range")

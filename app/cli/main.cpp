@@ -23,6 +23,7 @@
 #include "app/cli/rank_capacity.h"
 #include "app/cli/report_format.h"
 #include "app/cli/store_commands.h"
+#include "app/cli/watch_command.h"
 #include "app/terminal_text.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_file.h"
@@ -49,6 +50,10 @@ commands:
                                                            the workbench launches an unsaved form); the worker
         [--ignore-memory-estimate]                         launch even when the ranks on this machine are
                                                            estimated to need more memory than it has
+  watch [--nproc N] [--name N] [--set k=v] -- COMMAND...  run a PyTorch script that calls ranklab.torch.watch
+                                                           as N local ranks (torchrun's environment), or
+                                                           wrap a launcher (mpirun, srun, torchrun) that
+                                                           starts its own; stored, live (docs/pytorch.md)
   resume ID [--ranks M] [--set section.key=value ...]      run ID's job again from its checkpoint, as a new
                                                            run (on M ranks: elastic, train.elastic = true)
   validate JOB.toml [--set section.key=value ...]          check a job file without launching, and each rank's
@@ -119,6 +124,8 @@ constexpr int kDoesNotFit = 3;
 // The memory check of `job`, or nullopt after saying on stderr why there is no estimate (a
 // model shape the launch itself will refuse, naming its key).
 std::optional<MemoryCheck> memoryCheckOf(const JobSpec& job) {
+  if (runsCommand(job))
+    return std::nullopt;  // a command's ranks: the engine's estimate is not theirs
   try {
     return checkMemory(job);
   } catch (const std::exception& e) {
@@ -157,8 +164,11 @@ int validateCommand(const CliArgs& args) {
     printJson(std::cout, out, std::cerr);
   } else {
     std::cout << positional(args, 1, "job file") << validVerdict(fits, capacity)
-              << job.parallel.ranks << " ranks, " << job.parallel.strategy << "/"
-              << job.parallel.algorithm << ")\n";
+              << job.parallel.ranks
+              << (runsCommand(job)
+                      ? " ranks of a command, launcher " + job.launch.launcher
+                      : " ranks, " + job.parallel.strategy + "/" + job.parallel.algorithm)
+              << ")\n";
     if (memory) printMemory(std::cout, *memory);
   }
   if (!capacity.fits()) std::cerr << capacity.refusal << "\n";
@@ -173,6 +183,7 @@ int validateCommand(const CliArgs& args) {
 std::optional<int> refuseIfTooBig(const CliArgs& args, const JobSpec& job) {
   const RankCapacity capacity = checkRankCapacity(job);
   if (!capacity.fits()) std::cerr << "ranklab: not launched: " << capacity.refusal << "\n";
+  // A command's ranks hold what it makes of them: the engine's estimate says nothing of it.
   const std::optional<MemoryCheck> memory = args.ignore_memory ? std::nullopt : memoryCheckOf(job);
   const bool fits_memory = !memory || memory->fits();
   if (!fits_memory) std::cerr << "ranklab: not launched: " << memory->refusal << "\n";
@@ -269,14 +280,24 @@ int simulateLiveCommand(const CliArgs& args) {
       options);
 }
 
+// `watch -- COMMAND`: a command of the user's as a job's ranks, followed as `run` follows one.
+int watchCommand(const CliArgs& args) {
+  noMoreThan(args, 1, "watch");
+  const JobSpec job = watchedJob(args);
+  return runJob(args, 0, [&](JobRunner& runner, RunObserver& observer) {
+    return runner.run(job, "", observer);
+  });
+}
+
 int runCommand(const CliArgs& args) {
   noMoreThan(args, 2, "run");
   const std::string& job_path = positional(args, 1, "job file");
   const JobSpec job = jobToRun(args, job_path);
   if (const auto refused = refuseIfTooBig(args, job)) return *refused;
-  return runJob(args, job.train.epochs, [&](JobRunner& runner, RunObserver& observer) {
-    return runner.run(job, job_path, observer);
-  });
+  return runJob(args, runsCommand(job) ? 0 : job.train.epochs,
+                [&](JobRunner& runner, RunObserver& observer) {
+                  return runner.run(job, job_path, observer);
+                });
 }
 
 // Where a resume of run `id` writes its checkpoints: beside run id's, named after it and the
@@ -350,7 +371,7 @@ int attachCommand(const CliArgs& args) {
 
 bool opensStore(const std::string& command) {
   for (const char* c :
-       {"run", "resume", "runs", "compare", "import", "analyze", "diff", "simulate"})
+       {"run", "watch", "resume", "runs", "compare", "import", "analyze", "diff", "simulate"})
     if (command == c) return true;
   return false;
 }
@@ -359,6 +380,7 @@ int dispatch(const CliArgs& args) {
   const std::string command = args.positional.empty() ? "help" : args.positional[0];
   if (opensStore(command)) requireOwnStore(args.db, args.allow_foreign_store);
   if (command == "run") return runCommand(args);
+  if (command == "watch") return watchCommand(args);
   if (command == "resume") return resumeCommand(args);
   if (command == "validate") return validateCommand(args);
   if (command == "runs" && args.positional.size() > 1 && args.positional[1] == "attach")
@@ -379,10 +401,10 @@ int dispatch(const CliArgs& args) {
     std::cout << usage();
     return 0;
   }
-  throw UsageError(
-      "unknown command \"" + command +
-      "\" (allowed: run, resume, validate, simulate, calibrate, plan, runs, compare, import, "
-      "analyze, diff, bench, version)");
+  throw UsageError("unknown command \"" + command +
+                   "\" (allowed: run, watch, resume, validate, simulate, calibrate, plan, runs, "
+                   "compare, import, "
+                   "analyze, diff, bench, version)");
 }
 
 }  // namespace

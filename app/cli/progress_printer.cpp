@@ -31,11 +31,15 @@ std::string progressLine(const ProgressSnapshot& p) {
     std::snprintf(head, sizeof head, "  epoch %d/%d  step %lld/%lld  %5.1f %%", p.epoch, p.epochs,
                   static_cast<long long>(p.step), static_cast<long long>(p.total_steps),
                   100.0 * double(p.step) / double(p.total_steps));
-  } else {
+  } else if (p.epochs > 0) {
     std::snprintf(head, sizeof head, "  epoch %d/%d  step %lld", p.epoch, p.epochs,
                   static_cast<long long>(p.step));
+  } else {  // a command's ranks (ranklab watch): no epochs or end known
+    std::snprintf(head, sizeof head, "  step %lld", static_cast<long long>(p.step));
   }
-  const std::string eta = p.eta_s >= 0 ? "  ETA " + duration(p.eta_s) : "  ETA ?";
+  const std::string eta = p.eta_s >= 0   ? "  ETA " + duration(p.eta_s)
+                          : p.epochs > 0 ? "  ETA ?"
+                                         : "";
   char tail[128];
   std::snprintf(tail, sizeof tail, "  rank %d loss %.4f  %.0f samples/s", p.rank, p.loss,
                 p.samples_per_s);

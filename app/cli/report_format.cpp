@@ -444,13 +444,18 @@ void printSummary(std::ostream& out, const RunSummary& s) {
                 terminalSafe(s.run.name).c_str(), shownStatus(s.run).c_str(),
                 s.run.origin == "ranklab" ? "" : ("  (" + s.run.origin + ")").c_str())
       << (s.run.scheduler_job.empty() ? "" : "  " + terminalSafe(schedulerText(s.run)) + "\n")
-      << format("  %d ranks, %s, codec %s, %s, %d epochs\n", s.run.world,
-                strategyText(s.run).c_str(), s.run.codec.c_str(), s.run.amp.c_str(), s.run.epochs)
+      << (s.run.strategy == "command"  // a command's ranks (launch.command): no engine keys
+              ? format("  %d ranks of a command, started by %s\n", s.run.world,
+                       s.run.algorithm.c_str())
+              : format("  %d ranks, %s, codec %s, %s, %d epochs\n", s.run.world,
+                       strategyText(s.run).c_str(), s.run.codec.c_str(), s.run.amp.c_str(),
+                       s.run.epochs))
       << format("  steps %lld   samples %lld   wall %.2f s   training %.2f s   %.0f samples/s\n",
                 static_cast<long long>(s.steps), static_cast<long long>(s.samples), s.run.wall_s,
                 s.run.train_s, s.samples_per_s)
       << "  test accuracy " << accuracy << "   test loss " << loss << "   sent "
-      << megabytes(s.bytes_tx);
+      << (s.run.strategy == "command" ? "? (the wire's bytes are the backend's)"
+                                      : megabytes(s.bytes_tx));
   // With a codec: what the same collective would have sent, and the ratio.
   if (const std::optional<double> ratio = compressionRatio(s.bytes_raw, s.bytes_tx)) {
     out << format(" of %s uncompressed (%.1fx)", megabytes(s.bytes_raw).c_str(), *ratio);

@@ -13,6 +13,7 @@
 #include "app/cli/report_format.h"
 #include "app/terminal_text.h"
 #include "engine/job/control_characters.h"
+#include "engine/job/job_key_relevance.h"
 #include "storage/analysis/run_analysis.h"
 #include "storage/chrome_trace.h"
 #include "storage/run_store.h"

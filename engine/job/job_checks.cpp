@@ -302,6 +302,20 @@ bool isSlurmTime(const std::string& text) {
   return std::regex_match(text, form);
 }
 
+// A command's ranks: ranklab's own launcher starts them on this machine only.
+void checkCommand(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  const LaunchSpec& l = job.launch;
+  if (l.command.empty() || l.scheduler == "slurm") return;
+  const bool local_only = l.launcher == "ranklab" || l.launcher == "torchrun";
+  const std::string elsewhere = "launch.launcher = " + quoted(l.launcher) +
+                                " starts the command's ranks on this machine; use launch.launcher "
+                                "= \"mpirun\" to place them on hosts";
+  checkRule(root, log, "launch.hosts", {"launch.launcher"}, local_only && !l.hosts.empty(),
+            elsewhere);
+  checkRule(root, log, "launch.hostfile", {"launch.launcher"}, local_only && !l.hostfile.empty(),
+            elsewhere);
+}
+
 void checkSlurm(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const LaunchSpec& l = job.launch;
   if (l.scheduler != "slurm") return;
@@ -407,7 +421,8 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
             job.train.checkpoint_every > 0 && job.train.checkpoint_path.empty(),
             "needs train.checkpoint_path, the file to write checkpoints to");
   checkRule(root, log, "train.max_restarts", {"train.checkpoint_every"},
-            job.train.max_restarts > 0 && job.train.checkpoint_every == 0,
+            // A command's restart starts it again: its checkpoints are its own.
+            job.train.max_restarts > 0 && job.train.checkpoint_every == 0 && !runsCommand(job),
             "a restart resumes from the last checkpoint: set train.checkpoint_every > 0 (and "
             "train.checkpoint_path) so there is one");
   checkRule(root, log, "train.elastic", {"parallel.strategy", "compression.codec"},
@@ -424,6 +439,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   checkFaults(root, job, log);
   checkHosts(root, job, log);
   checkSlurm(root, job, log);
+  checkCommand(root, job, log);
   checkAccumulation(root, job, log);
   checkPipeline(root, job, log);
   checkZero(root, job, log);

@@ -1,6 +1,7 @@
 #include "engine/job/job_key_relevance.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "comm/codecs/codec_traits.h"
 #include "comm/collectives/allreduce_registry.h"
@@ -132,7 +133,24 @@ const std::vector<RelevanceRule>& relevanceRules() {
   return all;
 }
 
+namespace {
+
+// A job whose ranks are a command (launch.command, docs/pytorch.md): the engine's keys change
+// nothing, only the number of ranks, telemetry and launch do; launch.launcher only with one.
+std::optional<bool> commandKeyApplies(const std::string& path, const JobValues& values) {
+  const auto it = values.find("launch.command");
+  const bool command = it != values.end() && it->second != "[]" && !it->second.empty();
+  if (path == "launch.launcher") return command;
+  if (!command) return std::nullopt;
+  for (const char* kept : {"name", "parallel.ranks", "telemetry.", "launch."})
+    if (path.rfind(kept, 0) == 0) return std::nullopt;
+  return false;
+}
+
+}  // namespace
+
 bool keyApplies(const std::string& path, const JobValues& values) {
+  if (const auto command = commandKeyApplies(path, values)) return *command;
   for (const RelevanceRule& rule : relevanceRules()) {
     if (rule.key != path) continue;
     const auto it = values.find(rule.when);
@@ -144,6 +162,43 @@ bool keyApplies(const std::string& path, const JobValues& values) {
     if (listed == rule.negate) return false;
   }
   return true;
+}
+
+namespace {
+
+// A key of the engine's that a command's job (launch.command) leaves out: "–" in a comparison,
+// not a default that was never used, and no difference from an engine job's value.
+bool onlyTheEnginesKey(const std::string& path, const JobValues& job) {
+  const auto command = job.find("launch.command");
+  if (command == job.end() || command->second == "[]" || keyApplies(path, job)) return false;
+  JobValues without = job;
+  without.erase("launch.command");
+  return keyApplies(path, without);
+}
+
+}  // namespace
+
+std::vector<SettingDifference> differingSettings(const std::vector<std::string>& job_tomls) {
+  std::vector<JobValues> jobs;
+  for (const std::string& text : job_tomls) jobs.push_back(jobValuesInText(text));
+  std::vector<SettingDifference> differences;
+  for (const JobKey& key : jobKeys()) {
+    SettingDifference d{key.path, {}};
+    for (const JobValues& job : jobs) {
+      const auto it = job.find(key.path);
+      d.values.push_back(onlyTheEnginesKey(key.path, job) ? "–"
+                         : it == job.end()                ? key.default_value
+                                                          : it->second);
+    }
+    // A command's "–" differs from nothing: the engine's keys are compared among engine jobs.
+    std::vector<std::string> set;
+    for (size_t i = 0; i < jobs.size(); ++i)
+      if (!onlyTheEnginesKey(key.path, jobs[i])) set.push_back(d.values[i]);
+    const bool all_same =
+        std::all_of(set.begin(), set.end(), [&](const std::string& v) { return v == set.front(); });
+    if (!all_same) differences.push_back(std::move(d));
+  }
+  return differences;
 }
 
 }  // namespace ranklab

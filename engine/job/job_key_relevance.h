@@ -24,4 +24,9 @@ const std::vector<RelevanceRule>& relevanceRules();
 // count as their defaults). Every rule that names the key must hold.
 bool keyApplies(const std::string& path, const JobValues& values);
 
+// The keys, in schema order, on which the jobs (as stored TOML text) disagree; a key a job
+// does not set counts as its default, and a command's job (launch.command) has none of the
+// engine's keys ("–", no difference). Used by `ranklab compare`, `diff` and the compare page.
+std::vector<SettingDifference> differingSettings(const std::vector<std::string>& job_tomls);
+
 }  // namespace ranklab

@@ -122,23 +122,6 @@ JobValues jobValues(const JobSpec& job) {
   return jobValuesInText(toTomlText(job));
 }
 
-std::vector<SettingDifference> differingSettings(const std::vector<std::string>& job_tomls) {
-  std::vector<JobValues> jobs;
-  for (const std::string& text : job_tomls) jobs.push_back(jobValuesInText(text));
-  std::vector<SettingDifference> differences;
-  for (const JobKey& key : jobKeys()) {
-    SettingDifference d{key.path, {}};
-    for (const JobValues& job : jobs) {
-      const auto it = job.find(key.path);
-      d.values.push_back(it == job.end() ? key.default_value : it->second);
-    }
-    const bool all_same = std::all_of(d.values.begin(), d.values.end(),
-                                      [&](const std::string& v) { return v == d.values.front(); });
-    if (!all_same) differences.push_back(std::move(d));
-  }
-  return differences;
-}
-
 std::string jobTextFromValues(const JobValues& values) {
   std::string text;
   std::string section = "\x01";  // no section written yet

@@ -47,8 +47,4 @@ struct SettingDifference {
   std::vector<std::string> values;  // form text, one per job, in the order given
 };
 
-// The keys, in schema order, on which the jobs (as stored TOML text) disagree; a key a job
-// does not set counts as its default. Used by `ranklab compare` and the compare page.
-std::vector<SettingDifference> differingSettings(const std::vector<std::string>& job_tomls);
-
 }  // namespace ranklab

@@ -482,7 +482,11 @@ std::vector<Section> runSections() {
         stringField("time_limit", RANKLAB_JOB_KEY(launch.time_limit), {}, EmptyText::kAllowed),
         stringField("account", RANKLAB_JOB_KEY(launch.account), {}, EmptyText::kAllowed),
         textListField("sbatch", RANKLAB_JOB_KEY(launch.sbatch), R"(--[a-z][a-z0-9-]*(=\S+)?)",
-                      "\"--option\" or \"--option=value\" (an sbatch option, no spaces)")}},
+                      "\"--option\" or \"--option=value\" (an sbatch option, no spaces)"),
+        textListField("command", RANKLAB_JOB_KEY(launch.command), R"(.+)",
+                      "a word of the command line (not empty)"),
+        stringField("launcher", RANKLAB_JOB_KEY(launch.launcher),
+                    {"ranklab", "mpirun", "torchrun", "command"})}},
   };
 }
 

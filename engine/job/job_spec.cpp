@@ -38,7 +38,12 @@ bool runsUnderSlurm(const JobSpec& job) {
   return job.launch.scheduler == "slurm";
 }
 
+bool runsCommand(const JobSpec& job) {
+  return !job.launch.command.empty();
+}
+
 int processCount(const JobSpec& job) {
+  if (runsCommand(job)) return job.parallel.ranks;
   return job.parallel.ranks + (usesParameterServer(job) ? job.parallel.servers : 0);
 }
 

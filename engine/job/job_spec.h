@@ -198,6 +198,13 @@ struct LaunchSpec {
   std::string time_limit;           // sbatch --time ("30", "1:00:00", "1-00"); "" = default
   std::string account;              // sbatch --account; "" = the user's default
   std::vector<std::string> sbatch;  // more sbatch options, "--name" or "--name=value"
+  // A program to run as the job's ranks instead of ranklab's engine (a PyTorch script that
+  // calls ranklab.torch.watch, docs/pytorch.md); empty = the engine.
+  std::vector<std::string> command;
+  // Who starts the command's ranks: "ranklab" (parallel.ranks local processes), "mpirun"
+  // (Open MPI places them, on hosts too), "torchrun", or "command" (the command is itself a
+  // launcher that starts its own ranks: mpirun, srun, a working torchrun).
+  std::string launcher = "ranklab";
 
   bool operator==(const LaunchSpec&) const = default;
 };
@@ -245,6 +252,8 @@ int processCount(const JobSpec& job);
 bool runsOnHosts(const JobSpec& job);
 // True when the job is submitted to Slurm (launch.scheduler = "slurm").
 bool runsUnderSlurm(const JobSpec& job);
+// True when the job's ranks are a command of the user's (launch.command), not the engine.
+bool runsCommand(const JobSpec& job);
 // True for ps-sync and ps-async.
 bool usesParameterServer(const JobSpec& job);
 

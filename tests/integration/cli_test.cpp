@@ -255,9 +255,9 @@ TEST_F(Cli, UnknownRunAndUnknownCommandAreClearErrors) {
   EXPECT_NE(missing.out.find("no run with id 42"), std::string::npos) << missing.out;
   const auto unknown = run("frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.out.find(
-                "allowed: run, resume, validate, simulate, calibrate, plan, runs, compare, import, "
-                "analyze, diff, bench, version"),
+  EXPECT_NE(unknown.out.find("allowed: run, watch, resume, validate, simulate, calibrate, plan, "
+                             "runs, compare, import, "
+                             "analyze, diff, bench, version"),
             std::string::npos)
       << unknown.out;
 }

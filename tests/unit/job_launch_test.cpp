@@ -5,6 +5,8 @@
 
 #include "engine/job/job_argument.h"
 #include "engine/job/job_file.h"
+#include "engine/job/job_key_relevance.h"
+#include "engine/job/job_keys.h"
 
 namespace ranklab {
 namespace {
@@ -75,6 +77,40 @@ TEST(JobArgument, AWordThatIsNotAJobIsNamed) {
   } catch (const JobError& e) {
     EXPECT_THAT(e.what(), HasSubstr("--job-text"));
   }
+}
+
+TEST(JobLaunch, ACommandIsReadAsItsRanksAndTheEngineKeysChangeNothing) {
+  const std::string text =
+      "[parallel]\nranks = 2\nstrategy = \"ps-sync\"\nservers = 1\n[launch]\n"
+      "command = [\"python3\", \"train.py\", \"--epochs\", \"2\"]\nlauncher = \"mpirun\"\n";
+  const JobSpec job = parseJob(text, "job.toml");
+  EXPECT_EQ(job.launch.command, (std::vector<std::string>{"python3", "train.py", "--epochs", "2"}));
+  EXPECT_EQ(job.launch.launcher, "mpirun");
+  EXPECT_TRUE(runsCommand(job));
+  EXPECT_EQ(processCount(job), 2) << "a command's ranks only: no parameter server of the engine's";
+  EXPECT_EQ(parseJob(toTomlText(job), "again.toml"), job);
+  const JobValues values = jobValues(job);
+  EXPECT_FALSE(keyApplies("model.kind", values));
+  EXPECT_FALSE(keyApplies("parallel.strategy", values));
+  EXPECT_TRUE(keyApplies("parallel.ranks", values));
+  EXPECT_TRUE(keyApplies("telemetry.hang_limit_s", values));
+  EXPECT_TRUE(keyApplies("launch.launcher", values));
+  EXPECT_FALSE(keyApplies("launch.launcher", jobValues(JobSpec{}))) << "without a command";
+  EXPECT_TRUE(keyApplies("model.kind", jobValues(JobSpec{})));
+}
+
+TEST(JobLaunch, ACommandsLauncherIsOneOfFourAndRanklabsOwnStaysOnThisMachine) {
+  EXPECT_THAT(onlyIssue("[launch]\ncommand = [\"a\"]\nlauncher = \"srun\"\n").message,
+              HasSubstr("ranklab, mpirun, torchrun, command"));
+  EXPECT_THAT(onlyIssue("[launch]\ncommand = [\"\"]\n").message, HasSubstr("not empty"));
+  const JobIssue hosts =
+      onlyIssue("[parallel]\nranks = 2\n[launch]\ncommand = [\"a\"]\nhosts = [\"h:2\"]\n");
+  EXPECT_EQ(hosts.key, "launch.hosts");
+  EXPECT_THAT(hosts.message, HasSubstr("launch.launcher = \"mpirun\""));
+  EXPECT_TRUE(checkJob("[parallel]\nranks = 2\n[launch]\ncommand = [\"a\"]\nhosts = [\"h:2\"]\n"
+                       "launcher = \"mpirun\"\n",
+                       "job.toml")
+                  .empty());
 }
 
 }  // namespace

@@ -13,3 +13,4 @@ add_executable(step_record_tests ${CMAKE_CURRENT_SOURCE_DIR}/unit/step_record_te
 target_link_libraries(step_record_tests PRIVATE ranklab_telemetry ranklab_storage SQLite::SQLite3
                                                 GTest::gtest_main)
 gtest_discover_tests(step_record_tests TEST_PREFIX "telemetry." PROPERTIES TIMEOUT 60)
+

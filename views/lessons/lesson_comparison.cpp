@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "engine/job/job_key_relevance.h"
 #include "engine/job/job_keys.h"
 
 namespace ranklab {

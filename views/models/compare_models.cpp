@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "engine/job/job_file.h"
+#include "engine/job/job_key_relevance.h"
 #include "engine/job/job_keys.h"
 #include "engine/job/pipeline_bubble.h"
 #include "views/models/compression_text.h"
@@ -208,13 +209,10 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
     // PyTorch's traces record neither samples nor losses (docs/analysis.md).
     const bool imported = r.origin == "pytorch-import";
     const QStringList column = {
-        QString::fromStdString(r.status),
-        QString::number(r.world),
+        QString::fromStdString(r.status), QString::number(r.world),
         QString::fromStdString(r.strategy + (r.algorithm.empty() ? "" : "/" + r.algorithm)),
-        QString::fromStdString(r.codec + " · " + r.amp),
-        QString::number(steps),
-        QString::number(r.wall_s, 'f', 2),
-        QString::number(r.train_s, 'f', 2),
+        QString::fromStdString(r.codec + " · " + r.amp), QString::number(steps),
+        QString::number(r.wall_s, 'f', 2), QString::number(r.train_s, 'f', 2),
         imported        ? tr("not in the traces")
         : r.train_s > 0 ? QString::number(double(samples) / r.train_s, 'f', 0)
                         : QStringLiteral("–"),
@@ -227,14 +225,14 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
         : global.empty()            ? QStringLiteral("–")
         : !global.back().loss_count ? tr("not finite (diverged)")
                                     : QString::number(final_loss, 'f', 4),
-        QString::number(double(bytes) / 1e6, 'f', 1),
+        // A command's ranks (PyTorch, live) send through their backend: bytes not seen.
+        r.strategy == "command" ? QStringLiteral("?")
+                                : QString::number(double(bytes) / 1e6, 'f', 1),
         compressionText(raw_bytes, bytes),
         counted ? QString::number(compute / counted, 'f', 2) : QStringLiteral("–"),
         counted ? QString::number(comm / counted, 'f', 2) : QStringLiteral("–"),
         counted ? QString::number(wait / counted, 'f', 2) : QStringLiteral("–"),
-        spreadText(compute_of),
-        spreadText(wait_of),
-        layoutText(parallel),
+        spreadText(compute_of), spreadText(wait_of), layoutText(parallel),
         bubbleText(parallel, counted ? wait_s / counted : 0, r.train_s),
         held > 0 ? QString::number(double(held) / 1e6, 'f', 1) : QStringLiteral("–")};
     for (qsizetype m = 0; m < metrics_.size(); ++m) values_[size_t(m)] << column.at(m);
