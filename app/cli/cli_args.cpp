@@ -122,25 +122,36 @@ double parseSize(const std::string& option, const std::string& text) {
 
 }  // namespace
 
+// --db's path; an empty one would quietly mean the default store: say so instead.
+std::string storePath(const std::string& path) {
+  if (path.empty())
+    throw UsageError("--db: the path is empty (name the store's file, or leave --db out for " +
+                     RunStore::defaultPath() + ")");
+  return path;
+}
+
+// How many words come before "--"; the words after it are a command (watch), its options its own.
+int beforeCommand(int argc, char** argv, std::vector<std::string>& command) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--") {
+      command.assign(argv + i + 1, argv + argc);
+      return i;
+    }
+  return argc;
+}
+
 CliArgs parseArgs(int argc, char** argv) {
   CliArgs args;
+  argc = beforeCommand(argc, argv, args.command);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
       if (i + 1 >= argc) throw UsageError(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--") {  // the rest is a command (watch), its options its own
-      args.command.assign(argv + i + 1, argv + argc);
-      break;
-    }
-    if (a == "--db") {
-      args.db = value();
-      // An empty path would quietly mean the default store: say so instead.
-      if (args.db.empty())
-        throw UsageError("--db: the path is empty (name the store's file, or leave --db out for " +
-                         RunStore::defaultPath() + ")");
-    } else if (a == "--csv")
+    if (a == "--db")
+      args.db = storePath(value());
+    else if (a == "--csv")
       args.csv = value();
     else if (a == "--trace")
       args.trace = value();

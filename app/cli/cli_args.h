@@ -42,8 +42,8 @@ struct CliArgs {
   bool measure_all = false;               // calibrate --all: measure again what is stored
   bool live = false;                      // simulate --live: sent through the collector
   std::optional<double> seconds;          // simulate --live: for this long (steps x rate)
-  std::optional<int> nproc;         // watch: the command's ranks
-  std::vector<std::string> command;  // watch: every word after "--"
+  std::optional<int> nproc;               // watch: the command's ranks
+  std::vector<std::string> command;       // watch: every word after "--"
   JobOverrides overrides;
 };
 

@@ -344,6 +344,13 @@ void checkSlurm(const toml::table& root, const JobSpec& job, IssueLog& log) {
   checkRule(root, log, "launch.sbatch", {}, own.has_value(), own.value_or(""));
 }
 
+// [launch]: hosts, Slurm, a command's launcher.
+void checkLaunch(const toml::table& root, const JobSpec& job, IssueLog& log) {
+  checkHosts(root, job, log);
+  checkSlurm(root, job, log);
+  checkCommand(root, job, log);
+}
+
 }  // namespace
 
 // The GPT trains on text on the CPU, data, pipeline and tensor parallel (its heads split
@@ -437,9 +444,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
                 "): each micro-batch needs at least one sample, got " +
                 std::to_string(job.parallel.microbatches));
   checkFaults(root, job, log);
-  checkHosts(root, job, log);
-  checkSlurm(root, job, log);
-  checkCommand(root, job, log);
+  checkLaunch(root, job, log);
   checkAccumulation(root, job, log);
   checkPipeline(root, job, log);
   checkZero(root, job, log);
