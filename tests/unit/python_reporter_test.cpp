@@ -34,25 +34,34 @@ print("keys left in the environment:", telemetry.KEYS_VARIABLE in os.environ)
 print("unsent:", r.close())
 )";
 
-TEST(PythonReporter, ItsEnvelopesReachTheCollectorThroughCurve) {
-  const RunCurveKeys keys = newRunCurveKeys();
-  Collector collector("py-run", 2, "tcp://127.0.0.1:*", keys.collector);
+// What a python3 process running `script` sent to `collector`, through CURVE with the run's
+// keys from its environment, and what it printed; its exit status is expected to be 0.
+std::vector<telemetry::Envelope> runScript(Collector& collector, const RunCurveKeys& keys,
+                                           const char* script, std::string& out) {
   // Z85 keys hold shell characters ("&", "(", "<"): quoted, as the launcher's exec needs not.
   const std::string command =
       "PYTHONPATH=" RANKLAB_PYTHON_DIR " RANKLAB_TELEMETRY_ENDPOINT=" + collector.endpoint() +
       " RANKLAB_RUN_ID=py-run " + "RANKLAB_TELEMETRY_KEYS=" + shellQuoted(keysText(keys.ranks)) +
-      " /usr/bin/python3 -c " + shellQuoted(kScript) + " 2>&1";
+      " /usr/bin/python3 -c " + shellQuoted(script) + " 2>&1";
   FILE* child = popen(command.c_str(), "r");
-  ASSERT_NE(child, nullptr);
+  EXPECT_NE(child, nullptr);
+  if (!child) return {};
   // The handshake is answered inside receive(): poll while the script runs, until its bye.
   std::vector<telemetry::Envelope> arrived;
   const auto deadline = Clock::now() + std::chrono::seconds(20);
   while (Clock::now() < deadline && (arrived.empty() || !arrived.back().has_bye()))
     for (auto& e : collector.receive(50)) arrived.push_back(std::move(e));
-  std::string out;
   char buffer[256];
   while (fgets(buffer, sizeof buffer, child)) out += buffer;
   EXPECT_EQ(pclose(child), 0) << out;
+  return arrived;
+}
+
+TEST(PythonReporter, ItsEnvelopesReachTheCollectorThroughCurve) {
+  const RunCurveKeys keys = newRunCurveKeys();
+  Collector collector("py-run", 2, "tcp://127.0.0.1:*", keys.collector);
+  std::string out;
+  const std::vector<telemetry::Envelope> arrived = runScript(collector, keys, kScript, out);
   EXPECT_NE(out.find("keys left in the environment: False"), std::string::npos) << out;
   EXPECT_NE(out.find("unsent: 0"), std::string::npos) << out;
   EXPECT_TRUE(collector.takeRejected().empty());
@@ -71,6 +80,38 @@ TEST(PythonReporter, ItsEnvelopesReachTheCollectorThroughCurve) {
   EXPECT_TRUE(arrived[3].has_heartbeat());
   EXPECT_EQ(arrived[4].bye().train_ns(), 123);
   EXPECT_LE(arrived[0].time_ns(), arrived[4].time_ns());
+}
+
+// Steps that come fast wait for their batch (up to 20 ms, as the engine's); the heartbeat
+// thread sends them though no step follows, long before close() would.
+constexpr char kBatchScript[] = R"(
+import time
+from ranklab import telemetry, telemetry_pb2
+r = telemetry.reporter_from_environment(1)
+beats = telemetry.Heartbeats(r, 60.0)
+r.hello(2)
+for step in range(1, 9):
+    r.step(telemetry_pb2.Step(step=step, samples=64))
+print("the fast steps wait:", len(r._spool) >= 7)
+time.sleep(0.5)
+print("waiting after half a second:", len(r._spool))
+beats.stop()
+r.bye(0, 1)
+r.close()
+)";
+
+TEST(PythonReporter, FastStepsLeaveInBatchesThatTheHeartbeatThreadSends) {
+  const RunCurveKeys keys = newRunCurveKeys();
+  Collector collector("py-run", 2, "tcp://127.0.0.1:*", keys.collector);
+  std::string out;
+  const std::vector<telemetry::Envelope> arrived = runScript(collector, keys, kBatchScript, out);
+  // Seven steps came fast after the first (the hello, too, waits while the handshake runs).
+  EXPECT_NE(out.find("the fast steps wait: True"), std::string::npos) << out;
+  EXPECT_NE(out.find("waiting after half a second: 0"), std::string::npos) << out;
+  ASSERT_EQ(arrived.size(), 10u) << out;
+  for (size_t i = 0; i < arrived.size(); ++i) EXPECT_EQ(arrived[i].seq(), i);
+  for (size_t i = 1; i <= 8; ++i) EXPECT_EQ(arrived[i].step().step(), int64_t(i));
+  EXPECT_EQ(collector.gaps(1), 0);
 }
 
 }  // namespace
