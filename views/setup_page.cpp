@@ -286,17 +286,29 @@ void SetupPage::fillFromDraft() {
 
 void SetupPage::onEdited(const QString& path, const QString& text) {
   if (filling_) return;
+  const JobValues before = draft_.values();
   draft_.setValue(path.toStdString(), text.toStdString());
+  showFollowedValues(before, path.toStdString());
   showIssues();
+}
+
+void SetupPage::showFollowedValues(const JobValues& before, const std::string& edited) {
+  filling_ = true;
+  for (const JobKey& key : jobKeys())
+    if (key.path != edited && draft_.value(key.path) != before.at(key.path))
+      setFormValue(key, QString::fromStdString(draft_.value(key.path)));
+  filling_ = false;
 }
 
 void SetupPage::setValue(const QString& path, const QString& form_text) {
   const JobKey* key = findJobKey(path.toStdString());
   if (!key) return;
+  const JobValues before = draft_.values();
   draft_.setValue(key->path, form_text.toStdString());
   filling_ = true;
   setFormValue(*key, form_text);
   filling_ = false;
+  showFollowedValues(before, key->path);
   showIssues();
 }
 

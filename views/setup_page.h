@@ -63,6 +63,9 @@ class SetupPage : public QWidget {
   QWidget* editorFor(const JobKey& key);
   void setFormValue(const JobKey& key, const QString& text);
   void fillFromDraft();
+  // The editors of the keys the draft changed by itself when `edited` changed (data.path
+  // following data.dataset), shown with their new values.
+  void showFollowedValues(const JobValues& before, const std::string& edited);
   void onEdited(const QString& path, const QString& text);
   void showIssues();
   void showApplicableKeys();

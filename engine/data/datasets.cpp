@@ -73,9 +73,7 @@ DataSplits loadJobData(const DataSpec& data, uint64_t seed, int context) {
             makeMoons(data.test_samples, data.noise, test_seed)};
   }
   if (data.dataset == "text") {
-    // data.path left at its default (Fashion-MNIST's folder) names the default corpus.
-    const std::string path = data.path == DataSpec{}.path ? kDefaultTextCorpus : data.path;
-    TextSplits text = loadText(path, context);
+    TextSplits text = loadText(data.path, context);
     return {std::move(text.train), std::move(text.validation)};
   }
   throw DataError("data.dataset \"" + data.dataset +

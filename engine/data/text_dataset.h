@@ -15,9 +15,6 @@
 namespace ranklab {
 
 inline constexpr int kTextVocab = 256;  // byte-level tokens
-// The default corpus (data.path when the job names none): poems and songs from Debian's
-// `fortunes` package, 234 KB of verse, which scripts/install-deps installs.
-inline constexpr const char* kDefaultTextCorpus = "/usr/share/games/fortunes/songs-poems";
 
 // The largest text file data.path may name.
 inline constexpr uintmax_t kMaxTextBytes = uintmax_t{1} << 30;

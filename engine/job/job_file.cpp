@@ -138,6 +138,12 @@ void readRoot(const toml::table& root, JobSpec& job, IssueLog& log) {
   }
 }
 
+// Defaults that depend on another key's value, for the keys the file and --set left out: the
+// resolved job says what runs (a text run's corpus, not Fashion-MNIST's folder).
+void resolveDependentDefaults(const toml::table& root, JobSpec& job) {
+  if (!root.at_path("data.path")) job.data.path = defaultDataPath(job.data.dataset);
+}
+
 std::vector<JobIssue> readJob(const std::string& toml_text, const std::string& file_name,
                               const JobOverrides& overrides, JobSpec& job) {
   IssueLog log(file_name);
@@ -157,6 +163,7 @@ std::vector<JobIssue> readJob(const std::string& toml_text, const std::string& f
     applyOverride(overrides[i], root, log);
   }
   readRoot(root, job, log);
+  resolveDependentDefaults(root, job);
   if (syntax_ok) job_detail::checkAcrossSections(root, job, log);
   return log.take();
 }

@@ -12,11 +12,21 @@
 
 namespace ranklab {
 
+// data.path where a job names none: it depends on data.dataset (defaultDataPath).
+inline constexpr const char* kFashionMnistFolder = "/usr/share/datasets/fashion-mnist";
+// Poems and songs from Debian's `fortunes` package, 234 KB of verse (scripts/install-deps).
+inline constexpr const char* kDefaultTextCorpus = "/usr/share/games/fortunes/songs-poems";
+
+// The data a dataset reads when the job names no data.path: the stored job says it.
+inline std::string defaultDataPath(std::string_view dataset) {
+  return dataset == "text" ? kDefaultTextCorpus : kFashionMnistFolder;
+}
+
 struct DataSpec {
   std::string dataset = "fashion-mnist";  // fashion-mnist | spirals | moons | text
-  // fashion-mnist: the folder with the IDX .gz files; text: a UTF-8 file (this default: the
-  // text default corpus, engine/data/text_dataset.h)
-  std::string path = "/usr/share/datasets/fashion-mnist";
+  // fashion-mnist: the folder with the IDX .gz files; text: a UTF-8 file. Left out of a job
+  // file, the dataset's own (defaultDataPath), resolved when the file is read.
+  std::string path = kFashionMnistFolder;
   int64_t train_limit = 0;      // use the first N training samples; 0 = all
   int64_t test_limit = 0;       // use the first N test samples; 0 = all
   int64_t samples = 10000;      // spirals, moons: training samples drawn

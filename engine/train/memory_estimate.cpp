@@ -35,8 +35,7 @@ int64_t limited(int64_t all, int64_t limit) {
 // A text file's windows: 4 bytes of floats and 1 label per byte of the file (text_dataset.h).
 size_t textBytes(const DataSpec& data) {
   std::error_code error;
-  uintmax_t bytes = std::filesystem::file_size(data.path, error);
-  if (error) bytes = std::filesystem::file_size(kDefaultTextCorpus, error);
+  const uintmax_t bytes = std::filesystem::file_size(data.path, error);
   return error ? 0 : static_cast<size_t>(std::min(bytes, kMaxTextBytes)) * (kFloat + 1);
 }
 

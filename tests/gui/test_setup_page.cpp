@@ -164,6 +164,24 @@ class SetupPageTest : public QObject {
     QVERIFY(!page.launchButton()->isEnabled());
   }
 
+  // data.path's default follows data.dataset on the form; a path the user set stays.
+  void theDataPathFollowsTheDatasetUntilSet() {
+    SetupPage page(launchOptions(), presetsDir());
+    auto* path = qobject_cast<QLineEdit*>(page.editorFor(QStringLiteral("data.path")));
+    QVERIFY(path);
+    page.setValue(QStringLiteral("data.dataset"), QStringLiteral("text"));
+    QCOMPARE(path->text(), QString::fromLatin1(kDefaultTextCorpus));
+    QCOMPARE(page.draft().value("data.path"), std::string(kDefaultTextCorpus));
+    page.setValue(QStringLiteral("data.dataset"), QStringLiteral("fashion-mnist"));
+    QCOMPARE(path->text(), QString::fromLatin1(kFashionMnistFolder));
+    page.setValue(QStringLiteral("data.path"), QStringLiteral("/tmp/poems.txt"));
+    page.setValue(QStringLiteral("data.dataset"), QStringLiteral("text"));
+    QCOMPARE(path->text(), QStringLiteral("/tmp/poems.txt"));
+    SetupPage file(launchOptions(), presetsDir());
+    QVERIFY(file.loadFile(presetsDir() + QStringLiteral("/gpt-char.toml")));
+    QCOMPARE(file.draft().value("data.path"), std::string(kDefaultTextCorpus));
+  }
+
   void savedJobLoadsBackTheSame() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());

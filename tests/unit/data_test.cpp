@@ -86,7 +86,8 @@ TEST(TextData, TheLastTenthValidatesAndTheDefaultCorpusIsRead) {
   EXPECT_EQ(splits.validation.count, (10 - 1) / 8);
   EXPECT_EQ(splits.validation.images.front(), static_cast<float>('a' + 90 % 26));
   DataSpec spec;
-  spec.dataset = "text";  // data.path at its default: the fortunes corpus
+  spec.dataset = "text";
+  spec.path = defaultDataPath(spec.dataset);  // as a job file that names none: the fortunes
   const DataSplits corpus = loadJobData(spec, 1, 64);
   EXPECT_GT(corpus.train.count, 3000);
   EXPECT_GT(corpus.test.count, 300);

@@ -65,6 +65,23 @@ TEST(DeviceSpec, EverySpellingTheSchemaAdmitsAndNothingElse) {
     EXPECT_FALSE(parseDeviceSpec(bad)) << bad;
 }
 
+constexpr char kTextJob[] = "[model]\nkind = \"gpt\"\n[data]\ndataset = \"text\"\n";
+
+// data.path left out is the dataset's own: the resolved job a run stores names the file read.
+TEST(JobSpec, ATextJobWithoutAPathReadsAndStoresTheDefaultCorpus) {
+  const JobSpec text = parseJob(kTextJob, "text.toml");
+  EXPECT_EQ(text.data.path, kDefaultTextCorpus);
+  EXPECT_NE(toTomlText(text).find(kDefaultTextCorpus), std::string::npos);
+  EXPECT_EQ(parseJob(toTomlText(text), "resolved.toml"), text);
+  EXPECT_EQ(parseJob("[model]\nkind = \"gpt\"\n", "gpt.toml", {"data.dataset=text"}).data.path,
+            kDefaultTextCorpus);
+  EXPECT_EQ(parseJob("", "empty.toml").data.path, kFashionMnistFolder);
+  // A path set is the path read, even Fashion-MNIST's folder for a text run.
+  const JobSpec folder =
+      parseJob(kTextJob + std::string("path = \"/usr/share/datasets/fashion-mnist\"\n"), "t.toml");
+  EXPECT_EQ(folder.data.path, kFashionMnistFolder);
+}
+
 TEST(JobSpec, EmptyFileGivesDefaults) {
   JobSpec job = parseJob("", "empty.toml");
   EXPECT_EQ(job, JobSpec{});

@@ -238,6 +238,7 @@ TEST(Trainer, AGptLearnsTextAndItsFirstRankWritesIt) {
   const Dataset test_set = textWindows({bytes.begin() + 18000, bytes.end()}, 16);
   JobSpec job;
   job.data.dataset = "text";
+  job.data.path = defaultDataPath(job.data.dataset);
   job.model.kind = "gpt";
   job.model.context = 16;
   job.model.width = 32;
@@ -281,6 +282,7 @@ TEST(Trainer, PowerSgdCompressesAGptsBlocksAndTables) {
   const Dataset test_set = textWindows({bytes.begin() + 7000, bytes.end()}, 16);
   JobSpec job;
   job.data.dataset = "text";
+  job.data.path = defaultDataPath(job.data.dataset);
   job.model.kind = "gpt";
   job.model.context = 16;
   job.model.width = 64;

@@ -20,7 +20,9 @@ void JobDraft::loadText(const std::string& toml_text, const std::string& file_na
   file_name_ = file_name;
   values_.clear();
   for (const JobKey& k : jobKeys()) values_[k.path] = k.default_value;
-  for (auto& [path, text] : jobValuesInText(toml_text)) values_[path] = text;
+  const JobValues in_file = jobValuesInText(toml_text);
+  for (auto& [path, text] : in_file) values_[path] = text;
+  if (!in_file.count("data.path")) values_["data.path"] = defaultDataPath(values_["data.dataset"]);
   faults_text_.clear();
   try {
     faults_text_ = job_detail::faultsToml(parseJob(toml_text, file_name));
@@ -41,8 +43,16 @@ void JobDraft::setFileName(const std::string& name) {
 
 void JobDraft::setValue(const std::string& path, const std::string& form_text) {
   if (!findJobKey(path)) return;
+  const std::string dataset = value("data.dataset");
   values_[path] = form_text;
+  if (path == "data.dataset") followDataPath(dataset);
   check();
+}
+
+void JobDraft::followDataPath(const std::string& old_dataset) {
+  std::string& data_path = values_["data.path"];
+  if (data_path == defaultDataPath(old_dataset))
+    data_path = defaultDataPath(values_["data.dataset"]);
 }
 
 std::string JobDraft::value(const std::string& path) const {

@@ -43,6 +43,9 @@ class JobDraft {
 
  private:
   void check();
+  // data.path's default follows data.dataset: a path left at the old dataset's default
+  // moves to the new one's (the stored job then names the data that ran).
+  void followDataPath(const std::string& old_dataset);
 
   JobValues values_;
   std::string faults_text_;  // [[faults]] tables of the loaded file, as TOML
