@@ -160,10 +160,14 @@ class Reporter:
             return False
         if not self._spool:
             self._batch_start = now
-        return self._batch_open(now, opening=True)
+        return self._batch_has_room(now)
 
-    def _batch_open(self, now, opening=False):
-        return ((opening or bool(self._spool)) and now - self._batch_start < self._batch_ns
+    def _batch_open(self, now):
+        """A span joins a batch that waits; it never opens one."""
+        return bool(self._spool) and self._batch_has_room(now)
+
+    def _batch_has_room(self, now):
+        return (now - self._batch_start < self._batch_ns
                 and len(self._spool) < self._spool_limit // 2)
 
     def flush(self):
