@@ -165,6 +165,8 @@ CliArgs parseArgs(int argc, char** argv) {
       args.json = true;
     else if (a == "--quiet")
       args.quiet = true;
+    else if (a == "--verbose")
+      args.verbose = true;
     else if (a == "--allow-foreign-store")
       args.allow_foreign_store = true;
     else if (a == "--ignore-memory-estimate")

@@ -29,6 +29,7 @@ struct CliArgs {
   std::string name;       // import: the run's name
   bool json = false;
   bool quiet = false;
+  bool verbose = false;  // run: every rank's set-up events and the per-group, per-layer tables
   bool allow_foreign_store = false;  // open a store another account owns
   bool ignore_memory = false;        // run, validate: --ignore-memory-estimate
   std::optional<int> ranks;  // unset: the job file's; any given value goes to the job's check

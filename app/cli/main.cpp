@@ -97,6 +97,8 @@ options for every command:
   --db PATH   run store file (default: $XDG_DATA_HOME/ranklab/runs.db or ~/.local/share/ranklab/runs.db)
   --json      machine-readable output on stdout
   --quiet     (run) no per-second progress lines; rank output and errors still shown
+  --verbose   (run) also each rank's set-up events and the summary's tables per group and
+              per layer (`runs show ID` prints those after any run)
   --allow-foreign-store   open the store even when another account owns it (refused otherwise)
   --version   the version and the commit this binary was built from
 )";
@@ -216,7 +218,7 @@ int runJob(const CliArgs& args, int epochs,
   std::signal(SIGPIPE, SIG_IGN);
   const RankFaultListener faults(
       [&runner](int rank, const std::string& action) { runner.requestFault(rank, action); });
-  ProgressPrinter printer(epochs, args.quiet);
+  ProgressPrinter printer(epochs, args.quiet, args.verbose);
   const RunOutcome outcome = launch(runner, printer);
   if (outcome.run_id == 0) {  // the job did not check out: nothing was launched
     std::cerr << outcome.error << "\n";
@@ -229,7 +231,8 @@ int runJob(const CliArgs& args, int epochs,
                              " is gone from the store (was the file deleted during the run?)");
   }
   recordMatchingPrediction(store, outcome.run_id);
-  printRunWithPrediction(std::cout, store, *summary, args.json);
+  printRunWithPrediction(std::cout, store, *summary, args.json,
+                         args.verbose ? SummaryDetail::full : SummaryDetail::brief);
   if (!outcome.error.empty())
     std::cerr << "run " << outcome.run_id << " failed: " << outcome.error << "\n";
   // Stopped by a signal: 128 + its number, as shells expect (130 for Ctrl-C).

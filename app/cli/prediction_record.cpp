@@ -102,7 +102,7 @@ nlohmann::json predictionJson(RunStore& store, int64_t run) {
 }
 
 void printRunWithPrediction(std::ostream& out, RunStore& store, const RunSummary& summary,
-                            bool json) {
+                            bool json, SummaryDetail detail) {
   const nlohmann::json prediction = predictionJson(store, summary.run.id);
   if (json) {
     nlohmann::json doc = summaryJson(summary);
@@ -110,7 +110,7 @@ void printRunWithPrediction(std::ostream& out, RunStore& store, const RunSummary
     printJson(out, doc, std::cerr);
     return;
   }
-  printSummary(out, summary);
+  printSummary(out, summary, detail);
   if (prediction.empty()) return;
   const auto& p = prediction["prediction"];
   const auto& e = prediction["prediction_error"];

@@ -10,6 +10,7 @@
 #include <optional>
 #include <ostream>
 
+#include "app/cli/report_format.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -33,6 +34,6 @@ nlohmann::json predictionJson(RunStore& store, int64_t run);
 
 // A run's summary (its JSON with --json) followed by its prediction and the error, if any.
 void printRunWithPrediction(std::ostream& out, RunStore& store, const RunSummary& summary,
-                            bool json);
+                            bool json, SummaryDetail detail = SummaryDetail::full);
 
 }  // namespace ranklab

@@ -23,6 +23,12 @@ std::string duration(double seconds) {
   return text;
 }
 
+// A line per rank that says how it was set up: at 64 ranks, 64 lines before the first step.
+bool isSetUpDetail(const std::string& kind) {
+  return kind == "activations" || kind == "traffic" || kind == "pipeline" || kind == "tensor" ||
+         kind == "device";
+}
+
 }  // namespace
 
 std::string progressLine(const ProgressSnapshot& p) {
@@ -98,6 +104,7 @@ void ProgressPrinter::onEvent(const EventRow& event) {
                       event.kind == "restart" || event.kind == "resumed" ||
                       event.kind == "elastic" || event.kind == "queue";
   if (!always && quiet_) return;
+  if (!verbose_ && isSetUpDetail(event.kind)) return;
   // A restart, a resume or an elastic change is the launcher's act (its rank field names
   // the rank that failed, which the text says too).
   const bool launchers =

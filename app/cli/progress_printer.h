@@ -29,7 +29,10 @@ double etaSeconds(int64_t first_step, int64_t step, int64_t total_steps, double 
 
 class ProgressPrinter : public RunObserver {
  public:
-  ProgressPrinter(int epochs, bool quiet) : epochs_(epochs), quiet_(quiet) {}
+  // `verbose`: also each rank's set-up detail (its traffic formula, activations per layer,
+  // stage, slice and device), which `runs show` and the workbench keep.
+  ProgressPrinter(int epochs, bool quiet, bool verbose = false)
+      : epochs_(epochs), quiet_(quiet), verbose_(verbose) {}
 
   void onStarted(int64_t run_id, const std::vector<std::string>& command) override;
   void onStep(const StepRow& step) override;
@@ -41,6 +44,7 @@ class ProgressPrinter : public RunObserver {
   using Clock = std::chrono::steady_clock;
   int epochs_;
   bool quiet_;
+  bool verbose_;
   Clock::time_point first_step_{};
   Clock::time_point last_print_{};
   int64_t first_step_number_ = 0;

@@ -435,9 +435,23 @@ void printRanks(std::ostream& out, const RunSummary& s) {
   }
 }
 
+// The bytes per group and activations per layer, or (brief) one line saying where they are.
+void printDetail(std::ostream& out, const RunSummary& s, SummaryDetail detail) {
+  std::ostringstream tables;
+  printTraffic(tables, s);
+  printActivations(tables, s);
+  if (tables.str().empty()) return;
+  if (detail == SummaryDetail::full) {
+    out << tables.str();
+    return;
+  }
+  out << format("  MB sent per group and activations per layer: ranklab runs show %lld\n",
+                static_cast<long long>(s.run.id));
+}
+
 }  // namespace
 
-void printSummary(std::ostream& out, const RunSummary& s) {
+void printSummary(std::ostream& out, const RunSummary& s, SummaryDetail detail) {
   const auto accuracy = s.test_accuracy ? format("%.4f", *s.test_accuracy) : std::string("-");
   const std::string loss = testLossText(s);
   out << format("run %lld  %s  [%s]%s\n", static_cast<long long>(s.run.id),
@@ -499,8 +513,7 @@ void printSummary(std::ostream& out, const RunSummary& s) {
   if (const std::string hosts = hostsLine(s); !hosts.empty()) out << "  hosts " << hosts << "\n";
   printSample(out, s);
   printRanks(out, s);
-  printTraffic(out, s);
-  printActivations(out, s);
+  printDetail(out, s, detail);
   printServers(out, s);
 }
 

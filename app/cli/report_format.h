@@ -21,7 +21,11 @@ std::string format(const char* pattern, auto... values) {
 
 nlohmann::json summaryJson(const RunSummary& summary);
 nlohmann::json runRowJson(const RunRow& run);
-void printSummary(std::ostream& out, const RunSummary& summary);
+// `brief`: a run's own console after it ends; the tables per group and per layer are named,
+// not printed (`runs show` and `run --verbose` print them: `full`).
+enum class SummaryDetail { brief, full };
+void printSummary(std::ostream& out, const RunSummary& summary,
+                  SummaryDetail detail = SummaryDetail::full);
 void printRunList(std::ostream& out, const std::vector<RunRow>& runs);
 
 // `ranklab compare`: the settings that differ, then the summaries side by side.

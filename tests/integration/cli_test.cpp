@@ -88,6 +88,31 @@ TEST_F(Cli, QuickstartOnFourRanksReachesTheTargetAccuracy) {
   EXPECT_EQ(s["samples"].get<int64_t>(), 4 * s["steps"].get<int64_t>() * 64);
 }
 
+// A run's console is progress, events that matter and the summary: each rank's set-up
+// detail (activations per layer, traffic formulas) and the tables per group and per layer are
+// left to `runs show` and --verbose (issue 61: the quickstart printed four lines of bytes).
+TEST_F(Cli, ARunsConsoleLeavesEachRanksDetailToRunsShowAndVerbose) {
+  const std::string tiny =
+      " --ranks 2 --set data.train_limit=1280 --set data.test_limit=200"
+      " --set train.epochs=1 --db " +
+      db();
+  const auto plain = run("run " + quickstart() + tiny);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_EQ(plain.out.find("[activations]"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("[traffic]"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("activations kept for backward"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("per layer: ranklab runs show 1"), std::string::npos) << plain.out;
+  const auto shown = run("runs show 1 --db " + db());
+  EXPECT_NE(shown.out.find("activations kept for backward per layer"), std::string::npos)
+      << shown.out;
+  EXPECT_NE(shown.out.find("MB sent per step"), std::string::npos) << shown.out;
+  const auto verbose = run("run " + quickstart() + tiny + " --verbose");
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.out;
+  EXPECT_NE(verbose.out.find("[activations] rank 1:"), std::string::npos) << verbose.out;
+  EXPECT_NE(verbose.out.find("activations kept for backward per layer"), std::string::npos)
+      << verbose.out;
+}
+
 TEST_F(Cli, MpiAlgorithmWithOverridesAndJsonOutput) {
   const auto r = run("run " + quickstart() +
                      " --ranks 2 --set parallel.algorithm=mpi --set data.train_limit=6400"
