@@ -1,10 +1,13 @@
 // Where a network's layers compute and its flat buffers live: a property of the network,
-// not calls into kernels/cpu scattered through the engine. A device has four concerns,
+// not calls into kernels/cpu scattered through the engine. A device has five concerns,
 // each its own interface so code names only the one it uses: its layers (device_layers.h),
-// its memory and the optimizer's loops over it (device_memory.h), the codecs' encode
-// (device_codec_ops.h), and the sums and products the rest needs (device_blas.h). The CPU device
-// builds the layers of engine/model/layers.h over kernels/cpu and keeps the buffers in host memory;
-// the CUDA device builds those of cuda_layers.h over cuBLAS and its kernels, in device memory.
+// the passes the layers written once run (device_layer_ops.h), its memory and the
+// optimizer's loops over it (device_memory.h), the codecs' encode (device_codec_ops.h), and
+// the sums and products the rest needs (device_blas.h). The CPU device computes over
+// kernels/cpu and keeps the buffers in host memory; the CUDA device computes over cuBLAS and
+// kernels/cuda, in device memory. Layers written once (layers.h: pooling, ReLU, dropout,
+// flatten) run on either through its passes; the others still have a class per device
+// (layers.h and cuda_layers.h).
 #pragma once
 
 #include <functional>
@@ -12,12 +15,14 @@
 
 #include "engine/model/device_blas.h"
 #include "engine/model/device_codec_ops.h"
+#include "engine/model/device_layer_ops.h"
 #include "engine/model/device_layers.h"
 #include "engine/model/device_memory.h"
 
 namespace ranklab {
 
 class ComputeDevice : public DeviceLayers,
+                      public DeviceLayerOps,
                       public DeviceMemory,
                       public DeviceCodecOps,
                       public DeviceBlas {

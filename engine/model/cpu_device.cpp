@@ -7,6 +7,8 @@
 #include "comm/codecs/qsgd_codec.h"
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/low_precision.h"
 #include "kernels/cpu/sign_pack.h"
@@ -35,6 +37,28 @@ class CpuDevice : public ComputeDevice {
 
   std::unique_ptr<LossHead> makeLossHead() const override {
     return std::make_unique<SoftmaxCrossEntropy>();
+  }
+
+  void relu(const float* x, float* y, size_t n) const override { kernels::reluForward(x, y, n); }
+  void reluGradient(const float* dy, const float* y, float* dx, size_t n) const override {
+    kernels::reluBackward(dy, y, dx, n);
+  }
+  void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int height,
+                         int width, int channels) const override {
+    kernels::maxPool2x2Forward(x, y, argmax, batch, height, width, channels);
+  }
+  void maxPool2x2Backward(const float* dy, const uint8_t* argmax, float* dx, int batch, int height,
+                          int width, int channels) const override {
+    kernels::maxPool2x2Backward(dy, argmax, dx, batch, height, width, channels);
+  }
+  void dropoutMask(uint64_t key, float p, float* scale, size_t n) const override {
+    kernels::dropoutMask(key, p, scale, n);
+  }
+  void multiply(const float* a, const float* b, float* out, size_t n) const override {
+    kernels::multiply(a, b, out, n);
+  }
+  void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) const override {
+    kernels::transposeEach(x, y, batch, rows, cols);
   }
 
   std::unique_ptr<DeviceBuffer> allocate(size_t floats) const override {

@@ -1,5 +1,6 @@
-// The CUDA device: cuda_layers.h's layers, cudaMalloc'd buffers, and the memory and
-// optimizer loops of kernels/cuda/memory_kernels.h. Every entry point makes its GPU current
+// The CUDA device: the layers written once (layers.h) over its passes and cuda_layers.h's
+// others, cudaMalloc'd buffers, and the memory and optimizer loops of
+// kernels/cuda/memory_kernels.h. Every entry point makes its GPU current
 // first (cudaSetDevice is cheap when it already is), so whichever thread calls (the
 // engine's communication thread too) works on the right GPU. Each thread's work goes to its
 // own default stream (per-thread, kernels/CMakeLists.txt): it is ordered after that thread's
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "engine/model/cuda_layers.h"
+#include "engine/model/layers.h"
 #include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -102,7 +104,39 @@ class CudaDevice : public ComputeDevice {
 
   std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override {
     use();
+    if (std::unique_ptr<Layer> layer = makeLayerWrittenOnce(request, *this)) return layer;
     return makeCudaLayer(index_, options_.tf32, request);
+  }
+
+  void relu(const float* x, float* y, size_t n) const override {
+    use();
+    cuda::applyRelu(x, y, n);
+  }
+  void reluGradient(const float* dy, const float* y, float* dx, size_t n) const override {
+    use();
+    cuda::reluGradient(dy, y, dx, n);
+  }
+  void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int height,
+                         int width, int channels) const override {
+    use();
+    cuda::maxPool2x2Forward(x, y, argmax, batch, height, width, channels);
+  }
+  void maxPool2x2Backward(const float* dy, const uint8_t* argmax, float* dx, int batch, int height,
+                          int width, int channels) const override {
+    use();
+    cuda::maxPool2x2Backward(dy, argmax, dx, batch, height, width, channels);
+  }
+  void dropoutMask(uint64_t key, float p, float* scale, size_t n) const override {
+    use();
+    cuda::dropoutMask(key, p, scale, n);
+  }
+  void multiply(const float* a, const float* b, float* out, size_t n) const override {
+    use();
+    cuda::multiply(a, b, out, n);
+  }
+  void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) const override {
+    use();
+    cuda::transposeEach(x, y, batch, rows, cols);
   }
 
   std::unique_ptr<LossHead> makeLossHead() const override {

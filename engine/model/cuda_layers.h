@@ -1,5 +1,6 @@
-// The CUDA device's layers and loss head: the semantics and parameter layout of
-// engine/model/layers.h and loss_head.h, computed on a GPU over kernels/cuda. Conventions:
+// The CUDA device's own layers (those not yet written once over its passes, layers.h) and
+// loss head: the semantics and parameter layout of engine/model/layers.h and loss_head.h,
+// computed on a GPU over kernels/cuda. Conventions:
 // - every pointer given to bind(), forward() and backward() is a device pointer on the
 //   layer's GPU, and so is every buffer a layer keeps (its scratch);
 // - each entry point makes the layer's GPU current first (cudaSetDevice), so any thread may
@@ -28,13 +29,14 @@ namespace ranklab {
 // may have another GPU current, or none).
 void useGpu(int device);
 
-// Device memory that grows on demand and is kept for the next pass (a layer's scratch).
-class DeviceScratch {
+// GPU memory that grows on demand and is kept for the next pass (a CUDA layer's scratch;
+// the layers written once use device_scratch.h).
+class CudaScratch {
  public:
-  DeviceScratch() = default;
-  ~DeviceScratch();
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  CudaScratch() = default;
+  ~CudaScratch();
+  CudaScratch(const CudaScratch&) = delete;
+  CudaScratch& operator=(const CudaScratch&) = delete;
 
   // At least `wanted` bytes on the current device; the old contents are lost when it grows.
   void* bytes(size_t wanted);
@@ -65,7 +67,7 @@ class CudaGemmOperand {
   kernels::Precision precision_ = kernels::Precision::kFp32;
   const float* source_ = nullptr;
   size_t count_ = 0;
-  DeviceScratch cast_;
+  CudaScratch cast_;
   const uint16_t* low_ = nullptr;
 };
 
@@ -113,7 +115,7 @@ class CudaLinear : public CudaWeightedLayer {
   int in_, out_;
   bool adds_bias_;
   bool relu_ = false;
-  DeviceScratch masked_grad_;  // (B, out): dy * (y > 0) when it applies the ReLU
+  CudaScratch masked_grad_;  // (B, out): dy * (y > 0) when it applies the ReLU
 };
 
 // Stride-1 convolution, square kernel, zero padding kernel/2: W (Cout, Cin, k, k),
@@ -133,64 +135,11 @@ class CudaConv2d : public CudaWeightedLayer {
   void fillColumns(const float* x, int first, int images);
 
   int out_channels_, kernel_, padding_;
-  DeviceScratch columns_;       // (rows of one chunk, Cin*k*k)
-  DeviceScratch column_grads_;  // the same shape, for dx
+  CudaScratch columns_;       // (rows of one chunk, Cin*k*k)
+  CudaScratch column_grads_;  // the same shape, for dx
   // What columns_ holds: im2col of images [first, first + count) of x.
   const float* columns_of_ = nullptr;
   int columns_first_ = -1, columns_count_ = 0;
-};
-
-// 2x2 max pooling, stride 2, floor mode.
-class CudaMaxPool2d : public Layer {
- public:
-  CudaMaxPool2d(int device, std::string name, Shape input);
-  std::string describe() const override { return "MaxPool2d(kernel_size=2, stride=2)"; }
-  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
-  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-  size_t keptBytes() const override { return argmax_.capacity(); }
-
- private:
-  int device_;
-  DeviceScratch argmax_;  // (B, output) bytes: which of the 4 taps won
-};
-
-// A ReLU; a ranklab::ReLU so that the Linear before it can absorb it (absorbIfRelu).
-class CudaReLU : public ReLU {
- public:
-  CudaReLU(int device, std::string name, Shape input);
-  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
-  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-
- private:
-  int device_;
-};
-
-// Inverted dropout with the CPU's mask for the same key.
-class CudaDropout : public Layer {
- public:
-  CudaDropout(int device, std::string name, Shape input, float p);
-  std::string describe() const override;
-  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
-  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-  size_t keptBytes() const override { return scale_.capacity(); }
-
- private:
-  int device_;
-  float p_;
-  bool masked_ = false;
-  DeviceScratch scale_;  // (B, input): 0 or 1/(1-p)
-};
-
-// (H, W, C) channels-last -> (C*H*W) in PyTorch's (C, H, W) order.
-class CudaFlatten : public Layer {
- public:
-  CudaFlatten(int device, std::string name, Shape input);
-  std::string describe() const override { return "Flatten()"; }
-  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
-  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-
- private:
-  int device_;
 };
 
 // Softmax cross-entropy on the GPU: logits and dlogits are device pointers, labels host
@@ -208,9 +157,9 @@ class CudaSoftmaxCrossEntropy : public LossHead {
 
   int device_;
   int classes_ = 0;
-  DeviceScratch probs_;      // (B, classes)
-  DeviceScratch workspace_;  // the loss kernels' per-row values and totals
-  mutable DeviceScratch labels_;
+  CudaScratch probs_;      // (B, classes)
+  CudaScratch workspace_;  // the loss kernels' per-row values and totals
+  mutable CudaScratch labels_;
 };
 
 // The CUDA device's table of layers, on GPU `device` (the caller has made it current),

@@ -36,9 +36,9 @@ class CudaLayerNorm : public LayerNorm {
 
  private:
   int device_;
-  size_t rows_ = 0;              // of the last forward
-  DeviceScratch statistics_;     // mean then rstd, per row
-  DeviceScratch xhat_gradient_;  // backward's dy * xhat, summed by columns
+  size_t rows_ = 0;            // of the last forward
+  CudaScratch statistics_;     // mean then rstd, per row
+  CudaScratch xhat_gradient_;  // backward's dy * xhat, summed by columns
 };
 
 class CudaGelu : public Gelu {
@@ -52,7 +52,7 @@ class CudaGelu : public Gelu {
  private:
   int device_;
   size_t slopes_ = 0;  // of the last training forward
-  DeviceScratch device_slope_;
+  CudaScratch device_slope_;
 };
 
 class CudaCausalSelfAttention : public CausalSelfAttention {
@@ -67,7 +67,7 @@ class CudaCausalSelfAttention : public CausalSelfAttention {
  private:
   int device_;
   size_t probs_floats_ = 0;  // of the last forward
-  DeviceScratch device_probs_, device_dprobs_;
+  CudaScratch device_probs_, device_dprobs_;
 };
 
 }  // namespace ranklab

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "engine/model/transformer_layers.h"
@@ -28,6 +29,15 @@ Shape features(int n) {
 }
 
 }  // namespace
+
+int intCount(size_t count, const char* what) {
+  constexpr auto kMost = static_cast<size_t>(std::numeric_limits<int>::max());
+  if (count > kMost) {
+    throw std::length_error(std::string(what) + ": " + std::to_string(count) +
+                            " is more than the " + std::to_string(kMost) + " an int holds");
+  }
+  return static_cast<int>(count);
+}
 
 // ---- WeightedLayer ----
 
@@ -258,33 +268,36 @@ void Conv2d::backward(const float*, const float*, const float* dy, float* dx, in
 
 // ---- MaxPool2d ----
 
-MaxPool2d::MaxPool2d(std::string name, Shape input)
-    : Layer(std::move(name), input, {input.height / 2, input.width / 2, input.channels}) {
+MaxPool2d::MaxPool2d(std::string name, Shape input, const ComputeDevice& device)
+    : Layer(std::move(name), input, {input.height / 2, input.width / 2, input.channels}),
+      device_(device),
+      argmax_(device) {
   if (input.height < 2 || input.width < 2) {
     throw std::invalid_argument("MaxPool2d: input " + input.str() + " is smaller than 2x2");
   }
 }
 
 void MaxPool2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
-  argmax_.resize(static_cast<size_t>(batch) * outputShape().size());
+  uint8_t* argmax = argmax_.ensure<uint8_t>(static_cast<size_t>(batch) * outputShape().size());
   const Shape in = inputShape();
-  kernels::maxPool2x2Forward(x, y, argmax_.data(), batch, in.height, in.width, in.channels);
+  device_.maxPool2x2Forward(x, y, argmax, batch, in.height, in.width, in.channels);
 }
 
 void MaxPool2d::backward(const float*, const float*, const float* dy, float* dx, int batch) {
   if (!dx) return;
   const Shape in = inputShape();
-  kernels::maxPool2x2Backward(dy, argmax_.data(), dx, batch, in.height, in.width, in.channels);
+  device_.maxPool2x2Backward(dy, argmax_.data<uint8_t>(), dx, batch, in.height, in.width,
+                             in.channels);
 }
 
 // ---- ReLU ----
 
 void ReLU::forward(const float* x, float* y, int batch, const ForwardPass&) {
-  kernels::reluForward(x, y, batch * inputShape().size());
+  device_.relu(x, y, batch * inputShape().size());
 }
 
 void ReLU::backward(const float*, const float* y, const float* dy, float* dx, int batch) {
-  if (dx) kernels::reluBackward(dy, y, dx, batch * inputShape().size());
+  if (dx) device_.reluGradient(dy, y, dx, batch * inputShape().size());
 }
 
 bool absorbIfRelu(Layer& layer, const Layer& next) {
@@ -293,8 +306,8 @@ bool absorbIfRelu(Layer& layer, const Layer& next) {
 
 // ---- Dropout ----
 
-Dropout::Dropout(std::string name, Shape input, float p)
-    : Layer(std::move(name), input, input), p_(p) {
+Dropout::Dropout(std::string name, Shape input, float p, const ComputeDevice& device)
+    : Layer(std::move(name), input, input), device_(device), p_(p), scale_(device) {
   if (!(p >= 0.f && p < 1.f)) {
     throw std::invalid_argument("Dropout: p must be >= 0 and < 1, got " + std::to_string(p));
   }
@@ -309,38 +322,51 @@ std::string Dropout::describe() const {
 void Dropout::forward(const float* x, float* y, int batch, const ForwardPass& pass) {
   const size_t n = batch * inputShape().size();
   masked_ = pass.training && p_ > 0.f;
-  if (!masked_) {
-    if (y != x) std::memcpy(y, x, n * sizeof(float));
-    return;
-  }
-  scale_.resize(n);
-  kernels::dropoutMask(pass.dropout_key, p_, scale_.data(), n);
-  kernels::multiply(x, scale_.data(), y, n);
+  if (!masked_) return device_.copy(y, x, n);  // nothing when y is x
+  float* scale = scale_.ensure<float>(n);
+  device_.dropoutMask(pass.dropout_key, p_, scale, n);
+  device_.multiply(x, scale, y, n);
 }
 
 void Dropout::backward(const float*, const float*, const float* dy, float* dx, int batch) {
   if (!dx) return;
   const size_t n = batch * inputShape().size();
-  if (masked_) {
-    kernels::multiply(dy, scale_.data(), dx, n);
-  } else if (dx != dy) {
-    std::memcpy(dx, dy, n * sizeof(float));
-  }
+  if (masked_) return device_.multiply(dy, scale_.data<float>(), dx, n);
+  device_.copy(dx, dy, n);
 }
 
 // ---- Flatten ----
 
-Flatten::Flatten(std::string name, Shape input)
-    : Layer(std::move(name), input, features(static_cast<int>(input.size()))) {}
+Flatten::Flatten(std::string name, Shape input, const ComputeDevice& device)
+    : Layer(std::move(name), input, features(intCount(input.size(), "Flatten features"))),
+      device_(device) {}
 
 void Flatten::forward(const float* x, float* y, int batch, const ForwardPass&) {
   const Shape in = inputShape();
-  kernels::channelsLastToFirst(x, y, batch, in.height, in.width, in.channels);
+  // (B, H*W, C) -> (B, C, H*W)
+  device_.transposeEach(x, y, batch, static_cast<size_t>(in.height) * in.width, in.channels);
 }
 
 void Flatten::backward(const float*, const float*, const float* dy, float* dx, int batch) {
   const Shape in = inputShape();
-  if (dx) kernels::channelsFirstToLast(dy, dx, batch, in.height, in.width, in.channels);
+  // (B, C, H*W) -> (B, H*W, C)
+  if (dx)
+    device_.transposeEach(dy, dx, batch, in.channels, static_cast<size_t>(in.height) * in.width);
+}
+
+std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& r, const ComputeDevice& device) {
+  switch (r.kind) {
+    case LayerKind::kMaxPool2d:
+      return std::make_unique<MaxPool2d>(r.name, r.input, device);
+    case LayerKind::kReLU:
+      return std::make_unique<ReLU>(r.name, r.input, device);
+    case LayerKind::kDropout:
+      return std::make_unique<Dropout>(r.name, r.input, r.dropout, device);
+    case LayerKind::kFlatten:
+      return std::make_unique<Flatten>(r.name, r.input, device);
+    default:
+      return nullptr;  // each device's own class yet
+  }
 }
 
 std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& r) {
@@ -350,13 +376,10 @@ std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& r) {
     case LayerKind::kConv2d:
       return std::make_unique<Conv2d>(r.name, r.input, r.outputs, r.kernel);
     case LayerKind::kMaxPool2d:
-      return std::make_unique<MaxPool2d>(r.name, r.input);
     case LayerKind::kReLU:
-      return std::make_unique<ReLU>(r.name, r.input);
     case LayerKind::kDropout:
-      return std::make_unique<Dropout>(r.name, r.input, r.dropout);
     case LayerKind::kFlatten:
-      return std::make_unique<Flatten>(r.name, r.input);
+      return makeLayerWrittenOnce(r, cpuDevice());
     case LayerKind::kEmbedding:
     case LayerKind::kLayerNorm:
     case LayerKind::kGelu:

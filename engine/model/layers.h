@@ -5,6 +5,8 @@
 #include <memory>
 #include <vector>
 
+#include "engine/model/compute_device.h"
+#include "engine/model/device_scratch.h"
 #include "engine/model/layer.h"
 #include "engine/model/layer_request.h"
 #include "kernels/cpu/mixed_gemm.h"
@@ -87,55 +89,75 @@ class Conv2d : public WeightedLayer {
   kernels::GemmOperand packed_weight_in_;
 };
 
-// 2x2 max pooling, stride 2 (floor mode, as PyTorch's MaxPool2d(2)).
+// 2x2 max pooling, stride 2 (floor mode, as PyTorch's MaxPool2d(2)). Written once, over
+// its device's passes (device_layer_ops.h), as are ReLU, Dropout and Flatten below.
 class MaxPool2d : public Layer {
  public:
-  MaxPool2d(std::string name, Shape input);
+  MaxPool2d(std::string name, Shape input, const ComputeDevice& device = cpuDevice());
   std::string describe() const override { return "MaxPool2d(kernel_size=2, stride=2)"; }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-  size_t keptBytes() const override { return argmax_.size(); }
+  size_t keptBytes() const override { return argmax_.usedBytes(); }
 
  private:
-  std::vector<uint8_t> argmax_;  // (B, output): which of the 4 taps won
+  const ComputeDevice& device_;
+  DeviceScratch argmax_;  // (B, output) bytes: which of the 4 taps won
 };
 
 class ReLU : public Layer {
  public:
-  ReLU(std::string name, Shape input) : Layer(std::move(name), input, input) {}
+  ReLU(std::string name, Shape input, const ComputeDevice& device = cpuDevice())
+      : Layer(std::move(name), input, input), device_(device) {}
   std::string describe() const override { return "ReLU()"; }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  const ComputeDevice& device_;
 };
 
 // Offers `next` to `layer` when it is a ReLU (Layer::absorbFollowingRelu); true if absorbed.
 bool absorbIfRelu(Layer& layer, const Layer& next);
 
 // Inverted dropout: in training each value is zeroed with probability p and the rest scaled
-// by 1/(1-p); in evaluation it is the identity. The mask comes from the pass's key.
+// by 1/(1-p); in evaluation it is the identity. The mask comes from the pass's key, the same
+// bits on every device.
 class Dropout : public Layer {
  public:
-  Dropout(std::string name, Shape input, float p);
+  Dropout(std::string name, Shape input, float p, const ComputeDevice& device = cpuDevice());
   std::string describe() const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-  size_t keptBytes() const override { return scale_.size() * sizeof(float); }
+  size_t keptBytes() const override { return scale_.usedBytes(); }
 
  private:
+  const ComputeDevice& device_;
   float p_;
-  bool masked_ = false;       // whether the last forward applied a mask
-  std::vector<float> scale_;  // (B, input): 0 or 1/(1-p)
+  bool masked_ = false;  // whether the last forward applied a mask
+  DeviceScratch scale_;  // (B, input): 0 or 1/(1-p)
 };
 
 // (H, W, C) channels-last -> (C*H*W) in PyTorch's (C, H, W) order, so a following Linear's
 // weight is laid out exactly as PyTorch's nn.Flatten + nn.Linear expect.
 class Flatten : public Layer {
  public:
-  Flatten(std::string name, Shape input);
+  Flatten(std::string name, Shape input, const ComputeDevice& device = cpuDevice());
   std::string describe() const override { return "Flatten()"; }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
+
+ private:
+  const ComputeDevice& device_;
 };
+
+// A count as the int that Shape and the GEMMs' dimensions hold; throws std::length_error
+// naming `what` for a larger one.
+int intCount(size_t count, const char* what);
+
+// The layer of a kind written once, on `device`; null for a kind each device still builds
+// itself (its makeLayer's own table).
+std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& request,
+                                            const ComputeDevice& device);
 
 // The CPU's table of layers: the one that computes each kind. Throws
 // std::invalid_argument naming a kind outside the list.

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "engine/model/compute_device.h"
+#include "engine/model/layers.h"
 #include "engine/model/transformer_layers.h"
 
 namespace ranklab::testing {
@@ -190,6 +191,55 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     cpuDevice().gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
+  void relu(const float* x, float* y, size_t n) const override {
+    expectDevice(x, n * sizeof(float), "relu's input");
+    expectDevice(y, n * sizeof(float), "relu's output");
+    const Open open(*this);
+    cpuDevice().relu(x, y, n);
+  }
+  void reluGradient(const float* dy, const float* y, float* dx, size_t n) const override {
+    for (const float* p : {dy, y, static_cast<const float*>(dx)})
+      expectDevice(p, n * sizeof(float), "relu's gradient buffers");
+    const Open open(*this);
+    cpuDevice().reluGradient(dy, y, dx, n);
+  }
+  void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int height,
+                         int width, int channels) const override {
+    const size_t in = size_t(batch) * height * width * channels;
+    const size_t out = size_t(batch) * (height / 2) * (width / 2) * channels;
+    expectDevice(x, in * sizeof(float), "max-pool's input");
+    expectDevice(y, out * sizeof(float), "max-pool's output");
+    expectDevice(argmax, out, "max-pool's winners");
+    const Open open(*this);
+    cpuDevice().maxPool2x2Forward(x, y, argmax, batch, height, width, channels);
+  }
+  void maxPool2x2Backward(const float* dy, const uint8_t* argmax, float* dx, int batch, int height,
+                          int width, int channels) const override {
+    const size_t in = size_t(batch) * height * width * channels;
+    const size_t out = size_t(batch) * (height / 2) * (width / 2) * channels;
+    expectDevice(dy, out * sizeof(float), "max-pool's output gradient");
+    expectDevice(argmax, out, "max-pool's winners");
+    expectDevice(dx, in * sizeof(float), "max-pool's input gradient");
+    const Open open(*this);
+    cpuDevice().maxPool2x2Backward(dy, argmax, dx, batch, height, width, channels);
+  }
+  void dropoutMask(uint64_t key, float p, float* scale, size_t n) const override {
+    expectDevice(scale, n * sizeof(float), "dropout's mask");
+    const Open open(*this);
+    cpuDevice().dropoutMask(key, p, scale, n);
+  }
+  void multiply(const float* a, const float* b, float* out, size_t n) const override {
+    for (const float* p : {a, b, static_cast<const float*>(out)})
+      expectDevice(p, n * sizeof(float), "multiply's buffers");
+    const Open open(*this);
+    cpuDevice().multiply(a, b, out, n);
+  }
+  void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) const override {
+    expectDevice(x, batch * rows * cols * sizeof(float), "transpose's input");
+    expectDevice(y, batch * rows * cols * sizeof(float), "transpose's output");
+    const Open open(*this);
+    cpuDevice().transposeEach(x, y, batch, rows, cols);
+  }
   void synchronize() const override {}
 
   // What crossed between host and device through download() and upload(), and how often
@@ -358,6 +408,9 @@ class GuardedLossHead : public LossHead {
 };
 
 inline std::unique_ptr<Layer> GuardedDevice::makeLayer(const LayerRequest& request) const {
+  // A layer written once runs on this device's checked passes, its memory locked between
+  // them; the others are the CPU's, run with the memory open for a whole pass.
+  if (std::unique_ptr<Layer> layer = makeLayerWrittenOnce(request, *this)) return layer;
   if (request.kind == LayerKind::kEmbedding)
     return std::make_unique<GuardedEmbedding>(*this, cpuDevice().makeLayer(request));
   return std::make_unique<GuardedLayer>(*this, cpuDevice().makeLayer(request));

@@ -27,6 +27,28 @@ class LedgerDevice : public ComputeDevice {
     buffers.push_back(floats);
     return cpuDevice().allocate(floats);
   }
+  // The layers' passes: the host's (its layers are the CPU's, so none of them come here).
+  void relu(const float* x, float* y, size_t n) const override { cpuDevice().relu(x, y, n); }
+  void reluGradient(const float* dy, const float* y, float* dx, size_t n) const override {
+    cpuDevice().reluGradient(dy, y, dx, n);
+  }
+  void maxPool2x2Forward(const float* x, float* y, uint8_t* argmax, int batch, int height,
+                         int width, int channels) const override {
+    cpuDevice().maxPool2x2Forward(x, y, argmax, batch, height, width, channels);
+  }
+  void maxPool2x2Backward(const float* dy, const uint8_t* argmax, float* dx, int batch, int height,
+                          int width, int channels) const override {
+    cpuDevice().maxPool2x2Backward(dy, argmax, dx, batch, height, width, channels);
+  }
+  void dropoutMask(uint64_t key, float p, float* scale, size_t n) const override {
+    cpuDevice().dropoutMask(key, p, scale, n);
+  }
+  void multiply(const float* a, const float* b, float* out, size_t n) const override {
+    cpuDevice().multiply(a, b, out, n);
+  }
+  void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) const override {
+    cpuDevice().transposeEach(x, y, batch, rows, cols);
+  }
   // Memory and update loops: the host's.
   bool hostMemory() const override { return true; }
   void upload(float* to, const float* host, size_t n) const override {

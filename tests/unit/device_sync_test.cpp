@@ -190,6 +190,21 @@ TEST(DeviceSync, ZeroOnAGpuWithoutNcclStagesAndSaysWhy) {
 namespace ranklab {
 namespace {
 
+// A layer written once hands its device the pointers it was given: a host buffer where the
+// device's memory belongs (which a GPU would fault on) is refused, naming the argument.
+TEST(GuardedDevice, ALayerWrittenOnceRefusesHostMemoryNamingTheArgument) {
+  const testing::GuardedDevice device(99);
+  const std::unique_ptr<Layer> relu =
+      device.makeLayer({.kind = LayerKind::kReLU, .name = "relu0", .input = {1, 1, 4}});
+  std::vector<float> x(8, 1.f), y(8);
+  try {
+    relu->forward(x.data(), y.data(), 2, {});
+    FAIL() << "a host input was taken";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "guarded:99: relu's input is not this device's memory");
+  }
+}
+
 // Whole runs on a device whose memory the host may not touch (tests/support/guarded_device.h:
 // a host read crashes, a host pointer in a device operation throws), through every host-staged
 // path a GPU without NCCL takes: each strategy, bucketing, a codec, micro-batches, AMP and a
@@ -230,8 +245,18 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
          j.train.optimizer = "adamw";
          j.train.lr = 0.001;
        }},
-      {"zero 3, bf16", [](JobSpec& j) {
+      {"zero 3, bf16",
+       [](JobSpec& j) {
          j.parallel.zero = 3;
+         j.amp.dtype = "bf16";
+       }},
+      // Max-pooling, ReLU, dropout and flatten written once: their passes run on the
+      // device's checked operations with its memory locked between them.
+      {"cnn, dropout 0.2, bf16", [](JobSpec& j) {
+         j.model.kind = "cnn";
+         j.model.channels = {4, 8};
+         j.model.kernel_size = 3;
+         j.model.dropout = 0.2;
          j.amp.dtype = "bf16";
        }}};
   for (const auto& [what, apply] : variants) {
