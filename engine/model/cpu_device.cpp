@@ -10,6 +10,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linear_forward.h"
 #include "kernels/cpu/low_precision.h"
 #include "kernels/cpu/sign_pack.h"
 #include "kernels/cpu/sparse_select.h"
@@ -39,6 +40,38 @@ class CpuDevice : public ComputeDevice {
     return std::make_unique<SoftmaxCrossEntropy>();
   }
 
+  void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out,
+                    size_t n) const override {
+    if (precision == kernels::Precision::kBf16) return kernels::floatToBf16(x, out, n);
+    if (precision == kernels::Precision::kFp16) return kernels::floatToFp16(x, out, n);
+    throw std::logic_error("castFromFp32: the precision must be bf16 or fp16");
+  }
+  void mixedGemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k,
+                 const DeviceGemmInput& a, int lda, const DeviceGemmInput& b, int ldb, float beta,
+                 float* c, int ldc) const override {
+    if (a.precision != b.precision) throw std::logic_error("gemm: operands in two precisions");
+    kernels::gemmIn(a.precision, trans_a, trans_b, m, n, k, 1.f, a.f32, a.low, lda, b.f32, b.low,
+                    ldb, beta, c, ldc);
+  }
+  void linearForward(const DeviceGemmInput& x, const DeviceGemmInput& w, const float* bias,
+                     float* y, int rows, int in, int out, bool relu) const override {
+    if (x.precision == kernels::Precision::kFp32)
+      return kernels::linearForward(x.f32, w.f32, bias, y, rows, in, out, relu);
+    // As PyTorch's addmm: the product adds onto the bias rows (beta 1), so y is written once
+    // before it instead of zeroed and then added to.
+    kernels::copyBiasRows(y, bias, rows, out);
+    mixedGemm(kernels::Trans::kNo, kernels::Trans::kYes, rows, out, in, x, in, w, in, 1.f, y, out);
+    if (relu) kernels::reluForward(y, y, static_cast<size_t>(rows) * out);
+  }
+  void sumRows(float* db, const float* dy, int rows, int cols, bool accumulate) const override {
+    if (!accumulate) std::fill(db, db + cols, 0.f);
+    kernels::sumRowsInto(db, dy, rows, cols);
+  }
+  void reluMaskSumRows(const float* dy, const float* y, float* dz, float* db, int rows, int cols,
+                       bool accumulate) const override {
+    if (!accumulate) std::fill(db, db + cols, 0.f);
+    kernels::reluBackwardSumRows(dy, y, dz, db, rows, cols);
+  }
   void relu(const float* x, float* y, size_t n) const override { kernels::reluForward(x, y, n); }
   void reluGradient(const float* dy, const float* y, float* dx, size_t n) const override {
     kernels::reluBackward(dy, y, dx, n);

@@ -108,6 +108,40 @@ class CudaDevice : public ComputeDevice {
     return makeCudaLayer(index_, options_.tf32, request);
   }
 
+  void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out,
+                    size_t n) const override {
+    use();
+    cuda::castFromFp32(precision, x, out, n);
+  }
+  // fp32 products on TF32 tensor cores where the job allows them (train.tf32).
+  void mixedGemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k,
+                 const DeviceGemmInput& a, int lda, const DeviceGemmInput& b, int ldb, float beta,
+                 float* c, int ldc) const override {
+    if (a.precision != b.precision) throw std::logic_error("gemm: operands in two precisions");
+    use();
+    if (a.precision == kernels::Precision::kFp32) {
+      cuda::sgemm(trans_a, trans_b, m, n, k, 1.f, a.f32, lda, b.f32, ldb, beta, c, ldc,
+                  options_.tf32);
+    } else {
+      cuda::gemmLowPrecision(a.precision, trans_a, trans_b, m, n, k, 1.f, a.low, lda, b.low, ldb,
+                             beta, c, ldc);
+    }
+  }
+  void linearForward(const DeviceGemmInput& x, const DeviceGemmInput& w, const float* bias,
+                     float* y, int rows, int in, int out, bool relu) const override {
+    // The product, then bias and ReLU in one pass.
+    mixedGemm(kernels::Trans::kNo, kernels::Trans::kYes, rows, out, in, x, in, w, in, 0.f, y, out);
+    cuda::addBiasAndRelu(y, bias, rows, out, relu);
+  }
+  void sumRows(float* db, const float* dy, int rows, int cols, bool accumulate) const override {
+    use();
+    cuda::sumRows(db, dy, rows, cols, accumulate);
+  }
+  void reluMaskSumRows(const float* dy, const float* y, float* dz, float* db, int rows, int cols,
+                       bool accumulate) const override {
+    use();
+    cuda::reluMaskSumRows(dy, y, dz, db, rows, cols, accumulate);
+  }
   void relu(const float* x, float* y, size_t n) const override {
     use();
     cuda::applyRelu(x, y, n);

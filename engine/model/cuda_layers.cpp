@@ -28,10 +28,6 @@ void useGpu(int device) {
 
 namespace {
 
-Shape features(int n) {
-  return {1, 1, n};
-}
-
 cuda::ConvShape convShapeOf(Shape input, int kernel) {
   cuda::ConvShape s;
   s.height = input.height;
@@ -136,62 +132,6 @@ void CudaWeightedLayer::init(std::mt19937_64& rng) {
 
 void CudaWeightedLayer::useDevice() const {
   useGpu(device_);
-}
-
-// ---- CudaLinear ----
-
-CudaLinear::CudaLinear(int device, bool tf32, std::string name, Shape input, int outputs,
-                       bool adds_bias)
-    : CudaWeightedLayer(device, tf32, std::move(name), input, features(outputs),
-                        input.size() * outputs, outputs, intCount(input.size(), "Linear inputs")),
-      in_(intCount(input.size(), "Linear inputs")),
-      out_(outputs),
-      adds_bias_(adds_bias) {}
-
-std::string CudaLinear::describe() const {
-  return "Linear(" + std::to_string(in_) + ", " + std::to_string(out_) + ")";
-}
-
-bool CudaLinear::absorbFollowingRelu() {
-  relu_ = true;
-  return true;
-}
-
-void CudaLinear::forward(const float* x, float* y, int batch, const ForwardPass&) {
-  useDevice();
-  weight_in_.set(precision_, weight_, weights_);
-  input_in_.set(precision_, x, static_cast<size_t>(batch) * in_);
-  // y (B, out) = x (B, in) . W^T (in, out), then + b and the absorbed ReLU in one pass
-  gemm(Trans::kNo, Trans::kYes, batch, out_, in_, input_in_, in_, weight_in_, in_, 0.f, y, out_);
-  cuda::addBiasAndRelu(y, adds_bias_ ? bias_ : nullptr, batch, out_, relu_);
-}
-
-const float* CudaLinear::biasGradient(const float* y, const float* dy, int batch) {
-  const bool accumulate = !overwritesGradients();
-  if (!relu_) {
-    cuda::sumRows(bias_grad_, dy, batch, out_, accumulate);
-    return dy;
-  }
-  float* dz = masked_grad_.ensure<float>(static_cast<size_t>(batch) * out_);
-  cuda::reluMaskSumRows(dy, y, dz, bias_grad_, batch, out_, accumulate);
-  return dz;
-}
-
-void CudaLinear::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
-  useDevice();
-  const size_t inputs = static_cast<size_t>(batch) * in_;
-  // The operands cast by forward() are this batch's unless the caller changed them.
-  if (!input_in_.holds(x, inputs)) input_in_.set(precision_, x, inputs);
-  if (!weight_in_.holds(weight_, weights_)) weight_in_.set(precision_, weight_, weights_);
-  // db (out) (+)= column sums of dz, dz = dy (through the ReLU if absorbed)
-  const float* dz = biasGradient(y, dy, batch);
-  grad_in_.set(precision_, dz, static_cast<size_t>(batch) * out_);
-  // dW (out, in) (+)= dz^T (out, B) . x (B, in)
-  gemm(Trans::kYes, Trans::kNo, out_, in_, batch, grad_in_, out_, input_in_, in_,
-       overwritesGradients() ? 0.f : 1.f, weight_grad_, in_);
-  // dx (B, in) = dz (B, out) . W (out, in)
-  if (dx)
-    gemm(Trans::kNo, Trans::kNo, batch, in_, out_, grad_in_, out_, weight_in_, in_, 0.f, dx, in_);
 }
 
 // ---- CudaConv2d ----
@@ -332,10 +272,9 @@ void CudaSoftmaxCrossEntropy::backward(float* dlogits, const uint8_t* labels, in
 
 std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& r) {
   switch (r.kind) {
-    case LayerKind::kLinear:
-      return std::make_unique<CudaLinear>(device, tf32, r.name, r.input, r.outputs, r.adds_bias);
     case LayerKind::kConv2d:
       return std::make_unique<CudaConv2d>(device, tf32, r.name, r.input, r.outputs, r.kernel);
+    case LayerKind::kLinear:
     case LayerKind::kMaxPool2d:
     case LayerKind::kReLU:
     case LayerKind::kDropout:

@@ -98,26 +98,6 @@ class CudaWeightedLayer : public Layer {
   float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
 };
 
-// y (B, out) = x (B, in) . W^T + b, W (out, in), b (out); absorbs a following ReLU;
-// adds_bias false: y = x . W^T while b keeps its gradient (as the CPU Linear).
-class CudaLinear : public CudaWeightedLayer {
- public:
-  CudaLinear(int device, bool tf32, std::string name, Shape input, int outputs, bool adds_bias);
-  std::string describe() const override;
-  bool absorbFollowingRelu() override;
-  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
-  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-
- private:
-  // db (+)= column sums of the gradient at the GEMM's output, which it returns.
-  const float* biasGradient(const float* y, const float* dy, int batch);
-
-  int in_, out_;
-  bool adds_bias_;
-  bool relu_ = false;
-  CudaScratch masked_grad_;  // (B, out): dy * (y > 0) when it applies the ReLU
-};
-
 // Stride-1 convolution, square kernel, zero padding kernel/2: W (Cout, Cin, k, k),
 // b (Cout), as the CPU Conv2d. im2col (columns in W's (Cin, k, k) order) + GEMM, over
 // chunks of whole images so the column matrix stays bounded.

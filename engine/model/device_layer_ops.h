@@ -7,11 +7,40 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/mixed_gemm.h"
+
 namespace ranklab {
+
+// A matrix product's input on the device in its compute precision (AMP): the fp32 values,
+// and for bf16 or fp16 their cast copy (device_gemm_operand.h makes one).
+struct DeviceGemmInput {
+  kernels::Precision precision = kernels::Precision::kFp32;
+  const float* f32 = nullptr;
+  const uint16_t* low = nullptr;  // bf16 or fp16 bits; null in fp32
+};
 
 class DeviceLayerOps {
  public:
   virtual ~DeviceLayerOps() = default;
+  // out (n) = x's bf16 or fp16 bits (kernels/cpu/low_precision.h's rounding).
+  virtual void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out,
+                            size_t n) const = 0;
+  // C (m, n) = op(A) (m, k) . op(B) (k, n) + beta * C, A and B in their shared precision,
+  // accumulated in fp32; row-major as kernels::sgemm.
+  virtual void mixedGemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k,
+                         const DeviceGemmInput& a, int lda, const DeviceGemmInput& b, int ldb,
+                         float beta, float* c, int ldc) const = 0;
+  // y (rows, out) = x (rows, in) . W^T (in, out) + bias (out), then max(y, 0) where `relu`.
+  // Each device keeps its own order, and so its bits: the CPU adds the bias before the
+  // product (PyTorch's addmm; oneDNN's fused epilogue in fp32), CUDA after it.
+  virtual void linearForward(const DeviceGemmInput& x, const DeviceGemmInput& w, const float* bias,
+                             float* y, int rows, int in, int out, bool relu) const = 0;
+  // db (cols) = the column sums of dy (rows, cols); added to db where `accumulate`.
+  virtual void sumRows(float* db, const float* dy, int rows, int cols, bool accumulate) const = 0;
+  // dz (rows, cols) = dy where y > 0, else 0; db = its column sums, as sumRows.
+  virtual void reluMaskSumRows(const float* dy, const float* y, float* dz, float* db, int rows,
+                               int cols, bool accumulate) const = 0;
   // y = max(x, 0).
   virtual void relu(const float* x, float* y, size_t n) const = 0;
   // dx = dy where y > 0, else 0.

@@ -42,8 +42,12 @@ int intCount(size_t count, const char* what) {
 // ---- WeightedLayer ----
 
 WeightedLayer::WeightedLayer(std::string name, Shape input, Shape output, size_t weights,
-                             size_t biases, int fan_in)
-    : Layer(std::move(name), input, output), weights_(weights), biases_(biases), fan_in_(fan_in) {}
+                             size_t biases, int fan_in, const ComputeDevice& device)
+    : Layer(std::move(name), input, output),
+      device_(device),
+      weights_(weights),
+      biases_(biases),
+      fan_in_(fan_in) {}
 
 std::vector<ParamTensor> WeightedLayer::paramTensors() const {
   return {{"weight", weights_, static_cast<int>(biases_)}, {"bias", biases_}};
@@ -51,27 +55,35 @@ std::vector<ParamTensor> WeightedLayer::paramTensors() const {
 
 void WeightedLayer::bind(float* params, float* grads) {
   weight_ = params;
-  bias_ = params + weights_;
+  bias_ = params ? params + weights_ : nullptr;
   weight_grad_ = grads;
-  bias_grad_ = grads + weights_;
+  bias_grad_ = grads ? grads + weights_ : nullptr;
 }
 
 void WeightedLayer::init(std::mt19937_64& rng) {
   // PyTorch's default for Linear and Conv2d (kaiming_uniform with a=sqrt(5)), weight first.
   const float bound = 1.f / std::sqrt(static_cast<float>(fan_in_));
   std::uniform_real_distribution<float> dist(-bound, bound);
-  for (size_t i = 0; i < weights_; ++i) weight_[i] = dist(rng);
-  for (size_t i = 0; i < biases_; ++i) bias_[i] = dist(rng);
+  std::vector<float> values(weights_ + biases_);
+  for (float& value : values) value = dist(rng);
+  device_.upload(weight_, values.data(), weights_);
+  device_.upload(bias_, values.data() + weights_, biases_);
 }
 
 // ---- Linear ----
 
-Linear::Linear(std::string name, Shape input, int outputs, bool adds_bias)
+Linear::Linear(std::string name, Shape input, int outputs, bool adds_bias,
+               const ComputeDevice& device)
     : WeightedLayer(std::move(name), input, features(outputs), input.size() * outputs, outputs,
-                    static_cast<int>(input.size())),
-      in_(static_cast<int>(input.size())),
+                    intCount(input.size(), "Linear inputs"), device),
+      in_(intCount(input.size(), "Linear inputs")),
       out_(outputs),
-      zero_bias_(adds_bias ? 0 : static_cast<size_t>(outputs), 0.f) {}
+      adds_bias_(adds_bias),
+      weight_in_(device),
+      input_in_(device),
+      grad_in_(device),
+      zero_bias_(device),
+      masked_grad_(device) {}
 
 std::string Linear::describe() const {
   return "Linear(" + std::to_string(in_) + ", " + std::to_string(out_) + ")";
@@ -88,31 +100,31 @@ std::vector<kernels::GemmShape> Linear::gemms(int batch) const {
           {"input grad", Trans::kNo, Trans::kNo, batch, in_, out_}};
 }
 
-void Linear::forward(const float* x, float* y, int batch, const ForwardPass&) {
-  const size_t inputs = static_cast<size_t>(batch) * in_;
-  const float* bias = zero_bias_.empty() ? bias_ : zero_bias_.data();
-  weight_in_.set(precision_, weight_, weights_);
-  input_in_.set(precision_, x, inputs);
-  if (precision_ == kernels::Precision::kFp32) {
-    return kernels::linearForward(x, weight_, bias, y, batch, in_, out_, relu_);
+const float* Linear::addedBias() {
+  if (adds_bias_) return bias_;
+  if (zero_bias_.usedBytes() == 0) {
+    float* zeros = zero_bias_.ensure<float>(out_);
+    device_.fill(zeros, out_, 0.f);
   }
-  // y (B, out) = b + x (B, in) . W^T (in, out), as PyTorch's addmm: the GEMM adds onto the
-  // bias rows (beta 1), so y is written once before the GEMM instead of zeroed and then added to.
-  kernels::copyBiasRows(y, bias, batch, out_);
-  kernels::gemm(Trans::kNo, Trans::kYes, batch, out_, in_, 1.f, input_in_, in_, weight_in_, in_,
-                1.f, y, out_);
-  if (relu_) kernels::reluForward(y, y, static_cast<size_t>(batch) * out_);
+  return zero_bias_.data<float>();
+}
+
+void Linear::forward(const float* x, float* y, int batch, const ForwardPass&) {
+  weight_in_.set(precision_, weight_, weights_);
+  input_in_.set(precision_, x, static_cast<size_t>(batch) * in_);
+  device_.linearForward(input_in_.input(), weight_in_.input(), addedBias(), y, batch, in_, out_,
+                        relu_);
 }
 
 const float* Linear::biasGradient(const float* y, const float* dy, int batch) {
-  if (overwritesGradients()) std::fill(bias_grad_, bias_grad_ + biases_, 0.f);
+  const bool accumulate = !overwritesGradients();
   if (!relu_) {
-    kernels::sumRowsInto(bias_grad_, dy, batch, out_);
+    device_.sumRows(bias_grad_, dy, batch, out_, accumulate);
     return dy;
   }
-  masked_grad_.resize(static_cast<size_t>(batch) * out_);
-  kernels::reluBackwardSumRows(dy, y, masked_grad_.data(), bias_grad_, batch, out_);
-  return masked_grad_.data();
+  float* dz = masked_grad_.ensure<float>(static_cast<size_t>(batch) * out_);
+  device_.reluMaskSumRows(dy, y, dz, bias_grad_, batch, out_, accumulate);
+  return dz;
 }
 
 void Linear::backward(const float* x, const float* y, const float* dy, float* dx, int batch) {
@@ -124,12 +136,12 @@ void Linear::backward(const float* x, const float* y, const float* dy, float* dx
   const float* dz = biasGradient(y, dy, batch);
   grad_in_.set(precision_, dz, static_cast<size_t>(batch) * out_);
   // dW (out, in) (+)= dz^T (out, B) . x (B, in)
-  kernels::gemm(Trans::kYes, Trans::kNo, out_, in_, batch, 1.f, grad_in_, out_, input_in_, in_,
-                overwritesGradients() ? 0.f : 1.f, weight_grad_, in_);
+  device_.mixedGemm(Trans::kYes, Trans::kNo, out_, in_, batch, grad_in_.input(), out_,
+                    input_in_.input(), in_, overwritesGradients() ? 0.f : 1.f, weight_grad_, in_);
   // dx (B, in) = dz (B, out) . W (out, in)
   if (dx) {
-    kernels::gemm(Trans::kNo, Trans::kNo, batch, in_, out_, 1.f, grad_in_, out_, weight_in_, in_,
-                  0.f, dx, in_);
+    device_.mixedGemm(Trans::kNo, Trans::kNo, batch, in_, out_, grad_in_.input(), out_,
+                      weight_in_.input(), in_, 0.f, dx, in_);
   }
 }
 
@@ -155,7 +167,7 @@ Shape convOutput(Shape input, int out_channels, int kernel) {
 Conv2d::Conv2d(std::string name, Shape input, int out_channels, int kernel)
     : WeightedLayer(std::move(name), input, convOutput(input, out_channels, kernel),
                     static_cast<size_t>(out_channels) * geometryOf(input, kernel).columns(),
-                    out_channels, geometryOf(input, kernel).columns()),
+                    out_channels, geometryOf(input, kernel).columns(), cpuDevice()),
       out_channels_(out_channels),
       kernel_(kernel),
       padding_(kernel / 2) {}
@@ -356,6 +368,8 @@ void Flatten::backward(const float*, const float*, const float* dy, float* dx, i
 
 std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& r, const ComputeDevice& device) {
   switch (r.kind) {
+    case LayerKind::kLinear:
+      return std::make_unique<Linear>(r.name, r.input, r.outputs, r.adds_bias, device);
     case LayerKind::kMaxPool2d:
       return std::make_unique<MaxPool2d>(r.name, r.input, device);
     case LayerKind::kReLU:
@@ -371,10 +385,9 @@ std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& r, const Compute
 
 std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& r) {
   switch (r.kind) {
-    case LayerKind::kLinear:
-      return std::make_unique<Linear>(r.name, r.input, r.outputs, r.adds_bias);
     case LayerKind::kConv2d:
       return std::make_unique<Conv2d>(r.name, r.input, r.outputs, r.kernel);
+    case LayerKind::kLinear:
     case LayerKind::kMaxPool2d:
     case LayerKind::kReLU:
     case LayerKind::kDropout:

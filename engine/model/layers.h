@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/model/compute_device.h"
+#include "engine/model/device_gemm_operand.h"
 #include "engine/model/device_scratch.h"
 #include "engine/model/layer.h"
 #include "engine/model/layer_request.h"
@@ -14,11 +15,12 @@
 namespace ranklab {
 
 // A layer with a weight tensor and a bias vector, adjacent in the flat buffer (weight first),
-// both initialised like PyTorch's default from the layer's fan-in.
+// both initialised like PyTorch's default from the layer's fan-in: drawn on the host and
+// uploaded to its device, so models built from one seed start equal on every device.
 class WeightedLayer : public Layer {
  public:
   WeightedLayer(std::string name, Shape input, Shape output, size_t weights, size_t biases,
-                int fan_in);
+                int fan_in, const ComputeDevice& device);
   std::vector<ParamTensor> paramTensors() const override;
   void bind(float* params, float* grads) override;
   void init(std::mt19937_64& rng) override;
@@ -28,22 +30,22 @@ class WeightedLayer : public Layer {
   virtual std::vector<kernels::GemmShape> gemms(int batch) const = 0;
 
  protected:
+  const ComputeDevice& device_;
   size_t weights_, biases_;
   int fan_in_;
   kernels::Precision precision_ = kernels::Precision::kFp32;
-  // The GEMM inputs in precision_: the weight and the input are cast in forward() and reused
-  // by backward(), the output gradient is cast once for both of its products.
-  kernels::GemmOperand weight_in_, input_in_, grad_in_;
   float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
 };
 
 // y (B, out) = x (B, in) . W^T + b, with W (out, in) and b (out). Absorbs a following
-// ReLU: bias and ReLU in the GEMM's epilogue, the ReLU's backward in the bias-gradient pass.
-// adds_bias false: y = x . W^T, while b is still a parameter with its gradient (a
+// ReLU: bias and ReLU in the product's epilogue, the ReLU's backward in the bias-gradient
+// pass. adds_bias false: y = x . W^T, while b is still a parameter with its gradient (a
 // row-parallel slice whose partial outputs are summed with the first slice's bias).
+// Written once, over its device's passes.
 class Linear : public WeightedLayer {
  public:
-  Linear(std::string name, Shape input, int outputs, bool adds_bias = true);
+  Linear(std::string name, Shape input, int outputs, bool adds_bias = true,
+         const ComputeDevice& device = cpuDevice());
   std::string describe() const override;
   bool absorbFollowingRelu() override;
   std::vector<kernels::GemmShape> gemms(int batch) const override;
@@ -51,18 +53,24 @@ class Linear : public WeightedLayer {
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 
  private:
-  // db (+)= column sums of the gradient at the GEMM's output, which it returns: dy, or dy
+  // db (+)= column sums of the gradient at the product's output, which it returns: dy, or dy
   // through the absorbed ReLU (whose output is y).
   const float* biasGradient(const float* y, const float* dy, int batch);
+  const float* addedBias();
 
   int in_, out_;
-  std::vector<float> zero_bias_;    // added instead of b when it adds none
-  bool relu_ = false;               // applies the following ReLU itself
-  std::vector<float> masked_grad_;  // dy * (y > 0) when it does
+  bool adds_bias_;
+  bool relu_ = false;  // applies the following ReLU itself
+  // The inputs in precision_: the weight and the input are cast in forward() and reused by
+  // backward(), the output gradient is cast once for both of its products.
+  DeviceGemmOperand weight_in_, input_in_, grad_in_;
+  DeviceScratch zero_bias_;    // added instead of b when it adds none
+  DeviceScratch masked_grad_;  // dy * (y > 0) when it applies the ReLU
 };
 
 // Stride-1 convolution with a square kernel and zero padding of kernel/2 (same size for odd
-// kernels): W (Cout, Cin, k, k), b (Cout). im2col + GEMM over chunks of output pixels.
+// kernels): W (Cout, Cin, k, k), b (Cout). im2col + GEMM over chunks of output pixels, on
+// the CPU (a GPU's is cuda_layers.h's CudaConv2d).
 class Conv2d : public WeightedLayer {
  public:
   Conv2d(std::string name, Shape input, int out_channels, int kernel);
@@ -84,9 +92,9 @@ class Conv2d : public WeightedLayer {
   std::vector<float> packed_weight_;       // (Cout, k, k, Cin): W in im2col's column order
   std::vector<float> packed_weight_t_;     // (k, k, Cin, Cout): its transpose, for forward
   std::vector<float> packed_weight_grad_;  // (k, k, Cin, Cout): dW^T, added into PyTorch's order
-  // packed_weight_ in the compute precision, for the input gradient (weight_in_ holds
-  // packed_weight_t_ for forward).
-  kernels::GemmOperand packed_weight_in_;
+  // The products' inputs in the compute precision: packed_weight_t_ (forward), the im2col
+  // chunk, the output gradient, and packed_weight_ (the input gradient).
+  kernels::GemmOperand weight_in_, input_in_, grad_in_, packed_weight_in_;
 };
 
 // 2x2 max pooling, stride 2 (floor mode, as PyTorch's MaxPool2d(2)). Written once, over

@@ -39,20 +39,27 @@ void GemmOperand::set(Precision precision, const float* data, size_t count) {
   }
 }
 
+void gemmIn(Precision precision, Trans trans_a, Trans trans_b, int m, int n, int k, float alpha,
+            const float* a32, const uint16_t* a_low, int lda, const float* b32,
+            const uint16_t* b_low, int ldb, float beta, float* c, int ldc) {
+  switch (precision) {
+    case Precision::kFp32:
+      return sgemm(trans_a, trans_b, m, n, k, alpha, a32, lda, b32, ldb, beta, c, ldc);
+    case Precision::kBf16:
+      return gemmBf16(trans_a, trans_b, m, n, k, alpha, a_low, lda, b_low, ldb, beta, c, ldc);
+    case Precision::kFp16:
+      return gemmFp16(trans_a, trans_b, m, n, k, alpha, a_low, lda, b_low, ldb, beta, c, ldc);
+  }
+}
+
 void gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const GemmOperand& a,
           int lda, const GemmOperand& b, int ldb, float beta, float* c, int ldc) {
   if (a.precision() != b.precision()) {
     throw std::invalid_argument(std::string("gemm: operands in ") + precisionName(a.precision()) +
                                 " and " + precisionName(b.precision()));
   }
-  switch (a.precision()) {
-    case Precision::kFp32:
-      return sgemm(trans_a, trans_b, m, n, k, alpha, a.f32(), lda, b.f32(), ldb, beta, c, ldc);
-    case Precision::kBf16:
-      return gemmBf16(trans_a, trans_b, m, n, k, alpha, a.low(), lda, b.low(), ldb, beta, c, ldc);
-    case Precision::kFp16:
-      return gemmFp16(trans_a, trans_b, m, n, k, alpha, a.low(), lda, b.low(), ldb, beta, c, ldc);
-  }
+  gemmIn(a.precision(), trans_a, trans_b, m, n, k, alpha, a.f32(), a.low(), lda, b.f32(), b.low(),
+         ldb, beta, c, ldc);
 }
 
 }  // namespace ranklab::kernels

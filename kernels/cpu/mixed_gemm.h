@@ -38,8 +38,12 @@ class GemmOperand {
   std::vector<uint16_t> low_;  // bf16 or fp16 bits
 };
 
-// C (M, N) = alpha * op(A) (M, K) * op(B) (K, N) + beta * C, in the operands' precision
-// (A and B must agree). Conventions as sgemm.
+// C (M, N) = alpha * op(A) (M, K) * op(B) (K, N) + beta * C with A and B in `precision`: the
+// fp32 pointers (a32, b32) for fp32, else the bf16 or fp16 bits (a_low, b_low). As sgemm.
+void gemmIn(Precision precision, Trans trans_a, Trans trans_b, int m, int n, int k, float alpha,
+            const float* a32, const uint16_t* a_low, int lda, const float* b32,
+            const uint16_t* b_low, int ldb, float beta, float* c, int ldc);
+// The same over two operands, which must agree in precision.
 void gemm(Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const GemmOperand& a,
           int lda, const GemmOperand& b, int ldb, float beta, float* c, int ldc);
 

@@ -1,4 +1,4 @@
-// Test support: a device that computes with the CPU's layers but whose memory the host may
+// Test support: a device that computes with the CPU's kernels but whose memory the host may
 // not touch, as a GPU's. Every buffer is a mapping of its own, PROT_NONE except while one of
 // the device's own operations runs (a layer pass, the loss head, a copy, an update), so a
 // host read or write of device memory (a missed staging copy) stops the test with SIGSEGV
@@ -179,17 +179,53 @@ class GuardedDevice : public ComputeDevice {
   void gemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k, float alpha,
             const float* a, int lda, const float* b, int ldb, float beta, float* c,
             int ldc) const override {
-    // A row-major (rows, cols) operand with leading dimension ld spans (rows - 1) * ld + cols.
-    auto span = [](int rows, int cols, int ld) {
-      return rows == 0 || cols == 0 ? 0 : ((rows - 1) * static_cast<size_t>(ld) + cols) * 4;
-    };
     const bool ta = trans_a == kernels::Trans::kYes, tb = trans_b == kernels::Trans::kYes;
-    expectDevice(a, span(ta ? k : m, ta ? m : k, lda), "gemm's A");
-    expectDevice(b, span(tb ? n : k, tb ? k : n, ldb), "gemm's B");
-    expectDevice(c, span(m, n, ldc), "gemm's C");
+    expectDevice(a, span(ta ? k : m, ta ? m : k, lda) * sizeof(float), "gemm's A");
+    expectDevice(b, span(tb ? n : k, tb ? k : n, ldb) * sizeof(float), "gemm's B");
+    expectDevice(c, span(m, n, ldc) * sizeof(float), "gemm's C");
     ++gemms;
     const Open open(*this);
     cpuDevice().gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out,
+                    size_t n) const override {
+    expectDevice(x, n * sizeof(float), "the cast's input");
+    expectDevice(out, n * sizeof(uint16_t), "the cast's output");
+    const Open open(*this);
+    cpuDevice().castFromFp32(precision, x, out, n);
+  }
+  void mixedGemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k,
+                 const DeviceGemmInput& a, int lda, const DeviceGemmInput& b, int ldb, float beta,
+                 float* c, int ldc) const override {
+    const bool ta = trans_a == kernels::Trans::kYes, tb = trans_b == kernels::Trans::kYes;
+    expectOperand(a, span(ta ? k : m, ta ? m : k, lda), "gemm's A");
+    expectOperand(b, span(tb ? n : k, tb ? k : n, ldb), "gemm's B");
+    expectDevice(c, span(m, n, ldc) * sizeof(float), "gemm's C");
+    const Open open(*this);
+    cpuDevice().mixedGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+  void linearForward(const DeviceGemmInput& x, const DeviceGemmInput& w, const float* bias,
+                     float* y, int rows, int in, int out, bool relu) const override {
+    expectOperand(x, size_t(rows) * in, "linear's input");
+    expectOperand(w, size_t(out) * in, "linear's weight");
+    expectDevice(bias, out * sizeof(float), "linear's bias");
+    expectDevice(y, size_t(rows) * out * sizeof(float), "linear's output");
+    const Open open(*this);
+    cpuDevice().linearForward(x, w, bias, y, rows, in, out, relu);
+  }
+  void sumRows(float* db, const float* dy, int rows, int cols, bool accumulate) const override {
+    expectDevice(db, cols * sizeof(float), "the column sums");
+    expectDevice(dy, size_t(rows) * cols * sizeof(float), "the summed rows");
+    const Open open(*this);
+    cpuDevice().sumRows(db, dy, rows, cols, accumulate);
+  }
+  void reluMaskSumRows(const float* dy, const float* y, float* dz, float* db, int rows, int cols,
+                       bool accumulate) const override {
+    for (const float* p : {dy, y, static_cast<const float*>(dz)})
+      expectDevice(p, size_t(rows) * cols * sizeof(float), "the masked gradient's buffers");
+    expectDevice(db, cols * sizeof(float), "the column sums");
+    const Open open(*this);
+    cpuDevice().reluMaskSumRows(dy, y, dz, db, rows, cols, accumulate);
   }
   void relu(const float* x, float* y, size_t n) const override {
     expectDevice(x, n * sizeof(float), "relu's input");
@@ -261,6 +297,16 @@ class GuardedDevice : public ComputeDevice {
   }
 
  private:
+  // The values a row-major (rows, cols) operand with leading dimension ld spans.
+  static size_t span(int rows, int cols, int ld) {
+    return rows == 0 || cols == 0 ? 0 : (rows - 1) * static_cast<size_t>(ld) + cols;
+  }
+  // A product's input: its fp32 values, and in bf16/fp16 its cast copy, the device's.
+  void expectOperand(const DeviceGemmInput& in, size_t values, const std::string& what) const {
+    expectDevice(in.f32, values * sizeof(float), what);
+    if (in.precision != kernels::Precision::kFp32)
+      expectDevice(in.low, values * sizeof(uint16_t), what + "'s cast copy");
+  }
   // Whether [p, p + bytes) lies in one buffer.
   bool inBuffer(const void* p, size_t bytes) const {
     const std::lock_guard<std::mutex> lock(mutex_);

@@ -28,6 +28,26 @@ class LedgerDevice : public ComputeDevice {
     return cpuDevice().allocate(floats);
   }
   // The layers' passes: the host's (its layers are the CPU's, so none of them come here).
+  void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out,
+                    size_t n) const override {
+    cpuDevice().castFromFp32(precision, x, out, n);
+  }
+  void mixedGemm(kernels::Trans trans_a, kernels::Trans trans_b, int m, int n, int k,
+                 const DeviceGemmInput& a, int lda, const DeviceGemmInput& b, int ldb, float beta,
+                 float* c, int ldc) const override {
+    cpuDevice().mixedGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+  void linearForward(const DeviceGemmInput& x, const DeviceGemmInput& w, const float* bias,
+                     float* y, int rows, int in, int out, bool relu) const override {
+    cpuDevice().linearForward(x, w, bias, y, rows, in, out, relu);
+  }
+  void sumRows(float* db, const float* dy, int rows, int cols, bool accumulate) const override {
+    cpuDevice().sumRows(db, dy, rows, cols, accumulate);
+  }
+  void reluMaskSumRows(const float* dy, const float* y, float* dz, float* db, int rows, int cols,
+                       bool accumulate) const override {
+    cpuDevice().reluMaskSumRows(dy, y, dz, db, rows, cols, accumulate);
+  }
   void relu(const float* x, float* y, size_t n) const override { cpuDevice().relu(x, y, n); }
   void reluGradient(const float* dy, const float* y, float* dx, size_t n) const override {
     cpuDevice().reluGradient(dy, y, dx, n);

@@ -152,6 +152,20 @@ TEST(ComputeDevice, AScatterIndexOutOfRangeIsRefusedNamingItAndTheLength) {
   EXPECT_EQ(to, (std::vector<float>{2.f, 1.f, 1.f, 1.f, 3.f}));
 }
 
+// A layer written once checks its counts for every device: more inputs than an int (the
+// products' dimensions, Shape) holds are refused naming the count, before memory is touched.
+TEST(ComputeDevice, ALayerOverMoreInputsThanAnIntHoldsIsRefusedNamingTheCount) {
+  const Shape huge{50000, 50000, 1};  // 2,500,000,000 values
+  for (LayerKind kind : {LayerKind::kLinear, LayerKind::kFlatten}) {
+    try {
+      cpuDevice().makeLayer({.kind = kind, .name = "big", .input = huge, .outputs = 1});
+      FAIL() << layerKindName(kind) << " over " << huge.size() << " inputs was made";
+    } catch (const std::length_error& e) {
+      EXPECT_NE(std::string(e.what()).find("2500000000"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ComputeDevice, TrainDeviceNamesTheCpuOrAGpuThatIsThere) {
   EXPECT_EQ(deviceNamed("cpu").name(), "cpu");
   EXPECT_THROW(deviceNamed("gpu"), std::invalid_argument);
