@@ -7,6 +7,7 @@
 #include "comm/codecs/qsgd_codec.h"
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
+#include "engine/model/softmax_cross_entropy.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
@@ -37,7 +38,7 @@ class CpuDevice : public ComputeDevice {
   }
 
   std::unique_ptr<LossHead> makeLossHead() const override {
-    return std::make_unique<SoftmaxCrossEntropy>();
+    return std::make_unique<SoftmaxCrossEntropy>(*this);
   }
 
   void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out,
@@ -90,6 +91,17 @@ class CpuDevice : public ComputeDevice {
   void multiply(const float* a, const float* b, float* out, size_t n) const override {
     kernels::multiply(a, b, out, n);
   }
+  size_t softmaxXentWorkspaceBytes(int) const override { return 0; }
+  BatchLoss softmaxXentForward(const float* logits, const uint8_t* labels, float* probs, int rows,
+                               int classes, void*) const override {
+    const kernels::XentResult result =
+        kernels::softmaxXentForward(logits, labels, probs, rows, classes);
+    return {result.loss_sum, result.correct};
+  }
+  void softmaxXentBackward(float* dlogits, const float* probs, const uint8_t* labels, int rows,
+                           int classes, float scale) const override {
+    kernels::softmaxXentBackward(dlogits, probs, labels, rows, classes, scale);
+  }
   void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) const override {
     kernels::transposeEach(x, y, batch, rows, cols);
   }
@@ -101,6 +113,9 @@ class CpuDevice : public ComputeDevice {
   bool hostMemory() const override { return true; }
   void upload(float* to, const float* host, size_t n) const override { copy(to, host, n); }
   void download(float* host, const float* from, size_t n) const override { copy(host, from, n); }
+  void uploadBytes(uint8_t* to, const uint8_t* host, size_t n) const override {
+    if (n > 0 && to != host) std::memmove(to, host, n);
+  }
   void copy(float* to, const float* from, size_t n) const override {
     if (n > 0 && to != from) std::memmove(to, from, n * sizeof(float));
   }

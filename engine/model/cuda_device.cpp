@@ -18,6 +18,7 @@
 
 #include "engine/model/cuda_layers.h"
 #include "engine/model/layers.h"
+#include "engine/model/softmax_cross_entropy.h"
 #include "kernels/cuda/codec_kernels.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -168,13 +169,28 @@ class CudaDevice : public ComputeDevice {
     use();
     cuda::multiply(a, b, out, n);
   }
+  size_t softmaxXentWorkspaceBytes(int rows) const override {
+    return cuda::softmaxXentWorkspaceBytes(rows);
+  }
+  BatchLoss softmaxXentForward(const float* logits, const uint8_t* labels, float* probs, int rows,
+                               int classes, void* workspace) const override {
+    use();
+    const cuda::XentTotals totals =
+        cuda::softmaxXentForward(logits, labels, probs, rows, classes, workspace);
+    return {totals.loss_sum, totals.correct};
+  }
+  void softmaxXentBackward(float* dlogits, const float* probs, const uint8_t* labels, int rows,
+                           int classes, float scale) const override {
+    use();
+    cuda::softmaxXentBackward(dlogits, probs, labels, rows, classes, scale);
+  }
   void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) const override {
     use();
     cuda::transposeEach(x, y, batch, rows, cols);
   }
 
   std::unique_ptr<LossHead> makeLossHead() const override {
-    return std::make_unique<CudaSoftmaxCrossEntropy>(index_);
+    return std::make_unique<SoftmaxCrossEntropy>(*this);
   }
 
   std::unique_ptr<DeviceBuffer> allocate(size_t floats) const override {
@@ -201,6 +217,11 @@ class CudaDevice : public ComputeDevice {
   void download(float* host, const float* from, size_t n) const override {
     use();
     cuda::download(host, from, n);
+  }
+
+  void uploadBytes(uint8_t* to, const uint8_t* host, size_t n) const override {
+    use();
+    if (n > 0) cuda::uploadAsync(to, host, n);
   }
 
   void copy(float* to, const float* from, size_t n) const override {

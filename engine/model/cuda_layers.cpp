@@ -228,48 +228,6 @@ void CudaConv2d::backward(const float* x, const float*, const float* dy, float* 
   if (!written && !accumulate) cuda::fill(weight_grad_, weights_, 0.f);  // an empty batch
 }
 
-// ---- CudaSoftmaxCrossEntropy ----
-
-const uint8_t* CudaSoftmaxCrossEntropy::uploadLabels(const uint8_t* labels, int batch,
-                                                     int classes) const {
-  for (int r = 0; r < batch; ++r) {
-    if (labels[r] >= classes) {
-      throw std::invalid_argument("softmax cross-entropy: label " + std::to_string(labels[r]) +
-                                  " of row " + std::to_string(r) + " is not below the " +
-                                  std::to_string(classes) + " classes");
-    }
-  }
-  uint8_t* on_device = labels_.ensure<uint8_t>(batch);
-  if (batch > 0) {
-    cuda::uploadAsync(on_device, labels, batch);  // the loss that comes down waits for it
-  }
-  return on_device;
-}
-
-BatchLoss CudaSoftmaxCrossEntropy::forward(const float* logits, const uint8_t* labels, int batch,
-                                           int classes) {
-  useGpu(device_);
-  classes_ = classes;
-  const uint8_t* on_device = uploadLabels(labels, batch, classes);
-  float* probs = probs_.ensure<float>(static_cast<size_t>(batch) * classes);
-  void* workspace = workspace_.bytes(cuda::softmaxXentWorkspaceBytes(batch));
-  const cuda::XentTotals totals =
-      cuda::softmaxXentForward(logits, on_device, probs, batch, classes, workspace);
-  return {totals.loss_sum, totals.correct};
-}
-
-void CudaSoftmaxCrossEntropy::backward(float* dlogits, const uint8_t* labels, int batch,
-                                       float scale) const {
-  if (classes_ == 0) {
-    throw std::logic_error("softmax cross-entropy: backward() before any forward()");
-  }
-  useGpu(device_);
-  const uint8_t* on_device = uploadLabels(labels, batch, classes_);
-  // (softmax - onehot) * scale
-  cuda::softmaxXentBackward(dlogits, static_cast<const float*>(probs_.data()), on_device, batch,
-                            classes_, scale);
-}
-
 std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& r) {
   switch (r.kind) {
     case LayerKind::kConv2d:

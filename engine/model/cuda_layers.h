@@ -1,6 +1,6 @@
-// The CUDA device's own layers (those not yet written once over its passes, layers.h) and
-// loss head: the semantics and parameter layout of engine/model/layers.h and loss_head.h,
-// computed on a GPU over kernels/cuda. Conventions:
+// The CUDA device's own layers (those not yet written once over its passes, layers.h): the
+// semantics and parameter layout of engine/model/layers.h and transformer_layers.h, computed
+// on a GPU over kernels/cuda. Conventions:
 // - every pointer given to bind(), forward() and backward() is a device pointer on the
 //   layer's GPU, and so is every buffer a layer keeps (its scratch);
 // - each entry point makes the layer's GPU current first (cudaSetDevice), so any thread may
@@ -20,7 +20,6 @@
 #include "engine/model/layer.h"
 #include "engine/model/layer_request.h"
 #include "engine/model/layers.h"
-#include "engine/model/loss_head.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -120,26 +119,6 @@ class CudaConv2d : public CudaWeightedLayer {
   // What columns_ holds: im2col of images [first, first + count) of x.
   const float* columns_of_ = nullptr;
   int columns_first_ = -1, columns_count_ = 0;
-};
-
-// Softmax cross-entropy on the GPU: logits and dlogits are device pointers, labels host
-// bytes (uploaded into a buffer it keeps); the totals come back to the host.
-class CudaSoftmaxCrossEntropy : public LossHead {
- public:
-  explicit CudaSoftmaxCrossEntropy(int device) : device_(device) {}
-  BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) override;
-  void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const override;
-  size_t keptBytes() const override { return probs_.capacity(); }
-
- private:
-  // The labels on the device, checked against the classes first.
-  const uint8_t* uploadLabels(const uint8_t* labels, int batch, int classes) const;
-
-  int device_;
-  int classes_ = 0;
-  CudaScratch probs_;      // (B, classes)
-  CudaScratch workspace_;  // the loss kernels' per-row values and totals
-  mutable CudaScratch labels_;
 };
 
 // The CUDA device's table of layers, on GPU `device` (the caller has made it current),

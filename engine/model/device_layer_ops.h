@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/model/loss_head.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mixed_gemm.h"
 
@@ -57,6 +58,16 @@ class DeviceLayerOps {
   virtual void dropoutMask(uint64_t key, float p, float* scale, size_t n) const = 0;
   // out = a * b, elementwise.
   virtual void multiply(const float* a, const float* b, float* out, size_t n) const = 0;
+  // Device bytes softmaxXentForward works in for `rows` rows (0: none).
+  virtual size_t softmaxXentWorkspaceBytes(int rows) const = 0;
+  // probs (rows, classes) = the softmax of logits, per row the max subtracted and the sums in
+  // double; returns the summed loss and the rows whose largest logit is the label (labels:
+  // device bytes, each below classes). Waits for the totals.
+  virtual BatchLoss softmaxXentForward(const float* logits, const uint8_t* labels, float* probs,
+                                       int rows, int classes, void* workspace) const = 0;
+  // dlogits (rows, classes) = (probs - onehot(labels)) * scale.
+  virtual void softmaxXentBackward(float* dlogits, const float* probs, const uint8_t* labels,
+                                   int rows, int classes, float scale) const = 0;
   // Each of `batch` (rows, cols) matrices -> its (cols, rows) transpose.
   virtual void transposeEach(const float* x, float* y, int batch, size_t rows,
                              size_t cols) const = 0;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,9 @@ class DeviceMemory {
   // none (the CPU). Throws std::runtime_error naming why it could not.
   virtual std::shared_ptr<void> pinHost(void* /*host*/, size_t /*bytes*/) const { return nullptr; }
   virtual void download(float* host, const float* from, size_t n) const = 0;
+  // Bytes (a batch's labels) up, queued as uploadAsync(): `host` must stay unchanged until the
+  // next download() or synchronize().
+  virtual void uploadBytes(uint8_t* to, const uint8_t* host, size_t n) const = 0;
   virtual void copy(float* to, const float* from, size_t n) const = 0;
   virtual void fill(float* to, size_t n, float value) const = 0;
   // kernels/cpu/optimizer_update.h's updates, bit for bit where the device allows.

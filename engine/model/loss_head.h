@@ -1,11 +1,10 @@
 // The loss at the end of a model, apart from its layers, so that a pipeline stage can run
 // forward to an activation and backward from a gradient that arrives from the next stage;
-// only the last stage owns a head.
+// only the last stage owns a head. The one every model ends with: softmax_cross_entropy.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace ranklab {
 
@@ -24,18 +23,6 @@ class LossHead {
   virtual void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const = 0;
   // Memory it keeps from forward for backward (the probabilities), for the memory ledger.
   virtual size_t keptBytes() const { return 0; }
-};
-
-// Softmax cross-entropy on the CPU (kernels/cpu/elementwise.h).
-class SoftmaxCrossEntropy : public LossHead {
- public:
-  BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) override;
-  void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const override;
-  size_t keptBytes() const override { return probs_.size() * sizeof(float); }
-
- private:
-  std::vector<float> probs_;  // (B, classes)
-  int classes_ = 0;
 };
 
 }  // namespace ranklab

@@ -18,6 +18,7 @@
 
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
+#include "engine/model/softmax_cross_entropy.h"
 #include "engine/model/transformer_layers.h"
 
 namespace ranklab::testing {
@@ -69,6 +70,12 @@ class GuardedDevice : public ComputeDevice {
     floats_downloaded += static_cast<int64_t>(n);
     const Open open(*this);
     cpuDevice().download(host, from, n);
+  }
+  void uploadBytes(uint8_t* to, const uint8_t* host, size_t n) const override {
+    expectDevice(to, n, "upload's destination");
+    expectHost(host, "upload's source");
+    const Open open(*this);
+    cpuDevice().uploadBytes(to, host, n);
   }
   void copy(float* to, const float* from, size_t n) const override {
     expectDevice(to, n * sizeof(float), "copy's destination");
@@ -226,6 +233,25 @@ class GuardedDevice : public ComputeDevice {
     expectDevice(db, cols * sizeof(float), "the column sums");
     const Open open(*this);
     cpuDevice().reluMaskSumRows(dy, y, dz, db, rows, cols, accumulate);
+  }
+  size_t softmaxXentWorkspaceBytes(int) const override { return 0; }
+  BatchLoss softmaxXentForward(const float* logits, const uint8_t* labels, float* probs, int rows,
+                               int classes, void* workspace) const override {
+    const size_t values = size_t(rows) * classes;
+    expectDevice(logits, values * sizeof(float), "the loss's logits");
+    expectDevice(labels, rows, "the loss's labels");
+    expectDevice(probs, values * sizeof(float), "the loss's probabilities");
+    const Open open(*this);
+    return cpuDevice().softmaxXentForward(logits, labels, probs, rows, classes, workspace);
+  }
+  void softmaxXentBackward(float* dlogits, const float* probs, const uint8_t* labels, int rows,
+                           int classes, float scale) const override {
+    const size_t values = size_t(rows) * classes;
+    expectDevice(dlogits, values * sizeof(float), "the loss's gradient");
+    expectDevice(probs, values * sizeof(float), "the loss's probabilities");
+    expectDevice(labels, rows, "the loss's labels");
+    const Open open(*this);
+    cpuDevice().softmaxXentBackward(dlogits, probs, labels, rows, classes, scale);
   }
   void relu(const float* x, float* y, size_t n) const override {
     expectDevice(x, n * sizeof(float), "relu's input");
@@ -430,29 +456,6 @@ class GuardedEmbedding : public GuardedLayer, public TokenTable {
   const TokenTable& table() const { return dynamic_cast<const TokenTable&>(inner()); }
 };
 
-// The CPU's loss head over logits in device memory; labels are the host's, as on a GPU.
-class GuardedLossHead : public LossHead {
- public:
-  explicit GuardedLossHead(const GuardedDevice& device)
-      : device_(device), inner_(cpuDevice().makeLossHead()) {}
-  BatchLoss forward(const float* logits, const uint8_t* labels, int batch, int classes) override {
-    device_.expectDevice(logits, size_t(batch) * classes * sizeof(float), "the loss's logits");
-    device_.expectHost(labels, "the loss's labels");
-    const GuardedDevice::Open open(device_);
-    return inner_->forward(logits, labels, batch, classes);
-  }
-  void backward(float* dlogits, const uint8_t* labels, int batch, float scale) const override {
-    device_.expectDevice(dlogits, 1, "the loss's gradient");
-    device_.expectHost(labels, "the loss's labels");
-    const GuardedDevice::Open open(device_);
-    inner_->backward(dlogits, labels, batch, scale);
-  }
-
- private:
-  const GuardedDevice& device_;
-  std::unique_ptr<LossHead> inner_;
-};
-
 inline std::unique_ptr<Layer> GuardedDevice::makeLayer(const LayerRequest& request) const {
   // A layer written once runs on this device's checked passes, its memory locked between
   // them; the others are the CPU's, run with the memory open for a whole pass.
@@ -463,7 +466,7 @@ inline std::unique_ptr<Layer> GuardedDevice::makeLayer(const LayerRequest& reque
 }
 
 inline std::unique_ptr<LossHead> GuardedDevice::makeLossHead() const {
-  return std::make_unique<GuardedLossHead>(*this);
+  return std::make_unique<SoftmaxCrossEntropy>(*this);
 }
 
 inline std::unique_ptr<DeviceBuffer> GuardedDevice::allocate(size_t floats) const {

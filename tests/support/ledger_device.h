@@ -48,6 +48,17 @@ class LedgerDevice : public ComputeDevice {
                        bool accumulate) const override {
     cpuDevice().reluMaskSumRows(dy, y, dz, db, rows, cols, accumulate);
   }
+  size_t softmaxXentWorkspaceBytes(int rows) const override {
+    return cpuDevice().softmaxXentWorkspaceBytes(rows);
+  }
+  BatchLoss softmaxXentForward(const float* logits, const uint8_t* labels, float* probs, int rows,
+                               int classes, void* workspace) const override {
+    return cpuDevice().softmaxXentForward(logits, labels, probs, rows, classes, workspace);
+  }
+  void softmaxXentBackward(float* dlogits, const float* probs, const uint8_t* labels, int rows,
+                           int classes, float scale) const override {
+    cpuDevice().softmaxXentBackward(dlogits, probs, labels, rows, classes, scale);
+  }
   void relu(const float* x, float* y, size_t n) const override { cpuDevice().relu(x, y, n); }
   void reluGradient(const float* dy, const float* y, float* dx, size_t n) const override {
     cpuDevice().reluGradient(dy, y, dx, n);
@@ -82,6 +93,9 @@ class LedgerDevice : public ComputeDevice {
   void download(float* host, const float* from, size_t n) const override {
     ++downloads;
     cpuDevice().download(host, from, n);
+  }
+  void uploadBytes(uint8_t* to, const uint8_t* host, size_t n) const override {
+    cpuDevice().uploadBytes(to, host, n);
   }
   void copy(float* to, const float* from, size_t n) const override {
     cpuDevice().copy(to, from, n);

@@ -166,6 +166,20 @@ TEST(ComputeDevice, ALayerOverMoreInputsThanAnIntHoldsIsRefusedNamingTheCount) {
   }
 }
 
+// The loss head is written once, and checks its labels on the host for every device: one
+// beyond the classes (which the kernels would read past the row with) is refused, named.
+TEST(ComputeDevice, TheLossRefusesALabelBeyondTheClassesNamingItAndItsRow) {
+  const std::unique_ptr<LossHead> head = cpuDevice().makeLossHead();
+  const std::vector<float> logits(3 * 4, 0.5f);
+  const std::vector<uint8_t> labels = {1, 3, 4};
+  try {
+    head->forward(logits.data(), labels.data(), 3, 4);
+    FAIL() << "label 4 of 4 classes was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "softmax cross-entropy: label 4 of row 2 is not below the 4 classes");
+  }
+}
+
 TEST(ComputeDevice, TrainDeviceNamesTheCpuOrAGpuThatIsThere) {
   EXPECT_EQ(deviceNamed("cpu").name(), "cpu");
   EXPECT_THROW(deviceNamed("gpu"), std::invalid_argument);

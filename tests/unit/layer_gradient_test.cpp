@@ -13,6 +13,7 @@
 
 #include "engine/model/layers.h"
 #include "engine/model/models.h"
+#include "engine/model/softmax_cross_entropy.h"
 #include "engine/model/transformer_block.h"
 #include "engine/model/transformer_layers.h"
 #include "kernels/cpu/elementwise.h"

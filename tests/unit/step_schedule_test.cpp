@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/models.h"
+#include "engine/model/softmax_cross_entropy.h"
 #include "engine/train/step_schedule.h"
 #include "tests/support/thread_ranks.h"
 
