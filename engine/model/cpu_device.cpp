@@ -15,6 +15,7 @@
 #include "kernels/cpu/low_precision.h"
 #include "kernels/cpu/sign_pack.h"
 #include "kernels/cpu/sparse_select.h"
+#include "kernels/cpu/transformer.h"
 
 namespace ranklab {
 namespace {
@@ -101,6 +102,43 @@ class CpuDevice : public ComputeDevice {
   void softmaxXentBackward(float* dlogits, const float* probs, const uint8_t* labels, int rows,
                            int classes, float scale) const override {
     kernels::softmaxXentBackward(dlogits, probs, labels, rows, classes, scale);
+  }
+  void embeddingForward(const float* tokens, const float* token_table, const float* position_table,
+                        float* y, int batch, int length, int width, int vocab) const override {
+    kernels::embeddingForward(tokens, token_table, position_table, y, batch, length, width, vocab);
+  }
+  void embeddingBackward(const float* tokens, const float* dy, float* dtoken_table,
+                         float* dposition_table, int batch, int length, int width, int,
+                         bool accumulate_positions) const override {
+    kernels::embeddingBackward(tokens, dy, dtoken_table, dposition_table, batch, length, width,
+                               accumulate_positions);
+  }
+  size_t layerNormScratchFloats(size_t, int) const override { return 0; }
+  void layerNormForward(const float* x, const float* weight, const float* bias, float* y,
+                        float* mean, float* rstd, size_t rows, int width,
+                        float eps) const override {
+    kernels::layerNormForward(x, weight, bias, y, mean, rstd, rows, width, eps);
+  }
+  void layerNormBackward(const float* x, const float* weight, const float* mean, const float* rstd,
+                         const float* dy, float* dx, float* dweight, float* dbias, size_t rows,
+                         int width, bool accumulate, float*) const override {
+    kernels::layerNormBackward(x, weight, mean, rstd, dy, dx, dweight, dbias, rows, width,
+                               accumulate);
+  }
+  void geluForward(const float* x, float* y, float* slope, size_t n) const override {
+    kernels::geluForward(x, y, slope, n);
+  }
+  void geluBackward(const float* slope, const float* dy, float* dx, size_t n) const override {
+    kernels::geluBackward(slope, dy, dx, n);
+  }
+  size_t attentionScratchFloats(int, int) const override { return 0; }
+  void causalAttentionForward(const float* qkv, float* y, float* probs, int batch, int length,
+                              int width, int heads) const override {
+    kernels::causalAttentionForward(qkv, y, probs, batch, length, width, heads);
+  }
+  void causalAttentionBackward(const float* qkv, const float* probs, const float* dy, float* dqkv,
+                               int batch, int length, int width, int heads, float*) const override {
+    kernels::causalAttentionBackward(qkv, probs, dy, dqkv, batch, length, width, heads);
   }
   void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) const override {
     kernels::transposeEach(x, y, batch, rows, cols);

@@ -24,6 +24,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/layer_kernels.h"
 #include "kernels/cuda/memory_kernels.h"
+#include "kernels/cuda/transformer_kernels.h"
 #include "kernels/gpu_probe.h"
 
 namespace ranklab {
@@ -183,6 +184,58 @@ class CudaDevice : public ComputeDevice {
                            int classes, float scale) const override {
     use();
     cuda::softmaxXentBackward(dlogits, probs, labels, rows, classes, scale);
+  }
+  void embeddingForward(const float* tokens, const float* token_table, const float* position_table,
+                        float* y, int batch, int length, int width, int vocab) const override {
+    use();
+    cuda::embeddingForward(tokens, token_table, position_table, y, batch, length, width, vocab);
+  }
+  void embeddingBackward(const float* tokens, const float* dy, float* dtoken_table,
+                         float* dposition_table, int batch, int length, int width, int vocab,
+                         bool accumulate_positions) const override {
+    use();
+    cuda::embeddingBackward(tokens, dy, dtoken_table, dposition_table, batch, length, width, vocab,
+                            accumulate_positions);
+  }
+  // The per-column sums of dy * xhat.
+  size_t layerNormScratchFloats(size_t rows, int width) const override {
+    return rows * static_cast<size_t>(width);
+  }
+  void layerNormForward(const float* x, const float* weight, const float* bias, float* y,
+                        float* mean, float* rstd, size_t rows, int width,
+                        float eps) const override {
+    use();
+    cuda::layerNormForward(x, weight, bias, y, mean, rstd, rows, width, eps);
+  }
+  void layerNormBackward(const float* x, const float* weight, const float* mean, const float* rstd,
+                         const float* dy, float* dx, float* dweight, float* dbias, size_t rows,
+                         int width, bool accumulate, float* scratch) const override {
+    use();
+    cuda::layerNormBackward(x, weight, mean, rstd, dy, dx, dweight, dbias, rows, width, accumulate,
+                            scratch);
+  }
+  void geluForward(const float* x, float* y, float* slope, size_t n) const override {
+    use();
+    cuda::geluForward(x, y, slope, n);
+  }
+  void geluBackward(const float* slope, const float* dy, float* dx, size_t n) const override {
+    use();
+    cuda::geluBackward(slope, dy, dx, n);
+  }
+  // One sequence's dprobs at a time.
+  size_t attentionScratchFloats(int heads, int length) const override {
+    return static_cast<size_t>(heads) * length * length;
+  }
+  void causalAttentionForward(const float* qkv, float* y, float* probs, int batch, int length,
+                              int width, int heads) const override {
+    use();
+    cuda::causalAttentionForward(qkv, y, probs, batch, length, width, heads);
+  }
+  void causalAttentionBackward(const float* qkv, const float* probs, const float* dy, float* dqkv,
+                               int batch, int length, int width, int heads,
+                               float* scratch) const override {
+    use();
+    cuda::causalAttentionBackward(qkv, probs, dy, dqkv, batch, length, width, heads, scratch);
   }
   void transposeEach(const float* x, float* y, int batch, size_t rows, size_t cols) const override {
     use();

@@ -237,12 +237,11 @@ std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& 
     case LayerKind::kReLU:
     case LayerKind::kDropout:
     case LayerKind::kFlatten:
-      break;  // written once (makeLayerWrittenOnce), built before this table is asked
     case LayerKind::kEmbedding:
     case LayerKind::kLayerNorm:
     case LayerKind::kGelu:
     case LayerKind::kCausalSelfAttention:
-      return makeCudaTransformerLayer(device, r);
+      break;  // written once (makeLayerWrittenOnce), built before this table is asked
   }
   throw std::invalid_argument("cuda:" + std::to_string(device) + " device: no layer of " +
                               layerKindName(r.kind));

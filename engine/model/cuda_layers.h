@@ -125,7 +125,5 @@ class CudaConv2d : public CudaWeightedLayer {
 // fp32 products on TF32 tensor cores where `tf32`. Throws std::invalid_argument naming a
 // kind outside the list.
 std::unique_ptr<Layer> makeCudaLayer(int device, bool tf32, const LayerRequest& request);
-// Its transformer kinds (engine/model/cuda_transformer_layers.h).
-std::unique_ptr<Layer> makeCudaTransformerLayer(int device, const LayerRequest& request);
 
 }  // namespace ranklab

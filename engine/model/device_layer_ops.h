@@ -68,6 +68,42 @@ class DeviceLayerOps {
   // dlogits (rows, classes) = (probs - onehot(labels)) * scale.
   virtual void softmaxXentBackward(float* dlogits, const float* probs, const uint8_t* labels,
                                    int rows, int classes, float scale) const = 0;
+  // y (batch, length, width) = token_table[token] + position_table[position]; tokens are
+  // ids as floats, each checked below vocab (std::out_of_range naming it and its position).
+  virtual void embeddingForward(const float* tokens, const float* token_table,
+                                const float* position_table, float* y, int batch, int length,
+                                int width, int vocab) const = 0;
+  // dtoken_table += dy's rows at their tokens (always added: a tied head writes first);
+  // dposition_table = (or += where accumulate_positions) dy summed over the batch.
+  virtual void embeddingBackward(const float* tokens, const float* dy, float* dtoken_table,
+                                 float* dposition_table, int batch, int length, int width,
+                                 int vocab, bool accumulate_positions) const = 0;
+  // Device floats layerNormBackward works in for rows of `width` (0: none).
+  virtual size_t layerNormScratchFloats(size_t rows, int width) const = 0;
+  // y = (x - mean) * rstd * weight + bias per row, keeping each row's mean and rstd.
+  virtual void layerNormForward(const float* x, const float* weight, const float* bias, float* y,
+                                float* mean, float* rstd, size_t rows, int width,
+                                float eps) const = 0;
+  // dx (written, where not null) from dy; dweight, dbias = (or += where accumulate) their
+  // sums over the rows.
+  virtual void layerNormBackward(const float* x, const float* weight, const float* mean,
+                                 const float* rstd, const float* dy, float* dx, float* dweight,
+                                 float* dbias, size_t rows, int width, bool accumulate,
+                                 float* scratch) const = 0;
+  // y = the exact GELU of x; slope (where not null) = GELU'(x), for backward.
+  virtual void geluForward(const float* x, float* y, float* slope, size_t n) const = 0;
+  // dx = dy * slope.
+  virtual void geluBackward(const float* slope, const float* dy, float* dx, size_t n) const = 0;
+  // Device floats causalAttentionBackward works in (0: none).
+  virtual size_t attentionScratchFloats(int heads, int length) const = 0;
+  // Causal self-attention of `batch` sequences over rows of q|k|v (3 * width), the heads side
+  // by side in y (width); probs (batch, heads, length, length) kept for backward.
+  virtual void causalAttentionForward(const float* qkv, float* y, float* probs, int batch,
+                                      int length, int width, int heads) const = 0;
+  // dqkv (written) from dy, the forward's qkv and probs.
+  virtual void causalAttentionBackward(const float* qkv, const float* probs, const float* dy,
+                                       float* dqkv, int batch, int length, int width, int heads,
+                                       float* scratch) const = 0;
   // Each of `batch` (rows, cols) matrices -> its (cols, rows) transpose.
   virtual void transposeEach(const float* x, float* y, int batch, size_t rows,
                              size_t cols) const = 0;

@@ -378,9 +378,15 @@ std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& r, const Compute
       return std::make_unique<Dropout>(r.name, r.input, r.dropout, device);
     case LayerKind::kFlatten:
       return std::make_unique<Flatten>(r.name, r.input, device);
-    default:
-      return nullptr;  // each device's own class yet
+    case LayerKind::kEmbedding:
+    case LayerKind::kLayerNorm:
+    case LayerKind::kGelu:
+    case LayerKind::kCausalSelfAttention:
+      return makeTransformerLayer(r, device);
+    case LayerKind::kConv2d:
+      break;  // each device's own class yet
   }
+  return nullptr;
 }
 
 std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& r) {
@@ -392,12 +398,11 @@ std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& r) {
     case LayerKind::kReLU:
     case LayerKind::kDropout:
     case LayerKind::kFlatten:
-      return makeLayerWrittenOnce(r, cpuDevice());
     case LayerKind::kEmbedding:
     case LayerKind::kLayerNorm:
     case LayerKind::kGelu:
     case LayerKind::kCausalSelfAttention:
-      return makeCpuTransformerLayer(r);
+      return makeLayerWrittenOnce(r, cpuDevice());
   }
   throw std::invalid_argument("cpu device: no layer of " + layerKindName(r.kind));
 }

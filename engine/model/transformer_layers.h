@@ -1,6 +1,7 @@
-// The transformer's layers on the CPU (kernels/cpu/transformer.h), one kind each in the
-// device's table: the token and position embedding, LayerNorm, the exact GELU and causal
-// multi-head self-attention over a packed q|k|v row. A sample is a sequence of `length`
+// The transformer's layers, written once over their device's passes (device_layer_ops.h:
+// kernels/cpu/transformer.h on the CPU, kernels/cuda/transformer_kernels.h on a GPU): the
+// token and position embedding, LayerNorm, the exact GELU and causal multi-head
+// self-attention over a packed q|k|v row. A sample is a sequence of `length`
 // positions, (length, 1, features); the GPT (models.cpp) chains them with the device's
 // Linear layers in engine/model/transformer_block.h's blocks.
 #pragma once
@@ -8,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "engine/model/compute_device.h"
+#include "engine/model/device_scratch.h"
 #include "engine/model/layer.h"
 #include "engine/model/layer_request.h"
 
@@ -28,15 +31,17 @@ class TokenTable {
 
 // y (length, width) = wte[token] + wpe[position]: tensors "token" (vocab, width), drawn
 // N(0, 0.02) as GPT-2's, and "position" (length, width), the same. Its input is token ids
-// as floats, (length, 1, 1); it has no input gradient.
+// as floats, (length, 1, 1); it has no input gradient. The four layers here are written
+// once, over their device's passes (device_layer_ops.h).
 class Embedding : public Layer, public TokenTable {
  public:
-  Embedding(std::string name, int length, int vocab, int width);
+  Embedding(std::string name, int length, int vocab, int width,
+            const ComputeDevice& device = cpuDevice());
   std::string describe() const override;
   std::vector<ParamTensor> paramTensors() const override;
   size_t macsPerPosition() const override { return static_cast<size_t>(width_); }  // a lookup
   void bind(float* params, float* grads) override;
-  void init(std::mt19937_64& rng) override;
+  void init(std::mt19937_64& rng) override;  // drawn on the host, uploaded
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 
@@ -46,10 +51,8 @@ class Embedding : public Layer, public TokenTable {
   void tieHead() override { tied_ = true; }
   bool usedOutsideItsTurn() const override { return true; }  // the table, read by the head
 
- protected:
-  // The initial tables, token's then position's, drawn into host memory (init's draw).
-  void draw(std::mt19937_64& rng, float* token, float* position) const;
-
+ private:
+  const ComputeDevice& device_;
   int length_, vocab_, width_;
   bool tied_ = false;
   float *token_ = nullptr, *position_ = nullptr, *token_grad_ = nullptr, *position_grad_ = nullptr;
@@ -60,33 +63,38 @@ class Embedding : public Layer, public TokenTable {
 class LayerNorm : public Layer {
  public:
   static constexpr float kEps = 1e-5f;  // PyTorch's nn.LayerNorm default
-  LayerNorm(std::string name, Shape input);
+  LayerNorm(std::string name, Shape input, const ComputeDevice& device = cpuDevice());
   std::string describe() const override;
   std::vector<ParamTensor> paramTensors() const override;
   void bind(float* params, float* grads) override;
   void init(std::mt19937_64& rng) override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-  size_t keptBytes() const override { return (mean_.size() + rstd_.size()) * sizeof(float); }
+  size_t keptBytes() const override { return statistics_.usedBytes(); }
 
- protected:
+ private:
   size_t rows(int batch) const;
+  const ComputeDevice& device_;
   int width_;
   float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
-  std::vector<float> mean_, rstd_;  // per row of the last forward
+  size_t rows_ = 0;           // of the last forward
+  DeviceScratch statistics_;  // its mean, then its rstd, per row
+  DeviceScratch scratch_;     // backward's, where the device needs one
 };
 
 // The exact GELU, PyTorch's nn.GELU().
 class Gelu : public Layer {
  public:
-  Gelu(std::string name, Shape input) : Layer(std::move(name), input, input) {}
+  Gelu(std::string name, Shape input, const ComputeDevice& device = cpuDevice())
+      : Layer(std::move(name), input, input), device_(device), slope_(device) {}
   std::string describe() const override { return "GELU()"; }
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-  size_t keptBytes() const override { return slope_.size() * sizeof(float); }
+  size_t keptBytes() const override { return slope_.usedBytes(); }
 
  private:
-  std::vector<float> slope_;  // GELU'(x) of the last training forward
+  const ComputeDevice& device_;
+  DeviceScratch slope_;  // GELU'(x) of the last training forward
 };
 
 // Causal self-attention of `heads` heads: input (length, 1, 3 * width), q|k|v per position
@@ -94,18 +102,23 @@ class Gelu : public Layer {
 // parameters (the projections are the block's Linear layers).
 class CausalSelfAttention : public Layer {
  public:
-  CausalSelfAttention(std::string name, Shape input, int heads);
+  CausalSelfAttention(std::string name, Shape input, int heads,
+                      const ComputeDevice& device = cpuDevice());
   std::string describe() const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
-  size_t keptBytes() const override { return probs_.size() * sizeof(float); }
+  size_t keptBytes() const override { return probs_.usedBytes(); }
+  size_t workspaceBytes() const override { return scratch_.usedBytes(); }
 
- protected:
+ private:
+  const ComputeDevice& device_;
   int length_, width_, heads_;
-  std::vector<float> probs_;  // (B, heads, length, length) of the last forward
+  DeviceScratch probs_;    // (B, heads, length, length) of the last forward
+  DeviceScratch scratch_;  // backward's, where the device needs one
 };
 
-// The CPU's transformer layers by kind (makeCpuLayer's transformer cases).
-std::unique_ptr<Layer> makeCpuTransformerLayer(const LayerRequest& request);
+// The transformer's layers by kind on `device` (makeLayerWrittenOnce's transformer cases).
+std::unique_ptr<Layer> makeTransformerLayer(const LayerRequest& request,
+                                            const ComputeDevice& device);
 
 }  // namespace ranklab

@@ -9,17 +9,19 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/model/compute_device.h"
 #include "engine/model/layers.h"
 #include "engine/model/softmax_cross_entropy.h"
-#include "engine/model/transformer_layers.h"
 
 namespace ranklab::testing {
 
@@ -27,23 +29,45 @@ class GuardedDevice : public ComputeDevice {
  public:
   explicit GuardedDevice(int index) : index_(index) {}
 
-  // Unlocks the device's memory for one of its operations (nested and concurrent ones too).
+  // Unlocks, for one of its operations, the buffers this thread's expectDevice() calls just
+  // named, and only those (nested and concurrent operations too): an operation that reads a
+  // buffer it did not name faults as the host would.
   class Open {
    public:
-    explicit Open(const GuardedDevice& device) : device_(device) { device_.enter(); }
-    ~Open() { device_.leave(); }
+    explicit Open(const GuardedDevice& device)
+        : device_(device), regions_(std::exchange(named(), {})) {
+      device_.unlock(regions_);
+    }
+    ~Open() { device_.relock(regions_); }
     Open(const Open&) = delete;
     Open& operator=(const Open&) = delete;
 
    private:
     const GuardedDevice& device_;
+    std::vector<char*> regions_;
+  };
+  // Unlocks every buffer (a CPU layer's whole pass: GuardedLayer).
+  class OpenAll {
+   public:
+    explicit OpenAll(const GuardedDevice& device) : device_(device) { device_.enterAll(); }
+    ~OpenAll() { device_.leaveAll(); }
+    OpenAll(const OpenAll&) = delete;
+    OpenAll& operator=(const OpenAll&) = delete;
+
+   private:
+    const GuardedDevice& device_;
   };
 
-  // Throws naming `what` unless [p, p + bytes) lies in one of this device's buffers.
+  // Throws naming `what` unless [p, p + bytes) lies in one of this device's buffers, which the
+  // next Open on this thread then unlocks.
   void expectDevice(const void* p, size_t bytes, const std::string& what) const {
     if (p == nullptr || bytes == 0) return;
-    if (!inBuffer(p, bytes))
+    char* region = regionOf(p, bytes);
+    if (region == nullptr)
       throw std::logic_error(name() + ": " + what + " is not this device's memory");
+    std::vector<char*>& regions = named();
+    if (std::find(regions.begin(), regions.end(), region) == regions.end())
+      regions.push_back(region);
   }
   // Throws naming `what` if p is in one of this device's buffers.
   void expectHost(const void* p, const std::string& what) const {
@@ -92,7 +116,7 @@ class GuardedDevice : public ComputeDevice {
                  float momentum, float weight_decay, bool nesterov) const override {
     expectDevice(params, n * sizeof(float), "sgd's parameters");
     expectDevice(grads, n * sizeof(float), "sgd's gradients");
-    if (momentum != 0) expectDevice(velocity, n * sizeof(float), "sgd's velocity");
+    expectDevice(velocity, n * sizeof(float), "sgd's velocity");  // null: none kept
     const Open open(*this);
     cpuDevice().sgdUpdate(params, grads, velocity, n, lr, momentum, weight_decay, nesterov);
   }
@@ -154,9 +178,9 @@ class GuardedDevice : public ComputeDevice {
     expectHost(host_indices, "gather's indices");
     expectHost(host_values, "gather's values");
     ++codec_encodes;
-    const Open open(*this);
     for (size_t j = 0; j < k; ++j)  // each source checked: an index past the buffer
       expectDevice(x + host_indices[j], sizeof(float), "gather's source");
+    const Open open(*this);
     cpuDevice().gather(x, host_indices, k, host_values);
   }
   void encodeSign(const float* x, size_t n, size_t bucket, std::vector<uint8_t>& host_payload,
@@ -253,6 +277,89 @@ class GuardedDevice : public ComputeDevice {
     const Open open(*this);
     cpuDevice().softmaxXentBackward(dlogits, probs, labels, rows, classes, scale);
   }
+  void embeddingForward(const float* tokens, const float* token_table, const float* position_table,
+                        float* y, int batch, int length, int width, int vocab) const override {
+    const size_t positions = size_t(batch) * length;
+    expectDevice(tokens, positions * sizeof(float), "the embedding's tokens");
+    expectDevice(token_table, size_t(vocab) * width * sizeof(float), "the token table");
+    expectDevice(position_table, size_t(length) * width * sizeof(float), "the position table");
+    expectDevice(y, positions * width * sizeof(float), "the embedding's output");
+    const Open open(*this);
+    cpuDevice().embeddingForward(tokens, token_table, position_table, y, batch, length, width,
+                                 vocab);
+  }
+  void embeddingBackward(const float* tokens, const float* dy, float* dtoken_table,
+                         float* dposition_table, int batch, int length, int width, int vocab,
+                         bool accumulate_positions) const override {
+    const size_t positions = size_t(batch) * length;
+    expectDevice(tokens, positions * sizeof(float), "the embedding's tokens");
+    expectDevice(dy, positions * width * sizeof(float), "the embedding's output gradient");
+    expectDevice(dtoken_table, size_t(vocab) * width * sizeof(float), "the token gradient");
+    expectDevice(dposition_table, size_t(length) * width * sizeof(float), "the position gradient");
+    const Open open(*this);
+    cpuDevice().embeddingBackward(tokens, dy, dtoken_table, dposition_table, batch, length, width,
+                                  vocab, accumulate_positions);
+  }
+  size_t layerNormScratchFloats(size_t, int) const override { return 0; }
+  void layerNormForward(const float* x, const float* weight, const float* bias, float* y,
+                        float* mean, float* rstd, size_t rows, int width,
+                        float eps) const override {
+    const size_t values = rows * width * sizeof(float);
+    expectDevice(x, values, "layer norm's input");
+    expectDevice(y, values, "layer norm's output");
+    for (const float* p : {weight, bias})
+      expectDevice(p, width * sizeof(float), "layer norm's weight or bias");
+    for (const float* p : {mean, rstd}) expectDevice(p, rows * sizeof(float), "layer norm's rows");
+    const Open open(*this);
+    cpuDevice().layerNormForward(x, weight, bias, y, mean, rstd, rows, width, eps);
+  }
+  void layerNormBackward(const float* x, const float* weight, const float* mean, const float* rstd,
+                         const float* dy, float* dx, float* dweight, float* dbias, size_t rows,
+                         int width, bool accumulate, float* scratch) const override {
+    const size_t values = rows * width * sizeof(float);
+    for (const float* p : {x, dy, static_cast<const float*>(dx)})
+      expectDevice(p, values, "layer norm's gradient buffers");
+    for (const float* p :
+         {weight, static_cast<const float*>(dweight), static_cast<const float*>(dbias)})
+      expectDevice(p, width * sizeof(float), "layer norm's parameter gradients");
+    for (const float* p : {mean, rstd}) expectDevice(p, rows * sizeof(float), "layer norm's rows");
+    const Open open(*this);
+    cpuDevice().layerNormBackward(x, weight, mean, rstd, dy, dx, dweight, dbias, rows, width,
+                                  accumulate, scratch);
+  }
+  void geluForward(const float* x, float* y, float* slope, size_t n) const override {
+    for (const float* p : {x, static_cast<const float*>(y), static_cast<const float*>(slope)})
+      expectDevice(p, n * sizeof(float), "gelu's buffers");
+    const Open open(*this);
+    cpuDevice().geluForward(x, y, slope, n);
+  }
+  void geluBackward(const float* slope, const float* dy, float* dx, size_t n) const override {
+    for (const float* p : {slope, dy, static_cast<const float*>(dx)})
+      expectDevice(p, n * sizeof(float), "gelu's gradient buffers");
+    const Open open(*this);
+    cpuDevice().geluBackward(slope, dy, dx, n);
+  }
+  size_t attentionScratchFloats(int, int) const override { return 0; }
+  void causalAttentionForward(const float* qkv, float* y, float* probs, int batch, int length,
+                              int width, int heads) const override {
+    const size_t positions = size_t(batch) * length;
+    expectDevice(qkv, positions * 3 * width * sizeof(float), "attention's q|k|v");
+    expectDevice(y, positions * width * sizeof(float), "attention's output");
+    expectDevice(probs, positions * heads * length * sizeof(float), "attention's probabilities");
+    const Open open(*this);
+    cpuDevice().causalAttentionForward(qkv, y, probs, batch, length, width, heads);
+  }
+  void causalAttentionBackward(const float* qkv, const float* probs, const float* dy, float* dqkv,
+                               int batch, int length, int width, int heads,
+                               float* scratch) const override {
+    const size_t positions = size_t(batch) * length;
+    for (const float* p : {qkv, static_cast<const float*>(dqkv)})
+      expectDevice(p, positions * 3 * width * sizeof(float), "attention's q|k|v buffers");
+    expectDevice(dy, positions * width * sizeof(float), "attention's output gradient");
+    expectDevice(probs, positions * heads * length * sizeof(float), "attention's probabilities");
+    const Open open(*this);
+    cpuDevice().causalAttentionBackward(qkv, probs, dy, dqkv, batch, length, width, heads, scratch);
+  }
   void relu(const float* x, float* y, size_t n) const override {
     expectDevice(x, n * sizeof(float), "relu's input");
     expectDevice(y, n * sizeof(float), "relu's output");
@@ -320,6 +427,7 @@ class GuardedDevice : public ComputeDevice {
   void untrack(char* data) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     regions_.erase(data);
+    opened_.erase(data);
   }
 
  private:
@@ -333,34 +441,59 @@ class GuardedDevice : public ComputeDevice {
     if (in.precision != kernels::Precision::kFp32)
       expectDevice(in.low, values * sizeof(uint16_t), what + "'s cast copy");
   }
-  // Whether [p, p + bytes) lies in one buffer.
-  bool inBuffer(const void* p, size_t bytes) const {
+  // The buffer [p, p + bytes) lies in, or null.
+  char* regionOf(const void* p, size_t bytes) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     const char* c = static_cast<const char*>(p);
     auto after = regions_.upper_bound(const_cast<char*>(c));
-    if (after == regions_.begin()) return false;
+    if (after == regions_.begin()) return nullptr;
     const auto& [start, length] = *std::prev(after);
-    return c + bytes <= start + length;
+    return c + bytes <= start + length ? start : nullptr;
   }
-  void enter() const {
+  bool inBuffer(const void* p, size_t bytes) const { return regionOf(p, bytes) != nullptr; }
+  // The buffers this thread named since its last Open.
+  static std::vector<char*>& named() {
+    thread_local std::vector<char*> regions;
+    return regions;
+  }
+  void unlock(const std::vector<char*>& regions) const {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (open_++ == 0)
+    for (char* r : regions)
+      if (opened_[r]++ == 0 && all_open_ == 0 && regions_.count(r))
+        mprotect(r, regions_[r], PROT_READ | PROT_WRITE);
+  }
+  void relock(const std::vector<char*>& regions) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (char* r : regions) {
+      auto it = opened_.find(r);
+      if (it == opened_.end()) continue;  // freed meanwhile
+      if (--it->second == 0 && all_open_ == 0 && regions_.count(r))
+        mprotect(r, regions_[r], PROT_NONE);
+    }
+  }
+  void enterAll() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (all_open_++ == 0)
       for (const auto& [data, bytes] : regions_) mprotect(data, bytes, PROT_READ | PROT_WRITE);
   }
-  void leave() const {
+  void leaveAll() const {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (--open_ == 0)
-      for (const auto& [data, bytes] : regions_) mprotect(data, bytes, PROT_NONE);
+    if (--all_open_ > 0) return;
+    for (const auto& [data, bytes] : regions_) {
+      const auto it = opened_.find(data);
+      if (it == opened_.end() || it->second == 0) mprotect(data, bytes, PROT_NONE);
+    }
   }
-  // A new buffer starts as the others are: open inside an operation, else locked.
+  // A new buffer starts locked, unless every buffer is open.
   void protect(char* data, size_t bytes) const {
-    if (open_ == 0) mprotect(data, bytes, PROT_NONE);
+    if (all_open_ == 0) mprotect(data, bytes, PROT_NONE);
   }
 
   int index_;
   mutable std::mutex mutex_;
-  mutable int open_ = 0;
+  mutable int all_open_ = 0;                 // OpenAll's, nested
   mutable std::map<char*, size_t> regions_;  // each buffer's pages
+  mutable std::map<char*, int> opened_;      // the Opens holding each buffer
 };
 
 // `floats` floats in pages of their own, zeroed, known to the device that made them.
@@ -405,7 +538,7 @@ class GuardedLayer : public Layer {
     inner_->bind(params, grads);
   }
   void init(std::mt19937_64& rng) override {
-    const GuardedDevice::Open open(device_);
+    const GuardedDevice::OpenAll open(device_);
     inner_->init(rng);
   }
   void setPrecision(kernels::Precision precision) override { inner_->setPrecision(precision); }
@@ -416,7 +549,7 @@ class GuardedLayer : public Layer {
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override {
     device_.expectDevice(x, bytes(batch, inputShape()), name() + "'s forward input");
     device_.expectDevice(y, bytes(batch, outputShape()), name() + "'s forward output");
-    const GuardedDevice::Open open(device_);
+    const GuardedDevice::OpenAll open(device_);
     inner_->forward(x, y, batch, pass);
   }
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override {
@@ -424,14 +557,10 @@ class GuardedLayer : public Layer {
     device_.expectDevice(y, bytes(batch, outputShape()), name() + "'s backward output");
     device_.expectDevice(dy, bytes(batch, outputShape()), name() + "'s output gradient");
     device_.expectDevice(dx, bytes(batch, inputShape()), name() + "'s input gradient");
-    const GuardedDevice::Open open(device_);
+    const GuardedDevice::OpenAll open(device_);
     inner_->overwriteGradients(overwritesGradients());
     inner_->backward(x, y, dy, dx, batch);
   }
-
- protected:
-  Layer& inner() { return *inner_; }
-  const Layer& inner() const { return *inner_; }
 
  private:
   static size_t bytes(int batch, Shape shape) {
@@ -441,27 +570,10 @@ class GuardedLayer : public Layer {
   std::unique_ptr<Layer> inner_;
 };
 
-// A GPT's embedding: its token table is device memory, which the tied head reads and adds to
-// through the device's own operations.
-class GuardedEmbedding : public GuardedLayer, public TokenTable {
- public:
-  using GuardedLayer::GuardedLayer;
-  const float* tokenWeights() const override { return table().tokenWeights(); }
-  float* tokenGradients() override { return table().tokenGradients(); }
-  int vocab() const override { return table().vocab(); }
-  void tieHead() override { table().tieHead(); }
-
- private:
-  TokenTable& table() { return dynamic_cast<TokenTable&>(inner()); }
-  const TokenTable& table() const { return dynamic_cast<const TokenTable&>(inner()); }
-};
-
 inline std::unique_ptr<Layer> GuardedDevice::makeLayer(const LayerRequest& request) const {
   // A layer written once runs on this device's checked passes, its memory locked between
   // them; the others are the CPU's, run with the memory open for a whole pass.
   if (std::unique_ptr<Layer> layer = makeLayerWrittenOnce(request, *this)) return layer;
-  if (request.kind == LayerKind::kEmbedding)
-    return std::make_unique<GuardedEmbedding>(*this, cpuDevice().makeLayer(request));
   return std::make_unique<GuardedLayer>(*this, cpuDevice().makeLayer(request));
 }
 

@@ -59,6 +59,49 @@ class LedgerDevice : public ComputeDevice {
                            int classes, float scale) const override {
     cpuDevice().softmaxXentBackward(dlogits, probs, labels, rows, classes, scale);
   }
+  void embeddingForward(const float* tokens, const float* token_table, const float* position_table,
+                        float* y, int batch, int length, int width, int vocab) const override {
+    cpuDevice().embeddingForward(tokens, token_table, position_table, y, batch, length, width,
+                                 vocab);
+  }
+  void embeddingBackward(const float* tokens, const float* dy, float* dtoken_table,
+                         float* dposition_table, int batch, int length, int width, int vocab,
+                         bool accumulate_positions) const override {
+    cpuDevice().embeddingBackward(tokens, dy, dtoken_table, dposition_table, batch, length, width,
+                                  vocab, accumulate_positions);
+  }
+  size_t layerNormScratchFloats(size_t rows, int width) const override {
+    return cpuDevice().layerNormScratchFloats(rows, width);
+  }
+  void layerNormForward(const float* x, const float* weight, const float* bias, float* y,
+                        float* mean, float* rstd, size_t rows, int width,
+                        float eps) const override {
+    cpuDevice().layerNormForward(x, weight, bias, y, mean, rstd, rows, width, eps);
+  }
+  void layerNormBackward(const float* x, const float* weight, const float* mean, const float* rstd,
+                         const float* dy, float* dx, float* dweight, float* dbias, size_t rows,
+                         int width, bool accumulate, float* scratch) const override {
+    cpuDevice().layerNormBackward(x, weight, mean, rstd, dy, dx, dweight, dbias, rows, width,
+                                  accumulate, scratch);
+  }
+  void geluForward(const float* x, float* y, float* slope, size_t n) const override {
+    cpuDevice().geluForward(x, y, slope, n);
+  }
+  void geluBackward(const float* slope, const float* dy, float* dx, size_t n) const override {
+    cpuDevice().geluBackward(slope, dy, dx, n);
+  }
+  size_t attentionScratchFloats(int heads, int length) const override {
+    return cpuDevice().attentionScratchFloats(heads, length);
+  }
+  void causalAttentionForward(const float* qkv, float* y, float* probs, int batch, int length,
+                              int width, int heads) const override {
+    cpuDevice().causalAttentionForward(qkv, y, probs, batch, length, width, heads);
+  }
+  void causalAttentionBackward(const float* qkv, const float* probs, const float* dy, float* dqkv,
+                               int batch, int length, int width, int heads,
+                               float* scratch) const override {
+    cpuDevice().causalAttentionBackward(qkv, probs, dy, dqkv, batch, length, width, heads, scratch);
+  }
   void relu(const float* x, float* y, size_t n) const override { cpuDevice().relu(x, y, n); }
   void reluGradient(const float* dy, const float* y, float* dx, size_t n) const override {
     cpuDevice().reluGradient(dy, y, dx, n);
