@@ -639,6 +639,8 @@ AttemptEnd JobRunner::watchAttempt(const JobSpec& job, RankProcess& child, Colle
     }
     if (queue.givesUp(stop_sent, recorder.allRanksSaidBye())) break;
   }
+  // The last turn's stall too: the ranks may have ended while the launcher was held up.
+  noteStall(recorder, last_turn);
   // Stopped or failed ranks send no Bye: do not wait long for it.
   drainLate(end.failure                          ? 0.2
             : stop_sent || child.exitCode() != 0 ? 0.5
