@@ -1,5 +1,6 @@
-// The layers the models are built from. Each forwards to kernels/ so the precision of the
-// compute can be switched there. Shapes per sample are written (H, W, C) or (features).
+// The layers the models are built from. All but Conv2d are written once: each runs its
+// passes through its device's (device_layer_ops.h), so one class computes on the CPU and on
+// a GPU. Shapes per sample are written (H, W, C) or (features).
 #pragma once
 
 #include <memory>
@@ -167,7 +168,7 @@ int intCount(size_t count, const char* what);
 std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& request,
                                             const ComputeDevice& device);
 
-// The CPU's table of layers: the one that computes each kind. Throws
+// The CPU's table of layers: the layers written once on the CPU, and its own Conv2d. Throws
 // std::invalid_argument naming a kind outside the list.
 std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& request);
 
