@@ -5,9 +5,8 @@
 // optimizer's loops over it (device_memory.h), the codecs' encode (device_codec_ops.h), and
 // the sums and products the rest needs (device_blas.h). The CPU device computes over
 // kernels/cpu and keeps the buffers in host memory; the CUDA device computes over cuBLAS and
-// kernels/cuda, in device memory. Layers written once (layers.h: pooling, ReLU, dropout,
-// flatten) run on either through its passes; the others still have a class per device
-// (layers.h and cuda_layers.h).
+// kernels/cuda, in device memory. Every layer is written once (layers.h) and runs on either
+// through its passes; a convolution's algorithm is each device's own (conv_kernel.h).
 #pragma once
 
 #include <functional>

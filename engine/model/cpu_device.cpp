@@ -6,6 +6,7 @@
 
 #include "comm/codecs/qsgd_codec.h"
 #include "engine/model/compute_device.h"
+#include "engine/model/cpu_conv_kernel.h"
 #include "engine/model/layers.h"
 #include "engine/model/softmax_cross_entropy.h"
 #include "kernels/cpu/conv.h"
@@ -35,7 +36,10 @@ class CpuDevice : public ComputeDevice {
   std::string name() const override { return "cpu"; }
 
   std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override {
-    return makeCpuLayer(request);
+    return makeLayerOn(request, *this);
+  }
+  std::unique_ptr<ConvKernel> makeConvKernel(const ConvSpec& spec) const override {
+    return makeCpuConvKernel(spec);
   }
 
   std::unique_ptr<LossHead> makeLossHead() const override {

@@ -1,5 +1,5 @@
-// The CUDA device: the layers written once (layers.h) over its passes and cuda_layers.h's
-// others, cudaMalloc'd buffers, and the memory and optimizer loops of
+// The CUDA device: the layers (layers.h, written once) over its passes and its own
+// convolution (cuda_conv_kernel.h), cudaMalloc'd buffers, and the memory and optimizer loops of
 // kernels/cuda/memory_kernels.h. Every entry point makes its GPU current
 // first (cudaSetDevice is cheap when it already is), so whichever thread calls (the
 // engine's communication thread too) works on the right GPU. Each thread's work goes to its
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/model/cuda_layers.h"
+#include "engine/model/cuda_conv_kernel.h"
 #include "engine/model/layers.h"
 #include "engine/model/softmax_cross_entropy.h"
 #include "kernels/cuda/codec_kernels.h"
@@ -106,8 +106,10 @@ class CudaDevice : public ComputeDevice {
 
   std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override {
     use();
-    if (std::unique_ptr<Layer> layer = makeLayerWrittenOnce(request, *this)) return layer;
-    return makeCudaLayer(index_, options_.tf32, request);
+    return makeLayerOn(request, *this);
+  }
+  std::unique_ptr<ConvKernel> makeConvKernel(const ConvSpec& spec) const override {
+    return makeCudaConvKernel(spec, *this, index_);
   }
 
   void castFromFp32(kernels::Precision precision, const float* x, uint16_t* out,

@@ -1,5 +1,5 @@
 // The CUDA compute device (train.device = "cuda" / "cuda:N"): a network's layers compute on
-// one GPU (engine/model/cuda_layers.h) and its flat buffers live in that GPU's memory.
+// one GPU (the layers written once, engine/model/layers.h, over its passes) and its flat buffers live in that GPU's memory.
 // Built only where ranklab has CUDA (RANKLAB_HAVE_CUDA).
 #pragma once
 

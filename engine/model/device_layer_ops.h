@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
+#include "engine/model/conv_kernel.h"
 #include "engine/model/loss_head.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mixed_gemm.h"
@@ -58,6 +60,8 @@ class DeviceLayerOps {
   virtual void dropoutMask(uint64_t key, float p, float* scale, size_t n) const = 0;
   // out = a * b, elementwise.
   virtual void multiply(const float* a, const float* b, float* out, size_t n) const = 0;
+  // A convolution of `spec` in this device's own algorithm (conv_kernel.h).
+  virtual std::unique_ptr<ConvKernel> makeConvKernel(const ConvSpec& spec) const = 0;
   // Device bytes softmaxXentForward works in for `rows` rows (0: none).
   virtual size_t softmaxXentWorkspaceBytes(int rows) const = 0;
   // probs (rows, classes) = the softmax of logits, per row the max subtracted and the sums in

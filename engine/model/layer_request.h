@@ -1,7 +1,7 @@
 // What a model asks a device for, one layer at a time: its kind and its shape. Each kind is
-// listed once here; a device builds it from its own table (makeCpuLayer in layers.cpp,
-// makeCudaLayer in cuda_layers.cpp), so a new kind is this line, one CPU layer, one CUDA
-// layer and one case in each table (-Wswitch names a table that misses it).
+// listed once here; every device builds it from one table (makeLayerOn in layers.cpp), so a
+// new kind is this line, its class written once over the device's passes and one case in
+// the table (-Wswitch names a table that misses it).
 #pragma once
 
 #include <array>

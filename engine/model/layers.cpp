@@ -7,10 +7,7 @@
 #include <stdexcept>
 
 #include "engine/model/transformer_layers.h"
-#include "kernels/cpu/conv.h"
-#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/linear_forward.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -149,133 +146,44 @@ void Linear::backward(const float* x, const float* y, const float* dy, float* dx
 
 namespace {
 
-kernels::ConvGeometry geometryOf(Shape input, int kernel) {
-  return {input.height, input.width, input.channels, kernel, kernel / 2};
-}
-
 Shape convOutput(Shape input, int out_channels, int kernel) {
-  const auto g = geometryOf(input, kernel);
-  if (g.outHeight() < 1 || g.outWidth() < 1) {
+  const int height = input.height + 2 * (kernel / 2) - kernel + 1;
+  const int width = input.width + 2 * (kernel / 2) - kernel + 1;
+  if (kernel < 1 || height < 1 || width < 1) {
     throw std::invalid_argument("Conv2d: kernel " + std::to_string(kernel) +
                                 " does not fit the input " + input.str());
   }
-  return {g.outHeight(), g.outWidth(), out_channels};
+  return {height, width, out_channels};
 }
 
 }  // namespace
 
-Conv2d::Conv2d(std::string name, Shape input, int out_channels, int kernel)
+Conv2d::Conv2d(std::string name, Shape input, int out_channels, int kernel,
+               const ComputeDevice& device)
     : WeightedLayer(std::move(name), input, convOutput(input, out_channels, kernel),
-                    static_cast<size_t>(out_channels) * geometryOf(input, kernel).columns(),
-                    out_channels, geometryOf(input, kernel).columns(), cpuDevice()),
+                    static_cast<size_t>(out_channels) * input.channels * kernel * kernel,
+                    out_channels, input.channels * kernel * kernel, device),
       out_channels_(out_channels),
       kernel_(kernel),
-      padding_(kernel / 2) {}
+      convolution_(device.makeConvKernel({input, out_channels, kernel})) {}
 
 std::string Conv2d::describe() const {
   return "Conv2d(" + std::to_string(inputShape().channels) + ", " + std::to_string(out_channels_) +
-         ", kernel_size=" + std::to_string(kernel_) + ", padding=" + std::to_string(padding_) + ")";
-}
-
-bool Conv2d::usesInPlaceGemm(int rows) const {
-  return precision_ == kernels::Precision::kFp32 &&
-         kernels::inPlaceConvGemm(rows, out_channels_, geometryOf(inputShape(), kernel_).columns());
+         ", kernel_size=" + std::to_string(kernel_) + ", padding=" + std::to_string(kernel_ / 2) +
+         ")";
 }
 
 std::vector<kernels::GemmShape> Conv2d::gemms(int batch) const {
-  const auto g = geometryOf(inputShape(), kernel_);
-  const int k = g.columns();
-  const int rows = static_cast<int>(std::min<int64_t>(
-      rowsPerChunk(), static_cast<int64_t>(batch) * g.outHeight() * g.outWidth()));
-  return {{"forward", Trans::kNo, Trans::kNo, rows, out_channels_, k},
-          {"weight grad", Trans::kYes, Trans::kNo, k, out_channels_, rows},
-          {"input grad", Trans::kNo, Trans::kNo, rows, k, out_channels_}};
-}
-
-size_t Conv2d::paddedSize(int batch) const {
-  const Shape in = inputShape();
-  return static_cast<size_t>(batch) * (in.height + 2 * padding_) * (in.width + 2 * padding_) *
-         in.channels;
-}
-
-int Conv2d::rowsPerChunk() const {
-  // Enough output pixels per GEMM to keep it efficient, few enough that im2col stays in cache.
-  constexpr size_t kColumnFloats = size_t{1} << 18;
-  const size_t k = geometryOf(inputShape(), kernel_).columns();
-  return static_cast<int>(std::max<size_t>(64, kColumnFloats / k));
+  return convolution_->gemms(batch);
 }
 
 void Conv2d::forward(const float* x, float* y, int batch, const ForwardPass&) {
-  const auto g = geometryOf(inputShape(), kernel_);
-  const int k = g.columns();
-  const int64_t rows = static_cast<int64_t>(batch) * g.outHeight() * g.outWidth();
-  const int chunk = rowsPerChunk();
-  columns_.resize(static_cast<size_t>(std::min<int64_t>(chunk, rows)) * k);
-  packed_weight_.resize(weights_);
-  kernels::packConvWeight(weight_, packed_weight_.data(), out_channels_, g.channels,
-                          kernel_ * kernel_);
-  packed_weight_t_.resize(weights_);
-  kernels::transposeEach(packed_weight_.data(), packed_weight_t_.data(), 1, out_channels_, k);
-  // The GEMM operands in the compute precision: the weight is cast once per step.
-  weight_in_.set(precision_, packed_weight_t_.data(), weights_);
-  padded_.resize(paddedSize(batch));
-  kernels::padImage(x, padded_.data(), batch, g);
-  const bool in_place = usesInPlaceGemm(static_cast<int>(std::min<int64_t>(chunk, rows)));
-  for (int64_t first = 0; first < rows; first += chunk) {
-    const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
-    // y rows (n, Cout) = columns (n, K) . W^T (K, Cout) + b
-    float* out = y + first * out_channels_;
-    if (in_place) {
-      kernels::convForwardInPlace(padded_.data(), g, first, n, packed_weight_t_.data(),
-                                  out_channels_, out);
-    } else {
-      kernels::im2col(padded_.data(), g, first, n, columns_.data());
-      input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
-      kernels::gemm(Trans::kNo, Trans::kNo, n, out_channels_, k, 1.f, input_in_, k, weight_in_,
-                    out_channels_, 0.f, out, out_channels_);
-    }
-    kernels::addBiasRows(out, bias_, n, out_channels_);
-  }
+  convolution_->forward(x, weight_, bias_, y, batch, precision_);
 }
 
-void Conv2d::backward(const float*, const float*, const float* dy, float* dx, int batch) {
-  const auto g = geometryOf(inputShape(), kernel_);
-  const int k = g.columns();
-  const int64_t rows = static_cast<int64_t>(batch) * g.outHeight() * g.outWidth();
-  const int chunk = rowsPerChunk();
-  columns_.resize(static_cast<size_t>(std::min<int64_t>(chunk, rows)) * k);
-  packed_weight_grad_.resize(weights_);
-  // packed_weight_ and padded_ still hold this batch's weight and input from forward().
-  packed_weight_in_.set(precision_, packed_weight_.data(), weights_);
-  if (dx) padded_grad_.assign(paddedSize(batch), 0.f);
-  // The conv's gradients are small: zeroed here, while about to be used, when told to write.
-  if (overwritesGradients()) std::fill(weight_grad_, weight_grad_ + weights_ + biases_, 0.f);
-  const bool in_place = usesInPlaceGemm(static_cast<int>(std::min<int64_t>(chunk, rows)));
-  for (int64_t first = 0; first < rows; first += chunk) {
-    const int n = static_cast<int>(std::min<int64_t>(chunk, rows - first));
-    const float* grad_out = dy + first * out_channels_;  // (n, Cout)
-    grad_in_.set(precision_, grad_out, static_cast<size_t>(n) * out_channels_);
-    // dW^T (K, Cout) (+)= columns^T (K, n) . dy (n, Cout), in im2col's column order
-    const float beta = first == 0 ? 0.f : 1.f;
-    if (in_place) {
-      kernels::convWeightGradInPlace(padded_.data(), g, first, n, grad_out, out_channels_, beta,
-                                     packed_weight_grad_.data());
-    } else {
-      kernels::im2col(padded_.data(), g, first, n, columns_.data());
-      input_in_.set(precision_, columns_.data(), static_cast<size_t>(n) * k);
-      kernels::gemm(Trans::kYes, Trans::kNo, k, out_channels_, n, 1.f, input_in_, k, grad_in_,
-                    out_channels_, beta, packed_weight_grad_.data(), out_channels_);
-    }
-    kernels::sumRowsInto(bias_grad_, grad_out, n, out_channels_);
-    if (!dx) continue;
-    // d columns (n, K) = dy (n, Cout) . W (Cout, K), then scattered back onto the image
-    kernels::gemm(Trans::kNo, Trans::kNo, n, k, out_channels_, 1.f, grad_in_, out_channels_,
-                  packed_weight_in_, k, 0.f, columns_.data(), k);
-    kernels::col2imAdd(columns_.data(), g, first, n, padded_grad_.data());
-  }
-  if (dx) kernels::cropImage(padded_grad_.data(), dx, batch, g);
-  kernels::unpackConvWeightGradAdd(packed_weight_grad_.data(), weight_grad_, out_channels_,
-                                   g.channels, kernel_ * kernel_);
+void Conv2d::backward(const float* x, const float*, const float* dy, float* dx, int batch) {
+  convolution_->backward(x, weight_, dy, dx, weight_grad_, bias_grad_, batch, precision_,
+                         !overwritesGradients());
 }
 
 // ---- MaxPool2d ----
@@ -366,10 +274,12 @@ void Flatten::backward(const float*, const float*, const float* dy, float* dx, i
     device_.transposeEach(dy, dx, batch, in.channels, static_cast<size_t>(in.height) * in.width);
 }
 
-std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& r, const ComputeDevice& device) {
+std::unique_ptr<Layer> makeLayerOn(const LayerRequest& r, const ComputeDevice& device) {
   switch (r.kind) {
     case LayerKind::kLinear:
       return std::make_unique<Linear>(r.name, r.input, r.outputs, r.adds_bias, device);
+    case LayerKind::kConv2d:
+      return std::make_unique<Conv2d>(r.name, r.input, r.outputs, r.kernel, device);
     case LayerKind::kMaxPool2d:
       return std::make_unique<MaxPool2d>(r.name, r.input, device);
     case LayerKind::kReLU:
@@ -383,28 +293,8 @@ std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& r, const Compute
     case LayerKind::kGelu:
     case LayerKind::kCausalSelfAttention:
       return makeTransformerLayer(r, device);
-    case LayerKind::kConv2d:
-      break;  // each device's own class yet
   }
-  return nullptr;
-}
-
-std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& r) {
-  switch (r.kind) {
-    case LayerKind::kConv2d:
-      return std::make_unique<Conv2d>(r.name, r.input, r.outputs, r.kernel);
-    case LayerKind::kLinear:
-    case LayerKind::kMaxPool2d:
-    case LayerKind::kReLU:
-    case LayerKind::kDropout:
-    case LayerKind::kFlatten:
-    case LayerKind::kEmbedding:
-    case LayerKind::kLayerNorm:
-    case LayerKind::kGelu:
-    case LayerKind::kCausalSelfAttention:
-      return makeLayerWrittenOnce(r, cpuDevice());
-  }
-  throw std::invalid_argument("cpu device: no layer of " + layerKindName(r.kind));
+  throw std::invalid_argument(device.name() + " device: no layer of " + layerKindName(r.kind));
 }
 
 }  // namespace ranklab

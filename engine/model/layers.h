@@ -1,6 +1,6 @@
-// The layers the models are built from. All but Conv2d are written once: each runs its
-// passes through its device's (device_layer_ops.h), so one class computes on the CPU and on
-// a GPU. Shapes per sample are written (H, W, C) or (features).
+// The layers the models are built from, each written once: it runs its passes through its
+// device's (device_layer_ops.h), so one class computes on the CPU and on a GPU. Shapes per sample
+// are written (H, W, C) or (features).
 #pragma once
 
 #include <memory>
@@ -42,7 +42,6 @@ class WeightedLayer : public Layer {
 // ReLU: bias and ReLU in the product's epilogue, the ReLU's backward in the bias-gradient
 // pass. adds_bias false: y = x . W^T, while b is still a parameter with its gradient (a
 // row-parallel slice whose partial outputs are summed with the first slice's bias).
-// Written once, over its device's passes.
 class Linear : public WeightedLayer {
  public:
   Linear(std::string name, Shape input, int outputs, bool adds_bias = true,
@@ -70,36 +69,23 @@ class Linear : public WeightedLayer {
 };
 
 // Stride-1 convolution with a square kernel and zero padding of kernel/2 (same size for odd
-// kernels): W (Cout, Cin, k, k), b (Cout). im2col + GEMM over chunks of output pixels, on
-// the CPU (a GPU's is cuda_layers.h's CudaConv2d).
+// kernels): W (Cout, Cin, k, k), b (Cout), computed by its device's own algorithm
+// (DeviceLayerOps::makeConvKernel: conv_kernel.h).
 class Conv2d : public WeightedLayer {
  public:
-  Conv2d(std::string name, Shape input, int out_channels, int kernel);
+  Conv2d(std::string name, Shape input, int out_channels, int kernel,
+         const ComputeDevice& device = cpuDevice());
   std::string describe() const override;
   std::vector<kernels::GemmShape> gemms(int batch) const override;
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
 
  private:
-  int rowsPerChunk() const;
-  size_t paddedSize(int batch) const;
-  // fp32 products read the im2col matrix in place from padded_ (kernels::inPlaceConvGemm).
-  bool usesInPlaceGemm(int rows) const;  // rows: output pixels per GEMM
-
-  int out_channels_, kernel_, padding_;
-  std::vector<float> padded_;              // (B, H+2p, W+2p, Cin): the input with its zero border
-  std::vector<float> padded_grad_;         // the same shape, for dx
-  std::vector<float> columns_;             // (rows of one chunk, k*k*Cin): im2col of a chunk
-  std::vector<float> packed_weight_;       // (Cout, k, k, Cin): W in im2col's column order
-  std::vector<float> packed_weight_t_;     // (k, k, Cin, Cout): its transpose, for forward
-  std::vector<float> packed_weight_grad_;  // (k, k, Cin, Cout): dW^T, added into PyTorch's order
-  // The products' inputs in the compute precision: packed_weight_t_ (forward), the im2col
-  // chunk, the output gradient, and packed_weight_ (the input gradient).
-  kernels::GemmOperand weight_in_, input_in_, grad_in_, packed_weight_in_;
+  int out_channels_, kernel_;
+  std::unique_ptr<ConvKernel> convolution_;
 };
 
-// 2x2 max pooling, stride 2 (floor mode, as PyTorch's MaxPool2d(2)). Written once, over
-// its device's passes (device_layer_ops.h), as are ReLU, Dropout and Flatten below.
+// 2x2 max pooling, stride 2 (floor mode, as PyTorch's MaxPool2d(2)).
 class MaxPool2d : public Layer {
  public:
   MaxPool2d(std::string name, Shape input, const ComputeDevice& device = cpuDevice());
@@ -163,13 +149,8 @@ class Flatten : public Layer {
 // naming `what` for a larger one.
 int intCount(size_t count, const char* what);
 
-// The layer of a kind written once, on `device`; null for a kind each device still builds
-// itself (its makeLayer's own table).
-std::unique_ptr<Layer> makeLayerWrittenOnce(const LayerRequest& request,
-                                            const ComputeDevice& device);
-
-// The CPU's table of layers: the layers written once on the CPU, and its own Conv2d. Throws
-// std::invalid_argument naming a kind outside the list.
-std::unique_ptr<Layer> makeCpuLayer(const LayerRequest& request);
+// The layer a request asks for, on `device`: every device's table (DeviceLayers::makeLayer).
+// Throws std::invalid_argument naming a kind outside the list.
+std::unique_ptr<Layer> makeLayerOn(const LayerRequest& request, const ComputeDevice& device);
 
 }  // namespace ranklab

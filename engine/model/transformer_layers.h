@@ -117,7 +117,7 @@ class CausalSelfAttention : public Layer {
   DeviceScratch scratch_;  // backward's, where the device needs one
 };
 
-// The transformer's layers by kind on `device` (makeLayerWrittenOnce's transformer cases).
+// The transformer's layers by kind on `device` (makeLayerOn's transformer cases).
 std::unique_ptr<Layer> makeTransformerLayer(const LayerRequest& request,
                                             const ComputeDevice& device);
 

@@ -46,18 +46,6 @@ class GuardedDevice : public ComputeDevice {
     const GuardedDevice& device_;
     std::vector<char*> regions_;
   };
-  // Unlocks every buffer (a CPU layer's whole pass: GuardedLayer).
-  class OpenAll {
-   public:
-    explicit OpenAll(const GuardedDevice& device) : device_(device) { device_.enterAll(); }
-    ~OpenAll() { device_.leaveAll(); }
-    OpenAll(const OpenAll&) = delete;
-    OpenAll& operator=(const OpenAll&) = delete;
-
-   private:
-    const GuardedDevice& device_;
-  };
-
   // Throws naming `what` unless [p, p + bytes) lies in one of this device's buffers, which the
   // next Open on this thread then unlocks.
   void expectDevice(const void* p, size_t bytes, const std::string& what) const {
@@ -78,6 +66,7 @@ class GuardedDevice : public ComputeDevice {
   std::string name() const override { return "guarded:" + std::to_string(index_); }
   std::unique_ptr<Layer> makeLayer(const LayerRequest& request) const override;
   std::unique_ptr<LossHead> makeLossHead() const override;
+  std::unique_ptr<ConvKernel> makeConvKernel(const ConvSpec& spec) const override;
   std::unique_ptr<DeviceBuffer> allocate(size_t floats) const override;
   bool hostMemory() const override { return false; }
 
@@ -459,39 +448,21 @@ class GuardedDevice : public ComputeDevice {
   void unlock(const std::vector<char*>& regions) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (char* r : regions)
-      if (opened_[r]++ == 0 && all_open_ == 0 && regions_.count(r))
-        mprotect(r, regions_[r], PROT_READ | PROT_WRITE);
+      if (opened_[r]++ == 0 && regions_.count(r)) mprotect(r, regions_[r], PROT_READ | PROT_WRITE);
   }
   void relock(const std::vector<char*>& regions) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (char* r : regions) {
       auto it = opened_.find(r);
       if (it == opened_.end()) continue;  // freed meanwhile
-      if (--it->second == 0 && all_open_ == 0 && regions_.count(r))
-        mprotect(r, regions_[r], PROT_NONE);
+      if (--it->second == 0 && regions_.count(r)) mprotect(r, regions_[r], PROT_NONE);
     }
   }
-  void enterAll() const {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (all_open_++ == 0)
-      for (const auto& [data, bytes] : regions_) mprotect(data, bytes, PROT_READ | PROT_WRITE);
-  }
-  void leaveAll() const {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (--all_open_ > 0) return;
-    for (const auto& [data, bytes] : regions_) {
-      const auto it = opened_.find(data);
-      if (it == opened_.end() || it->second == 0) mprotect(data, bytes, PROT_NONE);
-    }
-  }
-  // A new buffer starts locked, unless every buffer is open.
-  void protect(char* data, size_t bytes) const {
-    if (all_open_ == 0) mprotect(data, bytes, PROT_NONE);
-  }
+  // A new buffer starts locked.
+  void protect(char* data, size_t bytes) const { mprotect(data, bytes, PROT_NONE); }
 
   int index_;
   mutable std::mutex mutex_;
-  mutable int all_open_ = 0;                 // OpenAll's, nested
   mutable std::map<char*, size_t> regions_;  // each buffer's pages
   mutable std::map<char*, int> opened_;      // the Opens holding each buffer
 };
@@ -523,58 +494,54 @@ class GuardedBuffer : public DeviceBuffer {
   float* data_ = nullptr;
 };
 
-// A CPU layer run inside the device's operations, its pointers checked to be the device's.
-class GuardedLayer : public Layer {
+// The CPU's convolution over the device's memory: its pointers checked, and unlocked only
+// for its passes (its own scratch is host memory, as a GPU's algorithm keeps its own).
+class GuardedConvKernel : public ConvKernel {
  public:
-  GuardedLayer(const GuardedDevice& device, std::unique_ptr<Layer> inner)
-      : Layer(inner->name(), inner->inputShape(), inner->outputShape()),
-        device_(device),
-        inner_(std::move(inner)) {}
-  std::string describe() const override { return inner_->describe(); }
-  std::vector<ParamTensor> paramTensors() const override { return inner_->paramTensors(); }
-  void bind(float* params, float* grads) override {
-    device_.expectDevice(params, 1, name() + "'s parameters");
-    device_.expectDevice(grads, 1, name() + "'s gradients");
-    inner_->bind(params, grads);
+  GuardedConvKernel(const GuardedDevice& device, const ConvSpec& spec)
+      : device_(device), spec_(spec), inner_(cpuDevice().makeConvKernel(spec)) {}
+  void forward(const float* x, const float* w, const float* b, float* y, int batch,
+               kernels::Precision precision) override {
+    expectTensors(x, w, y, batch);
+    device_.expectDevice(b, spec_.out_channels * sizeof(float), "conv's bias");
+    const GuardedDevice::Open open(device_);
+    inner_->forward(x, w, b, y, batch, precision);
   }
-  void init(std::mt19937_64& rng) override {
-    const GuardedDevice::OpenAll open(device_);
-    inner_->init(rng);
+  void backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db,
+                int batch, kernels::Precision precision, bool accumulate) override {
+    expectTensors(x, w, dy, batch);
+    device_.expectDevice(dx, inputBytes(batch), "conv's input gradient");
+    device_.expectDevice(dw, weightBytes(), "conv's weight gradient");
+    device_.expectDevice(db, spec_.out_channels * sizeof(float), "conv's bias gradient");
+    const GuardedDevice::Open open(device_);
+    inner_->backward(x, w, dy, dx, dw, db, batch, precision, accumulate);
   }
-  void setPrecision(kernels::Precision precision) override { inner_->setPrecision(precision); }
-  bool absorbFollowingRelu() override { return inner_->absorbFollowingRelu(); }
-  size_t keptBytes() const override { return inner_->keptBytes(); }
-  size_t workspaceBytes() const override { return inner_->workspaceBytes(); }
-  bool usedOutsideItsTurn() const override { return inner_->usedOutsideItsTurn(); }
-  void forward(const float* x, float* y, int batch, const ForwardPass& pass) override {
-    device_.expectDevice(x, bytes(batch, inputShape()), name() + "'s forward input");
-    device_.expectDevice(y, bytes(batch, outputShape()), name() + "'s forward output");
-    const GuardedDevice::OpenAll open(device_);
-    inner_->forward(x, y, batch, pass);
-  }
-  void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override {
-    device_.expectDevice(x, bytes(batch, inputShape()), name() + "'s backward input");
-    device_.expectDevice(y, bytes(batch, outputShape()), name() + "'s backward output");
-    device_.expectDevice(dy, bytes(batch, outputShape()), name() + "'s output gradient");
-    device_.expectDevice(dx, bytes(batch, inputShape()), name() + "'s input gradient");
-    const GuardedDevice::OpenAll open(device_);
-    inner_->overwriteGradients(overwritesGradients());
-    inner_->backward(x, y, dy, dx, batch);
-  }
+  std::vector<kernels::GemmShape> gemms(int batch) const override { return inner_->gemms(batch); }
 
  private:
-  static size_t bytes(int batch, Shape shape) {
-    return static_cast<size_t>(batch) * shape.size() * sizeof(float);
+  size_t inputBytes(int batch) const { return batch * spec_.input.size() * sizeof(float); }
+  size_t weightBytes() const {
+    return size_t(spec_.out_channels) * spec_.input.channels * spec_.kernel * spec_.kernel *
+           sizeof(float);
+  }
+  // x, w and the output (or its gradient), each the device's.
+  void expectTensors(const float* x, const float* w, const float* y, int batch) const {
+    device_.expectDevice(x, inputBytes(batch), "conv's input");
+    device_.expectDevice(w, weightBytes(), "conv's weight");
+    device_.expectDevice(y, 1, "conv's output or its gradient");
   }
   const GuardedDevice& device_;
-  std::unique_ptr<Layer> inner_;
+  ConvSpec spec_;
+  std::unique_ptr<ConvKernel> inner_;
 };
 
 inline std::unique_ptr<Layer> GuardedDevice::makeLayer(const LayerRequest& request) const {
-  // A layer written once runs on this device's checked passes, its memory locked between
-  // them; the others are the CPU's, run with the memory open for a whole pass.
-  if (std::unique_ptr<Layer> layer = makeLayerWrittenOnce(request, *this)) return layer;
-  return std::make_unique<GuardedLayer>(*this, cpuDevice().makeLayer(request));
+  // The layers, written once, run on this device's checked passes, its memory locked between.
+  return makeLayerOn(request, *this);
+}
+
+inline std::unique_ptr<ConvKernel> GuardedDevice::makeConvKernel(const ConvSpec& spec) const {
+  return std::make_unique<GuardedConvKernel>(*this, spec);
 }
 
 inline std::unique_ptr<LossHead> GuardedDevice::makeLossHead() const {

@@ -48,6 +48,9 @@ class LedgerDevice : public ComputeDevice {
                        bool accumulate) const override {
     cpuDevice().reluMaskSumRows(dy, y, dz, db, rows, cols, accumulate);
   }
+  std::unique_ptr<ConvKernel> makeConvKernel(const ConvSpec& spec) const override {
+    return cpuDevice().makeConvKernel(spec);
+  }
   size_t softmaxXentWorkspaceBytes(int rows) const override {
     return cpuDevice().softmaxXentWorkspaceBytes(rows);
   }

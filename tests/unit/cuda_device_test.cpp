@@ -1,5 +1,5 @@
 // The CUDA device computes what the CPU device computes: each layer kind forward and backward
-// from the same request and seed (the same class on both but Conv2d, so these check the
+// from the same request and seed (the same class on both, so these check the
 // device's passes, device_layer_ops.h, through the layer that runs them), the loss head,
 // whole networks over 20 SGD steps (its memory, optimizer and codec operations:
 // cuda_device_ops_test.cpp). Skipped with the reason where no GPU is present.
