@@ -23,19 +23,13 @@ class CudaConvKernel : public ConvKernel {
         index_(index),
         input_(spec.input),
         out_channels_(spec.out_channels),
-        weights_(static_cast<size_t>(spec.out_channels) * spec.input.channels * spec.kernel *
-                 spec.kernel),
+        s_{spec.input.height, spec.input.width, spec.input.channels, spec.kernel, spec.kernel / 2},
+        weights_(static_cast<size_t>(spec.out_channels) * s_.columns()),
         columns_(device),
         column_grads_(device),
         weight_in_(device),
         input_in_(device),
-        grad_in_(device) {
-    s_.height = spec.input.height;
-    s_.width = spec.input.width;
-    s_.channels = spec.input.channels;
-    s_.kernel = spec.kernel;
-    s_.padding = spec.kernel / 2;
-  }
+        grad_in_(device) {}
 
   void forward(const float* x, const float* w, const float* b, float* y, int batch,
                kernels::Precision precision) override;
@@ -54,8 +48,8 @@ class CudaConvKernel : public ConvKernel {
   int index_;
   Shape input_;
   int out_channels_;
-  size_t weights_;
   cuda::ConvShape s_;
+  size_t weights_;
   DeviceScratch columns_;       // (rows of one chunk, Cin*k*k)
   DeviceScratch column_grads_;  // the same shape, for dx
   DeviceGemmOperand weight_in_, input_in_, grad_in_;

@@ -1,6 +1,6 @@
 // The CUDA compute device (train.device = "cuda" / "cuda:N"): a network's layers compute on
-// one GPU (the layers written once, engine/model/layers.h, over its passes) and its flat buffers live in that GPU's memory.
-// Built only where ranklab has CUDA (RANKLAB_HAVE_CUDA).
+// one GPU (the layers written once, engine/model/layers.h, over its passes) and its flat buffers
+// live in that GPU's memory. Built only where ranklab has CUDA (RANKLAB_HAVE_CUDA).
 #pragma once
 
 #include "engine/model/compute_device.h"

@@ -1,6 +1,6 @@
 // Test support: a device that computes with the CPU's kernels but whose memory the host may
 // not touch, as a GPU's. Every buffer is a mapping of its own, PROT_NONE except while one of
-// the device's own operations runs (a layer pass, the loss head, a copy, an update), so a
+// the device's own operations that named it runs (a layer's pass, a copy, an update), so a
 // host read or write of device memory (a missed staging copy) stops the test with SIGSEGV
 // at the faulty line; and every operation checks its pointers' sides: a host pointer passed
 // where the device's memory belongs (which a GPU would fault on) throws naming the argument.
