@@ -158,7 +158,7 @@ void measureLowRank(const JobSpec& job, const Network& part, Calibration& c) {
   alone.parallel.algorithm = "ring";  // silent peers have no shared memory
   alone.parallel.zero = 0;
   SilentPeers peers(0, 2);
-  auto sync = makeGradientSync(alone, peers, weightMatrices(part));
+  auto sync = makeGradientSync(alone, peers, weightMatrices(part)).sync;
   const size_t n = part.parameterCount();
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.f, 1e-3f);

@@ -1,8 +1,7 @@
 // The collectives a sharded update (ZeRO, engine/train/zero_sync.h) runs over, on buffers of
-// one memory space: the host ring's (ring_shard_collectives.h), NCCL's on GPU memory
-// (engine/train/nccl_shard_collectives.h), or the host ring's on a device's buffers through
-// host copies (engine/train/staged_shard_collectives.h). So ZeRO is one algorithm, whatever
-// carries its bytes.
+// one memory space: the host ring's (ring_shard_collectives.h), and the engine's transports
+// over it (engine/train/gradient_transport.h): NCCL's on GPU memory, or the host ring's on a
+// device's buffers through host copies. So ZeRO is one algorithm, whatever carries its bytes.
 // Each rank owns a part of a flat buffer of `total` floats (owned()): a reduction leaves
 // there the mean over the ranks, a gather hands each owner's part to every rank. A window is
 // [offset, offset + count) of such a buffer, held alone in `window`; a shard holds the

@@ -7,15 +7,20 @@
 
 namespace ranklab {
 
-AllreduceSync::AllreduceSync(Communicator& comm, const AllreduceChoice& algorithm,
-                             size_t bucket_bytes, CodecOptions codec)
-    : comm_(comm),
+AllreduceSync::AllreduceSync(std::unique_ptr<GradientTransport> transport,
+                             const AllreduceChoice& algorithm, size_t bucket_bytes,
+                             CodecOptions codec)
+    : transport_(std::move(transport)),
+      comm_(transport_->group()),
       algorithm_(algorithm),
       codec_(std::move(codec)),
-      allreduce_(algorithm.make(comm)),
+      allreduce_(transport_->allreduce(algorithm)),
+      compressed_copy_(transport_->memory()),
       // A codec compresses the whole gradient at once: no buckets then.
-      bucket_floats_(!codec_.compresses() ? bucket_bytes / sizeof(float) : 0) {
-  if (bucket_floats_ > 0 && comm.size() > 1 && comm.allowsCommThread())
+      bucket_floats_(!codec_.compresses() && transport_->overlapsBackward()
+                         ? bucket_bytes / sizeof(float)
+                         : 0) {
+  if (bucket_floats_ > 0 && comm_.size() > 1 && comm_.allowsCommThread())
     thread_ = std::make_unique<CommThread>();
 }
 
@@ -38,6 +43,10 @@ void AllreduceSync::restoreCodecState(const CodecState& state) {
 void AllreduceSync::traceSpans(CommSpans* sink) {
   trace_ = sink;
   allreduce_->traceInto(sink);
+}
+
+size_t AllreduceSync::bufferBytesHeld() const {
+  return transport_->hostBytesHeld() + compressed_copy_.bytesHeld();
 }
 
 void AllreduceSync::makeBuckets(size_t count) {
@@ -88,6 +97,8 @@ void AllreduceSync::launch(float* grads, Bucket& bucket) {
     ++allreduces_;
   };
   if (thread_) {
+    // The thread reads what this thread's device work wrote (a GPU's stream: done first).
+    transport_->memory().synchronize();
     thread_->post(std::move(task));
   } else {
     task();
@@ -140,12 +151,16 @@ SyncStats AllreduceSync::compressedSync(float* grads, size_t count) {
     if (!compressed_) {
       compressed_ = std::make_unique<CompressedAllreduce>(comm_, algorithm_, codec_, count);
     }
-    const CompressedAllreduceStats c = compressed_->run(grads, count);
+    // The codec runs on the host: a device's gradient is copied down and its mean back up,
+    // the copies counted as moving it.
+    float* host = compressed_copy_.down(grads, count);
+    const CompressedAllreduceStats c = compressed_->run(host, count);
     stats.bytes_tx = c.bytes_tx;
     stats.bytes_rx = c.bytes_rx;
     stats.compress_ns = c.codec_ns;
     const float scale = 1.f / static_cast<float>(comm_.size());
-    for (size_t i = 0; i < count; ++i) grads[i] *= scale;
+    for (size_t i = 0; i < count; ++i) host[i] *= scale;
+    compressed_copy_.up(grads, count);
   });
 }
 

@@ -4,6 +4,8 @@
 // finished all of it (gradientReady), so communication hides behind the rest of backward.
 // With a codec the whole gradient goes through the compressed all-reduce after backward
 // (comm/codecs/compressed_allreduce.h); its encode and decode time is compress_ns.
+// The buckets cross ranks over the transport (gradient_transport.h): the host's algorithm,
+// its host copies of a GPU's buffers, or NCCL's all-reduce of the whole gradient.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,8 @@
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/train/comm_thread.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/gradient_transport.h"
+#include "engine/train/host_copy.h"
 
 namespace ranklab {
 
@@ -21,9 +25,10 @@ class CompressedAllreduce;
 
 class AllreduceSync : public GradientSync, public CheckpointState {
  public:
-  // bucket_bytes 0: one all-reduce of the whole gradient after backward.
-  AllreduceSync(Communicator& comm, const AllreduceChoice& algorithm, size_t bucket_bytes,
-                CodecOptions codec = {});
+  // bucket_bytes 0, or a transport that does not overlap backward: one all-reduce of the
+  // whole gradient after backward.
+  AllreduceSync(std::unique_ptr<GradientTransport> transport, const AllreduceChoice& algorithm,
+                size_t bucket_bytes, CodecOptions codec = {});
   ~AllreduceSync() override;
 
   Communicator& peers() override { return comm_; }
@@ -34,6 +39,7 @@ class AllreduceSync : public GradientSync, public CheckpointState {
   CodecState saveCodecState() const override;
   void restoreCodecState(const CodecState& state) override;
   void traceSpans(CommSpans* sink) override;
+  size_t bufferBytesHeld() const override;
 
  private:
   struct Bucket {
@@ -50,11 +56,13 @@ class AllreduceSync : public GradientSync, public CheckpointState {
   SyncStats bucketedSync(float* grads);
   SyncStats compressedSync(float* grads, size_t count);
 
+  std::unique_ptr<GradientTransport> transport_;
   Communicator& comm_;
   AllreduceChoice algorithm_;
   CodecOptions codec_;
   std::unique_ptr<Allreduce> allreduce_;
   std::unique_ptr<CompressedAllreduce> compressed_;  // built in start(), when count is known
+  HostCopy compressed_copy_;  // the gradient the codec reads and writes on the host
   size_t bucket_floats_;
   std::vector<Bucket> buckets_;
   std::unique_ptr<CommThread> thread_;  // null: buckets run on the caller's thread

@@ -4,8 +4,12 @@
 
 namespace ranklab {
 
-LocalSgdSync::LocalSgdSync(Communicator& comm, const AllreduceChoice& algorithm, int average_every)
-    : comm_(comm), allreduce_(algorithm.make(comm)), average_every_(average_every) {}
+LocalSgdSync::LocalSgdSync(std::unique_ptr<GradientTransport> transport,
+                           const AllreduceChoice& algorithm, int average_every)
+    : transport_(std::move(transport)),
+      comm_(transport_->group()),
+      allreduce_(transport_->allreduce(algorithm)),
+      average_every_(average_every) {}
 
 SyncStats LocalSgdSync::sync(float* /*grads*/, size_t /*count*/) {
   return {};  // gradients stay local

@@ -9,19 +9,23 @@
 
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/gradient_transport.h"
 
 namespace ranklab {
 
 class LocalSgdSync : public GradientSync {
  public:
-  LocalSgdSync(Communicator& comm, const AllreduceChoice& algorithm, int average_every);
+  LocalSgdSync(std::unique_ptr<GradientTransport> transport, const AllreduceChoice& algorithm,
+               int average_every);
 
   Communicator& peers() override { return comm_; }
   SyncStats sync(float* grads, size_t count) override;
   SyncStats afterUpdate(float* params, size_t count) override;
   void refresh(float* params, size_t count) override;
+  size_t bufferBytesHeld() const override { return transport_->hostBytesHeld(); }
 
  private:
+  std::unique_ptr<GradientTransport> transport_;
   Communicator& comm_;
   std::unique_ptr<Allreduce> allreduce_;
   int average_every_;

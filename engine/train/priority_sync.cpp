@@ -7,13 +7,16 @@
 
 namespace ranklab {
 
-PrioritySync::PrioritySync(Communicator& comm, const AllreduceChoice& algorithm, size_t piece_bytes,
+PrioritySync::PrioritySync(std::unique_ptr<GradientTransport> transport,
+                           const AllreduceChoice& algorithm, size_t piece_bytes,
                            size_t credit_bytes)
-    : comm_(comm),
-      allreduce_(algorithm.make(comm)),
+    : transport_(std::move(transport)),
+      comm_(transport_->group()),
+      memory_(transport_->memory()),
+      allreduce_(transport_->allreduce(algorithm)),
       piece_floats_(std::max<size_t>(1, piece_bytes / sizeof(float))),
       credit_bytes_(credit_bytes) {
-  if (comm.size() > 1 && comm.allowsCommThread()) thread_ = std::make_unique<CommThread>();
+  if (comm_.size() > 1 && comm_.allowsCommThread()) thread_ = std::make_unique<CommThread>();
 }
 
 // The thread's tasks use the members below it: it goes first.
@@ -78,6 +81,7 @@ SyncStats PrioritySync::sync(float* grads, size_t count) {
 
 void PrioritySync::handOverLocked(std::unique_lock<std::mutex>& lock, size_t budget) {
   size_t handed = 0;
+  bool device_done = false;
   for (;;) {
     Piece* next = nullptr;
     for (auto& piece : pieces_) {
@@ -94,6 +98,11 @@ void PrioritySync::handOverLocked(std::unique_lock<std::mutex>& lock, size_t bud
     // The gradient's address goes with the task: grads_ is rewritten (under mutex_) while
     // the thread reads it.
     if (thread_) {
+      // The thread reads what this thread's device work wrote (a GPU's stream: done first).
+      if (!device_done) {
+        memory_.synchronize();
+        device_done = true;
+      }
       thread_->post([this, next, grads = grads_] { run(*next, grads); });
     } else {
       lock.unlock();
@@ -118,6 +127,9 @@ void PrioritySync::run(Piece& piece, float* grads) {
       first_update_ = false;
     }
     if (update_) update_(grads, {piece.begin, piece.end}, lr, first);
+    // Updated on the device before the piece counts as done: the forward that waits for it
+    // reads it from another thread.
+    memory_.synchronize();
     finished(piece, t0, reduced);
   } catch (...) {
     std::lock_guard lock(mutex_);

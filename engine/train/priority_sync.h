@@ -10,6 +10,8 @@
 // does not wait for them: the next forward waits for each layer's own pieces
 // (awaitParameters), so the first layers compute while the last ones still move. The same
 // pieces, sums and updates as "fifo" with bucket_kb = partition_kb: bit-equal parameters.
+// Each piece crosses ranks over the transport (on a GPU: its host copies) and is updated
+// where the model's memory is.
 #pragma once
 
 #include <condition_variable>
@@ -23,14 +25,15 @@
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/train/comm_thread.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/gradient_transport.h"
 
 namespace ranklab {
 
 class PrioritySync : public GradientSync, public PieceUpdates {
  public:
   // credit_bytes: handed over at each of backward's announcements (at least one piece).
-  PrioritySync(Communicator& comm, const AllreduceChoice& algorithm, size_t piece_bytes,
-               size_t credit_bytes);
+  PrioritySync(std::unique_ptr<GradientTransport> transport, const AllreduceChoice& algorithm,
+               size_t piece_bytes, size_t credit_bytes);
   ~PrioritySync() override;
 
   Communicator& peers() override { return comm_; }
@@ -46,6 +49,7 @@ class PrioritySync : public GradientSync, public PieceUpdates {
   void refresh(float* /*params*/, size_t /*count*/) override { settle(); }
   void finish() override { settle(); }
   void traceSpans(CommSpans* sink) override;
+  size_t bufferBytesHeld() const override { return transport_->hostBytesHeld(); }
 
   // The pieces of the last whole step in the order they were handed to the thread, by
   // Piece::index (0 = the gradient's end): what the schedule did, for tests.
@@ -71,7 +75,9 @@ class PrioritySync : public GradientSync, public PieceUpdates {
   int64_t waitLocked(std::unique_lock<std::mutex>& lock, Done done);
   SyncStats takeWindowLocked();
 
+  std::unique_ptr<GradientTransport> transport_;
   Communicator& comm_;
+  const DeviceMemory& memory_;
   std::unique_ptr<Allreduce> allreduce_;
   size_t piece_floats_;
   size_t credit_bytes_;

@@ -27,13 +27,16 @@ std::string serverStateKeys(const JobSpec& job) {
 }  // namespace
 
 ParameterServerSync::ParameterServerSync(Communicator& world, const JobSpec& job,
-                                         const ComputeDevice* encode_on)
+                                         const ComputeDevice& device, bool encode_on_device)
     : world_(world),
       workers_(world.split(0, world.rank())),
       servers_(job.parallel.servers),
       codec_(codecOptions(job)),
       not_checkpointed_(serverStateKeys(job)),
-      encode_on_(encode_on) {}
+      device_(device),
+      encode_on_device_(encode_on_device),
+      params_copy_(device),
+      grads_copy_(device) {}
 
 ParameterServerSync::~ParameterServerSync() = default;
 
@@ -46,8 +49,10 @@ void ParameterServerSync::start(float* params, size_t count) {
   for (int s = 0; s < servers_; ++s) servers[s] = workers_->size() + s;
   kv_ = std::make_unique<KvWorker>(world_, workers_->rank(), servers, count, evenKeyRanges, codec_);
   params_ = params;
-  if (encode_on_) encodeOnDevice(count);
-  if (workers_->rank() == 0) kv_->init(params);
+  if (encode_on_device_) encodeOnDevice(count);
+  // Replies may be deltas applied in place: the host copy holds the model from here on.
+  const float* host = params_copy_.down(params, count);
+  if (workers_->rank() == 0) kv_->init(host);
 }
 
 void ParameterServerSync::encodeOnDevice(size_t count) {
@@ -55,22 +60,26 @@ void ParameterServerSync::encodeOnDevice(size_t count) {
   encoders_.clear();
   for (const KeyRange& range : ranges) {
     // As the KvWorker's own encoders: this worker's codec, its state per shard.
-    encoders_.push_back(std::make_unique<DeviceEncoder>(codec_, workers_->rank(), *encode_on_));
+    encoders_.push_back(std::make_unique<DeviceEncoder>(codec_, workers_->rank(), device_));
     encoders_.back()->start(range.size());
   }
-  scratch_ = encode_on_->allocate(count);
+  scratch_ = device_.allocate(count);
   kv_->encodeWith(
       [this, &ranges](size_t s, const float* grads, size_t n, std::vector<uint8_t>& payload) {
         float* slice = scratch_->data() + ranges[s].begin;
-        encode_on_->copy(slice, grads, n);  // the trainer's gradient stays as it gave it
+        device_.copy(slice, grads, n);  // the trainer's gradient stays as it gave it
         encoders_[s]->encode(slice, n, payload, nullptr);
       });
 }
 
-SyncStats ParameterServerSync::sync(float* grads, size_t /*count*/) {
+SyncStats ParameterServerSync::sync(float* grads, size_t count) {
   const int64_t start = steadyNowNs();
   kv_->traceInto(trace_);
-  const PsRoundStats round = kv_->pushPull(grads, params_, lr_).wait();
+  // Off the host the push reads a host copy (or the device's, shard by shard, to encode
+  // there) and the pull lands in one, copied up: moving them is part of the round.
+  const float* pushed = encode_on_device_ ? grads : grads_copy_.down(grads, count);
+  const PsRoundStats round = kv_->pushPull(pushed, params_copy_.of(params_, count), lr_).wait();
+  params_copy_.up(params_, count);
   const int64_t total = steadyNowNs() - start;
   SyncStats stats;
   stats.wait_ns = std::min(round.held_ns, total);  // held for other workers or the bound
@@ -86,10 +95,11 @@ SyncStats ParameterServerSync::sync(float* grads, size_t /*count*/) {
   return stats;
 }
 
-void ParameterServerSync::refresh(float* params, size_t /*count*/) {
+void ParameterServerSync::refresh(float* params, size_t count) {
   // Every worker has had its last reply, so all pull the same model.
   workers_->barrier();
-  kv_->pull(params).wait();
+  kv_->pull(params_copy_.of(params, count)).wait();
+  params_copy_.up(params, count);
 }
 
 void ParameterServerSync::finish() {

@@ -2,8 +2,8 @@
 // back the parameters they produced (the servers run the optimizer). Workers are world
 // ranks 0..W-1, servers W..W+S-1 (see ps_server.h). With a codec, pushes and their replies
 // are compressed per shard (comm/ps/shard_codecs.h); encode and decode time is compress_ns.
-// On a GPU each shard of a compressed push can be encoded there (encode_on), so only the
-// payloads leave it.
+// On a GPU the gradient and the parameters go through host copies, or each shard of a
+// compressed push is encoded there (encode_on_device), so only the payloads leave it.
 #pragma once
 
 #include <memory>
@@ -14,17 +14,18 @@
 #include "engine/model/compute_device.h"
 #include "engine/train/device_encoder.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/host_copy.h"
 
 namespace ranklab {
 
 class ParameterServerSync : public GradientSync, public CheckpointState {
  public:
-  // Collective over `world`: splits off the workers. encode_on: a device whose memory the
-  // gradient handed to sync() is in, where each shard of a compressed push is encoded
+  // Collective over `world`: splits off the workers. `device`: where the model's parameters
+  // and gradient are. encode_on_device: each shard of a compressed push is encoded there
   // (device_encoder.h, one encoder per shard; the job's codec must have a device encode);
-  // null: host floats, encoded by the KvWorker's own encoders.
+  // else the gradient's host floats (a copy, off the host) go to the KvWorker's encoders.
   ParameterServerSync(Communicator& world, const JobSpec& job,
-                      const ComputeDevice* encode_on = nullptr);
+                      const ComputeDevice& device = cpuDevice(), bool encode_on_device = false);
   ~ParameterServerSync() override;
 
   Communicator& peers() override { return *workers_; }
@@ -37,6 +38,9 @@ class ParameterServerSync : public GradientSync, public CheckpointState {
   CheckpointState* checkpointState() override { return this; }
   std::string stateNotCheckpointed() const override;
   void traceSpans(CommSpans* sink) override { trace_ = sink; }
+  size_t bufferBytesHeld() const override {
+    return params_copy_.bytesHeld() + grads_copy_.bytesHeld();
+  }
 
  private:
   // A device encoder per shard, given to the KvWorker.
@@ -47,11 +51,13 @@ class ParameterServerSync : public GradientSync, public CheckpointState {
   int servers_;
   CodecOptions codec_;  // "none": plain floats both ways
   std::unique_ptr<KvWorker> kv_;
-  CommSpans* trace_ = nullptr;  // each shard's push and reply of a sampled step
-  float* params_ = nullptr;
+  CommSpans* trace_ = nullptr;    // each shard's push and reply of a sampled step
+  float* params_ = nullptr;       // the model's, as given to start()
   std::string not_checkpointed_;  // stateNotCheckpointed()
-  const ComputeDevice* encode_on_;
-  std::vector<std::unique_ptr<DeviceEncoder>> encoders_;  // per shard, with encode_on_
+  const ComputeDevice& device_;
+  bool encode_on_device_;
+  HostCopy params_copy_, grads_copy_;  // where the KvWorker reads and writes them
+  std::vector<std::unique_ptr<DeviceEncoder>> encoders_;  // per shard, encode_on_device
   std::unique_ptr<DeviceBuffer> scratch_;  // the gradient, which the encoders change in place
   double lr_ = 0;
 };

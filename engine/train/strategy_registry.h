@@ -1,5 +1,6 @@
 // The training strategies (parallel.strategy) by name, each with what it does and the
-// GradientSync it makes: the one list the job schema's test and the docs check against.
+// GradientSync it makes over the job's transport: the one list the job schema's test and
+// the docs check against, and the one place a strategy and a transport meet.
 #pragma once
 
 #include <functional>
@@ -8,18 +9,31 @@
 #include <vector>
 
 #include "comm/collectives/allreduce_registry.h"
+#include "engine/model/compute_device.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/gradient_transport.h"
 
 namespace ranklab {
+
+// What a strategy is made from.
+struct SyncContext {
+  const JobSpec& job;
+  Communicator& group;                           // the ranks it syncs (strategies may split it)
+  std::vector<MatrixBlock> matrices;             // the weight matrices in the gradient (PowerSGD's)
+  const ComputeDevice& device;                   // where the model's buffers are
+  std::unique_ptr<GradientTransport> transport;  // what carries them; a strategy takes it
+};
+
+struct MadeSync {
+  std::unique_ptr<GradientSync> sync;
+  std::string how;  // "" on the host; else what crosses ranks and why, for the run's events
+};
 
 struct StrategyEntry {
   std::string name;
   std::string description;
-  // Collective over `world` (strategies may split it); `matrices` are the weight matrices
-  // inside the gradient buffer (PowerSGD compresses those).
-  std::function<std::unique_ptr<GradientSync>(const JobSpec&, Communicator&,
-                                              std::vector<MatrixBlock>)>
-      make;
+  // Its how says what crosses ranks off the host (makeGradientSync adds the transport's why).
+  std::function<MadeSync(SyncContext&)> make;
 };
 
 const std::vector<StrategyEntry>& strategyRegistry();
@@ -29,8 +43,11 @@ const std::vector<std::string>& strategyNames();
 // all-reduce. Throws std::invalid_argument naming the algorithm and the allowed ones.
 AllreduceChoice allreduceOf(const ParallelSpec& parallel);
 
-// The job's parallel.strategy; throws std::invalid_argument naming it and the allowed ones.
-std::unique_ptr<GradientSync> makeGradientSync(const JobSpec& job, Communicator& world,
-                                               std::vector<MatrixBlock> matrices = {});
+// The job's parallel.strategy over its transport for `device` (makeTransport): collective
+// over `group`. Throws std::invalid_argument naming the strategy and the allowed ones, or
+// what the device cannot run.
+MadeSync makeGradientSync(const JobSpec& job, Communicator& group,
+                          std::vector<MatrixBlock> matrices = {},
+                          const ComputeDevice& device = cpuDevice());
 
 }  // namespace ranklab

@@ -16,6 +16,7 @@
 #include "engine/train/pipeline_schedule.h"
 #include "engine/train/strategy_registry.h"
 #include "engine/train/traffic_formula.h"
+#include "engine/train/transport_choice.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -113,9 +114,9 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       part_map_(savesOrResumes(job)
                     ? mapModelPart(job, train_set, comm.rank(), comm.size(), tensor_.get(), model_)
                     : ModelPartMap{}),
-      device_sync_(makeDeviceSync(job, layout_ ? layout_->dataGroup() : comm,
+      made_sync_(makeGradientSync(job, layout_ ? layout_->dataGroup() : comm,
                                   weightMatrices(model_), device_)),
-      sync_(std::move(device_sync_.sync)),
+      sync_(std::move(made_sync_.sync)),
       device_trace_(device_),
       peers_(layout_ ? comm : sync_->peers()),
       compression_(describeCompression(codecOptions(job))) {
@@ -209,8 +210,8 @@ void TrainingRun::startFrom(const Dataset& train_set) {
   }
   announceModelPart();
   // Each rank names its own GPU (ranks of a host take different ones).
-  if (!device_sync_.how.empty())
-    observer_.onEvent("device", device_.name() + ": " + device_sync_.how, at_.step);
+  if (!made_sync_.how.empty())
+    observer_.onEvent("device", device_.name() + ": " + made_sync_.how, at_.step);
   placeModel();
   if (saved) resumeCompression(job_, compression_, *saved, runParts(), observer_, at_.step);
   saved.reset();

@@ -21,12 +21,12 @@
 #include "engine/optim/optimizer.h"
 #include "engine/optim/sharded_optimizer.h"
 #include "engine/train/checkpointing.h"
-#include "engine/train/device_sync.h"
 #include "engine/train/gradient_norm.h"
 #include "engine/train/gradient_sync.h"
 #include "engine/train/model_part.h"
 #include "engine/train/parallel_layout.h"
 #include "engine/train/step_schedule.h"
+#include "engine/train/strategy_registry.h"
 #include "engine/train/tied_table_sync.h"
 #include "engine/train/train_observer.h"
 
@@ -111,7 +111,7 @@ class TrainingRun {
   ModelPartMap part_map_;                   // where its parameters sit in the whole model
   std::unique_ptr<Optimizer> optimizer_;    // over updateRange() alone under ZeRO
   ShardedOptimizer* sharded_ = nullptr;     // optimizer_, when it is that
-  DeviceSync device_sync_;                  // made here; its sync moves to sync_, its how stays
+  MadeSync made_sync_;                      // made here; its sync moves to sync_, its how stays
   std::unique_ptr<GradientSync> sync_;      // over the layout's data group
   CommSpans comm_spans_;                    // a sampled step's communication pieces
   DeviceTrace device_trace_;                // and what its device computed, piece by piece

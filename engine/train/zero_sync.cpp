@@ -4,23 +4,21 @@
 #include <stdexcept>
 #include <string>
 
-#include "comm/collectives/ring_shard_collectives.h"
 #include "comm/steady_clock.h"
 #include "engine/model/compute_device.h"
 
 namespace ranklab {
 
-ZeroSync::ZeroSync(Communicator& comm, int stage, std::unique_ptr<ShardCollectives> collectives,
-                   const DeviceMemory& memory)
-    : comm_(comm), stage_(stage), collectives_(std::move(collectives)), memory_(memory) {
+ZeroSync::ZeroSync(int stage, std::unique_ptr<GradientTransport> transport)
+    : stage_(stage),
+      collectives_(std::move(transport)),
+      comm_(collectives_->group()),
+      memory_(collectives_->memory()) {
   if (stage < 1 || stage > 3) {
     throw std::invalid_argument("parallel.zero = " + std::to_string(stage) +
                                 ": ZeroSync shards stages 1, 2 and 3");
   }
 }
-
-ZeroSync::ZeroSync(Communicator& comm, int stage)
-    : ZeroSync(comm, stage, std::make_unique<RingShardCollectives>(comm), cpuDevice()) {}
 
 ZeroSync::Buffer ZeroSync::allocate(size_t floats) const {
   return memory_.allocate(std::max<size_t>(floats, 1));
@@ -102,7 +100,7 @@ size_t ZeroSync::bufferBytesHeld() const {
   size_t held = padded_grads_ ? 2 * (padded_grads_->size() - count_) : 0;
   held += floats(scratch_) + floats(param_scratch_);
   for (const Held& h : held_) held += floats(h.params) + floats(h.grads);
-  return held * sizeof(float);
+  return held * sizeof(float) + collectives_->hostBytesHeld();  // and a staged transport's copies
 }
 
 void ZeroSync::startStep() {

@@ -1,6 +1,6 @@
 // ZeRO data parallel (parallel.zero = 1, 2 or 3; Rajbhandari et al., "ZeRO: Memory
 // Optimizations Toward Training Trillion Parameter Models", 2020) over the data group, one
-// algorithm whatever carries its bytes (ShardCollectives: the host ring on the CPU, NCCL on
+// algorithm whatever carries its bytes (GradientTransport: the host ring on the CPU, NCCL on
 // GPUs, the host ring through host copies on a GPU without NCCL), its buffers in the model's
 // device memory. Each rank owns a part of the flat parameters (the transport's owned(): the
 // ring's chunk, NCCL's r-th) and holds optimizer state for it alone (ShardedOptimizer). Each
@@ -27,20 +27,17 @@
 #include <memory>
 #include <vector>
 
-#include "comm/collectives/shard_collectives.h"
 #include "engine/model/device_memory.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/gradient_transport.h"
 
 namespace ranklab {
 
 class ZeroSync : public GradientSync, public ShardedState {
  public:
-  // stage 1, 2 or 3 (throws std::invalid_argument otherwise); `collectives` carry the
-  // buffers of `memory` (the model's device) between `comm`'s ranks.
-  ZeroSync(Communicator& comm, int stage, std::unique_ptr<ShardCollectives> collectives,
-           const DeviceMemory& memory);
-  // On the CPU, over the host ring.
-  ZeroSync(Communicator& comm, int stage);
+  // stage 1, 2 or 3 (throws std::invalid_argument otherwise); `transport` carries the
+  // buffers of the model's device memory between its group's ranks.
+  ZeroSync(int stage, std::unique_ptr<GradientTransport> transport);
 
   Communicator& peers() override { return comm_; }
   ModelBuffers placeModel(const float* params, size_t count) override;
@@ -92,9 +89,9 @@ class ZeroSync : public GradientSync, public ShardedState {
   // gradient shard.
   void reduceWindow(float* window, size_t offset, size_t count, bool inside_pass);
 
-  Communicator& comm_;
   int stage_;
-  std::unique_ptr<ShardCollectives> collectives_;
+  std::unique_ptr<GradientTransport> collectives_;
+  Communicator& comm_;
   const DeviceMemory& memory_;
   size_t count_ = 0;
   ParamRange own_;

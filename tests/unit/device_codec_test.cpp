@@ -193,7 +193,7 @@ TEST_P(DeviceCodecStep, MovesPayloadsNotTheGradient) {
   std::vector<std::vector<float>> want(kRanks), got(kRanks);
   std::vector<int64_t> up(kRanks), down(kRanks);
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
-    std::unique_ptr<GradientSync> cpu = makeGradientSync(job, comm);
+    std::unique_ptr<GradientSync> cpu = makeGradientSync(job, comm).sync;
     std::vector<float> params(kCount, 0.f);
     want[comm.rank()] = gradientOf(comm.rank());
     cpu->start(params.data(), kCount);

@@ -135,7 +135,7 @@ TEST(DevicePowerSgd, MovesItsSmallMatricesNotTheGradient) {
   std::vector<std::vector<float>> want(kRanks), got(kRanks);
   std::vector<int64_t> up(kRanks), down(kRanks);
   testing::onEveryRank(kRanks, [&](Communicator& comm) {
-    std::unique_ptr<GradientSync> cpu = makeGradientSync(job, comm, matrices);
+    std::unique_ptr<GradientSync> cpu = makeGradientSync(job, comm, matrices).sync;
     std::vector<float> params(kCount, 0.f);
     cpu->start(params.data(), kCount);
     for (int step = 0; step < 2; ++step) {

@@ -1,6 +1,6 @@
-// The gradient sync of a model whose buffers the engine may not read (a GPU's): the CPU
-// strategies run on host copies (StagedSync) and leave on the device exactly what they leave
-// on the host when run directly; on the CPU the strategy is used as it is.
+// The gradient sync of a model whose buffers the engine may not read (a GPU's): each
+// strategy over a transport that copies to the host (StagedTransport) leaves on the device
+// exactly what it leaves on the host when run there; on the CPU the strategy is used as it is.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/train/device_sync.h"
-#include "engine/train/staged_sync.h"
+#include "engine/train/allreduce_sync.h"
+#include "engine/train/local_sgd_sync.h"
 #include "engine/train/strategy_registry.h"
 #include "engine/train/zero_sync.h"
 #include "tests/support/guarded_device.h"
@@ -34,14 +34,12 @@ std::vector<float> gradientOf(int rank) {
   return g;
 }
 
-// What one step leaves in each rank's gradient, run directly or staged; the gradient handed
-// over in two slices, the last first, as backward does.
-std::vector<std::vector<float>> syncOnEveryRank(const JobSpec& job, bool staged,
-                                                const DetachedDevice& device) {
+// What one step leaves in each rank's gradient on `device`; the gradient handed over in two
+// slices, the last first, as backward does.
+std::vector<std::vector<float>> syncOnEveryRank(const JobSpec& job, const ComputeDevice& device) {
   std::vector<std::vector<float>> results(kRanks);
   onEveryRank(kRanks, [&](Communicator& comm) {
-    std::unique_ptr<GradientSync> sync = makeGradientSync(job, comm);
-    if (staged) sync = std::make_unique<StagedSync>(std::move(sync), device);
+    std::unique_ptr<GradientSync> sync = makeGradientSync(job, comm, {}, device).sync;
     std::vector<float> params(kCount, 0.5f), grads = gradientOf(comm.rank());
     sync->start(params.data(), kCount);
     sync->startStep();
@@ -55,37 +53,41 @@ std::vector<std::vector<float>> syncOnEveryRank(const JobSpec& job, bool staged,
   return results;
 }
 
-TEST(StagedSync, LeavesTheMeanGradientOnTheDeviceAsTheStrategyDoesOnTheHost) {
+// Each bucket (or the whole gradient) goes down once and its mean comes up once: the
+// parameters stay where they are.
+TEST(Transport, AStagedAllreduceLeavesTheMeanGradientOnTheDeviceAsTheHostRingDoes) {
   for (int bucket_kb : {0, 1}) {
     JobSpec job;
     job.parallel.ranks = kRanks;
     job.parallel.bucket_kb = bucket_kb;
+    job.parallel.device_collectives = "host";
     DetachedDevice device;
-    const auto direct = syncOnEveryRank(job, false, device);
-    const auto staged = syncOnEveryRank(job, true, device);
+    const auto direct = syncOnEveryRank(job, cpuDevice());
+    const auto staged = syncOnEveryRank(job, device);
     EXPECT_EQ(staged, direct) << "bucket_kb " << bucket_kb;
     EXPECT_FLOAT_EQ(direct[0][10], 0.01f + 1.f);  // the mean of 0, 1 and 2 added
-    // Each rank copied its gradient down slice by slice (and params once), and back once.
-    EXPECT_EQ(device.downloads.load(), kRanks * 3);
-    EXPECT_EQ(device.uploads.load(), kRanks);
+    const int buckets = bucket_kb == 0 ? 1 : 4;   // 1,000 floats in buckets of 256
+    EXPECT_EQ(device.downloads.load(), kRanks * buckets) << "bucket_kb " << bucket_kb;
+    EXPECT_EQ(device.uploads.load(), kRanks * buckets) << "bucket_kb " << bucket_kb;
   }
 }
 
-TEST(StagedSync, AveragesLocalSgdModelsThroughHostCopies) {
+TEST(Transport, LocalSgdAveragesModelsThroughHostCopies) {
   JobSpec job;
   job.parallel.ranks = kRanks;
   job.parallel.strategy = "local-sgd";
   job.parallel.average_every = 1;
+  job.parallel.device_collectives = "host";
   DetachedDevice device;
   std::vector<std::vector<float>> models(kRanks);
   onEveryRank(kRanks, [&](Communicator& comm) {
-    StagedSync sync(makeGradientSync(job, comm), device);
+    std::unique_ptr<GradientSync> sync = makeGradientSync(job, comm, {}, device).sync;
     std::vector<float> params(kCount, static_cast<float>(comm.rank()));
-    sync.start(params.data(), kCount);
-    sync.startStep();
+    sync->start(params.data(), kCount);
+    sync->startStep();
     std::vector<float> grads = gradientOf(comm.rank());
-    sync.sync(grads.data(), kCount);
-    sync.afterUpdate(params.data(), kCount);
+    sync->sync(grads.data(), kCount);
+    sync->afterUpdate(params.data(), kCount);
     models[comm.rank()] = params;
   });
   for (const auto& model : models) EXPECT_EQ(model, std::vector<float>(kCount, 1.f));
@@ -95,9 +97,9 @@ TEST(DeviceSync, OnTheCpuIsTheStrategyItself) {
   JobSpec job;
   job.parallel.ranks = 2;
   onEveryRank(2, [&](Communicator& comm) {
-    DeviceSync made = makeDeviceSync(job, comm, {}, cpuDevice());
+    MadeSync made = makeGradientSync(job, comm, {}, cpuDevice());
     EXPECT_EQ(made.how, "");
-    EXPECT_EQ(dynamic_cast<StagedSync*>(made.sync.get()), nullptr);
+    EXPECT_NE(dynamic_cast<AllreduceSync*>(made.sync.get()), nullptr);
   });
 }
 
@@ -109,8 +111,8 @@ TEST(DeviceSync, ADetachedDeviceWithoutNcclStagesAndSaysWhy) {
   std::mutex guard;
   std::vector<std::string> hows;
   onEveryRank(2, [&](Communicator& comm) {
-    DeviceSync made = makeDeviceSync(job, comm, {}, device);
-    EXPECT_NE(dynamic_cast<StagedSync*>(made.sync.get()), nullptr);
+    MadeSync made = makeGradientSync(job, comm, {}, device);
+    EXPECT_NE(dynamic_cast<LocalSgdSync*>(made.sync.get()), nullptr);
     std::lock_guard lock(guard);
     hows.push_back(made.how);
   });
@@ -126,24 +128,24 @@ TEST(DeviceSync, RefusesWhatHasNoGpuPathEvenInAJobBuiltInCode) {
   job.parallel.ranks = 1;
   job.parallel.algorithm = "shm-sharded";
   onEveryRank(1, [&](Communicator& comm) {
-    EXPECT_THROW(makeDeviceSync(job, comm, {}, device), std::invalid_argument);
+    EXPECT_THROW(makeGradientSync(job, comm, {}, device), std::invalid_argument);
   });
   // Priority pieces are ordered on host copies: NCCL, asked for by name, is refused.
   job.parallel.algorithm = "ring";
   job.parallel.comm_schedule = "priority";
   job.parallel.device_collectives = "nccl";
   onEveryRank(1, [&](Communicator& comm) {
-    EXPECT_THROW(makeDeviceSync(job, comm, {}, device), std::invalid_argument);
+    EXPECT_THROW(makeGradientSync(job, comm, {}, device), std::invalid_argument);
   });
 }
 
-// The message of the std::invalid_argument makeDeviceSync throws on every rank ("" if none).
+// The message of the std::invalid_argument makeGradientSync throws on every rank ("" if none).
 std::string refusalOf(const JobSpec& job, const ComputeDevice& device) {
   std::mutex guard;
   std::string said;
   onEveryRank(job.parallel.ranks, [&](Communicator& comm) {
     try {
-      makeDeviceSync(job, comm, {}, device);
+      makeGradientSync(job, comm, {}, device);
     } catch (const std::invalid_argument& e) {
       std::lock_guard lock(guard);
       said = e.what();
@@ -165,7 +167,7 @@ TEST(DeviceSync, ZeroOnAGpuWithoutNcclStagesAndSaysWhy) {
     std::mutex guard;
     std::vector<std::string> hows;
     onEveryRank(2, [&](Communicator& comm) {
-      DeviceSync made = makeDeviceSync(job, comm, {}, device);
+      MadeSync made = makeGradientSync(job, comm, {}, device);
       EXPECT_NE(dynamic_cast<ZeroSync*>(made.sync.get()), nullptr) << collectives;
       std::lock_guard lock(guard);
       hows.push_back(made.how);
@@ -215,6 +217,12 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
   const std::vector<Variant> variants = {
       {"ring", [](JobSpec&) {}},
       {"bucket_kb 4", [](JobSpec& j) { j.parallel.bucket_kb = 4; }},
+      // Each piece all-reduced through host copies, then updated on the device.
+      {"priority",
+       [](JobSpec& j) {
+         j.parallel.comm_schedule = "priority";
+         j.parallel.partition_kb = 16;
+       }},
       {"ps-sync", [](JobSpec& j) { j.parallel.strategy = "ps-sync"; }},
       {"local-sgd",
        [](JobSpec& j) {
@@ -236,7 +244,7 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
          j.train.optimizer = "adamw";
          j.train.lr = 0.001;
        }},
-      // ZeRO's one algorithm over the host ring through host copies (StagedShardCollectives):
+      // ZeRO's one algorithm over the host ring through host copies (StagedTransport):
       // the shards, scratches and optimizer state are the device's.
       {"zero 1", [](JobSpec& j) { j.parallel.zero = 1; }},
       {"zero 2, adamw",

@@ -170,7 +170,7 @@ TEST_F(GpuZero, AmpUnscalesTheShardsAndSkipsTheStepsZeroOneSkips) {
 }
 
 // Two ranks on one GPU, which NCCL refuses: the same ZeroSync over the host ring through host
-// copies (StagedShardCollectives), the shards and optimizer state on the GPU, within 1e-5 of
+// copies (the staged transport), the shards and optimizer state on the GPU, within 1e-5 of
 // the CPU's ZeRO at every stage, saying why it is not NCCL. Needs a GPU, not NCCL.
 TEST(GpuZeroStaged, TwoRanksOnOneGpuShardThroughHostCopies) {
   std::string why;

@@ -11,6 +11,7 @@
 
 #include "comm/steady_clock.h"
 #include "engine/train/priority_sync.h"
+#include "engine/train/transport_choice.h"
 #include "tests/support/guarded_device.h"
 #include "tests/support/thread_ranks.h"
 #include "tests/support/thread_world.h"
@@ -87,7 +88,8 @@ constexpr size_t kPieceFloats = 256, kPieces = 10;
 TEST(PrioritySync, SendsTheFirstLayersPiecesFirst) {
   std::vector<std::vector<int>> orders(2);
   onEveryRank(2, [&](Communicator& comm) {
-    PrioritySync sync(comm, AllreduceChoice("ring"), kPieceFloats * sizeof(float), 0);
+    PrioritySync sync(makeHostTransport(comm), AllreduceChoice("ring"),
+                      kPieceFloats * sizeof(float), 0);
     std::vector<float> params(kPieceFloats * kPieces, 1.f), grads(params.size(), 1.f);
     sync.start(params.data(), params.size());
     sync.beginStep(0.1);
@@ -111,8 +113,8 @@ TEST(PrioritySync, TheCreditWindowDecidesWhatCanBeOvertaken) {
   for (const size_t credit_pieces : {size_t{1}, kPieces}) {
     std::vector<std::vector<int>> orders(2);
     onEveryRank(2, [&](Communicator& comm) {
-      PrioritySync sync(comm, AllreduceChoice("ring"), kPieceFloats * sizeof(float),
-                        credit_pieces * kPieceFloats * sizeof(float));
+      PrioritySync sync(makeHostTransport(comm), AllreduceChoice("ring"),
+                        kPieceFloats * sizeof(float), credit_pieces * kPieceFloats * sizeof(float));
       std::vector<float> params(kPieceFloats * kPieces, 1.f), grads(params.size(), 1.f);
       sync.start(params.data(), params.size());
       sync.beginStep(0.1);
@@ -135,7 +137,8 @@ TEST(PrioritySync, AForwardWaitsForItsOwnLayersPiecesAlone) {
   std::vector<int64_t> first_wait_ms(2), settle_wait_ms(2);
   std::vector<int> end_updated_before_first(2, -1);
   onEveryRank(2, [&](Communicator& comm) {
-    PrioritySync sync(comm, AllreduceChoice("ring"), kPieceFloats * sizeof(float), 0);
+    PrioritySync sync(makeHostTransport(comm), AllreduceChoice("ring"),
+                      kPieceFloats * sizeof(float), 0);
     std::vector<float> params(kPieceFloats * kPieces, 1.f), grads(params.size(), 2.f);
     std::atomic<bool> end_updated{false};
     const size_t end_piece = params.size() - kPieceFloats;

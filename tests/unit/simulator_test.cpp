@@ -199,7 +199,7 @@ TEST(Simulator, PowerSgdHoldsAndSendsWhatItsSyncDoes) {
   ModelParts parts(job);
   Network& part = parts.part(0, 0);
   SilentPeers peers(0, 2);
-  auto sync = makeGradientSync(job, peers, weightMatrices(part));
+  auto sync = makeGradientSync(job, peers, weightMatrices(part)).sync;
   std::vector<float> params(part.parameterCount());
   sync->start(params.data(), params.size());
   EXPECT_GT(sync->bufferBytesHeld(), 0u);

@@ -1,4 +1,5 @@
-// ZeRO's collectives on GPU buffers through NCCL, every rank on its own GPU. Rank r owns
+// The GPU buffers carried by NCCL, every rank on its own GPU: one NCCL all-reduce (mean) of
+// a buffer, NCCL choosing its ring or tree, and ZeRO's collectives. Rank r owns
 // [r c, (r + 1) c) of a flat buffer, c = ceil(total / ranks), the chunks ncclReduceScatter
 // and ncclAllGather give each rank: a buffer padded to ranks x c floats (paddedCount) runs
 // them in place; a window, or an unpadded buffer, goes to and from its owners in pieces
@@ -7,16 +8,25 @@
 
 #include <vector>
 
-#include "comm/collectives/shard_collectives.h"
 #include "comm/nccl/nccl_all_gather.h"
 #include "comm/nccl/nccl_reduce_scatter.h"
+#include "engine/train/gradient_transport.h"
 
 namespace ranklab {
 
-class NcclShardCollectives : public ShardCollectives {
+class NcclTransport : public GradientTransport {
  public:
-  // `gpu`: this rank's CUDA device index, the one its buffers are on.
-  NcclShardCollectives(Communicator& peers, int gpu);
+  // `gpu`: this rank's CUDA device index, the one `memory`'s buffers are on.
+  NcclTransport(Communicator& group, const DeviceMemory& memory, int gpu);
+
+  TransportKind kind() const override { return TransportKind::kNccl; }
+  Communicator& group() override { return group_; }
+  const DeviceMemory& memory() const override { return memory_; }
+  // NCCL's own: `algorithm` is not its to choose.
+  std::unique_ptr<Allreduce> allreduce(const AllreduceChoice& algorithm) override;
+  // The whole gradient after backward, as one call (buckets on a thread of their own would
+  // need that thread bound to the GPU and ordered after backward's stream).
+  bool overlapsBackward() const override { return false; }
 
   int size() const override { return nccl_.size(); }
   Chunk owned(size_t total) const override;
@@ -43,6 +53,8 @@ class NcclShardCollectives : public ShardCollectives {
   // What a ring moves per rank each way for `floats` floats: (n - 1) / n of them.
   void countRingEquivalent(size_t floats);
 
+  Communicator& group_;
+  const DeviceMemory& memory_;
   NcclComm nccl_;
   NcclReduceScatter reduce_scatter_;
   NcclAllGather all_gather_;
