@@ -95,7 +95,7 @@ std::set<LinkNeed> linksFor(const JobSpec& job) {
   if (d.tensor > 1) add("ring", d.tensor);
   if (d.pipeline > 1) add("ring", 2);
   if (d.pipeline > 1) add("ring", d.pipeline);
-  if ((job.amp.dtype != "fp32" || job.train.grad_clip > 0) && d.product() > 1)
+  if ((job.amp.dtype != AmpDtype::kFp32 || job.train.grad_clip > 0) && d.product() > 1)
     add("ring", d.product());
   return need;
 }
@@ -146,7 +146,7 @@ void measureUpdate(const JobSpec& job, Calibration& c) {
   std::vector<float> params(kParams, 0.01f), grads(kParams, 0.001f);
   auto optimizer = makeOptimizer(job.train, kParams);
   optimizer->step(params.data(), grads.data(), job.train.lr);  // its state allocated
-  c.update_ns_per_param[job.train.optimizer] =
+  c.update_ns_per_param[nameText(job.train.optimizer)] =
       medianNs(5, [&] { optimizer->step(params.data(), grads.data(), job.train.lr); }) / kParams;
 }
 
@@ -316,13 +316,13 @@ std::vector<std::string> missingFor(const JobSpec& job, const Calibration& have)
   for (int stage = 0; stage < stages; ++stage) {
     const Network& part = parts.part(stage, 0);
     for (const auto& layer : part.layers())
-      if (!have.find(layerKey(*layer), rows, threads, job.amp.dtype))
+      if (!have.find(layerKey(*layer), rows, threads, nameText(job.amp.dtype)))
         missing.push_back(layerKey(*layer) + " at " + std::to_string(rows) + " rows");
-    if (stage == stages - 1 && !have.find(lossKey(part), rows, threads, job.amp.dtype))
+    if (stage == stages - 1 && !have.find(lossKey(part), rows, threads, nameText(job.amp.dtype)))
       missing.push_back(lossKey(part) + " at " + std::to_string(rows) + " rows");
   }
-  if (!have.update_ns_per_param.count(job.train.optimizer))
-    missing.push_back("the " + job.train.optimizer + " update");
+  if (!have.update_ns_per_param.count(nameText(job.train.optimizer)))
+    missing.push_back("the " + nameText(job.train.optimizer) + " update");
   if (job.compression.compresses() && !have.codecs.count(describeCompression(codecOptions(job))))
     missing.push_back("compression " + describeCompression(codecOptions(job)));
   if (have.data_ns_per_byte <= 0) missing.push_back("a batch's copy");
@@ -423,19 +423,20 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
   LayerRounds layers{parts,
                      {},
                      microRows(job),
-                     job.data.dataset == "text" ? job.model.context : 1,
+                     job.data.dataset == DatasetKind::kText ? job.model.context : 1,
                      threads,
-                     job.amp.dtype,
+                     nameText(job.amp.dtype),
                      {}};
   for (int stage = 0; stage < parts.degrees().pipeline; ++stage) {
     bool known = !everything;
     for (const auto& layer : parts.part(stage, 0).layers())
-      known = known && have.find(layerKey(*layer), layers.rows, threads, job.amp.dtype);
+      known = known && have.find(layerKey(*layer), layers.rows, threads, nameText(job.amp.dtype));
     if (!known) layers.stages.push_back(stage);
   }
   const auto t0 = std::chrono::steady_clock::now();
   if (!layers.stages.empty()) layers.time();
-  if (everything || !have.update_ns_per_param.count(job.train.optimizer)) measureUpdate(job, have);
+  if (everything || !have.update_ns_per_param.count(nameText(job.train.optimizer)))
+    measureUpdate(job, have);
   if (everything || have.data_ns_per_byte <= 0) measureDataCopy(have);
   if (job.compression.compresses() &&
       (everything || !have.codecs.count(describeCompression(codecOptions(job))))) {

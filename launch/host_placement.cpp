@@ -100,7 +100,7 @@ std::vector<std::string> placementArguments(const LaunchSpec& launch) {
   std::vector<std::string> args;
   if (!launch.hosts.empty()) args = {"--host", joined(launch.hosts, ",")};
   if (!launch.hostfile.empty()) args = {"--hostfile", launch.hostfile};
-  if (launch.hosts.empty() && launch.hostfile.empty() && launch.scheduler != "slurm") {
+  if (launch.hosts.empty() && launch.hostfile.empty() && launch.scheduler != Scheduler::kSlurm) {
     // One machine: the ranks talk over shared memory only, with no TCP listener on any
     // interface, and mpirun's own TCP on loopback (issue 33, item 10); the job's mca wins.
     if (!mcaSets(launch, "btl")) args.insert(args.end(), {"--mca", "btl", "self,vader"});
@@ -133,7 +133,7 @@ std::vector<std::string> hostNames(const LaunchSpec& launch) {
 
 std::string telemetryAddress(const LaunchSpec& launch) {
   if (!launch.telemetry_address.empty()) return launch.telemetry_address;
-  if (launch.scheduler == "slurm") return addressOfThisHost();
+  if (launch.scheduler == Scheduler::kSlurm) return addressOfThisHost();
   for (const auto& host : hostNames(launch)) {
     const auto address = resolveIPv4(host);
     if (!address) {

@@ -106,7 +106,7 @@ NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
   // Only where it applies: a parameter server's run is "ps-sync", not "ps-sync/ring".
   if (keyApplies("parallel.algorithm", jobValues(job))) run.algorithm = job.parallel.algorithm;
   run.codec = job.compression.codec;
-  run.amp = job.amp.dtype;
+  run.amp = nameText(job.amp.dtype);
   run.epochs = job.train.epochs;
   return run;
 }

@@ -14,6 +14,7 @@
 #include "launch/restart_plan.h"
 #include "launch/run_recorder.h"
 #include "launch/slurm_queue.h"
+#include "engine/job/stored_job.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -56,7 +57,7 @@ RunOutcome JobRunner::adopt(int64_t run_id, RunObserver& observer) {
     throw std::runtime_error(options_.db_path + ": no run with id " + std::to_string(run_id));
   const std::string dir = slurmOutputDir(options_.db_path);
   const FollowRecord record = followRecordOf(*run, dir);
-  const JobSpec job = parseJob(run->job_toml, "run " + std::to_string(run_id) + "'s job");
+  const JobSpec job = requireStoredJob(*run);
   SlurmJob slurm(record.job_id, dir, "ranklab-" + std::to_string(run_id));
   const SlurmJobState& s = slurm.state();
   if (s.ended()) {  // recorded, and the record goes: nobody will follow this job again

@@ -17,7 +17,9 @@
 #include <utility>
 
 #include "engine/job/job_file.h"
+#include "engine/job/strategy_traits.h"
 #include "launch/follow_record.h"
+#include "engine/job/stored_job.h"
 #include "views/analysis_page.h"
 #include "views/compare_page.h"
 #include "views/learn_page.h"
@@ -51,16 +53,15 @@ JobCommandOptions commandOptions(const WorkbenchOptions& options) {
 // The ranks that report steps: the world less a parameter server's server ranks, whose
 // steps the live model would otherwise wait for before drawing the mean of ranks.
 int trainingRanks(const RunRow& run) {
-  try {
-    return parseJob(run.job_toml, "run " + std::to_string(run.id)).parallel.ranks;
-  } catch (const JobError&) {
-    return run.world;
-  }
+  const StoredJob stored = storedJobOf(run);
+  return stored.job ? stored.job->parallel.ranks : run.world;
 }
 
-// Strategies whose ranks meet at a barrier every step: their timelines can be aligned.
+// Strategies whose ranks meet at a barrier every step (all-reducing, or servers that wait
+// for every push): their timelines can be aligned.
 bool syncsEveryStep(const QString& strategy) {
-  return strategy == QLatin1String("allreduce") || strategy == QLatin1String("ps-sync");
+  const StrategyTraits& t = strategyTraitsOr(strategy.toStdString());
+  return t.all_reduces_gradient || (t.parameter_servers && !t.applies_each_push);
 }
 
 QString storedHeadline(const RunRow& run) {

@@ -8,26 +8,15 @@
 
 #include "engine/job/job_file.h"
 #include "engine/job/pipeline_bubble.h"
+#include "engine/job/stored_job.h"
 
 namespace ranklab {
-namespace {
-
-// The run's resolved job; none for a run stored before the job was kept, or by another
-// version.
-std::optional<JobSpec> storedJob(const RunSummary& s) {
-  try {
-    return parseJob(s.run.job_toml, "run " + std::to_string(s.run.id) + " job");
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 nlohmann::json layoutJson(const RunSummary& s) {
   nlohmann::json out = {
       {"layout", nullptr}, {"bubble_fraction", nullptr}, {"bubble_formula", nullptr}};
-  const std::optional<JobSpec> job = storedJob(s);
+  const std::optional<JobSpec> job = storedJobOf(s.run).job;
   if (!job) return out;
   const ParallelSpec& p = job->parallel;
   const int pipeline = p.pipeline;
@@ -35,7 +24,7 @@ nlohmann::json layoutJson(const RunSummary& s) {
                    {"pipeline", pipeline},
                    {"tensor", p.tensor},
                    {"zero", p.zero},
-                   {"schedule", pipeline > 1 ? p.schedule : "data-parallel"},
+                   {"schedule", pipeline > 1 ? nameOf(p.schedule) : "data-parallel"},
                    {"microbatches", p.microbatches}};
   if (pipeline > 1 && s.run.train_s > 0 && !s.ranks.empty()) {
     double wait = 0;
@@ -90,10 +79,12 @@ nlohmann::json activationsJson(const RankSummary& r) {
 nlohmann::json languageJson(const RunSummary& s) {
   nlohmann::json out = {
       {"tokens_per_s", nullptr}, {"val_loss", nullptr}, {"bigram_baseline", nullptr}};
-  const std::optional<JobSpec> job = storedJob(s);
+  const std::optional<JobSpec> job = storedJobOf(s.run).job;
   if (!job) return out;
-  if (job->model.kind == "gpt") out["tokens_per_s"] = s.samples_per_s * job->model.context;
-  if (job->data.dataset == "text" && s.test_loss && !s.diverged) out["val_loss"] = *s.test_loss;
+  if (job->model.kind == ModelKind::kGpt)
+    out["tokens_per_s"] = s.samples_per_s * job->model.context;
+  if (job->data.dataset == DatasetKind::kText && s.test_loss && !s.diverged)
+    out["val_loss"] = *s.test_loss;
   if (s.bigram_baseline) out["bigram_baseline"] = *s.bigram_baseline;
   return out;
 }

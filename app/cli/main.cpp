@@ -32,6 +32,7 @@
 #include "launch/detached_run.h"
 #include "launch/job_runner.h"
 #include "launch/private_dir.h"
+#include "engine/job/stored_job.h"
 #include "storage/run_store.h"
 #include "storage/store_files.h"
 
@@ -321,7 +322,7 @@ int resumeCommand(const CliArgs& args) {
   RunStore store(args.db);
   const auto run = store.run(id);
   if (!run) throw std::runtime_error(args.db + ": no run with id " + std::to_string(id));
-  const JobSpec stored = parseJob(run->job_toml, "run " + std::to_string(id) + "'s job");
+  const JobSpec stored = requireStoredJob(*run);
   const std::string& checkpoint = stored.train.checkpoint_path;
   if (checkpoint.empty()) {
     throw std::runtime_error("run " + std::to_string(id) +
@@ -366,7 +367,7 @@ int attachCommand(const CliArgs& args) {
   if (!args.quiet && !args.json)
     std::cerr << "run " << id << "'s launcher is gone and Slurm job " << run->scheduler_job
               << " may still run: taking it over\n";
-  const JobSpec job = parseJob(run->job_toml, "run " + std::to_string(id) + "'s job");
+  const JobSpec job = requireStoredJob(*run);
   return runJob(args, job.train.epochs, [&](JobRunner& runner, RunObserver& observer) {
     return runner.adopt(id, observer);
   });

@@ -52,7 +52,7 @@ NewRun simulatedRunOf(const JobSpec& job, const std::string& job_path) {
   run.strategy = job.parallel.strategy;
   run.algorithm = job.parallel.algorithm;
   run.codec = job.compression.codec;
-  run.amp = job.amp.dtype;
+  run.amp = nameText(job.amp.dtype);
   run.epochs = job.train.epochs;
   run.origin = "simulated";
   return run;
@@ -85,7 +85,8 @@ std::string layoutText(const JobSpec& job) {
   char text[160];
   std::snprintf(text, sizeof text, "d%d p%d t%d zero%d m%d %s%s", p.ranks / (p.pipeline * p.tensor),
                 p.pipeline, p.tensor, p.zero, p.microbatches,
-                p.pipeline > 1 ? p.schedule.c_str() : "-", p.sequence_parallel ? " sp" : "");
+                p.pipeline > 1 ? nameText(p.schedule).c_str() : "-",
+                p.sequence_parallel ? " sp" : "");
   return text;
 }
 

@@ -9,6 +9,7 @@
 #include "app/cli/json_output.h"
 #include "app/cli/report_format.h"
 #include "engine/job/job_file.h"
+#include "engine/job/stored_job.h"
 #include "storage/analysis/step_measure.h"
 
 namespace ranklab {
@@ -28,11 +29,7 @@ bool sameStep(const JobSpec& a, const JobSpec& b) {
 }
 
 std::optional<JobSpec> jobOf(const RunRow& run) {
-  try {
-    return parseJob(run.job_toml, "run " + std::to_string(run.id) + "'s job");
-  } catch (const std::exception&) {
-    return std::nullopt;  // a job this ranklab cannot read: no match
-  }
+  return storedJobOf(run).job;  // a job this ranklab cannot read: no match
 }
 
 std::string hostOf(RunStore& store, int64_t run) {

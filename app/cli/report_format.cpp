@@ -8,6 +8,7 @@
 
 #include "app/cli/layout_json.h"
 #include "app/terminal_text.h"
+#include "engine/job/job_choices.h"
 #include "storage/scheduler_text.h"
 
 namespace ranklab {
@@ -474,7 +475,7 @@ void printSummary(std::ostream& out, const RunSummary& s, SummaryDetail detail) 
   if (const std::optional<double> ratio = compressionRatio(s.bytes_raw, s.bytes_tx)) {
     out << format(" of %s uncompressed (%.1fx)", megabytes(s.bytes_raw).c_str(), *ratio);
   }
-  if (s.run.amp != "fp32") {
+  if (choiceNamed<AmpDtype>(s.run.amp) != AmpDtype::kFp32) {  // an imported run's "unknown" too
     out << format("   overflow skips %lld", static_cast<long long>(s.overflow_steps));
   }
   out << "\n";

@@ -223,7 +223,7 @@ int runRank(const WorkerArgs& args, MpiCommunicator& comm) {
               "), kernels built for " + kernels::isaName(kernels::activeIsa()),
           0);
       // Which bf16 GEMM runs, and why not oneDNN's where it cannot (a CPU below AVX-512).
-      if (job.amp.dtype == "bf16") {
+      if (job.amp.dtype == AmpDtype::kBf16) {
         reporter.event("log", "bf16 GEMM: " + kernels::bf16GemmBackend(), 0);
       }
     }

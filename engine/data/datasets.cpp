@@ -58,26 +58,24 @@ Dataset makeMoons(int64_t count, double noise, uint64_t seed) {
 }
 
 DataSplits loadJobData(const DataSpec& data, uint64_t seed, int context) {
-  if (data.dataset == "fashion-mnist") {
-    return {loadFashionMnist(data.path, "train", data.train_limit),
-            loadFashionMnist(data.path, "t10k", data.test_limit)};
-  }
   // The test set is its own draw from a different stream of the same seed.
   const uint64_t test_seed = seed ^ 0x5eed7e57ULL;
-  if (data.dataset == "spirals") {
-    return {makeSpirals(data.samples, data.arms, data.noise, seed),
-            makeSpirals(data.test_samples, data.arms, data.noise, test_seed)};
+  switch (data.dataset) {
+    case DatasetKind::kFashionMnist:
+      return {loadFashionMnist(data.path, "train", data.train_limit),
+              loadFashionMnist(data.path, "t10k", data.test_limit)};
+    case DatasetKind::kSpirals:
+      return {makeSpirals(data.samples, data.arms, data.noise, seed),
+              makeSpirals(data.test_samples, data.arms, data.noise, test_seed)};
+    case DatasetKind::kMoons:
+      return {makeMoons(data.samples, data.noise, seed),
+              makeMoons(data.test_samples, data.noise, test_seed)};
+    case DatasetKind::kText: {
+      TextSplits text = loadText(data.path, context);
+      return {std::move(text.train), std::move(text.validation)};
+    }
   }
-  if (data.dataset == "moons") {
-    return {makeMoons(data.samples, data.noise, seed),
-            makeMoons(data.test_samples, data.noise, test_seed)};
-  }
-  if (data.dataset == "text") {
-    TextSplits text = loadText(data.path, context);
-    return {std::move(text.train), std::move(text.validation)};
-  }
-  throw DataError("data.dataset \"" + data.dataset +
-                  "\" is not available; allowed: fashion-mnist, spirals, moons, text");
+  throw DataError("data.dataset: no loader for " + nameText(data.dataset));
 }
 
 }  // namespace ranklab

@@ -76,14 +76,16 @@ void checkPipeline(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 std::to_string(p));
   // A GPT's: the embedding, each transformer block, the final LayerNorm, the head's table.
   const size_t blocks =
-      job.model.kind == "gpt"
+      job.model.kind == ModelKind::kGpt
           ? static_cast<size_t>(job.model.blocks) + 3
-          : job.model.layers.size() + 1 + (job.model.kind == "cnn" ? job.model.channels.size() : 0);
+          : job.model.layers.size() + 1 +
+                (job.model.kind == ModelKind::kCnn ? job.model.channels.size() : 0);
   checkRule(root, log, "parallel.pipeline", {"model.layers", "model.channels", "model.kind"},
             static_cast<size_t>(p) > blocks,
             "must be at most the model's " + std::to_string(blocks) +
                 " blocks (a layer with parameters and what follows it), got " + std::to_string(p) +
-                "; add " + std::string(job.model.kind == "gpt" ? "model.blocks" : "model.layers") +
+                "; add " +
+                std::string(job.model.kind == ModelKind::kGpt ? "model.blocks" : "model.layers") +
                 " or use fewer stages");
   const std::vector<int>& by_hand = job.parallel.stage_layers;
   int64_t given = 0;
@@ -111,7 +113,7 @@ void checkTensor(const toml::table& root, const JobSpec& job, IssueLog& log) {
             "splits models without dropout (its masks would have to agree across slices); use "
             "model.dropout = 0, got " +
                 formatDouble(job.model.dropout));
-  for (int width : job.model.kind == "gpt" ? std::vector<int>{} : job.model.layers) {
+  for (int width : job.model.kind == ModelKind::kGpt ? std::vector<int>{} : job.model.layers) {
     checkRule(root, log, "parallel.tensor", {"model.layers"}, width % t != 0,
               "must divide every hidden width of model.layers (each slice holds width / " +
                   std::to_string(t) + " of a layer), and " + std::to_string(width) +
@@ -126,14 +128,14 @@ void checkSequenceParallel(const toml::table& root, const JobSpec& job, IssueLog
   const ParallelSpec& p = job.parallel;
   if (!p.sequence_parallel) return;
   const std::string key = "parallel.sequence_parallel";
-  checkRule(root, log, key, {"model.kind"}, job.model.kind != "gpt",
-            "splits a GPT's blocks along its sequence, and model.kind = " + quoted(job.model.kind) +
-                " has none; use false");
+  checkRule(root, log, key, {"model.kind"}, job.model.kind != ModelKind::kGpt,
+            "splits a GPT's blocks along its sequence, and model.kind = " +
+                quoted(nameOf(job.model.kind)) + " has none; use false");
   checkRule(root, log, key, {"parallel.tensor"}, p.tensor == 1,
             "splits the rows of a tensor-parallel GPT's slices; with parallel.tensor = 1 there "
             "is one slice: use parallel.tensor > 1 or false");
   checkRule(root, log, key, {"model.context", "parallel.tensor"},
-            job.model.kind == "gpt" && p.tensor > 1 && job.model.context % p.tensor != 0,
+            job.model.kind == ModelKind::kGpt && p.tensor > 1 && job.model.context % p.tensor != 0,
             "gives each of the parallel.tensor = " + std::to_string(p.tensor) +
                 " slices an equal share of every sample's positions: model.context (" +
                 std::to_string(job.model.context) + ") must be a multiple of it");
@@ -176,7 +178,7 @@ void checkZero(const toml::table& root, const JobSpec& job, IssueLog& log) {
 
 // Priority scheduling: pieces of one data-parallel gradient, each updated as it arrives.
 void checkCommSchedule(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  if (job.parallel.comm_schedule != "priority") return;
+  if (job.parallel.comm_schedule != CommSchedule::kPriority) return;
   const auto& p = job.parallel;
   checkRule(root, log, "parallel.comm_schedule", {"parallel.strategy", "parallel.algorithm"},
             !allReduces(job) || p.sharesOneModel(),
@@ -229,13 +231,15 @@ void checkDevice(const toml::table& root, const JobSpec& job, IssueLog& log) {
                 "parallel.zero = 1, 2 or 3 (the update sharded over the GPUs): use "
                 "that, another parallel.algorithm, or train.device = \"cpu\"");
   checkRule(root, log, "parallel.device_collectives", {"parallel.strategy", "compression.codec"},
-            p.device_collectives == "nccl" && (!allReduces(job) || job.compression.compresses()),
+            p.device_collectives == DeviceCollectives::kNccl &&
+                (!allReduces(job) || job.compression.compresses()),
             "\"nccl\" all-reduces the GPU buffers as they are: needs parallel.strategy = "
             "\"allreduce\" and compression.codec = \"none\" (got " +
                 quoted(p.strategy) + ", " + quoted(job.compression.codec) +
                 "); \"host\" or \"auto\" run them on the host");
   checkRule(root, log, "parallel.device_collectives", {"parallel.comm_schedule"},
-            p.device_collectives == "nccl" && p.comm_schedule == "priority",
+            p.device_collectives == DeviceCollectives::kNccl &&
+                p.comm_schedule == CommSchedule::kPriority,
             "\"nccl\" all-reduces the whole GPU gradient at once, and parallel.comm_schedule "
             "= \"priority\" orders its pieces on host copies: use \"host\" or \"auto\"");
 }
@@ -305,7 +309,7 @@ bool isSlurmTime(const std::string& text) {
 // A command's ranks: ranklab's own launcher starts them on this machine only.
 void checkCommand(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const LaunchSpec& l = job.launch;
-  if (l.command.empty() || l.scheduler == "slurm") return;
+  if (l.command.empty() || l.scheduler == Scheduler::kSlurm) return;
   const bool local_only = l.launcher == "ranklab" || l.launcher == "torchrun";
   const std::string elsewhere = "launch.launcher = " + quoted(l.launcher) +
                                 " starts the command's ranks on this machine; use launch.launcher "
@@ -318,7 +322,7 @@ void checkCommand(const toml::table& root, const JobSpec& job, IssueLog& log) {
 
 void checkSlurm(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const LaunchSpec& l = job.launch;
-  if (l.scheduler != "slurm") return;
+  if (l.scheduler != Scheduler::kSlurm) return;
   const std::string placed =
       "Slurm places the ranks on the nodes it allocates (launch.scheduler = "
       "\"slurm\"): leave it out, or use launch.scheduler = \"local\"";
@@ -358,14 +362,14 @@ void checkLaunch(const toml::table& root, const JobSpec& job, IssueLog& log) {
 // built but not yet measured against the CPU on a GPU (gpu.GpuTraining.GptFollowsTheCpu,
 // cuda.CudaDeviceTest.*): refused here, naming the key, until they are.
 void checkGpt(const toml::table& root, const JobSpec& job, IssueLog& log) {
-  const bool gpt = job.model.kind == "gpt";
-  const bool text = job.data.dataset == "text";
+  const bool gpt = job.model.kind == ModelKind::kGpt;
+  const bool text = job.data.dataset == DatasetKind::kText;
   checkRule(root, log, "model.kind", {"data.dataset"}, gpt && !text,
             "\"gpt\" is a language model and trains on text: set data.dataset = \"text\" (got " +
-                quoted(job.data.dataset) + ")");
+                quoted(nameOf(job.data.dataset)) + ")");
   checkRule(root, log, "data.dataset", {"model.kind"}, text && !gpt,
             "\"text\" is a sequence of byte tokens, which only model.kind = \"gpt\" reads (got " +
-                quoted(job.model.kind) + ")");
+                quoted(nameOf(job.model.kind)) + ")");
   const std::string divide = "model.heads (" + std::to_string(job.model.heads) +
                              ") must divide model.width (" + std::to_string(job.model.width) +
                              "): each head reads width / heads of it";
@@ -401,7 +405,8 @@ void checkGradClip(const toml::table& root, const JobSpec& job, IssueLog& log) {
   checkRule(root, log, "train.grad_clip", {"parallel.algorithm"}, p.sharesOneModel(),
             why + "\"shm-sharded\" updates one shared model chunk by chunk; use " +
                 allreduceChoices() + ", or 0");
-  checkRule(root, log, "train.grad_clip", {"parallel.comm_schedule"}, p.comm_schedule == "priority",
+  checkRule(root, log, "train.grad_clip", {"parallel.comm_schedule"},
+            p.comm_schedule == CommSchedule::kPriority,
             why +
                 "\"priority\" updates each piece as it arrives, before the whole gradient "
                 "is there to measure; use comm_schedule = \"fifo\", or 0");
@@ -415,15 +420,16 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
                 " (parallel.ranks is " + std::to_string(ranks) + "), got " +
                 std::to_string(job.fault.straggler_rank));
   checkRule(root, log, "model.kind", {"data.dataset"},
-            job.model.kind == "cnn" && job.data.dataset != "fashion-mnist",
-            "\"cnn\" needs image data, and data.dataset " + quoted(job.data.dataset) +
+            job.model.kind == ModelKind::kCnn && job.data.dataset != DatasetKind::kFashionMnist,
+            "\"cnn\" needs image data, and data.dataset " + quoted(nameOf(job.data.dataset)) +
                 " gives 2-D points; use model.kind = \"mlp\" or data.dataset = "
                 "\"fashion-mnist\"");
   checkRule(root, log, "train.nesterov", {"train.optimizer", "train.momentum"},
-            job.train.nesterov && (job.train.optimizer != "sgd" || job.train.momentum == 0.0),
+            job.train.nesterov &&
+                (job.train.optimizer != OptimizerKind::kSgd || job.train.momentum == 0.0),
             "true needs train.optimizer = \"sgd\" and train.momentum > 0 (got " +
-                quoted(job.train.optimizer) + " with momentum " + formatDouble(job.train.momentum) +
-                ")");
+                quoted(nameOf(job.train.optimizer)) + " with momentum " +
+                formatDouble(job.train.momentum) + ")");
   checkRule(root, log, "train.checkpoint_every", {"train.checkpoint_path"},
             job.train.checkpoint_every > 0 && job.train.checkpoint_path.empty(),
             "needs train.checkpoint_path, the file to write checkpoints to");
@@ -455,7 +461,7 @@ void checkAcrossSections(const toml::table& root, const JobSpec& job, IssueLog& 
   checkGpt(root, job, log);
   checkGradClip(root, job, log);
   checkRule(root, log, "train.lr_min", {"train.lr", "train.lr_schedule"},
-            job.train.lr_schedule == "cosine" && job.train.lr_min > job.train.lr,
+            job.train.lr_schedule == LrScheduleKind::kCosine && job.train.lr_min > job.train.lr,
             "must be <= train.lr (" + formatDouble(job.train.lr) +
                 ") for the cosine schedule to decay, got " + formatDouble(job.train.lr_min));
   const std::string& codec = job.compression.codec;

@@ -209,4 +209,8 @@ std::string toTomlText(const JobSpec& job) {
   return text + job_detail::faultsToml(job);
 }
 
+std::string faultsTomlText(const JobSpec& job) {
+  return job_detail::faultsToml(job);
+}
+
 }  // namespace ranklab

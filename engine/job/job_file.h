@@ -30,5 +30,7 @@ std::vector<JobIssue> checkJob(const std::string& toml_text, const std::string& 
 
 // The resolved job as TOML, every key written out; parseJob(toTomlText(j)) == j.
 std::string toTomlText(const JobSpec& job);
+// Its [[faults]] alone, as toTomlText ends with them (a form keeps them apart from its keys).
+std::string faultsTomlText(const JobSpec& job);
 
 }  // namespace ranklab

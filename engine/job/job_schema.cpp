@@ -194,6 +194,26 @@ std::vector<std::string_view> algorithmChoices() {
   return choices;
 }
 
+// The value's text, or null with the issue logged: not a string, or holding a control
+// character (a name or a path with ESC, NUL or a newline in it only ever garbles a terminal).
+const std::string* checkedText(const toml::node& value, const std::string& path, IssueLog& log) {
+  const auto* text = value.as_string();
+  if (!text) {
+    log.add(value.source(), path, "expected a string, got " + typeName(value));
+    return nullptr;
+  }
+  if (const auto bad = controlCharacterIn(text->get())) {
+    log.add(value.source(), path, "must not contain control characters (" + *bad + ")");
+    return nullptr;
+  }
+  return &text->get();
+}
+
+void logNotOneOf(const toml::node& value, const std::string& path, IssueLog& log,
+                 const std::vector<std::string_view>& allowed, const std::string& got) {
+  log.add(value.source(), path, "must be one of: " + joinNames(allowed) + "; got " + quoted(got));
+}
+
 // A string from a fixed set; an empty `allowed` means any string (non-empty unless `empty`
 // says it may be, for optional paths).
 template <class Ref>
@@ -202,33 +222,40 @@ Field stringField(std::string_view key, Ref ref, std::vector<std::string_view> a
   return {key,
           true,
           [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
-            const auto* text = value.as_string();
-            if (!text) {
-              log.add(value.source(), path, "expected a string, got " + typeName(value));
-              return;
-            }
-            const std::string& v = text->get();
-            // A name or a path with ESC, NUL or a newline in it only ever garbles a terminal.
-            if (const auto bad = controlCharacterIn(v)) {
-              log.add(value.source(), path, "must not contain control characters (" + *bad + ")");
-              return;
-            }
-            if (allowed.empty() && v.empty() && empty == EmptyText::kRejected) {
+            const std::string* v = checkedText(value, path, log);
+            if (!v) return;
+            if (allowed.empty() && v->empty() && empty == EmptyText::kRejected) {
               log.add(value.source(), path, "must not be empty");
               return;
             }
-            if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
-              log.add(value.source(), path,
-                      "must be one of: " + joinNames(allowed) + "; got " + quoted(v));
-              return;
-            }
-            ref(job) = v;
+            if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), *v) == allowed.end())
+              return logNotOneOf(value, path, log, allowed, *v);
+            ref(job) = *v;
           },
           [=](const JobSpec& job) { return tomlString(ref(job)); },
           allowed,
           !allowed.empty()               ? "one of: " + joinNames(allowed)
           : empty == EmptyText::kAllowed ? "any text, may be empty"
                                          : "any non-empty text"};
+}
+
+// One of a typed choice's names (job_choices.h): read into its enumerator, written as its
+// name, listed from the choice's own list.
+template <class Choice, class Ref>
+Field choiceField(std::string_view key, Ref ref) {
+  const std::vector<std::string_view> allowed = choiceNames<Choice>();
+  return {key,
+          true,
+          [=](const toml::node& value, const std::string& path, JobSpec& job, IssueLog& log) {
+            const std::string* v = checkedText(value, path, log);
+            if (!v) return;
+            const std::optional<Choice> named = choiceNamed<Choice>(*v);
+            if (!named) return logNotOneOf(value, path, log, allowed, *v);
+            ref(job) = *named;
+          },
+          [=](const JobSpec& job) { return tomlString(nameText(ref(job))); },
+          allowed,
+          "one of: " + joinNames(allowed)};
 }
 
 // An array of integers; `entry_meaning` says what one entry is ("one width per hidden layer").
@@ -365,7 +392,7 @@ Section trainSection() {
           {intField("epochs", RANKLAB_JOB_KEY(train.epochs), 1, 10000),
            intField("batch_size", RANKLAB_JOB_KEY(train.batch_size), 1, 65536),
            intField("accumulate_steps", RANKLAB_JOB_KEY(train.accumulate_steps), 1, 65536),
-           stringField("optimizer", RANKLAB_JOB_KEY(train.optimizer), {"sgd", "adam", "adamw"}),
+           choiceField<OptimizerKind>("optimizer", RANKLAB_JOB_KEY(train.optimizer)),
            doubleField("lr", RANKLAB_JOB_KEY(train.lr), {0.0, 10.0, true, false}),
            doubleField("momentum", RANKLAB_JOB_KEY(train.momentum), {0.0, 1.0, false, true}),
            boolField("nesterov", RANKLAB_JOB_KEY(train.nesterov)),
@@ -373,8 +400,7 @@ Section trainSection() {
            doubleField("beta1", RANKLAB_JOB_KEY(train.beta1), {0.0, 1.0, false, true}),
            doubleField("beta2", RANKLAB_JOB_KEY(train.beta2), {0.0, 1.0, false, true}),
            doubleField("eps", RANKLAB_JOB_KEY(train.eps), {0.0, 1.0, true, false}),
-           stringField("lr_schedule", RANKLAB_JOB_KEY(train.lr_schedule),
-                       {"constant", "step", "cosine"}),
+           choiceField<LrScheduleKind>("lr_schedule", RANKLAB_JOB_KEY(train.lr_schedule)),
            intField("lr_step_epochs", RANKLAB_JOB_KEY(train.lr_step_epochs), 1, 10000),
            doubleField("lr_gamma", RANKLAB_JOB_KEY(train.lr_gamma), {0.0, 1.0, true, false}),
            doubleField("lr_min", RANKLAB_JOB_KEY(train.lr_min), {0.0, 10.0}),
@@ -408,10 +434,10 @@ std::vector<Section> trainingSections() {
         intField("threads", RANKLAB_JOB_KEY(parallel.threads), 0, 256),
         intField("ranks_per_host", RANKLAB_JOB_KEY(parallel.ranks_per_host), 0, kMaxRanks),
         intField("bucket_kb", RANKLAB_JOB_KEY(parallel.bucket_kb), 0, 1 << 20),
-        stringField("comm_schedule", RANKLAB_JOB_KEY(parallel.comm_schedule), {"fifo", "priority"}),
+        choiceField<CommSchedule>("comm_schedule", RANKLAB_JOB_KEY(parallel.comm_schedule)),
         intField("partition_kb", RANKLAB_JOB_KEY(parallel.partition_kb), 1, 1 << 20),
-        stringField("device_collectives", RANKLAB_JOB_KEY(parallel.device_collectives),
-                    {"auto", "nccl", "host"}),
+        choiceField<DeviceCollectives>("device_collectives",
+                                       RANKLAB_JOB_KEY(parallel.device_collectives)),
         intField("credit_kb", RANKLAB_JOB_KEY(parallel.credit_kb), 0, 1 << 20),
         intField("servers", RANKLAB_JOB_KEY(parallel.servers), 1, 64),
         intField("staleness", RANKLAB_JOB_KEY(parallel.staleness), -1, 1000000),
@@ -420,7 +446,7 @@ std::vector<Section> trainingSections() {
         intField("average_every", RANKLAB_JOB_KEY(parallel.average_every), 1, 1000000),
         intField("microbatches", RANKLAB_JOB_KEY(parallel.microbatches), 1, 65536),
         intField("pipeline", RANKLAB_JOB_KEY(parallel.pipeline), 1, 64),
-        stringField("schedule", RANKLAB_JOB_KEY(parallel.schedule), {"gpipe", "1f1b"}),
+        choiceField<PipelineOrder>("schedule", RANKLAB_JOB_KEY(parallel.schedule)),
         widthsField("stage_layers", RANKLAB_JOB_KEY(parallel.stage_layers), 0, 64, 1, 65536,
                     "blocks per pipeline stage"),
         intField("tensor", RANKLAB_JOB_KEY(parallel.tensor), 1, 64),
@@ -434,13 +460,13 @@ std::vector<Section> trainingSections() {
         intField("bucket", RANKLAB_JOB_KEY(compression.bucket), 1, 1 << 24),
         doubleField("ratio", RANKLAB_JOB_KEY(compression.ratio), {0.0, 1.0, true, false}),
         doubleField("threshold", RANKLAB_JOB_KEY(compression.threshold), {0.0, 1e6, true, false}),
-        stringField("value_dtype", RANKLAB_JOB_KEY(compression.value_dtype), {"fp32", "fp16"}),
+        choiceField<ValueDtype>("value_dtype", RANKLAB_JOB_KEY(compression.value_dtype)),
         intField("rank", RANKLAB_JOB_KEY(compression.rank), 1, 64),
         boolField("warm_start", RANKLAB_JOB_KEY(compression.warm_start)),
         boolField("momentum_correction", RANKLAB_JOB_KEY(compression.momentum_correction))}},
       {"amp",
        "the precision of the compute",
-       {stringField("dtype", RANKLAB_JOB_KEY(amp.dtype), {"fp32", "bf16", "fp16"}),
+       {choiceField<AmpDtype>("dtype", RANKLAB_JOB_KEY(amp.dtype)),
         doubleField("init_scale", RANKLAB_JOB_KEY(amp.init_scale), {0.0, 1e30, true, false}),
         intField("growth_interval", RANKLAB_JOB_KEY(amp.growth_interval), 1, 1000000),
         boolField("head_fp32", RANKLAB_JOB_KEY(amp.head_fp32))}},
@@ -476,7 +502,7 @@ std::vector<Section> runSections() {
                     EmptyText::kAllowed),
         textListField("mca", RANKLAB_JOB_KEY(launch.mca), R"([a-z0-9_]+=[^\s]+)",
                       "\"name=value\" (an Open MPI MCA parameter, no spaces)"),
-        stringField("scheduler", RANKLAB_JOB_KEY(launch.scheduler), {"local", "slurm"}),
+        choiceField<Scheduler>("scheduler", RANKLAB_JOB_KEY(launch.scheduler)),
         stringField("partition", RANKLAB_JOB_KEY(launch.partition), {}, EmptyText::kAllowed),
         intField("nodes", RANKLAB_JOB_KEY(launch.nodes), 0, 100000),
         stringField("time_limit", RANKLAB_JOB_KEY(launch.time_limit), {}, EmptyText::kAllowed),
@@ -495,8 +521,7 @@ std::vector<Section> buildSchema() {
       {"", "what the run is called in the run store", {stringField("name", RANKLAB_JOB_KEY(name))}},
       {"data",
        "what to train on",
-       {stringField("dataset", RANKLAB_JOB_KEY(data.dataset),
-                    {"fashion-mnist", "spirals", "moons", "text"}),
+       {choiceField<DatasetKind>("dataset", RANKLAB_JOB_KEY(data.dataset)),
         stringField("path", RANKLAB_JOB_KEY(data.path)),
         intField("train_limit", RANKLAB_JOB_KEY(data.train_limit), 0, kNoUpperLimit),
         intField("test_limit", RANKLAB_JOB_KEY(data.test_limit), 0, kNoUpperLimit),
@@ -507,7 +532,7 @@ std::vector<Section> buildSchema() {
         intField("prefetch", RANKLAB_JOB_KEY(data.prefetch), 0, 64)}},
       {"model",
        "the network",
-       {stringField("kind", RANKLAB_JOB_KEY(model.kind), {"mlp", "cnn", "gpt"}),
+       {choiceField<ModelKind>("kind", RANKLAB_JOB_KEY(model.kind)),
         widthsField("layers", RANKLAB_JOB_KEY(model.layers), 0, 8, 1, 65536,
                     "one width per hidden layer"),
         widthsField("channels", RANKLAB_JOB_KEY(model.channels), 1, 4, 1, 4096,

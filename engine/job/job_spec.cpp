@@ -35,7 +35,7 @@ bool runsOnHosts(const JobSpec& job) {
 }
 
 bool runsUnderSlurm(const JobSpec& job) {
-  return job.launch.scheduler == "slurm";
+  return job.launch.scheduler == Scheduler::kSlurm;
 }
 
 bool runsCommand(const JobSpec& job) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm/codecs/codec_traits.h"
+#include "engine/job/job_choices.h"
 
 namespace ranklab {
 
@@ -18,12 +19,16 @@ inline constexpr const char* kFashionMnistFolder = "/usr/share/datasets/fashion-
 inline constexpr const char* kDefaultTextCorpus = "/usr/share/games/fortunes/songs-poems";
 
 // The data a dataset reads when the job names no data.path: the stored job says it.
+inline std::string defaultDataPath(DatasetKind dataset) {
+  return dataset == DatasetKind::kText ? kDefaultTextCorpus : kFashionMnistFolder;
+}
+// The same for a dataset named as a form holds it (a name outside the list: the images').
 inline std::string defaultDataPath(std::string_view dataset) {
-  return dataset == "text" ? kDefaultTextCorpus : kFashionMnistFolder;
+  return defaultDataPath(choiceNamed<DatasetKind>(dataset).value_or(DatasetKind::kFashionMnist));
 }
 
 struct DataSpec {
-  std::string dataset = "fashion-mnist";  // fashion-mnist | spirals | moons | text
+  DatasetKind dataset = DatasetKind::kFashionMnist;
   // fashion-mnist: the folder with the IDX .gz files; text: a UTF-8 file. Left out of a job
   // file, the dataset's own (defaultDataPath), resolved when the file is read.
   std::string path = kFashionMnistFolder;
@@ -39,7 +44,7 @@ struct DataSpec {
 };
 
 struct ModelSpec {
-  std::string kind = "mlp";              // mlp | cnn | gpt
+  ModelKind kind = ModelKind::kMlp;
   std::vector<int> layers = {256, 128};  // hidden fc widths; input and output come from the data
   std::vector<int> channels = {32, 64};  // cnn: output channels of each conv+pool stage
   int kernel_size = 5;                   // cnn: square, odd, same padding
@@ -54,22 +59,22 @@ struct ModelSpec {
 
 struct TrainSpec {
   int epochs = 2;
-  int batch_size = 64;            // per rank
-  int accumulate_steps = 1;       // batches whose gradients add up before one update
-  std::string optimizer = "sgd";  // sgd | adam | adamw
+  int batch_size = 64;       // per rank
+  int accumulate_steps = 1;  // batches whose gradients add up before one update
+  OptimizerKind optimizer = OptimizerKind::kSgd;
   double lr = 0.05;
-  double momentum = 0.9;                 // sgd
-  bool nesterov = false;                 // sgd
-  double weight_decay = 0.0;             // L2 for sgd and adam, decoupled for adamw
-  double beta1 = 0.9;                    // adam, adamw
-  double beta2 = 0.999;                  // adam, adamw
-  double eps = 1e-8;                     // adam, adamw
-  std::string lr_schedule = "constant";  // constant | step | cosine
-  int lr_step_epochs = 1;                // step: multiply by lr_gamma every N epochs
-  double lr_gamma = 0.1;                 // step
-  double lr_min = 0.0;                   // cosine: the rate at the last step
-  int64_t warmup_steps = 0;              // linear warm-up from lr/warmup_steps to lr
-  double grad_clip = 0.0;                // the gradient's largest global L2 norm; 0 = no clipping
+  double momentum = 0.9;      // sgd
+  bool nesterov = false;      // sgd
+  double weight_decay = 0.0;  // L2 for sgd and adam, decoupled for adamw
+  double beta1 = 0.9;         // adam, adamw
+  double beta2 = 0.999;       // adam, adamw
+  double eps = 1e-8;          // adam, adamw
+  LrScheduleKind lr_schedule = LrScheduleKind::kConstant;
+  int lr_step_epochs = 1;    // step: multiply by lr_gamma every N epochs
+  double lr_gamma = 0.1;     // step
+  double lr_min = 0.0;       // cosine: the rate at the last step
+  int64_t warmup_steps = 0;  // linear warm-up from lr/warmup_steps to lr
+  double grad_clip = 0.0;    // the gradient's largest global L2 norm; 0 = no clipping
   uint64_t seed = 1;
   int64_t max_steps = 0;         // stop after this many steps in all; 0 = run every epoch fully
   int eval_every = 0;            // steps between evaluations inside an epoch; 0 = at its end only
@@ -105,21 +110,21 @@ struct ParallelSpec {
   int threads = 0;                     // BLAS threads per rank; 0 = cores / ranks
   int ranks_per_host = 0;              // hierarchical: ranks per host; 0 = shared-memory split
   int bucket_kb = 0;                   // allreduce: gradient bucket size; 0 = one bucket
-  std::string comm_schedule = "fifo";  // allreduce: fifo | priority (first layer first)
-  int partition_kb = 64;               // priority: the pieces the gradient is cut into
-  int credit_kb = 0;                   // priority: bytes handed to the wire at once; 0 = a piece
-  std::string device_collectives = "auto";  // train.device cuda: auto | nccl | host
-  int servers = 1;                          // ps-*: server ranks, each holding a key range
+  CommSchedule comm_schedule = CommSchedule::kFifo;  // allreduce: priority = first layer first
+  int partition_kb = 64;  // priority: the pieces the gradient is cut into
+  int credit_kb = 0;      // priority: bytes handed to the wire at once; 0 = a piece
+  DeviceCollectives device_collectives = DeviceCollectives::kAuto;  // train.device cuda
+  int servers = 1;                  // ps-*: server ranks, each holding a key range
   int staleness = -1;               // ps-async: max versions ahead of the slowest; -1 = no bound
   double delay_compensation = 0.0;  // ps-async: DC-ASGD lambda; 0 = off
   int average_every = 4;            // local-sgd: steps between model averages
   int microbatches = 1;             // slices of each rank's batch, gradients accumulated
   int pipeline = 1;                 // pipeline stages; ranks / pipeline data replicas
-  std::string schedule = "1f1b";    // pipeline order: gpipe | 1f1b
-  std::vector<int> stage_layers;    // blocks per pipeline stage; empty = balanced
-  int tensor = 1;                   // tensor-parallel slices of each layer pair (MLP)
-  bool sequence_parallel = false;   // a GPT's slices split its LayerNorms' rows too
-  int zero = 0;                     // ZeRO stage: 0 off, 1 optimizer state, 2 also gradients
+  PipelineOrder schedule = PipelineOrder::k1F1B;  // the pipeline's order of passes
+  std::vector<int> stage_layers;                  // blocks per pipeline stage; empty = balanced
+  int tensor = 1;                                 // tensor-parallel slices of each layer pair (MLP)
+  bool sequence_parallel = false;                 // a GPT's slices split its LayerNorms' rows too
+  int zero = 0;  // ZeRO stage: 0 off, 1 optimizer state, 2 also gradients
 
   UpdateMode updateMode() const {
     return algorithm == kSharedModelAlgorithm ? UpdateMode::kSharedModel : UpdateMode::kReplicas;
@@ -131,16 +136,16 @@ struct ParallelSpec {
 
 // How gradients travel (docs/compression.md): the codec and its parameters.
 struct CompressionSpec {
-  std::string codec = "none";        // none fp16 bf16 qsgd topk randomk threshold sign powersgd
-  bool error_feedback = true;        // keep what a codec did not send, add it to the next gradient
-  int bits = 4;                      // qsgd: bits per element, sign included
-  int bucket = 512;                  // qsgd, sign: elements sharing one scale
-  double ratio = 0.01;               // topk, randomk: fraction of elements sent
-  double threshold = 0.05;           // threshold: send elements with |g| >= this
-  std::string value_dtype = "fp32";  // topk, threshold: fp32 | fp16 values on the wire
-  int rank = 2;                      // powersgd: rank of the approximation
-  bool warm_start = true;            // powersgd: reuse last step's Q
-  bool momentum_correction = true;   // momentum before compression (not powersgd)
+  std::string codec = "none";  // none fp16 bf16 qsgd topk randomk threshold sign powersgd
+  bool error_feedback = true;  // keep what a codec did not send, add it to the next gradient
+  int bits = 4;                // qsgd: bits per element, sign included
+  int bucket = 512;            // qsgd, sign: elements sharing one scale
+  double ratio = 0.01;         // topk, randomk: fraction of elements sent
+  double threshold = 0.05;     // threshold: send elements with |g| >= this
+  ValueDtype value_dtype = ValueDtype::kFp32;  // topk, threshold: the values on the wire
+  int rank = 2;                                // powersgd: rank of the approximation
+  bool warm_start = true;                      // powersgd: reuse last step's Q
+  bool momentum_correction = true;             // momentum before compression (not powersgd)
 
   bool compresses() const { return compressesWith(codec); }  // "none": plain fp32 gradients
 
@@ -148,10 +153,10 @@ struct CompressionSpec {
 };
 
 struct AmpSpec {
-  std::string dtype = "fp32";   // fp32 | bf16 | fp16: matrix products; weights stay fp32
-  double init_scale = 65536.0;  // dynamic loss scale to start from (bf16, fp16)
-  int growth_interval = 2000;   // clean steps in a row before the loss scale doubles
-  bool head_fp32 = true;        // the layer producing the logits computes in fp32
+  AmpDtype dtype = AmpDtype::kFp32;  // the matrix products'; weights stay fp32
+  double init_scale = 65536.0;       // dynamic loss scale to start from (bf16, fp16)
+  int growth_interval = 2000;        // clean steps in a row before the loss scale doubles
+  bool head_fp32 = true;             // the layer producing the logits computes in fp32
 
   bool operator==(const AmpSpec&) const = default;
 };
@@ -202,7 +207,7 @@ struct LaunchSpec {
   std::vector<std::string> mca;    // "name=value" Open MPI parameters, passed as --mca
   // Who places the ranks: "local" (this machine or the hosts above, through mpirun) or
   // "slurm" (a batch job submitted with sbatch; mpirun inside the allocation).
-  std::string scheduler = "local";
+  Scheduler scheduler = Scheduler::kLocal;
   std::string partition;            // sbatch --partition; "" = the cluster's default
   int nodes = 0;                    // sbatch --nodes; 0 = as Slurm places the tasks
   std::string time_limit;           // sbatch --time ("30", "1:00:00", "1-00"); "" = default

@@ -137,33 +137,47 @@ GptShape gptShapeOf(const ModelSpec& spec, int vocab) {
           spec.heads, spec.blocks,  static_cast<float>(spec.dropout)};
 }
 
+namespace {
+
+std::vector<std::unique_ptr<Layer>> cnnModelLayers(const ModelSpec& spec, Shape input, int classes,
+                                                   float dropout, const ComputeDevice& device) {
+  // Each conv keeps the size (same padding) and each pool halves it.
+  int side = std::min(input.height, input.width);
+  for (size_t i = 0; i < spec.channels.size(); ++i) side /= 2;
+  if (side < 1 || input.height < 2) {
+    throw std::invalid_argument("model.kind \"cnn\" needs image data: the samples are " +
+                                input.str() + ", too small for " +
+                                std::to_string(spec.channels.size()) +
+                                " conv+pool stages (use data.dataset = "
+                                "\"fashion-mnist\", or model.kind = \"mlp\")");
+  }
+  return cnnLayers(input, spec.channels, spec.kernel_size, spec.layers, classes, dropout, device);
+}
+
+std::vector<std::unique_ptr<Layer>> gptModelLayers(const ModelSpec& spec, Shape input, int classes,
+                                                   const ComputeDevice& device, bool head_apart) {
+  if (input != Shape{spec.context, 1, 1}) {
+    throw std::invalid_argument(
+        "model.kind \"gpt\" reads sequences of model.context = " + std::to_string(spec.context) +
+        " tokens, and the samples are " + input.str() + " (use data.dataset = \"text\")");
+  }
+  return gptLayers(gptShapeOf(spec, classes), device, nullptr, head_apart);
+}
+
+}  // namespace
+
 std::vector<std::unique_ptr<Layer>> modelLayers(const ModelSpec& spec, Shape input, int classes,
                                                 const ComputeDevice& device, bool head_apart) {
   const auto dropout = static_cast<float>(spec.dropout);
-  if (spec.kind == "mlp") return mlpLayers(input, spec.layers, classes, dropout, device);
-  if (spec.kind == "cnn") {
-    // Each conv keeps the size (same padding) and each pool halves it.
-    int side = std::min(input.height, input.width);
-    for (size_t i = 0; i < spec.channels.size(); ++i) side /= 2;
-    if (side < 1 || input.height < 2) {
-      throw std::invalid_argument("model.kind \"cnn\" needs image data: the samples are " +
-                                  input.str() + ", too small for " +
-                                  std::to_string(spec.channels.size()) +
-                                  " conv+pool stages (use data.dataset = "
-                                  "\"fashion-mnist\", or model.kind = \"mlp\")");
-    }
-    return cnnLayers(input, spec.channels, spec.kernel_size, spec.layers, classes, dropout, device);
+  switch (spec.kind) {
+    case ModelKind::kMlp:
+      return mlpLayers(input, spec.layers, classes, dropout, device);
+    case ModelKind::kCnn:
+      return cnnModelLayers(spec, input, classes, dropout, device);
+    case ModelKind::kGpt:
+      return gptModelLayers(spec, input, classes, device, head_apart);
   }
-  if (spec.kind == "gpt") {
-    if (input != Shape{spec.context, 1, 1}) {
-      throw std::invalid_argument(
-          "model.kind \"gpt\" reads sequences of model.context = " + std::to_string(spec.context) +
-          " tokens, and the samples are " + input.str() + " (use data.dataset = \"text\")");
-    }
-    return gptLayers(gptShapeOf(spec, classes), device, nullptr, head_apart);
-  }
-  throw std::invalid_argument("model.kind \"" + spec.kind +
-                              "\" is not available; allowed: mlp, cnn, gpt");
+  throw std::logic_error("model.kind: no layers for " + nameText(spec.kind));
 }
 
 Network makeModel(const ModelSpec& spec, Shape input, int classes, uint64_t seed,

@@ -14,18 +14,13 @@ LrSchedule::LrSchedule(const TrainSpec& train, int64_t steps_per_epoch, int64_t 
       gamma_(train.lr_gamma),
       steps_per_decay_(std::max<int64_t>(1, steps_per_epoch * train.lr_step_epochs)),
       warmup_(train.warmup_steps),
-      total_(total_steps) {
-  if (kind_ != "constant" && kind_ != "step" && kind_ != "cosine") {
-    throw std::invalid_argument("train.lr_schedule \"" + kind_ +
-                                "\" is not available; allowed: constant, step, cosine");
-  }
-}
+      total_(total_steps) {}
 
 double LrSchedule::at(int64_t step) const {
   double lr = lr_;
-  if (kind_ == "step") {
+  if (kind_ == LrScheduleKind::kStep) {
     lr *= std::pow(gamma_, static_cast<double>((step - 1) / steps_per_decay_));
-  } else if (kind_ == "cosine" && step > warmup_ && total_ > warmup_) {
+  } else if (kind_ == LrScheduleKind::kCosine && step > warmup_ && total_ > warmup_) {
     const double progress = static_cast<double>(std::min(step, total_) - warmup_) /
                             static_cast<double>(total_ - warmup_);
     lr = lr_min_ + (lr_ - lr_min_) * (1.0 + std::cos(std::numbers::pi * progress)) / 2.0;

@@ -22,7 +22,7 @@ class LrSchedule {
   double at(int64_t step) const;
 
  private:
-  std::string kind_;
+  LrScheduleKind kind_;
   double lr_, lr_min_, gamma_;
   int64_t steps_per_decay_, warmup_, total_;
 };

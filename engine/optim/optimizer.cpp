@@ -117,16 +117,17 @@ void Adam::restore(const OptimizerState& state) {
 
 std::unique_ptr<Optimizer> makeOptimizer(const TrainSpec& train, size_t parameters,
                                          const DeviceMemory& device) {
-  if (train.optimizer == "sgd") {
-    return std::make_unique<Sgd>(parameters, train.momentum, train.weight_decay, train.nesterov,
-                                 device);
+  switch (train.optimizer) {
+    case OptimizerKind::kSgd:
+      return std::make_unique<Sgd>(parameters, train.momentum, train.weight_decay, train.nesterov,
+                                   device);
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamW:
+      return std::make_unique<Adam>(parameters, train.beta1, train.beta2, train.eps,
+                                    train.weight_decay, train.optimizer == OptimizerKind::kAdamW,
+                                    device);
   }
-  if (train.optimizer == "adam" || train.optimizer == "adamw") {
-    return std::make_unique<Adam>(parameters, train.beta1, train.beta2, train.eps,
-                                  train.weight_decay, train.optimizer == "adamw", device);
-  }
-  throw std::invalid_argument("train.optimizer \"" + train.optimizer +
-                              "\" is not available; allowed: sgd, adam, adamw");
+  throw std::logic_error("train.optimizer: no optimizer for " + nameText(train.optimizer));
 }
 
 }  // namespace ranklab

@@ -19,13 +19,13 @@ std::vector<int> divisorsOf(int n) {
 
 // The settings that make one layout, as --set arguments.
 std::vector<std::string> layoutSettings(int ranks, int pipeline, int tensor, int zero, int micro,
-                                        const std::string& schedule, bool sequence) {
+                                        PipelineOrder schedule, bool sequence) {
   return {"parallel.ranks=" + std::to_string(ranks),
           "parallel.pipeline=" + std::to_string(pipeline),
           "parallel.tensor=" + std::to_string(tensor),
           "parallel.zero=" + std::to_string(zero),
           "parallel.microbatches=" + std::to_string(micro),
-          "parallel.schedule=\"" + schedule + "\"",
+          "parallel.schedule=\"" + nameText(schedule) + "\"",
           std::string("parallel.sequence_parallel=") + (sequence ? "true" : "false")};
 }
 
@@ -39,7 +39,7 @@ std::string joined(const std::vector<std::string>& settings) {
 
 std::vector<PlanCandidate> layoutsOf(const JobSpec& base, int ranks) {
   const std::string text = toTomlText(base);
-  const bool gpt = base.model.kind == "gpt";
+  const bool gpt = base.model.kind == ModelKind::kGpt;
   std::vector<PlanCandidate> out;
   for (int tensor : divisorsOf(ranks))
     for (int pipeline : divisorsOf(ranks / tensor)) {
@@ -47,9 +47,9 @@ std::vector<PlanCandidate> layoutsOf(const JobSpec& base, int ranks) {
       for (int zero = 0; zero <= (data > 1 ? 3 : 0); ++zero)
         for (int micro : {1, 2, 4, 8}) {
           if (pipeline == 1 && micro > 1) continue;  // micro-batches matter to a pipeline
-          for (const std::string schedule : {"1f1b", "gpipe"}) {
+          for (PipelineOrder schedule : {PipelineOrder::k1F1B, PipelineOrder::kGpipe}) {
             // One micro-batch runs its passes alike under either schedule: one layout.
-            if ((pipeline == 1 || micro == 1) && schedule == "gpipe") continue;
+            if ((pipeline == 1 || micro == 1) && schedule == PipelineOrder::kGpipe) continue;
             for (bool sequence : {false, true}) {
               if (sequence && (!gpt || tensor == 1)) continue;
               const auto settings =

@@ -14,7 +14,7 @@ Dataset shapeOnlyDataset(const JobSpec& job) {
   d.width = shape.sample.width;
   d.features = static_cast<int>(shape.sample.size());
   d.classes = shape.classes;
-  d.labels_per_sample = job.data.dataset == "text" ? job.model.context : 1;
+  d.labels_per_sample = job.data.dataset == DatasetKind::kText ? job.model.context : 1;
   return d;
 }
 

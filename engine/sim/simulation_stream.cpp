@@ -14,8 +14,8 @@ namespace ranklab {
 int64_t stepsPerEpoch(const JobSpec& job) {
   // A text corpus's windows are only known once it is read: a simulation of one takes 200
   // steps unless told (--steps).
-  if (job.data.dataset == "text") return 200;
-  const int64_t all = job.data.dataset == "fashion-mnist" ? 60000 : job.data.samples;
+  if (job.data.dataset == DatasetKind::kText) return 200;
+  const int64_t all = job.data.dataset == DatasetKind::kFashionMnist ? 60000 : job.data.samples;
   const int64_t train = job.data.train_limit > 0 ? std::min(all, job.data.train_limit) : all;
   const int replicas =
       std::max(1, job.parallel.ranks / (job.parallel.pipeline * job.parallel.tensor));

@@ -88,19 +88,20 @@ std::string linkKey(const JobSpec& job, const std::string& algorithm) {
 
 std::string modelSignature(const JobSpec& job) {
   const ModelSpec& m = job.model;
-  std::string text = m.kind;
+  std::string text = nameText(m.kind);
   const auto list = [](const std::vector<int>& v) {
     std::string t;
     for (int x : v) t += (t.empty() ? "" : ",") + std::to_string(x);
     return "[" + t + "]";
   };
-  if (m.kind == "mlp") text += " " + list(m.layers);
-  if (m.kind == "cnn") text += " " + list(m.channels) + " k" + std::to_string(m.kernel_size);
-  if (m.kind == "gpt")
+  if (m.kind == ModelKind::kMlp) text += " " + list(m.layers);
+  if (m.kind == ModelKind::kCnn)
+    text += " " + list(m.channels) + " k" + std::to_string(m.kernel_size);
+  if (m.kind == ModelKind::kGpt)
     text += " " + std::to_string(m.blocks) + "x" + std::to_string(m.width) + " h" +
             std::to_string(m.heads) + " t" + std::to_string(m.context);
-  return text + " batch " + std::to_string(job.train.batch_size) + " " + job.data.dataset + " " +
-         linkKey(job, job.parallel.algorithm);
+  return text + " batch " + std::to_string(job.train.batch_size) + " " +
+         nameText(job.data.dataset) + " " + linkKey(job, job.parallel.algorithm);
 }
 
 int ranksPerHost(const JobSpec& job, int cores) {
@@ -196,7 +197,7 @@ int StepModel::groupOf(int rank, GroupKind kind) const {
 }
 
 double StepModel::computeNs(const Network& part, bool last_stage, int rows, bool forward) {
-  const std::string& precision = job_.amp.dtype;
+  const std::string precision = nameText(job_.amp.dtype);
   double ns = 0;
   const auto add = [&](const std::string& key, double macs) {
     if (const LayerTiming* t = calibration_.find(key, rows, threads_, precision)) {
@@ -364,8 +365,7 @@ void StepModel::addPasses(PartCosts& c, std::vector<SimAction>& out) {
       }
       continue;
     }
-    const PipelineOrder order =
-        p.schedule == "gpipe" ? PipelineOrder::kGpipe : PipelineOrder::k1F1B;
+    const PipelineOrder order = p.schedule;
     const int up = degrees_.tensor;  // the next stage's rank is a stage of slices away
     for (const auto& pass :
          PipelineSchedule::passOrder(order, c.stage, degrees_.pipeline, p.microbatches)) {
@@ -396,7 +396,7 @@ void StepModel::addSync(const PartCosts& c, std::vector<SimAction>& out) {
   straggle.phase = kBackward;
   out.push_back(straggle);
   // A GPT's token table: its copies on the first and last stage add each other's gradient.
-  if (degrees_.pipeline > 1 && job_.model.kind == "gpt" && (c.stage == 0 || c.last)) {
+  if (degrees_.pipeline > 1 && job_.model.kind == ModelKind::kGpt && (c.stage == 0 || c.last)) {
     int64_t table = 0;
     for (const ParamView& view : c.part->views())
       if (view.name == "embed.token" || view.name == "lm_head.weight")
@@ -404,7 +404,7 @@ void StepModel::addSync(const PartCosts& c, std::vector<SimAction>& out) {
     out.push_back(collective(GroupKind::kTied, linkNs("ring", 2, table), table,
                              ByteClass::kPipeline, CollectiveCount::kAllreduce));
   }
-  if (job_.amp.dtype != "fp32")  // every rank skips together: one flag summed
+  if (job_.amp.dtype != AmpDtype::kFp32)  // every rank skips together: one flag summed
     out.push_back(collective(GroupKind::kWorld, linkNs("ring", degrees_.product(), 4), 0,
                              ByteClass::kData, CollectiveCount::kAllreduce));
   const double grad_bytes = static_cast<double>(c.part->parameterCount()) * 4;
@@ -422,10 +422,11 @@ void StepModel::addSync(const PartCosts& c, std::vector<SimAction>& out) {
   if (job_.train.grad_clip > 0)  // the gradient's norm: one sum over every rank
     out.push_back(collective(GroupKind::kWorld, linkNs("ring", degrees_.product(), 4), 0,
                              ByteClass::kData, CollectiveCount::kAllreduce));
-  const auto per_param = calibration_.update_ns_per_param.find(job_.train.optimizer);
+  const auto per_param = calibration_.update_ns_per_param.find(nameText(job_.train.optimizer));
   if (per_param == calibration_.update_ns_per_param.end())
-    throw std::invalid_argument("no calibration of train.optimizer = \"" + job_.train.optimizer +
-                                "\" on " + calibration_.machine + ": run ranklab calibrate");
+    throw std::invalid_argument("no calibration of train.optimizer = \"" +
+                                nameText(job_.train.optimizer) + "\" on " + calibration_.machine +
+                                ": run ranklab calibrate");
   // What a real data-parallel step spends beyond its compute and the bench's all-reduce,
   // measured on hosts of as many ranks: it goes with the gradient's sync (a real all-reduce
   // waits on ranks that are not yet there, on telemetry, on the cores' turns), or with the

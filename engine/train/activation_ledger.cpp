@@ -15,7 +15,7 @@ std::string activationsEventText(const std::vector<LayerMemory>& layers, const J
   for (size_t l = 0; l < layers.size(); ++l) {
     const LayerMemory& layer = layers[l];
     std::optional<size_t> formula;
-    if (job.model.kind == "gpt")
+    if (job.model.kind == ModelKind::kGpt)
       formula = gptActivationFormula(layer.layer, shape, micro, job.parallel.tensor,
                                      job.parallel.sequence_parallel);
     text += (l == 0 ? "" : "; ") + layer.layer + " " + std::to_string(layer.activations) + " " +

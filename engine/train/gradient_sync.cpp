@@ -48,7 +48,7 @@ SyncStats timeCompressedAllreduce(Communicator& comm, size_t count,
 
 bool compressesWithMomentum(const JobSpec& job) {
   // Not for powersgd: its low-rank step measured worse with it (docs/compression.md).
-  const bool heavy_ball = job.train.optimizer == "sgd" && !job.train.nesterov;
+  const bool heavy_ball = job.train.optimizer == OptimizerKind::kSgd && !job.train.nesterov;
   return codecTraitsOf(job.compression.codec).momentum_correction && heavy_ball &&
          job.compression.momentum_correction && job.train.momentum > 0;
 }
@@ -62,7 +62,7 @@ CodecOptions codecOptions(const JobSpec& job, std::vector<MatrixBlock> matrices)
   o.bucket = c.bucket;
   o.ratio = c.ratio;
   o.threshold = c.threshold;
-  o.half_values = c.value_dtype == "fp16";
+  o.half_values = c.value_dtype == ValueDtype::kFp16;
   o.rank = c.rank;
   o.warm_start = c.warm_start;
   o.local_momentum = compressesWithMomentum(job) ? static_cast<float>(job.train.momentum) : 0.f;

@@ -43,12 +43,13 @@ size_t textBytes(const DataSpec& data) {
 
 DataShape dataShapeOf(const JobSpec& job) {
   const DataSpec& d = job.data;
-  if (d.dataset == "fashion-mnist") {  // 60,000 training and 10,000 test images of 28 x 28
+  if (d.dataset ==
+      DatasetKind::kFashionMnist) {  // 60,000 training and 10,000 test images of 28 x 28
     const int64_t samples = limited(60000, d.train_limit) + limited(10000, d.test_limit);
     return {{28, 28, 1}, 10, setBytes(samples, 28 * 28)};
   }
-  if (d.dataset == "text") return {{job.model.context, 1, 1}, kTextVocab, textBytes(d)};
-  const int classes = d.dataset == "spirals" ? d.arms : 2;
+  if (d.dataset == DatasetKind::kText) return {{job.model.context, 1, 1}, kTextVocab, textBytes(d)};
+  const int classes = d.dataset == DatasetKind::kSpirals ? d.arms : 2;
   return {{1, 1, 2}, classes, setBytes(d.samples + d.test_samples, 2)};
 }
 
@@ -188,7 +189,8 @@ RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, siz
   RankMemory m;
   m.stage = stage;
   const size_t bytes = count * kFloat;
-  const size_t state_per_param = job.train.optimizer == "sgd" ? 1 : 2;  // momentum; m and v
+  const size_t state_per_param =
+      job.train.optimizer == OptimizerKind::kSgd ? 1 : 2;  // momentum; m and v
   m.params = p.zero == 3 ? bytes / replicas : bytes;
   m.grads = p.zero >= 2 ? bytes / replicas : bytes;
   m.optimizer = state_per_param * (p.zero >= 1 ? bytes / replicas : bytes);
@@ -200,9 +202,10 @@ RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, siz
   const int micro = std::max(1, job.train.batch_size / std::max(1, p.microbatches));
   // Evaluation runs whole batches: 256 samples, a sequence model its training batch.
   const int eval_rows = evaluated ? std::max(micro, model.gpt ? job.train.batch_size : 256) : micro;
-  const int copies = p.pipeline == 1         ? 1
-                     : p.schedule == "gpipe" ? p.microbatches
-                                             : std::min(p.pipeline - stage, p.microbatches);
+  const int copies = p.pipeline == 1 ? 1
+                     : p.schedule == PipelineOrder::kGpipe
+                         ? p.microbatches
+                         : std::min(p.pipeline - stage, p.microbatches);
   addCopy(m, model, job, first, end, micro, eval_rows);
   for (int c = 1; c < copies; ++c) addCopy(m, model, job, first, end, micro, micro);
   if (end == model.layers.size()) m.activations += copies * lossBytes(model, micro);
@@ -227,7 +230,7 @@ Model modelOf(const JobSpec& job) {
   model.data = dataShapeOf(job);
   model.layers = modelLayers(job.model, model.data.sample, model.data.classes, cpuDevice(),
                              job.parallel.pipeline > 1);
-  if (job.model.kind == "gpt") model.gpt = gptShapeOf(job.model, model.data.classes);
+  if (job.model.kind == ModelKind::kGpt) model.gpt = gptShapeOf(job.model, model.data.classes);
   model.split = splitLayers(model.layers, job.parallel.tensor);
   return model;
 }
@@ -286,18 +289,18 @@ struct SizingKey {
 
 std::vector<SizingKey> sizingKeys(const JobSpec& job) {
   std::vector<SizingKey> keys;
-  const std::string& kind = job.model.kind;
-  if (kind != "gpt") {
+  const ModelKind kind = job.model.kind;
+  if (kind != ModelKind::kGpt) {
     for (size_t i = 0; i < job.model.layers.size(); ++i)
       keys.push_back({"model.layers[" + std::to_string(i) + "]",
                       [i](JobSpec& j) -> int& { return j.model.layers[i]; }});
   }
-  if (kind == "cnn") {
+  if (kind == ModelKind::kCnn) {
     for (size_t i = 0; i < job.model.channels.size(); ++i)
       keys.push_back({"model.channels[" + std::to_string(i) + "]",
                       [i](JobSpec& j) -> int& { return j.model.channels[i]; }});
   }
-  if (kind == "gpt") {
+  if (kind == ModelKind::kGpt) {
     keys.push_back({"model.width", [](JobSpec& j) -> int& { return j.model.width; }});
     keys.push_back({"model.blocks", [](JobSpec& j) -> int& { return j.model.blocks; }});
     keys.push_back({"model.context", [](JobSpec& j) -> int& { return j.model.context; }});
@@ -318,7 +321,7 @@ std::string drivingKey(const JobSpec& job) {
     const int before = value;
     if (value < 2) continue;
     value /= 2;
-    if (job.model.kind == "gpt" && halved.model.width % halved.model.heads != 0) continue;
+    if (job.model.kind == ModelKind::kGpt && halved.model.width % halved.model.heads != 0) continue;
     size_t smaller = peak;
     try {
       smaller = estimateMemory(halved).peak().total();

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/model/models.h"
+#include "engine/model/precision_of.h"
 #include "engine/model/tensor_parallel.h"
 #include "engine/train/pipeline_schedule.h"
 #include "kernels/cpu/mixed_gemm.h"
@@ -24,7 +25,7 @@ Network wholeModel(const JobSpec& job, const Dataset& train_set, const ComputeDe
 // The job's dropout stream and AMP precision on a model or a part of it.
 Network setUp(Network model, const JobSpec& job, int rank) {
   model.setDropoutStream(job.train.seed, rank);
-  model.setPrecision(kernels::parsePrecision(job.amp.dtype), job.amp.head_fp32);
+  model.setPrecision(precisionOf(job.amp.dtype), job.amp.head_fp32);
   return model;
 }
 

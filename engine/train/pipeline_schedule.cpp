@@ -403,7 +403,7 @@ std::unique_ptr<StepSchedule> makeStepSchedule(const JobSpec& job, ParallelLayou
   if (layout.degrees().pipeline == 1)
     return std::make_unique<DataParallelSchedule>(job.parallel.microbatches);
   const PipelineOrder order =
-      job.parallel.schedule == "gpipe" ? PipelineOrder::kGpipe : PipelineOrder::k1F1B;
+      job.parallel.schedule == PipelineOrder::kGpipe ? PipelineOrder::kGpipe : PipelineOrder::k1F1B;
   return std::make_unique<PipelineSchedule>(order, job.parallel.microbatches,
                                             layout.pipelineGroup(), std::move(make_stage),
                                             labels_per_sample);

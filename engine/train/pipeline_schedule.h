@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "engine/job/job_choices.h"
 #include "engine/train/parallel_layout.h"
 #include "engine/train/step_schedule.h"
 
@@ -34,8 +35,6 @@ using ModelLayers = std::vector<std::unique_ptr<Layer>>;
 std::vector<size_t> stageBoundaries(const ModelLayers& layers, int stages);
 std::vector<size_t> stageBoundaries(const ModelLayers& layers, const std::vector<int>& blocks);
 
-enum class PipelineOrder { kGpipe, k1F1B };
-
 class PipelineSchedule : public StepSchedule {
  public:
   // `stages`: this replica's pipeline group, ordered by stage. make_stage builds another
@@ -43,7 +42,7 @@ class PipelineSchedule : public StepSchedule {
   // `labels_per_sample` labels (a sequence model's: one per position).
   PipelineSchedule(PipelineOrder order, int microbatches, Communicator& stages,
                    std::function<Network()> make_stage, int labels_per_sample = 1);
-  std::string name() const override { return order_ == PipelineOrder::kGpipe ? "gpipe" : "1f1b"; }
+  std::string name() const override { return nameText(order_); }
   PassTimes run(Network& model, const Batch& batch, float loss_scale,
                 const StepHooks& hooks) override;
   ScoredSamples evaluate(Network& model, const float* x, const uint8_t* labels, int64_t n,

@@ -13,8 +13,8 @@ namespace {
 // trainer's checkpoint does not reach.
 std::string serverStateKeys(const JobSpec& job) {
   std::vector<std::string> keys;
-  const bool plain_sgd =
-      job.train.optimizer == "sgd" && (job.train.momentum == 0 || compressesWithMomentum(job));
+  const bool plain_sgd = job.train.optimizer == OptimizerKind::kSgd &&
+                         (job.train.momentum == 0 || compressesWithMomentum(job));
   if (!plain_sgd) keys.push_back("train.optimizer (its state on the servers)");
   if (job.compression.compresses()) {
     keys.push_back("compression.codec = " + job.compression.codec +

@@ -99,7 +99,8 @@ const AllreduceForm kAllreduceForms[] = {
        return !c.device.hostMemory() && encodesOnDevice(codecOptions(c.job), c.group.size());
      },
      makeDeviceCodec},
-    {[](const SyncContext& c) { return c.job.parallel.comm_schedule == "priority"; }, makePriority},
+    {[](const SyncContext& c) { return c.job.parallel.comm_schedule == CommSchedule::kPriority; },
+     makePriority},
     {[](const SyncContext&) { return true; }, makePlainAllreduce},
 };
 

@@ -11,6 +11,7 @@
 #include "engine/data/text_dataset.h"
 #include "engine/job/fault_draws.h"
 #include "engine/model/models.h"
+#include "engine/model/precision_of.h"
 #include "engine/model/text_sampler.h"
 #include "engine/train/activation_ledger.h"
 #include "engine/train/pipeline_schedule.h"
@@ -132,7 +133,7 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
     optimizer_ = makeOptimizer(updateRule(job), parameters, device_);
   }
   // AMP: low-precision products (stageModel), fp32 master weights, dynamic loss scaling.
-  if (kernels::parsePrecision(job.amp.dtype) != kernels::Precision::kFp32) {
+  if (precisionOf(job.amp.dtype) != kernels::Precision::kFp32) {
     LossScalerOptions options;
     options.init_scale = static_cast<float>(job.amp.init_scale);
     options.growth_interval = job.amp.growth_interval;
@@ -199,7 +200,7 @@ void TrainingRun::startFrom(const Dataset& train_set) {
                           std::to_string(steps_per_epoch_) + " per epoch)",
                       total_steps_);
   }
-  if (peers_.rank() == 0 && job_.data.dataset == "text") {
+  if (peers_.rank() == 0 && job_.data.dataset == DatasetKind::kText) {
     char text[200];
     std::snprintf(text, sizeof text,
                   "bigram baseline %.4f nats/token: a bigram model counted on the training "
@@ -650,7 +651,8 @@ void TrainingRun::writeSample() {
   // through stages), and under ZeRO 3 every replica (each layer's parameters are gathered
   // from all of them); rank 0 tells.
   const bool replicas_gather = job_.parallel.zero == 3;
-  if (job_.model.kind != "gpt" || chars == 0 || (layout_->coords().data != 0 && !replicas_gather))
+  if (job_.model.kind != ModelKind::kGpt || chars == 0 ||
+      (layout_->coords().data != 0 && !replicas_gather))
     return;
   const uint64_t seed = static_cast<uint64_t>(job_.train.seed) * 1000003 + at_.step;
   const std::string text = job_.parallel.pipeline > 1 ? sampleThroughStages(chars, seed)

@@ -44,7 +44,7 @@ std::string whyNotNccl(const JobSpec& job, Communicator& group, int gpu) {
     return "parallel.strategy is " + job.parallel.strategy;
   if (job.parallel.sharesOneModel()) return "parallel.algorithm is shm-sharded";
   if (job.compression.compresses()) return "compression.codec is " + job.compression.codec;
-  if (job.parallel.comm_schedule == "priority")
+  if (job.parallel.comm_schedule == CommSchedule::kPriority)
     return "parallel.comm_schedule is priority (its pieces are ordered on host copies)";
   const std::string shared = sharedGpu(group, gpu);
   if (!shared.empty()) return "NCCL refuses two ranks on one GPU: " + shared;
@@ -67,10 +67,11 @@ std::unique_ptr<GradientTransport> makeTransport(const JobSpec& job, Communicato
                                                  const ComputeDevice& device) {
   if (device.hostMemory()) return makeHostTransport(group, device);
   const int gpu = gpuIndexOf(device);
-  const std::string& wanted = job.parallel.device_collectives;
-  const std::string why_not = wanted == "host" ? "" : whyNotNccl(job, group, gpu);
-  if (wanted != "host" && why_not.empty()) return makeNcclTransport(group, device, gpu);
-  if (wanted == "nccl") {
+  const DeviceCollectives wanted = job.parallel.device_collectives;
+  const bool host = wanted == DeviceCollectives::kHost;
+  const std::string why_not = host ? "" : whyNotNccl(job, group, gpu);
+  if (!host && why_not.empty()) return makeNcclTransport(group, device, gpu);
+  if (wanted == DeviceCollectives::kNccl) {
     throw std::invalid_argument("parallel.device_collectives = \"nccl\": " + why_not +
                                 "; use \"host\" (or \"auto\") to run the all-reduce on host "
                                 "copies");

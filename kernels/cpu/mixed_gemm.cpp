@@ -7,14 +7,6 @@
 
 namespace ranklab::kernels {
 
-Precision parsePrecision(const std::string& name) {
-  if (name == "fp32") return Precision::kFp32;
-  if (name == "bf16") return Precision::kBf16;
-  if (name == "fp16") return Precision::kFp16;
-  throw std::invalid_argument("unknown compute precision \"" + name +
-                              "\"; allowed: fp32, bf16, fp16");
-}
-
 const char* precisionName(Precision precision) {
   switch (precision) {
     case Precision::kBf16:

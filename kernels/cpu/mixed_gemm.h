@@ -15,8 +15,6 @@ namespace ranklab::kernels {
 
 enum class Precision { kFp32, kBf16, kFp16 };
 
-// "fp32", "bf16", "fp16" (the job file's amp.dtype); throws std::invalid_argument otherwise.
-Precision parsePrecision(const std::string& name);
 const char* precisionName(Precision precision);
 
 class GemmOperand {

@@ -23,7 +23,7 @@ using ::testing::HasSubstr;
 
 TEST(SlurmJob, SbatchGetsTheTasksTheKeysAndTheOutputFiles) {
   LaunchSpec launch;
-  launch.scheduler = "slurm";
+  launch.scheduler = Scheduler::kSlurm;
   launch.partition = "gpu";
   launch.nodes = 2;
   launch.time_limit = "30";
@@ -86,7 +86,7 @@ TEST(SlurmJob, HowAJobEndedIsSaidInWords) {
 // mpirun, and telemetry to an address they can reach.
 TEST(SlurmJob, MpirunInsideTheAllocationIsNotToldItIsOneMachine) {
   LaunchSpec launch;
-  launch.scheduler = "slurm";
+  launch.scheduler = Scheduler::kSlurm;
   EXPECT_TRUE(placementArguments(launch).empty());
   launch.mca = {"btl_tcp_if_include=10.0.0.0/24"};
   EXPECT_THAT(placementArguments(launch),

@@ -10,9 +10,9 @@ namespace ranklab::testing {
 
 // `job` made a GPT of 2 blocks, 4 heads of width 8, on windows of 16 bytes, 8 per batch.
 inline JobSpec tinyGpt(JobSpec job) {
-  job.data.dataset = "text";
+  job.data.dataset = DatasetKind::kText;
   job.data.path = defaultDataPath(job.data.dataset);
-  job.model.kind = "gpt";
+  job.model.kind = ModelKind::kGpt;
   job.model.context = 16;
   job.model.width = 32;
   job.model.heads = 4;

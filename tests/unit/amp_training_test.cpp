@@ -114,7 +114,7 @@ JobSpec smallAmpJob(int ranks, const std::string& dtype, int epochs) {
   job.train.batch_size = 25;
   job.train.epochs = epochs;
   job.parallel.ranks = ranks;
-  job.amp.dtype = dtype;
+  job.amp.dtype = choiceFrom<AmpDtype>(dtype);
   return job;
 }
 

@@ -20,7 +20,7 @@ namespace {
 JobSpec compressedJob(const std::string& codec, int64_t max_steps) {
   JobSpec job;
   job.model.layers = {32};
-  job.train.optimizer = "sgd";
+  job.train.optimizer = OptimizerKind::kSgd;
   job.train.momentum = 0.9;
   job.train.lr = 0.02;
   job.train.epochs = 2;

@@ -30,9 +30,9 @@ JobSpec mlpJob(int ranks, int pipeline, int tensor, int64_t max_steps) {
   job.train.epochs = 1;
   job.train.batch_size = 32;
   job.train.max_steps = max_steps;
-  job.train.optimizer = "adamw";
+  job.train.optimizer = OptimizerKind::kAdamW;
   job.train.lr = 0.002;
-  job.train.lr_schedule = "cosine";
+  job.train.lr_schedule = LrScheduleKind::kCosine;
   job.parallel.ranks = ranks;
   job.parallel.pipeline = pipeline;
   job.parallel.tensor = tensor;
@@ -57,7 +57,7 @@ const Dataset& lines(bool train) {
 using Losses = std::map<std::pair<int, int64_t>, double>;
 
 Losses train(const JobSpec& job) {
-  const bool text = job.data.dataset == "text";
+  const bool text = job.data.dataset == DatasetKind::kText;
   const auto ranks =
       text ? trainWithThreads(job, lines(true), lines(false)) : trainWithThreads(job);
   Losses losses;

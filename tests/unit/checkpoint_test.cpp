@@ -298,9 +298,9 @@ JobSpec resumableJob(int64_t max_steps) {
   JobSpec job;
   job.model.layers = {32};
   job.model.dropout = 0.2;
-  job.train.optimizer = "adam";
+  job.train.optimizer = OptimizerKind::kAdam;
   job.train.lr = 0.002;
-  job.train.lr_schedule = "cosine";
+  job.train.lr_schedule = LrScheduleKind::kCosine;
   job.train.warmup_steps = 10;
   job.train.epochs = 3;
   job.train.batch_size = 25;
@@ -361,7 +361,7 @@ void expectResumeContinues(const std::function<JobSpec(int64_t)>& make, int64_t 
 TEST_F(CheckpointFile, ResumedAmpRunContinuesTheLossCurveBitForBit) {
   auto ampJob = [](int64_t max_steps) {
     JobSpec job = resumableJob(max_steps);
-    job.amp.dtype = "fp16";
+    job.amp.dtype = AmpDtype::kFp16;
     job.amp.growth_interval = 7;
     return job;
   };

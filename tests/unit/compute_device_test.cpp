@@ -117,7 +117,7 @@ TEST(ComputeDevice, ANetworkOnDetachedMemoryUploadsItsInputAndKeepsActivationsTh
 TEST(ComputeDevice, AnOptimizerUpdatesAndKeepsItsStateOnTheModelsDevice) {
   LedgerDevice device;
   TrainSpec train;
-  train.optimizer = "adam";
+  train.optimizer = OptimizerKind::kAdam;
   auto on_device = makeOptimizer(train, 10, device);
   auto on_cpu = makeOptimizer(train, 10);
   std::vector<float> p1 = normalFloats(10, 1), p2 = p1;

@@ -49,7 +49,7 @@ TEST(SyntheticData, MoonsLieOnTwoHalfCircles) {
 
 TEST(SyntheticData, TheJobChoosesTheSetAndItsSizes) {
   DataSpec spec;
-  spec.dataset = "moons";
+  spec.dataset = DatasetKind::kMoons;
   spec.samples = 300;
   spec.test_samples = 70;
   const DataSplits data = loadJobData(spec, 1);
@@ -57,7 +57,7 @@ TEST(SyntheticData, TheJobChoosesTheSetAndItsSizes) {
   EXPECT_EQ(data.test.count, 70);
   EXPECT_NE(std::vector<float>(data.train.images.begin(), data.train.images.begin() + 140),
             data.test.images);  // the test set is a separate draw
-  spec.dataset = "spirals";
+  spec.dataset = DatasetKind::kSpirals;
   spec.arms = 5;
   EXPECT_EQ(loadJobData(spec, 1).train.classes, 5);
 }
@@ -86,7 +86,7 @@ TEST(TextData, TheLastTenthValidatesAndTheDefaultCorpusIsRead) {
   EXPECT_EQ(splits.validation.count, (10 - 1) / 8);
   EXPECT_EQ(splits.validation.images.front(), static_cast<float>('a' + 90 % 26));
   DataSpec spec;
-  spec.dataset = "text";
+  spec.dataset = DatasetKind::kText;
   spec.path = defaultDataPath(spec.dataset);  // as a job file that names none: the fortunes
   const DataSplits corpus = loadJobData(spec, 1, 64);
   EXPECT_GT(corpus.train.count, 3000);

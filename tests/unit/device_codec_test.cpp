@@ -47,12 +47,12 @@ std::vector<Variant> encodedVariants() {
   return {{"2 ranks", [](JobSpec&) {}},
           {"3 ranks", [](JobSpec& j) { j.parallel.ranks = 3; }},
           {"1 rank", [](JobSpec& j) { j.parallel.ranks = 1; }},
-          {"fp16 values", [](JobSpec& j) { j.compression.value_dtype = "fp16"; }},
+          {"fp16 values", [](JobSpec& j) { j.compression.value_dtype = ValueDtype::kFp16; }},
           {"no error feedback", [](JobSpec& j) { j.compression.error_feedback = false; }},
           {"no momentum correction", [](JobSpec& j) { j.compression.momentum_correction = false; }},
           {"adam",
            [](JobSpec& j) {
-             j.train.optimizer = "adam";
+             j.train.optimizer = OptimizerKind::kAdam;
              j.train.lr = 0.001;
            }},
           {"threshold",
@@ -65,7 +65,7 @@ std::vector<Variant> encodedVariants() {
            [](JobSpec& j) {
              j.compression.codec = "randomk";
              j.parallel.ranks = 3;
-             j.train.optimizer = "adam";
+             j.train.optimizer = OptimizerKind::kAdam;
              j.train.lr = 0.001;
            }},
           {"sign", [](JobSpec& j) { j.compression.codec = "sign"; }},
@@ -92,7 +92,7 @@ std::vector<Variant> encodedVariants() {
            [](JobSpec& j) {
              j.compression.codec = "threshold";
              j.compression.threshold = 0.02;
-             j.compression.value_dtype = "fp16";
+             j.compression.value_dtype = ValueDtype::kFp16;
              j.parallel.ranks = 3;
            }},
           {"qsgd", [](JobSpec& j) { j.compression.codec = "qsgd"; }},

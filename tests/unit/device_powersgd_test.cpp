@@ -70,7 +70,7 @@ std::vector<Variant> powersgdVariants() {
           {"no error feedback", [](JobSpec& j) { j.compression.error_feedback = false; }},
           {"adam",
            [](JobSpec& j) {
-             j.train.optimizer = "adam";
+             j.train.optimizer = OptimizerKind::kAdam;
              j.train.lr = 0.001;
            }},
           {"two hidden layers", [](JobSpec& j) {

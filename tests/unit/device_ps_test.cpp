@@ -43,7 +43,7 @@ std::vector<Variant> psVariants() {
           {"threshold, fp16 values",
            [](JobSpec& j) {
              j.compression.codec = "threshold";
-             j.compression.value_dtype = "fp16";
+             j.compression.value_dtype = ValueDtype::kFp16;
            }},
           {"randomk", codec("randomk")},
           {"sign", codec("sign")},

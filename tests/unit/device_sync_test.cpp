@@ -60,7 +60,7 @@ TEST(Transport, AStagedAllreduceLeavesTheMeanGradientOnTheDeviceAsTheHostRingDoe
     JobSpec job;
     job.parallel.ranks = kRanks;
     job.parallel.bucket_kb = bucket_kb;
-    job.parallel.device_collectives = "host";
+    job.parallel.device_collectives = DeviceCollectives::kHost;
     DetachedDevice device;
     const auto direct = syncOnEveryRank(job, cpuDevice());
     const auto staged = syncOnEveryRank(job, device);
@@ -77,7 +77,7 @@ TEST(Transport, LocalSgdAveragesModelsThroughHostCopies) {
   job.parallel.ranks = kRanks;
   job.parallel.strategy = "local-sgd";
   job.parallel.average_every = 1;
-  job.parallel.device_collectives = "host";
+  job.parallel.device_collectives = DeviceCollectives::kHost;
   DetachedDevice device;
   std::vector<std::vector<float>> models(kRanks);
   onEveryRank(kRanks, [&](Communicator& comm) {
@@ -132,8 +132,8 @@ TEST(DeviceSync, RefusesWhatHasNoGpuPathEvenInAJobBuiltInCode) {
   });
   // Priority pieces are ordered on host copies: NCCL, asked for by name, is refused.
   job.parallel.algorithm = "ring";
-  job.parallel.comm_schedule = "priority";
-  job.parallel.device_collectives = "nccl";
+  job.parallel.comm_schedule = CommSchedule::kPriority;
+  job.parallel.device_collectives = DeviceCollectives::kNccl;
   onEveryRank(1, [&](Communicator& comm) {
     EXPECT_THROW(makeGradientSync(job, comm, {}, device), std::invalid_argument);
   });
@@ -163,7 +163,7 @@ TEST(DeviceSync, ZeroOnAGpuWithoutNcclStagesAndSaysWhy) {
   job.parallel.ranks = 2;
   job.parallel.zero = 2;
   for (const std::string collectives : {"auto", "host"}) {
-    job.parallel.device_collectives = collectives;
+    job.parallel.device_collectives = choiceFrom<DeviceCollectives>(collectives);
     std::mutex guard;
     std::vector<std::string> hows;
     onEveryRank(2, [&](Communicator& comm) {
@@ -181,7 +181,7 @@ TEST(DeviceSync, ZeroOnAGpuWithoutNcclStagesAndSaysWhy) {
               std::string::npos)
         << hows[0];
   }
-  job.parallel.device_collectives = "nccl";
+  job.parallel.device_collectives = DeviceCollectives::kNccl;
   const std::string said = refusalOf(job, device);
   EXPECT_NE(said.find("parallel.device_collectives = \"nccl\": "), std::string::npos) << said;
 }
@@ -220,7 +220,7 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
       // Each piece all-reduced through host copies, then updated on the device.
       {"priority",
        [](JobSpec& j) {
-         j.parallel.comm_schedule = "priority";
+         j.parallel.comm_schedule = CommSchedule::kPriority;
          j.parallel.partition_kb = 16;
        }},
       {"ps-sync", [](JobSpec& j) { j.parallel.strategy = "ps-sync"; }},
@@ -238,10 +238,10 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
        }},
 
       {"microbatches 2", [](JobSpec& j) { j.parallel.microbatches = 2; }},
-      {"bf16", [](JobSpec& j) { j.amp.dtype = "bf16"; }},
+      {"bf16", [](JobSpec& j) { j.amp.dtype = AmpDtype::kBf16; }},
       {"adamw",
        [](JobSpec& j) {
-         j.train.optimizer = "adamw";
+         j.train.optimizer = OptimizerKind::kAdamW;
          j.train.lr = 0.001;
        }},
       // ZeRO's one algorithm over the host ring through host copies (StagedTransport):
@@ -250,22 +250,22 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
       {"zero 2, adamw",
        [](JobSpec& j) {
          j.parallel.zero = 2;
-         j.train.optimizer = "adamw";
+         j.train.optimizer = OptimizerKind::kAdamW;
          j.train.lr = 0.001;
        }},
       {"zero 3, bf16",
        [](JobSpec& j) {
          j.parallel.zero = 3;
-         j.amp.dtype = "bf16";
+         j.amp.dtype = AmpDtype::kBf16;
        }},
       // Max-pooling, ReLU, dropout and flatten written once: their passes run on the
       // device's checked operations with its memory locked between them.
       {"cnn, dropout 0.2, bf16", [](JobSpec& j) {
-         j.model.kind = "cnn";
+         j.model.kind = ModelKind::kCnn;
          j.model.channels = {4, 8};
          j.model.kernel_size = 3;
          j.model.dropout = 0.2;
-         j.amp.dtype = "bf16";
+         j.amp.dtype = AmpDtype::kBf16;
        }}};
   for (const auto& [what, apply] : variants) {
     JobSpec cpu;
@@ -278,7 +278,7 @@ TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
     apply(cpu);
     JobSpec off = cpu;
     off.train.device = "guarded";
-    off.parallel.device_collectives = "host";
+    off.parallel.device_collectives = DeviceCollectives::kHost;
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
     ASSERT_EQ(got.size(), want.size()) << what;

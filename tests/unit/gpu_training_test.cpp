@@ -33,14 +33,14 @@ class GpuTraining : public ::testing::Test {
 
 JobSpec twentySteps(const std::string& model, const std::string& optimizer) {
   JobSpec job;
-  job.model.kind = model;
+  job.model.kind = choiceFrom<ModelKind>(model);
   job.model.layers = {64};
   job.model.channels = {8, 16};
   job.model.dropout = 0.25;  // the masks must match too
   job.train.epochs = 1;
   job.train.max_steps = 20;
   job.train.batch_size = 32;
-  job.train.optimizer = optimizer;
+  job.train.optimizer = choiceFrom<OptimizerKind>(optimizer);
   job.train.lr = optimizer == "sgd" ? 0.05 : 0.001;
   job.parallel.ranks = 1;
   return job;
@@ -81,7 +81,7 @@ TEST_F(GpuTraining, GptFollowsTheCpu) {
     const auto cpu = trainWithThreads(job, train_set, test_set);
     JobSpec on_gpu = job;
     on_gpu.train.device = "cuda";
-    on_gpu.parallel.device_collectives = "host";
+    on_gpu.parallel.device_collectives = DeviceCollectives::kHost;
     const auto gpu = trainWithThreads(on_gpu, train_set, test_set);
     const size_t scorer = job.parallel.pipeline > 1 ? 1 : 0;  // the last stage scores
     const double gap = largestGap(gpu[scorer].losses, cpu[scorer].losses);
@@ -95,7 +95,7 @@ TEST_F(GpuTraining, GptFollowsTheCpu) {
 TEST_F(GpuTraining, AmpFollowsTheCpusRunOfTheSameDtype) {
   for (const std::string dtype : {"bf16", "fp16"}) {
     JobSpec job = twentySteps("mlp", "sgd");
-    job.amp.dtype = dtype;
+    job.amp.dtype = choiceFrom<AmpDtype>(dtype);
     const auto cpu = trainWithThreads(job);
     job.train.device = "cuda";
     const auto gpu = trainWithThreads(job);
@@ -139,7 +139,7 @@ TEST_F(GpuTraining, TwoRanksOnOneGpuAllReduceOnTheHostAndSaySo) {
     said |= event.find("device: cuda:0: gradients copied to the host for allreduce (not NCCL: " +
                        why) == 0;
   EXPECT_TRUE(said);
-  job.parallel.device_collectives = "nccl";
+  job.parallel.device_collectives = DeviceCollectives::kNccl;
   EXPECT_THROW(trainWithThreads(job), std::invalid_argument);
 }
 
@@ -149,7 +149,7 @@ TEST_F(GpuTraining, OneRankWithNcclRecordsItsStepsLikeTheCpu) {
 #endif
   JobSpec job = twentySteps("cnn", "sgd");
   job.train.device = "cuda";
-  job.parallel.device_collectives = "nccl";
+  job.parallel.device_collectives = DeviceCollectives::kNccl;
   const auto gpu = trainWithThreads(job);
   ASSERT_EQ(gpu[0].stats.size(), 20u);
   // The batch buffers were page-locked for asynchronous uploads (else an event says why).
@@ -172,7 +172,7 @@ TEST_F(GpuTraining, PipelineStagesFollowTheCpu) {
     job.parallel.ranks = 2;
     job.parallel.pipeline = 2;
     job.parallel.microbatches = 4;
-    job.parallel.schedule = schedule;
+    job.parallel.schedule = choiceFrom<PipelineOrder>(schedule);
     const auto cpu = trainWithThreads(job);
     job.train.device = "cuda";
     const auto gpu = trainWithThreads(job);
@@ -202,7 +202,7 @@ TEST_F(GpuTraining, PriorityPiecesFollowTheCpu) {
   JobSpec job = twentySteps("mlp", "adam");
   job.model.dropout = 0;
   job.parallel.ranks = 2;
-  job.parallel.comm_schedule = "priority";
+  job.parallel.comm_schedule = CommSchedule::kPriority;
   job.parallel.partition_kb = 64;
   const auto cpu = trainWithThreads(job);
   job.train.device = "cuda";

@@ -38,12 +38,12 @@ class GpuZero : public ::testing::Test {
 
 JobSpec twentyZeroSteps(int ranks, int stage, const std::string& optimizer) {
   JobSpec job;
-  job.model.kind = "mlp";
+  job.model.kind = ModelKind::kMlp;
   job.model.layers = {64};
   job.train.epochs = 1;
   job.train.max_steps = 20;
   job.train.batch_size = 32;
-  job.train.optimizer = optimizer;
+  job.train.optimizer = choiceFrom<OptimizerKind>(optimizer);
   job.train.lr = optimizer == "sgd" ? 0.05 : 0.001;
   job.train.momentum = 0.9;
   job.parallel.ranks = ranks;
@@ -149,7 +149,7 @@ TEST_F(GpuZero, AmpUnscalesTheShardsAndSkipsTheStepsZeroOneSkips) {
   JobSpec job = twentyZeroSteps(1, 1, "adamw");
   job.train.device = "cuda";
   job.train.max_steps = 40;
-  job.amp.dtype = "fp16";
+  job.amp.dtype = AmpDtype::kFp16;
   job.amp.init_scale = std::ldexp(1.0, 40);
   const auto one = trainWithThreads(job);
   for (int stage : {2, 3}) {

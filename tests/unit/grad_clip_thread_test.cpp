@@ -80,7 +80,7 @@ TEST(GradClip, DataRanksAgreeOnTheNorm) {
 TEST(GradClip, SplitRunsMeasureAndClipTheWholeGradient) {
   JobSpec whole = clipJob(0.3);
   whole.model.layers = {32, 32, 16};
-  whole.train.optimizer = "adamw";
+  whole.train.optimizer = OptimizerKind::kAdamW;
   whole.train.lr = 0.003;
   whole.parallel.ranks = 2;
   const auto reference = trainWithThreads(whole);

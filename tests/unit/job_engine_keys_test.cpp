@@ -50,7 +50,7 @@ checkpoint_every = 50
 resume_from = "old.ckpt"
 )",
                                "job.toml");
-  EXPECT_EQ(job.data.dataset, "spirals");
+  EXPECT_EQ(job.data.dataset, DatasetKind::kSpirals);
   EXPECT_EQ(job.data.samples, 3000);
   EXPECT_EQ(job.data.arms, 4);
   EXPECT_EQ(job.data.prefetch, 0);
@@ -58,7 +58,7 @@ resume_from = "old.ckpt"
   EXPECT_EQ(job.model.dropout, 0.5);
   EXPECT_TRUE(job.train.nesterov);
   EXPECT_EQ(job.train.eps, 1e-6);
-  EXPECT_EQ(job.train.lr_schedule, "step");
+  EXPECT_EQ(job.train.lr_schedule, LrScheduleKind::kStep);
   EXPECT_EQ(job.train.warmup_steps, 100);
   EXPECT_EQ(job.train.checkpoint_every, 50);
   EXPECT_EQ(job.train.resume_from, "old.ckpt");

@@ -86,7 +86,7 @@ TEST(JobSpec, EmptyFileGivesDefaults) {
   JobSpec job = parseJob("", "empty.toml");
   EXPECT_EQ(job, JobSpec{});
   EXPECT_EQ(job.name, "job");
-  EXPECT_EQ(job.data.dataset, "fashion-mnist");
+  EXPECT_EQ(job.data.dataset, DatasetKind::kFashionMnist);
   EXPECT_EQ(job.model.layers, (std::vector<int>{256, 128}));
   EXPECT_EQ(job.train.batch_size, 64);
   EXPECT_DOUBLE_EQ(job.train.lr, 0.05);
@@ -102,8 +102,8 @@ TEST(JobSpec, QuickstartPresetParses) {
   JobSpec job = loadJob(RANKLAB_QUICKSTART_JOB);
   JobSpec expected;
   expected.name = "quickstart";
-  expected.data.dataset = "fashion-mnist";
-  expected.model.kind = "mlp";
+  expected.data.dataset = DatasetKind::kFashionMnist;
+  expected.model.kind = ModelKind::kMlp;
   expected.model.layers = {256, 128};
   expected.train.epochs = 2;
   expected.train.batch_size = 64;
@@ -114,7 +114,7 @@ TEST(JobSpec, QuickstartPresetParses) {
   expected.parallel.strategy = "allreduce";
   expected.parallel.algorithm = "ring";
   expected.compression.codec = "none";
-  expected.amp.dtype = "fp32";
+  expected.amp.dtype = AmpDtype::kFp32;
   EXPECT_EQ(job, expected);
   EXPECT_EQ(job.train.lr, 0.05);  // exactly, not nearly
   EXPECT_EQ(job.parallel.ranks, 4);
@@ -541,7 +541,7 @@ TEST(JobSpec, CompressionKeysAreCheckedAndRoundTrip) {
   EXPECT_DOUBLE_EQ(job.compression.ratio, 0.005);
   EXPECT_FALSE(job.compression.error_feedback);
   EXPECT_FALSE(job.compression.momentum_correction);
-  EXPECT_EQ(job.compression.value_dtype, "fp16");
+  EXPECT_EQ(job.compression.value_dtype, ValueDtype::kFp16);
   EXPECT_EQ(parseJob(toTomlText(job), "round.toml"), job);
 
   EXPECT_THAT(onlyIssueOf("[compression]\ncodec = \"zip\"\n").message,

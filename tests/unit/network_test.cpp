@@ -158,16 +158,16 @@ TEST(NetworkDropout, MaskKeepsAboutOneMinusPScaledByItsInverse) {
 
 TEST(Models, FromTheJobsModelSection) {
   ModelSpec spec;
-  spec.kind = "cnn";
+  spec.kind = ModelKind::kCnn;
   spec.channels = {4, 8};
   spec.kernel_size = 3;
   spec.layers = {32};
   Network cnn = makeModel(spec, kImage, 10, 1);
   EXPECT_EQ(cnn.views().size(), 8u);
-  spec.kind = "mlp";
+  spec.kind = ModelKind::kMlp;
   Network mlp = makeModel(spec, kImage, 10, 1);
   EXPECT_EQ(mlp.views().front().size, 784u * 32);
-  spec.kind = "cnn";
+  spec.kind = ModelKind::kCnn;
   try {
     makeModel(spec, {1, 1, 2}, 3, 1);
     FAIL() << "expected an error";

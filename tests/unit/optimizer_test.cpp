@@ -93,7 +93,7 @@ TEST(Adam, AdamAndAdamWFollowPyTorch) {
 TEST(Optimizers, StateRoundTripContinuesIdentically) {
   TrainSpec spec;
   for (const char* kind : {"sgd", "adam", "adamw"}) {
-    spec.optimizer = kind;
+    spec.optimizer = choiceFrom<OptimizerKind>(kind);
     auto a = makeOptimizer(spec, 3), b = makeOptimizer(spec, 3);
     std::vector<float> pa = {1.f, -2.f, 0.5f};
     const std::vector<float> g = {0.1f, 0.2f, -0.3f};
@@ -113,7 +113,7 @@ TEST(Optimizers, StateRoundTripContinuesIdentically) {
 // Adam does, holds the state of 4 parameters, and its state round-trips through whole tensors.
 TEST(ShardedOptimizer, UpdatesItsSliceAsTheWholeOptimizerDoes) {
   TrainSpec train;
-  train.optimizer = "adamw";
+  train.optimizer = OptimizerKind::kAdamW;
   train.weight_decay = 0.1;
   const ParamRange own{3, 7};
   ShardedOptimizer shard(makeOptimizer(train, 4), 10, own);
@@ -152,7 +152,7 @@ TEST(LrSchedule, ConstantStepCosineAndWarmUp) {
   EXPECT_DOUBLE_EQ(constant.at(1), 0.1);
   EXPECT_DOUBLE_EQ(constant.at(100), 0.1);
 
-  spec.lr_schedule = "step";
+  spec.lr_schedule = LrScheduleKind::kStep;
   spec.lr_step_epochs = 2;
   spec.lr_gamma = 0.5;
   const LrSchedule step(spec, 10, 100);  // 10 steps per epoch: halve every 20 steps
@@ -160,7 +160,7 @@ TEST(LrSchedule, ConstantStepCosineAndWarmUp) {
   EXPECT_DOUBLE_EQ(step.at(21), 0.05);
   EXPECT_DOUBLE_EQ(step.at(41), 0.025);
 
-  spec.lr_schedule = "cosine";
+  spec.lr_schedule = LrScheduleKind::kCosine;
   spec.lr_min = 0.01;
   spec.warmup_steps = 10;
   const LrSchedule cosine(spec, 10, 110);

@@ -95,7 +95,7 @@ JobSpec pipelineJob(int ranks, int stages, const std::string& schedule, int micr
   job.train.max_steps = 20;
   job.parallel.ranks = ranks;
   job.parallel.pipeline = stages;
-  job.parallel.schedule = schedule;
+  job.parallel.schedule = choiceFrom<PipelineOrder>(schedule);
   job.parallel.microbatches = microbatches;
   return job;
 }
@@ -146,7 +146,7 @@ TEST(Pipeline, StagesOffTheHostSendHostCopiesAndFollowTheCpuBitForBit) {
     cpu.train.checkpoint_path = ::testing::TempDir() + "ranklab-guarded-pipeline.ckpt";
     JobSpec off = cpu;
     off.train.device = "guarded";
-    off.parallel.device_collectives = "host";
+    off.parallel.device_collectives = DeviceCollectives::kHost;
     const auto want = testing::trainWithThreads(cpu);
     const auto got = testing::trainWithThreads(off);
     const std::string what = std::string(schedule) + " on " + std::to_string(ranks) + " ranks";

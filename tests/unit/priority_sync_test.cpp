@@ -27,7 +27,7 @@ JobSpec threeLayerJob(const std::string& optimizer) {
   job.model.layers = {256, 128};  // 200,960 + 32,896 + 1,290 parameters
   job.train.epochs = 1;
   job.train.batch_size = 25;
-  job.train.optimizer = optimizer;
+  job.train.optimizer = choiceFrom<OptimizerKind>(optimizer);
   job.train.lr = optimizer == "sgd" ? 0.05 : 0.001;
   job.parallel.ranks = 3;
   return job;
@@ -39,7 +39,7 @@ TEST(PrioritySchedule, TrainsBitForBitLikeFifoBucketsOfTheSameSize) {
     job.parallel.bucket_kb = 16;
     const auto fifo = trainWithThreads(job);
     job.parallel.bucket_kb = 0;
-    job.parallel.comm_schedule = "priority";
+    job.parallel.comm_schedule = CommSchedule::kPriority;
     job.parallel.partition_kb = 16;
     const auto priority = trainWithThreads(job);
     ASSERT_EQ(priority[0].losses.size(), fifo[0].losses.size());
@@ -64,11 +64,11 @@ TEST(PrioritySchedule, PiecesOffTheHostAreUpdatedOnTheDeviceBitForBit) {
   for (const std::string optimizer : {"adam"}) {
     auto cpu = threeLayerJob(optimizer);
     cpu.train.max_steps = 12;
-    cpu.parallel.comm_schedule = "priority";
+    cpu.parallel.comm_schedule = CommSchedule::kPriority;
     cpu.parallel.partition_kb = 64;
     auto off = cpu;
     off.train.device = "guarded";
-    off.parallel.device_collectives = "host";
+    off.parallel.device_collectives = DeviceCollectives::kHost;
     const auto want = trainWithThreads(cpu);
     const auto got = trainWithThreads(off);
     for (int r = 0; r < 3; ++r) {

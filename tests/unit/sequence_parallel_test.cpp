@@ -25,7 +25,7 @@ JobSpec gptJob(int ranks, int tensor, bool sequence_parallel) {
   JobSpec job;
   job.train.epochs = 1;
   job.train.max_steps = 20;
-  job.train.optimizer = "adamw";
+  job.train.optimizer = OptimizerKind::kAdamW;
   job.train.lr = 0.002;
   job.train.grad_clip = 0.5;
   job = testing::tinyGpt(job);

@@ -104,9 +104,9 @@ TEST(DataParallelSchedule, MicroBatchedRunFollowsTheWholeBatchRun) {
 TEST(GradientAccumulation, FourBatchesOfSixteenStepAsOneOfSixtyFour) {
   JobSpec job;
   job.model.layers = {32};
-  job.train.optimizer = "adam";
+  job.train.optimizer = OptimizerKind::kAdam;
   job.train.lr = 0.003;
-  job.train.lr_schedule = "cosine";
+  job.train.lr_schedule = LrScheduleKind::kCosine;
   job.train.epochs = 2;
   job.parallel.ranks = 2;
   job.train.batch_size = 64;

@@ -152,7 +152,7 @@ TEST(Strategies, ShmShardedTrainsBitForBitLikeShm) {
   for (const char* optimizer : {"sgd", "adamw"}) {
     for (int ranks : {2, 3}) {
       auto job = smallJob("allreduce", ranks);
-      job.train.optimizer = optimizer;
+      job.train.optimizer = choiceFrom<OptimizerKind>(optimizer);
       job.train.weight_decay = 0.01;
       job.parallel.algorithm = "shm";
       const auto shm = trainWithThreads(job);
@@ -174,7 +174,7 @@ TEST(Strategies, ShmShardedTrainsBitForBitLikeShm) {
     }
   }
   auto job = smallJob("allreduce", 2);
-  job.amp.dtype = "fp16";
+  job.amp.dtype = AmpDtype::kFp16;
   job.amp.growth_interval = 5;
   job.parallel.algorithm = "shm";
   const auto shm = trainWithThreads(job);

@@ -27,7 +27,7 @@ JobSpec tensorJob(int ranks, int tensor, const std::string& optimizer = "sgd") {
   job.train.epochs = 1;
   job.train.batch_size = 32;
   job.train.max_steps = 20;
-  job.train.optimizer = optimizer;
+  job.train.optimizer = choiceFrom<OptimizerKind>(optimizer);
   job.train.lr = optimizer == "sgd" ? 0.05 : 0.002;
   job.parallel.ranks = ranks;
   job.parallel.tensor = tensor;
@@ -74,7 +74,7 @@ TEST(TensorParallel, SlicesTrainAsOneRankOnTheSameBatch) {
 // slice: f before the head hands them the whole input gradient, so they learn as on 1 rank.
 TEST(TensorParallel, CnnHeadSlicesTrainAsOneRank) {
   JobSpec job = tensorJob(1, 1);
-  job.model.kind = "cnn";
+  job.model.kind = ModelKind::kCnn;
   job.model.channels = {4, 8};
   job.model.kernel_size = 3;
   job.model.layers = {32};
@@ -208,7 +208,7 @@ TEST(TensorParallel, GptStagesUnderAmpShardLikeZeroOne) {
   const Dataset train_set = lineWindows(0, 6000), test_set = lineWindows(6000, 7000);
   JobSpec staged = gptJob(4, 1, "adamw");
   staged.parallel.pipeline = 2;
-  staged.amp.dtype = "bf16";
+  staged.amp.dtype = AmpDtype::kBf16;
   staged.parallel.zero = 1;
   const auto one = trainWithThreads(staged, train_set, test_set);
   ASSERT_EQ(one[1].losses.size(), 20u) << "the last stage scores the loss";
@@ -340,7 +340,7 @@ TEST(TensorParallel, GptStagesTrainAsTheWholeModelInThreeDimensions) {
 TEST(TensorParallel, SlicesOffTheHostSumHostCopiesAndFollowTheCpuBitForBit) {
   testing::registerGuardedDevices();
   JobSpec cnn = tensorJob(2, 2);
-  cnn.model.kind = "cnn";
+  cnn.model.kind = ModelKind::kCnn;
   cnn.model.channels = {4, 8};
   cnn.model.kernel_size = 3;
   cnn.model.layers = {32};
@@ -349,7 +349,7 @@ TEST(TensorParallel, SlicesOffTheHostSumHostCopiesAndFollowTheCpuBitForBit) {
                                   {"cnn head, 2 slices", cnn}}) {
     JobSpec off = cpu;
     off.train.device = "guarded";
-    off.parallel.device_collectives = "host";
+    off.parallel.device_collectives = DeviceCollectives::kHost;
     const auto want = trainWithThreads(cpu);
     const auto got = trainWithThreads(off);
     for (size_t r = 0; r < want.size(); ++r) {
@@ -394,7 +394,7 @@ TEST(TensorParallel, GptOffTheHostFollowsTheCpuBitForBit) {
                                   {"gpt, 2 x 2 x 2, split rows", split_rows_3d}}) {
     JobSpec off = cpu;
     off.train.device = "guarded";
-    off.parallel.device_collectives = "host";
+    off.parallel.device_collectives = DeviceCollectives::kHost;
     const auto want = trainWithThreads(cpu, train_set, test_set);
     const auto got = trainWithThreads(off, train_set, test_set);
     for (size_t r = 0; r < want.size(); ++r) {

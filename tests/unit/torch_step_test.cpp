@@ -94,7 +94,7 @@ void replay(const std::string& model_name, Network model, const std::vector<Opti
   for (const auto& c : cases) {
     std::memcpy(model.params(), ref.at("params").data(), model.parameterCount() * sizeof(float));
     auto optimizer = makeOptimizer(c.spec, model.parameterCount());
-    const bool adam = c.spec.optimizer != "sgd";
+    const bool adam = c.spec.optimizer != OptimizerKind::kSgd;
     const double params_tolerance = adam ? 2e-5 : 2e-6;
     std::vector<bool> noise(model.parameterCount(), false);
     for (int step = 1; step <= 3; ++step) {
@@ -139,7 +139,7 @@ void replay(const std::string& model_name, Network model, const std::vector<Opti
 
 TrainSpec sgd(double momentum, bool nesterov, double weight_decay) {
   TrainSpec spec;
-  spec.optimizer = "sgd";
+  spec.optimizer = OptimizerKind::kSgd;
   spec.momentum = momentum;
   spec.nesterov = nesterov;
   spec.weight_decay = weight_decay;
@@ -148,7 +148,7 @@ TrainSpec sgd(double momentum, bool nesterov, double weight_decay) {
 
 TrainSpec adam(const std::string& kind, double weight_decay) {
   TrainSpec spec;
-  spec.optimizer = kind;
+  spec.optimizer = choiceFrom<OptimizerKind>(kind);
   spec.weight_decay = weight_decay;
   return spec;
 }

@@ -165,10 +165,10 @@ TEST(Trainer, ObserverHearsOfEveryPauseBeforeItComes) {
 TEST(Trainer, SameJobWithDropoutAdamAndCosineIsBitForBitReproducible) {
   JobSpec job = smallJob(2, "ring");
   job.model.dropout = 0.3;
-  job.train.optimizer = "adamw";
+  job.train.optimizer = OptimizerKind::kAdamW;
   job.train.lr = 0.003;
   job.train.weight_decay = 0.01;
-  job.train.lr_schedule = "cosine";
+  job.train.lr_schedule = LrScheduleKind::kCosine;
   job.train.warmup_steps = 20;
   const auto a = trainWithThreads(job), b = trainWithThreads(job);
   EXPECT_EQ(a[0].losses, b[0].losses);
@@ -178,9 +178,9 @@ TEST(Trainer, SameJobWithDropoutAdamAndCosineIsBitForBitReproducible) {
 
 TEST(Trainer, SpiralsTeachingJobLearnsInSeconds) {
   JobSpec job;
-  job.data.dataset = "spirals";
+  job.data.dataset = DatasetKind::kSpirals;
   job.model.layers = {64, 64};
-  job.train.optimizer = "adam";
+  job.train.optimizer = OptimizerKind::kAdam;
   job.train.lr = 0.01;
   job.train.epochs = 20;
   job.train.batch_size = 50;
@@ -188,7 +188,7 @@ TEST(Trainer, SpiralsTeachingJobLearnsInSeconds) {
   const DataSplits data = loadJobData(
       [] {
         DataSpec spec;
-        spec.dataset = "spirals";
+        spec.dataset = DatasetKind::kSpirals;
         spec.samples = 3000;
         spec.test_samples = 1000;
         return spec;
@@ -200,7 +200,7 @@ TEST(Trainer, SpiralsTeachingJobLearnsInSeconds) {
 
 TEST(Trainer, CnnTrainsOnImages) {
   JobSpec job = smallJob(1, "ring");
-  job.model.kind = "cnn";
+  job.model.kind = ModelKind::kCnn;
   job.model.channels = {4, 8};
   job.model.layers = {};
   job.train.batch_size = 50;
@@ -237,14 +237,14 @@ TEST(Trainer, AGptLearnsTextAndItsFirstRankWritesIt) {
   const Dataset train_set = textWindows({bytes.begin(), bytes.begin() + 18000}, 16);
   const Dataset test_set = textWindows({bytes.begin() + 18000, bytes.end()}, 16);
   JobSpec job;
-  job.data.dataset = "text";
+  job.data.dataset = DatasetKind::kText;
   job.data.path = defaultDataPath(job.data.dataset);
-  job.model.kind = "gpt";
+  job.model.kind = ModelKind::kGpt;
   job.model.context = 16;
   job.model.width = 32;
   job.model.heads = 2;
   job.model.blocks = 1;
-  job.train.optimizer = "adamw";
+  job.train.optimizer = OptimizerKind::kAdamW;
   job.train.lr = 0.01;
   job.train.batch_size = 16;
   job.train.epochs = 4;
@@ -281,9 +281,9 @@ TEST(Trainer, PowerSgdCompressesAGptsBlocksAndTables) {
   const Dataset train_set = textWindows({bytes.begin(), bytes.begin() + 7000}, 16);
   const Dataset test_set = textWindows({bytes.begin() + 7000, bytes.end()}, 16);
   JobSpec job;
-  job.data.dataset = "text";
+  job.data.dataset = DatasetKind::kText;
   job.data.path = defaultDataPath(job.data.dataset);
-  job.model.kind = "gpt";
+  job.model.kind = ModelKind::kGpt;
   job.model.context = 16;
   job.model.width = 64;
   job.model.heads = 2;

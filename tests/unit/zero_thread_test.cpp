@@ -20,7 +20,7 @@ JobSpec zeroJob(int zero, int ranks, const std::string& optimizer) {
   job.train.epochs = 1;
   job.train.batch_size = 25;
   job.train.max_steps = 30;
-  job.train.optimizer = optimizer;
+  job.train.optimizer = choiceFrom<OptimizerKind>(optimizer);
   job.train.weight_decay = 0.01;
   job.parallel.ranks = ranks;
   job.parallel.zero = zero;

@@ -40,7 +40,7 @@ LessonAnswer bucketingAnswer(const LessonRun& run) {
   const std::optional<JobSpec> parsed = jobOrError(run, a);
   if (!parsed) return a;
   const JobSpec& job = *parsed;
-  const bool priority = job.parallel.comm_schedule == "priority";
+  const bool priority = job.parallel.comm_schedule == CommSchedule::kPriority;
   const int64_t b = int64_t(priority ? job.parallel.partition_kb : job.parallel.bucket_kb) * 1024;
   if (b <= 0 || job.compression.compresses()) {
     a.error = QObject::tr(

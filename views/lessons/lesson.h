@@ -78,9 +78,8 @@ double medianOf(std::vector<double> values);
 // The number right before `suffix` in `text` ("found 0.27 s after" with " s after"); NaN if none.
 double numberBefore(const std::string& text, const std::string& suffix);
 const EventRow* firstEvent(const LessonRun& run, const std::string& kind);
-// The run's resolved job, as its ranks received it; throws JobError.
-JobSpec jobOf(const LessonRun& run);
-// The same, or nothing with the reason in `answer.error`.
+// The run's resolved job, as its ranks received it (engine/job/stored_job.h), or nothing with the
+// reason in `answer.error`.
 std::optional<JobSpec> jobOrError(const LessonRun& run, LessonAnswer& answer);
 
 }  // namespace ranklab

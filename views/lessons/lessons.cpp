@@ -1,6 +1,7 @@
 #include "views/lessons/lesson.h"
 
 #include "engine/job/job_file.h"
+#include "engine/job/stored_job.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,24 +66,17 @@ double numberBefore(const std::string& text, const std::string& suffix) {
   return std::stod(text.substr(begin, at - begin));
 }
 
-JobSpec jobOf(const LessonRun& run) {
-  return parseJob(run.run.job_toml, "run " + std::to_string(run.run.id));
-}
-
 std::optional<JobSpec> jobOrError(const LessonRun& run, LessonAnswer& answer) {
-  try {
-    return jobOf(run);
-  } catch (const JobError& e) {
-    answer.error = QString::fromStdString(e.what());
-    return std::nullopt;
-  }
+  StoredJob stored = storedJobOf(run.run);
+  if (!stored.job) answer.error = QString::fromStdString(stored.error);
+  return std::move(stored.job);
 }
 
 int variantOf(const Lesson& lesson, const LessonRun& run) {
   int best = 0;
   try {
-    const std::string where = "run " + std::to_string(run.run.id);
-    const JobSpec job = parseJob(run.run.job_toml, where);
+    const std::string where = "run " + std::to_string(run.run.id) + "'s job";
+    const JobSpec job = requireStoredJob(run.run);
     size_t most = 0;
     for (size_t v = 0; v < lesson.variants.size(); ++v) {
       QStringList overrides = lesson.variants[v].overrides;
@@ -91,7 +85,7 @@ int variantOf(const Lesson& lesson, const LessonRun& run) {
       for (const QString& o : overrides) sets.push_back(o.toStdString());
       if (parseJob(run.run.job_toml, where, sets) == job) best = int(v), most = sets.size();
     }
-  } catch (const JobError&) {
+  } catch (const std::exception&) {
     // A job the variants cannot be applied to is the preset's as far as the page knows.
   }
   return best;

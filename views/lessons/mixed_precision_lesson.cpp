@@ -37,7 +37,7 @@ LessonAnswer mixedPrecisionAnswer(const LessonRun& run) {
   const std::optional<JobSpec> parsed = jobOrError(run, a);
   if (!parsed) return a;
   const JobSpec& job = *parsed;
-  if (job.amp.dtype == "fp32") {
+  if (job.amp.dtype == AmpDtype::kFp32) {
     a.error = QObject::tr("this lesson needs amp.dtype = \"fp16\" or \"bf16\"; run %1 is fp32")
                   .arg(run.run.id);
     return a;

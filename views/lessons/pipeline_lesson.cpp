@@ -75,7 +75,7 @@ LessonAnswer pipelineAnswer(const LessonRun& run) {
                  "free sends; the stages here differ a little in cost, and each send "
                  "takes time. In the timeline below every micro-batch's forward and "
                  "backward sits where it ran, numbered, the gaps in the wait colour.</p>")
-                 .arg(QString::fromStdString(job.parallel.schedule))
+                 .arg(QString::fromStdString(nameText(job.parallel.schedule)))
                  .arg(rows);
   a.focus_step = 10;
   a.focus_steps = 2;

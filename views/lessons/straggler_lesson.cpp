@@ -3,7 +3,7 @@
 #include <QObject>
 #include <map>
 
-#include "engine/job/job_file.h"  // JobError
+#include "engine/job/stored_job.h"
 #include "views/lessons/lesson.h"
 
 namespace ranklab {
@@ -62,11 +62,8 @@ LessonAnswer stragglerAnswer(const LessonRun& run) {
   const double fast = double(compute.size() - 1);
   a.measured = waited / fast;
   a.formula = predicted / fast;
-  int delay_ms = 0;
-  try {
-    delay_ms = jobOf(run).fault.straggler_delay_ms;
-  } catch (const JobError&) {
-  }
+  const std::optional<JobSpec> job = storedJobOf(run.run).job;
+  const int delay_ms = job ? job->fault.straggler_delay_ms : 0;
   a.formula_text = QObject::tr("C_slowest − C_rank, mean of the fast ranks");
   a.detail = QObject::tr(
                  "<p>Medians per step of each rank's compute and wait:</p>"

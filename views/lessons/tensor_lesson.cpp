@@ -54,16 +54,16 @@ LessonAnswer tensorAnswer(const LessonRun& run) {
   if (!parsed) return a;
   const JobSpec& job = *parsed;
   const int t = job.parallel.tensor;
-  if (job.model.kind != "mlp" || job.data.dataset != "fashion-mnist" || t < 2 ||
-      job.parallel.ranks != t || job.parallel.microbatches != 1 ||
+  if (job.model.kind != ModelKind::kMlp || job.data.dataset != DatasetKind::kFashionMnist ||
+      t < 2 || job.parallel.ranks != t || job.parallel.microbatches != 1 ||
       job.train.accumulate_steps != 1) {
     a.error = QObject::tr(
                   "this lesson needs an MLP on fashion-mnist split over every rank "
                   "(parallel.ranks = parallel.tensor > 1), one micro-batch; run %1 has %2 on "
                   "%3, %4 ranks, tensor %5")
                   .arg(run.run.id)
-                  .arg(QString::fromStdString(job.model.kind))
-                  .arg(QString::fromStdString(job.data.dataset))
+                  .arg(QString::fromStdString(nameText(job.model.kind)))
+                  .arg(QString::fromStdString(nameText(job.data.dataset)))
                   .arg(job.parallel.ranks)
                   .arg(t);
     return a;

@@ -77,10 +77,11 @@ LessonAnswer transformerMemoryAnswer(const LessonRun& run) {
   const std::optional<JobSpec> parsed = jobOrError(run, a);
   if (!parsed) return a;
   const JobSpec& job = *parsed;
-  if (job.model.kind != "gpt" || job.parallel.pipeline != 1 || job.amp.dtype != "fp32") {
+  if (job.model.kind != ModelKind::kGpt || job.parallel.pipeline != 1 ||
+      job.amp.dtype != AmpDtype::kFp32) {
     a.error = QObject::tr("this lesson needs a GPT in fp32 without a pipeline; run %1 has %2")
                   .arg(run.run.id)
-                  .arg(QString::fromStdString(job.model.kind));
+                  .arg(QString::fromStdString(nameText(job.model.kind)));
     return a;
   }
   const std::map<int, RankMemory> ranks = memoryOf(run);

@@ -44,16 +44,16 @@ LessonAnswer zeroAnswer(const LessonRun& run) {
   const std::optional<JobSpec> parsed = jobOrError(run, a);
   if (!parsed) return a;
   const JobSpec& job = *parsed;
-  if (job.model.kind != "mlp" || job.data.dataset != "fashion-mnist" ||
-      job.train.optimizer == "sgd" || job.amp.dtype != "fp32") {
+  if (job.model.kind != ModelKind::kMlp || job.data.dataset != DatasetKind::kFashionMnist ||
+      job.train.optimizer == OptimizerKind::kSgd || job.amp.dtype != AmpDtype::kFp32) {
     a.error = QObject::tr(
                   "this lesson needs an MLP on fashion-mnist with Adam in fp32; run %1 has %2 "
                   "on %3, %4, %5")
                   .arg(run.run.id)
-                  .arg(QString::fromStdString(job.model.kind))
-                  .arg(QString::fromStdString(job.data.dataset))
-                  .arg(QString::fromStdString(job.train.optimizer))
-                  .arg(QString::fromStdString(job.amp.dtype));
+                  .arg(QString::fromStdString(nameText(job.model.kind)))
+                  .arg(QString::fromStdString(nameText(job.data.dataset)))
+                  .arg(QString::fromStdString(nameText(job.train.optimizer)))
+                  .arg(QString::fromStdString(nameText(job.amp.dtype)));
     return a;
   }
   std::map<int, Ledger> ledgers;

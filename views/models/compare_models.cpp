@@ -11,6 +11,7 @@
 #include "engine/job/job_key_relevance.h"
 #include "engine/job/job_keys.h"
 #include "engine/job/pipeline_bubble.h"
+#include "engine/job/stored_job.h"
 #include "views/models/compression_text.h"
 
 namespace ranklab {
@@ -47,11 +48,9 @@ namespace {
 
 // The stored job's [parallel] section; nullopt for a run stored without its job.
 std::optional<ParallelSpec> parallelOf(const RunRow& run) {
-  try {
-    return parseJob(run.job_toml, "run " + std::to_string(run.id) + " job").parallel;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const StoredJob stored = storedJobOf(run);
+  if (!stored.job) return std::nullopt;
+  return stored.job->parallel;
 }
 
 // "2 × 1 × 1 · ZeRO 3": data × pipeline × tensor ranks, and the ZeRO stage when there is one.

@@ -25,7 +25,7 @@ void JobDraft::loadText(const std::string& toml_text, const std::string& file_na
   if (!in_file.count("data.path")) values_["data.path"] = defaultDataPath(values_["data.dataset"]);
   faults_text_.clear();
   try {
-    faults_text_ = job_detail::faultsToml(parseJob(toml_text, file_name));
+    faults_text_ = faultsTomlText(parseJob(toml_text, file_name));
   } catch (const JobError&) {
     // A file with errors keeps no faults; its issues below say what is wrong with it.
   }

@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <unordered_map>
 
+#include "engine/job/job_choices.h"
 #include "storage/scheduler_text.h"
 #include "views/models/compression_text.h"
 
@@ -95,7 +96,8 @@ QVariant RunsTableModel::display(const Row& row, int column) const {
       if (run.algorithm.empty()) return QString::fromStdString(run.strategy);
       return QString::fromStdString(run.strategy + "/" + run.algorithm);
     case CodecColumn:
-      if (run.amp.empty() || run.amp == "fp32") return QString::fromStdString(run.codec);
+      if (run.amp.empty() || choiceNamed<AmpDtype>(run.amp) == AmpDtype::kFp32)
+        return QString::fromStdString(run.codec);
       return QString::fromStdString(run.codec + " · " + run.amp);
     case BytesColumn:
       if (row.bytes_tx <= 0) return {};
