@@ -12,22 +12,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "engine/model/layer_request.h"
+#include "engine/model/shape.h"
 
 namespace ranklab::kernels {
 enum class Precision;  // kernels/cpu/mixed_gemm.h
 }
 
 namespace ranklab {
-
-struct Shape {
-  int height = 1, width = 1, channels = 0;
-  size_t size() const { return static_cast<size_t>(height) * width * channels; }
-  std::string str() const;  // "28x28x1" for images, "784" for feature vectors
-  bool operator==(const Shape&) const = default;
-};
 
 // What a forward pass is for: training draws dropout masks, evaluation does not.
 struct ForwardPass {
@@ -48,6 +45,11 @@ class Layer {
   virtual ~Layer() = default;
 
   const std::string& name() const { return name_; }  // "fc0", "conv1": prefixes the views
+  // What it was made from (makeLayerOn), so a part of a model can be built again by kind
+  // and shape, not by name; null for a layer no device table makes (a GPT's block, the
+  // slices' f and g).
+  const LayerRequest* request() const { return request_ ? &*request_ : nullptr; }
+  void setRequest(LayerRequest request) { request_ = std::move(request); }
   Shape inputShape() const { return input_; }
   Shape outputShape() const { return output_; }
   virtual std::string describe() const = 0;  // "Linear(784, 256)", PyTorch's wording
@@ -103,6 +105,7 @@ class Layer {
 
  private:
   bool overwrite_gradients_ = false;
+  std::optional<LayerRequest> request_;
   std::string name_;
   Shape input_;
   Shape output_;

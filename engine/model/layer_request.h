@@ -7,7 +7,7 @@
 #include <array>
 #include <string>
 
-#include "engine/model/layer.h"
+#include "engine/model/shape.h"
 
 namespace ranklab {
 

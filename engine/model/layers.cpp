@@ -274,7 +274,9 @@ void Flatten::backward(const float*, const float*, const float* dy, float* dx, i
     device_.transposeEach(dy, dx, batch, in.channels, static_cast<size_t>(in.height) * in.width);
 }
 
-std::unique_ptr<Layer> makeLayerOn(const LayerRequest& r, const ComputeDevice& device) {
+namespace {
+
+std::unique_ptr<Layer> makeLayerOfKind(const LayerRequest& r, const ComputeDevice& device) {
   switch (r.kind) {
     case LayerKind::kLinear:
       return std::make_unique<Linear>(r.name, r.input, r.outputs, r.adds_bias, device);
@@ -295,6 +297,14 @@ std::unique_ptr<Layer> makeLayerOn(const LayerRequest& r, const ComputeDevice& d
       return makeTransformerLayer(r, device);
   }
   throw std::invalid_argument(device.name() + " device: no layer of " + layerKindName(r.kind));
+}
+
+}  // namespace
+
+std::unique_ptr<Layer> makeLayerOn(const LayerRequest& r, const ComputeDevice& device) {
+  std::unique_ptr<Layer> layer = makeLayerOfKind(r, device);
+  layer->setRequest(r);
+  return layer;
 }
 
 }  // namespace ranklab

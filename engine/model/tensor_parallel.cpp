@@ -1,8 +1,8 @@
 #include "engine/model/tensor_parallel.h"
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,8 +61,14 @@ class SumOverSlices : public SliceCollective {
 
 enum class Split { kColumns, kRows, kReplicated };
 
-bool startsWith(const std::string& text, const std::string& prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
+// The kind a device table made the layer as; none for a layer it did not make.
+std::optional<LayerKind> kindOf(const Layer& layer) {
+  if (const LayerRequest* request = layer.request()) return request->kind;
+  return std::nullopt;
+}
+
+bool isLinear(const Layer& layer) {
+  return kindOf(layer) == LayerKind::kLinear;
 }
 
 const ParamView& viewOf(const Network& net, const std::string& name) {
@@ -96,18 +102,18 @@ void copySlice(const Network& whole, const float* from, const Network& slice, fl
 
 // Whether a layer of the CNN's body (before the first Linear) is replicated on every slice.
 bool isReplicatedBody(const Layer& layer) {
-  for (const char* prefix : {"conv", "pool", "relu", "flatten"})
-    if (startsWith(layer.name(), prefix)) return true;
-  return false;
+  const std::optional<LayerKind> kind = kindOf(layer);
+  return kind == LayerKind::kConv2d || kind == LayerKind::kMaxPool2d || kind == LayerKind::kReLU ||
+         kind == LayerKind::kFlatten;
 }
 
 // Each Linear's part: pairs (columns, rows), an unpaired last one replicated.
 std::vector<Split> splitsOf(const Network& whole) {
   size_t linears = 0;
   for (const auto& layer : whole.layers()) {
-    if (startsWith(layer->name(), "fc")) {
+    if (isLinear(*layer)) {
       ++linears;
-    } else if (!startsWith(layer->name(), "relu") && (linears > 0 || !isReplicatedBody(*layer))) {
+    } else if (kindOf(*layer) != LayerKind::kReLU && (linears > 0 || !isReplicatedBody(*layer))) {
       throw std::invalid_argument(
           "tensor parallelism splits the Linear and ReLU layers of an MLP or a CNN's head; " +
           layer->name() + " (" + layer->describe() + ") cannot be split: use model.dropout = 0");
@@ -122,29 +128,19 @@ std::vector<Split> splitsOf(const Network& whole) {
   return splits;
 }
 
-// The same layer for the slice: a CNN body's convolution, pooling, ReLU or flatten whole.
+// The same layer for the slice, made again from its request: a CNN body's convolution,
+// pooling, ReLU or flatten whole (splitsOf let only those, with their requests, through).
 std::unique_ptr<Layer> replicate(const Layer& layer, const ComputeDevice& device) {
-  LayerRequest request{LayerKind::kReLU, layer.name(), layer.inputShape()};
-  if (startsWith(layer.name(), "conv")) {
-    request.kind = LayerKind::kConv2d;
-    request.outputs = layer.outputShape().channels;
-    const size_t taps = layer.paramTensors().front().size /
-                        (static_cast<size_t>(request.outputs) * layer.inputShape().channels);
-    request.kernel = static_cast<int>(std::lround(std::sqrt(static_cast<double>(taps))));
-  } else if (startsWith(layer.name(), "pool")) {
-    request.kind = LayerKind::kMaxPool2d;
-  } else if (startsWith(layer.name(), "flatten")) {
-    request.kind = LayerKind::kFlatten;
-  }
-  return device.makeLayer(request);
+  return device.makeLayer(*layer.request());
 }
 
 // Copies every tensor of a replicated body layer whole from whole's parameters (`from`) into
 // the slice's (`to`), both host memory.
 void copyWhole(const Network& whole, const float* from, const Network& slice, float* to,
                const std::string& layer) {
+  const std::string prefix = layer + ".";  // its views: "conv0.weight", "conv0.bias"
   for (const auto& view : slice.views()) {
-    if (!startsWith(view.name, layer + ".")) continue;
+    if (view.name.compare(0, prefix.size(), prefix) != 0) continue;
     const ParamView& source = viewOf(whole, view.name);
     std::copy_n(from + source.offset, source.size, to + view.offset);
   }
@@ -175,7 +171,7 @@ Network cutSlice(const Network& whole, TensorGroup& group) {
   };
   bool body_learns = false;  // a replicated body before the pairs needs f's input gradient
   for (const auto& layer : whole.layers()) {
-    if (!startsWith(layer->name(), "fc")) {  // a ReLU, on whatever its input is now
+    if (!isLinear(*layer)) {  // a ReLU, on whatever its input is now
       const bool body = k == 0;
       add(body ? replicate(*layer, device)
                : device.makeLayer({LayerKind::kReLU, layer->name(), shape}));
@@ -207,7 +203,7 @@ Network cutSlice(const Network& whole, TensorGroup& group) {
   device.download(from.data(), whole.params(), from.size());
   k = 0;
   for (const auto& layer : whole.layers()) {
-    if (startsWith(layer->name(), "fc"))
+    if (isLinear(*layer))
       copySlice(whole, from.data(), slice, to.data(), layer->name(), splits[k++], group.rank());
     else if (!layer->paramTensors().empty())
       copyWhole(whole, from.data(), slice, to.data(), layer->name());

@@ -53,8 +53,10 @@ TEST(ComputeDevice, TheSameLayersOnAnotherDeviceComputeTheSameGradients) {
       0, std::memcmp(on_cpu.grads(), on_ledger.grads(), on_cpu.parameterCount() * sizeof(float)));
 }
 
-// The one list of layer kinds: each has a name of its own and a CPU layer (the CUDA
-// device's table is swept the same way in cuda_device_test.cpp, where a GPU is).
+// The one list of layer kinds: each has a name of its own and a CPU layer that remembers the
+// request it was made from (tensor parallelism makes a slice's body again from it, by kind,
+// not by its name) (the CUDA device's table is swept the same way in cuda_device_test.cpp,
+// where a GPU is).
 TEST(ComputeDevice, EveryLayerKindHasItsNameAndItsCpuLayer) {
   std::set<std::string> names;
   for (LayerKind kind : kLayerKinds) {
@@ -68,6 +70,10 @@ TEST(ComputeDevice, EveryLayerKindHasItsNameAndItsCpuLayer) {
     ASSERT_NE(layer, nullptr) << name;
     EXPECT_EQ(layer->name(), name);
     EXPECT_GT(layer->outputShape().size(), 0) << name;
+    ASSERT_NE(layer->request(), nullptr) << name;
+    EXPECT_EQ(layer->request()->kind, kind);
+    EXPECT_EQ(layer->request()->input, request.input) << name;
+    EXPECT_EQ(layer->request()->kernel, request.kernel) << name;
   }
   try {
     cpuDevice().makeLayer({static_cast<LayerKind>(99), "odd", {1, 1, 1}});
