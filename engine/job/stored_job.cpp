@@ -9,6 +9,10 @@ namespace ranklab {
 StoredJob storedJobOf(const RunRow& run) {
   const std::string where = "run " + std::to_string(run.id) + "'s job";
   if (run.job_toml.empty()) return {std::nullopt, where + ": none was stored"};
+  // Its text is a comment saying where the traces came from: parsed, it would be the
+  // default job, and a layout the run never had.
+  if (run.origin == "pytorch-import")
+    return {std::nullopt, where + ": an imported PyTorch trace carries no ranklab job"};
   try {
     return {parseJob(run.job_toml, where), ""};
   } catch (const JobError& e) {

@@ -12,8 +12,9 @@
 namespace ranklab {
 
 struct StoredJob {
-  std::optional<JobSpec> job;  // nullopt for a run stored without a job it can read
-  std::string error;           // why not, naming the run ("" when job holds it)
+  // nullopt for a run stored without a job it can read, or imported from PyTorch's traces
+  std::optional<JobSpec> job;
+  std::string error;  // why not, naming the run ("" when job holds it)
 };
 
 StoredJob storedJobOf(const RunRow& run);

@@ -46,13 +46,19 @@ std::unique_ptr<Allreduce> StagedTransport::allreduce(const AllreduceChoice& alg
 }
 
 float* StagedTransport::hostWindow(size_t count) {
-  if (window_.size() < count) window_.resize(count);
+  if (window_.size() < count) {
+    window_.resize(count);
+    held_floats_ = window_.size() + shard_.size();
+  }
   return window_.data();
 }
 
 float* StagedTransport::hostShard(size_t total) {
   const size_t len = owned(total).len;
-  if (shard_.size() < len) shard_.resize(len);
+  if (shard_.size() < len) {
+    shard_.resize(len);
+    held_floats_ = window_.size() + shard_.size();
+  }
   return shard_.data();
 }
 

@@ -5,6 +5,7 @@
 // gradient stay on the device and the result is the ring's bit for bit.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,8 @@ class StagedTransport : public HostTransport {
   TransportKind kind() const override { return TransportKind::kStaged; }
   std::unique_ptr<Allreduce> allreduce(const AllreduceChoice& algorithm) override;
   std::string why() const override { return why_; }
-  size_t hostBytesHeld() const override { return (window_.size() + shard_.size()) * sizeof(float); }
+  // Read on the training thread while a comm thread's all-reduce may grow the copies.
+  size_t hostBytesHeld() const override { return held_floats_.load() * sizeof(float); }
 
   void reduceScatterMean(float* data, size_t total) override;
   void allGather(float* data, size_t total) override;
@@ -75,6 +77,7 @@ class StagedTransport : public HostTransport {
 
   std::string why_;
   std::vector<float> window_, shard_;
+  std::atomic<size_t> held_floats_ = 0;  // window_ and shard_ together
 };
 
 }  // namespace ranklab

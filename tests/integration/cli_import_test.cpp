@@ -66,6 +66,7 @@ TEST_F(CliImportTest, ARealPyTorchDdpJobImportsWithItsRanksStepsAndAllReduces) {
   EXPECT_EQ(run["origin"], "pytorch-import");
   EXPECT_EQ(run["strategy"], "pytorch-ddp");
   EXPECT_EQ(run["algorithm"], "gloo");
+  EXPECT_TRUE(run["layout"].is_null()) << "an imported trace has no ranklab layout";
   const nlohmann::json a = analyze(id);
   ASSERT_EQ(a["breakdown"].size(), 2u);
   ASSERT_EQ(a["collectives"].size(), 1u);
