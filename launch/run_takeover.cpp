@@ -8,13 +8,13 @@
 
 #include "comm/telemetry/collector.h"
 #include "engine/job/job_file.h"
+#include "engine/job/stored_job.h"
 #include "launch/attempt_end.h"
 #include "launch/follow_record.h"
 #include "launch/job_runner.h"
 #include "launch/restart_plan.h"
 #include "launch/run_recorder.h"
 #include "launch/slurm_queue.h"
-#include "engine/job/stored_job.h"
 #include "storage/run_store.h"
 
 namespace ranklab {

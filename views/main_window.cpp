@@ -17,9 +17,9 @@
 #include <utility>
 
 #include "engine/job/job_file.h"
+#include "engine/job/stored_job.h"
 #include "engine/job/strategy_traits.h"
 #include "launch/follow_record.h"
-#include "engine/job/stored_job.h"
 #include "views/analysis_page.h"
 #include "views/compare_page.h"
 #include "views/learn_page.h"

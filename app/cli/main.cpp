@@ -28,11 +28,11 @@
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_file.h"
 #include "engine/job/job_spec.h"
+#include "engine/job/stored_job.h"
 #include "engine/sim/simulator.h"
 #include "launch/detached_run.h"
 #include "launch/job_runner.h"
 #include "launch/private_dir.h"
-#include "engine/job/stored_job.h"
 #include "storage/run_store.h"
 #include "storage/store_files.h"
 

@@ -207,67 +207,72 @@ TEST(GuardedDevice, ALayerWrittenOnceRefusesHostMemoryNamingTheArgument) {
   }
 }
 
+using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
+
+// Every host-staged path a GPU without NCCL takes: each strategy, bucketing, priority, a
+// codec, micro-batches, AMP, ZeRO and a CNN.
+std::vector<Variant> hostStagedVariants() {
+  return {{"ring", [](JobSpec&) {}},
+          {"bucket_kb 4", [](JobSpec& j) { j.parallel.bucket_kb = 4; }},
+          // Each piece all-reduced through host copies, then updated on the device.
+          {"priority",
+           [](JobSpec& j) {
+             j.parallel.comm_schedule = CommSchedule::kPriority;
+             j.parallel.partition_kb = 16;
+           }},
+          {"ps-sync", [](JobSpec& j) { j.parallel.strategy = "ps-sync"; }},
+          {"local-sgd",
+           [](JobSpec& j) {
+             j.parallel.strategy = "local-sgd";
+             j.parallel.average_every = 3;
+           }},
+          // Ring codecs without error feedback stay host-staged (the others: device_codec_test;
+          // a parameter server's compressed pushes: device_ps_test).
+          {"qsgd, no error feedback",
+           [](JobSpec& j) {
+             j.compression.codec = "qsgd";
+             j.compression.error_feedback = false;
+           }},
+
+          {"microbatches 2", [](JobSpec& j) { j.parallel.microbatches = 2; }},
+          {"bf16", [](JobSpec& j) { j.amp.dtype = AmpDtype::kBf16; }},
+          {"adamw",
+           [](JobSpec& j) {
+             j.train.optimizer = OptimizerKind::kAdamW;
+             j.train.lr = 0.001;
+           }},
+          // ZeRO's one algorithm over the host ring through host copies (StagedTransport):
+          // the shards, scratches and optimizer state are the device's.
+          {"zero 1", [](JobSpec& j) { j.parallel.zero = 1; }},
+          {"zero 2, adamw",
+           [](JobSpec& j) {
+             j.parallel.zero = 2;
+             j.train.optimizer = OptimizerKind::kAdamW;
+             j.train.lr = 0.001;
+           }},
+          {"zero 3, bf16",
+           [](JobSpec& j) {
+             j.parallel.zero = 3;
+             j.amp.dtype = AmpDtype::kBf16;
+           }},
+          // Max-pooling, ReLU, dropout and flatten written once: their passes run on the
+          // device's checked operations with its memory locked between them.
+          {"cnn, dropout 0.2, bf16", [](JobSpec& j) {
+             j.model.kind = ModelKind::kCnn;
+             j.model.channels = {4, 8};
+             j.model.kernel_size = 3;
+             j.model.dropout = 0.2;
+             j.amp.dtype = AmpDtype::kBf16;
+           }}};
+}
+
 // Whole runs on a device whose memory the host may not touch (tests/support/guarded_device.h:
-// a host read crashes, a host pointer in a device operation throws), through every host-staged
-// path a GPU without NCCL takes: each strategy, bucketing, a codec, micro-batches, AMP and a
-// checkpoint. The device computes with the CPU's kernels, so each run is the CPU's bit for bit.
+// a host read crashes, a host pointer in a device operation throws), through every variant
+// above, each with a checkpoint. The device computes with the CPU's kernels, so each run is
+// the CPU's bit for bit.
 TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
   testing::registerGuardedDevices();
-  using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
-  const std::vector<Variant> variants = {
-      {"ring", [](JobSpec&) {}},
-      {"bucket_kb 4", [](JobSpec& j) { j.parallel.bucket_kb = 4; }},
-      // Each piece all-reduced through host copies, then updated on the device.
-      {"priority",
-       [](JobSpec& j) {
-         j.parallel.comm_schedule = CommSchedule::kPriority;
-         j.parallel.partition_kb = 16;
-       }},
-      {"ps-sync", [](JobSpec& j) { j.parallel.strategy = "ps-sync"; }},
-      {"local-sgd",
-       [](JobSpec& j) {
-         j.parallel.strategy = "local-sgd";
-         j.parallel.average_every = 3;
-       }},
-      // Ring codecs without error feedback stay host-staged (the others: device_codec_test;
-      // a parameter server's compressed pushes: device_ps_test).
-      {"qsgd, no error feedback",
-       [](JobSpec& j) {
-         j.compression.codec = "qsgd";
-         j.compression.error_feedback = false;
-       }},
-
-      {"microbatches 2", [](JobSpec& j) { j.parallel.microbatches = 2; }},
-      {"bf16", [](JobSpec& j) { j.amp.dtype = AmpDtype::kBf16; }},
-      {"adamw",
-       [](JobSpec& j) {
-         j.train.optimizer = OptimizerKind::kAdamW;
-         j.train.lr = 0.001;
-       }},
-      // ZeRO's one algorithm over the host ring through host copies (StagedTransport):
-      // the shards, scratches and optimizer state are the device's.
-      {"zero 1", [](JobSpec& j) { j.parallel.zero = 1; }},
-      {"zero 2, adamw",
-       [](JobSpec& j) {
-         j.parallel.zero = 2;
-         j.train.optimizer = OptimizerKind::kAdamW;
-         j.train.lr = 0.001;
-       }},
-      {"zero 3, bf16",
-       [](JobSpec& j) {
-         j.parallel.zero = 3;
-         j.amp.dtype = AmpDtype::kBf16;
-       }},
-      // Max-pooling, ReLU, dropout and flatten written once: their passes run on the
-      // device's checked operations with its memory locked between them.
-      {"cnn, dropout 0.2, bf16", [](JobSpec& j) {
-         j.model.kind = ModelKind::kCnn;
-         j.model.channels = {4, 8};
-         j.model.kernel_size = 3;
-         j.model.dropout = 0.2;
-         j.amp.dtype = AmpDtype::kBf16;
-       }}};
-  for (const auto& [what, apply] : variants) {
+  for (const auto& [what, apply] : hostStagedVariants()) {
     JobSpec cpu;
     cpu.model.layers = {32};
     cpu.train.batch_size = 20;
