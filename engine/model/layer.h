@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "engine/model/layer_request.h"
 #include "engine/model/shape.h"
+#include "engine/model/tensor_slice.h"
 
 namespace ranklab::kernels {
 enum class Precision;  // kernels/cpu/mixed_gemm.h
@@ -35,7 +37,8 @@ struct ForwardPass {
 struct ParamTensor {
   std::string suffix;  // "weight", "bias"
   size_t size = 0;
-  int rows = 0;  // a matrix's first dimension (a weight's outputs); 0: a vector
+  int rows = 0;       // a matrix's first dimension (a weight's outputs); 0: a vector
+  TensorPart part{};  // a tensor-parallel slice's part of the whole model's tensor
 };
 
 class Layer {
@@ -66,6 +69,9 @@ class Layer {
   virtual void bind(float* /*params*/, float* /*grads*/) {}
   // Draws parameters like PyTorch's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), weight first.
   virtual void init(std::mt19937_64& /*rng*/) {}
+  // Instead of init: its values are given (a part of a model, its values taken from the
+  // whole model's draw); it drops what init would have read.
+  virtual void valuesGiven() {}
 
   // The precision of the layer's matrix products (AMP); layers without any ignore it.
   virtual void setPrecision(kernels::Precision /*precision*/) {}
@@ -110,5 +116,8 @@ class Layer {
   Shape input_;
   Shape output_;
 };
+
+// A model's layers in order, as a Network takes them.
+using ModelLayers = std::vector<std::unique_ptr<Layer>>;
 
 }  // namespace ranklab

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/model/shape.h"
+#include "engine/model/tensor_slice.h"
 
 namespace ranklab {
 
@@ -44,9 +45,10 @@ struct LayerRequest {
   int outputs = 0;    // Linear: features; Conv2d: channels
   int kernel = 0;     // Conv2d: square kernel side
   float dropout = 0;  // Dropout: probability
-  // Linear: false for a row-parallel slice other than the first (tensor parallelism): it
-  // holds and learns the bias but adds none, so the slices' sum has it once.
-  bool adds_bias = true;
+  // Linear: its tensor-parallel slice (input and outputs are the slice's own). A
+  // row-parallel slice other than the first holds and learns the bias but adds none, so
+  // the slices' sum has it once.
+  TensorSlice slice = {};
   int heads = 0;  // CausalSelfAttention: heads (input: (length, 1, 3 * width))
   int vocab = 0;  // Embedding: tokens (input: (length, 1, 1); outputs: width)
 };

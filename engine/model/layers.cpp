@@ -47,7 +47,8 @@ WeightedLayer::WeightedLayer(std::string name, Shape input, Shape output, size_t
       fan_in_(fan_in) {}
 
 std::vector<ParamTensor> WeightedLayer::paramTensors() const {
-  return {{"weight", weights_, static_cast<int>(biases_)}, {"bias", biases_}};
+  return {{"weight", weights_, static_cast<int>(biases_), weightPartOf(slice_)},
+          {"bias", biases_, 0, biasPartOf(slice_)}};
 }
 
 void WeightedLayer::bind(float* params, float* grads) {
@@ -69,18 +70,20 @@ void WeightedLayer::init(std::mt19937_64& rng) {
 
 // ---- Linear ----
 
-Linear::Linear(std::string name, Shape input, int outputs, bool adds_bias,
+Linear::Linear(std::string name, Shape input, int outputs, TensorSlice slice,
                const ComputeDevice& device)
     : WeightedLayer(std::move(name), input, features(outputs), input.size() * outputs, outputs,
                     intCount(input.size(), "Linear inputs"), device),
       in_(intCount(input.size(), "Linear inputs")),
       out_(outputs),
-      adds_bias_(adds_bias),
+      adds_bias_(slice.split != SliceSplit::kInputs || slice.index == 0),
       weight_in_(device),
       input_in_(device),
       grad_in_(device),
       zero_bias_(device),
-      masked_grad_(device) {}
+      masked_grad_(device) {
+  slice_ = slice;
+}
 
 std::string Linear::describe() const {
   return "Linear(" + std::to_string(in_) + ", " + std::to_string(out_) + ")";
@@ -279,7 +282,7 @@ namespace {
 std::unique_ptr<Layer> makeLayerOfKind(const LayerRequest& r, const ComputeDevice& device) {
   switch (r.kind) {
     case LayerKind::kLinear:
-      return std::make_unique<Linear>(r.name, r.input, r.outputs, r.adds_bias, device);
+      return std::make_unique<Linear>(r.name, r.input, r.outputs, r.slice, device);
     case LayerKind::kConv2d:
       return std::make_unique<Conv2d>(r.name, r.input, r.outputs, r.kernel, device);
     case LayerKind::kMaxPool2d:

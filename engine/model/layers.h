@@ -35,16 +35,18 @@ class WeightedLayer : public Layer {
   size_t weights_, biases_;
   int fan_in_;
   kernels::Precision precision_ = kernels::Precision::kFp32;
+  TensorSlice slice_;  // a Linear's tensor-parallel slice: how its tensors are cut
   float *weight_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
 };
 
 // y (B, out) = x (B, in) . W^T + b, with W (out, in) and b (out). Absorbs a following
 // ReLU: bias and ReLU in the product's epilogue, the ReLU's backward in the bias-gradient
-// pass. adds_bias false: y = x . W^T, while b is still a parameter with its gradient (a
-// row-parallel slice whose partial outputs are summed with the first slice's bias).
+// pass. A row-parallel slice other than the first adds no bias: y = x . W^T, while b is
+// still a parameter with its gradient (the slices' partial outputs are summed with the first
+// slice's bias). `input` and `outputs` are the slice's own.
 class Linear : public WeightedLayer {
  public:
-  Linear(std::string name, Shape input, int outputs, bool adds_bias = true,
+  Linear(std::string name, Shape input, int outputs, TensorSlice slice = {},
          const ComputeDevice& device = cpuDevice());
   std::string describe() const override;
   bool absorbFollowingRelu() override;

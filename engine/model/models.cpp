@@ -5,6 +5,7 @@
 
 #include "engine/model/compute_device.h"
 #include "engine/model/sequence_parallel.h"
+#include "engine/model/tensor_parallel.h"
 #include "engine/model/transformer_block.h"
 
 namespace ranklab {
@@ -155,27 +156,37 @@ std::vector<std::unique_ptr<Layer>> cnnModelLayers(const ModelSpec& spec, Shape 
 }
 
 std::vector<std::unique_ptr<Layer>> gptModelLayers(const ModelSpec& spec, Shape input, int classes,
-                                                   const ComputeDevice& device, bool head_apart) {
+                                                   const ComputeDevice& device, bool head_apart,
+                                                   TensorGroup* slices) {
   if (input != Shape{spec.context, 1, 1}) {
     throw std::invalid_argument(
         "model.kind \"gpt\" reads sequences of model.context = " + std::to_string(spec.context) +
         " tokens, and the samples are " + input.str() + " (use data.dataset = \"text\")");
   }
-  return gptLayers(gptShapeOf(spec, classes), device, nullptr, head_apart);
+  return gptLayers(gptShapeOf(spec, classes), device, slices, head_apart);
+}
+
+// The MLP's or CNN's layers, made on `device`.
+ModelLayers imageModelLayers(const ModelSpec& spec, Shape input, int classes,
+                             const ComputeDevice& device) {
+  const auto dropout = static_cast<float>(spec.dropout);
+  if (spec.kind == ModelKind::kCnn) return cnnModelLayers(spec, input, classes, dropout, device);
+  return mlpLayers(input, spec.layers, classes, dropout, device);
 }
 
 }  // namespace
 
-std::vector<std::unique_ptr<Layer>> modelLayers(const ModelSpec& spec, Shape input, int classes,
-                                                const ComputeDevice& device, bool head_apart) {
-  const auto dropout = static_cast<float>(spec.dropout);
+ModelLayers modelLayers(const ModelSpec& spec, Shape input, int classes,
+                        const ComputeDevice& device, bool head_apart, TensorGroup* slices) {
   switch (spec.kind) {
     case ModelKind::kMlp:
-      return mlpLayers(input, spec.layers, classes, dropout, device);
     case ModelKind::kCnn:
-      return cnnModelLayers(spec, input, classes, dropout, device);
+      // A slice's layers are cut from the whole model's requests (made on the host: no buffers).
+      if (slices)
+        return sliceLayers(imageModelLayers(spec, input, classes, cpuDevice()), *slices, device);
+      return imageModelLayers(spec, input, classes, device);
     case ModelKind::kGpt:
-      return gptModelLayers(spec, input, classes, device, head_apart);
+      return gptModelLayers(spec, input, classes, device, head_apart, slices);
   }
   throw std::logic_error("model.kind: no layers for " + nameText(spec.kind));
 }

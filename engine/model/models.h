@@ -43,10 +43,11 @@ GptShape gptShapeOf(const ModelSpec& spec, int vocab);
 
 // The layers of the job's [model] for samples of shape `input`, as makeModel chains them,
 // without the network's buffers: what a memory estimate counts without allocating the model.
-std::vector<std::unique_ptr<Layer>> modelLayers(const ModelSpec& spec, Shape input, int classes,
-                                                const ComputeDevice& device = cpuDevice(),
-                                                bool head_apart = false);
-
+// With `slices`, this rank's tensor-parallel slice of them (tensor_parallel.h; a GPT's
+// blocks split themselves), which takes its values from the whole model (part_values.h).
+ModelLayers modelLayers(const ModelSpec& spec, Shape input, int classes,
+                        const ComputeDevice& device = cpuDevice(), bool head_apart = false,
+                        TensorGroup* slices = nullptr);
 // The job's [model] for samples of shape `input`; std::invalid_argument names the
 // model key that does not fit the data. `head_apart`: a GPT's head will sit on another
 // rank than its embedding (a pipeline's last stage), so it holds a copy of the table.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/model/layers.h"
+#include "engine/model/part_values.h"
 #include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
@@ -19,6 +20,23 @@ float* firstOf(float* held, float* scratch, float* flat) {
 Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed,
                  const ComputeDevice& device)
     : layers_(std::move(layers)), device_(&device), head_(device.makeLossHead()) {
+  allocateAndBind();
+  std::mt19937_64 rng(seed);
+  for (auto& layer : layers_) layer->init(rng);
+  setDropoutStream(seed, 0);
+}
+
+Network::Network(std::vector<std::unique_ptr<Layer>> layers, PartOfModel part,
+                 const ComputeDevice& device)
+    : layers_(std::move(layers)),
+      first_layer_(part.first_layer),
+      device_(&device),
+      head_(device.makeLossHead()) {
+  allocateAndBind();
+  for (auto& layer : layers_) layer->valuesGiven();
+}
+
+void Network::allocateAndBind() {
   if (layers_.empty()) throw std::invalid_argument("Network: no layers");
   size_t offset = 0;
   for (size_t l = 0; l < layers_.size(); ++l) {
@@ -29,23 +47,20 @@ Network::Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed,
     }
     layer_offset_.push_back(offset);
     for (const auto& tensor : layers_[l]->paramTensors()) {
-      views_.push_back(
-          {layers_[l]->name() + "." + tensor.suffix, offset, tensor.size, tensor.rows});
+      views_.push_back({layers_[l]->name() + "." + tensor.suffix, offset, tensor.size, tensor.rows,
+                        tensor.part.isCut()});
       offset += tensor.size;
     }
     layer_count_.push_back(offset - layer_offset_.back());
   }
   count_ = offset;
-  own_params_ = device.allocate(offset);
-  own_grads_ = device.allocate(offset);
+  own_params_ = device_->allocate(offset);
+  own_grads_ = device_->allocate(offset);
   bindLayers(own_params_->data(), own_grads_->data());
-  std::mt19937_64 rng(seed);
-  for (auto& layer : layers_) layer->init(rng);
   relu_absorbed_.assign(layers_.size(), false);
   for (size_t l = 0; l + 1 < layers_.size(); ++l) {
     relu_absorbed_[l] = absorbIfRelu(*layers_[l], *layers_[l + 1]);
   }
-  setDropoutStream(seed, 0);
 }
 
 void Network::bindLayers(float* params, float* grads) {
@@ -126,9 +141,7 @@ std::vector<LayerMemory> Network::memoryPerLayer() const {
 }
 
 std::string Network::describe() const {
-  std::string text;
-  for (const auto& layer : layers_) text += (text.empty() ? "" : " -> ") + layer->describe();
-  return text;
+  return describeLayers(layers_);
 }
 
 void Network::setDropoutStream(uint64_t seed, int rank) {
@@ -136,15 +149,19 @@ void Network::setDropoutStream(uint64_t seed, int rank) {
       seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(rank) * 0xd1b54a32d192ed03ULL;
 }
 
-void Network::setPrecision(kernels::Precision precision, bool head_in_fp32) {
-  for (auto& layer : layers_) layer->setPrecision(precision);
+void setPrecisionOf(const ModelLayers& layers, kernels::Precision precision, bool head_in_fp32) {
+  for (const auto& layer : layers) layer->setPrecision(precision);
   if (!head_in_fp32) return;
-  for (size_t l = layers_.size(); l-- > 0;) {
-    if (!layers_[l]->paramTensors().empty()) {
-      layers_[l]->setPrecision(kernels::Precision::kFp32);
+  for (size_t l = layers.size(); l-- > 0;) {
+    if (!layers[l]->paramTensors().empty()) {
+      layers[l]->setPrecision(kernels::Precision::kFp32);
       return;
     }
   }
+}
+
+void Network::setPrecision(kernels::Precision precision, bool head_in_fp32) {
+  setPrecisionOf(layers_, precision, head_in_fp32);
 }
 
 void Network::ensureBatch(int batch) {
@@ -246,27 +263,6 @@ const float* Network::predict(const float* x, int batch) {
 
 BatchLoss Network::score(const float* output, const uint8_t* labels, int batch) {
   return head_->forward(output, labels, batch * positions(), classes());
-}
-
-Network Network::takeStage(size_t first, size_t end) && {
-  if (first >= end || end > layers_.size()) {
-    throw std::invalid_argument("Network::takeStage: layers [" + std::to_string(first) + ", " +
-                                std::to_string(end) + ") of " + std::to_string(layers_.size()));
-  }
-  const float* values = params_ + layer_offset_[first];
-  std::vector<std::unique_ptr<Layer>> taken;
-  for (size_t l = first; l < end; ++l) taken.push_back(std::move(layers_[l]));
-  Network stage(std::move(taken), 0, *device_);
-  device_->copy(stage.params(), values, stage.parameterCount());
-  stage.first_layer_ = first_layer_ + first;
-  stage.dropout_seed_ = dropout_seed_;
-  // A tensor slice's stage keeps its views' marks (its views are whole's from `first` on).
-  for (size_t v = 0; v < views_.size() && !sliced_views_.empty(); ++v) {
-    const size_t begin = layer_offset_[first];
-    if (views_[v].offset >= begin && views_[v].offset < begin + stage.parameterCount())
-      stage.sliced_views_.push_back(sliced_views_[v]);
-  }
-  return stage;
 }
 
 void Network::backwardFrom(const float* x, float* dx, int batch, const GradientReadyFn& on_ready) {

@@ -23,7 +23,8 @@ struct ParamView {
   std::string name;  // "fc0.weight", "conv1.bias", ...
   size_t offset = 0;
   size_t size = 0;
-  int rows = 0;  // a matrix's (ParamTensor::rows); 0: a vector
+  int rows = 0;         // a matrix's (ParamTensor::rows); 0: a vector
+  bool sliced = false;  // a tensor-parallel slice holds its own part of it (TensorPart)
 };
 
 // Called by backward() as soon as one layer's parameter gradients are complete, in reverse
@@ -47,6 +48,11 @@ struct LayerMemory {
   size_t workspace = 0;    // its output's gradient and its backward's own buffers
 };
 
+// The precision of every layer's matrix products (AMP); head_in_fp32 keeps the last layer
+// with parameters (the one producing the logits) in fp32.
+void setPrecisionOf(const ModelLayers& layers, kernels::Precision precision,
+                    bool head_in_fp32 = false);
+
 class Network {
  public:
   // Takes the layers in order (each one's input shape is the previous one's output) and
@@ -54,6 +60,13 @@ class Network {
   // The buffers and the loss head come from `device`, which made the layers.
   Network(std::vector<std::unique_ptr<Layer>> layers, uint64_t seed,
           const ComputeDevice& device = cpuDevice());
+  // A part of a model (a pipeline stage from the whole model's layer `first_layer`, a
+  // tensor slice, or both) whose values the caller uploads (buildModelPart): nothing drawn.
+  struct PartOfModel {
+    size_t first_layer = 0;
+  };
+  Network(std::vector<std::unique_ptr<Layer>> layers, PartOfModel part,
+          const ComputeDevice& device);
 
   const ComputeDevice& device() const { return *device_; }
 
@@ -73,10 +86,6 @@ class Network {
   float* grads() { return settledGrads(); }
   const float* grads() const { return settledGrads(); }
   const std::vector<ParamView>& views() const { return views_; }
-  // Per view, whether this network is a tensor-parallel slice holding its own part of it
-  // (sliceForTensorParallel sets it); empty: nothing is split.
-  const std::vector<bool>& slicedViews() const { return sliced_views_; }
-  void setSlicedViews(std::vector<bool> sliced) { sliced_views_ = std::move(sliced); }
   // Moves the flat buffers into memory the caller owns and keeps alive (shared memory the
   // ranks of one host read the parameters from): `params` must already hold params()'s
   // values; `grads` is any memory of parameterCount() floats. Any pending zeroGrads() holds.
@@ -123,8 +132,7 @@ class Network {
   // Index of layers()[0] in the whole model (a pipeline stage's first): a DeviceSpan's layer.
   size_t firstLayer() const { return first_layer_; }
 
-  // The precision of every layer's matrix products (AMP); fp32 by default. head_in_fp32
-  // keeps the last layer with parameters (the one producing the logits) in fp32.
+  // setPrecisionOf its layers; fp32 by default.
   void setPrecision(kernels::Precision precision, bool head_in_fp32 = false);
   // backward() differentiates loss_scale * mean loss (AMP's loss scaling); 1 by default.
   void setLossScale(float loss_scale) { loss_scale_ = loss_scale; }
@@ -148,10 +156,6 @@ class Network {
   const float* predict(const float* x, int batch);
   BatchLoss score(const float* output, const uint8_t* labels, int batch);
 
-  // Layers [first, end) as a network of their own (a pipeline stage) with their current
-  // parameters, drawing dropout masks as they did here; this network is left unusable.
-  Network takeStage(size_t first, size_t end) &&;
-
   // Training forward pass over x (B, input) and the head; keeps what backward() needs.
   BatchLoss forward(const float* x, const uint8_t* labels, int batch);
   // Zeroes the gradients lazily: the next backward() writes them instead of adding (no pass
@@ -166,6 +170,8 @@ class Network {
   BatchLoss evaluate(const float* x, const uint8_t* labels, int64_t n, int batch);
 
  private:
+  // Checks the chain of shapes, lays out the flat buffers and binds the layers to them.
+  void allocateAndBind();
   const float* run(const float* x, int batch, const ForwardPass& pass);
   // Marks a piece of a training pass in trace_ (nothing where none is set, or when not
   // `traced`: evaluating, or a layer that talks to other ranks).
@@ -202,7 +208,6 @@ class Network {
   ParamGatherFn gate_;            // gateParameters()
   DeviceTrace* trace_ = nullptr;  // traceDevice()
   std::vector<ParamView> views_;
-  std::vector<bool> sliced_views_;
   uint64_t dropout_seed_ = 0;
   float loss_scale_ = 1.f;
   uint64_t training_passes_ = 0;

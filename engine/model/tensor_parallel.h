@@ -15,17 +15,20 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/model/network.h"
+#include "engine/model/compute_device.h"
+#include "engine/model/layer.h"
 #include "engine/model/tensor_group.h"
 
 namespace ranklab {
 
-// This slice of `whole` (an MLP of Linear, ReLU layers, a CNN, or a GPT; no dropout): its
-// column- and row-parallel Linears hold their rows and columns of whole's parameters,
-// replicated ones (the row-parallel biases, an unpaired classifier, a CNN's convolutions, a
-// GPT's embedding and LayerNorms) all of theirs. Throws std::invalid_argument naming the
-// layer whose width (or heads) does not divide by group.size(), or a layer it cannot split.
-// `group` must outlive the network.
-Network sliceForTensorParallel(const Network& whole, TensorGroup& group);
+// This slice's layers of `whole` (the layers of an MLP of Linear, ReLU layers or of a CNN,
+// made from requests; no dropout), made on `device` without values: its Linears in pairs,
+// column-parallel (their outputs split) then row-parallel (their inputs), with f and g
+// between, an unpaired classifier and a CNN's body whole. Each request carries its slice, so
+// the part takes its values from the whole model (part_values.h). Throws
+// std::invalid_argument naming the layer whose width does not divide by group.size(), or a
+// layer it cannot split. `group` must outlive the layers. A GPT's slice is made by its
+// blocks themselves (modelLayers with slices).
+ModelLayers sliceLayers(const ModelLayers& whole, TensorGroup& group, const ComputeDevice& device);
 
 }  // namespace ranklab

@@ -83,24 +83,25 @@ TransformerBlock::TransformerBlock(std::string name, const GptShape& shape,
   }
   const int c = shape.width, t = shape.context, part = c / parts_of_;
   const Shape held = inputShape();  // the LayerNorms' rows
-  // A row-parallel c_proj's bias is added once, by the first slice, before the sum.
-  const bool adds_bias = !slices || slices->rank() == 0;
+  // Megatron's split: c_attn (its q, k and v alike) and c_fc by their outputs, each c_proj
+  // by its inputs (its bias added once, by the first slice, before the sum).
+  auto linear = [&](Shape input, int outputs, SliceSplit split, int groups = 1) {
+    LayerRequest request{LayerKind::kLinear, "", input, outputs};
+    request.slice = {split, slices ? slices->rank() : 0, parts_of_, groups};
+    return request;
+  };
   // GPT-2's: each c_proj, which adds to the residual stream, drawn 1/sqrt(2 blocks) smaller.
   const float proj_std = kInitStd / std::sqrt(2.f * static_cast<float>(shape.blocks));
   ln_1_ = &add("ln_1", {LayerKind::kLayerNorm, "", held});
-  c_attn_ = &add("attn.c_attn", {LayerKind::kLinear, "", row(c), 3 * part}, kInitStd);
+  c_attn_ = &add("attn.c_attn", linear(row(c), 3 * part, SliceSplit::kOutputs, 3), kInitStd);
   LayerRequest attention{LayerKind::kCausalSelfAttention, "", sequence(t, 3 * part)};
   attention.heads = shape.heads / parts_of_;
   attn_ = &add("attn", attention);
-  LayerRequest attn_proj{LayerKind::kLinear, "", row(part), c};
-  attn_proj.adds_bias = adds_bias;
-  attn_proj_ = &add("attn.c_proj", attn_proj, proj_std);
+  attn_proj_ = &add("attn.c_proj", linear(row(part), c, SliceSplit::kInputs), proj_std);
   ln_2_ = &add("ln_2", {LayerKind::kLayerNorm, "", held});
-  c_fc_ = &add("mlp.c_fc", {LayerKind::kLinear, "", row(c), 4 * part}, kInitStd);
+  c_fc_ = &add("mlp.c_fc", linear(row(c), 4 * part, SliceSplit::kOutputs), kInitStd);
   gelu_ = &add("mlp.gelu", {LayerKind::kGelu, "", sequence(t, 4 * part)});
-  LayerRequest mlp_proj{LayerKind::kLinear, "", row(4 * part), c};
-  mlp_proj.adds_bias = adds_bias;
-  mlp_proj_ = &add("mlp.c_proj", mlp_proj, proj_std);
+  mlp_proj_ = &add("mlp.c_proj", linear(row(4 * part), c, SliceSplit::kInputs), proj_std);
   if (shape.dropout > 0.f) {
     LayerRequest drop{LayerKind::kDropout, "", sequence(t, c)};
     drop.dropout = shape.dropout;
@@ -142,7 +143,7 @@ std::vector<ParamTensor> TransformerBlock::paramTensors() const {
   std::vector<ParamTensor> tensors;
   for (const Part& part : parts_)
     for (const ParamTensor& t : part.layer->paramTensors())
-      tensors.push_back({part.name + "." + t.suffix, t.size, t.rows});
+      tensors.push_back({part.name + "." + t.suffix, t.size, t.rows, t.part});
   return tensors;
 }
 
@@ -362,6 +363,10 @@ void TiedHead::init(std::mt19937_64&) {
   if (!copied_ || !table_) return;
   device_.copy(copy_, table_->tokenWeights(), static_cast<size_t>(vocab_) * inputShape().channels);
   table_ = nullptr;  // a stage that keeps the head alone drops the embedding
+}
+
+void TiedHead::valuesGiven() {
+  if (copied_) table_ = nullptr;  // a stage that keeps the head alone drops the embedding
 }
 
 void TiedHead::forward(const float* x, float* y, int batch, const ForwardPass&) {

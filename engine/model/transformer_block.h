@@ -121,6 +121,7 @@ class TiedHead : public Layer {
   }
   void bind(float* params, float* grads) override;
   void init(std::mt19937_64& rng) override;
+  void valuesGiven() override;  // a copy given its values no longer reads the table
   void forward(const float* x, float* y, int batch, const ForwardPass& pass) override;
   void backward(const float* x, const float* y, const float* dy, float* dx, int batch) override;
   // A copy's gradient is summed with the embedding's after backward.

@@ -1,7 +1,7 @@
 #include "engine/sim/model_parts.h"
 
+#include "comm/silent_peers.h"
 #include "engine/job/job_file.h"
-#include "engine/sim/silent_peers.h"
 #include "engine/train/memory_estimate.h"
 #include "engine/train/model_part.h"
 

@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include "comm/codecs/powersgd.h"
+#include "comm/silent_peers.h"
 #include "engine/data/text_dataset.h"
 #include "engine/model/activation_formula.h"
 #include "engine/model/layers.h"
@@ -61,21 +63,6 @@ size_t layerParameters(const Layer& layer) {
   return n;
 }
 
-// Per layer, whether tensor parallelism splits it (tensor_parallel.h): a GPT's blocks, and
-// an MLP's or CNN head's Linears taken in pairs (an unpaired last one is replicated).
-std::vector<bool> splitLayers(const ModelLayers& layers, int tensor) {
-  std::vector<bool> split(layers.size(), false);
-  if (tensor <= 1) return split;
-  std::vector<size_t> linears;
-  for (size_t l = 0; l < layers.size(); ++l) {
-    if (dynamic_cast<const TransformerBlock*>(layers[l].get())) split[l] = true;
-    if (dynamic_cast<const Linear*>(layers[l].get())) linears.push_back(l);
-  }
-  for (size_t i = 0; i + 1 < linears.size(); i += 2)
-    split[linears[i]] = split[linears[i + 1]] = true;
-  return split;
-}
-
 // What a layer keeps for backward beyond its output, for a micro-batch of `rows` samples:
 // the GPT's formula less its output, a dropout's mask, a max-pool's winners.
 size_t keptBytes(const Layer& layer, const JobSpec& job, const std::optional<GptShape>& gpt,
@@ -112,11 +99,18 @@ size_t convolutionBuffers(const Layer& layer, const JobSpec& job, int rows) {
   return 3 * layerParameters(layer) * kFloat + 2 * static_cast<size_t>(rows) * padded * kFloat;
 }
 
+// The whole model's layers, and slice 0's as its rank builds them (every slice holds as
+// many parameters): the estimate counts the part's own tensors and cuts the stages where the
+// run does, so it needs no second copy of how layers are split.
 struct Model {
-  ModelLayers layers;
+  ModelLayers layers;  // the whole model's
   DataShape data;
   std::optional<GptShape> gpt;
-  std::vector<bool> split;
+  std::unique_ptr<SilentPeers> peers;  // slice 0's, for its part's f and g
+  std::unique_ptr<TensorGroup> group;
+  ModelLayers part;         // slice 0's layers (the whole model's without tensor parallelism)
+  std::vector<bool> split;  // per whole layer: the part holds a cut of its tensors
+  std::vector<size_t> bounds, part_bounds;  // each stage's first layer, in layers and in part
 };
 
 // One copy of a stage's activations and output gradients: outputs for `out_rows` samples
@@ -155,17 +149,14 @@ size_t lossBytes(const Model& model, int rows) {
 
 // PowerSGD's buffers (powersgd_sync.h): the host's two summed buffers and warm start's Q, the
 // device's P and Q, and error feedback's residual, sized by the engine's own PowerSgd.
-size_t lowRankBytes(const Model& model, const JobSpec& job, size_t first, size_t end) {
+size_t lowRankBytes(const Model& model, const JobSpec& job, int stage) {
   std::vector<MatrixBlock> blocks;
   size_t offset = 0;
-  for (size_t l = first; l < end; ++l) {
-    const int tensor = model.split[l] ? job.parallel.tensor : 1;
-    for (const ParamTensor& t : model.layers[l]->paramTensors()) {
-      const size_t size = t.size / static_cast<size_t>(tensor);
-      const int rows = t.rows / tensor;
-      if (rows > 0 && size % static_cast<size_t>(rows) == 0)
-        blocks.push_back({offset, rows, static_cast<int>(size / static_cast<size_t>(rows))});
-      offset += size;
+  for (size_t l = model.part_bounds[stage]; l < model.part_bounds[stage + 1]; ++l) {
+    for (const ParamTensor& t : model.part[l]->paramTensors()) {
+      if (t.rows > 0 && t.size % static_cast<size_t>(t.rows) == 0)
+        blocks.push_back({offset, t.rows, static_cast<int>(t.size / static_cast<size_t>(t.rows))});
+      offset += t.size;
     }
   }
   const CodecOptions options = codecOptions(job);
@@ -174,17 +165,16 @@ size_t lowRankBytes(const Model& model, const JobSpec& job, size_t first, size_t
   return (sizes.firstFloats() + sizes.restOffset() + 3 * sizes.secondFloats() + residual) * kFloat;
 }
 
-RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, size_t end, int stage,
-                       bool evaluated) {
+RankMemory stageMemory(const Model& model, const JobSpec& job, int stage, bool evaluated) {
   const ParallelSpec& p = job.parallel;
+  const size_t first = model.bounds[stage], end = model.bounds[stage + 1];
   const size_t replicas = static_cast<size_t>(std::max(1, degreesOf(job, p.ranks).data));
   size_t count = 0, largest = 0, held = 0;
-  for (size_t l = first; l < end; ++l) {
-    size_t n = layerParameters(*model.layers[l]);
-    if (model.split[l]) n /= static_cast<size_t>(p.tensor);
+  for (size_t l = model.part_bounds[stage]; l < model.part_bounds[stage + 1]; ++l) {
+    const size_t n = layerParameters(*model.part[l]);
     count += n;
     largest = std::max(largest, n);
-    if (model.layers[l]->usedOutsideItsTurn()) held += n;
+    if (model.part[l]->usedOutsideItsTurn()) held += n;
   }
   RankMemory m;
   m.stage = stage;
@@ -198,7 +188,7 @@ RankMemory stageMemory(const Model& model, const JobSpec& job, size_t first, siz
   // used outside their turn held whole for the step (zero_sync.h).
   if (p.zero >= 2) m.buffers += (largest + held) * kFloat;
   if (p.zero == 3) m.buffers += (largest + held) * kFloat;
-  if (job.compression.codec == "powersgd") m.buffers += lowRankBytes(model, job, first, end);
+  if (job.compression.codec == "powersgd") m.buffers += lowRankBytes(model, job, stage);
   const int micro = std::max(1, job.train.batch_size / std::max(1, p.microbatches));
   // Evaluation runs whole batches: 256 samples, a sequence model its training batch.
   const int eval_rows = evaluated ? std::max(micro, model.gpt ? job.train.batch_size : 256) : micro;
@@ -225,13 +215,48 @@ RankMemory serverMemory(const RankMemory& whole_model, const JobSpec& job) {
   return m;
 }
 
+// Per whole layer, whether its namesake in the part holds a cut of its tensors.
+std::vector<bool> splitLayers(const ModelLayers& layers, const ModelLayers& part) {
+  std::map<std::string, const Layer*> by_name;
+  for (const auto& layer : part) by_name[layer->name()] = layer.get();
+  std::vector<bool> split;
+  for (const auto& layer : layers) {
+    const auto found = by_name.find(layer->name());
+    bool cut = false;
+    if (found != by_name.end())
+      for (const ParamTensor& t : found->second->paramTensors()) cut = cut || t.part.isCut();
+    split.push_back(cut);
+  }
+  return split;
+}
+
+// Each stage's first layer in the whole model's layers: its first part layer's namesake.
+std::vector<size_t> wholeBounds(const Model& model) {
+  std::map<std::string, size_t> index;
+  for (size_t l = 0; l < model.layers.size(); ++l) index[model.layers[l]->name()] = l;
+  std::vector<size_t> bounds;
+  for (size_t b = 0; b + 1 < model.part_bounds.size(); ++b)
+    bounds.push_back(index.at(model.part[model.part_bounds[b]]->name()));
+  bounds.push_back(model.layers.size());
+  return bounds;
+}
+
 Model modelOf(const JobSpec& job) {
   Model model;
   model.data = dataShapeOf(job);
-  model.layers = modelLayers(job.model, model.data.sample, model.data.classes, cpuDevice(),
-                             job.parallel.pipeline > 1);
+  const bool head_apart = job.parallel.pipeline > 1;
+  model.layers =
+      modelLayers(job.model, model.data.sample, model.data.classes, cpuDevice(), head_apart);
   if (job.model.kind == ModelKind::kGpt) model.gpt = gptShapeOf(job.model, model.data.classes);
-  model.split = splitLayers(model.layers, job.parallel.tensor);
+  if (job.parallel.tensor > 1) {
+    model.peers = std::make_unique<SilentPeers>(0, job.parallel.tensor);
+    model.group = std::make_unique<TensorGroup>(*model.peers, job.parallel.sequence_parallel);
+  }
+  model.part = modelLayers(job.model, model.data.sample, model.data.classes, cpuDevice(),
+                           head_apart, model.group.get());
+  model.split = splitLayers(model.layers, model.part);
+  model.part_bounds = stageBoundsOf(job, model.part);
+  model.bounds = wholeBounds(model);
   return model;
 }
 
@@ -255,13 +280,9 @@ bool MemoryEstimate::ranksDiffer() const {
 MemoryEstimate estimateMemory(const JobSpec& job, bool evaluated) {
   const Model model = modelOf(job);
   const ParallelSpec& p = job.parallel;
-  std::vector<size_t> bounds = {0, model.layers.size()};
-  if (p.pipeline > 1)
-    bounds = p.stage_layers.empty() ? stageBoundaries(model.layers, p.pipeline)
-                                    : stageBoundaries(model.layers, p.stage_layers);
   std::vector<RankMemory> stages;
-  for (int s = 0; s + 1 < static_cast<int>(bounds.size()); ++s)
-    stages.push_back(stageMemory(model, job, bounds[s], bounds[s + 1], s, evaluated));
+  for (int s = 0; s + 1 < static_cast<int>(model.bounds.size()); ++s)
+    stages.push_back(stageMemory(model, job, s, evaluated));
   MemoryEstimate estimate;
   const LayoutDegrees degrees = degreesOf(job, p.ranks);
   for (int r = 0; r < p.ranks; ++r) {
@@ -269,10 +290,9 @@ MemoryEstimate estimateMemory(const JobSpec& job, bool evaluated) {
     m.rank = r;
     estimate.ranks.push_back(m);
   }
-  if (usesParameterServer(job)) {
-    const RankMemory whole = stageMemory(model, job, 0, model.layers.size(), 0, evaluated);
+  if (usesParameterServer(job)) {  // a server holds the whole model (no pipeline, no slices)
     for (int s = 0; s < p.servers; ++s) {
-      estimate.ranks.push_back(serverMemory(whole, job));
+      estimate.ranks.push_back(serverMemory(stages.front(), job));
       estimate.ranks.back().rank = p.ranks + s;
     }
   }

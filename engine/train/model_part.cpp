@@ -4,10 +4,9 @@
 #include <stdexcept>
 
 #include "engine/model/models.h"
+#include "engine/model/part_values.h"
 #include "engine/model/precision_of.h"
-#include "engine/model/tensor_parallel.h"
 #include "engine/train/pipeline_schedule.h"
-#include "kernels/cpu/mixed_gemm.h"
 
 namespace ranklab {
 
@@ -17,46 +16,71 @@ Shape sampleShape(const Dataset& data) {
   return {data.height, data.width, data.features / (data.height * data.width)};
 }
 
-Network wholeModel(const JobSpec& job, const Dataset& train_set, const ComputeDevice& device) {
-  return makeModel(job.model, sampleShape(train_set), train_set.classes, job.train.seed, device,
-                   job.parallel.pipeline > 1);
+bool headApart(const JobSpec& job) {
+  return job.parallel.pipeline > 1;  // a GPT's head and its embedding on different stages
 }
 
-// The job's dropout stream and AMP precision on a model or a part of it.
-Network setUp(Network model, const JobSpec& job, int rank) {
-  model.setDropoutStream(job.train.seed, rank);
-  model.setPrecision(precisionOf(job.amp.dtype), job.amp.head_fp32);
-  return model;
+// The whole model's layers, made on the host without buffers: what a part is cut from.
+ModelLayers wholeLayers(const JobSpec& job, const Dataset& train_set) {
+  return modelLayers(job.model, sampleShape(train_set), train_set.classes, cpuDevice(),
+                     headApart(job));
 }
 
-// `whole` cut as stageModel says (AMP's fp32 head is chosen on the whole model, before the
-// stages are cut).
-Network cutPart(Network whole, const JobSpec& job, int rank, int ranks, TensorGroup* tensor) {
-  if (tensor) whole = sliceForTensorParallel(whole, *tensor);
-  whole = setUp(std::move(whole), job, rank);
-  if (job.parallel.pipeline == 1) return whole;
+// The rank's layers on `device` (its slice of every layer under tensor parallelism, its
+// stage's under a pipeline) and the whole model's index of the first. AMP's fp32 head is
+// chosen on the whole model's layers, before the stages are cut.
+std::pair<ModelLayers, size_t> partLayers(const JobSpec& job, const Dataset& train_set, int rank,
+                                          int ranks, const ComputeDevice& device,
+                                          TensorGroup* tensor) {
+  ModelLayers layers = modelLayers(job.model, sampleShape(train_set), train_set.classes, device,
+                                   headApart(job), tensor);
+  setPrecisionOf(layers, precisionOf(job.amp.dtype), job.amp.head_fp32);
+  if (job.parallel.pipeline == 1) return {std::move(layers), 0};
   const int stage = coordsOf(rank, degreesOf(job, ranks)).stage;
-  const std::vector<size_t> bounds = job.parallel.stage_layers.empty()
-                                         ? stageBoundaries(whole, job.parallel.pipeline)
-                                         : stageBoundaries(whole, job.parallel.stage_layers);
-  return std::move(whole).takeStage(bounds[stage], bounds[stage + 1]);
+  const std::vector<size_t> bounds = stageBoundsOf(job, layers);
+  ModelLayers stage_layers;
+  for (size_t l = bounds[stage]; l < bounds[stage + 1]; ++l)
+    stage_layers.push_back(std::move(layers[l]));
+  return {std::move(stage_layers), bounds[stage]};
 }
 
-// Floats hold integers exactly below 2^24: an index travels as two digits base 4096.
-constexpr uint64_t kDigit = 4096;
+bool isWholeModel(const JobSpec& job, const TensorGroup* tensor) {
+  return job.parallel.pipeline == 1 && !tensor;
+}
 
 }  // namespace
+
+std::vector<size_t> stageBoundsOf(const JobSpec& job, const ModelLayers& layers) {
+  const ParallelSpec& p = job.parallel;
+  if (p.pipeline == 1) return {0, layers.size()};
+  return p.stage_layers.empty() ? stageBoundaries(layers, p.pipeline)
+                                : stageBoundaries(layers, p.stage_layers);
+}
 
 LayoutDegrees degreesOf(const JobSpec& job, int ranks) {
   const ParallelSpec& p = job.parallel;
   return {ranks / (p.pipeline * p.tensor), p.pipeline, p.tensor};
 }
 
-// Every rank draws the whole model from the seed first, so the parts hold one model's
-// parameters.
+// Every rank draws the whole model from the seed, one layer at a time on the host, so the
+// parts hold one model's parameters; its device holds its part alone.
 Network stageModel(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
-                   const ComputeDevice& device, TensorGroup* tensor) {
-  return cutPart(wholeModel(job, train_set, device), job, rank, ranks, tensor);
+                   const ComputeDevice& device, TensorGroup* tensor, PartValues values) {
+  auto [layers, first] = partLayers(job, train_set, rank, ranks, device, tensor);
+  if (isWholeModel(job, tensor)) {
+    Network model(std::move(layers), job.train.seed, device);
+    model.setDropoutStream(job.train.seed, rank);
+    return model;
+  }
+  std::vector<float> drawn;
+  if (values == PartValues::kDrawn) {
+    ModelLayers whole = wholeLayers(job, train_set);
+    drawn = drawPartValues(whole, layers, job.train.seed);
+  }
+  Network part(std::move(layers), Network::PartOfModel{first}, device);
+  if (values == PartValues::kDrawn) device.upload(part.params(), drawn.data(), drawn.size());
+  part.setDropoutStream(job.train.seed, rank);
+  return part;
 }
 
 std::vector<float> ModelPartMap::partOf(const std::vector<float>& whole) const {
@@ -74,33 +98,18 @@ void ModelPartMap::placeInWhole(const float* part, std::vector<float>& whole) co
   for (size_t i = 0; i < index.size(); ++i) whole[index[i]] = part[i];
 }
 
-ModelPartMap mapModelPart(const JobSpec& job, const Dataset& train_set, int rank, int ranks,
-                          TensorGroup* tensor, const Network& part) {
+ModelPartMap mapModelPart(const JobSpec& job, const Dataset& train_set, TensorGroup* tensor,
+                          const Network& part) {
   ModelPartMap map;
-  if (job.parallel.pipeline == 1 && !tensor) {
+  if (isWholeModel(job, tensor)) {
     map.whole_model = part.describe();
     map.whole_count = part.parameterCount();
     return map;
   }
-  // On the host whatever the job's device: cutting only copies parameters.
-  std::vector<float> digits[2];
-  for (int d = 0; d < 2; ++d) {
-    Network whole = wholeModel(job, train_set, cpuDevice());
-    map.whole_model = whole.describe();
-    map.whole_count = whole.parameterCount();
-    float* values = whole.params();
-    for (uint64_t i = 0; i < map.whole_count; ++i)
-      values[i] = static_cast<float>(d == 0 ? i % kDigit : i / kDigit);
-    Network cut = cutPart(std::move(whole), job, rank, ranks, tensor);
-    digits[d].assign(cut.params(), cut.params() + cut.parameterCount());
-  }
-  if (digits[0].size() != part.parameterCount())
-    throw std::logic_error("mapModelPart: the part's cut differs from the model's");
-  map.index.resize(digits[0].size());
-  for (size_t i = 0; i < map.index.size(); ++i) {
-    map.index[i] =
-        static_cast<uint64_t>(digits[1][i]) * kDigit + static_cast<uint64_t>(digits[0][i]);
-  }
+  const ModelLayers whole = wholeLayers(job, train_set);
+  map.whole_model = describeLayers(whole);
+  map.whole_count = parameterCountOf(whole);
+  map.index = wholeIndexOfPart(whole, part.layers());
   return map;
 }
 

@@ -31,7 +31,6 @@ std::vector<size_t> stageBoundaries(const Network& model, int stages);
 // std::invalid_argument unless every count is >= 1 and they add up to the model's blocks.
 std::vector<size_t> stageBoundaries(const Network& model, const std::vector<int>& blocks);
 // The same cuts of a model's layers before a network holds them (a memory estimate).
-using ModelLayers = std::vector<std::unique_ptr<Layer>>;
 std::vector<size_t> stageBoundaries(const ModelLayers& layers, int stages);
 std::vector<size_t> stageBoundaries(const ModelLayers& layers, const std::vector<int>& blocks);
 

@@ -73,11 +73,10 @@ EvalStats evaluateOn(Network& model, StepSchedule& schedule, ParallelLayout& lay
 // on every slice once (by slice 0), a GPT head's copy of the token table never (the first
 // stage counts the table). Empty: every view.
 std::vector<bool> countedViews(const Network& model, const LayoutCoords& at) {
-  const std::vector<bool>& sliced = model.slicedViews();
   std::vector<bool> counted;
   bool all = true;
   for (size_t v = 0; v < model.views().size(); ++v) {
-    const bool mine = at.slice == 0 || (!sliced.empty() && sliced[v]);
+    const bool mine = at.slice == 0 || model.views()[v].sliced;
     counted.push_back(mine && model.views()[v].name != "lm_head.weight");
     all = all && counted.back();
   }
@@ -112,9 +111,8 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
       tensor_(tensorGroupOf(job, layout_.get())),
       device_(deviceNamed(job.train.device, localRank(comm), {job.train.tf32})),
       model_(stageModel(job, train_set, comm.rank(), comm.size(), device_, tensor_.get())),
-      part_map_(savesOrResumes(job)
-                    ? mapModelPart(job, train_set, comm.rank(), comm.size(), tensor_.get(), model_)
-                    : ModelPartMap{}),
+      part_map_(savesOrResumes(job) ? mapModelPart(job, train_set, tensor_.get(), model_)
+                                    : ModelPartMap{}),
       made_sync_(makeGradientSync(job, layout_ ? layout_->dataGroup() : comm,
                                   weightMatrices(model_), device_)),
       sync_(std::move(made_sync_.sync)),
@@ -151,7 +149,8 @@ TrainingRun::TrainingRun(const JobSpec& job, Communicator& comm, const Dataset& 
   schedule_ = makeStepSchedule(
       job, *layout_,
       [&job, &train_set, world_rank, world_size, this] {
-        return stageModel(job, train_set, world_rank, world_size, device_, tensor_.get());
+        return stageModel(job, train_set, world_rank, world_size, device_, tensor_.get(),
+                          PartValues::kUnset);  // bound to the stage's buffers
       },
       train_set.labels_per_sample);
   Communicator& replicas = layout_->dataGroup();

@@ -53,6 +53,6 @@ target_link_libraries(gpu_training_test PRIVATE ranklab_engine GTest::gtest_main
 gtest_discover_tests(gpu_training_test TEST_PREFIX "gpu." PROPERTIES TIMEOUT 600 LABELS gpu)
 
 # The simulator (engine/sim) against the engine's formulas; no data files, no ranks.
-add_executable(sim_tests unit/simulator_test.cpp)
+add_executable(sim_tests unit/simulator_test.cpp unit/model_part_test.cpp)
 target_link_libraries(sim_tests PRIVATE ranklab_sim ranklab_storage GTest::gtest_main)
 gtest_discover_tests(sim_tests TEST_PREFIX "sim." PROPERTIES TIMEOUT 60)

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "comm/silent_peers.h"
 #include "engine/job/fault_draws.h"
 #include "engine/job/job_file.h"
 #include "engine/job/pipeline_bubble.h"
@@ -14,7 +15,6 @@
 #include "engine/sim/calibration.h"
 #include "engine/sim/model_parts.h"
 #include "engine/sim/part_timing.h"
-#include "engine/sim/silent_peers.h"
 #include "engine/sim/simulator.h"
 #include "engine/train/memory_estimate.h"
 #include "engine/train/model_part.h"

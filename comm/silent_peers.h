@@ -1,7 +1,7 @@
 // Peers that are not there: a communicator with a rank and a size whose exchanges move
 // nothing and return at once. The simulator builds a tensor slice's part and times its
 // compute with it (a slice's f and g then cost nothing; their time is the transport's, which
-// the calibration measures apart).
+// the calibration measures apart); a memory estimate counts a slice's part with it.
 #pragma once
 
 #include "comm/communicator.h"
