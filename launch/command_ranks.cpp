@@ -89,9 +89,9 @@ std::vector<std::string> commandLine(const JobSpec& job, const std::string& mpir
   const LaunchSpec& l = job.launch;
   const std::string ranks = std::to_string(processCount(job));
   std::vector<std::string> argv;
-  if (l.launcher == "torchrun") {
+  if (l.launcher == Launcher::kTorchrun) {
     argv = {"torchrun", "--nproc_per_node", ranks, "--no_python"};
-  } else if (l.launcher == "mpirun" || runsUnderSlurm(job)) {
+  } else if (l.launcher == Launcher::kMpirun || runsUnderSlurm(job)) {
     argv = {mpirun, "--oversubscribe", "--bind-to", "none", "--tag-output"};
     argv.insert(argv.end(), placement.begin(), placement.end());
     if (!dir.empty()) argv.insert(argv.end(), {"-wdir", dir});

@@ -96,7 +96,7 @@ NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
   if (runsCommand(job)) {  // the engine's keys say nothing of a command's training
     run.origin = "pytorch-live";
     run.strategy = "command";
-    run.algorithm = job.launch.launcher;  // who started the ranks
+    run.algorithm = nameText(job.launch.launcher);  // who started the ranks
     run.codec = "none";
     run.amp = "fp32";
     run.epochs = 0;
@@ -436,7 +436,8 @@ RunOutcome JobRunner::launch(const JobSpec& job, const std::string& job_path,
   command_dir_ = commandDir(job_path);
   // A command not found fails here, before a run is stored.
   if (runsCommand(job))
-    requireProgram(job.launch.launcher == "torchrun" ? "torchrun" : job.launch.command.front());
+    requireProgram(job.launch.launcher == Launcher::kTorchrun ? "torchrun"
+                                                              : job.launch.command.front());
   else
     requireWorker(options_.worker_path);
   // An unknown host or an unreadable hostfile fails here, before a run is stored.
@@ -523,7 +524,7 @@ std::unique_ptr<RankProcess> JobRunner::startRanks(const JobSpec& job, int64_t r
                                                    std::vector<std::string>& shown,
                                                    AttemptEnd& end) {
   shown = shownCommand(argv);
-  if (runsCommand(job) && job.launch.launcher == "ranklab" && !runsUnderSlurm(job))
+  if (runsCommand(job) && job.launch.launcher == Launcher::kRanklab && !runsUnderSlurm(job))
     return std::make_unique<LocalRanks>(processCount(job), argv, environment, command_dir_);
   if (!runsUnderSlurm(job))
     return std::make_unique<ChildProcess>(argv, environment,

@@ -169,7 +169,7 @@ int validateCommand(const CliArgs& args) {
     std::cout << positional(args, 1, "job file") << validVerdict(fits, capacity)
               << job.parallel.ranks
               << (runsCommand(job)
-                      ? " ranks of a command, launcher " + job.launch.launcher
+                      ? " ranks of a command, launcher " + nameText(job.launch.launcher)
                       : " ranks, " + job.parallel.strategy + "/" + job.parallel.algorithm)
               << ")\n";
     if (memory) printMemory(std::cout, *memory);

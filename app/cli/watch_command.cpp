@@ -69,7 +69,7 @@ JobSpec watchedJob(const CliArgs& args) {
   JobSpec job;
   job.launch.command = args.command;
   const bool wraps = isLauncher(args.command.front());
-  job.launch.launcher = wraps ? "command" : "ranklab";
+  job.launch.launcher = wraps ? Launcher::kCommand : Launcher::kRanklab;
   const std::optional<int> ranks = args.nproc ? args.nproc
                                    : wraps    ? launcherRanks(args.command)
                                               : std::optional<int>(1);

@@ -74,24 +74,29 @@ void FaultInjector::afterStep(int64_t step, Reporter& reporter) {
 
 void FaultInjector::fire(const InjectedFault& fault, int64_t step, Reporter& reporter) {
   const std::string after = " after step " + std::to_string(step);
-  if (fault.action == "kill") {
-    announceLast(reporter, "kill: SIGKILL" + after, step);
-    raise(SIGKILL);
-  } else if (fault.action == "exit") {
-    announceLast(reporter, "exit: status 3" + after, step);
-    std::_Exit(3);
-  } else if (fault.action == "stop") {
-    announce(reporter,
-             "stop: SIGSTOP" + after +
-                 (fault.seconds > 0 ? ", continued in " + std::to_string(fault.seconds) + " s"
-                                    : ", until the run is ended"),
-             step);
-    if (fault.seconds > 0) continueLater(fault.seconds);
-    raise(SIGSTOP);
-    reporter.event("fault", "continued" + after, step);
-  } else if (fault.action == "slow") {
-    slow_ms_ += fault.ms;
-    reporter.event("fault", "slow: +" + std::to_string(fault.ms) + " ms a step from" + after, step);
+  switch (fault.action) {
+    case FaultAction::kKill:
+      announceLast(reporter, "kill: SIGKILL" + after, step);
+      raise(SIGKILL);
+      return;
+    case FaultAction::kExit:
+      announceLast(reporter, "exit: status 3" + after, step);
+      std::_Exit(3);
+    case FaultAction::kStop:
+      announce(reporter,
+               "stop: SIGSTOP" + after +
+                   (fault.seconds > 0 ? ", continued in " + std::to_string(fault.seconds) + " s"
+                                      : ", until the run is ended"),
+               step);
+      if (fault.seconds > 0) continueLater(fault.seconds);
+      raise(SIGSTOP);
+      reporter.event("fault", "continued" + after, step);
+      return;
+    case FaultAction::kSlow:
+      slow_ms_ += fault.ms;
+      reporter.event("fault", "slow: +" + std::to_string(fault.ms) + " ms a step from" + after,
+                     step);
+      return;
   }
 }
 

@@ -33,9 +33,7 @@ struct Block {
 Block blockOf(const JobSpec& job) {
   Block block;
   for (const InjectedFault& f : job.faults) {
-    const bool ends =
-        f.action == "kill" || f.action == "exit" || (f.action == "stop" && f.seconds == 0);
-    if (f.attempt == 0 && ends && (block.after < 0 || f.at_step < block.after))
+    if (f.attempt == 0 && f.endsTheRank() && (block.after < 0 || f.at_step < block.after))
       block = {f.at_step, f.rank};
   }
   return block;

@@ -310,8 +310,8 @@ bool isSlurmTime(const std::string& text) {
 void checkCommand(const toml::table& root, const JobSpec& job, IssueLog& log) {
   const LaunchSpec& l = job.launch;
   if (l.command.empty() || l.scheduler == Scheduler::kSlurm) return;
-  const bool local_only = l.launcher == "ranklab" || l.launcher == "torchrun";
-  const std::string elsewhere = "launch.launcher = " + quoted(l.launcher) +
+  const bool local_only = l.launcher == Launcher::kRanklab || l.launcher == Launcher::kTorchrun;
+  const std::string elsewhere = "launch.launcher = " + quoted(nameOf(l.launcher)) +
                                 " starts the command's ranks on this machine; use launch.launcher "
                                 "= \"mpirun\" to place them on hosts";
   checkRule(root, log, "launch.hosts", {"launch.launcher"}, local_only && !l.hosts.empty(),

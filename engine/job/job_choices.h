@@ -25,6 +25,9 @@ namespace ranklab {
 #define RANKLAB_SCHEDULERS(X) X(kLocal, "local") X(kSlurm, "slurm")
 #define RANKLAB_PIPELINE_ORDERS(X) X(kGpipe, "gpipe") X(k1F1B, "1f1b")
 #define RANKLAB_VALUE_DTYPES(X) X(kFp32, "fp32") X(kFp16, "fp16")
+#define RANKLAB_LAUNCHERS(X) \
+  X(kRanklab, "ranklab") X(kMpirun, "mpirun") X(kTorchrun, "torchrun") X(kCommand, "command")
+#define RANKLAB_FAULT_ACTIONS(X) X(kKill, "kill") X(kStop, "stop") X(kSlow, "slow") X(kExit, "exit")
 
 // Each choice's names, in the list's order (the order the schema shows them in).
 template <class Choice>
@@ -50,6 +53,8 @@ RANKLAB_CHOICE(CommSchedule, RANKLAB_COMM_SCHEDULES)
 RANKLAB_CHOICE(Scheduler, RANKLAB_SCHEDULERS)
 RANKLAB_CHOICE(PipelineOrder, RANKLAB_PIPELINE_ORDERS)
 RANKLAB_CHOICE(ValueDtype, RANKLAB_VALUE_DTYPES)
+RANKLAB_CHOICE(Launcher, RANKLAB_LAUNCHERS)
+RANKLAB_CHOICE(FaultAction, RANKLAB_FAULT_ACTIONS)
 
 #undef RANKLAB_CHOICE
 #undef RANKLAB_CHOICE_ENTRY

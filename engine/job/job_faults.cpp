@@ -10,7 +10,7 @@
 namespace ranklab::job_detail {
 namespace {
 
-const std::vector<std::string_view> kActions = {"kill", "stop", "slow", "exit"};
+const std::vector<std::string_view> kActions = choiceNames<FaultAction>();
 const std::vector<std::string_view> kKeys = {"rank", "at_step", "action",
                                              "ms",   "seconds", "attempt"};
 
@@ -46,15 +46,15 @@ void readKey(std::string_view key, const toml::node& value, const std::string& p
   const auto* text = value.as_string();
   if (!text) {
     log.add(value.source(), path, "expected a string, got " + typeName(value));
-  } else if (std::find(kActions.begin(), kActions.end(), text->get()) == kActions.end()) {
+  } else if (const std::optional<FaultAction> action = choiceNamed<FaultAction>(text->get())) {
+    fault.action = *action;
+  } else {
     log.add(value.source(), path,
             "must be one of " + joinNames(kActions) + ", got " + quoted(text->get()));
-  } else {
-    fault.action = text->get();
   }
 }
 
-// One [[faults]] table; "" action when it has none or a bad one (already reported).
+// One [[faults]] table (one without an action, or with a bad one, is reported).
 InjectedFault readFault(const toml::table& table, const std::string& prefix, IssueLog& log) {
   InjectedFault fault;
   for (auto&& [key, value] : table) {
@@ -71,13 +71,14 @@ InjectedFault readFault(const toml::table& table, const std::string& prefix, Iss
     log.add(table.source(), prefix + ".action",
             "every [[faults]] table needs an action: one of " + joinNames(kActions));
   }
-  if (fault.action == "slow" && fault.ms == 0) {
+  const bool slow = fault.action == FaultAction::kSlow;
+  if (slow && fault.ms == 0) {
     log.add(table.source(), prefix + ".ms", "action = \"slow\" needs ms, the extra ms per step");
   }
-  if (fault.action != "slow" && table.contains("ms")) {
+  if (!slow && table.contains("ms")) {
     log.add(table.source(), prefix + ".ms", "applies to action = \"slow\" only");
   }
-  if (fault.action != "stop" && table.contains("seconds")) {
+  if (fault.action != FaultAction::kStop && table.contains("seconds")) {
     log.add(table.source(), prefix + ".seconds", "applies to action = \"stop\" only");
   }
   return fault;
@@ -116,7 +117,8 @@ std::string faultsToml(const JobSpec& job) {
   std::string text;
   for (const InjectedFault& f : job.faults) {
     text += "\n[[faults]]\nrank = " + std::to_string(f.rank) +
-            "\nat_step = " + std::to_string(f.at_step) + "\naction = " + quoted(f.action) + "\n";
+            "\nat_step = " + std::to_string(f.at_step) + "\naction = " + quoted(nameOf(f.action)) +
+            "\n";
     if (f.ms > 0) text += "ms = " + std::to_string(f.ms) + "\n";
     if (f.seconds > 0) text += "seconds = " + std::to_string(f.seconds) + "\n";
     if (f.attempt > 0) text += "attempt = " + std::to_string(f.attempt) + "\n";

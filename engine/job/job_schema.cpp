@@ -511,8 +511,7 @@ std::vector<Section> runSections() {
                       "\"--option\" or \"--option=value\" (an sbatch option, no spaces)"),
         textListField("command", RANKLAB_JOB_KEY(launch.command), R"(.+)",
                       "a word of the command line (not empty)"),
-        stringField("launcher", RANKLAB_JOB_KEY(launch.launcher),
-                    {"ranklab", "mpirun", "torchrun", "command"})}},
+        choiceField<Launcher>("launcher", RANKLAB_JOB_KEY(launch.launcher))}},
   };
 }
 

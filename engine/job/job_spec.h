@@ -173,11 +173,16 @@ struct FaultSpec {
 struct InjectedFault {
   int rank = 0;
   int64_t at_step = 0;  // the step (numbered as in the run's records, from 1) after which it fires
-  std::string action;   // kill | stop | slow | exit
-  int ms = 0;           // slow: extra ms per step from at_step on
-  int seconds = 0;      // stop: how long the rank stays stopped; 0 = until the run is ended
-  int attempt = 0;      // the launch it fires in: 0 the first, n after the n-th restart
+  FaultAction action = FaultAction::kKill;
+  int ms = 0;       // slow: extra ms per step from at_step on
+  int seconds = 0;  // stop: how long the rank stays stopped; 0 = until the run is ended
+  int attempt = 0;  // the launch it fires in: 0 the first, n after the n-th restart
 
+  // The rank does not go on after it: killed, exited or stopped until the run is ended.
+  bool endsTheRank() const {
+    return action == FaultAction::kKill || action == FaultAction::kExit ||
+           (action == FaultAction::kStop && seconds == 0);
+  }
   bool operator==(const InjectedFault&) const = default;
 };
 
@@ -219,7 +224,7 @@ struct LaunchSpec {
   // Who starts the command's ranks: "ranklab" (parallel.ranks local processes), "mpirun"
   // (Open MPI places them, on hosts too), "torchrun", or "command" (the command is itself a
   // launcher that starts its own ranks: mpirun, srun, a working torchrun).
-  std::string launcher = "ranklab";
+  Launcher launcher = Launcher::kRanklab;
 
   bool operator==(const LaunchSpec&) const = default;
 };

@@ -36,8 +36,8 @@ void faultDelays(const JobSpec& job, int64_t step, std::vector<double>& extra) {
         s.moving_straggler_ms * 1e6;
   for (const InjectedFault& f : job.faults) {
     if (f.attempt != 0 || f.rank >= static_cast<int>(extra.size())) continue;
-    if (f.action == "slow" && step > f.at_step) extra[f.rank] += f.ms * 1e6;
-    if (f.action == "stop" && step == f.at_step + 1) extra[f.rank] += f.seconds * 1e9;
+    if (f.action == FaultAction::kSlow && step > f.at_step) extra[f.rank] += f.ms * 1e6;
+    if (f.action == FaultAction::kStop && step == f.at_step + 1) extra[f.rank] += f.seconds * 1e9;
   }
 }
 
@@ -143,9 +143,7 @@ int64_t SimulationStream::bubbleNs(int rank) const {
 
 bool SimulationStream::endsHere() const {
   for (const InjectedFault& f : job_.faults)
-    if (f.attempt == 0 && f.at_step == step_ &&
-        (f.action == "kill" || f.action == "exit" || (f.action == "stop" && f.seconds == 0)))
-      return true;
+    if (f.attempt == 0 && f.at_step == step_ && f.endsTheRank()) return true;
   return false;
 }
 

@@ -17,7 +17,7 @@ JobSpec commandJob(const std::string& launcher) {
   JobSpec job;
   job.parallel.ranks = 3;
   job.launch.command = {"python3", "train.py"};
-  job.launch.launcher = launcher;
+  job.launch.launcher = choiceFrom<Launcher>(launcher);
   return job;
 }
 
@@ -95,7 +95,7 @@ CliArgs watchArgs(std::vector<std::string> command, std::optional<int> nproc = s
 TEST(WatchCommand, AScriptRunsAsNprocLocalRanksNamedAfterIt) {
   const JobSpec job = watchedJob(watchArgs({"python3", "dir/train.py", "--epochs", "2"}, 4));
   EXPECT_EQ(job.parallel.ranks, 4);
-  EXPECT_EQ(job.launch.launcher, "ranklab");
+  EXPECT_EQ(job.launch.launcher, Launcher::kRanklab);
   EXPECT_EQ(job.name, "train");
   EXPECT_EQ(watchedJob(watchArgs({"./trainer"})).parallel.ranks, 1);
   CliArgs hang = watchArgs({"python3", "t.py"});
@@ -111,7 +111,7 @@ TEST(WatchCommand, ALauncherIsWrappedWithTheRanksItsOptionsSay) {
   const JobSpec torchrun =
       watchedJob(watchArgs({"torchrun", "--nnodes", "2", "--nproc_per_node=2", "t.py"}));
   EXPECT_EQ(torchrun.parallel.ranks, 4);
-  EXPECT_EQ(torchrun.launch.launcher, "command");
+  EXPECT_EQ(torchrun.launch.launcher, Launcher::kCommand);
   EXPECT_EQ(watchedJob(watchArgs({"mpirun", "python3", "t.py"}, 6)).parallel.ranks, 6);
   EXPECT_THROW(watchedJob(watchArgs({"mpirun", "python3", "t.py"})), UsageError);
   EXPECT_THROW(watchedJob(watchArgs({})), UsageError);

@@ -22,9 +22,9 @@ TEST(JobFaults, ReadsEachTableAndWritesItBack) {
       "[[faults]]\nrank = 3\nat_step = 5\naction = \"stop\"\nseconds = 2\n",
       "job.toml");
   ASSERT_EQ(job.faults.size(), 3u);
-  EXPECT_EQ(job.faults[0], (InjectedFault{2, 40, "kill", 0, 0}));
-  EXPECT_EQ(job.faults[1], (InjectedFault{1, 10, "slow", 30, 0}));
-  EXPECT_EQ(job.faults[2], (InjectedFault{3, 5, "stop", 0, 2}));
+  EXPECT_EQ(job.faults[0], (InjectedFault{2, 40, FaultAction::kKill, 0, 0}));
+  EXPECT_EQ(job.faults[1], (InjectedFault{1, 10, FaultAction::kSlow, 30, 0}));
+  EXPECT_EQ(job.faults[2], (InjectedFault{3, 5, FaultAction::kStop, 0, 2}));
   // The resolved job the ranks read carries them.
   EXPECT_EQ(parseJob(toTomlText(job), "resolved.toml"), job);
   EXPECT_TRUE(parseJob("", "job.toml").faults.empty());

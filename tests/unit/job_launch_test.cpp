@@ -85,7 +85,7 @@ TEST(JobLaunch, ACommandIsReadAsItsRanksAndTheEngineKeysChangeNothing) {
       "command = [\"python3\", \"train.py\", \"--epochs\", \"2\"]\nlauncher = \"mpirun\"\n";
   const JobSpec job = parseJob(text, "job.toml");
   EXPECT_EQ(job.launch.command, (std::vector<std::string>{"python3", "train.py", "--epochs", "2"}));
-  EXPECT_EQ(job.launch.launcher, "mpirun");
+  EXPECT_EQ(job.launch.launcher, Launcher::kMpirun);
   EXPECT_TRUE(runsCommand(job));
   EXPECT_EQ(processCount(job), 2) << "a command's ranks only: no parameter server of the engine's";
   EXPECT_EQ(parseJob(toTomlText(job), "again.toml"), job);
