@@ -33,6 +33,7 @@
 #include "launch/run_recorder.h"
 #include "launch/slurm_job.h"
 #include "launch/slurm_queue.h"
+#include "storage/run_origin.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -94,7 +95,7 @@ NewRun newRunFor(const JobSpec& job, const std::string& job_path) {
   run.job_toml = toTomlText(job);
   run.world = processCount(job);
   if (runsCommand(job)) {  // the engine's keys say nothing of a command's training
-    run.origin = "pytorch-live";
+    run.origin = originName(RunOrigin::kPytorchLive);
     run.strategy = "command";
     run.algorithm = nameText(job.launch.launcher);  // who started the ranks
     run.codec = "none";

@@ -75,7 +75,7 @@
   X(std::string, codec, {})                                                             \
   X(std::string, amp, {})                                                               \
   X(int, epochs, 0)                                                                     \
-  X(std::string, origin, "ranklab") /* ranklab | pytorch-import (ranklab import) */
+  X(std::string, origin, "ranklab") /* storage/run_origin.h names each value */
 
 // What a stored run adds to its NewRun (RunRow; the runs table's launcher_* columns, which
 // tell a lost run from a running one, are read apart).

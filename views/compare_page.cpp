@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "storage/run_origin.h"
 #include "views/chart_export.h"
 #include "views/curve_chart.h"
 #include "views/models/rank_colour.h"
@@ -275,7 +276,7 @@ void ComparePage::setRuns(std::vector<ComparedRun> runs) {
   settings_->setRuns(compared_);
   summary_->setRuns(compared_);
   const auto imported = std::count_if(compared_.begin(), compared_.end(), [](const ComparedRun& c) {
-    return c.run.origin == "pytorch-import";
+    return originOf(c.run) == RunOrigin::kPytorchImport;
   });
   if (compared_.size() < 2)
     settings_note_->setText(tr("Pick two or more runs to compare."));
@@ -354,7 +355,7 @@ void ComparePage::redraw() {
                                     : x == XAxis::WallTime ? e.time_s
                                                            : e.sent_mb,
                                     e.accuracy * 100.0));
-    } else if (metric != LossMetric || c.run.origin != "pytorch-import") {
+    } else if (metric != LossMetric || originOf(c.run) != RunOrigin::kPytorchImport) {
       // An imported run's traces hold no loss: no curve rather than a line at 0.
       curve.points =
           curvePoints(c.series.global(), metric == LossMetric ? Metric::Loss : Metric::SentMBps, x,

@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "storage/run_origin.h"
 #include "storage/run_store.h"
 #include "views/lessons/layout_ranking.h"
 #include "views/lessons/lesson_comparison.h"
@@ -295,7 +296,8 @@ int64_t LearnPage::lastLessonRun() const {
   try {
     RunStore store(db_path_.toStdString());
     for (const RunRow& run : store.listRuns())  // newest first
-      if (run.name == name && run.status != "running" && run.origin != "simulated") return run.id;
+      if (run.name == name && run.status != "running" && originOf(run) != RunOrigin::kSimulated)
+        return run.id;
   } catch (const std::exception&) {
   }
   return 0;
@@ -341,8 +343,8 @@ void LearnPage::showComparison(RunStore& store) {
   for (const RunRow& run : store.listRuns()) {  // newest first
     if (run.status == "running") continue;
     // `ranklab simulate` names its run "<job's name> (simulated)".
-    const bool simulated =
-        run.origin == "simulated" && lesson.ranks_variants && run.name == name + " (simulated)";
+    const bool simulated = originOf(run) == RunOrigin::kSimulated && lesson.ranks_variants &&
+                           run.name == name + " (simulated)";
     if (run.name != name && !simulated) continue;
     if (run.id == run_data_.run.id) {
       runs.push_back(run_data_);  // the run shown, read just before

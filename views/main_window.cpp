@@ -20,6 +20,7 @@
 #include "engine/job/stored_job.h"
 #include "engine/job/strategy_traits.h"
 #include "launch/follow_record.h"
+#include "storage/run_origin.h"
 #include "views/analysis_page.h"
 #include "views/compare_page.h"
 #include "views/learn_page.h"
@@ -384,7 +385,7 @@ void MainWindow::launch(bool show_monitor) {
 bool MainWindow::attach(const RunRow& run) {
   if (isRunning()) return false;
   clearLivePage(trainingRanks(run), QString::fromStdString(run.strategy));
-  live_model_->setSimulated(run.origin == "simulated");
+  live_model_->setSimulated(originOf(run) == RunOrigin::kSimulated);
   if (!session_->attach(run.id)) return false;
   showFollowedRun(tr("following run %1…").arg(run.id),
                   tr("Following run %1, still going").arg(run.id));

@@ -18,6 +18,7 @@
 #include "storage/analysis/run_analysis.h"
 #include "storage/analysis/step_measure.h"
 #include "storage/chrome_trace.h"
+#include "storage/run_origin.h"
 #include "storage/run_store.h"
 #include "storage/steps_csv.h"
 #include "views/models/record_metatypes.h"
@@ -158,7 +159,7 @@ Answer<StoredRun> readRun(const std::string& path, int64_t run_id) {
     stored.run = std::move(*run);
     stored.series.setWorld(stored.run.world);
     stored.series.setBulkLoad(true);
-    stored.series.setSimulated(stored.run.origin == "simulated");
+    stored.series.setSimulated(originOf(stored.run) == RunOrigin::kSimulated);
     // A running run has no bins yet; a run finished by an older ranklab has none either.
     const std::vector<StepBin> bins = store.stepBins(run_id);
     if (bins.empty())

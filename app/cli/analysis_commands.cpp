@@ -13,6 +13,7 @@
 #include "engine/job/job_keys.h"
 #include "storage/analysis/run_analysis.h"
 #include "storage/analysis/run_diff.h"
+#include "storage/run_origin.h"
 #include "storage/run_store.h"
 #include "storage/trace_import/trace_import.h"
 
@@ -170,7 +171,8 @@ int diffCommand(const CliArgs& args) {
   const RunDiff diff = diffRuns(store, a, b);
   // An imported run has no ranklab job: every setting would read as its default.
   const auto run_a = store.run(a), run_b = store.run(b);
-  const bool both_ours = run_a->origin != "pytorch-import" && run_b->origin != "pytorch-import";
+  const bool both_ours = originOf(*run_a) != RunOrigin::kPytorchImport &&
+                         originOf(*run_b) != RunOrigin::kPytorchImport;
   const std::vector<SettingDifference> settings =
       both_ours ? differingSettings({run_a->job_toml, run_b->job_toml})
                 : std::vector<SettingDifference>{};

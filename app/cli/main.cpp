@@ -33,6 +33,7 @@
 #include "launch/detached_run.h"
 #include "launch/job_runner.h"
 #include "launch/private_dir.h"
+#include "storage/run_origin.h"
 #include "storage/run_store.h"
 #include "storage/store_files.h"
 
@@ -270,7 +271,7 @@ int simulateLiveCommand(const CliArgs& args) {
   job.name += " (simulated)";
   const PrivateDir dir;
   LaunchOptions options;
-  options.origin = "simulated";
+  options.origin = originName(RunOrigin::kSimulated);
   // A few processes send every rank's records: as many as the cores, two at least.
   options.feeders = std::min(job.parallel.ranks,
                              std::max(2, static_cast<int>(std::thread::hardware_concurrency())));

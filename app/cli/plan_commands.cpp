@@ -16,6 +16,7 @@
 #include "engine/train/memory_estimate.h"
 #include "launch/calibrate.h"
 #include "launch/child_process.h"
+#include "storage/run_origin.h"
 #include "storage/run_store.h"
 
 namespace ranklab {
@@ -54,7 +55,7 @@ NewRun simulatedRunOf(const JobSpec& job, const std::string& job_path) {
   run.codec = job.compression.codec;
   run.amp = nameText(job.amp.dtype);
   run.epochs = job.train.epochs;
-  run.origin = "simulated";
+  run.origin = originName(RunOrigin::kSimulated);
   return run;
 }
 

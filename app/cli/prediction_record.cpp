@@ -11,6 +11,7 @@
 #include "engine/job/job_file.h"
 #include "engine/job/stored_job.h"
 #include "storage/analysis/step_measure.h"
+#include "storage/run_origin.h"
 
 namespace ranklab {
 
@@ -51,12 +52,12 @@ nlohmann::json measuredStepJson(RunStore& store, int64_t run) {
 
 std::optional<int64_t> matchingSimulation(RunStore& store, int64_t real) {
   const auto run = store.run(real);
-  if (!run || run->origin == "simulated") return std::nullopt;
+  if (!run || originOf(*run) == RunOrigin::kSimulated) return std::nullopt;
   const auto job = jobOf(*run);
   if (!job) return std::nullopt;
   const std::string host = hostOf(store, real);
   for (const RunRow& r : store.listRuns()) {  // newest first
-    if (r.origin != "simulated" || r.status != "done") continue;
+    if (originOf(r) != RunOrigin::kSimulated || r.status != "done") continue;
     const auto simulated = jobOf(r);
     if (simulated && sameStep(*simulated, *job) && hostOf(store, r.id) == host) return r.id;
   }

@@ -9,6 +9,7 @@
 #include "app/cli/layout_json.h"
 #include "app/terminal_text.h"
 #include "engine/job/job_choices.h"
+#include "storage/run_origin.h"
 #include "storage/scheduler_text.h"
 
 namespace ranklab {
@@ -457,7 +458,7 @@ void printSummary(std::ostream& out, const RunSummary& s, SummaryDetail detail) 
   const std::string loss = testLossText(s);
   out << format("run %lld  %s  [%s]%s\n", static_cast<long long>(s.run.id),
                 terminalSafe(s.run.name).c_str(), shownStatus(s.run).c_str(),
-                s.run.origin == "ranklab" ? "" : ("  (" + s.run.origin + ")").c_str())
+                originOf(s.run) == RunOrigin::kRanklab ? "" : ("  (" + s.run.origin + ")").c_str())
       << (s.run.scheduler_job.empty() ? "" : "  " + terminalSafe(schedulerText(s.run)) + "\n")
       << (s.run.strategy == "command"  // a command's ranks (launch.command): no engine keys
               ? format("  %d ranks of a command, started by %s\n", s.run.world,

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "engine/job/job_file.h"
+#include "storage/run_origin.h"
 
 namespace ranklab {
 
@@ -11,7 +12,7 @@ StoredJob storedJobOf(const RunRow& run) {
   if (run.job_toml.empty()) return {std::nullopt, where + ": none was stored"};
   // Its text is a comment saying where the traces came from: parsed, it would be the
   // default job, and a layout the run never had.
-  if (run.origin == "pytorch-import")
+  if (originOf(run) == RunOrigin::kPytorchImport)
     return {std::nullopt, where + ": an imported PyTorch trace carries no ranklab job"};
   try {
     return {parseJob(run.job_toml, where), ""};

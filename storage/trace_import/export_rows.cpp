@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "storage/run_origin.h"
 #include "storage/trace_import/trace_numbers.h"
 
 namespace ranklab {
@@ -39,7 +40,7 @@ NewRun runOf(const std::string& path, const std::map<std::string, std::string>& 
   run.codec = field("codec");
   run.amp = field("amp");
   run.epochs = int(integerIn(field("epochs"), 0, 1 << 20));
-  run.origin = "ranklab-trace";
+  run.origin = originName(RunOrigin::kRanklabTrace);
   return run;
 }
 

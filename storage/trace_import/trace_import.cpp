@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "storage/bounded_read.h"
+#include "storage/run_origin.h"
 #include "storage/trace_import/export_rows.h"
 #include "storage/trace_import/pytorch_trace.h"
 #include "storage/trace_import/run_rows.h"
@@ -124,7 +125,7 @@ NewRun newRunOf(const std::vector<RankTrace>& traces, const std::vector<std::str
   run.algorithm = traces[0].backend.empty() ? "unknown" : traces[0].backend;
   run.codec = "none";
   run.amp = "unknown";  // the traces do not say
-  run.origin = "pytorch-import";
+  run.origin = originName(RunOrigin::kPytorchImport);
   return run;
 }
 

@@ -197,13 +197,20 @@ int64_t storedSteps(const std::string& db) {
   return nlohmann::json::parse(shown.out)["steps"].get<int64_t>();
 }
 
-// Starts a run that would last minutes; returns its pid once it has stored steps, or -1
-// (with the reason on stderr) when it ended or stored nothing within two minutes.
+// Starts a run that would last minutes on any CPU (throttled: 46,800 steps of 2 ms at least,
+// not only many epochs, which a fast CPU ends early and a loaded one spends its cores on);
+// returns its pid once it has stored steps, or -1 (with the reason on stderr) when it ended or
+// stored nothing within two minutes.
 pid_t startLongRunWithSteps(const std::string& db, const std::string& log,
                             const std::vector<std::string>& extra = {}) {
   const std::string job = sourceDir() + "/resources/jobs/quickstart.toml";
-  std::vector<std::string> args{"run",     job,    "--ranks", "2", "--set", "train.epochs=100",
-                                "--quiet", "--db", db};
+  std::vector<std::string> args{"run",     job,
+                                "--ranks", "2",
+                                "--set",   "train.epochs=100",
+                                "--set",   "fault.straggler_rank=1",
+                                "--set",   "fault.straggler_delay_ms=2",
+                                "--quiet", "--db",
+                                db};
   args.insert(args.end(), extra.begin(), extra.end());
   const pid_t pid = startInBackground(args, log);
   launched().push_back(pid);

@@ -181,8 +181,9 @@ TEST_F(FollowedRun, AJobThatIsRefusedEndsWithTheLaunchersWords) {
 
 // The launcher stops its run on SIGINT and a follower sees it end as stopped.
 TEST_F(FollowedRun, AStopRequestEndsTheRunAsStopped) {
-  auto follower = launch(
-      {"parallel.ranks=2", "data.train_limit=2048", "train.epochs=10000", "model.layers=[32]"});
+  auto follower = launch({"parallel.ranks=2", "data.train_limit=2048", "train.epochs=10000",
+                          "model.layers=[32]", "fault.straggler_rank=0",
+                          "fault.straggler_delay_ms=1"});  // outlasts the stop on any CPU
   Recorded seen;
   while (follower->poll(seen) && (seen.steps[1] < 50))
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -149,8 +149,9 @@ TEST_F(Restarts, MaxRestartsWithoutCheckpointsIsRefusedNamingTheKey) {
 // the next launch removes the MPI segment folder the dead launcher could not.
 TEST_F(Restarts, ARunWhoseLauncherWasKilledIsMarkedLostAndItsSegmentsRemoved) {
   const std::string launch = "sh -c '" + cliPath() + " run " + job("") +
-                             " --quiet --set train.epochs=50 --db " + db() +
-                             " >/dev/null 2>&1 & echo $!'";
+                             " --quiet --set train.epochs=50 --set fault.straggler_rank=0"
+                             " --set fault.straggler_delay_ms=2 --db " +
+                             db() + " >/dev/null 2>&1 & echo $!'";
   FILE* pipe = popen(launch.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   int launcher = 0;

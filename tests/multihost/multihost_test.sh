@@ -93,7 +93,8 @@ echo "== host 2's link down mid-run"
 started=$SECONDS
 status=0
 timeout 120 "$cli" run "$job" --db "$db" --ranks 4 --hosts "$h1:2,$h2:2" --set "$mca" \
-  --set train.epochs=20 --set telemetry.hang_limit_s=3 --quiet >"$work/down.out" 2>&1 || status=$?
+  --set train.epochs=20 --set telemetry.hang_limit_s=3 --quiet \
+  --set fault.straggler_rank=0 --set fault.straggler_delay_ms=5 >"$work/down.out" 2>&1 || status=$?
 wait
 cat "$work/down.out"
 echo "ended after $((SECONDS - started)) s with exit status $status"

@@ -69,8 +69,11 @@ grep -q "Node count specification invalid" "$work/refused.log" || fail "Slurm's 
 [[ $(field 4 'j["status"]') == failed ]] || fail "the refused run is not stored failed"
 [[ $(squeue -h -t all | wc -l) == "$before" ]] || fail "the refused job left something in the queue"
 
+# Runs 5 and 6 must outlast the cancel on any CPU: throttled (50 ms a step, 2,340 steps), not
+# only long (a fast CPU finished 50 unthrottled epochs before scancel reached the job).
+slowed=(--set train.epochs=5 --set fault.straggler_rank=0 --set fault.straggler_delay_ms=50)
 echo "== 3. cancelled with scancel by hand"
-"$cli" run "$job" --ranks 2 --slurm --set train.epochs=50 --db "$db" --quiet >"$work/scancel.log" 2>&1 &
+"$cli" run "$job" --ranks 2 --slurm "${slowed[@]}" --db "$db" --quiet >"$work/scancel.log" 2>&1 &
 launcher=$!
 wait_for 30 "run 5 training" has_steps 5 0
 scancel "$(field 5 'j["scheduler"]["job_id"]')"
@@ -81,7 +84,7 @@ cat "$work/scancel.log"
 grep -q "cancelled in Slurm (scancel), not by ranklab" "$work/scancel.log" || fail "the cause is not named"
 
 echo "== 3b. ranklab's own stop (Ctrl-C, the workbench's Stop) is scancel"
-"$cli" run "$job" --ranks 2 --slurm --set train.epochs=50 --db "$db" --quiet >"$work/stop.log" 2>&1 &
+"$cli" run "$job" --ranks 2 --slurm "${slowed[@]}" --db "$db" --quiet >"$work/stop.log" 2>&1 &
 launcher=$!
 wait_for 30 "run 6 training" has_steps 6 0
 kill -INT $launcher
@@ -130,12 +133,15 @@ print(sorted(set(last.values())))')
 [[ $(field 8 'j["test_accuracy"] is not None') == True ]] || fail "run 8's last evaluation did not arrive"
 if [[ -n $workbench ]]; then
   echo "== 6. the launcher killed, the workbench reopened: it takes the run over"
-  run_then_kill 9 killed-again.log --ranks 2 --slurm --set train.epochs=6
+  # Throttled to outlast the kill and the workbench's start on any CPU (562 steps of 50 ms at
+  # least), short enough to end well inside the wait beside other tests.
+  run_then_kill 9 killed-again.log --ranks 2 --slurm --set train.epochs=6 \
+    --set data.train_limit=12000 --set fault.straggler_rank=0 --set fault.straggler_delay_ms=50
   # The workbench starts `ranklab runs attach 9` detached, follows it, and quits after its
   # screenshot; the launcher it started goes on to the run's end.
   QT_QPA_PLATFORM=offscreen "$workbench" --db "$db" --page live --screenshot-after-ms 3000 \
     --screenshot "$work/takeover.png" >"$work/workbench.log" 2>&1 || fail "the workbench failed: $(cat "$work/workbench.log")"
-  wait_for 120 "run 9 done after the workbench took it over" status_is 9 done
+  wait_for 240 "run 9 done after the workbench took it over" status_is 9 done
   [[ $(field 9 'j["scheduler"]["state"]') == COMPLETED ]] || fail "run 9's job is not COMPLETED"
   echo "run 9: taken over by the workbench and done"
 fi

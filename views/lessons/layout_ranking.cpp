@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "storage/analysis/step_measure.h"
+#include "storage/run_origin.h"
 
 namespace ranklab {
 
@@ -32,7 +33,7 @@ std::vector<RankedVariant> rankVariants(const Lesson& lesson, const std::vector<
   for (const LessonRun& run : runs) {  // newest first: the first of each kind counts
     if (run.run.status != "done" || ranked.empty()) continue;
     RankedVariant& r = ranked[size_t(variantOf(lesson, run))];
-    const bool simulated = run.run.origin == "simulated";
+    const bool simulated = originOf(run.run) == RunOrigin::kSimulated;
     int64_t& id = simulated ? r.simulated_run : r.real_run;
     if (id != 0) continue;
     id = run.run.id;

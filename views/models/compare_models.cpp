@@ -12,6 +12,7 @@
 #include "engine/job/job_keys.h"
 #include "engine/job/pipeline_bubble.h"
 #include "engine/job/stored_job.h"
+#include "storage/run_origin.h"
 #include "views/models/compression_text.h"
 
 namespace ranklab {
@@ -82,15 +83,16 @@ void SettingsDiffModel::setRuns(const std::vector<ComparedRun>& runs) {
   std::vector<std::string> jobs;
   for (const ComparedRun& r : runs) {
     runs_ << runLabel(r.run);
-    if (r.run.origin != "pytorch-import") jobs.push_back(r.run.job_toml);
+    if (originOf(r.run) != RunOrigin::kPytorchImport) jobs.push_back(r.run.job_toml);
   }
   if (jobs.size() > 1) {
     for (const SettingDifference& d : differingSettings(jobs)) {
       QStringList row{QString::fromStdString(d.path)};
       size_t next = 0;
       for (const ComparedRun& r : runs)
-        row << (r.run.origin != "pytorch-import" ? QString::fromStdString(d.values[next++])
-                                                 : tr("(imported)"));
+        row << (originOf(r.run) != RunOrigin::kPytorchImport
+                    ? QString::fromStdString(d.values[next++])
+                    : tr("(imported)"));
       rows_.push_back(row);
     }
   }
@@ -206,7 +208,7 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
     const auto& evals = c.series.evals();
     const QString n = QStringLiteral("%1");
     // PyTorch's traces record neither samples nor losses (docs/analysis.md).
-    const bool imported = r.origin == "pytorch-import";
+    const bool imported = originOf(r) == RunOrigin::kPytorchImport;
     const QStringList column = {
         QString::fromStdString(r.status), QString::number(r.world),
         QString::fromStdString(r.strategy + (r.algorithm.empty() ? "" : "/" + r.algorithm)),
@@ -219,11 +221,11 @@ void SummaryCompareModel::setRuns(const std::vector<ComparedRun>& runs) {
         : !std::isfinite(evals.back().loss)
             ? tr("diverged (test loss not finite)")
             : n.arg(evals.back().accuracy * 100.0, 0, 'f', 2) + QStringLiteral(" %"),
-        imported                    ? tr("not in the traces")
-        : r.origin == "simulated"   ? tr("– (simulated: nothing trained)")
-        : global.empty()            ? QStringLiteral("–")
-        : !global.back().loss_count ? tr("not finite (diverged)")
-                                    : QString::number(final_loss, 'f', 4),
+        imported                               ? tr("not in the traces")
+        : originOf(r) == RunOrigin::kSimulated ? tr("– (simulated: nothing trained)")
+        : global.empty()                       ? QStringLiteral("–")
+        : !global.back().loss_count            ? tr("not finite (diverged)")
+                                               : QString::number(final_loss, 'f', 4),
         // A command's ranks (PyTorch, live) send through their backend: bytes not seen.
         r.strategy == "command" ? QStringLiteral("?")
                                 : QString::number(double(bytes) / 1e6, 'f', 1),
