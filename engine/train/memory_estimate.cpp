@@ -150,18 +150,13 @@ size_t lossBytes(const Model& model, int rows) {
 // PowerSGD's buffers (powersgd_sync.h): the host's two summed buffers and warm start's Q, the
 // device's P and Q, and error feedback's residual, sized by the engine's own PowerSgd.
 size_t lowRankBytes(const Model& model, const JobSpec& job, int stage) {
-  std::vector<MatrixBlock> blocks;
-  size_t offset = 0;
-  for (size_t l = model.part_bounds[stage]; l < model.part_bounds[stage + 1]; ++l) {
-    for (const ParamTensor& t : model.part[l]->paramTensors()) {
-      if (t.rows > 0 && t.size % static_cast<size_t>(t.rows) == 0)
-        blocks.push_back({offset, t.rows, static_cast<int>(t.size / static_cast<size_t>(t.rows))});
-      offset += t.size;
-    }
-  }
+  const size_t first = model.part_bounds[stage], end = model.part_bounds[stage + 1];
+  std::vector<MatrixBlock> blocks = weightMatrices(model.part, first, end);
+  size_t floats = 0;  // the stage's parameters
+  for (size_t l = first; l < end; ++l) floats += layerParameters(*model.part[l]);
   const CodecOptions options = codecOptions(job);
-  const PowerSgd sizes(std::move(blocks), offset, options.rank, options.warm_start, options.seed);
-  const size_t residual = options.error_feedback ? offset : 0;
+  const PowerSgd sizes(std::move(blocks), floats, options.rank, options.warm_start, options.seed);
+  const size_t residual = options.error_feedback ? floats : 0;
   return (sizes.firstFloats() + sizes.restOffset() + 3 * sizes.secondFloats() + residual) * kFloat;
 }
 

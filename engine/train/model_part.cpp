@@ -113,13 +113,21 @@ ModelPartMap mapModelPart(const JobSpec& job, const Dataset& train_set, TensorGr
   return map;
 }
 
-std::vector<MatrixBlock> weightMatrices(const Network& model) {
+std::vector<MatrixBlock> weightMatrices(const ModelLayers& layers, size_t first, size_t end) {
   std::vector<MatrixBlock> blocks;
-  for (const auto& view : model.views()) {
-    if (view.rows > 0 && view.size % static_cast<size_t>(view.rows) == 0)
-      blocks.push_back({view.offset, view.rows, static_cast<int>(view.size / view.rows)});
+  size_t offset = 0;
+  for (size_t l = first; l < end; ++l) {
+    for (const ParamTensor& t : layers[l]->paramTensors()) {
+      if (t.rows > 0 && t.size % static_cast<size_t>(t.rows) == 0)
+        blocks.push_back({offset, t.rows, static_cast<int>(t.size / static_cast<size_t>(t.rows))});
+      offset += t.size;
+    }
   }
   return blocks;
+}
+
+std::vector<MatrixBlock> weightMatrices(const Network& model) {
+  return weightMatrices(model.layers(), 0, model.layers().size());
 }
 
 }  // namespace ranklab

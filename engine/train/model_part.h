@@ -61,5 +61,7 @@ ModelPartMap mapModelPart(const JobSpec& job, const Dataset& train_set, TensorGr
 // embedding table (vocab or positions, width); as PyTorch's PowerSGD hook, every tensor of
 // two dimensions.
 std::vector<MatrixBlock> weightMatrices(const Network& model);
+// The same for layers [first, end) of a model's layers, offsets from the first's.
+std::vector<MatrixBlock> weightMatrices(const ModelLayers& layers, size_t first, size_t end);
 
 }  // namespace ranklab
