@@ -27,6 +27,8 @@ bool parseBenchRow(const std::string& line, AllreduceBenchRow& row) {
   row.busbw_gbs = j.at("busbw_gbs").get<double>();
   row.verified = j.at("verified").get<bool>();
   row.max_error = j.at("max_error").get<double>();
+  row.path = j.value("path", "");
+  row.floor_seconds = j.value("floor_seconds", 0.0);
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <stdexcept>
+#include <thread>
 
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/job/job_spec.h"
@@ -139,6 +140,44 @@ double busbw(const std::map<std::string, AllreduceBenchRow>& by_algorithm, const
 
 }  // namespace
 
+namespace {
+
+// The floor of each world, once: what no exchange between two ranks can beat.
+void printFloors(std::ostream& out, const std::vector<AllreduceBenchRow>& rows) {
+  std::map<int, double> floors;
+  for (const auto& row : rows) floors[row.world] = row.floor_seconds;
+  out << "floor: a cache line one way between ranks 0 and 1 in shared memory, half the best "
+         "of 5 x 2,000 round trips:";
+  for (const auto& [world, floor] : floors)
+    out << (floor > 0 ? format(" world %d %.3f us;", world, floor * 1e6)
+                      : format(" world %d none (no shared memory);", world));
+  out << "\n";
+  if (std::any_of(floors.begin(), floors.end(), [](const auto& f) {
+        return f.first > static_cast<int>(std::thread::hardware_concurrency());
+      }))
+    out << "(a world beyond this machine's cores waits for the scheduler on every call, which "
+           "the floor does not)\n";
+}
+
+// The fastest algorithm's time over the floor, and how each algorithm moved the size.
+void printFloorAndPaths(std::ostream& out,
+                        const std::map<std::string, AllreduceBenchRow>& by_algorithm,
+                        const std::vector<std::string>& algorithms) {
+  double best = 0, floor = 0;
+  std::string paths;
+  for (const auto& a : algorithms) {
+    const auto it = by_algorithm.find(a);
+    if (it == by_algorithm.end()) continue;
+    const AllreduceBenchRow& row = it->second;
+    if (best == 0 || row.seconds < best) best = row.seconds;
+    floor = row.floor_seconds;
+    if (!row.path.empty()) paths += " " + a + ":" + row.path;
+  }
+  out << (floor > 0 ? format(" %7.1f", best / floor) : format(" %7s", "-")) << paths;
+}
+
+}  // namespace
+
 void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& rows,
                      const std::vector<std::string>& algorithms) {
   // (world, bytes) -> algorithm -> row, in the order the rows came.
@@ -146,13 +185,15 @@ void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& ro
   for (const auto& row : rows) table[{row.world, row.bytes}][row.algorithm] = row;
   const auto ratios = ratioColumns(algorithms);
   out << "all-reduce, float sum in place; busbw = algbw * 2(n-1)/n in GB/s; time per call in us\n"
-      << "(best of alternating batches; every result checked against the closed-form sum)\n";
+      << "(best of alternating batches; every result checked against the closed-form sum;\n"
+      << " x floor: the fastest one's time over the floor; path: how each moved the size)\n";
+  printFloors(out, rows);
   out << format("%5s %10s", "world", "bytes");
   for (const auto& a : algorithms)
     out << format(" %12s %8s", (a.substr(0, 9) + " us").c_str(), "busbw");
   const std::string reference = referenceAlgorithm();
   for (const auto& a : ratios) out << format(" %9s", (a.substr(0, 5) + "/" + reference).c_str());
-  out << format(" %6s\n", "check");
+  out << format(" %6s %7s %s\n", "check", "x floor", "path");
   for (const auto& [key, by_algorithm] : table) {
     out << format("%5d %10zu", key.first, key.second);
     bool ok = true;
@@ -168,7 +209,9 @@ void printBenchTable(std::ostream& out, const std::vector<AllreduceBenchRow>& ro
     const double peer = busbw(by_algorithm, reference);
     for (const auto& a : ratios)
       out << (peer > 0 ? format(" %9.2f", busbw(by_algorithm, a) / peer) : format(" %9s", "-"));
-    out << format(" %6s\n", ok ? "ok" : "FAIL");
+    out << format(" %6s", ok ? "ok" : "FAIL");
+    printFloorAndPaths(out, by_algorithm, algorithms);
+    out << "\n";
   }
 }
 

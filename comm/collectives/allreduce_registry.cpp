@@ -27,6 +27,10 @@ class Adapter : public Allreduce {
   void traceInto(CommSpans* sink) override {
     if constexpr (requires { algorithm_.traceInto(sink); }) algorithm_.traceInto(sink);
   }
+  const char* pathFor(size_t count) const override {
+    if constexpr (requires { algorithm_.pathFor(count); }) return algorithm_.pathFor(count);
+    return "";
+  }
 
  protected:
   Algorithm& algorithm() { return algorithm_; }

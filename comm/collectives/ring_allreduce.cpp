@@ -1,6 +1,7 @@
 #include "comm/collectives/ring_allreduce.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "comm/collectives/chunks.h"
 #include "comm/collectives/sum_into.h"
@@ -85,7 +86,83 @@ void RingAllreduce::traceHop(const char* kind, int part, int c, int64_t bytes, i
   trace_->push_back(hop);
 }
 
+const char* RingAllreduce::pathFor(size_t count) const {
+  if (trace_ || world_ < 2 || world_ > kGatherWorld || count == 0) return "ring";  // a traced
+  if (count * static_cast<size_t>(world_ - 1) <= kGatherFloats) return "gather";   // ring shows
+  return world_ > 2 && count <= kPairwiseFloats ? "pairwise" : "ring";             // its hops
+}
+
+void RingAllreduce::sumChunkInRingOrder(float* out, const float* base, size_t stride, int c,
+                                        size_t len) {
+  inputs_.resize(world_);
+  for (int k = 0; k < world_; ++k) inputs_[k] = base + ((c + k) % world_) * stride;
+  sumInOrder(out, inputs_.data(), world_, len);
+}
+
+void RingAllreduce::gatherThenSum(float* data, size_t count) {
+  gathered_.resize(count * world_);
+  const size_t bytes = count * sizeof(float);
+  std::memcpy(gathered_.data() + rank_ * count, data, bytes);
+  if (world_ == 2) {  // one blocking exchange: no requests to allocate
+    comm_.sendRecv(data, bytes, right_, gathered_.data() + right_ * count, bytes, right_);
+  } else {
+    std::vector<Ticket> tickets;
+    for (int peer = 0; peer < world_; ++peer) {
+      if (peer == rank_) continue;
+      tickets.push_back(
+          comm_.irecv(gathered_.data() + peer * count, bytes, peer, tags::kCollective));
+      tickets.push_back(comm_.isend(data, bytes, peer, tags::kCollective));
+    }
+    for (Ticket& t : tickets) t->wait();
+  }
+  for (int c = 0; c < world_; ++c) {
+    const Chunk piece = evenChunk(count, world_, c);
+    sumChunkInRingOrder(data + piece.begin, gathered_.data() + piece.begin, count, c, piece.len);
+  }
+  // Counted as the ring would have moved it (one formula for the algorithm, as mpi's).
+  const auto len = [&](int c) { return evenChunk(count, world_, c % world_).len; };
+  bytes_sent_ = static_cast<int64_t>((2 * count - len(rank_ + 1) - len(rank_ + 2)) * 4);
+  bytes_received_ = static_cast<int64_t>((2 * count - len(rank_) - len(rank_ + 1)) * 4);
+}
+
+// Chunk c is summed by rank c - 1, as after the ring's reduce-scatter (ownedChunk).
+void RingAllreduce::pairwise(float* data, size_t count) {
+  const int owned = (rank_ + 1) % world_;
+  const Chunk mine = evenChunk(count, world_, owned);
+  const auto ownerOf = [&](int c) { return (c + world_ - 1) % world_; };
+  gathered_.resize(mine.len * world_);
+  std::memcpy(gathered_.data() + rank_ * mine.len, data + mine.begin, mine.len * sizeof(float));
+  std::vector<Ticket> tickets;
+  bytes_sent_ = bytes_received_ = 0;
+  const auto move = [&](Ticket t, size_t floats, bool sent) {
+    tickets.push_back(std::move(t));
+    (sent ? bytes_sent_ : bytes_received_) += static_cast<int64_t>(floats * sizeof(float));
+  };
+  for (int c = 0; c < world_; ++c) {  // each chunk to the rank that sums it
+    if (c == owned) continue;
+    const Chunk piece = evenChunk(count, world_, c);
+    const int peer = ownerOf(c);
+    move(comm_.irecv(gathered_.data() + peer * mine.len, mine.len * 4, peer, tags::kCollective),
+         mine.len, false);
+    move(comm_.isend(data + piece.begin, piece.len * 4, peer, tags::kCollective), piece.len, true);
+  }
+  for (Ticket& t : tickets) t->wait();
+  tickets.clear();
+  sumChunkInRingOrder(data + mine.begin, gathered_.data(), mine.len, owned, mine.len);
+  for (int c = 0; c < world_; ++c) {  // each sum to every rank
+    if (c == owned) continue;
+    const Chunk piece = evenChunk(count, world_, c);
+    const int peer = ownerOf(c);
+    move(comm_.irecv(data + piece.begin, piece.len * 4, peer, tags::kCollective), piece.len, false);
+    move(comm_.isend(data + mine.begin, mine.len * 4, peer, tags::kCollective), mine.len, true);
+  }
+  for (Ticket& t : tickets) t->wait();
+}
+
 void RingAllreduce::run(float* data, size_t count) {
+  const char* path = pathFor(count);
+  if (path[0] == 'g') return gatherThenSum(data, count);
+  if (path[0] == 'p') return pairwise(data, count);
   reduceScatter(data, count);
   const int64_t sent = bytes_sent_, received = bytes_received_;
   allGather(data, count);

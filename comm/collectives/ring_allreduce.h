@@ -3,6 +3,11 @@
 // also collectives of their own (ZeRO: gradients reduce-scattered, parameters all-gathered),
 // and the reduce-scatter can run over a window of a larger buffer (one layer's gradients)
 // with the chunks of the whole, so each rank sums the same elements in the same order.
+// On a few ranks (at most kGatherWorld) shorter buffers skip the ring's 2(n-1) steps, and
+// each chunk is still summed in the order the ring sums it (the same bits on every path):
+// small ones are gathered whole in one exchange between every pair ("gather"); middling
+// ones move each chunk straight to the rank that sums it and each sum straight to every
+// rank, the ring's own bytes in two rounds ("pairwise").
 #pragma once
 
 #include <cstddef>
@@ -22,6 +27,15 @@ class RingAllreduce {
   explicit RingAllreduce(Communicator& comm, size_t segment_floats = 1 << 16);
 
   void run(float* data, size_t count);
+
+  // The gather path's bound: at most this many floats received from all peers together,
+  // and at most kGatherWorld ranks (each rank sends n - 1 messages a round).
+  static constexpr size_t kGatherFloats = size_t{1} << 14;
+  static constexpr int kGatherWorld = 8;
+  // The pairwise path's bound (more than 2 ranks: on 2 it is the ring itself).
+  static constexpr size_t kPairwiseFloats = size_t{1} << 19;
+  // "gather", "pairwise" or "ring": what run() takes for `count` floats.
+  const char* pathFor(size_t count) const;
 
   // After it, ownedChunk(count) of data holds the sum over ranks; the rest is partial.
   void reduceScatter(float* data, size_t count) { reduceScatterWindow(data, 0, count, count); }
@@ -57,6 +71,11 @@ class RingAllreduce {
   void gatherStep(const Span& out, const Span& in);
   // Appends a hop that sent chunk c (mod world), `bytes` of it, from t0 until now.
   void traceHop(const char* kind, int part, int c, int64_t bytes, int64_t t0);
+  void gatherThenSum(float* data, size_t count);
+  void pairwise(float* data, size_t count);
+  // The summed chunk c's inputs in the ring's order (rank c first, then c + 1, ...), where
+  // rank s's piece of it sits at base + s * stride.
+  void sumChunkInRingOrder(float* out, const float* base, size_t stride, int c, size_t len);
 
   Communicator& comm_;
   int rank_;
@@ -67,6 +86,8 @@ class RingAllreduce {
   size_t offset_ = 0, total_ = 0;   // the window during a call
   size_t longest_ = 0;              // floats in the window's longest chunk
   std::vector<float> incoming_[2];  // double buffer: one piece arriving, one being added
+  std::vector<float> gathered_;     // gather, pairwise: every rank's buffer or piece, by rank
+  std::vector<const float*> inputs_;
   int64_t bytes_sent_ = 0;
   int64_t bytes_received_ = 0;
   CommSpans* trace_ = nullptr;

@@ -3,6 +3,9 @@
 // in slot order 0..n-1 (so every rank gets the same bits) into its own slot, a barrier,
 // each rank copies the n summed chunks out. Each byte is copied once per direction,
 // instead of twice through MPI's shared-memory FIFOs as the ring's messages are.
+// Small buffers take a latency path instead: each rank copies its buffer into a slot,
+// raises its flag, waits for every other rank's flag and sums the whole buffer itself, in
+// the same slot order (the same bits as the chunked path), with no barrier at all.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +13,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "comm/collectives/allreduce.h"
 #include "comm/communicator.h"
@@ -25,8 +29,14 @@ class ShmAllreduce {
   // Collective over `comm`. Throws std::invalid_argument when its ranks do not all share
   // one host. Buffers longer than piece_floats go through the slots piece by piece: 128 KiB
   // pieces keep a piece's slots and chunk in L2 (1 MiB in one piece ran 2x slower,
-  // bench/LOG.md).
-  explicit ShmAllreduce(Communicator& comm, size_t piece_floats = size_t{1} << 15);
+  // bench/LOG.md). Buffers of at most latency_floats take the latency path.
+  explicit ShmAllreduce(Communicator& comm, size_t piece_floats = size_t{1} << 15,
+                        size_t latency_floats = kLatencyFloats);
+
+  // Below it one wait on flags costs less than the chunked path's two barriers (bench/LOG.md).
+  static constexpr size_t kLatencyFloats = 4096;
+  // "flags" (the latency path) or "chunked": what run() takes for `count` floats.
+  const char* pathFor(size_t count) const;
 
   // The sum times `scale`: the rank that sums a chunk scales it once, in the same pass.
   void run(float* data, size_t count, float scale = 1.f);
@@ -41,6 +51,15 @@ class ShmAllreduce {
  private:
   void reserve(size_t floats);
   void runPiece(float* data, size_t count, float scale, bool first);
+  void runOnFlags(float* data, size_t count, float scale);
+  // Call k uses half k % 2 of each rank's slot: a counter (the last call that wrote it),
+  // then the data, whose first 14 floats share the counter's cache line.
+  float* halfOf(int rank, uint64_t call) { return small_->slot(rank) + (call % 2) * half_stride_; }
+  uint64_t* counterOf(int rank, uint64_t call) {
+    return reinterpret_cast<uint64_t*>(halfOf(rank, call));
+  }
+  float* smallDataOf(int rank, uint64_t call) { return halfOf(rank, call) + kCounterFloats; }
+  void countBytes(size_t count);
 
   Communicator& comm_;
   int rank_;
@@ -49,6 +68,13 @@ class ShmAllreduce {
   std::unique_ptr<SharedSlots> slots_;  // each slot holds two halves of capacity_ floats
   size_t capacity_ = 0;
   int half_ = 0;  // the half the next piece uses: alternating halves spare a third barrier
+  // The latency path's slots: two halves, each a counter and latency_floats_ of data.
+  static constexpr size_t kCounterFloats = 2;
+  size_t latency_floats_;
+  size_t half_stride_;  // floats, a whole number of cache lines
+  std::unique_ptr<SharedSlots> small_;
+  std::vector<const float*> inputs_;  // each rank's half, in slot order
+  uint64_t calls_ = 0;
   int64_t bytes_ = 0;
   SpanNs wait_;
 };

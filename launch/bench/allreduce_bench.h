@@ -33,6 +33,10 @@ struct AllreduceBenchRow {
   double busbw_gbs = 0;  // algbw * 2(n-1)/n
   bool verified = false;
   double max_error = 0;  // largest |result - expected| over the buffer
+  std::string path;      // how the algorithm moved this size (Allreduce::pathFor)
+  // The world's floor: one way of a cache line between ranks 0 and 1 through shared
+  // memory, half the best round trip; 0 where they share no memory.
+  double floor_seconds = 0;
 };
 
 // Collective over `comm`; every rank returns the same rows.

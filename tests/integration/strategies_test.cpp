@@ -242,6 +242,16 @@ TEST_F(Strategies, BenchAllreduceVerifiesEveryRow) {
     // The rows carry 6 significant digits.
     const double algbw = row["algbw_gbs"].get<double>();
     EXPECT_NEAR(row["busbw_gbs"].get<double>(), algbw * 2 * (n - 1) / n, 1e-5 * algbw);
+    // One host: the floor is measured; small sizes take the latency paths, 64 KiB does not.
+    EXPECT_GT(row["floor_seconds"].get<double>(), 0) << row.dump();
+    const std::string algorithm = row["algorithm"], path = row["path"];
+    const size_t bytes = row["bytes"];
+    const size_t gathered = bytes * static_cast<size_t>(n - 1);  // what a gather receives
+    if (algorithm == "ring") {
+      EXPECT_EQ(path, gathered <= 64 * 1024 ? "gather" : "pairwise") << row.dump();
+    } else if (algorithm == "shm") {
+      EXPECT_EQ(path, bytes <= 16 * 1024 ? "flags" : "chunked") << row.dump();
+    }
   }
 }
 

@@ -108,11 +108,13 @@ TEST(CollectivesVersusMpi, AllRanksAgreeBitwise) {
 }
 
 // The MPI-3 shared window piece by piece (pieces not dividing the buffer), reused across
-// sizes that make it grow: still MPI_Allreduce's sums.
+// sizes that make it grow, and small sizes meeting on flags between them: still
+// MPI_Allreduce's sums.
 TEST(CollectivesVersusMpi, SharedMemoryPiecesAndGrowth) {
   MpiCommunicator comm;
   ShmAllreduce reduce(comm, 4099);
-  for (size_t count : {size_t{1}, size_t{4098}, size_t{4100}, size_t{1000003}, size_t{7}}) {
+  for (size_t count :
+       {size_t{1}, size_t{4096}, size_t{4098}, size_t{4100}, size_t{1000003}, size_t{7}}) {
     auto mine = integerData(comm.rank(), count);
     const auto reference = mpiReference(mine);
     reduce.run(mine.data(), count);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "comm/collectives/hierarchical_allreduce.h"
 #include "comm/collectives/ring_allreduce.h"
 #include "comm/memory/thread_communicator.h"
+#include "tests/support/random_floats.h"
+#include "tests/support/thread_world.h"
 
 namespace ranklab {
 namespace {
@@ -191,6 +194,48 @@ TEST(RingTrace, EveryHopNamesItsChunkPeerAndBytes) {
     }
     EXPECT_EQ(bytes, sent[r]);
   }
+}
+
+// Every path sums each chunk in the ring's order (chunk c: rank c first, then c + 1, ...):
+// on either side of the gather bound, past the pairwise bound (3 ranks), on 2 ranks (no
+// pairwise path) and past kGatherWorld ranks, every rank gets the bits of that serial sum,
+// and says which path it took.
+std::string expectedPath(int world, size_t count) {
+  if (world > RingAllreduce::kGatherWorld) return "ring";
+  if (count * (world - 1) <= RingAllreduce::kGatherFloats) return "gather";
+  return world > 2 && count <= RingAllreduce::kPairwiseFloats ? "pairwise" : "ring";
+}
+
+void expectRingOrderBits(int world, size_t count) {
+  std::vector<std::vector<float>> in(world);
+  for (int r = 0; r < world; ++r) in[r] = testing::normalFloats(31 * world + r, count);
+  std::vector<float> want(count);
+  for (int c = 0; c < world; ++c) {
+    const Chunk piece = evenChunk(count, world, c);
+    for (size_t i = piece.begin; i < piece.begin + piece.len; ++i) {
+      float acc = in[c][i];
+      for (int k = 1; k < world; ++k) acc += in[(c + k) % world][i];
+      want[i] = acc;
+    }
+  }
+  testing::onEveryRank(world, [&](Communicator& comm) {
+    RingAllreduce ring(comm);
+    EXPECT_EQ(ring.pathFor(count), expectedPath(world, count)) << world << " " << count;
+    std::vector<float> data = in[comm.rank()];
+    ring.run(data.data(), count);
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(data[i], want[i]) << "world " << world << " count " << count << " rank "
+                                  << comm.rank() << " index " << i;
+  });
+}
+
+TEST(RingPaths, EveryPathGivesTheRingsBits) {
+  for (int world = 2; world <= RingAllreduce::kGatherWorld + 1; ++world) {
+    const size_t bound = RingAllreduce::kGatherFloats / (world - 1);
+    for (size_t count : {size_t{1}, size_t{5}, bound, bound + 1, 3 * bound + 7})
+      expectRingOrderBits(world, count);
+  }
+  expectRingOrderBits(3, RingAllreduce::kPairwiseFloats + 1);
 }
 
 TEST(Allreduce, UnknownAlgorithmNamesTheAllowedOnes) {

@@ -52,7 +52,7 @@ TEST(SharedSlots, NoneWhenRanksSitOnSeveralHosts) {
 TEST(ShmAllreduce, PiecesAndGrowthKeepSumsExact) {
   for (int world = 1; world <= 6; ++world) {
     onEveryRank(world, [world](Communicator& comm) {
-      ShmAllreduce reduce(comm, 97);
+      ShmAllreduce reduce(comm, 97, 0);  // every size through the chunked path
       for (size_t count : {size_t{5}, size_t{96}, size_t{98}, size_t{1031}, size_t{3}}) {
         std::vector<float> data(count);
         for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>(comm.rank() + i % 5);
@@ -90,26 +90,58 @@ TEST(ShmAllreduce, EveryRankGetsTheSlotOrderSumBitForBit) {
   });
 }
 
-// The first barrier inside run() is where the others wait for a late rank.
+// Small buffers meet on flags instead of barriers: the same slot-order bits as the chunked
+// path on either side of the bound, scaled or not, over calls that alternate the two paths
+// and the latency path's two halves (a rank writing a half its peers still read would show
+// here, and to TSan).
+TEST(ShmAllreduce, FlagsAndChunksGiveTheSameBitsCallAfterCall) {
+  constexpr size_t kBound = ShmAllreduce::kLatencyFloats;
+  const std::vector<size_t> counts = {1, kBound, 3, kBound + 1, 777, kBound, kBound + 1};
+  for (int world : {2, 3, 5}) {
+    onEveryRank(world, [&](Communicator& comm) {
+      ShmAllreduce reduce(comm, 1000);
+      for (size_t call = 0; call < 3 * counts.size(); ++call) {
+        const size_t count = counts[call % counts.size()];
+        const float scale = call % 2 ? 1.f / world : 1.f;
+        EXPECT_STREQ(reduce.pathFor(count), count <= kBound ? "flags" : "chunked");
+        std::vector<float> want(count);
+        for (int r = 0; r < world; ++r) {
+          const auto v = testing::normalFloats(1000 * call + r, count);
+          for (size_t i = 0; i < count; ++i) want[i] = r == 0 ? v[i] : want[i] + v[i];
+        }
+        auto data = testing::normalFloats(1000 * call + comm.rank(), count);
+        reduce.run(data.data(), count, scale);
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(data[i], scale == 1.f ? want[i] : want[i] * scale)
+              << "world " << world << " call " << call << " index " << i;
+      }
+    });
+  }
+}
+
+// The first meeting inside run() (the flags, or the chunked path's first barrier) is
+// where the others wait for a late rank.
 TEST(ShmAllreduce, ReportsTheWaitForALateRank) {
   constexpr auto kLate = std::chrono::milliseconds(60);
-  onEveryRank(3, [&](Communicator& comm) {
-    auto reduce = makeAllreduce("shm", comm);
-    EXPECT_TRUE(reduce->waitsForPeers());
-    std::vector<float> data(1000, 1.f);
-    reduce->run(data.data(), data.size());  // sizes the slots (a collective of its own)
-    std::fill(data.begin(), data.end(), 1.f);
-    if (comm.rank() == 2) std::this_thread::sleep_for(kLate);
-    reduce->run(data.data(), data.size());
-    const SpanNs wait = reduce->lastWait();
-    const int64_t waited = wait.end_ns - wait.begin_ns;
-    if (comm.rank() == 2) {
-      EXPECT_LT(waited, 40'000'000) << "the late rank itself hardly waits";
-    } else {
-      EXPECT_GE(waited, 40'000'000) << "rank " << comm.rank();
-    }
-    EXPECT_EQ(data[999], 3.f);
-  });
+  for (size_t count : {size_t{1000}, ShmAllreduce::kLatencyFloats + 1}) {
+    onEveryRank(3, [&](Communicator& comm) {
+      auto reduce = makeAllreduce("shm", comm);
+      EXPECT_TRUE(reduce->waitsForPeers());
+      std::vector<float> data(count, 1.f);
+      reduce->run(data.data(), data.size());  // sizes the slots (a collective of its own)
+      std::fill(data.begin(), data.end(), 1.f);
+      if (comm.rank() == 2) std::this_thread::sleep_for(kLate);
+      reduce->run(data.data(), data.size());
+      const SpanNs wait = reduce->lastWait();
+      const int64_t waited = wait.end_ns - wait.begin_ns;
+      if (comm.rank() == 2) {
+        EXPECT_LT(waited, 40'000'000) << "the late rank itself hardly waits; " << count;
+      } else {
+        EXPECT_GE(waited, 40'000'000) << "rank " << comm.rank() << ", " << count;
+      }
+      EXPECT_EQ(data[count - 1], 3.f);
+    });
+  }
 }
 
 TEST(ShmAllreduce, RanksOnSeveralHostsGetAnErrorNamingTheChoices) {
