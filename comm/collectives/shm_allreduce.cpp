@@ -27,14 +27,15 @@ ShmAllreduce::ShmAllreduce(Communicator& comm, size_t piece_floats, size_t laten
         "a host)",
         world_);
   }
-  if (world_ == 1 || latency_floats_ == 0) return;
-  small_ = comm_.allocateSharedSlots(2 * half_stride_);
-  for (uint64_t half : {0, 1}) raiseFlag(counterOf(rank_, half), 0);  // it held anything
+  if (world_ == 1) return;
+  small_ = comm_.allocateSharedSlots(kLine + 2 * half_stride_);
+  raiseFlag(meetingOf(rank_), 0);  // shared memory starts with whatever was there
+  for (uint64_t half : {0, 1}) raiseFlag(counterOf(rank_, half), 0);
   small_->fence();
 }
 
 const char* ShmAllreduce::pathFor(size_t count) const {
-  return small_ && count <= latency_floats_ ? "flags" : "chunked";
+  return world_ > 1 && count <= latency_floats_ ? "flags" : "chunked";
 }
 
 std::invalid_argument ranksNotOnOneHost(const std::string& what, int world) {
@@ -63,7 +64,7 @@ void ShmAllreduce::run(float* data, size_t count, float scale) {
     if (scale != 1.f) std::transform(data, data + count, data, [&](float x) { return x * scale; });
     return;
   }
-  if (small_ && count <= latency_floats_) return runOnFlags(data, count, scale);
+  if (count <= latency_floats_) return runOnFlags(data, count, scale);
   reserve(std::min(count, piece_floats_));
   for (size_t done = 0; done < count; done += piece_floats_)
     runPiece(data + done, std::min(piece_floats_, count - done), scale, done == 0);
@@ -79,22 +80,29 @@ void ShmAllreduce::runPiece(float* data, size_t count, float scale, bool first) 
   const size_t tail = mine.begin + mine.len;
   std::memcpy(at(rank_, tail), data + tail, (count - tail) * sizeof(float));
   const int64_t arrived = steadyNowNs();
-  slots_->fence();  // every slot holds its rank's piece
+  meet();  // every slot holds its rank's piece
   if (first) wait_ = {arrived, steadyNowNs()};
 
   // Reduce this rank's chunk over all slots into its own slot.
   std::vector<const float*> inputs(world_);
   for (int s = 0; s < world_; ++s) inputs[s] = s == rank_ ? data + mine.begin : at(s, mine.begin);
   sumInOrder(at(rank_, mine.begin), inputs.data(), world_, mine.len, scale);
-  slots_->fence();  // every chunk is summed
+  meet();  // every chunk is summed
 
   // Out: chunk c from slot c. The next piece writes the other half, so no barrier is
-  // needed before it; the one after that waits behind the next piece's first fence.
+  // needed before it; the one after that waits behind the next piece's first meeting.
   for (int c = 0; c < world_; ++c) {
     const Chunk piece = evenChunk(count, world_, c);
     std::memcpy(data + piece.begin, at(c, piece.begin), piece.len * sizeof(float));
   }
   countBytes(count);
+}
+
+void ShmAllreduce::meet() {
+  const uint64_t meeting = ++meetings_;
+  raiseFlag(meetingOf(rank_), meeting);
+  for (int s = 0; s < world_; ++s)
+    if (s != rank_) waitForFlag(meetingOf(s), meeting);
 }
 
 // Call k writes half k % 2: a rank writes that half again at call k + 2 only after every

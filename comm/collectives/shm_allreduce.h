@@ -54,7 +54,13 @@ class ShmAllreduce {
   void runOnFlags(float* data, size_t count, float scale);
   // Call k uses half k % 2 of each rank's slot: a counter (the last call that wrote it),
   // then the data, whose first 14 floats share the counter's cache line.
-  float* halfOf(int rank, uint64_t call) { return small_->slot(rank) + (call % 2) * half_stride_; }
+  float* halfOf(int rank, uint64_t call) {
+    return small_->slot(rank) + kLine + (call % 2) * half_stride_;
+  }
+  // The chunked path's meetings: every rank raises its counter and waits for all others'
+  // (a barrier on cache lines; two MPI barriers cost more than a 4-byte all-reduce).
+  uint64_t* meetingOf(int rank) { return reinterpret_cast<uint64_t*>(small_->slot(rank)); }
+  void meet();
   uint64_t* counterOf(int rank, uint64_t call) {
     return reinterpret_cast<uint64_t*>(halfOf(rank, call));
   }
@@ -70,11 +76,13 @@ class ShmAllreduce {
   int half_ = 0;  // the half the next piece uses: alternating halves spare a third barrier
   // The latency path's slots: two halves, each a counter and latency_floats_ of data.
   static constexpr size_t kCounterFloats = 2;
+  static constexpr size_t kLine = 16;  // floats: the meeting counter's own cache line
   size_t latency_floats_;
   size_t half_stride_;  // floats, a whole number of cache lines
   std::unique_ptr<SharedSlots> small_;
   std::vector<const float*> inputs_;  // each rank's half, in slot order
   uint64_t calls_ = 0;
+  uint64_t meetings_ = 0;
   int64_t bytes_ = 0;
   SpanNs wait_;
 };
