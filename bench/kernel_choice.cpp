@@ -4,6 +4,8 @@
 // one instruction set, shows as a changed row (bench/run-throughput prints it per ISA).
 // The rates are of the GEMM alone on warm operands; a convolution's forward and weight
 // gradient read the im2col matrix in place in training, here a formed one.
+// The GPT's rows are gpt-char's products (batch 16 x 64 tokens, width 128, 4 heads, 256
+// tokens): each block's four Linears and its attention's per-head products, then the head.
 // Usage: bench_kernel_choice [--threads T] [--batch N]
 #include <algorithm>
 #include <cstdio>
@@ -30,6 +32,49 @@ Network model(const std::string& kind) {
   if (kind == "mlp") return makeMlp(image, {256, 128}, 10, 0.f, 1);
   if (kind == "cnn") return makeCnn(image, {16, 32}, 5, {}, 10, 0.f, 1);
   return makeCnn(image, {32, 64}, 5, {256, 128}, 10, 0.f, 1);
+}
+
+struct NamedGemm {
+  std::string layer;
+  GemmShape shape;
+};
+
+// A Linear's three products over `rows` rows, as WeightedLayer::gemms names them.
+void addLinear(std::vector<NamedGemm>& out, const std::string& name, int rows, int in, int outs) {
+  out.push_back({name, {"forward", Trans::kNo, Trans::kYes, rows, outs, in}});
+  out.push_back({name, {"weight grad", Trans::kYes, Trans::kNo, outs, in, rows}});
+  out.push_back({name, {"input grad", Trans::kNo, Trans::kNo, rows, in, outs}});
+}
+
+// gpt-char's products (resources/jobs/gpt-char.toml): one block's (all four alike) and the
+// head's; attention per sequence and head: scores Q.K^T, context P.V, and their gradients.
+std::vector<NamedGemm> gptGemms() {
+  constexpr int kBatch = 16, kContext = 64, kWidth = 128, kHeads = 4, kVocab = 256;
+  constexpr int kRows = kBatch * kContext, kHead = kWidth / kHeads;
+  std::vector<NamedGemm> g;
+  addLinear(g, "c_attn", kRows, kWidth, 3 * kWidth);
+  g.push_back({"attn", {"scores", Trans::kNo, Trans::kYes, kContext, kContext, kHead}});
+  g.push_back({"attn", {"context", Trans::kNo, Trans::kNo, kContext, kHead, kContext}});
+  g.push_back({"attn", {"d probs", Trans::kNo, Trans::kYes, kContext, kContext, kHead}});
+  g.push_back({"attn", {"d values", Trans::kYes, Trans::kNo, kContext, kHead, kContext}});
+  g.push_back({"attn", {"d queries", Trans::kNo, Trans::kNo, kContext, kHead, kContext}});
+  addLinear(g, "c_proj", kRows, kWidth, kWidth);
+  addLinear(g, "mlp_fc", kRows, kWidth, 4 * kWidth);
+  addLinear(g, "mlp_proj", kRows, 4 * kWidth, kWidth);
+  addLinear(g, "head", kRows, kWidth, kVocab);
+  return g;
+}
+
+std::vector<NamedGemm> gemmsOf(const std::string& kind, int batch) {
+  if (kind == "gpt") return gptGemms();
+  std::vector<NamedGemm> out;
+  const Network net = model(kind);
+  for (const auto& layer : net.layers()) {
+    const auto* weighted = dynamic_cast<const WeightedLayer*>(layer.get());
+    if (!weighted) continue;
+    for (const GemmShape& p : weighted->gemms(batch)) out.push_back({layer->name(), p});
+  }
+  return out;
 }
 
 // GFLOP/s of `kernel` on the product, in batches of about 20 ms.
@@ -66,29 +111,22 @@ int run(int argc, char** argv) {
   std::printf(
       "kernel choice: isa %s, %d thread(s), batch %d; GFLOP/s of each kernel that applies\n", isa,
       threads, batch);
-  std::printf("%-8s %-7s %-11s %2s %6s %5s %6s | %-8s %7s | %7s %7s %8s\n", "model", "layer",
+  std::printf("%-8s %-8s %-11s %2s %6s %5s %6s | %-8s %7s | %7s %7s %8s\n", "model", "layer",
               "gemm", "op", "m", "n", "k", "chosen", "GFLOP/s", "skinny", "oneDNN", "OpenBLAS");
-  for (const std::string kind : {"mlp", "cnn", "cnn-wide"}) {
-    const Network net = model(kind);
-    for (const auto& layer : net.layers()) {
-      const auto* weighted = dynamic_cast<const WeightedLayer*>(layer.get());
-      if (!weighted) continue;
-      for (const GemmShape& p : weighted->gemms(batch)) {
-        const GemmKernel chosen = kernels::sgemmKernel(p.trans_a, p.trans_b, p.m, p.n, p.k);
-        double rates[3] = {};
-        for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kOnednn, GemmKernel::kOpenBlas}) {
-          if (kernels::sgemmKernelApplies(k, p.trans_a, p.trans_b, p.n, p.k))
-            rates[static_cast<int>(k)] = rate(k, p);
-        }
-        auto cell = [](double r) {
-          return r > 0 ? std::to_string(static_cast<int>(r + 0.5)) : "-";
-        };
-        std::printf("%-8s %-7s %-11s %c%c %6d %5d %6d | %-8s %7.1f | %7s %7s %8s\n", kind.c_str(),
-                    layer->name().c_str(), p.what, p.trans_a == Trans::kYes ? 'T' : 'N',
-                    p.trans_b == Trans::kYes ? 'T' : 'N', p.m, p.n, p.k,
-                    kernels::gemmKernelName(chosen), rates[static_cast<int>(chosen)],
-                    cell(rates[0]).c_str(), cell(rates[1]).c_str(), cell(rates[2]).c_str());
+  for (const std::string kind : {"mlp", "cnn", "cnn-wide", "gpt"}) {
+    for (const auto& [name, p] : gemmsOf(kind, batch)) {
+      const GemmKernel chosen = kernels::sgemmKernel(p.trans_a, p.trans_b, p.m, p.n, p.k);
+      double rates[3] = {};
+      for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kOnednn, GemmKernel::kOpenBlas}) {
+        if (kernels::sgemmKernelApplies(k, p.trans_a, p.trans_b, p.n, p.k))
+          rates[static_cast<int>(k)] = rate(k, p);
       }
+      auto cell = [](double r) { return r > 0 ? std::to_string(static_cast<int>(r + 0.5)) : "-"; };
+      std::printf("%-8s %-8s %-11s %c%c %6d %5d %6d | %-8s %7.1f | %7s %7s %8s\n", kind.c_str(),
+                  name.c_str(), p.what, p.trans_a == Trans::kYes ? 'T' : 'N',
+                  p.trans_b == Trans::kYes ? 'T' : 'N', p.m, p.n, p.k,
+                  kernels::gemmKernelName(chosen), rates[static_cast<int>(chosen)],
+                  cell(rates[0]).c_str(), cell(rates[1]).c_str(), cell(rates[2]).c_str());
     }
   }
   return 0;
