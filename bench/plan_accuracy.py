@@ -53,4 +53,5 @@ def main():
           f" {mr / 1e6:9.2f}M {merr:+6.1f}% {spread:6.0f}%")
 
 
-main()
+if __name__ == "__main__":
+    main()
