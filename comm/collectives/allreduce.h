@@ -48,8 +48,8 @@ class Allreduce {
   // Non-null: the pieces of each later run() are appended here (ring: its hops); null
   // stops it. Algorithms without pieces of their own record nothing.
   virtual void traceInto(CommSpans* /*sink*/) {}
-  // How run() moves `count` floats, for the bench to say: ring "gather" or "ring", shm
-  // "flags" or "chunked"; algorithms with one way say their name.
+  // How run() moves `count` floats, for the bench to say: ring "gather", "pairwise" or
+  // "ring", shm "flags" or "chunked"; "" for algorithms with one way.
   virtual const char* pathFor(size_t /*count*/) const { return ""; }
 };
 
