@@ -1,6 +1,7 @@
 // Command-line options shared by the benchmark programs, checked with clear errors.
 #pragma once
 
+#include <cstdio>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,16 @@ inline Args parseArgs(const std::string& program, int argc, char** argv) {
     }
   }
   return args;
+}
+
+// A bench program's main: run(argc, argv), or an error printed as "program: what" and 1.
+inline int runReportingErrors(const char* program, int (*run)(int, char**), int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
 }
 
 }  // namespace ranklab::bench

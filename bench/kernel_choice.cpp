@@ -9,7 +9,6 @@
 // Usage: bench_kernel_choice [--threads T] [--batch N]
 #include <algorithm>
 #include <cstdio>
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -136,10 +135,5 @@ int run(int argc, char** argv) {
 }  // namespace ranklab
 
 int main(int argc, char** argv) {
-  try {
-    return ranklab::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_kernel_choice: %s\n", e.what());
-    return 1;
-  }
+  return ranklab::bench::runReportingErrors("bench_kernel_choice", ranklab::run, argc, argv);
 }

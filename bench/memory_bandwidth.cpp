@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,10 +83,5 @@ int run(int argc, char** argv) {
 }  // namespace ranklab
 
 int main(int argc, char** argv) {
-  try {
-    return ranklab::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_memory_bandwidth: %s\n", e.what());
-    return 1;
-  }
+  return ranklab::bench::runReportingErrors("bench_memory_bandwidth", ranklab::run, argc, argv);
 }

@@ -121,8 +121,8 @@ void RingAllreduce::gatherThenSum(float* data, size_t count) {
   }
   // Counted as the ring would have moved it (one formula for the algorithm, as mpi's).
   const auto len = [&](int c) { return evenChunk(count, world_, c % world_).len; };
-  bytes_sent_ = static_cast<int64_t>((2 * count - len(rank_ + 1) - len(rank_ + 2)) * 4);
-  bytes_received_ = static_cast<int64_t>((2 * count - len(rank_) - len(rank_ + 1)) * 4);
+  bytes_sent_ = static_cast<int64_t>((2 * count - len(rank_ + 1) - len(rank_ + 2)) * sizeof(float));
+  bytes_received_ = static_cast<int64_t>((2 * count - len(rank_) - len(rank_ + 1)) * sizeof(float));
 }
 
 // Chunk c is summed by rank c - 1, as after the ring's reduce-scatter (ownedChunk).
@@ -142,9 +142,11 @@ void RingAllreduce::pairwise(float* data, size_t count) {
     if (c == owned) continue;
     const Chunk piece = evenChunk(count, world_, c);
     const int peer = ownerOf(c);
-    move(comm_.irecv(gathered_.data() + peer * mine.len, mine.len * 4, peer, tags::kCollective),
+    move(comm_.irecv(gathered_.data() + peer * mine.len, mine.len * sizeof(float), peer,
+                     tags::kCollective),
          mine.len, false);
-    move(comm_.isend(data + piece.begin, piece.len * 4, peer, tags::kCollective), piece.len, true);
+    move(comm_.isend(data + piece.begin, piece.len * sizeof(float), peer, tags::kCollective),
+         piece.len, true);
   }
   for (Ticket& t : tickets) t->wait();
   tickets.clear();
@@ -153,8 +155,10 @@ void RingAllreduce::pairwise(float* data, size_t count) {
     if (c == owned) continue;
     const Chunk piece = evenChunk(count, world_, c);
     const int peer = ownerOf(c);
-    move(comm_.irecv(data + piece.begin, piece.len * 4, peer, tags::kCollective), piece.len, false);
-    move(comm_.isend(data + mine.begin, mine.len * 4, peer, tags::kCollective), mine.len, true);
+    move(comm_.irecv(data + piece.begin, piece.len * sizeof(float), peer, tags::kCollective),
+         piece.len, false);
+    move(comm_.isend(data + mine.begin, mine.len * sizeof(float), peer, tags::kCollective),
+         mine.len, true);
   }
   for (Ticket& t : tickets) t->wait();
 }

@@ -84,9 +84,9 @@ void ShmAllreduce::runPiece(float* data, size_t count, float scale, bool first) 
   if (first) wait_ = {arrived, steadyNowNs()};
 
   // Reduce this rank's chunk over all slots into its own slot.
-  std::vector<const float*> inputs(world_);
-  for (int s = 0; s < world_; ++s) inputs[s] = s == rank_ ? data + mine.begin : at(s, mine.begin);
-  sumInOrder(at(rank_, mine.begin), inputs.data(), world_, mine.len, scale);
+  inputs_.resize(world_);
+  for (int s = 0; s < world_; ++s) inputs_[s] = s == rank_ ? data + mine.begin : at(s, mine.begin);
+  sumInOrder(at(rank_, mine.begin), inputs_.data(), world_, mine.len, scale);
   meet();  // every chunk is summed
 
   // Out: chunk c from slot c. The next piece writes the other half, so no barrier is

@@ -80,7 +80,7 @@ class ShmAllreduce {
   size_t latency_floats_;
   size_t half_stride_;  // floats, a whole number of cache lines
   std::unique_ptr<SharedSlots> small_;
-  std::vector<const float*> inputs_;  // each rank's half, in slot order
+  std::vector<const float*> inputs_;  // each slot's part of a sum, in slot order
   uint64_t calls_ = 0;
   uint64_t meetings_ = 0;
   int64_t bytes_ = 0;
