@@ -135,6 +135,10 @@ StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelPa
   share_ = std::max(1.0, static_cast<double>(here) * busy * threads_ / calibration.cores);
   overhead_ns_ = stepOverheadNs(here);
   plans_.resize(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
+  model_params_ = 0;
+  for (int stage = 0; stage < degrees_.pipeline; ++stage)
+    for (int slice = 0; slice < degrees_.tensor; ++slice)
+      model_params_ += static_cast<double>(parts_.part(stage, slice).parameterCount());
   for (int stage = 0; stage < degrees_.pipeline; ++stage)
     for (int slice = 0; slice < degrees_.tensor; ++slice)
       plans_[stage * degrees_.tensor + slice] = planFor(stage, slice);
@@ -428,11 +432,14 @@ void StepModel::addSync(const PartCosts& c, std::vector<SimAction>& out) {
                                 nameText(job_.train.optimizer) + "\" on " + calibration_.machine +
                                 ": run ranklab calibrate");
   // What a real data-parallel step spends beyond its compute and the bench's all-reduce,
-  // measured on hosts of as many ranks: it goes with the gradient's sync (a real all-reduce
-  // waits on ranks that are not yet there, on telemetry, on the cores' turns), or with the
-  // step of a job of one rank.
-  if (degrees_.data > 1 || degrees_.product() == 1) {
-    SimAction fixed = compute(kComm, std::max(0.0, overhead_ns_));
+  // measured on hosts of as many ranks: waits on ranks not yet there at a collective,
+  // telemetry, the cores' turns (the bench's back-to-back best shows none of it). It grows
+  // with the part a rank holds: a tensor slice of half the model pays half of it. A
+  // pipeline's stages alone meet no collective in the step (their sends pass one way).
+  if (degrees_.data > 1 || degrees_.tensor > 1 || degrees_.product() == 1) {
+    const double held =
+        static_cast<double>(c.part->parameterCount()) / std::max(1.0, model_params_);
+    SimAction fixed = compute(kComm, std::max(0.0, overhead_ns_) * std::min(1.0, held));
     fixed.shared = false;
     out.push_back(fixed);
   }

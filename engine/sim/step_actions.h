@@ -101,6 +101,7 @@ class StepModel {
   int threads_ = 1;
   double share_ = 1;
   double overhead_ns_ = 0;       // a step's fixed cost on hosts of this many ranks (calibrated)
+  double model_params_ = 1;      // every part's parameters: what a rank's share is of
   std::vector<RankPlan> plans_;  // one per (stage, slice): every replica's ranks share it
   std::vector<int> plan_of_;     // per rank, its plan's index
   std::vector<std::string> notes_;

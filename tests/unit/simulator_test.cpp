@@ -16,6 +16,7 @@
 #include "engine/sim/model_parts.h"
 #include "engine/sim/part_timing.h"
 #include "engine/sim/simulator.h"
+#include "engine/sim/step_actions.h"
 #include "engine/train/memory_estimate.h"
 #include "engine/train/model_part.h"
 #include "engine/train/strategy_registry.h"
@@ -131,6 +132,28 @@ TEST(Simulator, AStragglersDelayLandsOnEveryRankOfItsGroup) {
     if (row.rank == 2 || row.step == 1) continue;
     EXPECT_NEAR(row.wait_ns, 5e6, 1) << "rank " << row.rank;
   }
+}
+
+// A step's fixed cost, measured on data parallelism, is paid in proportion to the part a rank
+// holds where its ranks meet a collective every step; a pipeline's stages alone meet none.
+TEST(Simulator, AStepsFixedCostFollowsThePartARankHolds) {
+  constexpr double kFixedNs = 1e6;
+  const auto predicted = [&](const JobSpec& job) {
+    Calibration c = uniformCalibration(job, 0, 0);
+    c.step_overhead_ns[stepOverheadKey(4, modelSignature(job))] = kFixedNs;
+    return predictRun(job, c).step_s * 1e9;
+  };
+  EXPECT_NEAR(predicted(spiralsJob({"parallel.ranks=4"})), kFixedNs, 1);
+  const JobSpec sliced = spiralsJob({"parallel.ranks=4", "parallel.tensor=2"});
+  ModelParts parts(sliced);
+  const double first = static_cast<double>(parts.part(0, 0).parameterCount());
+  const double second = static_cast<double>(parts.part(0, 1).parameterCount());
+  const double held = std::max(first, second) / (first + second);
+  EXPECT_NEAR(held, 0.5, 0.05);
+  EXPECT_NEAR(predicted(sliced), held * kFixedNs, 1);
+  EXPECT_NEAR(
+      predicted(spiralsJob({"parallel.ranks=4", "parallel.pipeline=4", "parallel.microbatches=4"})),
+      0, 1);
 }
 
 // fault.moving_straggler_ms: each step one rank, drawn as every real rank draws it, sleeps.
