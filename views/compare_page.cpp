@@ -29,6 +29,14 @@ namespace {
 
 enum CompareMetric { LossMetric, AccuracyMetric, SentMetric, TradeoffMetric };
 
+// Fills `box` with a note above its table, the table taking the height left.
+void stackNoteOverTable(QWidget* box, QWidget* note, QWidget* table) {
+  auto* layout = new QVBoxLayout(box);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(note);
+  layout->addWidget(table, 1);
+}
+
 }  // namespace
 
 ComparePage::ComparePage(RunsTableModel* runs, QWidget* parent)
@@ -150,10 +158,7 @@ QSplitter* ComparePage::buildTables() {
   settings_note_->setWordWrap(true);
 
   auto* settings_box = new QWidget(this);
-  auto* settings_layout = new QVBoxLayout(settings_box);
-  settings_layout->setContentsMargins(0, 0, 0, 0);
-  settings_layout->addWidget(settings_note_);
-  settings_layout->addWidget(settings_view_, 1);
+  stackNoteOverTable(settings_box, settings_note_, settings_view_);
   auto* tables = new QSplitter(Qt::Horizontal, this);
   tables->addWidget(settings_box);
   tables->addWidget(summary_view_);
@@ -175,10 +180,7 @@ QWidget* ComparePage::buildDiffBox() {
   diff_table_->horizontalHeader()->setStretchLastSection(true);
   diff_note_->setObjectName(QStringLiteral("stepTimeDiffNote"));
   diff_note_->setWordWrap(true);
-  auto* layout = new QVBoxLayout(diff_box_);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(diff_note_);
-  layout->addWidget(diff_table_, 1);
+  stackNoteOverTable(diff_box_, diff_note_, diff_table_);
   diff_box_->hide();
   return diff_box_;
 }
@@ -197,10 +199,7 @@ QWidget* ComparePage::buildPredictionBox() {
   prediction_view_->setAlternatingRowColors(true);
   prediction_view_->setSelectionMode(QAbstractItemView::NoSelection);
   prediction_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  auto* layout = new QVBoxLayout(prediction_box_);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(prediction_note_);
-  layout->addWidget(prediction_view_, 1);
+  stackNoteOverTable(prediction_box_, prediction_note_, prediction_view_);
   prediction_box_->hide();
   return prediction_box_;
 }

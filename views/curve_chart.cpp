@@ -17,6 +17,27 @@
 
 namespace ranklab {
 
+namespace {
+
+// Takes off `chart`, and deletes, each series in `shown` whose key none of `items` has
+// (curves and bands alike: what a set call no longer names goes).
+template <typename Series, typename Item>
+void removeUnwanted(QChart* chart, std::map<int, Series*>& shown, const std::vector<Item>& items) {
+  std::map<int, bool> wanted;
+  for (const Item& item : items) wanted[item.key] = true;
+  for (auto it = shown.begin(); it != shown.end();) {
+    if (wanted.count(it->first)) {
+      ++it;
+      continue;
+    }
+    chart->removeSeries(it->second);
+    delete it->second;
+    it = shown.erase(it);
+  }
+}
+
+}  // namespace
+
 CurveChart::CurveChart(const QString& title, const QString& y_title, QWidget* parent)
     : QChartView(parent), x_axis_(new QValueAxis), y_axis_(new QValueAxis) {
   auto* chart = new QChart;
@@ -119,17 +140,7 @@ QAreaSeries* CurveChart::bandFor(int key) const {
 // A band's area owns its two lines; new bands are added before the curves re-add
 // themselves (addInKeyOrder), so they lie beneath them.
 void CurveChart::setBands(const std::vector<Band>& bands) {
-  std::map<int, bool> wanted;
-  for (const Band& b : bands) wanted[b.key] = true;
-  for (auto it = bands_.begin(); it != bands_.end();) {
-    if (wanted.count(it->first)) {
-      ++it;
-      continue;
-    }
-    chart()->removeSeries(it->second);
-    delete it->second;
-    it = bands_.erase(it);
-  }
+  removeUnwanted(chart(), bands_, bands);
   band_extent_.clear();
   for (const Band& b : bands) {
     QAreaSeries* area = bandFor(b.key);
@@ -156,17 +167,7 @@ void CurveChart::setBands(const std::vector<Band>& bands) {
 }
 
 void CurveChart::setCurves(const std::vector<Curve>& curves, bool y_floor_zero) {
-  std::map<int, bool> wanted;
-  for (const Curve& c : curves) wanted[c.key] = true;
-  for (auto it = series_.begin(); it != series_.end();) {
-    if (wanted.count(it->first)) {
-      ++it;
-      continue;
-    }
-    chart()->removeSeries(it->second);
-    delete it->second;
-    it = series_.erase(it);
-  }
+  removeUnwanted(chart(), series_, curves);
   for (const Curve& c : curves) {
     QLineSeries* series = seriesFor(c);
     series->replace(c.points);  // one signal, one repaint, however many points

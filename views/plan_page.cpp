@@ -20,6 +20,7 @@
 #include "views/memory_bar_delegate.h"
 #include "views/models/job_draft.h"
 #include "views/models/plan_table_model.h"
+#include "views/table_style.h"
 
 namespace ranklab {
 
@@ -46,14 +47,8 @@ PlanPage::PlanPage(const JobDraft& draft, JobCommandOptions options, QWidget* pa
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(PlanTableModel::SortRole);
   view_->setObjectName(QStringLiteral("planView"));
-  view_->setModel(proxy_);
-  view_->setSortingEnabled(true);
-  view_->sortByColumn(PlanTableModel::RankColumn, Qt::AscendingOrder);
-  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  view_->setSelectionMode(QAbstractItemView::SingleSelection);
-  view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  view_->setAlternatingRowColors(true);
-  view_->verticalHeader()->hide();
+  setUpSortedRows(view_, proxy_, PlanTableModel::RankColumn, Qt::AscendingOrder,
+                  QAbstractItemView::SingleSelection);
   // The layout takes the room left: the numbers keep their own width, side by side.
   view_->horizontalHeader()->setStretchLastSection(false);
   view_->horizontalHeader()->setSectionResizeMode(PlanTableModel::LayoutColumn,

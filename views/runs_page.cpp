@@ -23,6 +23,7 @@
 #include "views/models/runs_table_model.h"
 #include "views/models/workbench_settings.h"
 #include "views/run_store_reader.h"
+#include "views/table_style.h"
 
 namespace ranklab {
 
@@ -45,14 +46,8 @@ RunsPage::RunsPage(RunsTableModel* model, QWidget* parent)
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
 
   view_->setObjectName(QStringLiteral("runsView"));
-  view_->setModel(proxy_);
-  view_->setSortingEnabled(true);
-  view_->sortByColumn(RunsTableModel::IdColumn, Qt::DescendingOrder);
-  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
-  view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  view_->setAlternatingRowColors(true);
-  view_->verticalHeader()->hide();
+  setUpSortedRows(view_, proxy_, RunsTableModel::IdColumn, Qt::DescendingOrder,
+                  QAbstractItemView::ExtendedSelection);
   view_->horizontalHeader()->setStretchLastSection(true);
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this] { emit currentRunChanged(currentRunId()); });

@@ -10,18 +10,6 @@ namespace ranklab {
 
 namespace {
 
-double spreadX(const SpreadSample& s, XAxis x) {
-  switch (x) {
-    case XAxis::Step:
-      return s.step;
-    case XAxis::WallTime:
-      return s.time_s;
-    case XAxis::MegabytesSent:
-      return s.sent_mb;
-  }
-  return s.step;
-}
-
 // The run's spread samples, neighbours merged to at most `budget` (a chart has so many pixels).
 std::vector<SpreadSample> spreadSamples(const RunSeries& run, int budget) {
   const std::vector<SpreadSample>& all = run.spread().samples();
@@ -78,7 +66,7 @@ std::vector<Band> spreadBands(const RunSeries& run, const SpreadView& view, XAxi
   for (const SpreadSample& s : spreadSamples(run, budget)) {
     const Quantiles& q = s[view.spread];
     if (std::isnan(q.median)) continue;
-    const double at = spreadX(s, x);
+    const double at = sampleX(s, x);
     range.lower.append(QPointF(at, q.min));
     range.upper.append(QPointF(at, q.max));
     upper.lower.append(QPointF(at, q.median));
@@ -94,7 +82,7 @@ std::vector<Curve> spreadCurves(const RunSeries& run, const SpreadView& view, XA
       kMedianKey, CurveChart::tr("median"), view.colour.darker(160), 2.2, false, false, true, {}};
   for (const SpreadSample& s : spreadSamples(run, budget))
     if (const float m = s[view.spread].median; !std::isnan(m))
-      median.points.append(QPointF(spreadX(s, x), m));
+      median.points.append(QPointF(sampleX(s, x), m));
   if (median.points.isEmpty()) return curves;
   curves.push_back(std::move(median));
   for (int rank : worstRanks(run, view)) {

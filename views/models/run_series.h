@@ -304,7 +304,19 @@ class RunSeries {
 // one-step spike stays on the chart however long the run.
 QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing,
                            int max_points = 2 * SampleSeries::kKeep);
-double sampleX(const Sample& sample, XAxis x);
+// Where a sample lies on the x axis: a rank's Sample and the ranks' SpreadSample alike.
+template <typename AnySample>
+double sampleX(const AnySample& sample, XAxis x) {
+  switch (x) {
+    case XAxis::Step:
+      return sample.step;
+    case XAxis::WallTime:
+      return sample.time_s;
+    case XAxis::MegabytesSent:
+      return sample.sent_mb;
+  }
+  return sample.step;
+}
 double sampleValue(const Sample& sample, Metric metric);  // NaN where the sample has none
 
 }  // namespace ranklab

@@ -67,18 +67,6 @@ int64_t SampleSeries::dropAfter(int64_t step) {
   return dropped;
 }
 
-double sampleX(const Sample& sample, XAxis x) {
-  switch (x) {
-    case XAxis::Step:
-      return sample.step;
-    case XAxis::WallTime:
-      return sample.time_s;
-    case XAxis::MegabytesSent:
-      return sample.sent_mb;
-  }
-  return sample.step;
-}
-
 QList<QPointF> curvePoints(const SampleSeries& series, Metric metric, XAxis x, double smoothing,
                            int max_points) {
   const std::vector<Sample>& all = series.samples();
