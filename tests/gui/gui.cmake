@@ -11,29 +11,23 @@ function(ranklab_gui_test name)
   target_compile_definitions(${name} PRIVATE RANKLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 endfunction()
 
-ranklab_gui_test(test_runs_table_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_runs_table_model.cpp)
-target_link_libraries(test_runs_table_model PRIVATE ranklab_view_models Qt6::Test)
+# The GUI test gui/<name>.cpp on `library`: the item models alone or the views.
+function(ranklab_gui_test_of name library)
+  ranklab_gui_test(${name} ${CMAKE_CURRENT_SOURCE_DIR}/gui/${name}.cpp)
+  target_link_libraries(${name} PRIVATE ${library} Qt6::Test)
+endfunction()
 
-ranklab_gui_test(test_live_run_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_live_run_model.cpp)
-target_link_libraries(test_live_run_model PRIVATE ranklab_view_models Qt6::Test)
-
-ranklab_gui_test(test_log_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_log_model.cpp)
-target_link_libraries(test_log_model PRIVATE ranklab_view_models Qt6::Test)
-
-ranklab_gui_test(test_redraw_pacer ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_redraw_pacer.cpp)
-target_link_libraries(test_redraw_pacer PRIVATE ranklab_view_models Qt6::Test)
-
-ranklab_gui_test(test_setup_page ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_setup_page.cpp)
-target_link_libraries(test_setup_page PRIVATE ranklab_views Qt6::Test)
-
-ranklab_gui_test(test_main_window ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_main_window.cpp)
-target_link_libraries(test_main_window PRIVATE ranklab_views Qt6::Test)
+ranklab_gui_test_of(test_runs_table_model ranklab_view_models)
+ranklab_gui_test_of(test_live_run_model ranklab_view_models)
+ranklab_gui_test_of(test_log_model ranklab_view_models)
+ranklab_gui_test_of(test_redraw_pacer ranklab_view_models)
+ranklab_gui_test_of(test_setup_page ranklab_views)
+ranklab_gui_test_of(test_main_window ranklab_views)
 
 # GUI tests that launch real ranks: the launch core, MPI and Fashion-MNIST; each skips when
 # the worker or the data is absent.
 function(ranklab_gui_run_test name)
-  ranklab_gui_test(${name} ${CMAKE_CURRENT_SOURCE_DIR}/gui/${name}.cpp)
-  target_link_libraries(${name} PRIVATE ranklab_views Qt6::Test)
+  ranklab_gui_test_of(${name} ranklab_views)
   target_compile_definitions(${name} PRIVATE RANKLAB_WORKER_PATH="$<TARGET_FILE:ranklab-worker>"
                                              RANKLAB_CLI_PATH="$<TARGET_FILE:ranklab>")
   add_dependencies(${name} ranklab-worker ranklab)
@@ -50,20 +44,11 @@ target_compile_definitions(test_learn_page PRIVATE
                            RANKLAB_WORKBENCH_PATH="$<TARGET_FILE:ranklab-workbench>")
 add_dependencies(test_learn_page ranklab-workbench)
 
-ranklab_gui_test(test_compare_models ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_compare_models.cpp)
-target_link_libraries(test_compare_models PRIVATE ranklab_view_models Qt6::Test)
-
-ranklab_gui_test(test_workbench_pages ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_workbench_pages.cpp)
-target_link_libraries(test_workbench_pages PRIVATE ranklab_views Qt6::Test)
-
-ranklab_gui_test(test_stored_run ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_stored_run.cpp)
-target_link_libraries(test_stored_run PRIVATE ranklab_views Qt6::Test)
-
-ranklab_gui_test(test_runs_page ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_runs_page.cpp)
-target_link_libraries(test_runs_page PRIVATE ranklab_views Qt6::Test)
-
-ranklab_gui_test(test_lessons ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_lessons.cpp)
-target_link_libraries(test_lessons PRIVATE ranklab_view_models Qt6::Test)
+ranklab_gui_test_of(test_compare_models ranklab_view_models)
+ranklab_gui_test_of(test_workbench_pages ranklab_views)
+ranklab_gui_test_of(test_stored_run ranklab_views)
+ranklab_gui_test_of(test_runs_page ranklab_views)
+ranklab_gui_test_of(test_lessons ranklab_view_models)
 # The two GUI tests that launch real MPI runs never run beside a CLI test's ranks (each holds
 # its own lock, which every CLI test holds too: tests/CMakeLists.txt), but may run beside each
 # other and beside one-process tests: their long run sleeps 1 ms a step, leaving CPU to lessons.
@@ -73,11 +58,8 @@ set_tests_properties(test_learn_page PROPERTIES RESOURCE_LOCK test_learn_page-ra
 # fresh root), so neither ends a run alone on one core.
 set_tests_properties(test_workbench_live test_learn_page PROPERTIES COST 100)
 
-ranklab_gui_test(test_big_runs ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_big_runs.cpp)
-target_link_libraries(test_big_runs PRIVATE ranklab_views Qt6::Test)
-
-ranklab_gui_test(test_plan_table_model ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_plan_table_model.cpp)
-target_link_libraries(test_plan_table_model PRIVATE ranklab_view_models Qt6::Test)
+ranklab_gui_test_of(test_big_runs ranklab_views)
+ranklab_gui_test_of(test_plan_table_model ranklab_view_models)
 # The Plan page running the real CLI; its first plan calibrates with 2 ranks. And the
 # toolbar's Simulate on 1,024 ranks (the calibration's path: ranklab_calibrate).
 ranklab_gui_run_test(test_plan_page)
@@ -85,5 +67,4 @@ target_link_libraries(test_plan_page PRIVATE ranklab_calibrate)
 set_tests_properties(test_plan_page PROPERTIES RESOURCE_LOCK test_plan_page-ranks)
 
 # The live page on 1,024 ranks: the ranks' spread and the planted slow ranks (issue 59).
-ranklab_gui_test(test_many_ranks ${CMAKE_CURRENT_SOURCE_DIR}/gui/test_many_ranks.cpp)
-target_link_libraries(test_many_ranks PRIVATE ranklab_views Qt6::Test)
+ranklab_gui_test_of(test_many_ranks ranklab_views)

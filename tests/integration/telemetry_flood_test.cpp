@@ -28,13 +28,20 @@ namespace {
 
 using testing::sourceDir;
 
+// The quickstart job on 2 ranks for `epochs` epochs, started in the background with its rows
+// in `db` and its output in the folder's run.log: the launcher's pid.
+pid_t startQuickstart(const testing::TempFolder& folder, const std::string& db, int epochs) {
+  const std::string job = sourceDir() + "/resources/jobs/quickstart.toml";
+  return testing::startInBackground(
+      {"run", job, "--ranks", "2", "--set", "train.epochs=" + std::to_string(epochs), "--quiet",
+       "--db", db},
+      folder.file("run.log"));
+}
+
 TEST(TelemetryFlood, GarbageFromALocalAccountBecomesAFewCountedEvents) {
   testing::TempFolder folder;
   const std::string db = folder.file("runs.db");
-  const std::string job = sourceDir() + "/resources/jobs/quickstart.toml";
-  const pid_t launcher = testing::startInBackground(
-      {"run", job, "--ranks", "2", "--set", "train.epochs=3", "--quiet", "--db", db},
-      folder.file("run.log"));
+  const pid_t launcher = startQuickstart(folder, db, 3);
   ASSERT_GT(launcher, 0);
   // What `ps` shows every account: mpirun's --telemetry endpoint and --run-id.
   std::string endpoint, wire_id;
@@ -138,10 +145,7 @@ std::vector<std::string> listeningSockets(pid_t pid) {
 TEST(OneHostRun, NoRankListensOnAnyTcpPort) {
   testing::TempFolder folder;
   const std::string db = folder.file("runs.db");
-  const std::string job = sourceDir() + "/resources/jobs/quickstart.toml";
-  const pid_t launcher = testing::startInBackground(
-      {"run", job, "--ranks", "2", "--set", "train.epochs=2", "--quiet", "--db", db},
-      folder.file("run.log"));
+  const pid_t launcher = startQuickstart(folder, db, 2);
   ASSERT_GT(launcher, 0);
   std::vector<pid_t> ranks;
   for (int i = 0; i < 600 && ranks.size() < 2; ++i) {

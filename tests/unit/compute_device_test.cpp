@@ -16,6 +16,7 @@
 #include "engine/optim/optimizer.h"
 #include "kernels/gpu_probe.h"
 #include "tests/support/ledger_device.h"
+#include "tests/support/random_floats.h"
 
 namespace ranklab {
 namespace {
@@ -83,19 +84,13 @@ TEST(ComputeDevice, EveryLayerKindHasItsNameAndItsCpuLayer) {
   }
 }
 
-std::vector<float> normalFloats(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using testing::normalFloats;
 
 TEST(ComputeDevice, ANetworkOnDetachedMemoryUploadsItsInputAndKeepsActivationsThere) {
   DetachedDevice device;
   Network on_cpu = makeCnn({6, 6, 2}, {3}, 3, {5}, 4, 0.f, 7);
   Network detached = makeCnn({6, 6, 2}, {3}, 3, {5}, 4, 0.f, 7, device);
-  const std::vector<float> x = normalFloats(5 * 72, 3);
+  const std::vector<float> x = normalFloats(3, 5 * 72);
   const std::vector<uint8_t> y = {0, 1, 2, 3, 0};
   const size_t buffers_before = device.buffers.size();
   BatchLoss losses[2];
@@ -126,8 +121,8 @@ TEST(ComputeDevice, AnOptimizerUpdatesAndKeepsItsStateOnTheModelsDevice) {
   train.optimizer = OptimizerKind::kAdam;
   auto on_device = makeOptimizer(train, 10, device);
   auto on_cpu = makeOptimizer(train, 10);
-  std::vector<float> p1 = normalFloats(10, 1), p2 = p1;
-  const std::vector<float> g = normalFloats(10, 2);
+  std::vector<float> p1 = normalFloats(1, 10), p2 = p1;
+  const std::vector<float> g = normalFloats(2, 10);
   on_device->step(p1.data(), g.data(), 0.01);
   on_cpu->step(p2.data(), g.data(), 0.01);
   EXPECT_EQ(device.updates.load(), 1);

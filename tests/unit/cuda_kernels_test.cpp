@@ -2,13 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/gpu_probe.h"
+#include "tests/support/random_floats.h"
 
 namespace ranklab {
 namespace {
@@ -21,19 +21,13 @@ class CudaKernels : public ::testing::Test {
   }
 };
 
-std::vector<float> randomFloats(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = normal(rng);
-  return v;
-}
+using testing::normalFloats;
 
 TEST_F(CudaKernels, SgemmMatchesOpenBlasForEveryTransposition) {
   const int m = 37, n = 29, k = 53;
   for (auto ta : {kernels::Trans::kNo, kernels::Trans::kYes}) {
     for (auto tb : {kernels::Trans::kNo, kernels::Trans::kYes}) {
-      const auto a = randomFloats(m * k, 1), b = randomFloats(k * n, 2);
+      const auto a = normalFloats(1, m * k), b = normalFloats(2, k * n);
       const int lda = ta == kernels::Trans::kNo ? k : m;
       const int ldb = tb == kernels::Trans::kNo ? n : k;
       std::vector<float> expected(m * n, 0.f), got(m * n, 0.f);
@@ -56,8 +50,8 @@ TEST_F(CudaKernels, SgemmMatchesOpenBlasForEveryTransposition) {
 
 TEST_F(CudaKernels, ReluAndBiasMatchTheCpu) {
   const int rows = 7, cols = 13;
-  auto y = randomFloats(rows * cols, 3);
-  const auto bias = randomFloats(cols, 4);
+  auto y = normalFloats(3, rows * cols);
+  const auto bias = normalFloats(4, cols);
   auto expected = y;
   kernels::addBiasRows(expected.data(), bias.data(), rows, cols);
   kernels::reluForward(expected.data(), expected.data(), expected.size());

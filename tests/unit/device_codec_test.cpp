@@ -10,15 +10,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "engine/model/compute_device.h"
 #include "engine/train/device_codec_sync.h"
 #include "engine/train/strategy_registry.h"
 #include "tests/support/guarded_device.h"
+#include "tests/support/guarded_runs.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/thread_ranks.h"
 #include "tests/support/thread_world.h"
@@ -26,24 +25,18 @@
 namespace ranklab {
 namespace {
 
-constexpr int64_t kSteps = 12;
-constexpr size_t kParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
+using testing::kSmallMlpParameters;
+using testing::kSmallMlpSteps;
 
 JobSpec topkJob() {
-  JobSpec job;
-  job.model.layers = {32};
-  job.train.batch_size = 20;
-  job.train.max_steps = kSteps;
-  job.parallel.ranks = 2;
+  JobSpec job = testing::smallMlpJob();
   job.compression.codec = "topk";
   job.compression.ratio = 0.05;
   return job;
 }
 
-using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
-
 // The runs of topkJob() the device path must follow bit for bit, each named.
-std::vector<Variant> encodedVariants() {
+std::vector<testing::JobVariant> encodedVariants() {
   return {{"2 ranks", [](JobSpec&) {}},
           {"3 ranks", [](JobSpec& j) { j.parallel.ranks = 3; }},
           {"1 rank", [](JobSpec& j) { j.parallel.ranks = 1; }},
@@ -117,31 +110,23 @@ TEST(DeviceCodec, EncodesOnTheDeviceAndFollowsTheCpuBitForBit) {
   for (const auto& [what, apply] : encodedVariants()) {
     JobSpec cpu = topkJob();
     apply(cpu);
-    JobSpec off = cpu;
-    off.train.device = "guarded";
-    std::vector<int64_t> downloaded(cpu.parallel.ranks);
-    std::vector<int> selections(cpu.parallel.ranks);
-    for (int r = 0; r < cpu.parallel.ranks; ++r) {
-      downloaded[r] = testing::guarded(r).floats_downloaded;
-      selections[r] = testing::guarded(r).codec_encodes;
-    }
-    const auto want = testing::trainWithThreads(cpu);
-    const auto got = testing::trainWithThreads(off);
-    testing::expectSameRun(got, want, what);
+    const auto runs = testing::runOnCpuAndGuarded(cpu, what);
+    const auto& got = runs.on_device;
     EXPECT_TRUE(testing::anyEventSays(got[0], cpu.compression.codec + " encoded on the GPU"))
         << what << ": no device event says where the codec ran";
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
-      EXPECT_EQ(testing::guarded(r).codec_encodes - selections[r], kSteps) << what << " rank " << r;
+      EXPECT_EQ(runs.counted[r].codec_encodes, kSmallMlpSteps) << what << " rank " << r;
       // Losses and evaluation's outputs come down; a whole gradient never does (a
-      // host-staged codec would download kSteps * kParameters floats).
-      const int64_t floats = testing::guarded(r).floats_downloaded - downloaded[r];
-      EXPECT_LT(floats, kSteps * static_cast<int64_t>(kParameters) / 10) << what << " rank " << r;
+      // host-staged codec would download kSmallMlpSteps * kSmallMlpParameters floats).
+      const int64_t floats = runs.counted[r].floats_downloaded;
+      EXPECT_LT(floats, kSmallMlpSteps * static_cast<int64_t>(kSmallMlpParameters) / 10)
+          << what << " rank " << r;
       if (r == 0) {
         std::printf(
             "%s: %lld floats downloaded in %lld steps (the gradient: %zu); the last "
             "step sent %lld bytes (%lld uncompressed)\n",
-            what.c_str(), static_cast<long long>(floats), static_cast<long long>(kSteps),
-            kParameters, static_cast<long long>(got[r].stats.back().bytes_tx),
+            what.c_str(), static_cast<long long>(floats), static_cast<long long>(kSmallMlpSteps),
+            kSmallMlpParameters, static_cast<long long>(got[r].stats.back().bytes_tx),
             static_cast<long long>(got[r].stats.back().bytes_raw));
       }
     }
@@ -157,14 +142,9 @@ TEST(DeviceCodec, ARingCodecWithoutErrorFeedbackOnSeveralRanksStaysOnTheHost) {
     JobSpec cpu = topkJob();
     cpu.compression.codec = codec;
     cpu.compression.error_feedback = false;
-    JobSpec off = cpu;
-    off.train.device = "guarded";
-    const int before = testing::guarded(0).codec_encodes;
-    const auto want = testing::trainWithThreads(cpu);
-    const auto got = testing::trainWithThreads(off);
-    testing::expectSameRun(got, want, codec + " without error feedback");
-    EXPECT_EQ(testing::guarded(0).codec_encodes, before) << codec << " encoded on the device";
-    EXPECT_TRUE(testing::anyEventSays(got[0], "gradients copied to the host"))
+    const auto runs = testing::runOnCpuAndGuarded(cpu, codec + " without error feedback");
+    EXPECT_EQ(runs.counted[0].codec_encodes, 0) << codec << " encoded on the device";
+    EXPECT_TRUE(testing::anyEventSays(runs.on_device[0], "gradients copied to the host"))
         << codec << ": no device event says the gradient went to the host";
   }
 }
@@ -246,7 +226,7 @@ TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {
   const auto uninterrupted = testing::trainWithThreads(job);
   JobSpec first = job;
   first.train.device = "guarded";
-  first.train.max_steps = kSteps / 2;
+  first.train.max_steps = kSmallMlpSteps / 2;
   first.train.checkpoint_path = folder.file("sparse.ckpt");
   testing::trainWithThreads(first);
   JobSpec rest = job;
@@ -254,9 +234,9 @@ TEST_P(DeviceCodecResume, TakesTheCodecsStateBackOntoTheDevice) {
   rest.train.resume_from = folder.file("sparse.ckpt");
   const auto resumed = testing::trainWithThreads(rest);
   for (size_t r = 0; r < resumed.size(); ++r) {
-    ASSERT_EQ(resumed[r].losses.size(), static_cast<size_t>(kSteps / 2)) << "rank " << r;
+    ASSERT_EQ(resumed[r].losses.size(), static_cast<size_t>(kSmallMlpSteps / 2)) << "rank " << r;
     for (size_t i = 0; i < resumed[r].losses.size(); ++i)
-      EXPECT_EQ(resumed[r].losses[i], uninterrupted[r].losses[kSteps / 2 + i])
+      EXPECT_EQ(resumed[r].losses[i], uninterrupted[r].losses[kSmallMlpSteps / 2 + i])
           << "rank " << r << " step " << resumed[r].steps[i];
     for (const std::string& e : resumed[r].events)
       EXPECT_EQ(e.find("warning"), std::string::npos) << e;

@@ -9,31 +9,25 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
-#include <random>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "comm/collectives/allreduce_registry.h"
 #include "engine/train/powersgd_sync.h"
 #include "engine/train/strategy_registry.h"
+#include "tests/support/feedback_sums.h"
 #include "tests/support/guarded_device.h"
+#include "tests/support/guarded_runs.h"
 #include "tests/support/thread_ranks.h"
 #include "tests/support/thread_world.h"
 
 namespace ranklab {
 namespace {
 
-constexpr int64_t kPowerSgdSteps = 12;
-constexpr size_t kPowerSgdParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
+using testing::kSmallMlpSteps;
 
 JobSpec powersgdJob() {
-  JobSpec job;
-  job.model.layers = {32};
-  job.train.batch_size = 20;
-  job.train.max_steps = kPowerSgdSteps;
-  job.parallel.ranks = 2;
+  JobSpec job = testing::smallMlpJob();
   job.compression.codec = "powersgd";
   return job;
 }
@@ -52,9 +46,7 @@ int64_t powersgdFloatsPerStep(const JobSpec& job) {
   return floats;
 }
 
-using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
-
-std::vector<Variant> powersgdVariants() {
+std::vector<testing::JobVariant> powersgdVariants() {
   return {{"2 ranks", [](JobSpec&) {}},
           {"3 ranks, rank 1",
            [](JobSpec& j) {
@@ -83,33 +75,23 @@ TEST(DevicePowerSgd, RunsItsProductsOnTheDeviceAndFollowsTheCpuBitForBit) {
   for (const auto& [what, apply] : powersgdVariants()) {
     JobSpec cpu = powersgdJob();
     apply(cpu);
-    JobSpec off = cpu;
-    off.train.device = "guarded";
-    std::vector<int64_t> downloaded(cpu.parallel.ranks);
-    std::vector<int> gemms(cpu.parallel.ranks);
-    for (int r = 0; r < cpu.parallel.ranks; ++r) {
-      downloaded[r] = testing::guarded(r).floats_downloaded;
-      gemms[r] = testing::guarded(r).gemms;
-    }
-    const auto want = testing::trainWithThreads(cpu);
-    const auto got = testing::trainWithThreads(off);
-    testing::expectSameRun(got, want, what);
-    EXPECT_TRUE(testing::anyEventSays(got[0], "powersgd's products on the GPU"))
+    const auto runs = testing::runOnCpuAndGuarded(cpu, what);
+    EXPECT_TRUE(testing::anyEventSays(runs.on_device[0], "powersgd's products on the GPU"))
         << what << ": no device event says where powersgd ran";
     const int64_t per_step = powersgdFloatsPerStep(cpu);
     for (int r = 0; r < cpu.parallel.ranks; ++r) {
       // P = M Q, Q = M^T P and the reconstruction per weight matrix and step, at least.
       const int matrices = static_cast<int>(cpu.model.layers.size()) + 1;
-      EXPECT_GE(testing::guarded(r).gemms - gemms[r], 3 * matrices * kPowerSgdSteps) << what;
+      EXPECT_GE(runs.counted[r].gemms, 3 * matrices * kSmallMlpSteps) << what;
       // What powersgd sends comes down, and next to nothing else (a host-staged codec would
-      // download kPowerSgdSteps * kPowerSgdParameters floats).
-      const int64_t floats = testing::guarded(r).floats_downloaded - downloaded[r];
-      EXPECT_GE(floats, kPowerSgdSteps * per_step) << what << " rank " << r;
-      EXPECT_LE(floats, kPowerSgdSteps * (per_step + 64)) << what << " rank " << r;
+      // download kSmallMlpSteps * kSmallMlpParameters floats).
+      const int64_t floats = runs.counted[r].floats_downloaded;
+      EXPECT_GE(floats, kSmallMlpSteps * per_step) << what << " rank " << r;
+      EXPECT_LE(floats, kSmallMlpSteps * (per_step + 64)) << what << " rank " << r;
       if (r == 0) {
         std::printf("%s: %lld floats downloaded in %lld steps (P, Q and the rest: %lld a step)\n",
                     what.c_str(), static_cast<long long>(floats),
-                    static_cast<long long>(kPowerSgdSteps), static_cast<long long>(per_step));
+                    static_cast<long long>(kSmallMlpSteps), static_cast<long long>(per_step));
       }
     }
   }
@@ -225,29 +207,13 @@ TEST(PowerSgdSync, SentPlusResidualEqualsRawOverSteps) {
   testing::onEveryRank(1, [&](Communicator& comm) {
     PowerSgdSync sync(comm, AllreduceChoice("ring"), layoutPowerSgd(true), cpuDevice());
     sync.start(nullptr, kLayoutCount);
-    std::mt19937_64 rng(17);
-    std::normal_distribution<float> normal(0.f, 1e-3f);
-    std::vector<double> raw_sum(kLayoutCount, 0), sent_sum(kLayoutCount, 0);
-    std::vector<float> g(kLayoutCount);
-    double largest = 0;
-    for (int step = 0; step < 60; ++step) {
-      for (size_t i = 0; i < kLayoutCount; ++i) {
-        g[i] = normal(rng) + (i % 5 == 0 ? 1e-3f : 0.f);  // a drift, so residuals build up
-        raw_sum[i] += g[i];
-        largest = std::max(largest, std::fabs(raw_sum[i]));
-      }
-      sync.sync(g.data(), kLayoutCount);
-      for (size_t i = 0; i < kLayoutCount; ++i) sent_sum[i] += g[i];
-    }
+    const testing::FeedbackSums sums = testing::sumDriftingSteps(
+        kLayoutCount, [&](std::vector<float>& g) { sync.sync(g.data(), kLayoutCount); });
     const std::vector<float> residual = sync.saveCodecState().tensors.at("residual");
     ASSERT_EQ(residual.size(), kLayoutCount);
-    double worst = 0, residual_norm = 0;
-    for (size_t i = 0; i < kLayoutCount; ++i) {
-      worst = std::max(worst, std::fabs(sent_sum[i] + residual[i] - raw_sum[i]));
-      residual_norm += double(residual[i]) * residual[i];
-    }
-    EXPECT_LT(worst, 1e-5 * largest + 1e-7) << "largest difference " << worst;
-    EXPECT_GT(residual_norm, 0) << "a rank-1 approximation left nothing behind";
+    const testing::FeedbackGap gap = testing::feedbackGap(sums, residual);
+    EXPECT_LT(gap.worst, 1e-5 * sums.largest + 1e-7) << "largest difference " << gap.worst;
+    EXPECT_GT(gap.residual_norm, 0) << "a rank-1 approximation left nothing behind";
   });
 }
 

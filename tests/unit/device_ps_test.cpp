@@ -8,26 +8,21 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "tests/support/guarded_device.h"
+#include "tests/support/guarded_runs.h"
 #include "tests/support/thread_ranks.h"
 
 namespace ranklab {
 namespace {
 
-constexpr int64_t kPsSteps = 12;
-constexpr size_t kPsParameters = 784 * 32 + 32 + 32 * 10 + 10;  // model.layers = [32]
+using testing::kSmallMlpParameters;
+using testing::kSmallMlpSteps;
 
 JobSpec psJob(const std::string& codec) {
-  JobSpec job;
-  job.model.layers = {32};
-  job.train.batch_size = 20;
-  job.train.max_steps = kPsSteps;
-  job.parallel.ranks = 2;
+  JobSpec job = testing::smallMlpJob();
   job.parallel.strategy = "ps-sync";
   job.compression.codec = codec;
   job.compression.ratio = 0.05;
@@ -35,9 +30,7 @@ JobSpec psJob(const std::string& codec) {
   return job;
 }
 
-using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
-
-std::vector<Variant> psVariants() {
+std::vector<testing::JobVariant> psVariants() {
   auto codec = [](const char* name) { return [name](JobSpec& j) { j.compression.codec = name; }; };
   return {{"topk", codec("topk")},
           {"threshold, fp16 values",
@@ -81,32 +74,22 @@ TEST(DevicePs, PushesEncodedOnTheDeviceFollowTheCpuBitForBit) {
   for (const auto& [what, apply] : psVariants()) {
     JobSpec cpu = psJob("topk");
     apply(cpu);
-    JobSpec off = cpu;
-    off.train.device = "guarded";
     const int workers = cpu.parallel.ranks;
-    std::vector<int64_t> downloaded(workers);
-    std::vector<int> encodes(workers);
-    for (int r = 0; r < workers; ++r) {
-      downloaded[r] = testing::guarded(r).floats_downloaded;
-      encodes[r] = testing::guarded(r).codec_encodes;
-    }
-    const auto want = testing::trainWithThreads(cpu);
-    const auto got = testing::trainWithThreads(off);
-    testing::expectSameRun(got, want, what);
-    EXPECT_TRUE(testing::anyEventSays(got[0], "pushes encoded on the GPU"))
+    const auto runs = testing::runOnCpuAndGuarded(cpu, what);
+    EXPECT_TRUE(testing::anyEventSays(runs.on_device[0], "pushes encoded on the GPU"))
         << what << ": no device event says where the pushes were encoded";
     for (int r = 0; r < workers; ++r) {
       // A pick or an encode per shard and step (randomk's gather is one too).
-      EXPECT_EQ(testing::guarded(r).codec_encodes - encodes[r], kPsSteps * cpu.parallel.servers)
+      EXPECT_EQ(runs.counted[r].codec_encodes, kSmallMlpSteps * cpu.parallel.servers)
           << what << " rank " << r;
       // The parameters come down once, at the start; a gradient never does (a host-staged
-      // push would download kPsSteps * kPsParameters floats).
-      const int64_t floats = testing::guarded(r).floats_downloaded - downloaded[r];
-      EXPECT_EQ(floats, static_cast<int64_t>(kPsParameters)) << what << " rank " << r;
+      // push would download kSmallMlpSteps * kSmallMlpParameters floats).
+      const int64_t floats = runs.counted[r].floats_downloaded;
+      EXPECT_EQ(floats, static_cast<int64_t>(kSmallMlpParameters)) << what << " rank " << r;
       if (r == 0) {
         std::printf("%s: %lld floats downloaded in %lld steps (the gradient: %zu)\n", what.c_str(),
-                    static_cast<long long>(floats), static_cast<long long>(kPsSteps),
-                    kPsParameters);
+                    static_cast<long long>(floats), static_cast<long long>(kSmallMlpSteps),
+                    kSmallMlpParameters);
       }
     }
   }

@@ -3,7 +3,6 @@
 // exactly what it leaves on the host when run there; on the CPU the strategy is used as it is.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -14,6 +13,7 @@
 #include "engine/train/strategy_registry.h"
 #include "engine/train/zero_sync.h"
 #include "tests/support/guarded_device.h"
+#include "tests/support/guarded_runs.h"
 #include "tests/support/ledger_device.h"
 #include "tests/support/thread_ranks.h"
 #include "tests/support/thread_world.h"
@@ -207,11 +207,9 @@ TEST(GuardedDevice, ALayerWrittenOnceRefusesHostMemoryNamingTheArgument) {
   }
 }
 
-using Variant = std::pair<std::string, std::function<void(JobSpec&)>>;
-
 // Every host-staged path a GPU without NCCL takes: each strategy, bucketing, priority, a
 // codec, micro-batches, AMP, ZeRO and a CNN.
-std::vector<Variant> hostStagedVariants() {
+std::vector<testing::JobVariant> hostStagedVariants() {
   return {{"ring", [](JobSpec&) {}},
           {"bucket_kb 4", [](JobSpec& j) { j.parallel.bucket_kb = 4; }},
           // Each piece all-reduced through host copies, then updated on the device.
@@ -273,13 +271,9 @@ std::vector<Variant> hostStagedVariants() {
 TEST(DeviceSync, EveryHostStagedRunOffTheHostIsTheCpusBitForBit) {
   testing::registerGuardedDevices();
   for (const auto& [what, apply] : hostStagedVariants()) {
-    JobSpec cpu;
-    cpu.model.layers = {32};
-    cpu.train.batch_size = 20;
-    cpu.train.max_steps = 12;
+    JobSpec cpu = testing::smallMlpJob();
     cpu.train.checkpoint_every = 6;
     cpu.train.checkpoint_path = ::testing::TempDir() + "ranklab-guarded-sync.ckpt";
-    cpu.parallel.ranks = 2;
     apply(cpu);
     JobSpec off = cpu;
     off.train.device = "guarded";

@@ -4,14 +4,13 @@
 // gradient is). And PowerSGD's layout.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <random>
 #include <vector>
 
 #include "comm/codecs/compressed_allreduce.h"
 #include "comm/codecs/powersgd.h"
 #include "comm/collectives/allreduce_registry.h"
 #include "comm/memory/thread_communicator.h"
+#include "tests/support/feedback_sums.h"
 
 namespace ranklab {
 namespace {
@@ -38,32 +37,18 @@ TEST_P(FeedbackCodecs, SentPlusResidualEqualsRawOverSteps) {
   ThreadRendezvous rendezvous(1);
   ThreadCommunicator comm(rendezvous, 0);
   CompressedAllreduce reduce(comm, AllreduceChoice("ring"), optionsFor(GetParam()), kCount);
-  std::mt19937_64 rng(17);
-  std::normal_distribution<float> normal(0.f, 1e-3f);
-  std::vector<double> raw_sum(kCount, 0), sent_sum(kCount, 0);
-  std::vector<float> g(kCount);
-  double largest = 0;
-  for (int step = 0; step < 60; ++step) {
-    for (size_t i = 0; i < kCount; ++i) {
-      g[i] = normal(rng) + (i % 5 == 0 ? 1e-3f : 0.f);  // a drift, so residuals build up
-      raw_sum[i] += g[i];
-      largest = std::max(largest, std::fabs(raw_sum[i]));
-    }
+  const testing::FeedbackSums sums = testing::sumDriftingSteps(kCount, [&](std::vector<float>& g) {
     reduce.run(g.data(), kCount);  // one rank: g becomes what was sent
-    for (size_t i = 0; i < kCount; ++i) sent_sum[i] += g[i];
-  }
+  });
   ASSERT_NE(reduce.errorFeedback(), nullptr);
   const auto& residual = reduce.errorFeedback()->residual();
   ASSERT_EQ(residual.size(), kCount);
-  double worst = 0, residual_norm = 0;
-  for (size_t i = 0; i < kCount; ++i) {
-    worst = std::max(worst, std::fabs(sent_sum[i] + residual[i] - raw_sum[i]));
-    residual_norm += double(residual[i]) * residual[i];
-  }
+  const testing::FeedbackGap gap = testing::feedbackGap(sums, residual);
   // Only float rounding may separate the two sides.
-  EXPECT_LT(worst, 1e-5 * largest + 1e-7) << GetParam() << ": largest difference " << worst;
+  EXPECT_LT(gap.worst, 1e-5 * sums.largest + 1e-7)
+      << GetParam() << ": largest difference " << gap.worst;
   if (GetParam() != "fp16" && GetParam() != "bf16") {
-    EXPECT_GT(residual_norm, 0) << "a lossy codec left nothing behind";
+    EXPECT_GT(gap.residual_norm, 0) << "a lossy codec left nothing behind";
   }
 }
 

@@ -9,24 +9,18 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "engine/model/layers.h"
 #include "engine/model/models.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/linear_forward.h"
+#include "tests/support/random_floats.h"
 
 namespace ranklab {
 namespace {
 
-std::vector<float> fusionNormal(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist;
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using testing::normalFloats;
 
 // Restores one BLAS thread however the test ends.
 struct BlasThreads {
@@ -35,9 +29,9 @@ struct BlasThreads {
 };
 
 void checkLinearForward(int rows, int in, int out, bool relu) {
-  const auto x = fusionNormal(static_cast<size_t>(rows) * in, rows + in);
-  const auto w = fusionNormal(static_cast<size_t>(out) * in, out + 1);
-  const auto bias = fusionNormal(out, out + 2);
+  const auto x = normalFloats(rows + in, static_cast<size_t>(rows) * in);
+  const auto w = normalFloats(out + 1, static_cast<size_t>(out) * in);
+  const auto bias = normalFloats(out + 2, out);
   std::vector<float> y(static_cast<size_t>(rows) * out, 1e30f);
   kernels::linearForward(x.data(), w.data(), bias.data(), y.data(), rows, in, out, relu);
   double worst = 0;
@@ -86,8 +80,8 @@ TEST(LinearForward, TwoBlasThreadsWithAndWithoutRelu) {
 TEST(LinearForward, RepeatsBitForBit) {
   BlasThreads one(1);
   const int rows = 64, in = 100, out = 96;
-  const auto x = fusionNormal(rows * in, 1), w = fusionNormal(out * in, 2),
-             bias = fusionNormal(out, 3);
+  const auto x = normalFloats(1, rows * in), w = normalFloats(2, out * in),
+             bias = normalFloats(3, out);
   std::vector<float> first(rows * out), second(rows * out);
   kernels::linearForward(x.data(), w.data(), bias.data(), first.data(), rows, in, out, true);
   kernels::linearForward(x.data(), w.data(), bias.data(), second.data(), rows, in, out, true);
@@ -131,7 +125,7 @@ TEST(LinearFusion, MlpEqualsItsLayersRunOneByOne) {
   ASSERT_EQ(fused.parameterCount(), unfused.parameterCount());
   ASSERT_TRUE(
       std::equal(fused.params(), fused.params() + fused.parameterCount(), unfused.params()));
-  const auto x = fusionNormal(static_cast<size_t>(batch) * input.size(), 9);
+  const auto x = normalFloats(9, static_cast<size_t>(batch) * input.size());
   std::vector<uint8_t> labels(batch);
   for (int i = 0; i < batch; ++i) labels[i] = static_cast<uint8_t>(i * 7 % classes);
   // Two steps: the second backward adds into the first's gradients.

@@ -34,14 +34,22 @@ print("keys left in the environment:", telemetry.KEYS_VARIABLE in os.environ)
 print("unsent:", r.close())
 )";
 
-// What a python3 process running `script` sent to `collector`, through CURVE with the run's
-// keys from its environment, and what it printed; its exit status is expected to be 0.
-std::vector<telemetry::Envelope> runScript(Collector& collector, const RunCurveKeys& keys,
-                                           const char* script, std::string& out) {
+// A collector of run "py-run" (2 ranks) on a free local port, and the run's CURVE keys.
+class PythonReporter : public ::testing::Test {
+ protected:
+  std::vector<telemetry::Envelope> runScript(const char* script, std::string& out);
+
+  const RunCurveKeys keys_ = newRunCurveKeys();
+  Collector collector_{"py-run", 2, "tcp://127.0.0.1:*", keys_.collector};
+};
+
+// What a python3 process running `script` sent to the collector, through CURVE with the
+// run's keys from its environment, and what it printed; its exit status is expected to be 0.
+std::vector<telemetry::Envelope> PythonReporter::runScript(const char* script, std::string& out) {
   // Z85 keys hold shell characters ("&", "(", "<"): quoted, as the launcher's exec needs not.
   const std::string command =
-      "PYTHONPATH=" RANKLAB_PYTHON_DIR " RANKLAB_TELEMETRY_ENDPOINT=" + collector.endpoint() +
-      " RANKLAB_RUN_ID=py-run " + "RANKLAB_TELEMETRY_KEYS=" + shellQuoted(keysText(keys.ranks)) +
+      "PYTHONPATH=" RANKLAB_PYTHON_DIR " RANKLAB_TELEMETRY_ENDPOINT=" + collector_.endpoint() +
+      " RANKLAB_RUN_ID=py-run " + "RANKLAB_TELEMETRY_KEYS=" + shellQuoted(keysText(keys_.ranks)) +
       " /usr/bin/python3 -c " + shellQuoted(script) + " 2>&1";
   FILE* child = popen(command.c_str(), "r");
   EXPECT_NE(child, nullptr);
@@ -50,22 +58,20 @@ std::vector<telemetry::Envelope> runScript(Collector& collector, const RunCurveK
   std::vector<telemetry::Envelope> arrived;
   const auto deadline = Clock::now() + std::chrono::seconds(20);
   while (Clock::now() < deadline && (arrived.empty() || !arrived.back().has_bye()))
-    for (auto& e : collector.receive(50)) arrived.push_back(std::move(e));
+    for (auto& e : collector_.receive(50)) arrived.push_back(std::move(e));
   char buffer[256];
   while (fgets(buffer, sizeof buffer, child)) out += buffer;
   EXPECT_EQ(pclose(child), 0) << out;
   return arrived;
 }
 
-TEST(PythonReporter, ItsEnvelopesReachTheCollectorThroughCurve) {
-  const RunCurveKeys keys = newRunCurveKeys();
-  Collector collector("py-run", 2, "tcp://127.0.0.1:*", keys.collector);
+TEST_F(PythonReporter, ItsEnvelopesReachTheCollectorThroughCurve) {
   std::string out;
-  const std::vector<telemetry::Envelope> arrived = runScript(collector, keys, kScript, out);
+  const std::vector<telemetry::Envelope> arrived = runScript(kScript, out);
   EXPECT_NE(out.find("keys left in the environment: False"), std::string::npos) << out;
   EXPECT_NE(out.find("unsent: 0"), std::string::npos) << out;
-  EXPECT_TRUE(collector.takeRejected().empty());
-  EXPECT_EQ(collector.gaps(1), 0);
+  EXPECT_TRUE(collector_.takeRejected().empty());
+  EXPECT_EQ(collector_.gaps(1), 0);
 
   ASSERT_EQ(arrived.size(), 5u) << out;
   for (size_t i = 0; i < arrived.size(); ++i) {
@@ -100,18 +106,16 @@ r.bye(0, 1)
 r.close()
 )";
 
-TEST(PythonReporter, FastStepsLeaveInBatchesThatTheHeartbeatThreadSends) {
-  const RunCurveKeys keys = newRunCurveKeys();
-  Collector collector("py-run", 2, "tcp://127.0.0.1:*", keys.collector);
+TEST_F(PythonReporter, FastStepsLeaveInBatchesThatTheHeartbeatThreadSends) {
   std::string out;
-  const std::vector<telemetry::Envelope> arrived = runScript(collector, keys, kBatchScript, out);
+  const std::vector<telemetry::Envelope> arrived = runScript(kBatchScript, out);
   // Seven steps came fast after the first (the hello, too, waits while the handshake runs).
   EXPECT_NE(out.find("the fast steps wait: True"), std::string::npos) << out;
   EXPECT_NE(out.find("waiting after half a second: 0"), std::string::npos) << out;
   ASSERT_EQ(arrived.size(), 10u) << out;
   for (size_t i = 0; i < arrived.size(); ++i) EXPECT_EQ(arrived[i].seq(), i);
   for (size_t i = 1; i <= 8; ++i) EXPECT_EQ(arrived[i].step().step(), int64_t(i));
-  EXPECT_EQ(collector.gaps(1), 0);
+  EXPECT_EQ(collector_.gaps(1), 0);
 }
 
 }  // namespace

@@ -57,15 +57,7 @@ void expectSameBin(const StepBin& a, const StepBin& b) {
   EXPECT_EQ(a.first_step, b.first_step);
   EXPECT_EQ(a.last_step, b.last_step);
   EXPECT_EQ(a.steps, b.steps);
-  EXPECT_EQ(a.epoch, b.epoch);
-  EXPECT_EQ(a.samples, b.samples);
-  EXPECT_EQ(a.data_ns, b.data_ns);
-  EXPECT_EQ(a.forward_ns, b.forward_ns);
-  EXPECT_EQ(a.backward_ns, b.backward_ns);
-  EXPECT_EQ(a.compress_ns, b.compress_ns);
-  EXPECT_EQ(a.comm_ns, b.comm_ns);
-  EXPECT_EQ(a.wait_ns, b.wait_ns);
-  EXPECT_EQ(a.update_ns, b.update_ns);
+  expectSamePhases(a, b);
   EXPECT_NEAR(a.loss_sum, b.loss_sum, 1e-12 * std::abs(b.loss_sum) + 1e-12);
   EXPECT_EQ(a.loss_count, b.loss_count);
   if (b.loss_count > 0) {

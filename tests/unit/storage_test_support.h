@@ -171,11 +171,10 @@ inline void expectSame(const RankRow& a, const RankRow& b) {
   EXPECT_EQ(a.last_seq, b.last_seq);
 }
 
-inline void expectSame(const StepRow& a, const StepRow& b) {
-  SCOPED_TRACE("rank " + std::to_string(a.rank) + " step " + std::to_string(a.step));
-  EXPECT_EQ(a.run_id, b.run_id);
-  EXPECT_EQ(a.rank, b.rank);
-  EXPECT_EQ(a.step, b.step);
+// What a step row and a bin of steps (StepBin) both hold: the epoch, the samples and each
+// phase's time (a bin's being its steps' sums).
+template <typename StepOrBin>
+inline void expectSamePhases(const StepOrBin& a, const StepOrBin& b) {
   EXPECT_EQ(a.epoch, b.epoch);
   EXPECT_EQ(a.samples, b.samples);
   EXPECT_EQ(a.data_ns, b.data_ns);
@@ -185,6 +184,14 @@ inline void expectSame(const StepRow& a, const StepRow& b) {
   EXPECT_EQ(a.comm_ns, b.comm_ns);
   EXPECT_EQ(a.wait_ns, b.wait_ns);
   EXPECT_EQ(a.update_ns, b.update_ns);
+}
+
+inline void expectSame(const StepRow& a, const StepRow& b) {
+  SCOPED_TRACE("rank " + std::to_string(a.rank) + " step " + std::to_string(a.step));
+  EXPECT_EQ(a.run_id, b.run_id);
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.step, b.step);
+  expectSamePhases(a, b);
   EXPECT_EQ(a.loss, b.loss);  // REAL is an IEEE double: exact round trip
   EXPECT_EQ(a.bytes_tx, b.bytes_tx);
   EXPECT_EQ(a.bytes_rx, b.bytes_rx);

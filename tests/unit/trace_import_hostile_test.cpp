@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -20,7 +19,7 @@
 #include "storage/trace_import/run_rows.h"
 #include "storage/trace_import/trace_import.h"
 #include "storage/trace_import/trace_steps.h"
-#include "tests/support/temp_folder.h"
+#include "tests/support/trace_folder.h"
 
 namespace ranklab {
 namespace {
@@ -65,13 +64,8 @@ double secondsOfTraceRows(RankTrace trace, CountedRows& rows) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-class TraceImportHostileTest : public ::testing::Test {
+class TraceImportHostileTest : public testing::TraceFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) {
-    const std::string path = folder_.file(name);
-    std::ofstream(path) << text;
-    return path;
-  }
   // What importing `paths` threw ("" when it imported).
   std::string refusal(const std::vector<std::string>& paths) {
     try {
@@ -81,9 +75,6 @@ class TraceImportHostileTest : public ::testing::Test {
     }
     return "";
   }
-
-  testing::TempFolder folder_;
-  RunStore store_{folder_.file("runs.db")};
 };
 
 RankTrace tiedCollectives(int n) {

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,7 +17,7 @@
 #include "storage/trace_import/pytorch_trace.h"
 #include "storage/trace_import/trace_import.h"
 #include "tests/support/second_account.h"
-#include "tests/support/temp_folder.h"
+#include "tests/support/trace_folder.h"
 
 namespace ranklab {
 namespace {
@@ -72,13 +71,8 @@ json plantedEvents(const PlantedRank& r, double latest_forward_us) {
   return events;
 }
 
-class TraceImportTest : public ::testing::Test {
+class TraceImportTest : public testing::TraceFolderTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) {
-    const std::string path = folder_.file(name);
-    std::ofstream(path) << text;
-    return path;
-  }
   std::string writeKineto(const std::string& name, const PlantedRank& r, double latest, int world) {
     const json doc{
         {"schemaVersion", 1},
@@ -87,9 +81,6 @@ class TraceImportTest : public ::testing::Test {
     return write(name, doc.dump());
   }
   RunStore& store() { return store_; }
-
-  testing::TempFolder folder_;
-  RunStore store_{folder_.file("runs.db")};
 };
 
 TEST_F(TraceImportTest, KinetoTracesBecomeARunWithAlignedClocksSizesAndPhasesThatAddUp) {
