@@ -481,6 +481,7 @@ void measureStepOverhead(const JobSpec& job, Calibration& have, const CalibrateO
   const std::string key = overheadKeyOf(ref, have);
   calibrateCosts(ref, have, options, false);  // its layers, if they are missing
   have.step_overhead_ns.erase(key);
+  have.step_overhead_params.erase(key);
   const auto t0 = std::chrono::steady_clock::now();
   // A run's step on a host its ranks share varies by tens of percent from one run to the
   // next, and so does the all-reduce the bench times: each reference run is paired with its
@@ -504,6 +505,8 @@ void measureStepOverhead(const JobSpec& job, Calibration& have, const CalibrateO
   const Pair& kept = pairs[pairs.size() / 2];
   have.links = kept.links;
   have.step_overhead_ns[key] = (kept.measured - kept.simulated) * 1e9;
+  ModelParts whole(ref);
+  have.step_overhead_params[key] = static_cast<double>(whole.part(0, 0).parameterCount());
   char line[300];
   std::snprintf(line, sizeof line,
                 "a step's fixed cost, %s: a real data-parallel run's step %.2f ms against %.2f ms "

@@ -125,6 +125,7 @@ std::string calibrationJson(const Calibration& c) {
                             {"update_ns_per_param", c.update_ns_per_param},
                             {"data_ns_per_byte", c.data_ns_per_byte},
                             {"step_overhead_ns", c.step_overhead_ns},
+                            {"step_overhead_params", c.step_overhead_params},
                             {"codecs", codecsJson(c)}};
   return j.dump(1) + "\n";
 }
@@ -179,6 +180,8 @@ Calibration parseCalibration(const std::string& json_text, const std::string& fi
   // Calibrations written before these fields existed have none: nothing measured yet.
   if (j.contains("step_overhead_ns"))
     c.step_overhead_ns = field<std::map<std::string, double>>(j, "step_overhead_ns", file);
+  if (j.contains("step_overhead_params"))
+    c.step_overhead_params = field<std::map<std::string, double>>(j, "step_overhead_params", file);
   const nlohmann::json codecs =
       j.contains("codecs") ? field<nlohmann::json>(j, "codecs", file) : nlohmann::json::object();
   for (const auto& [name, t] : codecs.items()) {

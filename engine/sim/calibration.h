@@ -60,6 +60,10 @@ struct Calibration {
   // more ranks than cores, the cores switching among ranks that spin while they wait: what
   // the layers' timings and the bench's back-to-back all-reduces cannot show.
   std::map<std::string, double> step_overhead_ns;
+  // The parameters a rank of that reference run held (its whole model), by the same key: a
+  // job of another model borrows the fixed cost in proportion to its own. Absent in older
+  // files: borrowed whole.
+  std::map<std::string, double> step_overhead_params;
   // By describeCompression() of the job's codec ("topk ratio 0.01 ...").
   std::map<std::string, CodecTiming> codecs;
 

@@ -1,6 +1,7 @@
 #include "engine/sim/step_actions.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -133,12 +134,12 @@ StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelPa
   const double busy =
       degrees_.pipeline > 1 ? 1 - bubbleFormula(degrees_.pipeline, job.parallel.microbatches) : 1.0;
   share_ = std::max(1.0, static_cast<double>(here) * busy * threads_ / calibration.cores);
-  overhead_ns_ = stepOverheadNs(here);
-  plans_.resize(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
   model_params_ = 0;
   for (int stage = 0; stage < degrees_.pipeline; ++stage)
     for (int slice = 0; slice < degrees_.tensor; ++slice)
       model_params_ += static_cast<double>(parts_.part(stage, slice).parameterCount());
+  overhead_ns_ = stepOverheadNs(here);
+  plans_.resize(static_cast<size_t>(degrees_.pipeline * degrees_.tensor));
   for (int stage = 0; stage < degrees_.pipeline; ++stage)
     for (int slice = 0; slice < degrees_.tensor; ++slice)
       plans_[stage * degrees_.tensor + slice] = planFor(stage, slice);
@@ -163,8 +164,17 @@ double StepModel::stepOverheadNs(int here) {
         other.size() >= algorithm.size() &&
         other.compare(other.size() - algorithm.size(), algorithm.size(), algorithm) == 0;
     if (!same_host || !same_sync) continue;
-    notes_.push_back("a step's fixed cost for " + key + " taken from " + other);
-    return ns;
+    // It grows with the parameters synced (as a slice pays its share): scaled by this
+    // model's against the reference's, where the file says how many that held.
+    const auto params = calibration_.step_overhead_params.find(other);
+    const double scale = params != calibration_.step_overhead_params.end() && params->second > 0
+                             ? model_params_ / params->second
+                             : 1.0;
+    char times[32];
+    std::snprintf(times, sizeof times, "%.2f", scale);
+    notes_.push_back("a step's fixed cost for " + key + " taken from " + other + ", x" + times +
+                     " for its parameters");
+    return ns * scale;
   }
   notes_.push_back("a step's fixed cost for " + key + " not measured (ranklab calibrate)");
   return 0;

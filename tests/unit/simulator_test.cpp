@@ -156,6 +156,26 @@ TEST(Simulator, AStepsFixedCostFollowsThePartARankHolds) {
       0, 1);
 }
 
+// Another model on hosts of as many ranks borrows the fixed cost measured for the first, in
+// proportion to its parameters where the calibration says how many the reference held.
+TEST(Simulator, ABorrowedFixedCostScalesWithTheModelsParameters) {
+  constexpr double kFixedNs = 1e6;
+  const JobSpec measured = spiralsJob({"parallel.ranks=4"});
+  const JobSpec wider = spiralsJob({"parallel.ranks=4", "model.layers=[64, 64, 64]"});
+  const auto params = [](const JobSpec& job) {
+    ModelParts parts(job);
+    return static_cast<double>(parts.part(0, 0).parameterCount());
+  };
+  Calibration c = uniformCalibration(wider, 0, 0);
+  const std::string key = stepOverheadKey(4, modelSignature(measured));
+  c.step_overhead_ns[key] = kFixedNs;
+  EXPECT_NEAR(predictRun(wider, c).step_s * 1e9, kFixedNs, 1);  // an older file: borrowed whole
+  c.step_overhead_params[key] = params(measured);
+  EXPECT_NEAR(predictRun(wider, c).step_s * 1e9, kFixedNs * params(wider) / params(measured), 1);
+  const Calibration back = parseCalibration(calibrationJson(c), "cal.json");
+  EXPECT_EQ(back.step_overhead_params, c.step_overhead_params);
+}
+
 // fault.moving_straggler_ms: each step one rank, drawn as every real rank draws it, sleeps.
 TEST(Simulator, AMovingStragglerSlowsTheDrawnRankEachStep) {
   const JobSpec job = spiralsJob({"parallel.ranks=8", "fault.moving_straggler_ms=5"});
