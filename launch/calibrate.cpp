@@ -479,7 +479,7 @@ void measureStepOverhead(const JobSpec& job, Calibration& have, const CalibrateO
   const int ranks = placed ? job.parallel.ranks : ranksPerHost(job, have.cores);
   const JobSpec ref = referenceJob(job, ranks);
   const std::string key = overheadKeyOf(ref, have);
-  calibrateCosts(ref, have, options, false);  // its layers, if they are missing
+  calibrateCosts(ref, have, options, false);  // what it lacks; its links again below, per run
   have.step_overhead_ns.erase(key);
   have.step_overhead_params.erase(key);
   const auto t0 = std::chrono::steady_clock::now();
