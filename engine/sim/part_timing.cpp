@@ -57,7 +57,9 @@ void runPasses(Network& part, bool last_stage, const std::vector<float>& x,
   }
   part.forwardActivations(x.data(), rows);
   std::fill_n(part.outputGradient(), static_cast<size_t>(rows) * part.outputShape().size(), 1e-3f);
-  part.backwardFrom(x.data(), dx.data(), rows);
+  // The first stage has no stage before it to send an input gradient to: its run computes
+  // none (pipeline_schedule.cpp), and neither does its timing.
+  part.backwardFrom(x.data(), part.firstLayer() == 0 ? nullptr : dx.data(), rows);
 }
 
 }  // namespace

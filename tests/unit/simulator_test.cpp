@@ -176,6 +176,39 @@ TEST(Simulator, ABorrowedFixedCostScalesWithTheModelsParameters) {
   EXPECT_EQ(back.step_overhead_params, c.step_overhead_params);
 }
 
+// Passes values through, and notes whether a backward was asked for an input gradient.
+class InputGradientProbe : public Layer {
+ public:
+  explicit InputGradientProbe(bool* asked) : Layer("probe", {1, 1, 4}, {1, 1, 4}), asked_(asked) {}
+  std::string describe() const override { return "Probe()"; }
+  void forward(const float* x, float* y, int batch, const ForwardPass&) override {
+    std::copy(x, x + 4 * batch, y);
+  }
+  void backward(const float*, const float*, const float* dy, float* dx, int batch) override {
+    *asked_ = *asked_ || dx != nullptr;
+    if (dx) std::copy(dy, dy + 4 * batch, dx);
+  }
+
+ private:
+  bool* asked_;
+};
+
+// A pipeline's first stage sends no input gradient anywhere, so its run computes none
+// (pipeline_schedule.cpp) and its calibration must not time one; a later stage's does.
+TEST(Simulator, AFirstStageIsTimedWithoutTheInputGradientItsRunSkips) {
+  for (const size_t first_layer : {size_t{0}, size_t{2}}) {
+    bool asked = false, second_asked = false;  // the first layer's question, the second's
+    std::vector<std::unique_ptr<Layer>> layers;
+    layers.push_back(std::make_unique<InputGradientProbe>(&asked));
+    layers.push_back(std::make_unique<InputGradientProbe>(&second_asked));
+    Network stage(std::move(layers), Network::PartOfModel{first_layer}, cpuDevice());
+    Calibration timed;
+    timePart(stage, false, 8, 1, 1, "fp32", timed, 1);
+    EXPECT_EQ(asked, first_layer > 0) << "a stage from layer " << first_layer;
+    EXPECT_TRUE(second_asked);  // within a stage, every later layer hands one back
+  }
+}
+
 // fault.moving_straggler_ms: each step one rank, drawn as every real rank draws it, sleeps.
 TEST(Simulator, AMovingStragglerSlowsTheDrawnRankEachStep) {
   const JobSpec job = spiralsJob({"parallel.ranks=8", "fault.moving_straggler_ms=5"});
