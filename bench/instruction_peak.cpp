@@ -95,10 +95,12 @@ int run(int argc, char** argv) {
   if (json) {
     std::printf("{\"fma_isa\":\"%s\",\"fma_gflops\":%.2f,\"bf16_dot_gflops\":%.2f}\n", fma_isa, fma,
                 bf16);
+  } else if (bf16 > 0) {
+    std::printf("one core: fp32 FMA (%s) %.1f GFLOP/s, bf16 dot %.1f GFLOP/s\n", fma_isa, fma,
+                bf16);
   } else {
-    std::printf("one core: fp32 FMA (%s) %.1f GFLOP/s, bf16 dot %s\n", fma_isa, fma,
-                bf16 > 0 ? (std::to_string(bf16).substr(0, 5) + " GFLOP/s").c_str()
-                         : "- (no AVX-512 BF16)");
+    std::printf("one core: fp32 FMA (%s) %.1f GFLOP/s, bf16 dot - (no AVX-512 BF16)\n", fma_isa,
+                fma);
   }
   return 0;
 }
