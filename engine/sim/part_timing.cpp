@@ -52,13 +52,14 @@ void runPasses(Network& part, bool last_stage, const std::vector<float>& x,
   part.zeroGrads();
   if (last_stage) {
     part.forward(x.data(), labels.data(), rows);
-    part.backward(x.data(), labels.data(), rows);
-    return;
+    part.lossGradient(labels.data(), rows);
+  } else {
+    part.forwardActivations(x.data(), rows);
+    std::fill_n(part.outputGradient(), static_cast<size_t>(rows) * part.outputShape().size(),
+                1e-3f);
   }
-  part.forwardActivations(x.data(), rows);
-  std::fill_n(part.outputGradient(), static_cast<size_t>(rows) * part.outputShape().size(), 1e-3f);
-  // The first stage has no stage before it to send an input gradient to: its run computes
-  // none (pipeline_schedule.cpp), and neither does its timing.
+  // Every stage but the first sends its input's gradient back (pipeline_schedule.cpp): its
+  // run computes one, and so does its timing; the first stage's has nowhere to go.
   part.backwardFrom(x.data(), part.firstLayer() == 0 ? nullptr : dx.data(), rows);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
 #include "comm/codecs/codec.h"
@@ -362,8 +363,6 @@ void StepModel::addSliceSums(PartCosts& c, int n, std::vector<SimAction>& out) {
 void StepModel::addPasses(PartCosts& c, std::vector<SimAction>& out) {
   const ParallelSpec& p = job_.parallel;
   const Network& part = *c.part;
-  // A message between stages: the ring's 2-rank fit is two hops of half the bytes each.
-  const auto p2pNs = [&](int64_t bytes) { return linkNs("ring", 2, 2.0 * bytes) / 2; };
   const int64_t act = int64_t{c.rows} * static_cast<int64_t>(part.outputShape().size()) * 4;
   const int64_t grad = int64_t{c.rows} * static_cast<int64_t>(part.inputShape().size()) * 4;
   const double data_ns = calibration_.data_ns_per_byte * job_.train.batch_size *
@@ -379,27 +378,59 @@ void StepModel::addPasses(PartCosts& c, std::vector<SimAction>& out) {
       }
       continue;
     }
-    const PipelineOrder order = p.schedule;
-    const int up = degrees_.tensor;  // the next stage's rank is a stage of slices away
-    for (const auto& pass :
-         PipelineSchedule::passOrder(order, c.stage, degrees_.pipeline, p.microbatches)) {
-      if (pass.forward) {
-        if (c.stage > 0) out.push_back(message(ActionKind::kRecv, -up, pass.micro, 0, 0));
-        out.push_back(compute(kForward, c.fwd, pass.micro + 1));
-        addSliceSums(c, c.tf, out);
-        if (!c.last) out.push_back(message(ActionKind::kSend, up, pass.micro, act, p2pNs(act)));
-      } else {
-        if (!c.last) out.push_back(message(ActionKind::kRecv, up, kBackwardTag + pass.micro, 0, 0));
-        out.push_back(compute(kBackward, c.bwd, -(pass.micro + 1)));
-        addSliceSums(c, c.tb, out);
-        if (c.stage > 0)
-          out.push_back(
-              message(ActionKind::kSend, -up, kBackwardTag + pass.micro, grad, p2pNs(grad)));
-      }
-    }
+    addPipelinePasses(c, act, grad, out);
     // The stages share the step's loss: one float each.
     out.push_back(collective(GroupKind::kPipeline, linkNs("ring", degrees_.pipeline, 4), 0,
                              ByteClass::kPipeline, CollectiveCount::kAllreduce));
+  }
+}
+
+// As PipelineSchedule::run moves them: a pass's input received, the pass, its output's send
+// posted, the next pass's receive posted, the send waited for.
+void StepModel::addPipelinePasses(PartCosts& c, int64_t act, int64_t grad,
+                                  std::vector<SimAction>& out) {
+  const ParallelSpec& p = job_.parallel;
+  const int up = degrees_.tensor;  // the next stage's rank is a stage of slices away
+  // Open MPI's eager limits: shared memory's 4 KB on one host, TCP's 64 KB between hosts.
+  const bool placed = !job_.launch.hosts.empty() || !job_.launch.hostfile.empty();
+  const int64_t eager = placed ? 64 << 10 : 4 << 10;
+  // A message between stages: the ring's 2-rank fit is two hops of half the bytes each.
+  const auto send = [&](int offset, int tag, int64_t bytes) {
+    SimAction a =
+        message(ActionKind::kSend, offset, tag, bytes, linkNs("ring", 2, 2.0 * bytes) / 2);
+    a.rendezvous = bytes > eager;
+    return a;
+  };
+  const auto incoming = [&](const PipelineSchedule::Pass& pass, ActionKind kind) {
+    if (pass.forward && c.stage > 0) return std::optional(message(kind, -up, pass.micro, 0, 0));
+    if (!pass.forward && !c.last)
+      return std::optional(message(kind, up, kBackwardTag + pass.micro, 0, 0));
+    return std::optional<SimAction>();
+  };
+  const auto passes =
+      PipelineSchedule::passOrder(p.schedule, c.stage, degrees_.pipeline, p.microbatches);
+  for (size_t k = 0; k < passes.size(); ++k) {
+    const auto& pass = passes[k];
+    if (k == 0)
+      if (const auto post = incoming(pass, ActionKind::kPostRecv)) out.push_back(*post);
+    if (const auto recv = incoming(pass, ActionKind::kRecv)) out.push_back(*recv);
+    std::optional<SimAction> sent;
+    if (pass.forward) {
+      out.push_back(compute(kForward, c.fwd, pass.micro + 1));
+      addSliceSums(c, c.tf, out);
+      if (!c.last) sent = send(up, pass.micro, act);
+    } else {
+      out.push_back(compute(kBackward, c.bwd, -(pass.micro + 1)));
+      addSliceSums(c, c.tb, out);
+      if (c.stage > 0) sent = send(-up, kBackwardTag + pass.micro, grad);
+    }
+    if (sent) out.push_back(*sent);
+    if (k + 1 < passes.size())
+      if (const auto post = incoming(passes[k + 1], ActionKind::kPostRecv)) out.push_back(*post);
+    if (sent) {
+      sent->kind = ActionKind::kSendWait;
+      out.push_back(*sent);
+    }
   }
 }
 

@@ -16,7 +16,9 @@
 
 namespace ranklab {
 
-enum class ActionKind { kCompute, kSleep, kSend, kRecv, kCollective };
+// A pipeline's message as the engine moves it (PipelineSchedule::run): the send posted, the
+// next receive posted, the send waited for, later the receive waited for.
+enum class ActionKind { kCompute, kSleep, kSend, kPostRecv, kSendWait, kRecv, kCollective };
 // The groups a rank's collectives run in (parallel_layout.h), and a GPT's tied table's pair.
 enum class GroupKind { kData, kTensor, kPipeline, kWorld, kTied, kCount };
 // Which of a step's byte counts an action's bytes add to.
@@ -30,6 +32,9 @@ struct SimAction {
   double ns = 0;  // compute: on a core of its own; collective: the transport's time
   int peer = -1;  // send, receive: the other rank
   int tag = 0;    // send, receive: which message (direction and micro-batch)
+  // A send too big to go eagerly: it moves only once its receive is posted, and the sender
+  // waits for that (MPI's rendezvous), as the engine waits for each send.
+  bool rendezvous = false;
   GroupKind group = GroupKind::kData;
   int64_t bytes = 0;  // this rank's bytes sent
   // What the gradient's uncompressed all-reduce would have sent, where a codec sent `bytes`
@@ -86,6 +91,7 @@ class StepModel {
   // slices' sums.
   void addPasses(PartCosts& costs, std::vector<SimAction>& out);
   void addSliceSums(PartCosts& costs, int n, std::vector<SimAction>& out);
+  void addPipelinePasses(PartCosts& costs, int64_t act, int64_t grad, std::vector<SimAction>& out);
   // After the passes: faults' sleeps, the small sums, the gradient's sync, the update.
   void addSync(const PartCosts& costs, std::vector<SimAction>& out);
   double computeNs(const Network& part, bool last_stage, int rows, bool forward);

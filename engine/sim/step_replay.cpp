@@ -44,6 +44,9 @@ void StepReplay::run(std::vector<double>& clock, const std::vector<double>& extr
   const int ranks = model_.ranks();
   std::fill(next_.begin(), next_.end(), 0);
   messages_.clear();
+  unmatched_sends_.clear();
+  sends_done_.clear();
+  posted_recvs_.clear();
   out.assign(ranks, SimStep{});
   int finished = 0;
   std::vector<bool> done(ranks, false);
@@ -67,6 +70,46 @@ void StepReplay::run(std::vector<double>& clock, const std::vector<double>& extr
   }
 }
 
+void StepReplay::postSend(int rank, const SimAction& a, double t) {
+  const uint64_t key = messageKey(rank, a.tag);
+  if (!a.rendezvous) {  // eager: on its way at once
+    messages_[key] = t + a.ns;
+    posted_recvs_.erase(key);
+    return;
+  }
+  const auto posted = posted_recvs_.find(key);
+  if (posted == posted_recvs_.end()) {
+    unmatched_sends_[key] = {t, a.ns};
+    return;
+  }
+  messages_[key] = sends_done_[key] = std::max(t, posted->second) + a.ns;
+  posted_recvs_.erase(posted);
+}
+
+void StepReplay::postRecv(int rank, const SimAction& a, double t) {
+  const uint64_t key = messageKey(rank + a.peer, a.tag);
+  const auto sent = unmatched_sends_.find(key);
+  if (sent == unmatched_sends_.end()) {
+    if (!messages_.count(key)) posted_recvs_[key] = t;  // an eager one may be there already
+    return;
+  }
+  messages_[key] = sends_done_[key] = std::max(t, sent->second.first) + sent->second.second;
+  unmatched_sends_.erase(sent);
+}
+
+bool StepReplay::awaitMessage(std::unordered_map<uint64_t, double>& at, uint64_t key, double& t,
+                              SimStep& out, bool bubble) {
+  const auto it = at.find(key);
+  if (it == at.end()) return false;
+  if (it->second > t) {
+    out.phases[kWait] += static_cast<int64_t>(it->second - t);
+    if (bubble) out.bubble_ns += static_cast<int64_t>(it->second - t);
+    t = it->second;
+  }
+  at.erase(it);
+  return true;
+}
+
 bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector<double>& extra_ns,
                          SimStep& out, bool record_passes) {
   const std::vector<SimAction>& actions = model_.plan(rank).actions;
@@ -88,23 +131,23 @@ bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector
         out.phases[a.phase] += static_cast<int64_t>(extra_ns[rank]);
         break;
       case ActionKind::kSend:
-        messages_[messageKey(rank, a.tag)] = t + a.ns;
+        postSend(rank, a, t);
         out.bytes_tx += a.bytes;
         out.bytes_raw += a.bytes;
         out.bytes_pipeline += a.bytes;
         ++out.sends;
         break;
-      case ActionKind::kRecv: {
-        const auto it = messages_.find(messageKey(rank + a.peer, a.tag));
-        if (it == messages_.end()) return false;
-        if (it->second > t) {
-          out.phases[kWait] += static_cast<int64_t>(it->second - t);
-          out.bubble_ns += static_cast<int64_t>(it->second - t);
-          t = it->second;
-        }
+      case ActionKind::kPostRecv:
+        postRecv(rank, a, t);
+        break;
+      case ActionKind::kSendWait:
+        if (a.rendezvous && !awaitMessage(sends_done_, messageKey(rank, a.tag), t, out, false))
+          return false;
+        break;
+      case ActionKind::kRecv:
+        if (!awaitMessage(messages_, messageKey(rank + a.peer, a.tag), t, out, true)) return false;
         ++out.recvs;
         break;
-      }
       case ActionKind::kCollective: {
         const int kind = static_cast<int>(a.group);
         Rendezvous& g = groups_[kind][model_.groupOf(rank, a.group)];

@@ -45,14 +45,24 @@ class StepReplay {
     int64_t done = 0;                    // instances completed
     double done_last = 0, done_end = 0;  // the last completed one's last arrival and end
   };
+  void postSend(int rank, const SimAction& a, double t);
+  void postRecv(int rank, const SimAction& a, double t);
+  // Waits (as wait; a receive's as the bubble too) until `key` in `at` is due, and takes it
+  // out (a step of accumulated micro-steps sends each tag again); false while it is unknown.
+  bool awaitMessage(std::unordered_map<uint64_t, double>& at, uint64_t key, double& t, SimStep& out,
+                    bool bubble);
   bool advance(int rank, std::vector<double>& clock, const std::vector<double>& extra_ns,
                SimStep& out, bool record_passes);
   const StepModel& model_;
-  std::vector<size_t> next_;                       // each rank's next action
-  std::vector<std::vector<int64_t>> joined_;       // per rank, per group kind: instances finished
-  std::vector<std::vector<bool>> waiting_;         // per rank, per group kind: arrived, not done
-  std::vector<std::vector<Rendezvous>> groups_;    // per group kind, per group
-  std::unordered_map<uint64_t, double> messages_;  // (sender, tag): when it is there
+  std::vector<size_t> next_;                         // each rank's next action
+  std::vector<std::vector<int64_t>> joined_;         // per rank, per group kind: instances finished
+  std::vector<std::vector<bool>> waiting_;           // per rank, per group kind: arrived, not done
+  std::vector<std::vector<Rendezvous>> groups_;      // per group kind, per group
+  std::unordered_map<uint64_t, double> messages_;    // (sender, tag): when it is there
+  std::unordered_map<uint64_t, double> sends_done_;  // a rendezvous send: when its wait ends
+  // A rendezvous send posted before its receive: when, and how long it then takes to move.
+  std::unordered_map<uint64_t, std::pair<double, double>> unmatched_sends_;
+  std::unordered_map<uint64_t, double> posted_recvs_;  // a receive posted before its send
 };
 
 }  // namespace ranklab

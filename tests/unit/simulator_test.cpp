@@ -17,6 +17,7 @@
 #include "engine/sim/part_timing.h"
 #include "engine/sim/simulator.h"
 #include "engine/sim/step_actions.h"
+#include "engine/sim/step_replay.h"
 #include "engine/train/memory_estimate.h"
 #include "engine/train/model_part.h"
 #include "engine/train/strategy_registry.h"
@@ -194,7 +195,8 @@ class InputGradientProbe : public Layer {
 };
 
 // A pipeline's first stage sends no input gradient anywhere, so its run computes none
-// (pipeline_schedule.cpp) and its calibration must not time one; a later stage's does.
+// (pipeline_schedule.cpp) and its calibration must not time one; a later stage's does, the
+// last (with the loss head) too.
 TEST(Simulator, AFirstStageIsTimedWithoutTheInputGradientItsRunSkips) {
   for (const size_t first_layer : {size_t{0}, size_t{2}}) {
     bool asked = false, second_asked = false;  // the first layer's question, the second's
@@ -202,11 +204,37 @@ TEST(Simulator, AFirstStageIsTimedWithoutTheInputGradientItsRunSkips) {
     layers.push_back(std::make_unique<InputGradientProbe>(&asked));
     layers.push_back(std::make_unique<InputGradientProbe>(&second_asked));
     Network stage(std::move(layers), Network::PartOfModel{first_layer}, cpuDevice());
-    Calibration timed;
-    timePart(stage, false, 8, 1, 1, "fp32", timed, 1);
-    EXPECT_EQ(asked, first_layer > 0) << "a stage from layer " << first_layer;
-    EXPECT_TRUE(second_asked);  // within a stage, every later layer hands one back
+    for (const bool last_stage : {false, true}) {
+      asked = second_asked = false;
+      Calibration timed;
+      timePart(stage, last_stage, 8, 1, 1, "fp32", timed, 1);
+      EXPECT_EQ(asked, first_layer > 0)
+          << "a stage from layer " << first_layer << (last_stage ? ", the last" : "");
+      EXPECT_TRUE(second_asked);  // within a stage, every later layer hands one back
+    }
   }
+}
+
+// A stage's output above Open MPI's eager limit moves only once the next stage has posted its
+// receive, and the engine waits for each send: the first stage starts its next pass only then.
+TEST(Simulator, ASendAboveTheEagerLimitWaitsForItsReceiver) {
+  constexpr double kPass = 1e6, kMove = 0.5e6;  // each pass; each message's move
+  const auto secondStart = [&](int batch) {     // the last stage's second forward's start
+    const JobSpec job =
+        spiralsJob({"parallel.ranks=2", "parallel.pipeline=2", "parallel.microbatches=2",
+                    "parallel.schedule=\"gpipe\"", "train.batch_size=" + std::to_string(batch)});
+    Calibration c = uniformCalibration(job, kPass, kPass);
+    c.links = {{"ring", 2, 2 * kMove, 0}};  // a message is half a 2-rank ring's two hops
+    ModelParts parts(job);
+    const StepModel model(job, c, parts);
+    StepReplay replay(model);
+    std::vector<double> clock(2, 0.0);
+    std::vector<SimStep> steps;
+    replay.run(clock, {0, 0}, steps, true);
+    return steps[1].passes.at(1).start_ns;
+  };
+  EXPECT_NEAR(secondStart(32), 2 * kPass + kMove, 1);       // 16 rows x 32 floats: eager
+  EXPECT_NEAR(secondStart(128), 2 * kPass + 2 * kMove, 1);  // 64 rows: 8 KB, rendezvous
 }
 
 // fault.moving_straggler_ms: each step one rank, drawn as every real rank draws it, sleeps.
