@@ -8,7 +8,6 @@
 
 #include "comm/codecs/codec.h"
 #include "comm/codecs/powersgd.h"
-#include "engine/job/pipeline_bubble.h"
 #include "engine/model/transformer_block.h"
 #include "engine/sim/part_timing.h"
 #include "engine/train/gradient_sync.h"
@@ -130,11 +129,10 @@ StepModel::StepModel(const JobSpec& job, const Calibration& calibration, ModelPa
                      std::to_string(calibration.cores) + " cores each, as " + calibration.machine +
                      ")");
   threads_ = blasThreadsFor(job.parallel, calibration.cores, here);
-  // A pipeline's stages are busy 1 - bubble of the step (GPipe's formula, the engine's own):
-  // only so many of the host's ranks want its cores at once.
-  const double busy =
-      degrees_.pipeline > 1 ? 1 - bubbleFormula(degrees_.pipeline, job.parallel.microbatches) : 1.0;
-  share_ = std::max(1.0, static_cast<double>(here) * busy * threads_ / calibration.cores);
+  here_ = here;
+  // Past the cores, a rank ready to compute waits for one (the replay queues them): a real
+  // oversubscribed run's passes take their own time, its waits grow.
+  if (here * threads_ > calibration.cores) at_once_ = std::max(1, calibration.cores / threads_);
   model_params_ = 0;
   for (int stage = 0; stage < degrees_.pipeline; ++stage)
     for (int slice = 0; slice < degrees_.tensor; ++slice)

@@ -75,8 +75,10 @@ class StepModel {
   StepModel(const JobSpec& job, const Calibration& calibration, ModelParts& parts);
   const RankPlan& plan(int rank) const { return plans_[plan_of_[rank]]; }
   int ranks() const { return static_cast<int>(plan_of_.size()); }
-  // The step's compute on one core divided among the ranks x threads sharing the cores.
-  double coreShare() const { return share_; }
+  // How many ranks share a host (consecutive ranks), and how many of them compute at once
+  // there: its cores over each rank's threads. 0 where every rank has cores of its own.
+  int hostRanks() const { return here_; }
+  int computesAtOnce() const { return at_once_; }
   // Members of each group a rank belongs to (the replay's rendezvous).
   int groupSize(GroupKind kind) const;
   // The index of rank's group of `kind` (unique across ranks of that kind).
@@ -105,7 +107,8 @@ class StepModel {
   ModelParts& parts_;
   LayoutDegrees degrees_;
   int threads_ = 1;
-  double share_ = 1;
+  int here_ = 1;
+  int at_once_ = 0;
   double overhead_ns_ = 0;       // a step's fixed cost on hosts of this many ranks (calibrated)
   double model_params_ = 1;      // every part's parameters: what a rank's share is of
   std::vector<RankPlan> plans_;  // one per (stage, slice): every replica's ranks share it

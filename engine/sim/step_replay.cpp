@@ -31,6 +31,10 @@ StepReplay::StepReplay(const StepModel& model)
       joined_(model.ranks(), std::vector<int64_t>(kGroupKinds)),
       waiting_(model.ranks(), std::vector<bool>(kGroupKinds)),
       groups_(kGroupKinds) {
+  if (model.computesAtOnce() > 0) {
+    const int hosts = (model.ranks() + model.hostRanks() - 1) / model.hostRanks();
+    core_free_.assign(hosts, std::vector<double>(model.computesAtOnce(), 0.0));
+  }
   for (int kind = 0; kind < kGroupKinds; ++kind) {
     int count = 0;
     for (int r = 0; r < model.ranks(); ++r)
@@ -68,6 +72,19 @@ void StepReplay::run(std::vector<double>& clock, const std::vector<double>& extr
                                  " waits at its action " + std::to_string(next_[r]));
     }
   }
+}
+
+double StepReplay::takeCore(int rank, double t, double ns) {
+  if (core_free_.empty()) return t;
+  std::vector<double>& cores = core_free_[rank / model_.hostRanks()];
+  // A core free by `t`, the one freed last (a rank's passes one after another keep one core
+  // rather than take every core's turn), else the one freed first.
+  double* best = &*std::min_element(cores.begin(), cores.end());
+  for (double& core : cores)
+    if (core <= t && (*best > t || core > *best)) best = &core;
+  const double start = std::max(t, *best);
+  *best = start + ns;
+  return start;
 }
 
 void StepReplay::postSend(int rank, const SimAction& a, double t) {
@@ -114,14 +131,14 @@ bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector
                          SimStep& out, bool record_passes) {
   const std::vector<SimAction>& actions = model_.plan(rank).actions;
   double& t = clock[rank];
-  const double share = model_.coreShare();
   while (next_[rank] < actions.size()) {
     const SimAction& a = actions[next_[rank]];
     switch (a.kind) {
       case ActionKind::kCompute: {
-        const double start = t;
-        t += a.shared ? a.ns * share : a.ns;
-        out.phases[a.phase] += static_cast<int64_t>(t - start);
+        const double start = a.shared ? takeCore(rank, t, a.ns) : t;
+        out.phases[kWait] += static_cast<int64_t>(start - t);  // ready, no core free
+        t = start + a.ns;
+        out.phases[a.phase] += static_cast<int64_t>(a.ns);
         if (record_passes && a.pass != 0)
           out.passes.push_back({a.pass > 0, std::abs(a.pass) - 1, start, t});
         break;

@@ -1,4 +1,5 @@
-// Every rank's step replayed against the others': a rank computes at its core share, a
+// Every rank's step replayed against the others': a rank computes when a core of its host is
+// free, a
 // receive waits for its message, a collective ends its transport time after its last member
 // arrives (the others wait: the straggler's cost lands on them, as in a real run).
 #pragma once
@@ -54,7 +55,10 @@ class StepReplay {
   bool advance(int rank, std::vector<double>& clock, const std::vector<double>& extra_ns,
                SimStep& out, bool record_passes);
   const StepModel& model_;
+  // Starts a compute of `ns` from `t` on a core of the rank's host; returns its start.
+  double takeCore(int rank, double t, double ns);
   std::vector<size_t> next_;                         // each rank's next action
+  std::vector<std::vector<double>> core_free_;       // per host, per core: when it is free
   std::vector<std::vector<int64_t>> joined_;         // per rank, per group kind: instances finished
   std::vector<std::vector<bool>> waiting_;           // per rank, per group kind: arrived, not done
   std::vector<std::vector<Rendezvous>> groups_;      // per group kind, per group

@@ -45,11 +45,12 @@ epochs = 1
 
 // Every stage's forward takes `forward_ns` per micro-batch and its backward `backward_ns`,
 // spread over its layers (and loss head); links and updates cost nothing.
-Calibration uniformCalibration(const JobSpec& job, double forward_ns, double backward_ns) {
+Calibration uniformCalibration(const JobSpec& job, double forward_ns, double backward_ns,
+                               int cores = kCores) {
   Calibration c;
   c.machine = "test";
-  c.cores = kCores;
-  const int threads = blasThreadsFor(job.parallel, kCores);
+  c.cores = cores;
+  const int threads = blasThreadsFor(job.parallel, cores);
   const int rows = job.train.batch_size / job.parallel.microbatches;
   ModelParts parts(job);
   const int stages = parts.degrees().pipeline;
@@ -235,6 +236,25 @@ TEST(Simulator, ASendAboveTheEagerLimitWaitsForItsReceiver) {
   };
   EXPECT_NEAR(secondStart(32), 2 * kPass + kMove, 1);       // 16 rows x 32 floats: eager
   EXPECT_NEAR(secondStart(128), 2 * kPass + 2 * kMove, 1);  // 64 rows: 8 KB, rendezvous
+}
+
+// Ranks past the cores take turns: a pass runs at its own speed once a core is free (an
+// oversubscribed run's passes take their time, its waits grow), and each waits its turn.
+TEST(Simulator, RanksPastTheCoresTakeTurnsOnThem) {
+  constexpr double kForward = 1e6, kBackward = 2e6;
+  for (const int ranks : {2, 4, 8}) {
+    const JobSpec job = spiralsJob({"parallel.ranks=" + std::to_string(ranks)});
+    CollectedRows rows;
+    const Prediction p =
+        simulateRun(job, uniformCalibration(job, kForward, kBackward, 2), {4, 1}, rows);
+    const double turns = ranks / 2.0;  // each core's ranks, one after another
+    EXPECT_NEAR(p.step_s * 1e9, turns * (kForward + kBackward), 1) << ranks << " ranks";
+    for (const StepRow& row : rows.steps) {
+      EXPECT_NEAR(row.forward_ns, kForward, 1) << ranks << " ranks, rank " << row.rank;
+      EXPECT_NEAR(row.wait_ns, (turns - 1) * (kForward + kBackward), 1)
+          << ranks << " ranks, rank " << row.rank;
+    }
+  }
 }
 
 // fault.moving_straggler_ms: each step one rank, drawn as every real rank draws it, sleeps.
