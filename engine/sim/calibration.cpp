@@ -99,6 +99,18 @@ std::string stepOverheadKey(int ranks_a_host, const std::string& model) {
   return std::to_string(ranks_a_host) + " ranks a host, " + model;
 }
 
+double scaleLinks(Calibration& c, const std::string& algorithm, double real_sync_s,
+                  double simulated_sync_s) {
+  if (real_sync_s <= 0 || simulated_sync_s <= 0) return 1;
+  const double scale = std::clamp(real_sync_s / simulated_sync_s, 0.25, 4.0);
+  for (LinkFit& fit : c.links) {
+    if (fit.algorithm != algorithm) continue;
+    fit.latency_ns *= scale;
+    fit.ns_per_byte *= scale;
+  }
+  return scale;
+}
+
 std::string calibrationJson(const Calibration& c) {
   nlohmann::json layers = nlohmann::json::array(), links = nlohmann::json::array();
   for (const LayerTiming& t : c.layers)

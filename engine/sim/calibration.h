@@ -90,6 +90,12 @@ std::optional<PassCost> fittedCost(const Calibration& calibration, const std::st
 // "4 ranks a host, mlp 256,128": the key of a step's fixed cost.
 std::string stepOverheadKey(int ranks_a_host, const std::string& model);
 
+// Scales every fit of `algorithm` (latency and bytes alike) by what a real run's sync took
+// against what the simulation of that run gave, kept within [0.25, 4]; returns the scale (1
+// where either is not positive).
+double scaleLinks(Calibration& c, const std::string& algorithm, double real_sync_s,
+                  double simulated_sync_s);
+
 std::string calibrationJson(const Calibration& calibration);
 // Throws std::runtime_error naming `file` and the field that is missing or wrong.
 Calibration parseCalibration(const std::string& json_text, const std::string& file);

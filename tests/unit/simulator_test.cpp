@@ -178,6 +178,18 @@ TEST(Simulator, ABorrowedFixedCostScalesWithTheModelsParameters) {
   EXPECT_EQ(back.step_overhead_params, c.step_overhead_params);
 }
 
+// Between hosts a reference run's own sync rescales that link's fits, and only that link's.
+TEST(Simulator, AReferenceRunsSyncRescalesItsLinkAlone) {
+  Calibration c;
+  c.links = {{"ring over a:2,b:2", 4, 100, 2}, {"ring", 4, 10, 1}};
+  EXPECT_DOUBLE_EQ(scaleLinks(c, "ring over a:2,b:2", 0.06, 0.04), 1.5);
+  EXPECT_DOUBLE_EQ(c.links[0].latency_ns, 150);
+  EXPECT_DOUBLE_EQ(c.links[0].ns_per_byte, 3);
+  EXPECT_DOUBLE_EQ(c.links[1].latency_ns, 10);  // this machine's own ring: untouched
+  EXPECT_DOUBLE_EQ(scaleLinks(c, "ring over a:2,b:2", 1.0, 0.01), 4);  // within [0.25, 4]
+  EXPECT_DOUBLE_EQ(scaleLinks(c, "ring over a:2,b:2", 0.05, 0), 1);    // nothing to scale by
+}
+
 // Passes values through, and notes whether a backward was asked for an input gradient.
 class InputGradientProbe : public Layer {
  public:
