@@ -1,6 +1,6 @@
 // The CUDA device computes what the CPU device computes: each layer kind forward and backward
-// from the same request and seed (the same class on both, so these check the
-// device's passes, device_layer_ops.h, through the layer that runs them), the loss head,
+// from the same request and seed, a table of cases (the same class on both, so these check
+// the device's passes, device_layer_ops.h, through the layer that runs them), the loss head,
 // whole networks over 20 SGD steps (its memory, optimizer and codec operations:
 // cuda_device_ops_test.cpp). Skipped with the reason where no GPU is present.
 // Differences are measured relative to the largest expected value and printed.
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -185,60 +186,130 @@ TEST_F(CudaDeviceTest, IsOneDevicePerIndexWithDeviceMemory) {
 
 // ---- layers against the CPU's ----
 
-TEST_F(CudaDeviceTest, LinearMatchesTheCpu) {
-  LayerPair pair(request(LayerKind::kLinear, {1, 1, 37}, 19), gpu());
-  pair.expectEqualParameters();
-  pair.compare(13, training(), kFp32Tolerance);
+// One layer of each kind, made on both devices from one request and seed, and what its
+// passes must match: the output, the input gradient and the parameter gradients (written,
+// then added), within `tolerance` of the largest CPU value.
+struct LayerCase {
+  std::string name;  // the test's
+  LayerRequest request;
+  int batch = 1;
+  ForwardPass pass = training();
+  double tolerance = kFp32Tolerance;
+  bool same_init = false;  // the parameters drawn alike, bit for bit
+  bool absorb_relu = false;
+  std::optional<kernels::Precision> precision = std::nullopt;
+  uint64_t seed = 7;
+  Floats inputs = {};  // the forward's x where it is not random (an embedding's token ids)
+};
+
+// gtest names a case by it, not by its bytes.
+void PrintTo(const LayerCase& c, std::ostream* out) {
+  *out << c.name;
 }
 
-TEST_F(CudaDeviceTest, LinearWithAnAbsorbedReluMatchesTheCpu) {
-  LayerPair pair(request(LayerKind::kLinear, {1, 1, 50}, 33), gpu());
-  pair.absorbRelu();
-  pair.compare(17, training(), kFp32Tolerance);
-}
-
-TEST_F(CudaDeviceTest, LinearAddingNoBiasMatchesTheCpu) {
-  LayerRequest r = request(LayerKind::kLinear, {1, 1, 24}, 8);
-  r.slice = {SliceSplit::kInputs, 1, 2};  // a row-parallel slice other than the first
-  LayerPair pair(r, gpu());
-  pair.compare(9, training(), kFp32Tolerance);
-}
-
-TEST_F(CudaDeviceTest, Conv2dMatchesTheCpuForEveryKernelSize) {
-  for (int kernel : {1, 3, 4, 5}) {
-    SCOPED_TRACE("kernel " + std::to_string(kernel));
-    std::printf(" kernel %d\n", kernel);
-    LayerPair pair(request(LayerKind::kConv2d, {9, 7, 3}, 5, kernel), gpu(), 3 + kernel);
-    pair.expectEqualParameters();
-    pair.compare(4, training(), kFp32Tolerance);
-  }
-}
-
-TEST_F(CudaDeviceTest, Conv2dOverSeveralChunksMatchesTheCpu) {
+std::vector<LayerCase> layerCases() {
+  std::vector<LayerCase> cases;
+  const auto add = [&](LayerCase c) { cases.push_back(std::move(c)); };
+  add({.name = "Linear",
+       .request = request(LayerKind::kLinear, {1, 1, 37}, 19),
+       .batch = 13,
+       .same_init = true});
+  add({.name = "LinearWithAnAbsorbedRelu",
+       .request = request(LayerKind::kLinear, {1, 1, 50}, 33),
+       .batch = 17,
+       .absorb_relu = true});
+  LayerRequest row_slice = request(LayerKind::kLinear, {1, 1, 24}, 8);
+  row_slice.slice = {SliceSplit::kInputs, 1, 2};  // a row-parallel slice other than the first
+  add({.name = "LinearAddingNoBias", .request = row_slice, .batch = 9});
+  for (int kernel : {1, 3, 4, 5})
+    add({.name = "Conv2dKernel" + std::to_string(kernel),
+         .request = request(LayerKind::kConv2d, {9, 7, 3}, 5, kernel),
+         .batch = 4,
+         .same_init = true,
+         .seed = 3ull + kernel});
   // 24x24 pixels of 32*7*7 columns: ~0.9M floats an image, so 20 images take two chunks.
-  LayerPair pair(request(LayerKind::kConv2d, {24, 24, 32}, 8, 7), gpu());
-  pair.compare(20, training(), kFp32Tolerance);
+  add({.name = "Conv2dOverSeveralChunks",
+       .request = request(LayerKind::kConv2d, {24, 24, 32}, 8, 7),
+       .batch = 20});
+  add({.name = "MaxPool2dOverOddSizes",
+       .request = request(LayerKind::kMaxPool2d, {7, 5, 3}),
+       .batch = 3,
+       .tolerance = 0});
+  add({.name = "Relu",
+       .request = request(LayerKind::kReLU, {3, 4, 5}),
+       .batch = 6,
+       .tolerance = 0});
+  add({.name = "DropoutInTraining",
+       .request = request(LayerKind::kDropout, {1, 1, 1000}, 0, 0, 0.3f),
+       .batch = 7,
+       .pass = training(987654321),
+       .tolerance = 0});
+  add({.name = "DropoutInEvaluation",
+       .request = request(LayerKind::kDropout, {2, 3, 4}, 0, 0, 0.5f),
+       .batch = 5,
+       .pass = ForwardPass{false, 42},
+       .tolerance = 0});
+  add({.name = "Flatten",
+       .request = request(LayerKind::kFlatten, {3, 4, 5}),
+       .batch = 4,
+       .tolerance = 0});
+  for (auto precision : {kernels::Precision::kBf16, kernels::Precision::kFp16}) {
+    const std::string amp = precision == kernels::Precision::kBf16 ? "Bf16" : "Fp16";
+    add({.name = "AmpLinear" + amp,
+         .request = request(LayerKind::kLinear, {1, 1, 64}, 32),
+         .batch = 16,
+         .tolerance = lowPrecisionTolerance(precision),
+         .absorb_relu = true,
+         .precision = precision});
+    add({.name = "AmpConv2d" + amp,
+         .request = request(LayerKind::kConv2d, {8, 8, 4}, 6, 3),
+         .batch = 3,
+         .tolerance = lowPrecisionTolerance(precision),
+         .precision = precision});
+  }
+  // LayerNorm's rows (a block's tree of sums against the CPU's vector lanes), over a width
+  // that is not a multiple of the block.
+  add({.name = "LayerNorm",
+       .request = request(LayerKind::kLayerNorm, {16, 1, 48}),
+       .batch = 5,
+       .same_init = true});
+  // The exact GELU: the GPU's erff and expf against the CPU's polynomial approximations.
+  add({.name = "Gelu", .request = request(LayerKind::kGelu, {16, 1, 40}), .batch = 3});
+  // 4 heads over 3 sequences of 16 positions: cuBLAS's batched products and a warp's softmax
+  // per row against the CPU's.
+  LayerRequest attention = request(LayerKind::kCausalSelfAttention, {16, 1, 3 * 32});
+  attention.heads = 4;
+  add({.name = "CausalSelfAttention", .request = attention, .batch = 3});
+  // The token and position tables: each row's gradient summed over its positions (repeated
+  // tokens included), the position table's over the batch.
+  LayerRequest embedding = request(LayerKind::kEmbedding, {12, 1, 1}, 24);
+  embedding.vocab = 7;
+  Floats tokens(3 * 12);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<float>((i * 5 + i / 7) % 7);
+  add({.name = "Embedding",
+       .request = embedding,
+       .batch = 3,
+       .tolerance = 1e-6,
+       .same_init = true,
+       .inputs = tokens});
+  return cases;
 }
 
-TEST_F(CudaDeviceTest, MaxPool2dOverOddSizesMatchesTheCpuExactly) {
-  LayerPair pair(request(LayerKind::kMaxPool2d, {7, 5, 3}), gpu());
-  pair.compare(3, training(), 0.0);
+class LayerOnTheGpu : public CudaDeviceTest, public ::testing::WithParamInterface<LayerCase> {};
+
+TEST_P(LayerOnTheGpu, MatchesTheCpu) {
+  const LayerCase& c = GetParam();
+  LayerPair pair(c.request, gpu(), c.seed);
+  if (c.absorb_relu) pair.absorbRelu();
+  if (c.precision) pair.setPrecision(*c.precision);
+  if (c.same_init) pair.expectEqualParameters();
+  pair.compare(c.batch, c.pass, c.tolerance, c.inputs);
 }
 
-TEST_F(CudaDeviceTest, ReluMatchesTheCpuExactly) {
-  LayerPair pair(request(LayerKind::kReLU, {3, 4, 5}), gpu());
-  pair.compare(6, training(), 0.0);
-}
-
-TEST_F(CudaDeviceTest, DropoutInTrainingDrawsTheCpuMask) {
-  LayerPair pair(request(LayerKind::kDropout, {1, 1, 1000}, 0, 0, 0.3f), gpu());
-  pair.compare(7, training(987654321), 0.0);
-}
-
-TEST_F(CudaDeviceTest, DropoutInEvaluationIsTheIdentity) {
-  LayerPair pair(request(LayerKind::kDropout, {2, 3, 4}, 0, 0, 0.5f), gpu());
-  pair.compare(5, ForwardPass{false, 42}, 0.0);
-}
+INSTANTIATE_TEST_SUITE_P(Layers, LayerOnTheGpu, ::testing::ValuesIn(layerCases()),
+                         [](const ::testing::TestParamInfo<LayerCase>& info) {
+                           return info.param.name;
+                         });
 
 TEST_F(CudaDeviceTest, DropoutMaskHasTheCpuBits) {
   const size_t n = 100003;
@@ -292,25 +363,6 @@ TEST_F(CudaDeviceTest, ColumnSumsOfEveryShapeAreTheSumsAndRepeatThemselves) {
     Floats added(shape.cols);
     for (int c = 0; c < shape.cols; ++c) added[c] = before[c] + got[c];
     expectSameBits("column sums added " + what, toHost(again->data(), shape.cols), added);
-  }
-}
-
-TEST_F(CudaDeviceTest, FlattenMatchesTheCpuExactly) {
-  LayerPair pair(request(LayerKind::kFlatten, {3, 4, 5}), gpu());
-  pair.compare(4, training(), 0.0);
-}
-
-TEST_F(CudaDeviceTest, AmpLinearAndConv2dMatchTheCpuInTheSamePrecision) {
-  for (auto precision : {kernels::Precision::kBf16, kernels::Precision::kFp16}) {
-    SCOPED_TRACE(kernels::precisionName(precision));
-    std::printf(" %s\n", kernels::precisionName(precision));
-    LayerPair linear(request(LayerKind::kLinear, {1, 1, 64}, 32), gpu());
-    linear.absorbRelu();
-    linear.setPrecision(precision);
-    linear.compare(16, training(), lowPrecisionTolerance(precision));
-    LayerPair conv(request(LayerKind::kConv2d, {8, 8, 4}, 6, 3), gpu());
-    conv.setPrecision(precision);
-    conv.compare(3, training(), lowPrecisionTolerance(precision));
   }
 }
 
@@ -415,41 +467,6 @@ TEST_F(CudaDeviceTest, CnnTrainsAndEvaluatesAsOnTheCpu) {
 }
 
 // ---- the GPT's layers ----
-
-// LayerNorm's rows (a block's tree of sums against the CPU's vector lanes), over a width
-// that is not a multiple of the block, written and added gradients.
-TEST_F(CudaDeviceTest, LayerNormMatchesTheCpu) {
-  LayerPair pair(request(LayerKind::kLayerNorm, {16, 1, 48}), gpu());
-  pair.expectEqualParameters();
-  pair.compare(5, {.training = true}, 1e-5);
-}
-
-// The exact GELU: the GPU's erff and expf against the CPU's polynomial approximations.
-TEST_F(CudaDeviceTest, GeluMatchesTheCpu) {
-  LayerPair pair(request(LayerKind::kGelu, {16, 1, 40}), gpu());
-  pair.compare(3, {.training = true}, 1e-5);
-}
-
-// Causal attention of 4 heads over 3 sequences of 16 positions: cuBLAS's batched products
-// and a warp's softmax per row against the CPU's.
-TEST_F(CudaDeviceTest, CausalSelfAttentionMatchesTheCpu) {
-  LayerRequest r = request(LayerKind::kCausalSelfAttention, {16, 1, 3 * 32});
-  r.heads = 4;
-  LayerPair pair(r, gpu());
-  pair.compare(3, {.training = true}, 1e-5);
-}
-
-// The token and position tables: the CPU's draw, each row's gradient summed over its
-// positions (repeated tokens included), the position table's over the batch.
-TEST_F(CudaDeviceTest, EmbeddingMatchesTheCpu) {
-  LayerRequest r = request(LayerKind::kEmbedding, {12, 1, 1}, 24);
-  r.vocab = 7;
-  LayerPair pair(r, gpu());
-  pair.expectEqualParameters();
-  Floats tokens(3 * 12);
-  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<float>((i * 5 + i / 7) % 7);
-  pair.compare(3, {.training = true}, 1e-6, tokens);
-}
 
 TEST_F(CudaDeviceTest, EmbeddingRejectsATokenOutsideTheVocabularyNamingIt) {
   LayerRequest r = request(LayerKind::kEmbedding, {4, 1, 1}, 8);
