@@ -349,8 +349,16 @@ RankPlan StepModel::planFor(int stage, int slice) {
   return plan;
 }
 
-void StepModel::addSliceSums(PartCosts& c, int n, std::vector<SimAction>& out) {
-  for (int i = 0; i < n; ++i) {
+// A pass with its slices' sums between its layers, as the engine meets them: the pass's
+// compute split evenly into one piece before each sum (a rank sharing cores waits for one
+// again after each), then the sums' bytes spread over them.
+void StepModel::addPass(PartCosts& c, bool forward, int pass, std::vector<SimAction>& out) {
+  const int n = forward ? c.tf : c.tb;
+  const double ns = forward ? c.fwd : c.bwd;
+  const int phase = forward ? kForward : kBackward;
+  for (int i = 0; i < std::max(1, n); ++i) {
+    out.push_back(compute(phase, ns / std::max(1, n), pass));
+    if (i >= n) break;
     const int64_t bytes = c.tensor_each + (c.tensor_left > 0 ? 1 : 0);
     c.tensor_left -= c.tensor_left > 0 ? 1 : 0;
     out.push_back(collective(GroupKind::kTensor, c.tensor_ns, bytes, ByteClass::kTensor,
@@ -369,10 +377,8 @@ void StepModel::addPasses(PartCosts& c, std::vector<SimAction>& out) {
     out.push_back(compute(kData, data_ns));
     if (degrees_.pipeline == 1) {
       for (int micro = 0; micro < p.microbatches; ++micro) {
-        out.push_back(compute(kForward, c.fwd));
-        addSliceSums(c, c.tf, out);
-        out.push_back(compute(kBackward, c.bwd));
-        addSliceSums(c, c.tb, out);
+        addPass(c, true, 0, out);
+        addPass(c, false, 0, out);
       }
       continue;
     }
@@ -414,12 +420,10 @@ void StepModel::addPipelinePasses(PartCosts& c, int64_t act, int64_t grad,
     if (const auto recv = incoming(pass, ActionKind::kRecv)) out.push_back(*recv);
     std::optional<SimAction> sent;
     if (pass.forward) {
-      out.push_back(compute(kForward, c.fwd, pass.micro + 1));
-      addSliceSums(c, c.tf, out);
+      addPass(c, true, pass.micro + 1, out);
       if (!c.last) sent = send(up, pass.micro, act);
     } else {
-      out.push_back(compute(kBackward, c.bwd, -(pass.micro + 1)));
-      addSliceSums(c, c.tb, out);
+      addPass(c, false, -(pass.micro + 1), out);
       if (c.stage > 0) sent = send(-up, kBackwardTag + pass.micro, grad);
     }
     if (sent) out.push_back(*sent);

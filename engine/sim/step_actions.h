@@ -92,7 +92,7 @@ class StepModel {
   // Data, then each micro-batch's passes in the schedule's order, with their messages and the
   // slices' sums.
   void addPasses(PartCosts& costs, std::vector<SimAction>& out);
-  void addSliceSums(PartCosts& costs, int n, std::vector<SimAction>& out);
+  void addPass(PartCosts& costs, bool forward, int pass, std::vector<SimAction>& out);
   void addPipelinePasses(PartCosts& costs, int64_t act, int64_t grad, std::vector<SimAction>& out);
   // After the passes: faults' sleeps, the small sums, the gradient's sync, the update.
   void addSync(const PartCosts& costs, std::vector<SimAction>& out);

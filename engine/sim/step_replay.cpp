@@ -23,6 +23,17 @@ void countBytes(SimStep& out, const SimAction& a) {
   if (a.bytes_class == ByteClass::kPipeline) out.bytes_pipeline += a.bytes;
 }
 
+// A pass's pieces (split by its slices' sums) as one span, from its first start to its last end.
+void recordPass(std::vector<SimPass>& passes, int pass, double start, double end) {
+  const bool forward = pass > 0;
+  const int micro = std::abs(pass) - 1;
+  if (!passes.empty() && passes.back().forward == forward && passes.back().micro == micro) {
+    passes.back().end_ns = end;
+    return;
+  }
+  passes.push_back({forward, micro, start, end});
+}
+
 }  // namespace
 
 StepReplay::StepReplay(const StepModel& model)
@@ -139,8 +150,7 @@ bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector
         out.phases[kWait] += static_cast<int64_t>(start - t);  // ready, no core free
         t = start + a.ns;
         out.phases[a.phase] += static_cast<int64_t>(a.ns);
-        if (record_passes && a.pass != 0)
-          out.passes.push_back({a.pass > 0, std::abs(a.pass) - 1, start, t});
+        if (record_passes && a.pass != 0) recordPass(out.passes, a.pass, start, t);
         break;
       }
       case ActionKind::kSleep:

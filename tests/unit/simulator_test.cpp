@@ -269,6 +269,37 @@ TEST(Simulator, RanksPastTheCoresTakeTurnsOnThem) {
   }
 }
 
+// A tensor slice meets its sums inside a pass, between its layers: the pass's compute comes
+// in pieces, a sum after each (so a rank sharing cores waits for one again), and its span is
+// still one per pass.
+TEST(Simulator, ASlicesPassIsSplitByItsSums) {
+  const std::string layers = "model.layers=[32, 32, 32, 32, 32]";
+  const JobSpec sliced = spiralsJob({"parallel.ranks=2", "parallel.tensor=2", layers});
+  ModelParts parts(sliced);
+  const StepModel model(sliced, uniformCalibration(sliced, 1e6, 2e6), parts);
+  const std::vector<SimAction>& actions = model.plan(0).actions;
+  std::vector<double> pieces;  // the forward's
+  for (size_t i = 0; i < actions.size(); ++i) {
+    if (actions[i].kind != ActionKind::kCompute || actions[i].phase != 1) continue;
+    pieces.push_back(actions[i].ns);
+    ASSERT_LT(i + 1, actions.size());
+    EXPECT_EQ(actions[i + 1].kind, ActionKind::kCollective) << "after piece " << pieces.size();
+    EXPECT_EQ(actions[i + 1].group, GroupKind::kTensor) << "after piece " << pieces.size();
+  }
+  ASSERT_GT(pieces.size(), 1u);
+  for (double ns : pieces) EXPECT_NEAR(ns, pieces.front(), 1e-6);
+  // Under a pipeline, a pass's pieces make one span.
+  const JobSpec staged = spiralsJob({"parallel.ranks=4", "parallel.pipeline=2", "parallel.tensor=2",
+                                     "parallel.microbatches=2", layers});
+  ModelParts staged_parts(staged);
+  const StepModel staged_model(staged, uniformCalibration(staged, 1e6, 2e6), staged_parts);
+  StepReplay replay(staged_model);
+  std::vector<double> clock(4, 0.0);
+  std::vector<SimStep> steps;
+  replay.run(clock, std::vector<double>(4, 0.0), steps, true);
+  for (const SimStep& step : steps) EXPECT_EQ(step.passes.size(), 4u);  // 2 micro-batches x 2
+}
+
 // fault.moving_straggler_ms: each step one rank, drawn as every real rank draws it, sleeps.
 TEST(Simulator, AMovingStragglerSlowsTheDrawnRankEachStep) {
   const JobSpec job = spiralsJob({"parallel.ranks=8", "fault.moving_straggler_ms=5"});
