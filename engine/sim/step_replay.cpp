@@ -1,6 +1,7 @@
 #include "engine/sim/step_replay.h"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -65,16 +66,26 @@ void StepReplay::run(std::vector<double>& clock, const std::vector<double>& extr
   out.assign(ranks, SimStep{});
   int finished = 0;
   std::vector<bool> done(ranks, false);
+  // Where ranks queue for cores, they must ask in the order of their clocks (a rank run far
+  // ahead would hold a core over times it is idle): one action at a time, earliest first.
+  // Elsewhere each rank runs until it waits, in rank order (a thousand ranks stay cheap).
+  const bool in_time_order = model_.computesAtOnce() > 0;
+  std::vector<int> order(static_cast<size_t>(ranks));
+  std::iota(order.begin(), order.end(), 0);
   while (finished < ranks) {
     bool moved = false;
-    for (int r = 0; r < ranks; ++r) {
+    if (in_time_order)
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int a, int b) { return clock[a] < clock[b]; });
+    for (const int r : order) {
       if (done[r]) continue;
       const size_t before = next_[r];
-      if (advance(r, clock, extra_ns, out[r], record_passes)) {
+      if (advance(r, clock, extra_ns, out[r], record_passes, in_time_order)) {
         done[r] = true;
         ++finished;
       }
       moved = moved || next_[r] != before || done[r];
+      if (moved && in_time_order) break;
     }
     if (!moved) {
       for (int r = 0; r < ranks; ++r)
@@ -139,7 +150,7 @@ bool StepReplay::awaitMessage(std::unordered_map<uint64_t, double>& at, uint64_t
 }
 
 bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector<double>& extra_ns,
-                         SimStep& out, bool record_passes) {
+                         SimStep& out, bool record_passes, bool one) {
   const std::vector<SimAction>& actions = model_.plan(rank).actions;
   double& t = clock[rank];
   while (next_[rank] < actions.size()) {
@@ -210,8 +221,9 @@ bool StepReplay::advance(int rank, std::vector<double>& clock, const std::vector
       }
     }
     ++next_[rank];
+    if (one) break;
   }
-  return true;
+  return next_[rank] >= actions.size();
 }
 
 }  // namespace ranklab

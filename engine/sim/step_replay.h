@@ -52,8 +52,10 @@ class StepReplay {
   // out (a step of accumulated micro-steps sends each tag again); false while it is unknown.
   bool awaitMessage(std::unordered_map<uint64_t, double>& at, uint64_t key, double& t, SimStep& out,
                     bool bubble);
+  // Runs rank's actions until one waits (or, where `one`, a single action); true once its
+  // step is done.
   bool advance(int rank, std::vector<double>& clock, const std::vector<double>& extra_ns,
-               SimStep& out, bool record_passes);
+               SimStep& out, bool record_passes, bool one);
   const StepModel& model_;
   // Starts a compute of `ns` from `t` on a core of the rank's host; returns its start.
   double takeCore(int rank, double t, double ns);
