@@ -272,11 +272,7 @@ MeasuredStep measuredStep(const JobSpec& ref, const CalibrateOptions& options) {
 
 // What a step spends past its own compute (data, passes, codec, update): its sync, exposed.
 double exposedSyncSeconds(double step_s, const std::optional<PhaseTimes>& phases) {
-  if (!phases) return 0;
-  constexpr int kData = 0, kForward = 1, kBackward = 2, kCompress = 3, kUpdate = 6;
-  const PhaseTimes& p = *phases;
-  return step_s - 1e-9 * static_cast<double>(p[kData] + p[kForward] + p[kBackward] + p[kCompress] +
-                                             p[kUpdate]);
+  return phases ? step_s - 1e-9 * static_cast<double>(phaseSum(*phases, PhaseKind::kCompute)) : 0;
 }
 
 // Between hosts the link is most of a reference step, and the bench's best batches run it

@@ -356,9 +356,10 @@ void StepModel::addPass(PartCosts& c, bool forward, int pass, std::vector<SimAct
   const int n = forward ? c.tf : c.tb;
   const double ns = forward ? c.fwd : c.bwd;
   const int phase = forward ? kForward : kBackward;
-  for (int i = 0; i < std::max(1, n); ++i) {
-    out.push_back(compute(phase, ns / std::max(1, n), pass));
-    if (i >= n) break;
+  const int pieces = std::max(1, n);
+  for (int i = 0; i < pieces; ++i) {
+    out.push_back(compute(phase, ns / pieces, pass));
+    if (n == 0) break;  // a pass without sums: one piece, nothing after it
     const int64_t bytes = c.tensor_each + (c.tensor_left > 0 ? 1 : 0);
     c.tensor_left -= c.tensor_left > 0 ? 1 : 0;
     out.push_back(collective(GroupKind::kTensor, c.tensor_ns, bytes, ByteClass::kTensor,

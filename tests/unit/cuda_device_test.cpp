@@ -207,8 +207,8 @@ void PrintTo(const LayerCase& c, std::ostream* out) {
   *out << c.name;
 }
 
-std::vector<LayerCase> layerCases() {
-  std::vector<LayerCase> cases;
+// The MLP's and CNN's layers in fp32.
+void addImageLayerCases(std::vector<LayerCase>& cases) {
   const auto add = [&](LayerCase c) { cases.push_back(std::move(c)); };
   add({.name = "Linear",
        .request = request(LayerKind::kLinear, {1, 1, 37}, 19),
@@ -253,6 +253,11 @@ std::vector<LayerCase> layerCases() {
        .request = request(LayerKind::kFlatten, {3, 4, 5}),
        .batch = 4,
        .tolerance = 0});
+}
+
+// Linear and Conv2d in bf16 and fp16, each side casting its operands alike.
+void addAmpLayerCases(std::vector<LayerCase>& cases) {
+  const auto add = [&](LayerCase c) { cases.push_back(std::move(c)); };
   for (auto precision : {kernels::Precision::kBf16, kernels::Precision::kFp16}) {
     const std::string amp = precision == kernels::Precision::kBf16 ? "Bf16" : "Fp16";
     add({.name = "AmpLinear" + amp,
@@ -267,6 +272,11 @@ std::vector<LayerCase> layerCases() {
          .tolerance = lowPrecisionTolerance(precision),
          .precision = precision});
   }
+}
+
+// The GPT's own layers.
+void addTransformerLayerCases(std::vector<LayerCase>& cases) {
+  const auto add = [&](LayerCase c) { cases.push_back(std::move(c)); };
   // LayerNorm's rows (a block's tree of sums against the CPU's vector lanes), over a width
   // that is not a multiple of the block.
   add({.name = "LayerNorm",
@@ -292,6 +302,13 @@ std::vector<LayerCase> layerCases() {
        .tolerance = 1e-6,
        .same_init = true,
        .inputs = tokens});
+}
+
+std::vector<LayerCase> layerCases() {
+  std::vector<LayerCase> cases;
+  addImageLayerCases(cases);
+  addAmpLayerCases(cases);
+  addTransformerLayerCases(cases);
   return cases;
 }
 
