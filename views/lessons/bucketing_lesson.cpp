@@ -35,11 +35,8 @@ QString bucketingText() {
       "<b>Predict</b> how many all-reduces each rank runs per step.</p>");
 }
 
-LessonAnswer bucketingAnswer(const LessonRun& run) {
+LessonAnswer bucketingAnswer(const LessonRun& run, const JobSpec& job) {
   LessonAnswer a;
-  const std::optional<JobSpec> parsed = jobOrError(run, a);
-  if (!parsed) return a;
-  const JobSpec& job = *parsed;
   const bool priority = job.parallel.comm_schedule == CommSchedule::kPriority;
   const int64_t b = int64_t(priority ? job.parallel.partition_kb : job.parallel.bucket_kb) * 1024;
   if (b <= 0 || job.compression.compresses()) {
@@ -141,10 +138,9 @@ Lesson makeBucketingLesson() {
   return {.id = QStringLiteral("bucketing"),
           .title = QObject::tr("4. Bucketing and overlap"),
           .text = bucketingText(),
-          .overrides = {},
           .question = QObject::tr("All-reduces each rank runs per step:"),
           .unit = QObject::tr("all-reduces"),
-          .answer = bucketingAnswer,
+          .answer = withJob(bucketingAnswer),
           .step_view = bucketTable,
           .variants = {{QObject::tr("fifo buckets (the preset)"), {}},
                        {QObject::tr("priority: first layers first"),

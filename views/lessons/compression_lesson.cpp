@@ -24,11 +24,8 @@ QString compressionText() {
       "buckets of 512. <b>Predict</b> the compression ratio: raw bytes over bytes sent.</p>");
 }
 
-LessonAnswer compressionAnswer(const LessonRun& run) {
+LessonAnswer compressionAnswer(const LessonRun& run, const JobSpec& job) {
   LessonAnswer a;
-  const std::optional<JobSpec> parsed = jobOrError(run, a);
-  if (!parsed) return a;
-  const JobSpec& job = *parsed;
   if (job.compression.codec != "qsgd") {
     a.error = QObject::tr("this lesson needs compression.codec = \"qsgd\"; run %1 used \"%2\"")
                   .arg(run.run.id)
@@ -72,15 +69,14 @@ LessonAnswer compressionAnswer(const LessonRun& run) {
 }  // namespace
 
 Lesson makeCompressionLesson() {
-  return {.id = QStringLiteral("compression"),
-          .title = QObject::tr("5. Compression: QSGD's ratio"),
-          .text = compressionText(),
-          .overrides = {},
-          .question = QObject::tr("Compression ratio (raw bytes / bytes sent):"),
-          .unit = QObject::tr("×"),
-          .answer = compressionAnswer,
-          .step_view = {},
-          .variants = {}};
+  return {
+      .id = QStringLiteral("compression"),
+      .title = QObject::tr("5. Compression: QSGD's ratio"),
+      .text = compressionText(),
+      .question = QObject::tr("Compression ratio (raw bytes / bytes sent):"),
+      .unit = QObject::tr("×"),
+      .answer = withJob(compressionAnswer),
+  };
 }
 
 }  // namespace ranklab

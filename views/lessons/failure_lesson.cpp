@@ -69,15 +69,15 @@ LessonAnswer failureAnswer(const LessonRun& run) {
 }  // namespace
 
 Lesson makeFailureLesson() {
-  return {.id = QStringLiteral("failure"),
-          .title = QObject::tr("8. A rank fails: detection and restart"),
-          .text = failureText(),
-          .overrides = {QStringLiteral("train.checkpoint_path={tmp}/ranklab-lesson-failure.ckpt")},
-          .question = QObject::tr("Steps trained twice after the failure:"),
-          .unit = QObject::tr("steps"),
-          .answer = failureAnswer,
-          .step_view = {},
-          .variants = {}};
+  return {
+      .id = QStringLiteral("failure"),
+      .title = QObject::tr("8. A rank fails: detection and restart"),
+      .text = failureText(),
+      .overrides = {QStringLiteral("train.checkpoint_path={tmp}/ranklab-lesson-failure.ckpt")},
+      .question = QObject::tr("Steps trained twice after the failure:"),
+      .unit = QObject::tr("steps"),
+      .answer = failureAnswer,
+  };
 }
 
 }  // namespace ranklab

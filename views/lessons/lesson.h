@@ -47,17 +47,17 @@ struct LessonVariant {
 struct Lesson {
   QString id;  // "ring-allreduce": its preset is resources/jobs/lessons/<id>.toml
   QString title;
-  QString text;           // 2–4 paragraphs of HTML, the formula among them
-  QStringList overrides;  // section.key=value on top of the preset; {tmp} = a temporary folder
-  QString question;       // what the learner predicts before running
+  QString text;             // 2–4 paragraphs of HTML, the formula among them
+  QStringList overrides{};  // section.key=value on top of the preset; {tmp} = a temporary folder
+  QString question;         // what the learner predicts before running
   QString unit;
   std::function<LessonAnswer(const LessonRun&)> answer;
   // Optional: HTML drawn from one step's records, shown under the replay and following it
   // (the ring's hops, chunk by chunk); "" when that step recorded nothing to show.
-  std::function<QString(const LessonRun&, int64_t step)> step_view;
+  std::function<QString(const LessonRun&, int64_t step)> step_view{};
   // Optional: the settings to compare; the first is the preset as it is. The answer reads
   // the run's own settings, so each variant is measured against its own formula.
-  std::vector<LessonVariant> variants;
+  std::vector<LessonVariant> variants{};
   // Optional: the learner ranks the variants, fastest step first, instead of typing a
   // number; the lesson simulates every variant (`ranklab simulate`), runs each, and shows the
   // prediction, the learner's ranking and the measurement side by side (layout_ranking.h).
@@ -81,5 +81,9 @@ const EventRow* firstEvent(const LessonRun& run, const std::string& kind);
 // The run's resolved job, as its ranks received it (engine/job/stored_job.h), or nothing with the
 // reason in `answer.error`.
 std::optional<JobSpec> jobOrError(const LessonRun& run, LessonAnswer& answer);
+// The answer of a lesson that reads its run's job: the job read once for it, or the reason it
+// cannot be read as the answer's error.
+std::function<LessonAnswer(const LessonRun&)> withJob(LessonAnswer (*answer)(const LessonRun&,
+                                                                             const JobSpec&));
 
 }  // namespace ranklab

@@ -72,6 +72,15 @@ std::optional<JobSpec> jobOrError(const LessonRun& run, LessonAnswer& answer) {
   return std::move(stored.job);
 }
 
+std::function<LessonAnswer(const LessonRun&)> withJob(LessonAnswer (*answer)(const LessonRun&,
+                                                                             const JobSpec&)) {
+  return [answer](const LessonRun& run) {
+    LessonAnswer a;
+    const std::optional<JobSpec> job = jobOrError(run, a);
+    return job ? answer(run, *job) : a;
+  };
+}
+
 int variantOf(const Lesson& lesson, const LessonRun& run) {
   int best = 0;
   try {

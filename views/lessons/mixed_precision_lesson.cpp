@@ -32,11 +32,8 @@ QString mixedPrecisionText() {
       "scale first overflows.</p>");
 }
 
-LessonAnswer mixedPrecisionAnswer(const LessonRun& run) {
+LessonAnswer mixedPrecisionAnswer(const LessonRun& run, const JobSpec& job) {
   LessonAnswer a;
-  const std::optional<JobSpec> parsed = jobOrError(run, a);
-  if (!parsed) return a;
-  const JobSpec& job = *parsed;
   if (job.amp.dtype == AmpDtype::kFp32) {
     a.error = QObject::tr("this lesson needs amp.dtype = \"fp16\" or \"bf16\"; run %1 is fp32")
                   .arg(run.run.id);
@@ -108,15 +105,15 @@ QString scaleTrace(const LessonRun& run, int64_t step) {
 }  // namespace
 
 Lesson makeMixedPrecisionLesson() {
-  return {.id = QStringLiteral("mixed-precision"),
-          .title = QObject::tr("6. Mixed precision: loss scaling"),
-          .text = mixedPrecisionText(),
-          .overrides = {},
-          .question = QObject::tr("Percent of updates skipped after the first overflow:"),
-          .unit = QObject::tr("%"),
-          .answer = mixedPrecisionAnswer,
-          .step_view = scaleTrace,
-          .variants = {}};
+  return {
+      .id = QStringLiteral("mixed-precision"),
+      .title = QObject::tr("6. Mixed precision: loss scaling"),
+      .text = mixedPrecisionText(),
+      .question = QObject::tr("Percent of updates skipped after the first overflow:"),
+      .unit = QObject::tr("%"),
+      .answer = withJob(mixedPrecisionAnswer),
+      .step_view = scaleTrace,
+  };
 }
 
 }  // namespace ranklab

@@ -116,15 +116,15 @@ QString shardRounds(const LessonRun& run, int64_t step) {
 }  // namespace
 
 Lesson makeParameterServerLesson() {
-  return {.id = QStringLiteral("parameter-server"),
-          .title = QObject::tr("2. Parameter server: sharded pushes"),
-          .text = serverText(),
-          .overrides = {},
-          .question = QObject::tr("Bytes each server shard receives per step:"),
-          .unit = QObject::tr("bytes"),
-          .answer = serverAnswer,
-          .step_view = shardRounds,
-          .variants = {}};
+  return {
+      .id = QStringLiteral("parameter-server"),
+      .title = QObject::tr("2. Parameter server: sharded pushes"),
+      .text = serverText(),
+      .question = QObject::tr("Bytes each server shard receives per step:"),
+      .unit = QObject::tr("bytes"),
+      .answer = serverAnswer,
+      .step_view = shardRounds,
+  };
 }
 
 }  // namespace ranklab

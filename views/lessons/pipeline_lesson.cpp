@@ -31,11 +31,8 @@ QString pipelineText() {
       "the percentage of a step a stage sits idle.</p>");
 }
 
-LessonAnswer pipelineAnswer(const LessonRun& run) {
+LessonAnswer pipelineAnswer(const LessonRun& run, const JobSpec& job) {
   LessonAnswer a;
-  const std::optional<JobSpec> parsed = jobOrError(run, a);
-  if (!parsed) return a;
-  const JobSpec& job = *parsed;
   const int p = job.parallel.pipeline, m = job.parallel.microbatches;
   if (p < 2) {
     a.error = QObject::tr("this lesson needs parallel.pipeline of 2 or more; run %1 has %2")
@@ -85,15 +82,14 @@ LessonAnswer pipelineAnswer(const LessonRun& run) {
 }  // namespace
 
 Lesson makePipelineLesson() {
-  return {.id = QStringLiteral("pipeline"),
-          .title = QObject::tr("7. Pipeline bubbles"),
-          .text = pipelineText(),
-          .overrides = {},
-          .question = QObject::tr("Percent of a step a stage sits idle:"),
-          .unit = QObject::tr("%"),
-          .answer = pipelineAnswer,
-          .step_view = {},
-          .variants = {}};
+  return {
+      .id = QStringLiteral("pipeline"),
+      .title = QObject::tr("7. Pipeline bubbles"),
+      .text = pipelineText(),
+      .question = QObject::tr("Percent of a step a stage sits idle:"),
+      .unit = QObject::tr("%"),
+      .answer = withJob(pipelineAnswer),
+  };
 }
 
 }  // namespace ranklab

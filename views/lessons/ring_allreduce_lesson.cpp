@@ -180,7 +180,6 @@ Lesson makeRingAllreduceLesson() {
   return {.id = QStringLiteral("ring-allreduce"),
           .title = QObject::tr("1. Ring all-reduce"),
           .text = ringText(),
-          .overrides = {},
           .question = QObject::tr("Bytes each rank sends per all-reduce:"),
           .unit = QObject::tr("bytes"),
           .answer = ringAnswer,

@@ -80,15 +80,14 @@ LessonAnswer stragglerAnswer(const LessonRun& run) {
 }  // namespace
 
 Lesson makeStragglerLesson() {
-  return {.id = QStringLiteral("straggler"),
-          .title = QObject::tr("3. Sync SGD with a straggler"),
-          .text = stragglerText(),
-          .overrides = {},
-          .question = QObject::tr("Milliseconds a fast rank waits per step:"),
-          .unit = QObject::tr("ms"),
-          .answer = stragglerAnswer,
-          .step_view = {},
-          .variants = {}};
+  return {
+      .id = QStringLiteral("straggler"),
+      .title = QObject::tr("3. Sync SGD with a straggler"),
+      .text = stragglerText(),
+      .question = QObject::tr("Milliseconds a fast rank waits per step:"),
+      .unit = QObject::tr("ms"),
+      .answer = stragglerAnswer,
+  };
 }
 
 }  // namespace ranklab

@@ -48,11 +48,8 @@ PairSums pairSums(const JobSpec& job, int64_t inputs, int64_t classes) {
   return sums;
 }
 
-LessonAnswer tensorAnswer(const LessonRun& run) {
+LessonAnswer tensorAnswer(const LessonRun& run, const JobSpec& job) {
   LessonAnswer a;
-  const std::optional<JobSpec> parsed = jobOrError(run, a);
-  if (!parsed) return a;
-  const JobSpec& job = *parsed;
   const int t = job.parallel.tensor;
   if (job.model.kind != ModelKind::kMlp || job.data.dataset != DatasetKind::kFashionMnist ||
       t < 2 || job.parallel.ranks != t || job.parallel.microbatches != 1 ||
@@ -114,11 +111,9 @@ Lesson makeTensorLesson() {
   return {.id = QStringLiteral("tensor"),
           .title = QObject::tr("10. Tensor parallelism: f and g"),
           .text = tensorText(),
-          .overrides = {},
           .question = QObject::tr("Bytes each slice sends per step:"),
           .unit = QObject::tr("bytes"),
-          .answer = tensorAnswer,
-          .step_view = {},
+          .answer = withJob(tensorAnswer),
           .variants = {{QObject::tr("2 slices (the preset)"), {}},
                        {QObject::tr("4 slices"), {"parallel.ranks=4", "parallel.tensor=4"}}}};
 }

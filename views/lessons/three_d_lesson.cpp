@@ -107,11 +107,8 @@ QString trafficRows(const std::map<int, RankTraffic>& ranks, const JobSpec& job)
   return rows;
 }
 
-LessonAnswer threeDAnswer(const LessonRun& run) {
+LessonAnswer threeDAnswer(const LessonRun& run, const JobSpec& job) {
   LessonAnswer a;
-  const std::optional<JobSpec> parsed = jobOrError(run, a);
-  if (!parsed) return a;
-  const JobSpec& job = *parsed;
   const std::map<int, RankTraffic> ranks = trafficOf(run);
   if (job.parallel.pipeline < 2 || job.parallel.tensor < 2 || ranks.empty() ||
       !ranks.begin()->second.formula) {
@@ -149,11 +146,9 @@ Lesson makeThreeDLesson() {
   return {.id = QStringLiteral("three-d"),
           .title = QObject::tr("12. 3D parallelism: who talks to whom"),
           .text = threeDText(),
-          .overrides = {},
           .question = QObject::tr("Bytes rank 0 sends per step, all groups together:"),
           .unit = QObject::tr("bytes"),
-          .answer = threeDAnswer,
-          .step_view = {},
+          .answer = withJob(threeDAnswer),
           .variants = {{QObject::tr("2 × 2 × 2 (the preset)"), {}},
                        {QObject::tr("batch 32"), {"train.batch_size=32"}},
                        {QObject::tr("ZeRO 1"), {"parallel.zero=1"}},

@@ -72,11 +72,8 @@ std::map<int, RankMemory> memoryOf(const LessonRun& run) {
   return ranks;
 }
 
-LessonAnswer transformerMemoryAnswer(const LessonRun& run) {
+LessonAnswer transformerMemoryAnswer(const LessonRun& run, const JobSpec& job) {
   LessonAnswer a;
-  const std::optional<JobSpec> parsed = jobOrError(run, a);
-  if (!parsed) return a;
-  const JobSpec& job = *parsed;
   if (job.model.kind != ModelKind::kGpt || job.parallel.pipeline != 1 ||
       job.amp.dtype != AmpDtype::kFp32) {
     a.error = QObject::tr("this lesson needs a GPT in fp32 without a pipeline; run %1 has %2")
@@ -130,11 +127,9 @@ Lesson makeTransformerMemoryLesson() {
   return {.id = QStringLiteral("transformer-memory"),
           .title = QObject::tr("11. Where a transformer's memory goes"),
           .text = transformerMemoryText(),
-          .overrides = {},
           .question = QObject::tr("Bytes of activations each rank keeps for backward:"),
           .unit = QObject::tr("bytes"),
-          .answer = transformerMemoryAnswer,
-          .step_view = {},
+          .answer = withJob(transformerMemoryAnswer),
           .variants = {{QObject::tr("2 data ranks (the preset)"), {}},
                        {QObject::tr("tensor 2"), {"parallel.tensor=2"}},
                        {QObject::tr("ZeRO 1"), {"parallel.zero=1"}},

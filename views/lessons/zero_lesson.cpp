@@ -39,11 +39,8 @@ struct Ledger {
   std::vector<double> params, grads, optimizer, buffers;
 };
 
-LessonAnswer zeroAnswer(const LessonRun& run) {
+LessonAnswer zeroAnswer(const LessonRun& run, const JobSpec& job) {
   LessonAnswer a;
-  const std::optional<JobSpec> parsed = jobOrError(run, a);
-  if (!parsed) return a;
-  const JobSpec& job = *parsed;
   if (job.model.kind != ModelKind::kMlp || job.data.dataset != DatasetKind::kFashionMnist ||
       job.train.optimizer == OptimizerKind::kSgd || job.amp.dtype != AmpDtype::kFp32) {
     a.error = QObject::tr(
@@ -121,11 +118,9 @@ Lesson makeZeroLesson() {
   return {.id = QStringLiteral("zero"),
           .title = QObject::tr("9. ZeRO's memory ledger"),
           .text = zeroText(),
-          .overrides = {},
           .question = QObject::tr("Bytes of model states each rank holds:"),
           .unit = QObject::tr("bytes"),
-          .answer = zeroAnswer,
-          .step_view = {},
+          .answer = withJob(zeroAnswer),
           .variants = {{QObject::tr("stage 1 (the preset)"), {}},
                        {QObject::tr("no ZeRO"), {"parallel.zero=0"}},
                        {QObject::tr("stage 2"), {"parallel.zero=2"}},
