@@ -142,13 +142,22 @@ double medianNs(int repeats, F&& work) {
   return ns[ns.size() / 2];
 }
 
+// The optimizer's update per parameter at 16 Ki to 4 Mi parameters: its state in L1 and L2
+// at the small end, in memory at the large one (a part updates at its own size's rate).
 void measureUpdate(const JobSpec& job, Calibration& c) {
-  constexpr size_t kParams = size_t{1} << 20;
-  std::vector<float> params(kParams, 0.01f), grads(kParams, 0.001f);
-  auto optimizer = makeOptimizer(job.train, kParams);
-  optimizer->step(params.data(), grads.data(), job.train.lr);  // its state allocated
-  c.update_ns_per_param[nameText(job.train.optimizer)] =
-      medianNs(5, [&] { optimizer->step(params.data(), grads.data(), job.train.lr); }) / kParams;
+  const std::string optimizer = nameText(job.train.optimizer);
+  std::vector<std::pair<double, double>> by_size;
+  for (size_t params = size_t{1} << 14; params <= size_t{1} << 22; params <<= 2) {
+    std::vector<float> weights(params, 0.01f), grads(params, 0.001f);
+    auto update = makeOptimizer(job.train, params);
+    update->step(weights.data(), grads.data(), job.train.lr);  // its state allocated
+    const int repeats = 5 * static_cast<int>(std::max<size_t>(1, (size_t{1} << 18) / params));
+    const double ns =
+        medianNs(repeats, [&] { update->step(weights.data(), grads.data(), job.train.lr); });
+    by_size.emplace_back(static_cast<double>(params), ns / static_cast<double>(params));
+    if (params == size_t{1} << 20) c.update_ns_per_param[optimizer] = by_size.back().second;
+  }
+  c.update_by_size[optimizer] = std::move(by_size);
 }
 
 // PowerSGD's compute per float of the part's gradient: its products, orthonormalisation and
@@ -450,7 +459,7 @@ void calibrateCosts(const JobSpec& job, Calibration& have, const CalibrateOption
   }
   const auto t0 = std::chrono::steady_clock::now();
   if (!layers.stages.empty()) layers.time();
-  if (everything || !have.update_ns_per_param.count(nameText(job.train.optimizer)))
+  if (everything || !have.update_by_size.count(nameText(job.train.optimizer)))
     measureUpdate(job, have);
   if (everything || have.data_ns_per_byte <= 0) measureDataCopy(have);
   if (job.compression.compresses() &&

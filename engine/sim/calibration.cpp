@@ -16,6 +16,24 @@ const LayerTiming* Calibration::find(const std::string& layer, int rows, int thr
   return nullptr;
 }
 
+std::optional<double> Calibration::updateNsPerParam(const std::string& optimizer,
+                                                    double params) const {
+  const auto sizes = update_by_size.find(optimizer);
+  if (sizes == update_by_size.end() || sizes->second.empty()) {
+    const auto flat = update_ns_per_param.find(optimizer);
+    if (flat == update_ns_per_param.end()) return std::nullopt;
+    return flat->second;
+  }
+  const std::vector<std::pair<double, double>>& at = sizes->second;
+  if (params <= at.front().first) return at.front().second;
+  for (size_t i = 1; i < at.size(); ++i) {
+    if (params > at[i].first) continue;
+    const double w = std::log(params / at[i - 1].first) / std::log(at[i].first / at[i - 1].first);
+    return at[i - 1].second + w * (at[i].second - at[i - 1].second);
+  }
+  return at.back().second;
+}
+
 void Calibration::add(const LayerTiming& timing) {
   for (LayerTiming& t : layers)
     if (t.layer == timing.layer && t.rows == timing.rows && t.threads == timing.threads &&
@@ -135,6 +153,7 @@ std::string calibrationJson(const Calibration& c) {
                             {"layers", layers},
                             {"links", links},
                             {"update_ns_per_param", c.update_ns_per_param},
+                            {"update_by_size", c.update_by_size},
                             {"data_ns_per_byte", c.data_ns_per_byte},
                             {"step_overhead_ns", c.step_overhead_ns},
                             {"step_overhead_params", c.step_overhead_params},
@@ -189,6 +208,9 @@ Calibration parseCalibration(const std::string& json_text, const std::string& fi
   }
   c.update_ns_per_param = field<std::map<std::string, double>>(j, "update_ns_per_param", file);
   c.data_ns_per_byte = field<double>(j, "data_ns_per_byte", file);
+  if (j.contains("update_by_size"))
+    c.update_by_size = field<std::map<std::string, std::vector<std::pair<double, double>>>>(
+        j, "update_by_size", file);
   // Calibrations written before these fields existed have none: nothing measured yet.
   if (j.contains("step_overhead_ns"))
     c.step_overhead_ns = field<std::map<std::string, double>>(j, "step_overhead_ns", file);

@@ -52,8 +52,12 @@ struct Calibration {
   std::string measured;  // ISO-8601 UTC
   std::vector<LayerTiming> layers;
   std::vector<LinkFit> links;
-  std::map<std::string, double> update_ns_per_param;  // by train.optimizer
-  double data_ns_per_byte = 0;                        // a batch's copy out of the data set
+  std::map<std::string, double> update_ns_per_param;  // by train.optimizer, at 1 Mi parameters
+  // The same at a few sizes, [parameters, ns per parameter] ascending, by train.optimizer: a
+  // part whose state fits the caches updates faster than 1 Mi parameters (0.31 ns against
+  // 0.48-0.71 for the quickstart's tensor slice). Absent in older files.
+  std::map<std::string, std::vector<std::pair<double, double>>> update_by_size;
+  double data_ns_per_byte = 0;  // a batch's copy out of the data set
   // A step's fixed cost beyond its compute and transfers, by stepOverheadKey (how many ranks
   // share a host, which model): a real data-parallel run's step period less the simulated
   // one's, in ns. Telemetry, the loader's hand-over, the heartbeat thread and, on a host with
@@ -73,6 +77,9 @@ struct Calibration {
   // The all-reduce fit for `algorithm` on `world` ranks: measured, else the nearest world's
   // scaled by the ring's 2(n-1) steps and 2(n-1)/n of the bytes.
   std::optional<LinkFit> link(const std::string& algorithm, int world) const;
+  // ns per parameter of an `optimizer` update over `params` parameters: between the measured
+  // sizes interpolated in log(parameters), past them the nearest; else update_ns_per_param.
+  std::optional<double> updateNsPerParam(const std::string& optimizer, double params) const;
   // Adds or replaces (same layer, rows, threads, precision).
   void add(const LayerTiming& timing);
 };

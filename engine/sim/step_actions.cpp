@@ -372,10 +372,14 @@ void StepModel::addPasses(PartCosts& c, std::vector<SimAction>& out) {
   const Network& part = *c.part;
   const int64_t act = int64_t{c.rows} * static_cast<int64_t>(part.outputShape().size()) * 4;
   const int64_t grad = int64_t{c.rows} * static_cast<int64_t>(part.inputShape().size()) * 4;
-  const double data_ns = calibration_.data_ns_per_byte * job_.train.batch_size *
-                         static_cast<double>(part.inputShape().size()) * 4;
+  // With data.prefetch a loader thread copies the batch ahead and the step only takes it (a
+  // real run's data phase: nil); without, the step copies it itself.
+  const double data_ns = job_.data.prefetch > 0
+                             ? 0.0
+                             : calibration_.data_ns_per_byte * job_.train.batch_size *
+                                   static_cast<double>(part.inputShape().size()) * 4;
   for (int k = 0; k < job_.train.accumulate_steps; ++k) {
-    out.push_back(compute(kData, data_ns));
+    if (data_ns > 0) out.push_back(compute(kData, data_ns));
     if (degrees_.pipeline == 1) {
       for (int micro = 0; micro < p.microbatches; ++micro) {
         addPass(c, true, 0, out);
@@ -470,8 +474,10 @@ void StepModel::addSync(const PartCosts& c, std::vector<SimAction>& out) {
   if (job_.train.grad_clip > 0)  // the gradient's norm: one sum over every rank
     out.push_back(collective(GroupKind::kWorld, linkNs("ring", degrees_.product(), 4), 0,
                              ByteClass::kData, CollectiveCount::kAllreduce));
-  const auto per_param = calibration_.update_ns_per_param.find(nameText(job_.train.optimizer));
-  if (per_param == calibration_.update_ns_per_param.end())
+  const double updated = p.zero > 0 ? grad_bytes / 4 / degrees_.data : grad_bytes / 4;
+  const std::optional<double> per_param =
+      calibration_.updateNsPerParam(nameText(job_.train.optimizer), updated);
+  if (!per_param)
     throw std::invalid_argument("no calibration of train.optimizer = \"" +
                                 nameText(job_.train.optimizer) + "\" on " + calibration_.machine +
                                 ": run ranklab calibrate");
@@ -487,8 +493,7 @@ void StepModel::addSync(const PartCosts& c, std::vector<SimAction>& out) {
     fixed.shared = false;
     out.push_back(fixed);
   }
-  const double updated = p.zero > 0 ? grad_bytes / 4 / degrees_.data : grad_bytes / 4;
-  out.push_back(compute(kUpdate, per_param->second * updated));
+  out.push_back(compute(kUpdate, *per_param * updated));
 }
 
 }  // namespace ranklab

@@ -314,6 +314,26 @@ TEST(Simulator, AMovingStragglerSlowsTheDrawnRankEachStep) {
   EXPECT_GE(slowed.size(), 4u);  // it moves
 }
 
+// An update runs at its own size's rate (a part that fits the caches is faster per parameter
+// than 1 Mi parameters), read back from the file; a prefetched batch costs the step nothing,
+// one the step loads itself its copy.
+TEST(Simulator, AnUpdateRunsAtItsSizesRateAndAPrefetchedBatchIsFree) {
+  const JobSpec job = spiralsJob({"parallel.ranks=1"});
+  Calibration c = uniformCalibration(job, 0, 0);
+  c.update_ns_per_param["sgd"] = 1.0;
+  const double params = static_cast<double>(ModelParts(job).part(0, 0).parameterCount());
+  EXPECT_NEAR(predictRun(job, c).step_s * 1e9, params, 1);  // a file without sizes
+  c.update_by_size["sgd"] = {{params / 10, 0.2}, {params * 10, 0.6}};
+  EXPECT_NEAR(predictRun(job, c).step_s * 1e9, 0.4 * params, 1);  // halfway in log size
+  const Calibration back = parseCalibration(calibrationJson(c), "cal.json");
+  EXPECT_NEAR(predictRun(job, back).step_s * 1e9, 0.4 * params, 1);
+  c.data_ns_per_byte = 1;
+  EXPECT_NEAR(predictRun(job, c).step_s * 1e9, 0.4 * params, 1);
+  const JobSpec loads = spiralsJob({"parallel.ranks=1", "data.prefetch=0"});
+  const double batch_bytes = 32.0 * 2 * 4;  // 32 samples of 2 floats
+  EXPECT_NEAR(predictRun(loads, c).step_s * 1e9, 0.4 * params + batch_bytes, 1);
+}
+
 TEST(Simulator, ACalibrationReadsBackAndABadOneIsRefusedNamingTheField) {
   const JobSpec job = spiralsJob({"parallel.ranks=2"});
   const Calibration c = uniformCalibration(job, 1e6, 2e6);
